@@ -1,0 +1,215 @@
+"""The `check` fixture's object: how a contract test states what it expects.
+
+A test calls a few methods; each one compares, records the comparison for the report, and
+raises ContractFailure (an AssertionError) with a one-paragraph message when it does not hold.
+
+* ``golden(key, value)``: against the value recorded from the baseline (golden/<family>.json).
+* ``golden_exact(key, value)``: the same, compared exactly (counters, emitted zeros).
+* ``golden_fact(key, value)``: a JSON-able fact (a dtype name, a tree structure) compared with ==.
+* ``error_contract(key, fn)``: calls fn; the exception type it raises (or "no error") is golden.
+* ``reference(label, value, expected_f64)``: against an independent NumPy float64 formula.
+* ``agree(label, value, other)``: two computations equal in exact arithmetic (rounding order only).
+* ``exact(label, value, expected)``: against a literal the contract states (e.g. zeros).
+* ``bound(label, value, limit)``: value <= limit (+ tolerance): inequality contracts.
+
+In recording mode (``nox -s golden``) the golden methods store the observed value instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness import tolerances
+from harness.golden import GoldenStore, encode_array
+from harness.measure import Comparison, compare_close, compare_exact
+
+NO_ERROR = None  # what an error contract records when the call succeeded
+
+
+class ContractFailure(AssertionError):
+    """A contract did not hold; the message says which value, by how much, against which tolerance."""
+
+
+def _dtype_name(value) -> str:
+    return str(np.asarray(value).dtype)
+
+
+def _float_dtype(dtype: str) -> str:
+    return dtype if dtype in ("float64", "float32", "bfloat16", "float16") else "float64"
+
+
+class Check:
+    """Collects the comparisons one contract check makes."""
+
+    def __init__(self, check_id: str, family: str, store: GoldenStore, recording: bool = False):
+        self.check_id = check_id
+        self.family = family
+        self.store = store
+        self.recording = recording
+        self.kinds: list[str] = []
+        self.comparisons: dict[str, dict] = {}
+        self.error_observed: dict[str, dict] = {}
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def _add_kind(self, kind: str) -> None:
+        if kind not in self.kinds:
+            self.kinds.append(kind)
+
+    def _note(self, kind: str, comparison: Comparison) -> None:
+        self._add_kind(kind)
+        row = comparison.as_dict()
+        row["kind"] = kind
+        previous = self.comparisons.get(comparison.label)
+        if previous is None:
+            row["count"] = 1
+            self.comparisons[comparison.label] = row
+        else:  # the same comparison again (a Hypothesis example): keep the worst
+            row["count"] = previous["count"] + 1
+            worse = (row["max_abs_err"] or 0) > (previous["max_abs_err"] or 0) or not row["passed"]
+            if previous["passed"] and worse:
+                self.comparisons[comparison.label] = row
+            else:
+                previous["count"] = row["count"]
+        if not comparison.passed:
+            raise ContractFailure(comparison.message)
+
+    # -- golden ------------------------------------------------------------------------------
+    def golden(self, key: str, value, *, exact: bool = False) -> None:
+        """The value equals the baseline's recording, within the golden tolerance of its dtype."""
+        value = np.asarray(value)
+        if self.recording:
+            self.store.record(self.family, key, encode_array(value))
+            self._add_kind("golden")
+            return
+        expected, entry = self.store.get_array(self.family, key)
+        label = f"golden:{key}"
+        observed_dtype = _dtype_name(value)
+        if observed_dtype != entry["dtype"]:
+            self._note("golden", Comparison(
+                label, False, "exact", observed_dtype, list(value.shape),
+                expected=entry["dtype"], observed=observed_dtype,
+                message=f"{label}: dtype {observed_dtype} observed, {entry['dtype']} recorded at baseline",
+            ))
+        if exact:
+            self._note("golden", compare_exact(label, value, expected))
+        else:
+            tol = tolerances.lookup("golden", _float_dtype(observed_dtype), self.check_id)
+            self._note("golden", compare_close(label, value, expected, tol.rtol, tol.atol, observed_dtype))
+
+    def golden_exact(self, key: str, value) -> None:
+        self.golden(key, value, exact=True)
+
+    def golden_fact(self, key: str, fact) -> None:
+        """A JSON-able fact (dtype names, a tree structure, a flag) equals the baseline's."""
+        if self.recording:
+            self.store.record(self.family, key, {"fact": fact})
+            self._add_kind("golden")
+            return
+        entry = self.store.get(self.family, key)
+        self._note("golden", compare_exact(f"golden:{key}", _jsonable(fact), entry.get("fact")))
+
+    def error_contract(self, key: str, fn, *args, **kwargs):
+        """Call fn; the exception type it raises, or NO_ERROR, must match the baseline's.
+
+        Returns the exception (or the result) so the test may check more.
+        """
+        try:
+            result = fn(*args, **kwargs)
+            observed = NO_ERROR
+        except Exception as exc:  # the type is the contract, whatever it is
+            result = exc
+            observed = type(exc).__name__
+        self.error_observed[key] = {
+            "observed": observed,
+            "message": "" if observed is None else str(result).splitlines()[0][:300] if str(result) else "",
+        }
+        if self.recording:
+            self.store.record(self.family, key, {"error": observed})
+            self._add_kind("error-contract")
+            return result
+        entry = self.store.get(self.family, key)
+        expected = entry.get("error")
+        label = f"error:{key}"
+        passed = observed == expected
+        message = ""
+        if not passed:
+            message = f"{label}: {_describe_error(expected)} at baseline, {_describe_error(observed)} now"
+            if observed is not None:
+                message += f" ({self.error_observed[key]['message']})"
+        self._note("error-contract", Comparison(
+            label, passed, "exact", "exception", [], expected=expected, observed=observed, message=message,
+        ))
+        return result
+
+    # -- independent references and literal contracts ------------------------------------------
+    def reference(self, label: str, value, expected_f64, *, scale: float = 1.0) -> None:
+        """The value agrees with an independent float64 NumPy formula, within the reference tolerance.
+
+        ``scale`` is the magnitude of the operands when the result is a sum or difference of them:
+        rounding error is relative to the operands, not to a result that cancelled to near zero,
+        so the absolute floor is multiplied by it (the report records the product).
+        """
+        value = np.asarray(value)
+        dtype = _dtype_name(value)
+        tol = tolerances.lookup("reference", _float_dtype(dtype), self.check_id)
+        atol = tol.atol * max(float(scale), 1.0)
+        self._note("reference", compare_close(f"reference:{label}", value, expected_f64, tol.rtol, atol, dtype))
+
+    def agree(self, label: str, value, other) -> None:
+        """Two computations that are equal in exact arithmetic agree within the equivalence tolerance."""
+        value = np.asarray(value)
+        dtype = _dtype_name(value)
+        tol = tolerances.lookup("equivalence", _float_dtype(dtype), self.check_id)
+        self._note("reference", compare_close(f"equivalence:{label}", value, np.asarray(other), tol.rtol, tol.atol, dtype))
+
+    def exact(self, label: str, value, expected) -> None:
+        """The value equals what the contract states, exactly (counters, zeros, dtypes)."""
+        self._note("exact", compare_exact(f"exact:{label}", _jsonable(value), _jsonable(expected)))
+
+    def bound(self, label: str, value, limit, *, kind: str = "reference") -> None:
+        """Every element of value is <= limit, allowing the tolerance of value's dtype above it."""
+        value = np.asarray(value)
+        dtype = _dtype_name(value)
+        tol = tolerances.lookup(kind, _float_dtype(dtype), self.check_id)
+        limit_arr = np.broadcast_to(np.asarray(limit, dtype=np.float64), value.shape)
+        excess = np.maximum(value.astype(np.float64) - limit_arr, 0.0)
+        allowed = tol.atol + tol.rtol * np.abs(limit_arr)
+        bad = ~(excess <= allowed)
+        comparison = Comparison(
+            f"bound:{label}", not bad.any(), tol.as_dict(), dtype, list(value.shape),
+            max_abs_err=float(excess.max()) if excess.size else 0.0,
+            max_rel_err=float((excess / np.maximum(np.abs(limit_arr), 1e-300)).max()) if excess.size else 0.0,
+            mismatched=int(bad.sum()), size=int(value.size),
+        )
+        if bad.any():
+            comparison.message = (
+                f"bound:{label} [{dtype}]: {comparison.mismatched} of {comparison.size} elements exceed "
+                f"the limit by up to {comparison.max_abs_err:.3g} (allowed {float(allowed.max()):.3g})"
+            )
+        self._note("bound", comparison)
+
+    # -- for the plugin ------------------------------------------------------------------------
+    def summary(self) -> dict:
+        rows = list(self.comparisons.values())
+        abs_errs = [r["max_abs_err"] for r in rows if r.get("max_abs_err") is not None]
+        rel_errs = [r["max_rel_err"] for r in rows if r.get("max_rel_err") is not None]
+        return {
+            "comparisons": rows,
+            "max_abs_err": max(abs_errs) if abs_errs else None,
+            "max_rel_err": max(rel_errs) if rel_errs else None,
+            "errors_observed": self.error_observed,
+        }
+
+
+def _describe_error(name) -> str:
+    return "no error" if name is None else name
+
+
+def _jsonable(value):
+    if isinstance(value, (str, bool, int, float, type(None))):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value

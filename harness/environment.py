@@ -1,0 +1,64 @@
+"""What stack a report was produced on: versions, the full package list, platform and JAX backend.
+
+Imports JAX only inside jax_platform(), so the harness's own tooling runs without it.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import platform
+import sys
+
+KEY_PACKAGES = ("jax", "jaxlib", "optax", "flax", "numpy", "ml_dtypes", "hypothesis", "pytest", "orbax-checkpoint")
+
+
+def _version(name: str) -> str | None:
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return None
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version()}
+    out.update({name.replace("-", "_"): _version(name) for name in KEY_PACKAGES})
+    return out
+
+
+def packages() -> dict[str, str]:
+    """Every installed distribution with its version, sorted by name."""
+    found = {}
+    for dist in md.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            found[name.lower().replace("_", "-")] = dist.version
+    return dict(sorted(found.items()))
+
+
+def machine() -> dict:
+    return {
+        "os": f"{platform.system()} {platform.release()}",
+        "machine": platform.machine(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "python_implementation": platform.python_implementation(),
+        "python_executable": sys.executable,
+    }
+
+
+def jax_platform() -> dict:
+    """The JAX backend and the numerics switches that change results."""
+    try:
+        import jax
+    except Exception as exc:  # a broken install is itself worth reporting
+        return {"backend": None, "error": f"{type(exc).__name__}: {exc}"}
+    devices = jax.devices()
+    return {
+        "backend": jax.default_backend(),
+        "device_kinds": sorted({d.device_kind for d in devices}),
+        "device_count": len(devices),
+        "jax_enable_x64": bool(jax.config.jax_enable_x64),
+        "default_matmul_precision": str(jax.config.jax_default_matmul_precision),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+    }

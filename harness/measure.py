@@ -1,0 +1,150 @@
+"""Measure how far an observed array is from an expected one, and say it in one paragraph.
+
+Pure NumPy, no JAX: the same numbers go into the failure message and into the report.
+The closeness rule is numpy.testing.assert_allclose's: |obs - exp| <= atol + rtol * |exp|,
+with NaNs equal to NaNs and infinities equal only to themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+_SHOW_VALUES = 8  # arrays up to this many elements are printed whole in a failure message
+
+
+@dataclasses.dataclass
+class Comparison:
+    """The outcome of one comparison of observed against expected."""
+
+    label: str
+    passed: bool
+    tolerance: dict | str  # {"rtol", "atol"} or "exact"
+    dtype: str
+    shape: list[int]
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    mismatched: int = 0
+    size: int = 0
+    expected: object = None
+    observed: object = None
+    message: str = ""
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _f64(x) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype.kind in "fiub" or str(arr.dtype) == "bfloat16":
+        return arr.astype(np.float64)
+    raise TypeError(f"cannot compare values of dtype {arr.dtype} numerically")
+
+
+def _numeric(x) -> np.ndarray | None:
+    """x as a numeric array, or None for strings, None, and nested non-numeric data."""
+    if x is None or isinstance(x, (str, dict)):
+        return None
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError):
+        return None
+    return arr if arr.dtype.kind in "fiub" or str(arr.dtype) == "bfloat16" else None
+
+
+def _small(arr: np.ndarray):
+    if arr.size > _SHOW_VALUES:
+        return None
+    return [None if np.isnan(v) else float(v) for v in arr.astype(np.float64).ravel()]
+
+
+def errors(observed, expected) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise absolute and relative error, 0 where both sides are the same NaN/inf."""
+    obs, exp = _f64(observed), _f64(expected)
+    same_special = (np.isnan(obs) & np.isnan(exp)) | (np.isinf(obs) & (obs == exp))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        abs_err = np.where(same_special, 0.0, np.abs(obs - exp))
+        abs_err = np.where(np.isnan(abs_err), np.inf, abs_err)
+        rel_err = np.where(abs_err == 0, 0.0, abs_err / np.abs(exp))
+    return abs_err, rel_err
+
+
+def compare_close(label: str, observed, expected, rtol: float, atol: float, dtype: str | None = None) -> Comparison:
+    """Elementwise closeness under (rtol, atol), with the error magnitudes the report needs."""
+    obs, exp = np.asarray(observed), np.asarray(expected)
+    dtype = dtype or str(obs.dtype)
+    shape = list(obs.shape)
+    if obs.shape != exp.shape:
+        return Comparison(
+            label, False, {"rtol": rtol, "atol": atol}, dtype, shape,
+            message=f"{label}: shape {list(obs.shape)} observed, {list(exp.shape)} expected",
+        )
+    abs_err, rel_err = errors(obs, exp)
+    bound = atol + rtol * np.abs(_f64(exp))
+    bad = ~(abs_err <= bound)
+    result = Comparison(
+        label=label,
+        passed=not bad.any(),
+        tolerance={"rtol": rtol, "atol": atol},
+        dtype=dtype,
+        shape=shape,
+        max_abs_err=float(abs_err.max()) if abs_err.size else 0.0,
+        max_rel_err=float(rel_err.max()) if rel_err.size else 0.0,
+        mismatched=int(bad.sum()),
+        size=int(obs.size),
+        expected=_small(exp),
+        observed=_small(obs),
+    )
+    if not result.passed:
+        worst = np.unravel_index(int(np.argmax(np.where(bad, abs_err, -1.0))), obs.shape) if obs.ndim else ()
+        result.message = (
+            f"{label} [{dtype}, shape {shape}]: {result.mismatched} of {result.size} elements outside "
+            f"rtol={rtol:.3g}, atol={atol:.3g}; max abs err {result.max_abs_err:.3g}, "
+            f"max rel err {result.max_rel_err:.3g}; worst at index {tuple(int(i) for i in worst)}: "
+            f"expected {float(_f64(exp)[worst])!r}, observed {float(_f64(obs)[worst])!r}"
+        )
+        if result.expected is not None:
+            result.message += f"; expected {result.expected}, observed {result.observed}"
+    return result
+
+
+def compare_exact(label: str, observed, expected) -> Comparison:
+    """Exact equality: arrays elementwise (-0.0 == 0.0, NaN == NaN), anything else with ==."""
+    obs, exp = _numeric(observed), _numeric(expected)
+    if obs is None or exp is None:
+        passed = observed == expected
+        return Comparison(
+            label, passed, "exact", type(observed).__name__, [],
+            expected=expected, observed=observed,
+            message="" if passed else f"{label}: expected {expected!r}, observed {observed!r}",
+        )
+    dtype, shape = str(obs.dtype), list(obs.shape)
+    if obs.shape != exp.shape:
+        return Comparison(
+            label, False, "exact", dtype, shape,
+            message=f"{label}: shape {list(obs.shape)} observed, {list(exp.shape)} expected",
+        )
+    abs_err, rel_err = errors(obs, exp)
+    bad = abs_err != 0
+    result = Comparison(
+        label=label,
+        passed=not bad.any(),
+        tolerance="exact",
+        dtype=dtype,
+        shape=shape,
+        max_abs_err=float(abs_err.max()) if abs_err.size else 0.0,
+        max_rel_err=float(rel_err.max()) if rel_err.size else 0.0,
+        mismatched=int(bad.sum()),
+        size=int(obs.size),
+        expected=_small(exp),
+        observed=_small(obs),
+    )
+    if not result.passed:
+        result.message = (
+            f"{label} [{dtype}, shape {shape}]: {result.mismatched} of {result.size} elements differ "
+            f"(exact contract); max abs err {result.max_abs_err:.3g}"
+        )
+        if result.expected is not None:
+            result.message += f"; expected {result.expected}, observed {result.observed}"
+    return result

@@ -1,0 +1,356 @@
+"""The pytest plugin: gives contract tests the `check` fixture and writes the session's JSON report.
+
+Loaded by tests/contracts/conftest.py. Options (each also an environment variable, so the nox
+sessions only have to set the environment):
+
+  --harness-report PATH      HARNESS_REPORT      where to write the report (no report when unset)
+  --harness-entry NAME       HARNESS_ENTRY       the matrix entry name recorded in the report
+  --harness-golden-dir DIR   HARNESS_GOLDEN_DIR  golden store (default: <rootdir>/golden)
+  --harness-record-golden                        record golden values instead of comparing
+  --harness-accept-changes                       with --harness-record-golden: allow changed values
+
+The report is written when the run starts (marked partial), after each check at most once a
+second, and at the end (complete). An interrupted or crashed run therefore leaves a partial report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import __version__, environment, hypothesis_profiles, report, tolerances
+from harness.checks import Check, ContractFailure
+from harness.golden import GoldenProblem, GoldenStore
+
+hypothesis_profiles.register()
+
+_KEY = pytest.StashKey["HarnessSession"]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("upgrade-harness")
+    group.addoption("--harness-report", default=os.environ.get("HARNESS_REPORT"), help="report path")
+    group.addoption("--harness-entry", default=os.environ.get("HARNESS_ENTRY", "local"), help="matrix entry name")
+    group.addoption("--harness-golden-dir", default=os.environ.get("HARNESS_GOLDEN_DIR"), help="golden directory")
+    group.addoption("--harness-record-golden", action="store_true", help="record golden values")
+    group.addoption("--harness-accept-changes", action="store_true", help="allow changing recorded golden values")
+
+
+def pytest_configure(config):
+    session = HarnessSession(config)
+    config.stash[_KEY] = session
+    _ACTIVE.append(session)
+    config.addinivalue_line("markers", "family(name): the contract family of the checks in a module")
+
+
+def pytest_unconfigure(config):
+    if _KEY in config.stash and config.stash[_KEY] in _ACTIVE:
+        _ACTIVE.remove(config.stash[_KEY])
+
+
+# pytest_warning_recorded has no config argument: the running session is found here.
+_ACTIVE: list["HarnessSession"] = []
+
+
+def _session(config) -> "HarnessSession":
+    return config.stash[_KEY]
+
+
+class HarnessSession:
+    """Everything one pytest run of the contract suite knows about its checks."""
+
+    def __init__(self, config):
+        self.config = config
+        self.started = time.perf_counter()
+        self.started_at = report.now()
+        self.report_path = config.getoption("--harness-report")
+        root = Path(str(config.rootpath))
+        self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden")
+        self.recording = config.getoption("--harness-record-golden")
+        self.checks: dict[str, dict] = {}
+        self.warnings: dict[tuple, dict] = {}
+        self.examples_run = 0
+        self.last_write = 0.0
+        self.exit_status = None
+        self.hypothesis = hypothesis_profiles.activate(config)
+        self.environment = None
+        self.problem = None
+
+    # -- report ------------------------------------------------------------------------------
+    def document(self, status: str) -> dict:
+        if self.environment is None:
+            self.environment = {
+                "versions": environment.versions(),
+                "packages": environment.packages(),
+                "machine": environment.machine(),
+                "jax": environment.jax_platform(),
+            }
+        checks = list(self.checks.values())
+        counts = {k: sum(c["outcome"] == k for c in checks) for k in ("passed", "failed", "error", "skipped")}
+        by_family: dict[str, dict] = {}
+        for c in checks:
+            fam = by_family.setdefault(c["family"], {"passed": 0, "failed": 0, "error": 0, "skipped": 0})
+            fam[c["outcome"]] += 1
+        return {
+            "schema_version": report.SCHEMA_VERSION,
+            "harness_version": __version__,
+            "entry": {
+                "name": self.config.getoption("--harness-entry"),
+                "python": os.environ.get("HARNESS_PYTHON", environment.versions()["python"]),
+                "requested": json.loads(os.environ.get("HARNESS_REQUESTED", "{}")),
+                "locked": os.environ.get("HARNESS_LOCKED", "0") == "1",
+            },
+            "status": status,
+            "exit_status": self.exit_status,
+            "started_at": self.started_at,
+            "finished_at": report.now() if status == "complete" else None,
+            "environment": self.environment,
+            "hypothesis": dict(self.hypothesis, examples_run=self.examples_run),
+            "tolerances": tolerances.table(),
+            "checks": checks,
+            "warnings": sorted(self.warnings.values(), key=lambda w: (w["origin"], w["message"])),
+            "timings": {"total_s": round(time.perf_counter() - self.started, 3)},
+            "summary": dict(total=len(checks), **counts, by_family=by_family),
+            "problem": self.problem,
+        }
+
+    def write(self, status: str, force: bool = False) -> None:
+        if not self.report_path:
+            return
+        if not force and time.perf_counter() - self.last_write < 1.0:
+            return
+        doc = self.document(status)
+        report.validate(doc, "the report being written")
+        report.write(self.report_path, doc)
+        self.last_write = time.perf_counter()
+
+
+# -- fixtures -----------------------------------------------------------------------------------
+def _family(item) -> str:
+    marker = item.get_closest_marker("family")
+    if marker:
+        return marker.args[0]
+    return Path(str(item.path)).stem.removeprefix("test_")
+
+
+def _check_id(item) -> str:
+    return f"{_family(item)}/{item.name}"
+
+
+@pytest.fixture
+def check(request) -> Check:
+    """Record comparisons for this contract check (see harness.checks.Check)."""
+    session = _session(request.config)
+    recorder = Check(_check_id(request.node), _family(request.node), session.store, session.recording)
+    request.node.stash[_CHECK] = recorder
+    return recorder
+
+
+_CHECK = pytest.StashKey[Check]()
+_EXAMPLES = pytest.StashKey[list]()
+
+
+# -- hooks --------------------------------------------------------------------------------------
+def pytest_sessionstart(session):
+    harness = _session(session.config)
+    if harness.report_path:
+        try:
+            harness.write("partial", force=True)
+        except report.ReportProblem as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Count Hypothesis examples by wrapping the documented, reassignable `inner_test`."""
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    if handle is None:
+        return (yield)
+    counter = [0]
+    item.stash[_EXAMPLES] = counter
+    inner = handle.inner_test
+
+    def counted(*args, **kwargs):
+        counter[0] += 1
+        return inner(*args, **kwargs)
+
+    handle.inner_test = counted
+    try:
+        return (yield)
+    finally:
+        handle.inner_test = inner
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    rep = yield
+    if call.when == "call" or (call.when == "setup" and rep.outcome != "passed"):
+        _record(item, call, rep)
+    return rep
+
+
+def _record(item, call, rep) -> None:
+    harness = _session(item.config)
+    recorder: Check | None = item.stash.get(_CHECK, None)
+    examples = item.stash.get(_EXAMPLES, None)
+    outcome, message = rep.outcome, ""
+    if call.excinfo is not None:
+        exc = call.excinfo.value
+        if isinstance(exc, GoldenProblem) or _caused_by(exc, GoldenProblem):
+            outcome, message = "error", str(_find(exc, GoldenProblem))
+        elif isinstance(exc, ContractFailure) or _caused_by(exc, ContractFailure):
+            outcome, message = "failed", str(_find(exc, ContractFailure))
+        elif rep.skipped:
+            outcome, message = "skipped", _skip_reason(rep)
+        elif call.when == "setup":
+            outcome, message = "error", f"setup failed: {type(exc).__name__}: {exc}"
+        else:
+            outcome, message = "failed", f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
+    if outcome == "passed" and recorder is not None and not recorder.comparisons and not recorder.recording:
+        outcome, message = "error", "the check compared nothing: a check that cannot fail is a defect"
+    summary = recorder.summary() if recorder else {"comparisons": [], "max_abs_err": None,
+                                                   "max_rel_err": None, "errors_observed": {}}
+    is_property = examples is not None
+    if is_property:
+        harness.examples_run += examples[0]
+    kinds = recorder.kinds if recorder else []
+    kind = "property" if is_property else _main_kind(kinds)
+    harness.checks[item.nodeid] = {
+        "id": _check_id(item),
+        "nodeid": item.nodeid,
+        "family": _family(item),
+        "kind": kind,
+        "outcome": outcome if outcome in ("passed", "failed", "error", "skipped") else "failed",
+        "duration_s": round(rep.duration, 4),
+        "message": message,
+        "falsifying_example": _falsifying(rep) if outcome == "failed" and is_property else None,
+        "examples": examples[0] if is_property else None,
+        "max_abs_err": summary["max_abs_err"],
+        "max_rel_err": summary["max_rel_err"],
+        "comparisons": summary["comparisons"],
+        "errors_observed": summary["errors_observed"],
+    }
+    if outcome == "error" and rep.outcome == "passed":
+        rep.outcome = "failed"
+        rep.longrepr = message
+    harness.write("partial")
+
+
+def _main_kind(kinds: list[str]) -> str:
+    for kind in ("error-contract", "golden", "reference", "exact"):
+        if kind in kinds:
+            return kind
+    return "exact" if "bound" in kinds else "golden"
+
+
+def _find(exc, cls):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, cls):
+            return exc
+        seen.add(id(exc))
+        inner = getattr(exc, "exceptions", None)  # ExceptionGroup from Hypothesis
+        if inner:
+            for sub in inner:
+                found = _find(sub, cls)
+                if found is not None:
+                    return found
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _caused_by(exc, cls) -> bool:
+    return _find(exc, cls) is not None
+
+
+def _skip_reason(rep) -> str:
+    if isinstance(rep.longrepr, tuple) and len(rep.longrepr) == 3:
+        return str(rep.longrepr[2])
+    return str(rep.longrepr)
+
+
+def _falsifying(rep) -> str | None:
+    text = rep.longreprtext or ""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if "Falsifying example" in line:
+            block = [line.strip()]
+            for follow in lines[i + 1:]:
+                if not follow.strip() or follow.startswith(("E ", "-", "+")) and "Falsifying" in follow:
+                    break
+                block.append(follow.rstrip())
+                if follow.strip() == ")":
+                    break
+            return "\n".join(block)[:4000]
+    return None
+
+
+def pytest_warning_recorded(warning_message, when, nodeid, location):
+    """Deprecations from jax/optax/flax are upgrade signals: keep each distinct one with its checks."""
+    if not _ACTIVE:
+        return
+    harness = _ACTIVE[-1]
+    filename = str(getattr(warning_message, "filename", ""))
+    origin = _origin(filename, str(warning_message.message))
+    key = (warning_message.category.__name__, str(warning_message.message)[:500], origin)
+    row = harness.warnings.setdefault(key, {
+        "category": key[0], "message": key[1], "origin": origin, "filename": filename,
+        "lineno": int(getattr(warning_message, "lineno", 0) or 0), "count": 0, "checks": [],
+    })
+    row["count"] += 1
+    if nodeid and nodeid not in row["checks"] and len(row["checks"]) < 20:
+        row["checks"].append(nodeid)
+
+
+def _origin(filename: str, message: str) -> str:
+    parts = Path(filename).parts
+    for package in ("optax", "flax", "jax", "jaxlib", "orbax", "numpy", "hypothesis"):
+        if package in parts:
+            return package
+    return "other"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    harness = _session(session.config)
+    harness.exit_status = int(exitstatus)
+    if harness.recording:
+        _finish_recording(session, harness)
+    interrupted = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+    harness.write("partial" if interrupted else "complete", force=True)
+
+
+def _finish_recording(session, harness: HarnessSession) -> None:
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    say = terminal.write_line if terminal else print
+    failed = [c["id"] for c in harness.checks.values() if c["outcome"] != "passed"]
+    if failed:
+        say(f"golden: NOT written: {len(failed)} checks did not pass while recording: {', '.join(failed[:10])}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    changes = harness.store.changes()
+    changed = [c for c in changes if c[2] == "changed"]
+    for family, key, what, old, new in changes:
+        say(f"golden: {what:7s} {family}/{key}" + (f": {_short(old)} -> {_short(new)}" if old else ""))
+    if changed and not session.config.getoption("--harness-accept-changes"):
+        say(f"golden: NOT written: {len(changed)} recorded values would change. Review them above; "
+            "to accept, run `nox -s golden -- --accept-changes`.")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    versions = environment.versions()
+    provenance = {
+        "entry": session.config.getoption("--harness-entry"),
+        "versions": {k: versions[k] for k in ("python", "jax", "jaxlib", "optax", "flax", "numpy")},
+        "backend": environment.jax_platform().get("backend"),
+    }
+    written = harness.store.write(provenance) if changes or not any(harness.store.path(f).exists()
+                                                                     for f in harness.store.recorded) else []
+    say(f"golden: {len(changes)} values added or changed; wrote {', '.join(map(str, written)) or 'nothing'}")
+
+
+def _short(entry) -> str:
+    text = json.dumps(entry.get("values", entry) if isinstance(entry, dict) else entry)
+    return text if len(text) < 120 else text[:117] + "..."
