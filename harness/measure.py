@@ -117,7 +117,7 @@ def compare_exact(label: str, observed, expected) -> Comparison:
         return Comparison(
             label, passed, "exact", type(observed).__name__, [],
             expected=expected, observed=observed,
-            message="" if passed else f"{label}: expected {expected!r}, observed {observed!r}",
+            message="" if passed else _fact_difference(label, observed, expected),
         )
     dtype, shape = str(obs.dtype), list(obs.shape)
     if obs.shape != exp.shape:
@@ -148,3 +148,16 @@ def compare_exact(label: str, observed, expected) -> Comparison:
         if result.expected is not None:
             result.message += f"; expected {result.expected}, observed {result.observed}"
     return result
+
+
+def _fact_difference(label: str, observed, expected) -> str:
+    """Name only the items that differ, so a changed state layout reads in one line."""
+    if isinstance(observed, list) and isinstance(expected, list):
+        diffs = [f"item {i}: {e!r} -> {o!r}" for i, (e, o) in enumerate(zip(expected, observed)) if e != o]
+        if len(observed) != len(expected):
+            diffs.append(f"length {len(expected)} -> {len(observed)}")
+            extra = [x for x in observed if x not in expected]
+            gone = [x for x in expected if x not in observed]
+            diffs += [f"new {x!r}" for x in extra[:5]] + [f"gone {x!r}" for x in gone[:5]]
+        return f"{label}: changed from the baseline: " + "; ".join(diffs[:12])
+    return f"{label}: expected {expected!r}, observed {observed!r}"

@@ -1,0 +1,18 @@
+"""`python -m harness compare BASE.json OTHER.json [...]`: the verdict from session reports."""
+
+import sys
+
+USAGE = "usage: python -m harness compare BASE.json OTHER.json [...] [--markdown FILE] [--json FILE]"
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] != "compare":
+        print(USAGE, file=sys.stderr)
+        return 2
+    from harness import compare
+
+    return compare.main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

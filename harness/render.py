@@ -1,0 +1,131 @@
+"""The verdict for people: terminal text, GitHub Markdown for a PR comment, and JSON for tools."""
+
+from __future__ import annotations
+
+from harness.compare import ORDER, UNCHANGED, Verdict
+
+_VERSION_KEYS = ("python", "jax", "jaxlib", "optax", "flax", "numpy")
+
+
+def _versions(v: dict) -> str:
+    return " ".join(f"{k} {v.get(k) or '?'}" for k in _VERSION_KEYS)
+
+
+def _magnitude(change) -> str:
+    if change.max_abs_err is None:
+        return "-"
+    rel = f" / {change.max_rel_err:.2g}" if change.max_rel_err is not None else ""
+    return f"{change.max_abs_err:.2g}{rel}"
+
+
+def _counts(summary: dict) -> str:
+    parts = [f"{summary[k]} {k}" for k in ("passed", "failed", "error", "skipped") if summary.get(k)]
+    return f"{summary.get('total', 0)} checks: " + (", ".join(parts) or "none run")
+
+
+def _entry_rows(verdict: Verdict) -> list[tuple[str, str, str, str]]:
+    base = verdict.baseline
+    rows = [("baseline", _versions(base["environment"]["versions"]), base["status"], _counts(base["summary"]))]
+    for e in verdict.entries:
+        marks = ", ".join(f"{n} {m}" for m, n in e.counts.items() if n and m != UNCHANGED) or "no change"
+        rows.append((e.name, _versions(e.versions), e.status, marks))
+    return rows
+
+
+def _changed(entry) -> list:
+    return sorted((c for c in entry.changes if c.mark != UNCHANGED),
+                  key=lambda c: (ORDER.index(c.mark), c.family, c.check_id))
+
+
+def _attribution(verdict: Verdict) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """check id -> mark per entry, for every check that changed anywhere."""
+    names = [e.name for e in verdict.entries]
+    marks = {e.name: {c.check_id: c.mark for c in e.changes} for e in verdict.entries}
+    ids = sorted({c.check_id for e in verdict.entries for c in e.changes if c.mark != UNCHANGED})
+    return names, [(i, [marks[n].get(i, "-") for n in names]) for i in ids]
+
+
+def text(verdict: Verdict) -> str:
+    out = ["", f"VERDICT  {verdict.headline}", ""]
+    for name, versions, status, counts in _entry_rows(verdict):
+        out.append(f"  {name:12s} {versions}  [{status}] {counts}")
+    for check in verdict.baseline_failures:
+        out.append(f"\n  baseline {check['outcome']}: {check['id']}\n    {check['message']}")
+    for entry in verdict.entries:
+        if entry.problem:
+            out.append(f"\n  {entry.name}: {entry.problem}")
+        changed = _changed(entry)
+        if changed:
+            out.append(f"\n  Changed on {entry.name}:")
+            out.append(f"    {'change':24s} {'check':58s} {'max abs / rel err':18s} tolerance")
+            for c in changed:
+                out.append(f"    {c.mark:24s} {c.check_id:58s} {_magnitude(c):18s} {c.tolerance}")
+                if c.detail:
+                    out.append(f"      {c.detail[:600]}")
+        for w in entry.new_warnings:
+            out.append(f"  new {w['category']} from {w['origin']} on {entry.name}: {w['message'][:200]}")
+    names, rows = _attribution(verdict)
+    if len(names) > 1 and rows:
+        out.append("\n  Attribution (which bump changes what):")
+        out.append("    " + f"{'check':58s} " + " ".join(f"{n:18s}" for n in names))
+        for check_id, marks in rows:
+            out.append("    " + f"{check_id:58s} " + " ".join(f"{m:18s}" for m in marks))
+    out.append(f"\n  exit status {verdict.exit_status}")
+    return "\n".join(out)
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(verdict: Verdict) -> str:
+    icon = {0: "✅", 1: "❌", 2: "⚠️"}[verdict.exit_status]
+    out = [f"## {icon} Upgrade verdict: {_md_escape(verdict.headline)}", "",
+           "| entry | versions | status | result |", "|---|---|---|---|"]
+    for name, versions, status, counts in _entry_rows(verdict):
+        out.append(f"| {name} | {versions} | {status} | {counts} |")
+    if verdict.baseline_failures:
+        out += ["", "**Baseline fails its own checks:**", ""]
+        out += [f"- `{c['id']}`: {_md_escape(c['message'][:400])}" for c in verdict.baseline_failures]
+    for entry in verdict.entries:
+        if entry.problem:
+            out += ["", f"**{entry.name}**: {_md_escape(entry.problem[:800])}"]
+        changed = _changed(entry)
+        if changed:
+            out += ["", f"### Changed on `{entry.name}`", "",
+                    "| change | check | max abs / rel err | tolerance | detail |", "|---|---|---|---|---|"]
+            out += [f"| {c.mark} | `{c.check_id}` | {_magnitude(c)} | {c.tolerance} | {_md_escape(c.detail[:300])} |"
+                    for c in changed]
+        if entry.new_warnings:
+            out += ["", f"New warnings on `{entry.name}`:", ""]
+            out += [f"- {w['category']} from {w['origin']}: {_md_escape(w['message'][:200])}" for w in entry.new_warnings]
+    names, rows = _attribution(verdict)
+    if len(names) > 1 and rows:
+        out += ["", "### Attribution", "", "| check | " + " | ".join(names) + " |",
+                "|---|" + "---|" * len(names)]
+        out += [f"| `{i}` | " + " | ".join(marks) + " |" for i, marks in rows]
+    if verdict.entries:
+        unchanged = [c for c in verdict.entries[0].changes if c.mark == UNCHANGED]
+        out += ["", f"<details><summary>{len(unchanged)} unchanged checks on {verdict.entries[0].name}</summary>",
+                "", "| check | kind | max abs / rel err | tolerance |", "|---|---|---|---|"]
+        out += [f"| `{c.check_id}` | {c.kind} | {_magnitude(c)} | {c.tolerance} |" for c in unchanged]
+        out += ["", "</details>"]
+    out += ["", f"Exit status {verdict.exit_status} (0 no contract regressed, 1 a contract regressed, "
+            "2 the harness could not judge)."]
+    return "\n".join(out) + "\n"
+
+
+def as_json(verdict: Verdict) -> dict:
+    return {
+        "exit_status": verdict.exit_status,
+        "headline": verdict.headline,
+        "baseline": {"versions": verdict.baseline["environment"]["versions"],
+                     "status": verdict.baseline["status"], "summary": verdict.baseline["summary"]},
+        "baseline_failures": [{"id": c["id"], "message": c["message"]} for c in verdict.baseline_failures],
+        "entries": [
+            {"name": e.name, "versions": e.versions, "status": e.status, "problem": e.problem,
+             "counts": e.counts, "changes": [c.as_dict() for c in e.changes if c.mark != UNCHANGED],
+             "unchanged": sum(c.mark == UNCHANGED for c in e.changes), "new_warnings": e.new_warnings}
+            for e in verdict.entries
+        ],
+    }

@@ -1,0 +1,93 @@
+"""Sessions of upgrade-harness. `nox -l` lists them with their pins.
+
+  nox -s upgrade                 baseline vs candidate (+ single-package entries), then the verdict
+  nox -s upgrade -- --candidate "jax==X jaxlib==X optax==Y flax==Z"
+  nox -s baseline                one matrix entry's contract suite -> reports/baseline.json
+  nox -s golden                  record golden values from the baseline (shows what changed)
+  nox -s tests                   the harness's own tests and the contract suite on the baseline
+  nox -s lock                    regenerate locks/<entry>.txt for every matrix entry
+
+The matrix (harness/matrix.py) is the single source of the entries and their pins.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import nox
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import matrix, runner  # noqa: E402
+from harness.errors import HarnessError  # noqa: E402
+from harness.interpreters import find_python  # noqa: E402
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["upgrade"]
+
+ENTRIES = matrix.entries(os.environ.get(runner.CANDIDATE_ENV))
+
+try:
+    PYTHON: str | None = find_python(matrix.PYTHON)
+    NO_PYTHON = ""
+except HarnessError as exc:  # reported when a session that needs it runs, not when listing
+    PYTHON, NO_PYTHON = None, str(exc)
+
+
+def _require_python(session: nox.Session) -> None:
+    if PYTHON is None:
+        session.error(NO_PYTHON)
+
+
+def _stack_session(name: str):
+    """A session that runs in a Python of the matrix's version, or explains how to get one."""
+    return nox.session(name=name, python=PYTHON or False, venv_backend=None if PYTHON else "none")
+
+
+def _entry_session(entry: matrix.Entry) -> None:
+    def run(session: nox.Session) -> None:
+        _require_python(session)
+        runner.run_entry(session, entry, pytest_args=session.posargs)
+
+    run.__doc__ = f"{entry.pin_text}  ({entry.description})"
+    _stack_session(entry.name)(run)
+
+
+for _entry in ENTRIES.values():
+    _entry_session(_entry)
+
+
+@_stack_session("golden")
+def golden(session: nox.Session) -> None:
+    """Record golden values from the baseline entry; refuses to change values without --accept-changes."""
+    _require_python(session)
+    args = ["--harness-record-golden"]
+    if "--accept-changes" in session.posargs:
+        args.append("--harness-accept-changes")
+    runner.run_entry(session, ENTRIES[matrix.BASELINE], pytest_args=args, report_name="golden-recording")
+
+
+@_stack_session("tests")
+def tests(session: nox.Session) -> None:
+    """The harness's own tests, then the contract suite in the baseline stack (CI runs this)."""
+    _require_python(session)
+    runner.install_entry(session, ENTRIES[matrix.BASELINE])
+    session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs)
+    runner.run_entry(session, ENTRIES[matrix.BASELINE], pytest_args=["-q"], install=False)
+
+
+@nox.session(python=False)
+def upgrade(session: nox.Session) -> None:
+    """Baseline vs candidate (and single-package entries), then the verdict. Exit 0/1/2."""
+    code = runner.upgrade(session.posargs)
+    if code:
+        # nox maps every failure to 1; the verdict's status (1 regressed, 2 cannot judge) must survive.
+        raise SystemExit(code)
+
+
+@nox.session(python=False)
+def lock(session: nox.Session) -> None:
+    """Regenerate locks/<entry>.txt (the full resolved stack of each matrix entry) with uv."""
+    runner.write_locks(session, [e for e in ENTRIES.values() if e.locked])
