@@ -156,9 +156,12 @@ class GoldenStore:
         return out
 
     def write(self, provenance: dict) -> list[Path]:
-        """Merge recordings into the files on disk (atomically) and return the paths written."""
+        """Merge recordings into the families whose values changed (atomically); return the paths written."""
         written = []
+        changed_families = {family for family, *_ in self.changes()}
         for family, values in sorted(self.recorded.items()):
+            if family not in changed_families and self.path(family).exists():
+                continue  # nothing new: leave the file (and its provenance) as it is
             try:
                 merged = dict(self._load(family)["values"])
             except GoldenProblem:

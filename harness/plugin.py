@@ -346,8 +346,7 @@ def _finish_recording(session, harness: HarnessSession) -> None:
         "versions": {k: versions[k] for k in ("python", "jax", "jaxlib", "optax", "flax", "numpy")},
         "backend": environment.jax_platform().get("backend"),
     }
-    written = harness.store.write(provenance) if changes or not any(harness.store.path(f).exists()
-                                                                     for f in harness.store.recorded) else []
+    written = harness.store.write(provenance)
     say(f"golden: {len(changes)} values added or changed; wrote {', '.join(map(str, written)) or 'nothing'}")
 
 
