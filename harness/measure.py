@@ -81,8 +81,9 @@ def compare_close(label: str, observed, expected, rtol: float, atol: float, dtyp
             message=f"{label}: shape {list(obs.shape)} observed, {list(exp.shape)} expected",
         )
     abs_err, rel_err = errors(obs, exp)
-    bound = atol + rtol * np.abs(_f64(exp))
-    bad = ~(abs_err <= bound)
+    with np.errstate(invalid="ignore"):
+        bound = atol + rtol * np.abs(_f64(exp))
+    bad = ~((abs_err == 0) | (abs_err <= bound))  # abs_err is 0 for identical NaN/inf, whose bound is NaN
     result = Comparison(
         label=label,
         passed=not bad.any(),

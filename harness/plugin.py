@@ -15,6 +15,7 @@ second, and at the end (complete). An interrupted or crashed run therefore leave
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -174,6 +175,7 @@ def pytest_runtest_call(item):
     item.stash[_EXAMPLES] = counter
     inner = handle.inner_test
 
+    @functools.wraps(inner)
     def counted(*args, **kwargs):
         counter[0] += 1
         return inner(*args, **kwargs)
@@ -277,7 +279,7 @@ def _falsifying(rep) -> str | None:
     text = rep.longreprtext or ""
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        if "Falsifying example" in line:
+        if "Falsifying example" in line or "Failing test case" in line:
             block = [line.strip()]
             for follow in lines[i + 1:]:
                 if not follow.strip() or follow.startswith(("E ", "-", "+")) and "Falsifying" in follow:

@@ -1,0 +1,84 @@
+"""The golden store: exact round-trips, clear errors, merges that never lose a value."""
+
+import json
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from harness.golden import GoldenProblem, GoldenStore, decode_array, dumps, encode_array
+
+
+@given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),
+                  elements=st.floats(width=32, allow_nan=True, allow_infinity=True)))
+def test_float32_bits_round_trip_through_json(arr):
+    text = json.dumps(encode_array(arr))
+    back = decode_array(json.loads(text)).astype(np.float32)
+    same_bits = (back.view(np.uint32) == arr.view(np.uint32)) | (np.isnan(back) & np.isnan(arr))
+    assert same_bits.all()
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16, np.float64])
+def test_low_and_high_precision_round_trip(dtype):
+    values = np.array([0.1, -0.0, 65504.0, 1e-3, np.inf, -np.inf], dtype=dtype)
+    entry = json.loads(json.dumps(encode_array(values)))
+    assert entry["dtype"] == np.dtype(dtype).name
+    np.testing.assert_array_equal(decode_array(entry).astype(dtype), values)
+    assert np.signbit(decode_array(entry)[1])  # -0.0 keeps its sign
+
+
+def test_missing_file_entry_and_corrupt_file_name_the_fix(tmp_path):
+    store = GoldenStore(tmp_path)
+    with pytest.raises(GoldenProblem, match=r"does not exist.*nox -s golden"):
+        store.get("fam", "key")
+    store.record("fam", "key", encode_array(np.float32(1.5)))
+    store.write({"entry": "baseline"})
+    with pytest.raises(GoldenProblem, match=r"'other' is missing from .*fam.json.*nox -s golden"):
+        GoldenStore(tmp_path).get("fam", "other")
+    (tmp_path / "fam.json").write_text("{ broken")
+    with pytest.raises(GoldenProblem, match=r"unreadable .*git checkout"):
+        GoldenStore(tmp_path).get("fam", "key")
+
+
+def test_malformed_entry_is_reported(tmp_path):
+    store = GoldenStore(tmp_path)
+    store.record("fam", "key", {"dtype": "float32", "shape": [3], "values": [1.0]})
+    store.write({})
+    with pytest.raises(GoldenProblem, match="malformed"):
+        GoldenStore(tmp_path).get_array("fam", "key")
+
+
+def test_write_merges_and_reports_changes(tmp_path):
+    first = GoldenStore(tmp_path)
+    first.record("fam", "a", encode_array(np.float32(1)))
+    first.record("fam", "b", encode_array(np.float32(2)))
+    first.write({})
+    second = GoldenStore(tmp_path)
+    second.record("fam", "b", encode_array(np.float32(3)))
+    second.record("fam", "c", encode_array(np.float32(4)))
+    assert [(k, what) for _, k, what, _, _ in second.changes()] == [("b", "changed"), ("c", "added")]
+    second.write({})
+    values = json.loads((tmp_path / "fam.json").read_text())["values"]
+    assert sorted(values) == ["a", "b", "c"]  # "a" was not recorded again and is kept
+
+
+def test_unchanged_family_is_not_rewritten(tmp_path):
+    store = GoldenStore(tmp_path)
+    store.record("fam", "a", encode_array(np.float32(1)))
+    store.write({"entry": "baseline"})
+    before = (tmp_path / "fam.json").read_text()
+    again = GoldenStore(tmp_path)
+    again.record("fam", "a", encode_array(np.float32(1)))
+    assert again.write({"entry": "elsewhere"}) == []
+    assert (tmp_path / "fam.json").read_text() == before
+
+
+def test_file_has_one_line_per_value():
+    doc = {"format": 1, "family": "f", "provenance": {}, "values": {
+        "a": encode_array(np.arange(3, dtype=np.float32)), "b": {"error": None}}}
+    text = dumps(doc)
+    assert json.loads(text) == json.loads(json.dumps(doc))
+    assert sum('"a": {' in line for line in text.splitlines()) == 1

@@ -1,0 +1,125 @@
+"""The pytest plugin: the report holds every check with its outcome, errors, tolerance and examples."""
+
+import json
+
+from harness import report
+
+
+def _by_name(doc):
+    return {c["id"].split("/", 1)[1]: c for c in doc["checks"]}
+
+
+def test_clean_run_report_validates_and_counts(recorded_suite):
+    result, doc = recorded_suite()
+    assert result.ret == 0
+    report.validate(doc)
+    assert doc["status"] == "complete" and doc["exit_status"] == 0
+    assert doc["summary"]["passed"] == doc["summary"]["total"] == 6
+    checks = _by_name(doc)
+    assert checks["test_golden_value"]["kind"] == "golden"
+    assert checks["test_golden_counter"]["comparisons"][0]["tolerance"] == "exact"
+    assert checks["test_reference"]["kind"] == "reference"
+    assert checks["test_error"]["kind"] == "error-contract"
+    assert checks["test_error"]["errors_observed"]["bad"]["observed"] == "ValueError"
+    prop = checks["test_property"]
+    assert prop["kind"] == "property" and prop["examples"] >= 1
+    assert prop["comparisons"][0]["count"] == prop["examples"]
+    assert doc["hypothesis"]["examples_run"] == prop["examples"]
+
+
+def test_changed_golden_names_check_values_and_tolerance(recorded_suite, pytester):
+    golden = pytester.path / "golden" / "demo.json"
+    golden.write_text(golden.read_text().replace("0.10000000149011612", "0.125"))
+    result, doc = recorded_suite()
+    assert result.ret == 1
+    check = _by_name(doc)["test_golden_value"]
+    assert check["outcome"] == "failed"
+    assert "golden:value" in check["message"] and "1 of 2 elements" in check["message"]
+    assert "expected 0.125" in check["message"] and "rtol=" in check["message"]
+    assert abs(check["max_abs_err"] - 0.025) < 1e-6
+
+
+def test_missing_golden_entry_is_not_judged_and_names_the_command(recorded_suite, pytester):
+    golden = pytester.path / "golden" / "demo.json"
+    data = json.loads(golden.read_text())
+    del data["values"]["counter"]
+    golden.write_text(json.dumps(data))
+    result, doc = recorded_suite()
+    check = _by_name(doc)["test_golden_counter"]
+    assert check["outcome"] == "error"
+    assert "'counter' is missing" in check["message"] and "nox -s golden" in check["message"]
+    assert result.ret == 1
+
+
+def test_corrupt_golden_file_is_not_judged(recorded_suite, pytester):
+    (pytester.path / "golden" / "demo.json").write_text("{ not json")
+    _, doc = recorded_suite()
+    golden_checks = [c for c in doc["checks"] if c["kind"] == "golden"]
+    assert golden_checks and all(c["outcome"] == "error" for c in golden_checks)
+    assert "unreadable" in golden_checks[0]["message"]
+
+
+def test_changed_error_type_is_a_failure(recorded_suite, pytester):
+    golden = pytester.path / "golden" / "demo.json"
+    golden.write_text(golden.read_text().replace('"ValueError"', '"TypeError"'))
+    _, doc = recorded_suite()
+    check = _by_name(doc)["test_error"]
+    assert check["outcome"] == "failed"
+    assert "TypeError at baseline, ValueError now" in check["message"]
+
+
+def test_falsifying_example_is_recorded(suite, pytester):
+    pytester.makepyfile(test_bad='''
+import numpy as np
+from hypothesis import given, strategies as st
+
+@given(x=st.integers(0, 100))
+def test_always_small(check, x):
+    check.bound("x", np.float32(x), 50.0)
+''')
+    result, doc = suite("test_bad.py::test_always_small")
+    check = doc["checks"][0]
+    assert check["outcome"] == "failed"
+    assert check["falsifying_example"] and "test_always_small(" in check["falsifying_example"]
+    assert "x=51" in check["falsifying_example"]  # the minimal example, shrunk by Hypothesis
+
+
+def test_check_that_compares_nothing_is_an_error(suite, pytester):
+    pytester.makepyfile(test_empty="def test_nothing(check):\n    pass\n")
+    result, doc = suite("test_empty.py")
+    assert doc["checks"][0]["outcome"] == "error"
+    assert "compared nothing" in doc["checks"][0]["message"]
+    assert result.ret == 1
+
+
+def test_deprecation_warnings_are_kept(recorded_suite):
+    _, doc = recorded_suite()
+    rows = [w for w in doc["warnings"] if w["message"] == "old API"]
+    assert rows and rows[0]["category"] == "DeprecationWarning" and rows[0]["count"] == 1
+
+
+def test_interrupted_run_leaves_partial_report(suite, pytester):
+    pytester.makepyfile(test_stop="def test_stop(check):\n    raise KeyboardInterrupt\n")
+    _, doc = suite("test_stop.py", subprocess=True)
+    assert doc["status"] == "partial"
+    report.validate(doc)
+
+
+def test_recording_refuses_to_change_values_without_accept(recorded_suite, pytester):
+    golden = pytester.path / "golden" / "demo.json"
+    before = golden.read_text().replace("0.10000000149011612", "0.125")
+    golden.write_text(before)
+    result, _ = recorded_suite("--harness-record-golden", report="again.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*NOT written: 1 recorded values would change*"])
+    assert golden.read_text() == before  # nothing silently overwritten
+    result, _ = recorded_suite("--harness-record-golden", "--harness-accept-changes", report="again.json")
+    assert result.ret == 0
+    assert "0.10000000149011612" in golden.read_text()
+
+
+def test_unwritable_report_path_is_a_usage_error(suite, pytester):
+    (pytester.path / "blocked").write_text("a file where a directory should be")
+    result, _ = suite(report="blocked/report.json")
+    assert result.ret == 4  # pytest's usage error
+    result.stderr.fnmatch_lines(["*cannot write report*blocked*"])
