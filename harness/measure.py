@@ -66,7 +66,7 @@ def errors(observed, expected) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         abs_err = np.where(same_special, 0.0, np.abs(obs - exp))
         abs_err = np.where(np.isnan(abs_err), np.inf, abs_err)
-        rel_err = np.where(abs_err == 0, 0.0, abs_err / np.abs(exp))
+        rel_err = np.where(abs_err == 0, 0.0, np.where(np.isinf(abs_err), np.inf, abs_err / np.abs(exp)))
     return abs_err, rel_err
 
 
@@ -82,7 +82,7 @@ def compare_close(label: str, observed, expected, rtol: float, atol: float, dtyp
         )
     abs_err, rel_err = errors(obs, exp)
     with np.errstate(invalid="ignore"):
-        bound = atol + rtol * np.abs(_f64(exp))
+        bound = np.where(np.isfinite(_f64(exp)), atol + rtol * np.abs(_f64(exp)), 0.0)
     bad = ~((abs_err == 0) | (abs_err <= bound))  # abs_err is 0 for identical NaN/inf, whose bound is NaN
     result = Comparison(
         label=label,
