@@ -1,0 +1,151 @@
+"""The comparison: each kind of change gets its mark, and the exit status follows the candidate."""
+
+import copy
+import json
+
+import pytest
+
+from harness import compare, render, report
+
+
+@pytest.fixture
+def base(recorded_suite):
+    _, doc = recorded_suite()
+    return doc
+
+
+def _check(doc, name):
+    return next(c for c in doc["checks"] if c["id"].endswith("/" + name))
+
+
+def _candidate(base, **versions):
+    doc = copy.deepcopy(base)
+    doc["entry"]["name"] = "candidate"
+    doc["environment"]["versions"].update(versions)
+    return doc
+
+
+def _fail(doc, name, message="golden:value: 1 of 2 elements outside", **comparison):
+    check = _check(doc, name)
+    check["outcome"], check["message"] = "failed", message
+    check["comparisons"][0].update(passed=False, **comparison)
+    return doc
+
+
+def _mark(verdict, name):
+    return next(c.mark for c in verdict.entries[0].changes if c.check_id.endswith("/" + name))
+
+
+def test_identical_reports_are_ok(base):
+    verdict = compare.judge(base, [_candidate(base)])
+    assert verdict.exit_status == 0 and verdict.headline.startswith("OK")
+    assert all(c.mark == compare.UNCHANGED for c in verdict.entries[0].changes)
+
+
+def test_pass_to_fail_is_a_regression_with_exit_1(base):
+    cand = _fail(_candidate(base), "test_golden_value", max_abs_err=0.025)
+    verdict = compare.judge(base, [cand])
+    assert _mark(verdict, "test_golden_value") == compare.REGRESSED
+    assert verdict.exit_status == 1
+    text = render.text(verdict)
+    assert "demo/test_golden_value" in text and "1 of 2 elements outside" in text
+
+
+@pytest.mark.parametrize("expected, observed, mark", [
+    ("ValueError", "TypeError", compare.ERROR_TYPE_CHANGED),
+    ("ValueError", None, compare.NOW_SILENT),
+    (None, "ValueError", compare.NEW_ERROR),
+])
+def test_error_contract_changes_are_named(base, expected, observed, mark):
+    cand = _fail(_candidate(base), "test_error", expected=expected, observed=observed)
+    verdict = compare.judge(base, [cand])
+    assert _mark(verdict, "test_error") == mark and verdict.exit_status == 1
+
+
+def test_fail_to_pass_is_fixed_but_baseline_failure_means_cannot_judge(base):
+    broken_base = _fail(copy.deepcopy(base), "test_reference")
+    verdict = compare.judge(broken_base, [_candidate(base)])
+    assert _mark(verdict, "test_reference") == compare.FIXED
+    assert verdict.exit_status == 2 and "baseline fails 1" in verdict.headline
+
+
+def test_drift_within_tolerance_is_shown_with_magnitude(base):
+    cand = _candidate(base)
+    _check(cand, "test_golden_value")["comparisons"][0]["max_abs_err"] = 3e-8
+    verdict = compare.judge(base, [cand])
+    assert _mark(verdict, "test_golden_value") == compare.DRIFT and verdict.exit_status == 0
+    assert "3e-08" in next(c.detail for c in verdict.entries[0].changes if c.mark == compare.DRIFT)
+
+
+def test_missing_and_new_checks(base):
+    cand = _candidate(base)
+    gone = cand["checks"].pop(0)
+    extra = copy.deepcopy(cand["checks"][0])
+    extra["id"] = "demo/test_brand_new"
+    cand["checks"].append(extra)
+    verdict = compare.judge(base, [cand])
+    marks = {c.check_id: c.mark for c in verdict.entries[0].changes}
+    assert marks[gone["id"]] == compare.MISSING and marks["demo/test_brand_new"] == compare.NEW_CHECK
+    assert verdict.exit_status == 1
+
+
+def test_unresolvable_candidate_cannot_be_judged(base):
+    doc = report.unresolvable({"name": "candidate", "python": "3.12", "requested": {"jax": "99"}, "locked": False},
+                              "cannot resolve jax==99", report.now())
+    report.validate(doc)
+    verdict = compare.judge(base, [doc])
+    assert verdict.exit_status == 2 and "cannot resolve jax==99" in verdict.headline
+
+
+def test_not_judged_check_gives_exit_2(base):
+    cand = _candidate(base)
+    _check(cand, "test_golden_value").update(outcome="error", message="golden entry 'value' is missing")
+    assert compare.judge(base, [cand]).exit_status == 2
+
+
+def test_new_deprecation_from_a_library_is_listed(base):
+    cand = _candidate(base)
+    cand["warnings"].append({"category": "DeprecationWarning", "message": "optax.foo is deprecated",
+                             "origin": "optax", "count": 1, "checks": []})
+    verdict = compare.judge(base, [cand])
+    assert [w["message"] for w in verdict.entries[0].new_warnings] == ["optax.foo is deprecated"]
+
+
+def test_markdown_collapses_unchanged_and_names_changes(base):
+    cand = _fail(_candidate(base), "test_golden_value", max_abs_err=0.025)
+    md = render.markdown(compare.judge(base, [cand]))
+    assert md.startswith("## ❌ Upgrade verdict: REGRESSED")
+    assert "| regressed | `demo/test_golden_value` |" in md
+    assert "<details><summary>5 unchanged checks on candidate</summary>" in md
+
+
+def test_cli_writes_summaries_and_returns_status(base, tmp_path):
+    paths = []
+    for name, doc in [("b", base), ("c", _fail(_candidate(base), "test_golden_value"))]:
+        paths.append(str(tmp_path / f"{name}.json"))
+        report.write(paths[-1], doc)
+    code = compare.main(paths + ["--markdown", str(tmp_path / "s.md"), "--json", str(tmp_path / "s.json")])
+    assert code == 1
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["exit_status"] == 1 and summary["entries"][0]["changes"][0]["mark"] == "regressed"
+
+
+def test_cli_rejects_other_schema_versions_and_garbage(base, tmp_path, capsys):
+    good = tmp_path / "b.json"
+    report.write(good, base)
+    old = dict(base, schema_version=0)
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert compare.main([str(good), str(tmp_path / "old.json")]) == 2
+    assert "schema_version 0" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{")
+    assert compare.main([str(good), str(tmp_path / "bad.json")]) == 2
+    assert "unreadable" in capsys.readouterr().err
+    assert compare.main([str(good), str(tmp_path / "absent.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_rejects_reports_from_different_harness_versions(base, tmp_path, capsys):
+    report.write(tmp_path / "b.json", base)
+    report.write(tmp_path / "c.json", dict(_candidate(base), harness_version="9.9.9"))
+    assert compare.main([str(tmp_path / "b.json"), str(tmp_path / "c.json")]) == 2
+    assert "different harness versions" in capsys.readouterr().err

@@ -1,0 +1,49 @@
+"""The upgrade session's steps: bad input becomes one clear message and exit status 2."""
+
+import shutil
+
+import pytest
+
+from harness import matrix, runner
+from harness.errors import HarnessError
+
+
+def test_bad_upgrade_arguments_exit_2(capsys):
+    assert runner.upgrade(["--candidate", "jax>=1"]) == 2
+    assert "cannot read 'jax>=1'" in capsys.readouterr().err
+    assert runner.upgrade(["--frobnicate"]) == 2
+
+
+def test_reports_directory_that_is_a_file_is_refused(tmp_path, monkeypatch, capsys):
+    blocked = tmp_path / "reports"
+    blocked.write_text("not a directory")
+    monkeypatch.setattr(runner, "REPORTS", blocked)
+    assert runner.upgrade([]) == 2
+    err = capsys.readouterr().err
+    assert "reports directory" in err and "not writable" in err
+
+
+def test_previous_reports_are_kept_not_overwritten(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "REPORTS", tmp_path)
+    (tmp_path / "baseline.json").write_text("old")
+    (tmp_path / "upgrade-summary.md").write_text("old verdict")
+    kept = runner._keep_previous(["baseline"])
+    assert sorted(kept) == ["baseline.json", "upgrade-summary.md"]
+    assert (tmp_path / "previous" / "baseline.json").read_text() == "old"
+    assert not (tmp_path / "baseline.json").exists()
+
+
+def test_harness_requirements_come_from_pyproject():
+    reqs = runner.harness_requirements()
+    assert {"pytest", "hypothesis", "jsonschema"} <= set(reqs)
+    assert "numpy==" + matrix.entries()["baseline"].pins["numpy"] in runner.lock_input(matrix.entries()["baseline"])
+
+
+@pytest.mark.skipif(shutil.which("uv") is None, reason="uv resolves the stacks")
+def test_nonexistent_version_is_an_unresolvable_entry(tmp_path):
+    entry = matrix.entries("jax==0.0.999 jaxlib==0.0.999")["candidate"]
+    with pytest.raises(HarnessError) as info:
+        runner.compile_lock(entry, tmp_path / "lock.txt")
+    message = str(info.value)
+    assert "cannot resolve matrix entry 'candidate'" in message and "0.0.999" in message
+    assert not (tmp_path / "lock.txt").exists()
