@@ -75,7 +75,7 @@ def tests(session: nox.Session) -> None:
     _require_python(session)
     runner.install_entry(session, ENTRIES[matrix.BASELINE])
     session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs)
-    runner.run_entry(session, ENTRIES[matrix.BASELINE], pytest_args=["-q"], install=False)
+    runner.run_entry(session, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False)
 
 
 @nox.session(python=False)
