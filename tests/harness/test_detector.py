@@ -1,0 +1,80 @@
+"""The detector fires: deliberate faults in Optax make the real contract suite and the comparison
+name the right check, family and magnitude. A check that could not fail would be a defect.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import compare
+
+ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("optax")
+
+
+def _run_suite(tmp_path, name, selection, fault=None):
+    report = tmp_path / f"{name}.json"
+    env = dict(os.environ, HARNESS_PROFILE="ci", HARNESS_ENTRY=name)
+    env.pop("HARNESS_PERTURB", None)
+    if fault:
+        env["HARNESS_PERTURB"] = fault
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "tests.harness.perturbations",
+         f"--harness-report={report}", *selection],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )
+    return json.loads(report.read_text())
+
+
+def _checks(doc):
+    return {c["id"]: c for c in doc["checks"]}
+
+
+ACCUMULATION = ["tests/contracts/test_accumulation.py", "-k",
+                "guide_case or emission_pattern or mismatched_grads_error"]
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    return _run_suite(tmp_path_factory.mktemp("clean"), "clean", ACCUMULATION)
+
+
+def test_clean_run_passes(clean):
+    assert clean["summary"]["failed"] == clean["summary"]["error"] == 0 and clean["summary"]["passed"] >= 9
+
+
+def test_scaled_updates_are_a_regression_of_about_one_percent(clean, tmp_path):
+    doc = _run_suite(tmp_path, "scaled", ACCUMULATION, "accumulation-scale")
+    guide = _checks(doc)["accumulation/test_guide_case"]
+    assert guide["outcome"] == "failed" and guide["family"] == "accumulation"
+    assert "golden:guide/u2" in guide["message"]
+    assert guide["max_rel_err"] == pytest.approx(0.01, rel=0.01)
+    verdict = compare.judge(clean, [doc])
+    assert verdict.exit_status == 1
+    assert "accumulation/test_guide_case" in {c.check_id for c in verdict.entries[0].bad}
+
+
+def test_step_count_off_by_one_breaks_the_emission_pattern(clean, tmp_path):
+    doc = _run_suite(tmp_path, "late", ACCUMULATION, "accumulation-step-count")
+    for k in ("k=1", "k=2", "k=3", "k=callable"):
+        check = _checks(doc)[f"accumulation/test_emission_pattern[{k}]"]
+        assert check["outcome"] == "failed", check
+    assert "has_updated" in _checks(doc)["accumulation/test_emission_pattern[k=2]"]["message"]
+
+
+def test_dtype_change_is_named(clean, tmp_path):
+    doc = _run_suite(tmp_path, "bf16", ACCUMULATION, "accumulation-dtype")
+    message = _checks(doc)["accumulation/test_guide_case"]["message"]
+    assert "dtype bfloat16 observed, float32 recorded at baseline" in message
+
+
+def test_error_no_longer_raised_is_now_silent(clean, tmp_path):
+    doc = _run_suite(tmp_path, "silent", ACCUMULATION, "accumulation-silent")
+    verdict = compare.judge(clean, [doc])
+    marks = {c.check_id: c.mark for c in verdict.entries[0].changes}
+    for case in ("leaf_shape", "rank", "structure_key"):
+        assert marks[f"accumulation/test_mismatched_grads_error[{case}]"] == compare.NOW_SILENT
