@@ -27,7 +27,10 @@ def _entry_rows(verdict: Verdict) -> list[tuple[str, str, str, str]]:
     base = verdict.baseline
     rows = [("baseline", _versions(base["environment"]["versions"]), base["status"], _counts(base["summary"]))]
     for e in verdict.entries:
-        marks = ", ".join(f"{n} {m}" for m, n in e.counts.items() if n and m != UNCHANGED) or "no change"
+        if e.status != "complete":
+            marks = "not judged (see below)"
+        else:
+            marks = ", ".join(f"{n} {m}" for m, n in e.counts.items() if n and m != UNCHANGED) or "no change"
         rows.append((e.name, _versions(e.versions), e.status, marks))
     return rows
 
