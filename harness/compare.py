@@ -58,6 +58,8 @@ class EntryVerdict:
     changes: list[Change]
     new_warnings: list[dict]
     counts: dict
+    requested: dict = dataclasses.field(default_factory=dict)
+    requested_python: str = ""
 
     @property
     def bad(self) -> list[Change]:
@@ -140,7 +142,8 @@ def compare_entry(base: dict, other: dict) -> EntryVerdict:
                     and w["origin"] in ("jax", "jaxlib", "optax", "flax", "orbax", "numpy")]
     counts = {mark: sum(c.mark == mark for c in changes) for mark in ORDER}
     return EntryVerdict(other["entry"]["name"], other["environment"]["versions"], other["status"],
-                        other.get("problem"), changes, new_warnings, counts)
+                        other.get("problem"), changes, new_warnings, counts,
+                        other["entry"]["requested"], other["entry"]["python"])
 
 
 @dataclasses.dataclass
@@ -156,21 +159,18 @@ def judge(base: dict, others: list[dict]) -> Verdict:
     """The verdict over all entries; the exit status follows the candidate (the second report)."""
     verdicts = [compare_entry(base, o) for o in others]
     baseline_failures = [c for c in base["checks"] if c["outcome"] in ("failed", "error")]
-    problems = []
+    problems = []  # short reasons for the headline; the details are printed below it
     if base["status"] != "complete":
-        problems.append(f"the baseline report is {base['status']}" + (f": {base['problem']}" if base.get("problem") else ""))
+        problems.append(f"the baseline report is {base['status']}")
     if baseline_failures:
-        problems.append(
-            f"the baseline fails {len(baseline_failures)} of its own golden/reference checks "
-            f"(first: {baseline_failures[0]['id']}); the golden files or the baseline stack changed. "
-            "Inspect the failures below; re-record with `nox -s golden` only if the baseline is right."
-        )
+        problems.append(f"the baseline fails {len(baseline_failures)} of its own checks "
+                        "(golden files or baseline stack changed)")
     for v in verdicts:
         if v.status != "complete":
-            problems.append(f"entry {v.name} is {v.status}" + (f": {v.problem}" if v.problem else ""))
+            problems.append(f"{v.name} is {v.status}")
         not_judged = v.counts.get(NOT_JUDGED, 0)
         if not_judged:
-            problems.append(f"entry {v.name}: {not_judged} checks could not be judged")
+            problems.append(f"{v.name}: {not_judged} checks not judged")
     candidate = verdicts[0] if verdicts else None
     if problems:
         status, headline = EXIT_CANNOT_JUDGE, "CANNOT JUDGE: " + "; ".join(problems)

@@ -27,11 +27,12 @@ def _entry_rows(verdict: Verdict) -> list[tuple[str, str, str, str]]:
     base = verdict.baseline
     rows = [("baseline", _versions(base["environment"]["versions"]), base["status"], _counts(base["summary"]))]
     for e in verdict.entries:
+        versions = e.versions if e.status != "unresolvable" else dict(e.requested, python=e.requested_python)
         if e.status != "complete":
             marks = "not judged (see below)"
         else:
             marks = ", ".join(f"{n} {m}" for m, n in e.counts.items() if n and m != UNCHANGED) or "no change"
-        rows.append((e.name, _versions(e.versions), e.status, marks))
+        rows.append((e.name, _versions(versions), e.status, marks))
     return rows
 
 
@@ -52,6 +53,8 @@ def text(verdict: Verdict) -> str:
     out = ["", f"VERDICT  {verdict.headline}", ""]
     for name, versions, status, counts in _entry_rows(verdict):
         out.append(f"  {name:12s} {versions}  [{status}] {counts}")
+    if verdict.baseline.get("problem"):
+        out.append(f"\n  baseline: {verdict.baseline['problem']}")
     for check in verdict.baseline_failures:
         out.append(f"\n  baseline {check['outcome']}: {check['id']}\n    {check['message']}")
     for entry in verdict.entries:
@@ -87,6 +90,8 @@ def markdown(verdict: Verdict) -> str:
            "| entry | versions | status | result |", "|---|---|---|---|"]
     for name, versions, status, counts in _entry_rows(verdict):
         out.append(f"| {name} | {versions} | {status} | {counts} |")
+    if verdict.baseline.get("problem"):
+        out += ["", f"**baseline**: {_md_escape(verdict.baseline['problem'][:800])}"]
     if verdict.baseline_failures:
         out += ["", "**Baseline fails its own checks:**", ""]
         out += [f"- `{c['id']}`: {_md_escape(c['message'][:400])}" for c in verdict.baseline_failures]
@@ -107,8 +112,8 @@ def markdown(verdict: Verdict) -> str:
         out += ["", "### Attribution", "", "| check | " + " | ".join(names) + " |",
                 "|---|" + "---|" * len(names)]
         out += [f"| `{i}` | " + " | ".join(marks) + " |" for i, marks in rows]
-    if verdict.entries:
-        unchanged = [c for c in verdict.entries[0].changes if c.mark == UNCHANGED]
+    unchanged = [c for c in verdict.entries[0].changes if c.mark == UNCHANGED] if verdict.entries else []
+    if unchanged:
         out += ["", f"<details><summary>{len(unchanged)} unchanged checks on {verdict.entries[0].name}</summary>",
                 "", "| check | kind | max abs / rel err | tolerance |", "|---|---|---|---|"]
         out += [f"| `{c.check_id}` | {c.kind} | {_magnitude(c)} | {c.tolerance} |" for c in unchanged]

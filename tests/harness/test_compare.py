@@ -94,7 +94,10 @@ def test_unresolvable_candidate_cannot_be_judged(base):
                               "cannot resolve jax==99", report.now())
     report.validate(doc)
     verdict = compare.judge(base, [doc])
-    assert verdict.exit_status == 2 and "cannot resolve jax==99" in verdict.headline
+    assert verdict.exit_status == 2 and verdict.headline == "CANNOT JUDGE: candidate is unresolvable"
+    text = render.text(verdict)
+    assert "cannot resolve jax==99" in text and "jax 99" in text  # the reason, and the pins it asked for
+    assert "cannot resolve jax==99" in render.markdown(verdict)
 
 
 def test_not_judged_check_gives_exit_2(base):
