@@ -114,8 +114,9 @@ def run_entry(session, entry: matrix.Entry, pytest_args=(), report_name: str | N
         # Derandomized unless asked otherwise: identical pins must give identical reports.
         "HARNESS_PROFILE": os.environ.get("HARNESS_PROFILE", "ci"),
     }
+    junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
     session.run("python", "-m", "pytest", str(ROOT / "tests" / "contracts"), "-q", "-p", "no:randomly",
-                *pytest_args, env=env)
+                f"--junitxml={junit}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
 
 
 def write_locks(session, entries: list[matrix.Entry]) -> None:
@@ -153,7 +154,7 @@ def _keep_previous(names: list[str]) -> list[str]:
     kept = []
     previous = REPORTS / "previous"
     for name in names:
-        for suffix in (".json", ".log"):
+        for suffix in (".json", ".junit.xml", ".log"):
             path = REPORTS / f"{name}{suffix}"
             if path.exists():
                 previous.mkdir(exist_ok=True)
