@@ -6,6 +6,7 @@
   nox -s golden                  record golden values from the baseline (shows what changed)
   nox -s tests                   the harness's own tests and the contract suite on the baseline
   nox -s lock                    regenerate locks/<entry>.txt for every matrix entry
+  nox -l --json -t matrix        the matrix entries as JSON (the nightly workflow fans out over it)
 
 The matrix (harness/matrix.py) is the single source of the entries and their pins.
 """
@@ -41,9 +42,9 @@ def _require_python(session: nox.Session) -> None:
         session.error(NO_PYTHON)
 
 
-def _stack_session(name: str):
+def _stack_session(name: str, tags: tuple[str, ...] = ()):
     """A session that runs in a Python of the matrix's version, or explains how to get one."""
-    return nox.session(name=name, python=PYTHON or False, venv_backend=None if PYTHON else "none")
+    return nox.session(name=name, python=PYTHON or False, venv_backend=None if PYTHON else "none", tags=list(tags))
 
 
 def _entry_session(entry: matrix.Entry) -> None:
@@ -52,7 +53,7 @@ def _entry_session(entry: matrix.Entry) -> None:
         runner.run_entry(session, entry, pytest_args=session.posargs)
 
     run.__doc__ = f"{entry.pin_text}  ({entry.description})"
-    _stack_session(entry.name)(run)
+    _stack_session(entry.name, tags=("matrix",))(run)
 
 
 for _entry in ENTRIES.values():
@@ -74,6 +75,7 @@ def tests(session: nox.Session) -> None:
     """The harness's own tests, then the contract suite in the baseline stack (CI runs this)."""
     _require_python(session)
     runner.install_entry(session, ENTRIES[matrix.BASELINE])
+    session.install("-r", "locks/tests.txt")
     session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs)
     runner.run_entry(session, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False)
 
