@@ -10,6 +10,7 @@ raises ContractFailure (an AssertionError) with a one-paragraph message when it 
 * ``reference(label, value, expected_f64)``: against an independent NumPy float64 formula.
 * ``agree(label, value, other)``: two computations equal in exact arithmetic (rounding order only).
 * ``exact(label, value, expected)``: against a literal the contract states (e.g. zeros).
+* ``identical(label, value, other)``: bit-for-bit (a checkpoint restore, a rerun).
 * ``bound(label, value, limit)``: value <= limit (+ tolerance): inequality contracts.
 
 In recording mode (``nox -s golden``) the golden methods store the observed value instead.
@@ -21,7 +22,7 @@ import numpy as np
 
 from harness import tolerances
 from harness.golden import GoldenStore, encode_array
-from harness.measure import Comparison, compare_close, compare_exact
+from harness.measure import Comparison, compare_close, compare_exact, errors
 
 NO_ERROR = None  # what an error contract records when the call succeeded
 
@@ -165,6 +166,23 @@ class Check:
     def exact(self, label: str, value, expected) -> None:
         """The value equals what the contract states, exactly (counters, zeros, dtypes)."""
         self._note("exact", compare_exact(f"exact:{label}", _jsonable(value), _jsonable(expected)))
+
+    def identical(self, label: str, value, other) -> None:
+        """Bit-for-bit identity (dtype, shape and every bit: -0.0 differs from 0.0), e.g. after a restore."""
+        a, b = np.asarray(value), np.asarray(other)
+        same = a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+        comparison = Comparison(f"identical:{label}", same, "exact", str(a.dtype), list(a.shape), size=int(a.size))
+        if not same:
+            comparison.message = (f"identical:{label}: not bit-identical: {a.dtype}{list(a.shape)} observed, "
+                                  f"{b.dtype}{list(b.shape)} expected")
+            if a.shape == b.shape and a.dtype == b.dtype:
+                a_bytes = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape(a.size, a.itemsize)
+                b_bytes = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape(b.size, b.itemsize)
+                comparison.mismatched = int((a_bytes != b_bytes).any(axis=1).sum())
+                abs_err, rel_err = errors(a, b)
+                comparison.max_abs_err, comparison.max_rel_err = float(abs_err.max()), float(rel_err.max())
+                comparison.message += f"; max abs err {comparison.max_abs_err:.3g}"
+        self._note("exact", comparison)
 
     def bound(self, label: str, value, limit, *, kind: str = "reference") -> None:
         """Every element of value is <= limit, allowing the tolerance of value's dtype above it."""

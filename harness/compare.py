@@ -89,15 +89,20 @@ def _error_mark(check: dict) -> str | None:
 
 
 def _golden_drift(base: dict, other: dict) -> str | None:
-    """A golden comparison that moved (while passing): name it with its magnitude."""
+    """Golden comparisons that moved (while passing): how many, and the largest with its magnitude."""
     before = {c["label"]: c for c in base.get("comparisons", [])}
+    moved = []
     for comp in other.get("comparisons", []):
         if comp.get("kind") != "golden" or not comp.get("passed") or not comp.get("max_abs_err"):
             continue
         prior = before.get(comp["label"], {}).get("max_abs_err") or 0.0
         if comp["max_abs_err"] > prior:
-            return f"{comp['label']}: max abs err {comp['max_abs_err']:.3g} (baseline {prior:.3g})"
-    return None
+            moved.append((comp["max_abs_err"], prior, comp["label"]))
+    if not moved:
+        return None
+    err, prior, label = max(moved)
+    return (f"{len(moved)} golden values moved; largest {label}: max abs err {err:.3g} "
+            f"(baseline {prior:.3g})")
 
 
 def _classify(base: dict | None, other: dict | None) -> tuple[str, str]:

@@ -42,6 +42,8 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    # A module that no longer imports after a bump is one failed check, not the end of the run.
+    config.option.continue_on_collection_errors = True
     session = HarnessSession(config)
     config.stash[_KEY] = session
     _ACTIVE.append(session)
@@ -240,6 +242,23 @@ def _record(item, call, rep) -> None:
         rep.outcome = "failed"
         rep.longrepr = message
     harness.write("partial")
+
+
+def pytest_collectreport(report):
+    """A module that fails to import (an API gone after a bump) is recorded as a failed check."""
+    if not report.failed or not _ACTIVE or not str(report.nodeid).endswith(".py"):
+        return
+    harness = _ACTIVE[-1]
+    family = Path(report.nodeid).stem.removeprefix("test_")
+    text = str(report.longrepr)
+    lines = [ln for ln in text.splitlines() if ln.startswith("E ")]
+    harness.checks[report.nodeid] = {
+        "id": f"{family}/collection", "nodeid": report.nodeid, "family": family, "kind": "collection",
+        "outcome": "failed", "duration_s": 0.0,
+        "message": f"{report.nodeid} could not be collected: " + (" ".join(ln[2:].strip() for ln in lines[-3:]) or text[-500:]),
+        "falsifying_example": None, "examples": None, "max_abs_err": None, "max_rel_err": None,
+        "comparisons": [], "errors_observed": {},
+    }
 
 
 def _main_kind(kinds: list[str]) -> str:

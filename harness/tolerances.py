@@ -64,6 +64,27 @@ for _dtype, _eps in _EPS.items():
 # (kind, check id) -> Tolerance, for checks whose arithmetic needs a documented exception.
 OVERRIDES: dict[tuple[str, str], Tolerance] = {}
 
+# Global-norm clipping of trees that mix float32 with 16-bit leaves. The norm is
+# sqrt(sum over leaves of jnp.sum(leaf**2)), and each leaf's sum of squares is computed and rounded
+# in that leaf's dtype: a bfloat16 leaf contributes with a relative error of about 2 ulps of
+# bfloat16 (the squares, then the sum rounded to bfloat16), a float16 leaf of float16. The norm
+# (returned in float32) and the one factor min(1, M / norm) that multiplies every leaf, float32
+# leaves included, therefore carry that 16-bit error: measured up to 1.7e-3 relative on the
+# baseline for float32+bfloat16, 64 ulp of float32 being 3.8e-6. Every leaf of such a tree is held
+# to the reference tolerance of its lowest-precision dtype, the precision of the norm they share.
+for _check, _dtype in (
+    ("clipping/test_property_clip[float32+bfloat16]", "bfloat16"),
+    ("clipping/test_property_clip[float32+float16]", "float16"),
+    ("clipping/test_mixed_leaf_dtypes", "bfloat16"),  # float32, bfloat16 and float16 leaves
+):
+    OVERRIDES[("reference", _check)] = Tolerance(
+        rtol=POLICY[("reference", _dtype)].rtol,
+        atol=POLICY[("reference", _dtype)].atol,
+        why=f"float32 leaves share a global norm whose {_dtype} leaves' sums of squares are rounded in "
+        f"{_dtype}: the norm and the one clip factor are only {_dtype}-accurate, so every leaf gets "
+        f"the {_dtype} reference tolerance ({_REFERENCE_ULPS} ulp of {_dtype})",
+    )
+
 
 class UnknownTolerance(KeyError):
     pass

@@ -71,10 +71,13 @@ def test_fail_to_pass_is_fixed_but_baseline_failure_means_cannot_judge(base):
 
 def test_drift_within_tolerance_is_shown_with_magnitude(base):
     cand = _candidate(base)
-    _check(cand, "test_golden_value")["comparisons"][0]["max_abs_err"] = 3e-8
+    comparisons = _check(cand, "test_golden_value")["comparisons"]
+    comparisons.append(dict(comparisons[0], label="golden:other"))
+    comparisons[0]["max_abs_err"], comparisons[1]["max_abs_err"] = 3e-8, 5e-8
     verdict = compare.judge(base, [cand])
     assert _mark(verdict, "test_golden_value") == compare.DRIFT and verdict.exit_status == 0
-    assert "3e-08" in next(c.detail for c in verdict.entries[0].changes if c.mark == compare.DRIFT)
+    detail = next(c.detail for c in verdict.entries[0].changes if c.mark == compare.DRIFT)
+    assert detail.startswith("2 golden values moved; largest golden:other: max abs err 5e-08")
 
 
 def test_missing_and_new_checks(base):

@@ -123,3 +123,35 @@ def test_unwritable_report_path_is_a_usage_error(suite, pytester):
     result, _ = suite(report="blocked/report.json")
     assert result.ret == 4  # pytest's usage error
     result.stderr.fnmatch_lines(["*cannot write report*blocked*"])
+
+
+def test_module_that_fails_to_import_is_a_failed_check_and_the_rest_still_runs(recorded_suite, pytester):
+    pytester.makepyfile(test_broken="import optax_api_that_was_removed\n")
+    result, doc = recorded_suite()
+    checks = {c["id"]: c for c in doc["checks"]}
+    broken = checks["broken/collection"]
+    assert broken["outcome"] == "failed" and broken["kind"] == "collection"
+    assert "optax_api_that_was_removed" in broken["message"]
+    assert doc["summary"]["passed"] == 6  # the healthy module still ran
+    report.validate(doc)
+
+
+def test_identical_is_bitwise(suite, pytester):
+    pytester.makepyfile(test_bits='''
+import numpy as np
+
+def test_same(check):
+    check.identical("same", np.array([1.0, -0.0], np.float32), np.array([1.0, -0.0], np.float32))
+
+def test_signed_zero(check):
+    check.identical("zero", np.array([1.0, -0.0], np.float32), np.array([1.0, 0.0], np.float32))
+
+def test_dtype(check):
+    check.identical("dtype", np.array([1.0], np.float32), np.array([1.0], np.float64))
+''')
+    _, doc = suite("test_bits.py")
+    outcome = {c["id"].split("/")[1]: c for c in doc["checks"]}
+    assert outcome["test_same"]["outcome"] == "passed"
+    assert outcome["test_signed_zero"]["outcome"] == "failed"
+    assert outcome["test_signed_zero"]["comparisons"][0]["mismatched"] == 1
+    assert "float32[1] observed, float64[1] expected" in outcome["test_dtype"]["message"]
