@@ -49,6 +49,38 @@ class Change:
         return dataclasses.asdict(self)
 
 
+# A steady-state time this many times the baseline's is flagged "slower". Informational only:
+# entries share two cores during `nox -s upgrade`, so ratios below ~1.5 are mostly noise.
+SLOWER_THRESHOLD = 1.5
+
+
+@dataclasses.dataclass
+class Timing:
+    name: str
+    steady_ratio: float | None
+    compile_ratio: float | None
+    steady_s: float | None
+    baseline_steady_s: float | None
+
+    @property
+    def slower(self) -> bool:
+        return self.steady_ratio is not None and self.steady_ratio > SLOWER_THRESHOLD
+
+
+def compare_performance(base: dict, other: dict) -> list[Timing]:
+    """candidate/baseline time ratios per measured operation (measured in the same run)."""
+    rows = []
+    for name, b in sorted(base.get("performance", {}).items()):
+        o = other.get("performance", {}).get(name)
+        if o is None:
+            rows.append(Timing(name, None, None, None, b["steady_s"]))
+            continue
+        rows.append(Timing(name, o["steady_s"] / b["steady_s"] if b["steady_s"] else None,
+                           o["compile_s"] / b["compile_s"] if b["compile_s"] else None,
+                           o["steady_s"], b["steady_s"]))
+    return rows
+
+
 @dataclasses.dataclass
 class EntryVerdict:
     name: str
@@ -60,6 +92,7 @@ class EntryVerdict:
     counts: dict
     requested: dict = dataclasses.field(default_factory=dict)
     requested_python: str = ""
+    timings: list = dataclasses.field(default_factory=list)
 
     @property
     def bad(self) -> list[Change]:
@@ -148,7 +181,7 @@ def compare_entry(base: dict, other: dict) -> EntryVerdict:
     counts = {mark: sum(c.mark == mark for c in changes) for mark in ORDER}
     return EntryVerdict(other["entry"]["name"], other["environment"]["versions"], other["status"],
                         other.get("problem"), changes, new_warnings, counts,
-                        other["entry"]["requested"], other["entry"]["python"])
+                        other["entry"]["requested"], other["entry"]["python"], compare_performance(base, other))
 
 
 @dataclasses.dataclass

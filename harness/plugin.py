@@ -48,6 +48,7 @@ def pytest_configure(config):
     config.stash[_KEY] = session
     _ACTIVE.append(session)
     config.addinivalue_line("markers", "family(name): the contract family of the checks in a module")
+    config.addinivalue_line("markers", "performance: a timing, reported under performance, not a contract")
 
 
 def pytest_unconfigure(config):
@@ -75,6 +76,7 @@ class HarnessSession:
         self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden")
         self.recording = config.getoption("--harness-record-golden")
         self.checks: dict[str, dict] = {}
+        self.performance: dict[str, dict] = {}
         self.warnings: dict[tuple, dict] = {}
         self.examples_run = 0
         self.last_write = 0.0
@@ -117,6 +119,7 @@ class HarnessSession:
             "checks": checks,
             "warnings": sorted(self.warnings.values(), key=lambda w: (w["origin"], w["message"])),
             "timings": {"total_s": round(time.perf_counter() - self.started, 3)},
+            "performance": dict(sorted(self.performance.items())),
             "summary": dict(total=len(checks), **counts, by_family=by_family),
             "problem": self.problem,
         }
@@ -151,6 +154,21 @@ def check(request) -> Check:
     recorder = Check(_check_id(request.node), _family(request.node), session.store, session.recording)
     request.node.stash[_CHECK] = recorder
     return recorder
+
+
+@pytest.fixture
+def timing(request):
+    """record(name, fn, *args): compile and steady-state time of jax.jit(fn)(*args), into the report."""
+    from harness import timing as _timing
+
+    session = _session(request.config)
+
+    def record(name: str, fn, *args) -> dict:
+        result = _timing.measure(fn, *args)
+        session.performance[name] = result
+        return result
+
+    return record
 
 
 _CHECK = pytest.StashKey[Check]()
@@ -199,6 +217,8 @@ def pytest_runtest_makereport(item, call):
 
 def _record(item, call, rep) -> None:
     harness = _session(item.config)
+    if item.get_closest_marker("performance") and rep.passed:
+        return  # timings go to report["performance"], not to the contract checks
     recorder: Check | None = item.stash.get(_CHECK, None)
     examples = item.stash.get(_EXAMPLES, None)
     outcome, message = rep.outcome, ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.compare import ORDER, UNCHANGED, Verdict
+from harness.compare import ORDER, SLOWER_THRESHOLD, UNCHANGED, Verdict
 
 _VERSION_KEYS = ("python", "jax", "jaxlib", "optax", "flax", "numpy")
 
@@ -70,6 +70,12 @@ def text(verdict: Verdict) -> str:
                     out.append(f"      {c.detail[:600]}")
         for w in entry.new_warnings:
             out.append(f"  new {w['category']} from {w['origin']} on {entry.name}: {w['message'][:200]}")
+    perf = _performance_rows(verdict)
+    if perf:
+        out.append(f"\n  Performance, steady-state time / baseline's (informational; flagged above "
+                   f"{SLOWER_THRESHOLD}x; compile time ratio in brackets):")
+        for name, cells in perf:
+            out.append(f"    {name:28s} " + " ".join(f"{c:24s}" for c in cells))
     names, rows = _attribution(verdict)
     if len(names) > 1 and rows:
         out.append("\n  Attribution (which bump changes what):")
@@ -78,6 +84,26 @@ def text(verdict: Verdict) -> str:
             out.append("    " + f"{check_id:58s} " + " ".join(f"{m:18s}" for m in marks))
     out.append(f"\n  exit status {verdict.exit_status}")
     return "\n".join(out)
+
+
+def _ratio_cell(timing) -> str:
+    if timing.steady_ratio is None:
+        return "not measured"
+    flag = " SLOWER" if timing.slower else ""
+    compile_part = f" [{timing.compile_ratio:.2f}x]" if timing.compile_ratio is not None else ""
+    return f"{timing.steady_ratio:.2f}x{compile_part}{flag}"
+
+
+def _performance_rows(verdict: Verdict) -> list[tuple[str, list[str]]]:
+    names = sorted({t.name for e in verdict.entries for t in e.timings})
+    rows = []
+    for name in names:
+        cells = []
+        for e in verdict.entries:
+            t = next((t for t in e.timings if t.name == name), None)
+            cells.append(f"{e.name}: " + (_ratio_cell(t) if t else "not measured"))
+        rows.append((name, cells))
+    return rows
 
 
 def _md_escape(s: str) -> str:
@@ -107,6 +133,14 @@ def markdown(verdict: Verdict) -> str:
         if entry.new_warnings:
             out += ["", f"New warnings on `{entry.name}`:", ""]
             out += [f"- {w['category']} from {w['origin']}: {_md_escape(w['message'][:200])}" for w in entry.new_warnings]
+    perf = _performance_rows(verdict)
+    if perf:
+        out += ["", f"<details><summary>Performance (informational): steady-state time / baseline's, "
+                f"flagged above {SLOWER_THRESHOLD}x; compile-time ratio in brackets</summary>", "",
+                "| operation | " + " | ".join(e.name for e in verdict.entries) + " |",
+                "|---|" + "---|" * len(verdict.entries)]
+        out += [f"| {name} | " + " | ".join(c.split(": ", 1)[1] for c in cells) + " |" for name, cells in perf]
+        out += ["", "</details>"]
     names, rows = _attribution(verdict)
     if len(names) > 1 and rows:
         out += ["", "### Attribution", "", "| check | " + " | ".join(names) + " |",

@@ -109,6 +109,7 @@ def unresolvable(entry: dict, problem: str, started_at: str) -> dict:
         "checks": [],
         "warnings": [],
         "timings": {"total_s": 0.0},
+        "performance": {},
         "summary": {"total": 0, "passed": 0, "failed": 0, "error": 0, "skipped": 0, "by_family": {}},
         "problem": problem,
     }

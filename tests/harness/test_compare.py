@@ -155,3 +155,16 @@ def test_cli_rejects_reports_from_different_harness_versions(base, tmp_path, cap
     report.write(tmp_path / "c.json", dict(_candidate(base), harness_version="9.9.9"))
     assert compare.main([str(tmp_path / "b.json"), str(tmp_path / "c.json")]) == 2
     assert "different harness versions" in capsys.readouterr().err
+
+
+def test_performance_ratio_is_informational(base):
+    base = copy.deepcopy(base)
+    base["performance"] = {"update": {"compile_s": 0.5, "steady_s": 1e-4, "steady_min_s": 1e-4, "repeats": 30}}
+    cand = _candidate(base)
+    cand["performance"]["update"] = {"compile_s": 1.0, "steady_s": 3e-4, "steady_min_s": 3e-4, "repeats": 30}
+    verdict = compare.judge(base, [cand])
+    timing = verdict.entries[0].timings[0]
+    assert timing.steady_ratio == pytest.approx(3.0) and timing.compile_ratio == pytest.approx(2.0) and timing.slower
+    assert verdict.exit_status == 0  # slower never changes the verdict
+    assert "3.00x [2.00x] SLOWER" in render.text(verdict)
+    assert "| update | 3.00x [2.00x] SLOWER |" in render.markdown(verdict)
