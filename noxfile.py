@@ -76,6 +76,7 @@ def tests(session: nox.Session) -> None:
     _require_python(session)
     runner.install_entry(session, ENTRIES[matrix.BASELINE])
     session.install("-r", "locks/tests.txt")
+    runner.ensure_chromium(session)
     session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs)
     runner.run_entry(session, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False)
 

@@ -15,6 +15,7 @@ def atomic_write_text(path: Path | str, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is for everyone to read
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -22,3 +23,9 @@ def atomic_write_text(path: Path | str, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

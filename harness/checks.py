@@ -12,6 +12,7 @@ raises ContractFailure (an AssertionError) with a one-paragraph message when it 
 * ``exact(label, value, expected)``: against a literal the contract states (e.g. zeros).
 * ``identical(label, value, other)``: bit-for-bit (a checkpoint restore, a rerun).
 * ``bound(label, value, limit)``: value <= limit (+ tolerance): inequality contracts.
+* ``series(name, x, y)``: a curve kept for the HTML report's plots (compares nothing).
 
 In recording mode (``nox -s golden``) the golden methods store the observed value instead.
 """
@@ -50,6 +51,7 @@ class Check:
         self.kinds: list[str] = []
         self.comparisons: dict[str, dict] = {}
         self.error_observed: dict[str, dict] = {}
+        self.curves: dict[str, dict] = {}
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _add_kind(self, kind: str) -> None:
@@ -206,6 +208,11 @@ class Check:
             )
         self._note("bound", comparison)
 
+    def series(self, name: str, x, y) -> None:
+        """Keep a curve (a schedule, a loss trajectory) in the report for plots; compares nothing."""
+        self.curves[name] = {"x": [float(v) for v in np.asarray(x, np.float64).ravel()],
+                             "y": [float(v) for v in np.asarray(y, np.float64).ravel()]}
+
     # -- for the plugin ------------------------------------------------------------------------
     def summary(self) -> dict:
         rows = list(self.comparisons.values())
@@ -216,6 +223,7 @@ class Check:
             "max_abs_err": max(abs_errs) if abs_errs else None,
             "max_rel_err": max(rel_errs) if rel_errs else None,
             "errors_observed": self.error_observed,
+            "series": self.curves,
         }
 
 

@@ -240,6 +240,7 @@ def main(argv=None) -> int:
     parser.add_argument("reports", nargs="+", help="BASE.json OTHER.json [...]: baseline first, candidate second")
     parser.add_argument("--markdown", help="also write the verdict as GitHub Markdown to this file")
     parser.add_argument("--json", help="also write the verdict as JSON to this file")
+    parser.add_argument("--html", help="also write a self-contained HTML page with plots to this file")
     args = parser.parse_args(argv)
     if len(args.reports) < 2:
         print("compare: give the baseline report and at least one other report.", file=sys.stderr)
@@ -256,6 +257,10 @@ def main(argv=None) -> int:
             atomic_write_text(Path(args.markdown), render.markdown(verdict))
         if args.json:
             atomic_write_text(Path(args.json), json.dumps(render.as_json(verdict), indent=1) + "\n")
+        if args.html:
+            from harness import html
+
+            atomic_write_text(Path(args.html), html.page(verdict, others))
     except OSError as exc:
         print(f"compare: cannot write the summary ({exc}); the verdict above stands.", file=sys.stderr)
         return EXIT_CANNOT_JUDGE

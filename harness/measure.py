@@ -12,6 +12,7 @@ import dataclasses
 import numpy as np
 
 _SHOW_VALUES = 8  # arrays up to this many elements are printed whole in a failure message
+_USED_CAP = 1e9  # tolerance_used is capped so the report stays plain JSON (no Infinity)
 
 
 @dataclasses.dataclass
@@ -27,6 +28,7 @@ class Comparison:
     max_rel_err: float | None = None
     mismatched: int = 0
     size: int = 0
+    tolerance_used: float | None = None  # max over elements of error / allowed error (<= 1 passes)
     expected: object = None
     observed: object = None
     message: str = ""
@@ -84,6 +86,8 @@ def compare_close(label: str, observed, expected, rtol: float, atol: float, dtyp
     with np.errstate(invalid="ignore"):
         bound = np.where(np.isfinite(_f64(exp)), atol + rtol * np.abs(_f64(exp)), 0.0)
     bad = ~((abs_err == 0) | (abs_err <= bound))  # abs_err is 0 for identical NaN/inf, whose bound is NaN
+    with np.errstate(invalid="ignore", divide="ignore"):
+        used = np.where(abs_err == 0, 0.0, np.where(bound > 0, abs_err / bound, np.inf))
     result = Comparison(
         label=label,
         passed=not bad.any(),
@@ -96,6 +100,7 @@ def compare_close(label: str, observed, expected, rtol: float, atol: float, dtyp
         size=int(obs.size),
         expected=_small(exp),
         observed=_small(obs),
+        tolerance_used=min(float(used.max()), _USED_CAP) if used.size else 0.0,
     )
     if not result.passed:
         worst = np.unravel_index(int(np.argmax(np.where(bad, abs_err, -1.0))), obs.shape) if obs.ndim else ()

@@ -236,8 +236,8 @@ def _record(item, call, rep) -> None:
             outcome, message = "failed", f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
     if outcome == "passed" and recorder is not None and not recorder.comparisons and not recorder.recording:
         outcome, message = "error", "the check compared nothing: a check that cannot fail is a defect"
-    summary = recorder.summary() if recorder else {"comparisons": [], "max_abs_err": None,
-                                                   "max_rel_err": None, "errors_observed": {}}
+    summary = recorder.summary() if recorder else {"comparisons": [], "max_abs_err": None, "max_rel_err": None,
+                                                   "errors_observed": {}, "series": {}}
     is_property = examples is not None
     if is_property:
         harness.examples_run += examples[0]
@@ -257,6 +257,7 @@ def _record(item, call, rep) -> None:
         "max_rel_err": summary["max_rel_err"],
         "comparisons": summary["comparisons"],
         "errors_observed": summary["errors_observed"],
+        "series": summary["series"],
     }
     if outcome == "error" and rep.outcome == "passed":
         rep.outcome = "failed"
@@ -277,7 +278,7 @@ def pytest_collectreport(report):
         "outcome": "failed", "duration_s": 0.0,
         "message": f"{report.nodeid} could not be collected: " + (" ".join(ln[2:].strip() for ln in lines[-3:]) or text[-500:]),
         "falsifying_example": None, "examples": None, "max_abs_err": None, "max_rel_err": None,
-        "comparisons": [], "errors_observed": {},
+        "comparisons": [], "errors_observed": {}, "series": {},
     }
 
 

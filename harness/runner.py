@@ -119,6 +119,19 @@ def run_entry(session, entry: matrix.Entry, pytest_args=(), report_name: str | N
                 f"--junitxml={junit}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
 
 
+def ensure_chromium(session) -> None:
+    """The HTML report is checked in headless Chromium: install Debian's package when it is missing."""
+    if shutil.which("chromium") or shutil.which("chromium-browser"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run("apt-get", "update", "-qq", external=True, env=env)
+        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env=env)
+    else:
+        session.warn("headless Chromium is missing and cannot be installed here (needs root and apt-get): "
+                     "the HTML rendering check will fail. Install Debian's `chromium` package and run again.")
+
+
 def write_locks(session, entries: list[matrix.Entry]) -> None:
     for entry in entries:
         compile_lock(entry, lock_path(entry), header_command=LOCK_COMMAND)
@@ -160,7 +173,7 @@ def _keep_previous(names: list[str]) -> list[str]:
                 previous.mkdir(exist_ok=True)
                 os.replace(path, previous / path.name)
                 kept.append(path.name)
-    for name in ("upgrade-summary.md", "upgrade-summary.json"):
+    for name in ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html"):
         if (REPORTS / name).exists():
             previous.mkdir(exist_ok=True)
             os.replace(REPORTS / name, previous / name)
@@ -216,4 +229,5 @@ def upgrade(argv) -> int:
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
     paths = [REPORTS / f"{e.name}.json" for e in plan]
     return compare.main([str(p) for p in paths] + ["--markdown", str(REPORTS / "upgrade-summary.md"),
-                                                   "--json", str(REPORTS / "upgrade-summary.json")])
+                                                   "--json", str(REPORTS / "upgrade-summary.json"),
+                                                   "--html", str(REPORTS / "upgrade-report.html")])

@@ -181,6 +181,7 @@ def test_training_trajectory(check, accumulate):
         losses = np.asarray(jax.device_get([_train_step(model, optimizer, *_full_batch(s)) for s in range(STEPS)]))
     for step in range(STEPS):
         check.golden(f"{variant}/loss/step{step}", losses[step])
+    check.series("loss per optimizer step", np.arange(STEPS), np.asarray(losses).reshape(STEPS, -1).mean(axis=1))
     check.exact("training losses finite", bool(np.isfinite(losses).all()), True)
     rng_count = int(compat.read(model.dropout.rngs.count))
     calls = K * STEPS if accumulate else STEPS
