@@ -22,6 +22,7 @@ REGRESSED = "regressed"
 ERROR_TYPE_CHANGED = "error type changed"
 NOW_SILENT = "now silent"
 NEW_ERROR = "new error"
+API_MISSING = "API missing"
 NOT_JUDGED = "not judged"
 MISSING = "check missing"
 FIXED = "fixed"
@@ -29,8 +30,8 @@ DRIFT = "drift within tolerance"
 NEW_CHECK = "new check"
 FAILING_BOTH = "failing in both"
 UNCHANGED = "unchanged"
-BAD_MARKS = (REGRESSED, ERROR_TYPE_CHANGED, NOW_SILENT, NEW_ERROR, MISSING)
-ORDER = (REGRESSED, ERROR_TYPE_CHANGED, NOW_SILENT, NEW_ERROR, MISSING, NOT_JUDGED, FAILING_BOTH, FIXED,
+BAD_MARKS = (REGRESSED, ERROR_TYPE_CHANGED, NOW_SILENT, NEW_ERROR, API_MISSING, MISSING)
+ORDER = (REGRESSED, ERROR_TYPE_CHANGED, NOW_SILENT, NEW_ERROR, API_MISSING, MISSING, NOT_JUDGED, FAILING_BOTH, FIXED,
          DRIFT, NEW_CHECK, UNCHANGED)
 
 
@@ -121,6 +122,15 @@ def _error_mark(check: dict) -> str | None:
     return None
 
 
+_API_GONE = ("AttributeError", "ImportError", "ModuleNotFoundError", "has no attribute", "cannot import name")
+
+
+def _api_mark(check: dict) -> str | None:
+    """A function, class or module the check used no longer exists in this version."""
+    message = check.get("message", "")
+    return API_MISSING if any(word in message for word in _API_GONE) else None
+
+
 def _golden_drift(base: dict, other: dict) -> str | None:
     """Golden comparisons that moved (while passing): how many, and the largest with its magnitude."""
     before = {c["label"]: c for c in base.get("comparisons", [])}
@@ -140,14 +150,14 @@ def _golden_drift(base: dict, other: dict) -> str | None:
 
 def _classify(base: dict | None, other: dict | None) -> tuple[str, str]:
     if other is None:
-        return MISSING, "the check ran on the baseline but not here (API or test no longer collected)"
+        return MISSING, "the check ran on the baseline but not here (its module failed to import or it was skipped)"
     if base is None:
         return NEW_CHECK, other.get("message", "")
     b, o = base["outcome"], other["outcome"]
     if o == "error" or b == "error":
         return NOT_JUDGED, (other if o == "error" else base).get("message", "")
     if b == "passed" and o == "failed":
-        return _error_mark(other) or REGRESSED, other.get("message", "")
+        return _error_mark(other) or _api_mark(other) or REGRESSED, other.get("message", "")
     if b == "failed" and o == "passed":
         return FIXED, base.get("message", "")
     if b == "failed" and o == "failed":

@@ -168,3 +168,10 @@ def test_performance_ratio_is_informational(base):
     assert verdict.exit_status == 0  # slower never changes the verdict
     assert "3.00x [2.00x] SLOWER" in render.text(verdict)
     assert "| update | 3.00x [2.00x] SLOWER |" in render.markdown(verdict)
+
+
+def test_attribute_error_on_the_candidate_is_api_missing(base):
+    cand = _fail(_candidate(base), "test_reference",
+                 message="AttributeError: module 'optax' has no attribute 'global_norm'")
+    verdict = compare.judge(base, [cand])
+    assert _mark(verdict, "test_reference") == compare.API_MISSING and verdict.exit_status == 1
