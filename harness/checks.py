@@ -124,7 +124,9 @@ class Check:
             observed = type(exc).__name__
         self.error_observed[key] = {
             "observed": observed,
-            "message": "" if observed is None else str(result).splitlines()[0][:300] if str(result) else "",
+            "message": "" if observed is None else (str(result).splitlines() or [""])[0][:300],
+            # When the call succeeds, say what it produced: a "now silent" change is then readable.
+            "result": _layout(result) if observed is None else None,
         }
         if self.recording:
             self.store.record(self.family, key, {"error": observed})
@@ -139,6 +141,8 @@ class Check:
             message = f"{label}: {_describe_error(expected)} at baseline, {_describe_error(observed)} now"
             if observed is not None:
                 message += f" ({self.error_observed[key]['message']})"
+            else:
+                message += f"; the call returned {self.error_observed[key]['result']}"
         self._note("error-contract", Comparison(
             label, passed, "exact", "exception", [], expected=expected, observed=observed, message=message,
         ))
@@ -225,6 +229,18 @@ class Check:
             "errors_observed": self.error_observed,
             "series": self.curves,
         }
+
+
+def _layout(value) -> list | str:
+    """Paths, shapes and dtypes of a result's array leaves (a pytree when JAX is installed)."""
+    try:
+        from jax import tree_util
+
+        leaves = tree_util.tree_flatten_with_path(value)[0]
+        return [[tree_util.keystr(path), str(getattr(leaf, "dtype", type(leaf).__name__)),
+                 list(getattr(leaf, "shape", []))] for path, leaf in leaves][:50]
+    except Exception:  # not a pytree of arrays: a short description is enough
+        return repr(value)[:300]
 
 
 def _describe_error(name) -> str:

@@ -41,7 +41,10 @@ def validate(doc: dict, source: str = "report") -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ReportProblem(f"{source} does not match the report schema at {where}: {error.message}")
+        raise ReportProblem(
+            f"{source} does not match the report schema at {where}: {error.message}. If it was written by an "
+            "earlier harness, run its session again (`nox -s <entry>`) and compare the new report."
+        )
 
 
 def load(path: str | Path) -> dict:

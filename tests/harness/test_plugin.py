@@ -155,3 +155,23 @@ def test_dtype(check):
     assert outcome["test_signed_zero"]["outcome"] == "failed"
     assert outcome["test_signed_zero"]["comparisons"][0]["mismatched"] == 1
     assert "float32[1] observed, float64[1] expected" in outcome["test_dtype"]["message"]
+
+
+def test_error_contract_that_goes_silent_says_what_the_call_returned(recorded_suite, pytester):
+    golden = pytester.path / "golden" / "demo.json"
+    data = json.loads(golden.read_text())
+    data["values"]["bad"] = {"error": "ValueError"}
+    pytester.makepyfile(test_quiet='''
+import numpy as np
+import pytest
+pytestmark = pytest.mark.family("demo")
+
+def test_error(check):
+    check.error_contract("bad", lambda: np.ones(3) + np.ones(3))
+''')
+    golden.write_text(json.dumps(data))
+    _, doc = recorded_suite("test_quiet.py")
+    check = doc["checks"][0]
+    assert check["outcome"] == "failed"
+    assert "ValueError at baseline, no error now; the call returned" in check["message"]
+    assert check["errors_observed"]["bad"]["result"] == [["", "float64", [3]]]
