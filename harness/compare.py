@@ -176,6 +176,9 @@ def _warning_key(w: dict) -> tuple:
 def compare_entry(base: dict, other: dict) -> EntryVerdict:
     base_checks = {c["id"]: c for c in base["checks"]}
     other_checks = {c["id"]: c for c in other["checks"]}
+    if other.get("selection") is not None:  # an attribution run: judge only the checks it ran
+        selected = set(other["selection"])
+        base_checks = {i: c for i, c in base_checks.items() if i in selected}
     changes = []
     if other["status"] == "complete":
         for check_id in list(base_checks) + [i for i in other_checks if i not in base_checks]:

@@ -6,6 +6,7 @@ sessions only have to set the environment):
   --harness-report PATH      HARNESS_REPORT      where to write the report (no report when unset)
   --harness-entry NAME       HARNESS_ENTRY       the matrix entry name recorded in the report
   --harness-golden-dir DIR   HARNESS_GOLDEN_DIR  golden store (default: <rootdir>/golden)
+  --harness-only FILE        HARNESS_ONLY        run only the check ids listed in FILE (one per line)
   --harness-record-golden                        record golden values instead of comparing
   --harness-accept-changes                       with --harness-record-golden: allow changed values
 
@@ -37,6 +38,8 @@ def pytest_addoption(parser):
     group.addoption("--harness-report", default=os.environ.get("HARNESS_REPORT"), help="report path")
     group.addoption("--harness-entry", default=os.environ.get("HARNESS_ENTRY", "local"), help="matrix entry name")
     group.addoption("--harness-golden-dir", default=os.environ.get("HARNESS_GOLDEN_DIR"), help="golden directory")
+    group.addoption("--harness-only", default=os.environ.get("HARNESS_ONLY"),
+                    help="file of check ids (family/test[params]) to run; the rest are deselected")
     group.addoption("--harness-record-golden", action="store_true", help="record golden values")
     group.addoption("--harness-accept-changes", action="store_true", help="allow changing recorded golden values")
 
@@ -84,6 +87,7 @@ class HarnessSession:
         self.hypothesis = hypothesis_profiles.activate(config)
         self.environment = None
         self.problem = None
+        self.selection = _read_selection(config.getoption("--harness-only"))
 
     # -- report ------------------------------------------------------------------------------
     def document(self, status: str) -> dict:
@@ -122,6 +126,7 @@ class HarnessSession:
             "performance": dict(sorted(self.performance.items())),
             "summary": dict(total=len(checks), **counts, by_family=by_family),
             "problem": self.problem,
+            "selection": self.selection,
         }
 
     def write(self, status: str, force: bool = False) -> None:
@@ -133,6 +138,26 @@ class HarnessSession:
         report.validate(doc, "the report being written")
         report.write(self.report_path, doc)
         self.last_write = time.perf_counter()
+
+
+def _read_selection(path: str | None) -> list[str] | None:
+    if not path:
+        return None
+    try:
+        return sorted({line.strip() for line in Path(path).read_text().splitlines() if line.strip()})
+    except OSError as exc:
+        raise pytest.UsageError(f"--harness-only: cannot read {path} ({exc.strerror or exc})") from None
+
+
+def pytest_collection_modifyitems(config, items):
+    """With --harness-only, run just the listed checks (attribution runs re-check what changed)."""
+    selection = _session(config).selection
+    if selection is None:
+        return
+    wanted = set(selection)
+    keep = [item for item in items if _check_id(item) in wanted]
+    config.hook.pytest_deselected(items=[item for item in items if _check_id(item) not in wanted])
+    items[:] = keep
 
 
 # -- fixtures -----------------------------------------------------------------------------------

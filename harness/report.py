@@ -115,4 +115,5 @@ def unresolvable(entry: dict, problem: str, started_at: str) -> dict:
         "performance": {},
         "summary": {"total": 0, "passed": 0, "failed": 0, "error": 0, "skipped": 0, "by_family": {}},
         "problem": problem,
+        "selection": None,
     }

@@ -175,7 +175,7 @@ def _keep_previous(names: list[str]) -> list[str]:
                 previous.mkdir(exist_ok=True)
                 os.replace(path, previous / path.name)
                 kept.append(path.name)
-    for name in ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html"):
+    for name in ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt"):
         if (REPORTS / name).exists():
             previous.mkdir(exist_ok=True)
             os.replace(REPORTS / name, previous / name)
@@ -183,9 +183,13 @@ def _keep_previous(names: list[str]) -> list[str]:
     return kept
 
 
-def _run_entries(plan: list[matrix.Entry], candidate: str | None, jobs: int) -> dict[str, int]:
+def _run_entries(plan: list[matrix.Entry], candidate: str | None, jobs: int,
+                 only: Path | None = None) -> dict[str, int]:
     """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log."""
     env = dict(os.environ)
+    env.pop("HARNESS_ONLY", None)
+    if only is not None:
+        env["HARNESS_ONLY"] = str(only)
     if candidate:
         env[CANDIDATE_ENV] = candidate
     else:
@@ -210,6 +214,20 @@ def _run_entries(plan: list[matrix.Entry], candidate: str | None, jobs: int) -> 
     return codes
 
 
+def _changed_on_candidate() -> list[str]:
+    """Ids of the checks whose mark on the candidate is not 'unchanged' (empty if either report is unusable)."""
+    from harness import compare
+
+    try:
+        base = report.load(REPORTS / f"{matrix.BASELINE}.json")
+        cand = report.load(REPORTS / f"{matrix.CANDIDATE}.json")
+    except HarnessError:
+        return []
+    if base["status"] != "complete" or cand["status"] != "complete":
+        return []
+    return sorted({c.check_id for c in compare.compare_entry(base, cand).changes if c.mark != compare.UNCHANGED})
+
+
 def upgrade(argv) -> int:
     """nox -s upgrade: run the plan, compare, print the verdict, return the exit status."""
     from harness import compare
@@ -225,11 +243,24 @@ def upgrade(argv) -> int:
     kept = _keep_previous([e.name for e in plan])
     if kept:
         print(f"upgrade: last run's reports moved to reports/previous/ ({len(kept)} files)")
-    print(f"upgrade: running {len(plan)} entries, {args.jobs} at a time")
     started = time.perf_counter()
-    _run_entries(plan, args.candidate, args.jobs)
+    pair, singles = plan[:2], plan[2:]
+    print(f"upgrade: running {', '.join(e.name for e in pair)}, {args.jobs} at a time")
+    _run_entries(pair, args.candidate, args.jobs)
+    ran = list(pair)
+    changed = _changed_on_candidate() if singles else []
+    if singles and changed:
+        # Attribution needs only the checks that changed: the single-package entries re-run just those.
+        selection = REPORTS / "attribution-selection.txt"
+        selection.write_text("\n".join(changed) + "\n")
+        print(f"upgrade: {len(changed)} checks changed on the candidate; attributing them with "
+              f"{', '.join(e.name for e in singles)}")
+        _run_entries(singles, args.candidate, args.jobs, only=selection)
+        ran += singles
+    elif singles:
+        print("upgrade: no check changed on the candidate; the single-package entries are not needed")
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
-    paths = [REPORTS / f"{e.name}.json" for e in plan]
+    paths = [REPORTS / f"{e.name}.json" for e in ran]
     return compare.main([str(p) for p in paths] + ["--markdown", str(REPORTS / "upgrade-summary.md"),
                                                    "--json", str(REPORTS / "upgrade-summary.json"),
                                                    "--html", str(REPORTS / "upgrade-report.html")])

@@ -175,3 +175,11 @@ def test_attribute_error_on_the_candidate_is_api_missing(base):
                  message="AttributeError: module 'optax' has no attribute 'global_norm'")
     verdict = compare.judge(base, [cand])
     assert _mark(verdict, "test_reference") == compare.API_MISSING and verdict.exit_status == 1
+
+
+def test_attribution_run_is_judged_only_on_its_selection(base):
+    cand = _fail(_candidate(base), "test_reference")
+    cand["checks"] = [c for c in cand["checks"] if c["id"].endswith("/test_reference")]
+    cand["selection"] = ["demo/test_reference"]
+    verdict = compare.judge(base, [cand])
+    assert [(c.check_id, c.mark) for c in verdict.entries[0].changes] == [("demo/test_reference", compare.REGRESSED)]

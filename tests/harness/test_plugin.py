@@ -175,3 +175,10 @@ def test_error(check):
     assert check["outcome"] == "failed"
     assert "ValueError at baseline, no error now; the call returned" in check["message"]
     assert check["errors_observed"]["bad"]["result"] == [["", "float64", [3]]]
+
+
+def test_only_runs_the_listed_checks_and_records_the_selection(recorded_suite, pytester):
+    (pytester.path / "only.txt").write_text("demo/test_reference\ndemo/test_error\n")
+    _, doc = recorded_suite("--harness-only=only.txt")
+    assert sorted(c["id"] for c in doc["checks"]) == ["demo/test_error", "demo/test_reference"]
+    assert doc["selection"] == ["demo/test_error", "demo/test_reference"]
