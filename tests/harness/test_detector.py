@@ -78,3 +78,36 @@ def test_error_no_longer_raised_is_now_silent(clean, tmp_path):
     marks = {c.check_id: c.mark for c in verdict.entries[0].changes}
     for case in ("leaf_shape", "rank", "structure_key"):
         assert marks[f"accumulation/test_mismatched_grads_error[{case}]"] == compare.NOW_SILENT
+
+
+FAMILIES = [
+    # (fault, selection, check that must fire, what its failure must say, expected mark)
+    ("schedules-scale", ["tests/contracts/test_schedules.py", "-k", "guide_case"],
+     "schedules/test_guide_case", "golden:guide/cosine", compare.REGRESSED),
+    ("clipping-per-leaf", ["tests/contracts/test_clipping.py", "-k", "guide_case"],
+     "clipping/test_guide_case", "golden:guide/clipped_w", compare.REGRESSED),
+    ("masks-ignored", ["tests/contracts/test_masks.py", "-k", "test_decay_reaches_kernels_not_biases"],
+     "masks/test_decay_reaches_kernels_not_biases[dict]", "undecayed", compare.REGRESSED),
+    ("shapes-silent", ["tests/contracts/test_shapes.py", "-k", "add_decayed_weights and incompatible and jit"],
+     "shapes/test_mismatched_grads[add_decayed_weights-leaf_incompatible-jit]", "TypeError at baseline, no error now",
+     compare.NOW_SILENT),
+]
+
+
+@pytest.mark.parametrize("fault, selection, check_id, words, mark", FAMILIES, ids=[f[0] for f in FAMILIES])
+def test_each_family_flags_its_fault(tmp_path, fault, selection, check_id, words, mark):
+    clean = _run_suite(tmp_path, "clean", selection)
+    assert clean["summary"]["failed"] == clean["summary"]["error"] == 0
+    broken = _run_suite(tmp_path, "broken", selection, fault)
+    check = _checks(broken)[check_id]
+    assert check["outcome"] == "failed" and check["family"] == check_id.split("/")[0]
+    assert words in check["message"]
+    verdict = compare.judge(clean, [broken])
+    assert {c.check_id: c.mark for c in verdict.entries[0].changes}[check_id] == mark
+    assert verdict.exit_status == 1
+
+
+def test_scaled_schedule_is_measured_as_one_percent(tmp_path):
+    selection = ["tests/contracts/test_schedules.py", "-k", "guide_case"]
+    broken = _run_suite(tmp_path, "broken", selection, "schedules-scale")
+    assert _checks(broken)["schedules/test_guide_case"]["max_rel_err"] == pytest.approx(0.01, rel=0.05)
