@@ -36,9 +36,19 @@ def _entry_rows(verdict: Verdict) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+_SHOW_BASELINE_FAILURES = 10
+_PR_COMMENT_LIMIT = 60_000  # GitHub refuses comments over 65,536 characters
+
+
 def _changed(entry) -> list:
+    """Changed checks grouped by family, the worst marks first within a family."""
     return sorted((c for c in entry.changes if c.mark != UNCHANGED),
-                  key=lambda c: (ORDER.index(c.mark), c.family, c.check_id))
+                  key=lambda c: (c.family, ORDER.index(c.mark), c.check_id))
+
+
+def _shown_baseline_failures(verdict: Verdict) -> tuple[list[dict], int]:
+    failures = verdict.baseline_failures
+    return failures[:_SHOW_BASELINE_FAILURES], max(0, len(failures) - _SHOW_BASELINE_FAILURES)
 
 
 def _attribution(verdict: Verdict) -> tuple[list[str], list[tuple[str, list[str]]]]:
@@ -55,16 +65,23 @@ def text(verdict: Verdict) -> str:
         out.append(f"  {name:12s} {versions}  [{status}] {counts}")
     if verdict.baseline.get("problem"):
         out.append(f"\n  baseline: {verdict.baseline['problem']}")
-    for check in verdict.baseline_failures:
+    shown, more = _shown_baseline_failures(verdict)
+    for check in shown:
         out.append(f"\n  baseline {check['outcome']}: {check['id']}\n    {check['message']}")
-    for entry in verdict.entries:
+    if more:
+        out.append(f"\n  ... and {more} more baseline failures (all in the baseline report)")
+    for index, entry in enumerate(verdict.entries):
         if entry.problem:
             out.append(f"\n  {entry.name}: {entry.problem}")
-        changed = _changed(entry)
+        changed = _changed(entry) if index == 0 else []  # the others appear in the attribution table
         if changed:
-            out.append(f"\n  Changed on {entry.name}:")
+            out.append(f"\n  Changed on {entry.name}, by family:")
             out.append(f"    {'change':24s} {'check':58s} {'max abs / rel err':18s} tolerance")
+            family = None
             for c in changed:
+                if c.family != family:
+                    family = c.family
+                    out.append(f"  [{family}]")
                 out.append(f"    {c.mark:24s} {c.check_id:58s} {_magnitude(c):18s} {c.tolerance}")
                 if c.detail:
                     out.append(f"      {c.detail[:600]}")
@@ -111,6 +128,16 @@ def _md_escape(s: str) -> str:
 
 
 def markdown(verdict: Verdict) -> str:
+    """The verdict for a PR comment; details are shortened until it fits GitHub's comment limit."""
+    for detail_chars in (300, 120, 0):
+        text = _markdown(verdict, detail_chars)
+        if len(text) <= _PR_COMMENT_LIMIT:
+            return text
+    cut = text[:_PR_COMMENT_LIMIT].rsplit("\n", 1)[0]
+    return cut + "\n\n(truncated to fit a PR comment: the full verdict is in upgrade-summary.json)\n"
+
+
+def _markdown(verdict: Verdict, detail_chars: int) -> str:
     icon = {0: "✅", 1: "❌", 2: "⚠️"}[verdict.exit_status]
     out = [f"## {icon} Upgrade verdict: {_md_escape(verdict.headline)}", "",
            "| entry | versions | status | result |", "|---|---|---|---|"]
@@ -118,18 +145,21 @@ def markdown(verdict: Verdict) -> str:
         out.append(f"| {name} | {versions} | {status} | {counts} |")
     if verdict.baseline.get("problem"):
         out += ["", f"**baseline**: {_md_escape(verdict.baseline['problem'][:800])}"]
-    if verdict.baseline_failures:
+    shown, more = _shown_baseline_failures(verdict)
+    if shown:
         out += ["", "**Baseline fails its own checks:**", ""]
-        out += [f"- `{c['id']}`: {_md_escape(c['message'][:400])}" for c in verdict.baseline_failures]
-    for entry in verdict.entries:
+        out += [f"- `{c['id']}`: {_md_escape(c['message'][:400])}" for c in shown]
+        if more:
+            out.append(f"- ... and {more} more (all in the baseline report)")
+    for index, entry in enumerate(verdict.entries):
         if entry.problem:
             out += ["", f"**{entry.name}**: {_md_escape(entry.problem[:800])}"]
-        changed = _changed(entry)
+        changed = _changed(entry) if index == 0 else []  # the others appear in the attribution table
         if changed:
             out += ["", f"### Changed on `{entry.name}`", "",
-                    "| change | check | max abs / rel err | tolerance | detail |", "|---|---|---|---|---|"]
-            out += [f"| {c.mark} | `{c.check_id}` | {_magnitude(c)} | {c.tolerance} | {_md_escape(c.detail[:300])} |"
-                    for c in changed]
+                    "| family | change | check | max abs / rel err | tolerance | detail |", "|---|---|---|---|---|---|"]
+            out += [f"| {c.family} | {c.mark} | `{c.check_id}` | {_magnitude(c)} | {c.tolerance} | "
+                    f"{_md_escape(c.detail[:detail_chars])} |" for c in changed]
         if entry.new_warnings:
             out += ["", f"New warnings on `{entry.name}`:", ""]
             out += [f"- {w['category']} from {w['origin']}: {_md_escape(w['message'][:200])}" for w in entry.new_warnings]

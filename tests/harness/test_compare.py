@@ -121,7 +121,7 @@ def test_markdown_collapses_unchanged_and_names_changes(base):
     cand = _fail(_candidate(base), "test_golden_value", max_abs_err=0.025)
     md = render.markdown(compare.judge(base, [cand]))
     assert md.startswith("## ❌ Upgrade verdict: REGRESSED")
-    assert "| regressed | `demo/test_golden_value` |" in md
+    assert "| demo | regressed | `demo/test_golden_value` |" in md
     assert "<details><summary>5 unchanged checks on candidate</summary>" in md
 
 
@@ -183,3 +183,13 @@ def test_attribution_run_is_judged_only_on_its_selection(base):
     cand["selection"] = ["demo/test_reference"]
     verdict = compare.judge(base, [cand])
     assert [(c.check_id, c.mark) for c in verdict.entries[0].changes] == [("demo/test_reference", compare.REGRESSED)]
+
+
+def test_markdown_fits_one_pr_comment(base):
+    cand = _candidate(base)
+    for i in range(3000):
+        extra = copy.deepcopy(_check(cand, "test_golden_value"))
+        extra.update(id=f"demo/test_many[{i}]", outcome="failed", message="x" * 500)
+        cand["checks"].append(extra)
+    md = render.markdown(compare.judge(base, [cand]))
+    assert len(md) <= 60_000 and "truncated to fit a PR comment" in md
