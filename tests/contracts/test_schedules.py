@@ -161,6 +161,7 @@ def test_guide_case(check):
     check.reference("guide/cosine", values, np.array([0.1, 0.05, 0.0]))
     expected, scale = _cosine_ref([0, 5, 10], 0.1, 10)
     _reference_each(check, "guide/cosine closed form", values, expected, scale)
+    check.series("learning rate", np.arange(11), np.asarray(schedule(jnp.arange(11))))
 
 
 # -- fixed cases of every schedule: golden, reference, dtypes, jit ---------------------------------------
@@ -226,6 +227,9 @@ def test_fixed_case(check, name):
     check.golden(f"fixed/{name}", values)
     expected, scale = reference(np.array(steps))
     _reference_each(check, f"{name} closed form", values, expected, scale)
+    # The whole curve, for the HTML report's plot (one vectorised call; it compares nothing).
+    curve_steps = np.unique(np.linspace(0, steps[-2] if len(steps) > 1 else steps[0], 64).astype(np.int32))
+    check.series("learning rate", curve_steps, np.asarray(make()(jnp.asarray(curve_steps))))
 
 
 def _dtype_fact(value):
