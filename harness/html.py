@@ -94,7 +94,7 @@ def _performance_table(verdict: Verdict) -> str:
     head = "".join(f"<th>{escape(e.name)}</th>" for e in verdict.entries)
     body = "".join(f"<tr><td>{escape(name)}</td>" + "".join(f"<td>{escape(c.split(': ', 1)[1])}</td>" for c in cells)
                    + "</tr>" for name, cells in rows)
-    return (f"<h2>Performance (informational)</h2><p>Steady-state time relative to the baseline, compile-time "
+    return (f"<h2>Performance (informational)</h2><p>Fastest steady-state call relative to the baseline, compile-time "
             f"ratio in brackets; flagged above {render.SLOWER_THRESHOLD}x. Never changes the exit status.</p>"
             f"<table><tr><th>operation</th>{head}</tr>{body}</table>")
 

@@ -89,7 +89,7 @@ def text(verdict: Verdict) -> str:
             out.append(f"  new {w['category']} from {w['origin']} on {entry.name}: {w['message'][:200]}")
     perf = _performance_rows(verdict)
     if perf:
-        out.append(f"\n  Performance, steady-state time / baseline's (informational; flagged above "
+        out.append(f"\n  Performance, fastest steady-state call / baseline's (informational; flagged above "
                    f"{SLOWER_THRESHOLD}x; compile time ratio in brackets):")
         for name, cells in perf:
             out.append(f"    {name:28s} " + " ".join(f"{c:24s}" for c in cells))
@@ -165,7 +165,7 @@ def _markdown(verdict: Verdict, detail_chars: int) -> str:
             out += [f"- {w['category']} from {w['origin']}: {_md_escape(w['message'][:200])}" for w in entry.new_warnings]
     perf = _performance_rows(verdict)
     if perf:
-        out += ["", f"<details><summary>Performance (informational): steady-state time / baseline's, "
+        out += ["", f"<details><summary>Performance (informational): fastest steady-state call / baseline's, "
                 f"flagged above {SLOWER_THRESHOLD}x; compile-time ratio in brackets</summary>", "",
                 "| operation | " + " | ".join(e.name for e in verdict.entries) + " |",
                 "|---|" + "---|" * len(verdict.entries)]

@@ -11,7 +11,7 @@ import statistics
 import time
 
 WARMUP = 3
-REPEATS = 30
+REPEATS = 200
 
 
 def measure(fn, *args, repeats: int = REPEATS) -> dict:

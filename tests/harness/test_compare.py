@@ -159,7 +159,7 @@ def test_cli_rejects_reports_from_different_harness_versions(base, tmp_path, cap
 
 def test_performance_ratio_is_informational(base):
     base = copy.deepcopy(base)
-    base["performance"] = {"update": {"compile_s": 0.5, "steady_s": 1e-4, "steady_min_s": 1e-4, "repeats": 30}}
+    base["performance"] = {"update": {"compile_s": 0.5, "steady_s": 2e-4, "steady_min_s": 1e-4, "repeats": 30}}
     cand = _candidate(base)
     cand["performance"]["update"] = {"compile_s": 1.0, "steady_s": 3e-4, "steady_min_s": 3e-4, "repeats": 30}
     verdict = compare.judge(base, [cand])
