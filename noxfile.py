@@ -39,7 +39,7 @@ except HarnessError as exc:  # reported when a session that needs it runs, not w
 
 def _require_python(session: nox.Session) -> None:
     if PYTHON is None:
-        session.error(NO_PYTHON)
+        session.error(NO_PYTHON.rstrip("."))  # nox ends the sentence itself
 
 
 def _stack_session(name: str, tags: tuple[str, ...] = ()):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from harness import matrix, report
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
+from harness.interpreters import find_python
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "reports"
@@ -214,6 +215,13 @@ def _run_entries(plan: list[matrix.Entry], candidate: str | None, jobs: int,
     return codes
 
 
+def _tail(path: Path, lines: int = 8) -> str:
+    try:
+        return "\n".join("    " + ln for ln in path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "    (no log)"
+
+
 def _changed_on_candidate() -> list[str]:
     """Ids of the checks whose mark on the candidate is not 'unchanged' (empty if either report is unusable)."""
     from harness import compare
@@ -236,6 +244,7 @@ def upgrade(argv) -> int:
         args = _parse(argv)
         entries = matrix.entries(args.candidate)
         plan = matrix.upgrade_plan(entries)
+        find_python(matrix.PYTHON)
         _check_writable(REPORTS)
     except HarnessError as exc:
         print(f"upgrade: {exc}", file=sys.stderr)
@@ -261,6 +270,13 @@ def upgrade(argv) -> int:
         print("upgrade: no check changed on the candidate; the single-package entries are not needed")
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
     paths = [REPORTS / f"{e.name}.json" for e in ran]
+    silent = [e.name for e, p in zip(ran, paths) if not p.exists()]
+    if silent:
+        for name in silent:
+            print(f"upgrade: entry {name} wrote no report; the end of reports/{name}.log says:\n"
+                  + _tail(REPORTS / f"{name}.log"), file=sys.stderr)
+        print("upgrade: CANNOT JUDGE (exit status 2)", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
     return compare.main([str(p) for p in paths] + ["--markdown", str(REPORTS / "upgrade-summary.md"),
                                                    "--json", str(REPORTS / "upgrade-summary.json"),
                                                    "--html", str(REPORTS / "upgrade-report.html")])

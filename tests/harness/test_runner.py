@@ -47,3 +47,24 @@ def test_nonexistent_version_is_an_unresolvable_entry(tmp_path):
     message = str(info.value)
     assert "cannot resolve matrix entry 'candidate'" in message and "0.0.999" in message
     assert not (tmp_path / "lock.txt").exists()
+
+
+def test_upgrade_without_python_312_says_what_to_install(monkeypatch, capsys, tmp_path):
+    from harness import interpreters
+
+    interpreters.find_python.cache_clear()
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "none"))
+    try:
+        assert runner.upgrade([]) == 2
+    finally:
+        interpreters.find_python.cache_clear()
+    assert "pyenv install 3.12" in capsys.readouterr().err
+
+
+def test_entry_without_report_is_cannot_judge(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(runner, "REPORTS", tmp_path)
+    monkeypatch.setattr(runner, "_run_entries", lambda *a, **k: (tmp_path / "baseline.log").write_text("boom\n"))
+    assert runner.upgrade([]) == 2
+    err = capsys.readouterr().err
+    assert "entry baseline wrote no report" in err and "boom" in err
