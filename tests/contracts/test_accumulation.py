@@ -133,16 +133,14 @@ _RUNNERS = {}
 def test_property_emits_mean_and_zeros(check, template, k, data):
     """Any pytree (asymmetric shapes, scalars, zero grads): k-1 exact zeros, then -lr * mean."""
     layout = strategies.TEMPLATES[template]
-    grads = [data.draw(strategies.pytree(layout, max_magnitude=1e4)) for _ in range(k)]
-    params = jax.tree.map(lambda g: jnp.zeros(g.shape, jnp.float32), grads[0])
+    grads = data.draw(strategies.pytree(layout, max_magnitude=1e4, batch=k))  # k microbatches, stacked
+    params = jax.tree.map(lambda g: jnp.zeros(g.shape[1:], jnp.float32), grads)
     run = _RUNNERS.setdefault(k, _sgd_microbatches_jit(k))
-    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *grads)
-    us = run(params, stacked)
-    flat_us, flat_gs = jax.tree.leaves(us), [jax.tree.leaves(g) for g in grads]
-    for leaf_index, u in enumerate(flat_us):
+    us = run(params, jax.tree.map(jnp.asarray, grads))
+    for u, g in zip(jax.tree.leaves(us), jax.tree.leaves(grads)):
         u = np.asarray(u)
         check.exact("zeros before emission", u[:-1], np.zeros_like(u[:-1]))
-        stacked = np.stack([np.asarray(g[leaf_index], np.float64) for g in flat_gs])
+        stacked = np.asarray(g, np.float64)
         # MultiSteps keeps a running mean: acc += (g - acc) / n, so rounding is relative to the
         # operands' magnitude, not to a mean that may cancel to near zero.
         check.reference("emitted mean", u[-1], -LR * stacked.mean(0), scale=LR * np.abs(stacked).sum(0).max())
@@ -152,14 +150,16 @@ _TRAINERS = {}
 
 
 def _trainer(name, tx):
-    """A jitted training loop per optimizer: compiled once per tree layout, not once per example."""
+    """A jitted training loop (lax.scan over stacked grads) per optimizer: compiled once per tree
+    layout, not once per example."""
     if name not in _TRAINERS:
         @jax.jit
-        def train(params, grads_seq):
-            state = tx.init(params)
-            for g in grads_seq:
+        def train(params, grads_stacked):
+            def step(carry, g):
+                params, state = carry
                 u, state = tx.update(g, state, params)
-                params = optax.apply_updates(params, u)
+                return (optax.apply_updates(params, u), state), None
+            (params, _), _ = jax.lax.scan(step, (params, tx.init(params)), grads_stacked)
             return params
         _TRAINERS[name] = train
     return _TRAINERS[name]
@@ -172,11 +172,10 @@ def test_property_microbatches_equal_mean_step(check, inner, template, data):
     k, steps = 2, 3
     layout = strategies.TEMPLATES[template]
     make = {"sgd": lambda: optax.sgd(LR), "adam": lambda: optax.adam(1e-2)}[inner]
-    params = data.draw(strategies.pytree(layout, max_magnitude=10.0))
-    params = jax.tree.map(jnp.asarray, params)
-    micro = [jax.tree.map(jnp.asarray, data.draw(strategies.pytree(layout, max_magnitude=10.0)))
-             for _ in range(k * steps)]
-    means = [jax.tree.map(lambda *xs: sum(xs) / k, *micro[s * k:(s + 1) * k]) for s in range(steps)]
+    params = jax.tree.map(jnp.asarray, data.draw(strategies.pytree(layout, max_magnitude=10.0)))
+    micro = jax.tree.map(jnp.asarray, data.draw(strategies.pytree(layout, max_magnitude=10.0, batch=k * steps)))
+    # The mean of each optimizer step's k microbatches, summed then divided as MultiSteps' user would.
+    means = jax.tree.map(lambda m: m.reshape(steps, k, *m.shape[1:]).sum(axis=1) / k, micro)
     accumulated = _trainer(f"{inner}-multisteps", optax.MultiSteps(make(), every_k_schedule=k))(params, micro)
     direct = _trainer(inner, make())(params, means)
     for a, d in zip(jax.tree.leaves(accumulated), jax.tree.leaves(direct)):
