@@ -74,7 +74,7 @@ def compare_performance(base: dict, other: dict) -> list[Timing]:
     for name, b in sorted(base.get("performance", {}).items()):
         o = other.get("performance", {}).get(name)
         if o is None:
-            rows.append(Timing(name, None, None, None, b["steady_s"]))
+            rows.append(Timing(name, None, None, None, b["steady_min_s"]))
             continue
         # The fastest of many calls: the least disturbed by the other entry sharing the cores.
         rows.append(Timing(name, o["steady_min_s"] / b["steady_min_s"] if b["steady_min_s"] else None,
@@ -123,13 +123,12 @@ def _error_mark(check: dict) -> str | None:
     return None
 
 
-_API_GONE = ("AttributeError", "ImportError", "ModuleNotFoundError", "has no attribute", "cannot import name")
+_API_GONE = ("AttributeError", "ImportError", "ModuleNotFoundError")
 
 
 def _api_mark(check: dict) -> str | None:
     """A function, class or module the check used no longer exists in this version."""
-    message = check.get("message", "")
-    return API_MISSING if any(word in message for word in _API_GONE) else None
+    return API_MISSING if check.get("exception") in _API_GONE else None
 
 
 def _golden_drift(base: dict, other: dict) -> str | None:
@@ -155,6 +154,10 @@ def _classify(base: dict | None, other: dict | None) -> tuple[str, str]:
     if base is None:
         return NEW_CHECK, other.get("message", "")
     b, o = base["outcome"], other["outcome"]
+    if o == "skipped" and b != "skipped":
+        return MISSING, other.get("message", "") or "skipped here"
+    if b == "skipped" and o != "skipped":  # ran only here: a failure is still a failure
+        return (REGRESSED if o == "failed" else NEW_CHECK), other.get("message", "")
     if o == "error" or b == "error":
         return NOT_JUDGED, (other if o == "error" else base).get("message", "")
     if b == "passed" and o == "failed":

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -247,6 +248,7 @@ def _record(item, call, rep) -> None:
     recorder: Check | None = item.stash.get(_CHECK, None)
     examples = item.stash.get(_EXAMPLES, None)
     outcome, message = rep.outcome, ""
+    exception = type(call.excinfo.value).__name__ if call.excinfo is not None and not rep.skipped else None
     if call.excinfo is not None:
         exc = call.excinfo.value
         if isinstance(exc, GoldenProblem) or _caused_by(exc, GoldenProblem):
@@ -274,6 +276,7 @@ def _record(item, call, rep) -> None:
         "family": _family(item),
         "kind": kind,
         "outcome": outcome if outcome in ("passed", "failed", "error", "skipped") else "failed",
+        "exception": exception,
         "duration_s": round(rep.duration, 4),
         "message": message,
         "falsifying_example": _falsifying(rep) if outcome == "failed" and is_property else None,
@@ -300,11 +303,17 @@ def pytest_collectreport(report):
     lines = [ln for ln in text.splitlines() if ln.startswith("E ")]
     harness.checks[report.nodeid] = {
         "id": f"{family}/collection", "nodeid": report.nodeid, "family": family, "kind": "collection",
-        "outcome": "failed", "duration_s": 0.0,
+        "outcome": "failed", "duration_s": 0.0, "exception": _exception_name(text),
         "message": f"{report.nodeid} could not be collected: " + (" ".join(ln[2:].strip() for ln in lines[-3:]) or text[-500:]),
         "falsifying_example": None, "examples": None, "max_abs_err": None, "max_rel_err": None,
         "comparisons": [], "errors_observed": {}, "series": {},
     }
+
+
+def _exception_name(longrepr: str) -> str | None:
+    """The exception type in a collection error's text ("E   ModuleNotFoundError: ...")."""
+    found = re.findall(r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception))\b", longrepr, flags=re.M)
+    return found[-1].rsplit(".", 1)[-1] if found else None
 
 
 def _main_kind(kinds: list[str]) -> str:
@@ -383,9 +392,9 @@ def _origin(filename: str, message: str) -> str:
 
 def pytest_sessionfinish(session, exitstatus):
     harness = _session(session.config)
-    harness.exit_status = int(exitstatus)
     if harness.recording:
-        _finish_recording(session, harness)
+        _finish_recording(session, harness)  # may turn the run into a failure (values not written)
+    harness.exit_status = int(session.exitstatus)
     interrupted = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
     harness.write("partial" if interrupted else "complete", force=True)
 

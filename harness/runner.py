@@ -149,7 +149,13 @@ def _parse(argv) -> argparse.Namespace:
     try:
         return parser.parse_args(list(argv))
     except SystemExit as exc:
+        if exc.code == 0:  # --help was printed
+            raise HelpShown() from None
         raise HarnessError(f"nox -s upgrade: bad arguments {list(argv)}; see the usage above.") from exc
+
+
+class HelpShown(Exception):
+    """`nox -s upgrade -- --help`: the usage is printed, nothing runs."""
 
 
 def _check_writable(directory: Path) -> None:
@@ -246,6 +252,8 @@ def upgrade(argv) -> int:
         plan = matrix.upgrade_plan(entries)
         find_python(matrix.PYTHON)
         _check_writable(REPORTS)
+    except HelpShown:
+        return 0
     except HarnessError as exc:
         print(f"upgrade: {exc}", file=sys.stderr)
         return exc.exit_status

@@ -173,8 +173,15 @@ def test_performance_ratio_is_informational(base):
 def test_attribute_error_on_the_candidate_is_api_missing(base):
     cand = _fail(_candidate(base), "test_reference",
                  message="AttributeError: module 'optax' has no attribute 'global_norm'")
+    _check(cand, "test_reference")["exception"] = "AttributeError"
     verdict = compare.judge(base, [cand])
     assert _mark(verdict, "test_reference") == compare.API_MISSING and verdict.exit_status == 1
+
+
+def test_api_missing_is_decided_by_exception_type_not_message_words(base):
+    cand = _fail(_candidate(base), "test_reference", message="golden:fact: 'has no attribute' in a value")
+    _check(cand, "test_reference")["exception"] = "ContractFailure"
+    assert _mark(compare.judge(base, [cand]), "test_reference") == compare.REGRESSED
 
 
 def test_attribution_run_is_judged_only_on_its_selection(base):
@@ -193,3 +200,18 @@ def test_markdown_fits_one_pr_comment(base):
         cand["checks"].append(extra)
     md = render.markdown(compare.judge(base, [cand]))
     assert len(md) <= 60_000 and "truncated to fit a PR comment" in md
+
+
+def test_check_skipped_on_the_candidate_is_missing(base):
+    cand = _candidate(base)
+    _check(cand, "test_reference").update(outcome="skipped", message="optax has no global_norm")
+    verdict = compare.judge(base, [cand])
+    assert _mark(verdict, "test_reference") == compare.MISSING and verdict.exit_status == 1
+
+
+def test_check_skipped_on_the_baseline_but_failing_now_is_not_hidden(base):
+    base = copy.deepcopy(base)
+    _check(base, "test_reference")["outcome"] = "skipped"
+    cand = _fail(_candidate(base), "test_reference")
+    _check(cand, "test_reference")["outcome"] = "failed"
+    assert _mark(compare.judge(base, [cand]), "test_reference") == compare.REGRESSED

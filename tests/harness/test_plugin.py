@@ -64,7 +64,7 @@ def test_changed_error_type_is_a_failure(recorded_suite, pytester):
     golden.write_text(golden.read_text().replace('"ValueError"', '"TypeError"'))
     _, doc = recorded_suite()
     check = _by_name(doc)["test_error"]
-    assert check["outcome"] == "failed"
+    assert check["outcome"] == "failed" and check["exception"] == "ContractFailure"
     assert "TypeError at baseline, ValueError now" in check["message"]
 
 
@@ -109,8 +109,8 @@ def test_recording_refuses_to_change_values_without_accept(recorded_suite, pytes
     golden = pytester.path / "golden" / "demo.json"
     before = golden.read_text().replace("0.10000000149011612", "0.125")
     golden.write_text(before)
-    result, _ = recorded_suite("--harness-record-golden", report="again.json")
-    assert result.ret == 1
+    result, doc = recorded_suite("--harness-record-golden", report="again.json")
+    assert result.ret == 1 and doc["exit_status"] == 1  # the report agrees with pytest
     result.stdout.fnmatch_lines(["*NOT written: 1 recorded values would change*"])
     assert golden.read_text() == before  # nothing silently overwritten
     result, _ = recorded_suite("--harness-record-golden", "--harness-accept-changes", report="again.json")
@@ -131,6 +131,7 @@ def test_module_that_fails_to_import_is_a_failed_check_and_the_rest_still_runs(r
     checks = {c["id"]: c for c in doc["checks"]}
     broken = checks["broken/collection"]
     assert broken["outcome"] == "failed" and broken["kind"] == "collection"
+    assert broken["exception"] == "ModuleNotFoundError"
     assert "optax_api_that_was_removed" in broken["message"]
     assert doc["summary"]["passed"] == 6  # the healthy module still ran
     report.validate(doc)

@@ -12,6 +12,7 @@ def test_bad_upgrade_arguments_exit_2(capsys):
     assert runner.upgrade(["--candidate", "jax>=1"]) == 2
     assert "cannot read 'jax>=1'" in capsys.readouterr().err
     assert runner.upgrade(["--frobnicate"]) == 2
+    assert runner.upgrade(["--help"]) == 0
 
 
 def test_reports_directory_that_is_a_file_is_refused(tmp_path, monkeypatch, capsys):
