@@ -77,8 +77,12 @@ class Check:
             raise ContractFailure(comparison.message)
 
     # -- golden ------------------------------------------------------------------------------
-    def golden(self, key: str, value, *, exact: bool = False) -> None:
-        """The value equals the baseline's recording, within the golden tolerance of its dtype."""
+    def golden(self, key: str, value, *, exact: bool = False, scale=1.0) -> None:
+        """The value equals the baseline's recording, within the golden tolerance of its dtype.
+
+        ``scale`` (a number or one per element) multiplies the absolute floor, for values far from
+        1 in magnitude: tiny values get a floor relative to their own size.
+        """
         value = np.asarray(value)
         if self.recording:
             self.store.record(self.family, key, encode_array(value))
@@ -97,7 +101,8 @@ class Check:
             self._note("golden", compare_exact(label, value, expected))
         else:
             tol = tolerances.lookup("golden", _float_dtype(observed_dtype), self.check_id)
-            self._note("golden", compare_close(label, value, expected, tol.rtol, tol.atol, observed_dtype))
+            atol = tol.atol * np.asarray(scale, dtype=np.float64)
+            self._note("golden", compare_close(label, value, expected, tol.rtol, atol, observed_dtype))
 
     def golden_exact(self, key: str, value) -> None:
         self.golden(key, value, exact=True)
@@ -149,17 +154,18 @@ class Check:
         return result
 
     # -- independent references and literal contracts ------------------------------------------
-    def reference(self, label: str, value, expected_f64, *, scale: float = 1.0) -> None:
+    def reference(self, label: str, value, expected_f64, *, scale=1.0) -> None:
         """The value agrees with an independent float64 NumPy formula, within the reference tolerance.
 
-        ``scale`` is the magnitude of the operands when the result is a sum or difference of them:
-        rounding error is relative to the operands, not to a result that cancelled to near zero,
-        so the absolute floor is multiplied by it (the report records the product).
+        ``scale`` is the magnitude of the operands (a number, or one per element) when the result is a
+        sum or difference of them: rounding error is relative to the operands, not to a result that
+        cancelled to near zero, so the absolute floor is multiplied by it, elementwise (a scale below
+        1 tightens it). The report records the largest floor used.
         """
         value = np.asarray(value)
         dtype = _dtype_name(value)
         tol = tolerances.lookup("reference", _float_dtype(dtype), self.check_id)
-        atol = tol.atol * max(float(scale), 1.0)
+        atol = tol.atol * np.asarray(scale, dtype=np.float64)
         self._note("reference", compare_close(f"reference:{label}", value, expected_f64, tol.rtol, atol, dtype))
 
     def agree(self, label: str, value, other) -> None:

@@ -61,4 +61,5 @@ def jax_platform() -> dict:
         "jax_enable_x64": bool(jax.config.jax_enable_x64),
         "default_matmul_precision": str(jax.config.jax_default_matmul_precision),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "compilation_cache_dir": str(jax.config.jax_compilation_cache_dir or ""),
     }

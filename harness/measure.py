@@ -72,9 +72,14 @@ def errors(observed, expected) -> tuple[np.ndarray, np.ndarray]:
     return abs_err, rel_err
 
 
-def compare_close(label: str, observed, expected, rtol: float, atol: float, dtype: str | None = None) -> Comparison:
-    """Elementwise closeness under (rtol, atol), with the error magnitudes the report needs."""
+def compare_close(label: str, observed, expected, rtol: float, atol, dtype: str | None = None) -> Comparison:
+    """Elementwise closeness under (rtol, atol), with the error magnitudes the report needs.
+
+    ``atol`` may be one number or one per element (broadcast to the observed shape).
+    """
     obs, exp = np.asarray(observed), np.asarray(expected)
+    atol_array = np.asarray(atol, dtype=np.float64)
+    atol = float(atol_array.max()) if atol_array.size else 0.0  # what the report and message show
     dtype = dtype or str(obs.dtype)
     shape = list(obs.shape)
     if obs.shape != exp.shape:
@@ -84,7 +89,7 @@ def compare_close(label: str, observed, expected, rtol: float, atol: float, dtyp
         )
     abs_err, rel_err = errors(obs, exp)
     with np.errstate(invalid="ignore"):
-        bound = np.where(np.isfinite(_f64(exp)), atol + rtol * np.abs(_f64(exp)), 0.0)
+        bound = np.where(np.isfinite(_f64(exp)), atol_array + rtol * np.abs(_f64(exp)), 0.0)
     bad = ~((abs_err == 0) | (abs_err <= bound))  # abs_err is 0 for identical NaN/inf, whose bound is NaN
     with np.errstate(invalid="ignore", divide="ignore"):
         used = np.where(abs_err == 0, 0.0, np.where(bound > 0, abs_err / bound, np.inf))

@@ -37,7 +37,7 @@ def test_reference(check):
     check.reference("third", np.float32(1.0) / np.float32(3.0), 1.0 / 3.0)
 
 
-@given(x=st.floats(-10, 10, width=32))
+@given(x=st.floats(-10, 10, width=32).filter(lambda v: v == 0 or abs(v) > 1e-15))  # no float32 underflow
 def test_property(check, x):
     check.reference("square", np.float32(x) * np.float32(x), float(x) ** 2, scale=float(x) ** 2)
 
