@@ -83,30 +83,15 @@ def compare_close(label: str, observed, expected, rtol: float, atol, dtype: str 
     dtype = dtype or str(obs.dtype)
     shape = list(obs.shape)
     if obs.shape != exp.shape:
-        return Comparison(
-            label, False, {"rtol": rtol, "atol": atol}, dtype, shape,
-            message=f"{label}: shape {list(obs.shape)} observed, {list(exp.shape)} expected",
-        )
+        return _shape_mismatch(label, obs, exp, {"rtol": rtol, "atol": atol}, dtype)
     abs_err, rel_err = errors(obs, exp)
     with np.errstate(invalid="ignore"):
         bound = np.where(np.isfinite(_f64(exp)), atol_array + rtol * np.abs(_f64(exp)), 0.0)
     bad = ~((abs_err == 0) | (abs_err <= bound))  # abs_err is 0 for identical NaN/inf, whose bound is NaN
     with np.errstate(invalid="ignore", divide="ignore"):
         used = np.where(abs_err == 0, 0.0, np.where(bound > 0, abs_err / bound, np.inf))
-    result = Comparison(
-        label=label,
-        passed=not bad.any(),
-        tolerance={"rtol": rtol, "atol": atol},
-        dtype=dtype,
-        shape=shape,
-        max_abs_err=float(abs_err.max()) if abs_err.size else 0.0,
-        max_rel_err=float(rel_err.max()) if rel_err.size else 0.0,
-        mismatched=int(bad.sum()),
-        size=int(obs.size),
-        expected=_small(exp),
-        observed=_small(obs),
-        tolerance_used=min(float(used.max()), _USED_CAP) if used.size else 0.0,
-    )
+    result = _measured(label, obs, exp, bad, abs_err, rel_err, {"rtol": rtol, "atol": atol}, dtype)
+    result.tolerance_used = min(float(used.max()), _USED_CAP) if used.size else 0.0
     if not result.passed:
         worst = np.unravel_index(int(np.argmax(np.where(bad, abs_err, -1.0))), obs.shape) if obs.ndim else ()
         result.message = (
@@ -114,9 +99,7 @@ def compare_close(label: str, observed, expected, rtol: float, atol, dtype: str 
             f"rtol={rtol:.3g}, atol={atol:.3g}; max abs err {result.max_abs_err:.3g}, "
             f"max rel err {result.max_rel_err:.3g}; worst at index {tuple(int(i) for i in worst)}: "
             f"expected {float(_f64(exp)[worst])!r}, observed {float(_f64(obs)[worst])!r}"
-        )
-        if result.expected is not None:
-            result.message += f"; expected {result.expected}, observed {result.observed}"
+        ) + _values_suffix(result)
     return result
 
 
@@ -130,20 +113,27 @@ def compare_exact(label: str, observed, expected) -> Comparison:
             expected=expected, observed=observed,
             message="" if passed else _fact_difference(label, observed, expected),
         )
-    dtype, shape = str(obs.dtype), list(obs.shape)
+    dtype = str(obs.dtype)
     if obs.shape != exp.shape:
-        return Comparison(
-            label, False, "exact", dtype, shape,
-            message=f"{label}: shape {list(obs.shape)} observed, {list(exp.shape)} expected",
-        )
+        return _shape_mismatch(label, obs, exp, "exact", dtype, observed, expected)
     abs_err, rel_err = errors(obs, exp)
-    bad = abs_err != 0
-    result = Comparison(
+    result = _measured(label, obs, exp, abs_err != 0, abs_err, rel_err, "exact", dtype)
+    if not result.passed:
+        result.message = (
+            f"{label} [{dtype}, shape {list(obs.shape)}]: {result.mismatched} of {result.size} elements differ "
+            f"(exact contract); max abs err {result.max_abs_err:.3g}"
+        ) + _values_suffix(result)
+    return result
+
+
+def _measured(label, obs, exp, bad, abs_err, rel_err, tolerance, dtype) -> Comparison:
+    """A Comparison with the error magnitudes filled in; the caller writes the failure message."""
+    return Comparison(
         label=label,
         passed=not bad.any(),
-        tolerance="exact",
+        tolerance=tolerance,
         dtype=dtype,
-        shape=shape,
+        shape=list(obs.shape),
         max_abs_err=float(abs_err.max()) if abs_err.size else 0.0,
         max_rel_err=float(rel_err.max()) if rel_err.size else 0.0,
         mismatched=int(bad.sum()),
@@ -151,14 +141,21 @@ def compare_exact(label: str, observed, expected) -> Comparison:
         expected=_small(exp),
         observed=_small(obs),
     )
-    if not result.passed:
-        result.message = (
-            f"{label} [{dtype}, shape {shape}]: {result.mismatched} of {result.size} elements differ "
-            f"(exact contract); max abs err {result.max_abs_err:.3g}"
-        )
-        if result.expected is not None:
-            result.message += f"; expected {result.expected}, observed {result.observed}"
-    return result
+
+
+def _shape_mismatch(label, obs, exp, tolerance, dtype, observed=None, expected=None) -> Comparison:
+    if isinstance(observed, list) and isinstance(expected, list):  # a list fact: name the items
+        message = _fact_difference(label, observed, expected)
+    else:
+        message = f"{label}: shape {list(obs.shape)} observed, {list(exp.shape)} expected"
+    return Comparison(label, False, tolerance, dtype, list(obs.shape), message=message)
+
+
+def _values_suffix(result: Comparison) -> str:
+    """Small arrays are shown whole after the magnitudes."""
+    if result.expected is None:
+        return ""
+    return f"; expected {result.expected}, observed {result.observed}"
 
 
 def _fact_difference(label: str, observed, expected) -> str:

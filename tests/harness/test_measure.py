@@ -52,3 +52,8 @@ def test_exact_facts_name_only_the_items_that_changed():
     result = compare_exact("layout", [["a", "int32"], ["b", "float32"]], [["a", "int32"], ["b", "bfloat16"]])
     assert not result.passed
     assert "item 1" in result.message and "item 0" not in result.message
+
+
+def test_list_fact_of_another_length_names_the_items():
+    result = compare_exact("steps", [0, 1, 3], [0, 1, 3, 7])
+    assert not result.passed and "length 4 -> 3" in result.message and "gone 7" in result.message
