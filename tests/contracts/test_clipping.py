@@ -501,3 +501,19 @@ def test_property_per_example(check, template, factor, data):
     surely, maybe = np.sum(norms > l2_norm_clip * (1 + 1e-4)), np.sum(norms > l2_norm_clip * (1 - 1e-4))
     check.bound("count >= examples surely above C", -int(count), -int(surely))
     check.bound("count <= examples maybe above C", int(count), int(maybe))
+
+
+def test_float64_with_x64(check):
+    """With x64 enabled, the guide's case in float64: norm 13, every leaf scaled by 5/13, in float64."""
+    with jax.enable_x64(True):
+        grads = {"w": jnp.array([3.0, 4.0], jnp.float64), "b": jnp.array(12.0, jnp.float64)}
+        tx = optax.clip_by_global_norm(5.0)
+        clipped, _ = tx.update(grads, tx.init(grads))
+        norm = optax.tree.norm(grads) if hasattr(optax, "tree") and hasattr(optax.tree, "norm") else optax.global_norm(grads)
+        clipped = jax.device_get(clipped)
+        norm = np.asarray(norm)
+    check.golden_fact("x64/dtypes", {"w": str(clipped["w"].dtype), "b": str(clipped["b"].dtype), "norm": str(norm.dtype)})
+    check.golden("x64/clipped_w", clipped["w"])
+    check.reference("x64 norm", norm, np.array(13.0), scale=13.0)
+    check.reference("x64 clipped w", clipped["w"], np.array([3.0, 4.0]) * 5.0 / 13.0)
+    check.reference("x64 clipped b", clipped["b"], np.array(12.0) * 5.0 / 13.0)

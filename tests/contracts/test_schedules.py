@@ -574,3 +574,14 @@ def test_invalid_arguments(check, case):
     result = check.error_contract(f"invalid/{case}", build_and_evaluate)
     if not isinstance(result, Exception):
         check.golden(f"invalid/{case}/values", result)
+
+
+def test_float64_with_x64(check):
+    """With x64 enabled, a float64 schedule stays float64 and meets the float64 closed form."""
+    with jax.enable_x64(True):
+        schedule = optax.cosine_decay_schedule(init_value=jnp.float64(0.1), decay_steps=10, alpha=0.0)
+        values = np.asarray(schedule(jnp.arange(11)))
+    check.golden_fact("x64/cosine/dtype", str(values.dtype))
+    check.golden("x64/cosine", values)
+    steps = np.arange(11)
+    check.reference("x64 cosine closed form", values, 0.1 * 0.5 * (1 + np.cos(np.pi * steps / 10)), scale=0.1)
