@@ -39,10 +39,10 @@ def _entries_table(verdict: Verdict) -> str:
 
 def _changes_tables(verdict: Verdict) -> str:
     out = []
-    for entry in verdict.entries:
+    for index, entry in enumerate(verdict.entries):
         if entry.problem:
             out.append(f"<p><b>{escape(entry.name)}</b>: {escape(entry.problem)}</p>")
-        changed = render._changed(entry)
+        changed = render._changed(entry) if index == 0 else []  # the others: attribution table below
         if not changed:
             continue
         rows = "".join(
@@ -51,6 +51,13 @@ def _changes_tables(verdict: Verdict) -> str:
             f"<td>{escape(c.tolerance)}</td></tr>" for c in changed)
         out.append(f"<h3>Changed on {escape(entry.name)}</h3><table><tr><th>change</th><th>check</th>"
                    f"<th>max abs / rel err</th><th>tolerance</th></tr>{rows}</table>")
+    names, rows = render._attribution(verdict)
+    if len(names) > 1 and rows:
+        head = "".join(f"<th>{escape(n)}</th>" for n in names)
+        body = "".join(f"<tr><td><code>{escape(i)}</code></td>" + "".join(f"<td>{escape(m)}</td>" for m in marks)
+                       + "</tr>" for i, marks in rows)
+        out.append(f"<h3 id='attribution'>Attribution: which bump changes what</h3>"
+                   f"<table><tr><th>check</th>{head}</tr>{body}</table>")
     return "".join(out)
 
 
