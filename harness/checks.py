@@ -100,9 +100,7 @@ class Check:
         if exact:
             self._note("golden", compare_exact(label, value, expected))
         else:
-            tol = tolerances.lookup("golden", _float_dtype(observed_dtype), self.check_id)
-            atol = tol.atol * np.asarray(scale, dtype=np.float64)
-            self._note("golden", compare_close(label, value, expected, tol.rtol, atol, observed_dtype))
+            self._note("golden", self._within("golden", label, value, expected, scale))
 
     def golden_exact(self, key: str, value) -> None:
         self.golden(key, value, exact=True)
@@ -162,18 +160,19 @@ class Check:
         cancelled to near zero, so the absolute floor is multiplied by it, elementwise (a scale below
         1 tightens it). The report records the largest floor used.
         """
-        value = np.asarray(value)
-        dtype = _dtype_name(value)
-        tol = tolerances.lookup("reference", _float_dtype(dtype), self.check_id)
-        atol = tol.atol * np.asarray(scale, dtype=np.float64)
-        self._note("reference", compare_close(f"reference:{label}", value, expected_f64, tol.rtol, atol, dtype))
+        self._note("reference", self._within("reference", f"reference:{label}", value, expected_f64, scale))
 
     def agree(self, label: str, value, other) -> None:
         """Two computations that are equal in exact arithmetic agree within the equivalence tolerance."""
+        self._note("reference", self._within("equivalence", f"equivalence:{label}", value, other))
+
+    def _within(self, policy: str, label: str, value, expected, scale=1.0) -> Comparison:
+        """compare_close under the policy's tolerance for value's dtype, the floor times `scale`."""
         value = np.asarray(value)
         dtype = _dtype_name(value)
-        tol = tolerances.lookup("equivalence", _float_dtype(dtype), self.check_id)
-        self._note("reference", compare_close(f"equivalence:{label}", value, np.asarray(other), tol.rtol, tol.atol, dtype))
+        tol = tolerances.lookup(policy, _float_dtype(dtype), self.check_id)
+        atol = tol.atol * np.asarray(scale, dtype=np.float64)
+        return compare_close(label, value, np.asarray(expected), tol.rtol, atol, dtype)
 
     def exact(self, label: str, value, expected) -> None:
         """The value equals what the contract states, exactly (counters, zeros, dtypes)."""

@@ -255,10 +255,11 @@ def _record(item, call, rep) -> None:
     exception = type(call.excinfo.value).__name__ if call.excinfo is not None and not rep.skipped else None
     if call.excinfo is not None:
         exc = call.excinfo.value
-        if isinstance(exc, GoldenProblem) or _caused_by(exc, GoldenProblem):
-            outcome, message = "error", str(_find(exc, GoldenProblem))
-        elif isinstance(exc, ContractFailure) or _caused_by(exc, ContractFailure):
-            outcome, message = "failed", str(_find(exc, ContractFailure))
+        golden_problem, contract_failure = _find(exc, GoldenProblem), _find(exc, ContractFailure)
+        if golden_problem is not None:
+            outcome, message = "error", str(golden_problem)
+        elif contract_failure is not None:
+            outcome, message = "failed", str(contract_failure)
         elif rep.skipped:
             outcome, message = "skipped", _skip_reason(rep)
         elif call.when == "setup":
@@ -328,6 +329,7 @@ def _main_kind(kinds: list[str]) -> str:
 
 
 def _find(exc, cls):
+    """exc itself, or the first exception of type cls in its group members, cause or context."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, cls):
@@ -341,10 +343,6 @@ def _find(exc, cls):
                     return found
         exc = exc.__cause__ or exc.__context__
     return None
-
-
-def _caused_by(exc, cls) -> bool:
-    return _find(exc, cls) is not None
 
 
 def _skip_reason(rep) -> str:
@@ -375,7 +373,7 @@ def pytest_warning_recorded(warning_message, when, nodeid, location):
         return
     harness = _ACTIVE[-1]
     filename = str(getattr(warning_message, "filename", ""))
-    origin = _origin(filename, str(warning_message.message))
+    origin = _origin(filename)
     key = (warning_message.category.__name__, str(warning_message.message)[:500], origin)
     row = harness.warnings.setdefault(key, {
         "category": key[0], "message": key[1], "origin": origin, "filename": filename,
@@ -386,7 +384,7 @@ def pytest_warning_recorded(warning_message, when, nodeid, location):
         row["checks"].append(nodeid)
 
 
-def _origin(filename: str, message: str) -> str:
+def _origin(filename: str) -> str:
     parts = Path(filename).parts
     for package in ("optax", "flax", "jax", "jaxlib", "orbax", "numpy", "hypothesis"):
         if package in parts:

@@ -95,9 +95,12 @@ def install_entry(session, entry: matrix.Entry, report_name: str | None = None) 
         session.error(problem)
 
 
+def _report_path(entry: matrix.Entry, report_name: str | None) -> Path:
+    return REPORTS / f"{report_name or entry.name}.json"
+
+
 def _write_unresolvable(entry: matrix.Entry, problem: str, started: str, report_name: str | None) -> None:
-    path = REPORTS / f"{report_name or entry.name}.json"
-    report.write(path, report.unresolvable(_entry_meta(entry), problem, started))
+    report.write(_report_path(entry, report_name), report.unresolvable(_entry_meta(entry), problem, started))
 
 
 def run_entry(session, entry: matrix.Entry, pytest_args=(), report_name: str | None = None,
@@ -105,7 +108,7 @@ def run_entry(session, entry: matrix.Entry, pytest_args=(), report_name: str | N
     """Install the entry's stack and run the contract suite, writing reports/<entry>.json."""
     if install:
         install_entry(session, entry, report_name)
-    path = REPORTS / f"{report_name or entry.name}.json"
+    path = _report_path(entry, report_name)
     env = {
         "HARNESS_REPORT": str(path),
         "HARNESS_ENTRY": entry.name,
@@ -119,9 +122,7 @@ def run_entry(session, entry: matrix.Entry, pytest_args=(), report_name: str | N
         # JAX's persistent compilation cache, one per environment: a rerun loads the ~600 small
         # executables the suite compiles instead of compiling them again (about half of a cold run).
         # Keys include the jax/jaxlib versions and flags, so a cached executable is the same program.
-        "JAX_COMPILATION_CACHE_DIR": os.path.join(session.virtualenv.location, "jax-compilation-cache")
-        if getattr(session, "virtualenv", None) is not None and getattr(session.virtualenv, "location", None)
-        else "",
+        "JAX_COMPILATION_CACHE_DIR": os.path.join(session.virtualenv.location, "jax-compilation-cache"),
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
     }
@@ -181,20 +182,13 @@ def _check_writable(directory: Path) -> None:
 
 def _keep_previous(names: list[str]) -> list[str]:
     """Move last run's reports to reports/previous/ so a new run never silently overwrites them."""
-    kept = []
-    previous = REPORTS / "previous"
-    for name in names:
-        for suffix in (".json", ".junit.xml", ".log"):
-            path = REPORTS / f"{name}{suffix}"
-            if path.exists():
-                previous.mkdir(exist_ok=True)
-                os.replace(path, previous / path.name)
-                kept.append(path.name)
-    for name in ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt"):
-        if (REPORTS / name).exists():
-            previous.mkdir(exist_ok=True)
-            os.replace(REPORTS / name, previous / name)
-            kept.append(name)
+    files = [f"{name}{suffix}" for name in names for suffix in (".json", ".junit.xml", ".log")]
+    files += ["upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt"]
+    kept = [name for name in files if (REPORTS / name).exists()]
+    if kept:
+        (REPORTS / "previous").mkdir(exist_ok=True)
+    for name in kept:
+        os.replace(REPORTS / name, REPORTS / "previous" / name)
     return kept
 
 
