@@ -8,7 +8,7 @@
   nox -s lock                    regenerate locks/<entry>.txt for every matrix entry
   nox -l --json -t matrix        the matrix entries as JSON (the nightly workflow fans out over it)
 
-The matrix (harness/matrix.py) is the single source of the entries and their pins.
+The matrix (harness/stack/matrix.py) is the single source of the entries and their pins.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import nox
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import matrix, runner  # noqa: E402
+from harness.stack import matrix, runner  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
-from harness.interpreters import find_python  # noqa: E402
+from harness.stack.interpreters import find_python  # noqa: E402
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"

@@ -9,7 +9,7 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] != "compare":
         print(USAGE, file=sys.stderr)
         return 2
-    from harness import compare
+    from harness.verdict import compare
 
     return compare.main(argv[1:])
 

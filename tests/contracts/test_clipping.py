@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import strategies
-from harness.checks import Check, ContractFailure
+from harness.contract import strategies
+from harness.contract.checks import Check, ContractFailure
 
 pytestmark = pytest.mark.family("clipping")
 

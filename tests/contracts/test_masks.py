@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import strategies
+from harness.contract import strategies
 
 pytestmark = pytest.mark.family("masks")
 

@@ -6,7 +6,7 @@ import textwrap
 import numpy  # noqa: F401  imported once here: in-process pytester runs must not re-import C extensions
 import pytest
 
-import harness.plugin  # noqa: F401
+import harness.contract.plugin  # noqa: F401
 
 try:
     import jax  # noqa: F401  the report records the JAX backend when JAX is installed
@@ -55,7 +55,7 @@ def test_deprecation(check):
 @pytest.fixture
 def suite(pytester):
     """Write the synthetic suite and a conftest loading the plugin; returns a runner."""
-    pytester.makeconftest('pytest_plugins = ["harness.plugin"]\n')
+    pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
     pytester.makepyfile(test_demo=SYNTHETIC_SUITE)
     pytester.mkdir("golden")
 

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from harness import compare, render, report
+from harness.model import report
+from harness.verdict import compare, render
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import compare
+from harness.verdict import compare
 
 ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("optax")

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from harness.golden import GoldenProblem, GoldenStore, decode_array, dumps, encode_array
+from harness.contract.golden import GoldenProblem, GoldenStore, decode_array, dumps, encode_array
 
 
 @given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from harness import compare, html
+from harness.verdict import compare, html
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]

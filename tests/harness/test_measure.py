@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from harness.measure import compare_close, compare_exact
+from harness.contract.measure import compare_close, compare_exact
 
 finite = st.floats(-1e6, 1e6, width=32)
 

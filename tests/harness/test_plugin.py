@@ -2,7 +2,7 @@
 
 import json
 
-from harness import report
+from harness.model import report
 
 
 def _by_name(doc):

@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from harness import matrix, runner
+from harness.stack import matrix, runner
 from harness.errors import HarnessError
 
 
@@ -51,7 +51,7 @@ def test_nonexistent_version_is_an_unresolvable_entry(tmp_path):
 
 
 def test_upgrade_without_python_312_says_what_to_install(monkeypatch, capsys, tmp_path):
-    from harness import interpreters
+    from harness.stack import interpreters
 
     interpreters.find_python.cache_clear()
     monkeypatch.setenv("PATH", str(tmp_path))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import matrix
+from harness.stack import matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -50,4 +50,4 @@ def test_nightly_fans_out_over_the_tagged_nox_sessions():
 def test_pr_workflow_runs_the_upgrade_and_keeps_one_comment():
     text = (ROOT / ".github" / "workflows" / "upgrade-pr.yml").read_text()
     assert "python -m nox -s upgrade" in text and "upgrade-harness-verdict" in text
-    assert "harness/matrix.py" in text and "locks/**" in text
+    assert "harness/stack/matrix.py" in text and "locks/**" in text

@@ -95,7 +95,7 @@ def empty_environment() -> dict:
 
 def unresolvable(entry: dict, problem: str, started_at: str) -> dict:
     """The report of an entry whose stack could not be installed: it says so, and why."""
-    from harness import tolerances
+    from harness.contract import tolerances
 
     return {
         "schema_version": SCHEMA_VERSION,

@@ -15,11 +15,12 @@ import time
 import tomllib
 from pathlib import Path
 
-from harness import matrix, report
+from harness.model import report
+from harness.stack import matrix
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
-from harness.interpreters import find_python
+from harness.stack.interpreters import find_python
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "reports"
 LOCKS = ROOT / "locks"
 ADHOC_LOCKS = ROOT / ".nox" / "adhoc-locks"
@@ -232,7 +233,7 @@ def _tail(path: Path, lines: int = 8) -> str:
 
 def _changed_on_candidate() -> list[str]:
     """Ids of the checks whose mark on the candidate is not 'unchanged' (empty if either report is unusable)."""
-    from harness import compare
+    from harness.verdict import compare
 
     try:
         base = report.load(REPORTS / f"{matrix.BASELINE}.json")
@@ -246,7 +247,7 @@ def _changed_on_candidate() -> list[str]:
 
 def upgrade(argv) -> int:
     """nox -s upgrade: run the plan, compare, print the verdict, return the exit status."""
-    from harness import compare
+    from harness.verdict import compare
 
     try:
         args = _parse(argv)

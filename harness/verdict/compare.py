@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness import report
+from harness.model import report
 from harness.atomic import atomic_write_text
 from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_REGRESSED, HarnessError
 
@@ -250,7 +250,7 @@ def load_all(paths: list[str]) -> tuple[dict, list[dict]]:
 
 
 def main(argv=None) -> int:
-    from harness import render
+    from harness.verdict import render
 
     parser = argparse.ArgumentParser(prog="python -m harness compare",
                                      description="Compare session reports against the baseline report.")
@@ -275,7 +275,7 @@ def main(argv=None) -> int:
         if args.json:
             atomic_write_text(Path(args.json), json.dumps(render.as_json(verdict), indent=1) + "\n")
         if args.html:
-            from harness import html
+            from harness.verdict import html
 
             atomic_write_text(Path(args.html), html.page(verdict, others))
     except OSError as exc:

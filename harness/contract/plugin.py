@@ -25,9 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import __version__, environment, hypothesis_profiles, report, tolerances
-from harness.checks import Check, ContractFailure
-from harness.golden import GoldenProblem, GoldenStore
+from harness import __version__
+from harness.contract import environment, hypothesis_profiles, tolerances
+from harness.model import report
+from harness.contract.checks import Check, ContractFailure
+from harness.contract.golden import GoldenProblem, GoldenStore
 
 hypothesis_profiles.register()
 
@@ -189,7 +191,7 @@ def check(request) -> Check:
 @pytest.fixture
 def timing(request):
     """record(name, fn, *args): compile and steady-state time of jax.jit(fn)(*args), into the report."""
-    from harness import timing as _timing
+    from harness.contract import timing as _timing
 
     session = _session(request.config)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from html import escape
 
-from harness import render, svg
-from harness.compare import Verdict
+from harness.verdict import render, svg
+from harness.verdict.compare import Verdict
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1100px; color: #222; }

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness import tolerances
-from harness.golden import GoldenStore, encode_array
-from harness.measure import Comparison, compare_close, compare_exact, errors
+from harness.contract import tolerances
+from harness.contract.golden import GoldenStore, encode_array
+from harness.contract.measure import Comparison, compare_close, compare_exact, errors
 
 NO_ERROR = None  # what an error contract records when the call succeeded
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.compare import ORDER, SLOWER_THRESHOLD, UNCHANGED, Verdict
+from harness.verdict.compare import ORDER, SLOWER_THRESHOLD, UNCHANGED, Verdict
 
 _VERSION_KEYS = ("python", "jax", "jaxlib", "optax", "flax", "numpy")
 
