@@ -20,15 +20,15 @@ import nox
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness.stack import matrix, runner  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
+from harness.stack import entry as stack_entry, locks, matrix, upgrade as upgrade_run  # noqa: E402
 from harness.stack.interpreters import find_python  # noqa: E402
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["upgrade"]
 
-ENTRIES = matrix.entries(os.environ.get(runner.CANDIDATE_ENV))
+ENTRIES = matrix.entries(os.environ.get(upgrade_run.CANDIDATE_ENV))
 
 try:
     PYTHON: str | None = find_python(matrix.PYTHON)
@@ -50,7 +50,7 @@ def _stack_session(name: str, tags: tuple[str, ...] = ()):
 def _entry_session(entry: matrix.Entry) -> None:
     def run(session: nox.Session) -> None:
         _require_python(session)
-        runner.run_entry(session, entry, pytest_args=session.posargs)
+        stack_entry.run_entry(session, entry, pytest_args=session.posargs)
 
     run.__doc__ = f"{entry.pin_text}  ({entry.description})"
     _stack_session(entry.name, tags=("matrix",))(run)
@@ -67,24 +67,25 @@ def golden(session: nox.Session) -> None:
     args = ["--harness-record-golden"]
     if "--accept-changes" in session.posargs:
         args.append("--harness-accept-changes")
-    runner.run_entry(session, ENTRIES[matrix.BASELINE], pytest_args=args, report_name="golden-recording")
+    stack_entry.run_entry(session, ENTRIES[matrix.BASELINE], pytest_args=args, report_name="golden-recording")
 
 
 @_stack_session("tests")
 def tests(session: nox.Session) -> None:
     """The harness's own tests, then the contract suite in the baseline stack (CI runs this)."""
     _require_python(session)
-    runner.install_entry(session, ENTRIES[matrix.BASELINE])
+    stack_entry.install_entry(session, ENTRIES[matrix.BASELINE])
     session.install("-r", "locks/tests.txt")
-    runner.ensure_chromium(session)
+    stack_entry.ensure_chromium(session)
+    session.run("lint-imports")  # the layer contracts in pyproject.toml
     session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs)
-    runner.run_entry(session, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False)
+    stack_entry.run_entry(session, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False)
 
 
 @nox.session(python=False)
 def upgrade(session: nox.Session) -> None:
     """Baseline vs candidate (and single-package entries), then the verdict. Exit 0/1/2."""
-    code = runner.upgrade(session.posargs)
+    code = upgrade_run.upgrade(session.posargs)
     if code:
         # nox maps every failure to 1; the verdict's status (1 regressed, 2 cannot judge) must survive.
         raise SystemExit(code)
@@ -93,4 +94,4 @@ def upgrade(session: nox.Session) -> None:
 @nox.session(python=False)
 def lock(session: nox.Session) -> None:
     """Regenerate locks/<entry>.txt (the full resolved stack of each matrix entry) with uv."""
-    runner.write_locks(session, [e for e in ENTRIES.values() if e.locked])
+    locks.write_locks(session, [e for e in ENTRIES.values() if e.locked])

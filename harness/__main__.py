@@ -2,16 +2,16 @@
 
 import sys
 
-USAGE = "usage: python -m harness compare BASE.json OTHER.json [...] [--markdown FILE] [--json FILE]"
+USAGE = "usage: python -m harness compare BASE.json OTHER.json [...] [--markdown FILE] [--json FILE] [--html FILE]"
 
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] != "compare":
         print(USAGE, file=sys.stderr)
         return 2
-    from harness.verdict import compare
+    from harness.verdict import cli
 
-    return compare.main(argv[1:])
+    return cli.main(argv[1:])
 
 
 if __name__ == "__main__":

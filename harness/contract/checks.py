@@ -1,4 +1,4 @@
-"""The `check` fixture's object: how a contract test states what it expects.
+"""The `check` fixture's object: how a contract test states what it expects (the public API).
 
 A test calls a few methods; each one compares, records the comparison for the report, and
 raises ContractFailure (an AssertionError) with a one-paragraph message when it does not hold.
@@ -6,9 +6,11 @@ raises ContractFailure (an AssertionError) with a one-paragraph message when it 
 * ``golden(key, value)``: against the value recorded from the baseline (golden/<family>.json).
 * ``golden_exact(key, value)``: the same, compared exactly (counters, emitted zeros).
 * ``golden_fact(key, value)``: a JSON-able fact (a dtype name, a tree structure) compared with ==.
+* ``golden_tree(key, tree)``: a whole pytree: its layout as a fact, every leaf as a golden value.
 * ``error_contract(key, fn)``: calls fn; the exception type it raises (or "no error") is golden.
 * ``reference(label, value, expected_f64)``: against an independent NumPy float64 formula.
-* ``agree(label, value, other)``: two computations equal in exact arithmetic (rounding order only).
+* ``agree(label, value, other)``: two library paths equal in exact arithmetic (jit vs eager, k
+  microbatches vs their mean): a relation between two computations of the library, not a reference.
 * ``exact(label, value, expected)``: against a literal the contract states (e.g. zeros).
 * ``identical(label, value, other)``: bit-for-bit (a checkpoint restore, a rerun).
 * ``bound(label, value, limit)``: value <= limit (+ tolerance): inequality contracts.
@@ -19,12 +21,17 @@ In recording mode (``nox -s golden``) the golden methods store the observed valu
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from harness.contract import tolerances
+from harness.contract import tolerances, trees
 from harness.contract.golden import GoldenStore, encode_array
-from harness.contract.measure import Comparison, compare_close, compare_exact, errors
+from harness.contract.measure import compare_bound, compare_close, compare_exact, compare_identical
+from harness.model.enums import ComparisonKind
+from harness.model.report import EXACT, Comparison, ErrorObserved, Series
 
+GOLDEN, ERROR_CONTRACT = ComparisonKind.GOLDEN, ComparisonKind.ERROR_CONTRACT
 NO_ERROR = None  # what an error contract records when the call succeeded
 
 
@@ -36,10 +43,6 @@ def _dtype_name(value) -> str:
     return str(np.asarray(value).dtype)
 
 
-def _float_dtype(dtype: str) -> str:
-    return dtype if dtype in ("float64", "float32", "bfloat16", "float16") else "float64"
-
-
 class Check:
     """Collects the comparisons one contract check makes."""
 
@@ -48,33 +51,37 @@ class Check:
         self.family = family
         self.store = store
         self.recording = recording
-        self.kinds: list[str] = []
-        self.comparisons: dict[str, dict] = {}
-        self.error_observed: dict[str, dict] = {}
-        self.curves: dict[str, dict] = {}
+        self.kinds: list[ComparisonKind] = []  # every kind of comparison made (or recorded)
+        self.comparisons: dict[str, Comparison] = {}
+        self.errors_observed: dict[str, ErrorObserved] = {}
+        self.curves: dict[str, Series] = {}
 
     # -- bookkeeping -------------------------------------------------------------------------
-    def _add_kind(self, kind: str) -> None:
+    def _add_kind(self, kind: ComparisonKind) -> None:
         if kind not in self.kinds:
             self.kinds.append(kind)
 
-    def _note(self, kind: str, comparison: Comparison) -> None:
-        self._add_kind(kind)
-        row = comparison.as_dict()
-        row["kind"] = kind
+    def _note(self, comparison: Comparison) -> None:
+        """Keep the comparison (for a repeated label, a Hypothesis example, the worst) and fail if it failed."""
+        self._add_kind(comparison.kind)
         previous = self.comparisons.get(comparison.label)
         if previous is None:
-            row["count"] = 1
-            self.comparisons[comparison.label] = row
-        else:  # the same comparison again (a Hypothesis example): keep the worst
-            row["count"] = previous["count"] + 1
-            worse = (row["max_abs_err"] or 0) > (previous["max_abs_err"] or 0) or not row["passed"]
-            if previous["passed"] and worse:
-                self.comparisons[comparison.label] = row
-            else:
-                previous["count"] = row["count"]
+            self.comparisons[comparison.label] = comparison
+        else:
+            count = previous.count + 1
+            worse = (comparison.max_abs_err or 0) > (previous.max_abs_err or 0) or not comparison.passed
+            kept = comparison if previous.passed and worse else previous
+            self.comparisons[comparison.label] = dataclasses.replace(kept, count=count)
         if not comparison.passed:
             raise ContractFailure(comparison.message)
+
+    def _within(self, kind: ComparisonKind, label: str, value, expected, scale=1.0) -> Comparison:
+        """compare_close under the policy's tolerance for value's dtype, the floor times `scale`."""
+        value = np.asarray(value)
+        dtype = _dtype_name(value)
+        tol = tolerances.lookup(kind, tolerances.policy_dtype(dtype), self.check_id)
+        atol = tol.atol * np.asarray(scale, dtype=np.float64)
+        return compare_close(kind, label, value, np.asarray(expected), tol.rtol, atol, dtype)
 
     # -- golden ------------------------------------------------------------------------------
     def golden(self, key: str, value, *, exact: bool = False, scale=1.0) -> None:
@@ -86,21 +93,20 @@ class Check:
         value = np.asarray(value)
         if self.recording:
             self.store.record(self.family, key, encode_array(value))
-            self._add_kind("golden")
+            self._add_kind(GOLDEN)
             return
         expected, entry = self.store.get_array(self.family, key)
         label = f"golden:{key}"
         observed_dtype = _dtype_name(value)
         if observed_dtype != entry["dtype"]:
-            self._note("golden", Comparison(
-                label, False, "exact", observed_dtype, list(value.shape),
-                expected=entry["dtype"], observed=observed_dtype,
-                message=f"{label}: dtype {observed_dtype} observed, {entry['dtype']} recorded at baseline",
-            ))
+            self._note(Comparison(
+                label, GOLDEN, False, EXACT, observed_dtype, list(value.shape), expected=entry["dtype"],
+                observed=observed_dtype, message=f"{label}: dtype {observed_dtype} observed, "
+                f"{entry['dtype']} recorded at baseline"))
         if exact:
-            self._note("golden", compare_exact(label, value, expected))
+            self._note(compare_exact(GOLDEN, label, value, expected))
         else:
-            self._note("golden", self._within("golden", label, value, expected, scale))
+            self._note(self._within(GOLDEN, label, value, expected, scale))
 
     def golden_exact(self, key: str, value) -> None:
         self.golden(key, value, exact=True)
@@ -109,10 +115,16 @@ class Check:
         """A JSON-able fact (dtype names, a tree structure, a flag) equals the baseline's."""
         if self.recording:
             self.store.record(self.family, key, {"fact": fact})
-            self._add_kind("golden")
+            self._add_kind(GOLDEN)
             return
         entry = self.store.get(self.family, key)
-        self._note("golden", compare_exact(f"golden:{key}", _jsonable(fact), entry.get("fact")))
+        self._note(compare_exact(GOLDEN, f"golden:{key}", _jsonable(fact), entry.get("fact")))
+
+    def golden_tree(self, key: str, tree) -> None:
+        """A whole result: its layout (paths, dtypes, shapes) as a fact, and every leaf as a golden value."""
+        self.golden_fact(f"{key}/layout", trees.layout(tree))
+        for path, leaf in trees.leaves(tree).items():
+            self.golden(f"{key}/{path}", leaf)
 
     def error_contract(self, key: str, fn, *args, **kwargs):
         """Call fn; the exception type it raises, or NO_ERROR, must match the baseline's.
@@ -123,35 +135,29 @@ class Check:
             result = fn(*args, **kwargs)
             observed = NO_ERROR
         except Exception as exc:  # the type is the contract, whatever it is
-            result = exc
-            observed = type(exc).__name__
-        self.error_observed[key] = {
-            "observed": observed,
-            "message": "" if observed is None else (str(result).splitlines() or [""])[0][:300],
+            result, observed = exc, type(exc).__name__
+        seen = ErrorObserved(
+            observed=observed,
+            message="" if observed is None else (str(result).splitlines() or [""])[0][:300],
             # When the call succeeds, say what it produced: a "now silent" change is then readable.
-            "result": _layout(result) if observed is None else None,
-        }
+            result=trees.describe(result) if observed is None else None,
+        )
+        self.errors_observed[key] = seen
         if self.recording:
             self.store.record(self.family, key, {"error": observed})
-            self._add_kind("error-contract")
+            self._add_kind(ERROR_CONTRACT)
             return result
-        entry = self.store.get(self.family, key)
-        expected = entry.get("error")
+        expected = self.store.get(self.family, key).get("error")
         label = f"error:{key}"
-        passed = observed == expected
         message = ""
-        if not passed:
+        if observed != expected:
             message = f"{label}: {_describe_error(expected)} at baseline, {_describe_error(observed)} now"
-            if observed is not None:
-                message += f" ({self.error_observed[key]['message']})"
-            else:
-                message += f"; the call returned {self.error_observed[key]['result']}"
-        self._note("error-contract", Comparison(
-            label, passed, "exact", "exception", [], expected=expected, observed=observed, message=message,
-        ))
+            message += f" ({seen.message})" if observed is not None else f"; the call returned {seen.result}"
+        self._note(Comparison(label, ERROR_CONTRACT, observed == expected, EXACT, "exception", [],
+                              expected=expected, observed=observed, message=message))
         return result
 
-    # -- independent references and literal contracts ------------------------------------------
+    # -- independent references, relations between library paths, literal contracts ----------
     def reference(self, label: str, value, expected_f64, *, scale=1.0) -> None:
         """The value agrees with an independent float64 NumPy formula, within the reference tolerance.
 
@@ -160,92 +166,30 @@ class Check:
         cancelled to near zero, so the absolute floor is multiplied by it, elementwise (a scale below
         1 tightens it). The report records the largest floor used.
         """
-        self._note("reference", self._within("reference", f"reference:{label}", value, expected_f64, scale))
+        self._note(self._within(ComparisonKind.REFERENCE, f"reference:{label}", value, expected_f64, scale))
 
     def agree(self, label: str, value, other) -> None:
-        """Two computations that are equal in exact arithmetic agree within the equivalence tolerance."""
-        self._note("reference", self._within("equivalence", f"equivalence:{label}", value, other))
-
-    def _within(self, policy: str, label: str, value, expected, scale=1.0) -> Comparison:
-        """compare_close under the policy's tolerance for value's dtype, the floor times `scale`."""
-        value = np.asarray(value)
-        dtype = _dtype_name(value)
-        tol = tolerances.lookup(policy, _float_dtype(dtype), self.check_id)
-        atol = tol.atol * np.asarray(scale, dtype=np.float64)
-        return compare_close(label, value, np.asarray(expected), tol.rtol, atol, dtype)
+        """Two library paths that are equal in exact arithmetic agree within the equivalence tolerance."""
+        self._note(self._within(ComparisonKind.EQUIVALENCE, f"equivalence:{label}", value, other))
 
     def exact(self, label: str, value, expected) -> None:
         """The value equals what the contract states, exactly (counters, zeros, dtypes)."""
-        self._note("exact", compare_exact(f"exact:{label}", _jsonable(value), _jsonable(expected)))
+        self._note(compare_exact(ComparisonKind.EXACT, f"exact:{label}", _jsonable(value), _jsonable(expected)))
 
     def identical(self, label: str, value, other) -> None:
         """Bit-for-bit identity (dtype, shape and every bit: -0.0 differs from 0.0), e.g. after a restore."""
-        a, b = np.asarray(value), np.asarray(other)
-        same = a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-        comparison = Comparison(f"identical:{label}", same, "exact", str(a.dtype), list(a.shape), size=int(a.size))
-        if not same:
-            comparison.message = (f"identical:{label}: not bit-identical: {a.dtype}{list(a.shape)} observed, "
-                                  f"{b.dtype}{list(b.shape)} expected")
-            if a.shape == b.shape and a.dtype == b.dtype:
-                a_bytes = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape(a.size, a.itemsize)
-                b_bytes = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape(b.size, b.itemsize)
-                comparison.mismatched = int((a_bytes != b_bytes).any(axis=1).sum())
-                abs_err, rel_err = errors(a, b)
-                comparison.max_abs_err, comparison.max_rel_err = float(abs_err.max()), float(rel_err.max())
-                comparison.message += f"; max abs err {comparison.max_abs_err:.3g}"
-        self._note("exact", comparison)
+        self._note(compare_identical(f"identical:{label}", value, other))
 
-    def bound(self, label: str, value, limit, *, kind: str = "reference") -> None:
-        """Every element of value is <= limit, allowing the tolerance of value's dtype above it."""
-        value = np.asarray(value)
+    def bound(self, label: str, value, limit, *, kind: ComparisonKind = ComparisonKind.REFERENCE) -> None:
+        """Every element of value is <= limit, allowing the `kind` tolerance of value's dtype above it."""
         dtype = _dtype_name(value)
-        tol = tolerances.lookup(kind, _float_dtype(dtype), self.check_id)
-        limit_arr = np.broadcast_to(np.asarray(limit, dtype=np.float64), value.shape)
-        excess = np.maximum(value.astype(np.float64) - limit_arr, 0.0)
-        allowed = tol.atol + tol.rtol * np.abs(limit_arr)
-        bad = ~(excess <= allowed)
-        comparison = Comparison(
-            f"bound:{label}", not bad.any(), tol.as_dict(), dtype, list(value.shape),
-            max_abs_err=float(excess.max()) if excess.size else 0.0,
-            max_rel_err=float((excess / np.maximum(np.abs(limit_arr), 1e-300)).max()) if excess.size else 0.0,
-            mismatched=int(bad.sum()), size=int(value.size),
-        )
-        if bad.any():
-            comparison.message = (
-                f"bound:{label} [{dtype}]: {comparison.mismatched} of {comparison.size} elements exceed "
-                f"the limit by up to {comparison.max_abs_err:.3g} (allowed {float(allowed.max()):.3g})"
-            )
-        self._note("bound", comparison)
+        tol = tolerances.lookup(kind, tolerances.policy_dtype(dtype), self.check_id)
+        self._note(compare_bound(f"bound:{label}", value, limit, tol, dtype))
 
     def series(self, name: str, x, y) -> None:
         """Keep a curve (a schedule, a loss trajectory) in the report for plots; compares nothing."""
-        self.curves[name] = {"x": [float(v) for v in np.asarray(x, np.float64).ravel()],
-                             "y": [float(v) for v in np.asarray(y, np.float64).ravel()]}
-
-    # -- for the plugin ------------------------------------------------------------------------
-    def summary(self) -> dict:
-        rows = list(self.comparisons.values())
-        abs_errs = [r["max_abs_err"] for r in rows if r.get("max_abs_err") is not None]
-        rel_errs = [r["max_rel_err"] for r in rows if r.get("max_rel_err") is not None]
-        return {
-            "comparisons": rows,
-            "max_abs_err": max(abs_errs) if abs_errs else None,
-            "max_rel_err": max(rel_errs) if rel_errs else None,
-            "errors_observed": self.error_observed,
-            "series": self.curves,
-        }
-
-
-def _layout(value) -> list | str:
-    """Paths, shapes and dtypes of a result's array leaves (a pytree when JAX is installed)."""
-    try:
-        from jax import tree_util
-
-        leaves = tree_util.tree_flatten_with_path(value)[0]
-        return [[tree_util.keystr(path), str(getattr(leaf, "dtype", type(leaf).__name__)),
-                 list(getattr(leaf, "shape", []))] for path, leaf in leaves][:50]
-    except Exception:  # not a pytree of arrays: a short description is enough
-        return repr(value)[:300]
+        self.curves[name] = Series(x=[float(v) for v in np.asarray(x, np.float64).ravel()],
+                                   y=[float(v) for v in np.asarray(y, np.float64).ravel()])
 
 
 def _describe_error(name) -> str:

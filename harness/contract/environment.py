@@ -10,7 +10,7 @@ import os
 import platform
 import sys
 
-KEY_PACKAGES = ("jax", "jaxlib", "optax", "flax", "numpy", "ml_dtypes", "hypothesis", "pytest", "orbax-checkpoint")
+from harness.model.report import VERSION_KEYS
 
 
 def _version(name: str) -> str | None:
@@ -22,7 +22,7 @@ def _version(name: str) -> str | None:
 
 def versions() -> dict:
     out = {"python": platform.python_version()}
-    out.update({name.replace("-", "_"): _version(name) for name in KEY_PACKAGES})
+    out.update({key: _version(key.replace("_", "-")) for key in VERSION_KEYS if key != "python"})
     return out
 
 

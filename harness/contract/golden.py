@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from harness.atomic import atomic_write_text
+from harness.contract.tolerances import is_float_dtype
 from harness.errors import HarnessError
 
 FORMAT_VERSION = 1
@@ -48,7 +49,7 @@ def encode_array(value: Any) -> dict:
     """An array-like as {dtype, shape, values}, values exact and nested like the array."""
     arr = np.asarray(value)
     dtype = str(arr.dtype)
-    if arr.dtype.kind == "f" or dtype in ("bfloat16",):
+    if is_float_dtype(arr.dtype):
         flat = [_to_json_float(float(v)) for v in arr.astype(np.float64).ravel()]
     elif arr.dtype.kind in "iub":
         flat = [v.item() for v in arr.ravel()]
@@ -61,7 +62,7 @@ def decode_array(entry: dict) -> np.ndarray:
     """The inverse of encode_array, in float64 (or int64/bool) so no bits are lost."""
     shape = tuple(entry["shape"])
     values = entry["values"]
-    kind = np.dtype(entry["dtype"]).kind if entry["dtype"] != "bfloat16" else "f"
+    kind = "f" if is_float_dtype(entry["dtype"]) else np.dtype(entry["dtype"]).kind
     if kind == "f":
         data = np.array([_from_json_float(v) for v in values], dtype=np.float64)
     elif kind == "b":

@@ -11,35 +11,21 @@ import dataclasses
 
 import numpy as np
 
+from harness.contract.tolerances import is_float_dtype
+from harness.model.enums import ComparisonKind
+from harness.model.report import EXACT, Comparison, Tolerance
+
 _SHOW_VALUES = 8  # arrays up to this many elements are printed whole in a failure message
 _USED_CAP = 1e9  # tolerance_used is capped so the report stays plain JSON (no Infinity)
 
 
-@dataclasses.dataclass
-class Comparison:
-    """The outcome of one comparison of observed against expected."""
-
-    label: str
-    passed: bool
-    tolerance: dict | str  # {"rtol", "atol"} or "exact"
-    dtype: str
-    shape: list[int]
-    max_abs_err: float | None = None
-    max_rel_err: float | None = None
-    mismatched: int = 0
-    size: int = 0
-    tolerance_used: float | None = None  # max over elements of error / allowed error (<= 1 passes)
-    expected: object = None
-    observed: object = None
-    message: str = ""
-
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
+def _is_numeric(arr: np.ndarray) -> bool:
+    return arr.dtype.kind in "iub" or is_float_dtype(arr.dtype)
 
 
 def _f64(x) -> np.ndarray:
     arr = np.asarray(x)
-    if arr.dtype.kind in "fiub" or str(arr.dtype) == "bfloat16":
+    if _is_numeric(arr):
         return arr.astype(np.float64)
     raise TypeError(f"cannot compare values of dtype {arr.dtype} numerically")
 
@@ -52,7 +38,7 @@ def _numeric(x) -> np.ndarray | None:
         arr = np.asarray(x)
     except (ValueError, TypeError):
         return None
-    return arr if arr.dtype.kind in "fiub" or str(arr.dtype) == "bfloat16" else None
+    return arr if _is_numeric(arr) else None
 
 
 def _small(arr: np.ndarray):
@@ -72,83 +58,111 @@ def errors(observed, expected) -> tuple[np.ndarray, np.ndarray]:
     return abs_err, rel_err
 
 
-def compare_close(label: str, observed, expected, rtol: float, atol, dtype: str | None = None) -> Comparison:
+def compare_close(kind: ComparisonKind, label: str, observed, expected, rtol: float, atol,
+                  dtype: str | None = None) -> Comparison:
     """Elementwise closeness under (rtol, atol), with the error magnitudes the report needs.
 
     ``atol`` may be one number or one per element (broadcast to the observed shape).
     """
     obs, exp = np.asarray(observed), np.asarray(expected)
     atol_array = np.asarray(atol, dtype=np.float64)
-    atol = float(atol_array.max()) if atol_array.size else 0.0  # what the report and message show
+    tolerance = Tolerance(rtol, float(atol_array.max()) if atol_array.size else 0.0)  # what report and message show
     dtype = dtype or str(obs.dtype)
-    shape = list(obs.shape)
     if obs.shape != exp.shape:
-        return _shape_mismatch(label, obs, exp, {"rtol": rtol, "atol": atol}, dtype)
+        return _shape_mismatch(kind, label, obs, exp, tolerance, dtype)
     abs_err, rel_err = errors(obs, exp)
     with np.errstate(invalid="ignore"):
         bound = np.where(np.isfinite(_f64(exp)), atol_array + rtol * np.abs(_f64(exp)), 0.0)
     bad = ~((abs_err == 0) | (abs_err <= bound))  # abs_err is 0 for identical NaN/inf, whose bound is NaN
     with np.errstate(invalid="ignore", divide="ignore"):
         used = np.where(abs_err == 0, 0.0, np.where(bound > 0, abs_err / bound, np.inf))
-    result = _measured(label, obs, exp, bad, abs_err, rel_err, {"rtol": rtol, "atol": atol}, dtype)
-    result.tolerance_used = min(float(used.max()), _USED_CAP) if used.size else 0.0
-    if not result.passed:
-        worst = np.unravel_index(int(np.argmax(np.where(bad, abs_err, -1.0))), obs.shape) if obs.ndim else ()
-        result.message = (
-            f"{label} [{dtype}, shape {shape}]: {result.mismatched} of {result.size} elements outside "
-            f"rtol={rtol:.3g}, atol={atol:.3g}; max abs err {result.max_abs_err:.3g}, "
-            f"max rel err {result.max_rel_err:.3g}; worst at index {tuple(int(i) for i in worst)}: "
-            f"expected {float(_f64(exp)[worst])!r}, observed {float(_f64(obs)[worst])!r}"
-        ) + _values_suffix(result)
-    return result
+    result = _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype)
+    result = dataclasses.replace(result, tolerance_used=min(float(used.max()), _USED_CAP) if used.size else 0.0)
+    if result.passed:
+        return result
+    worst = np.unravel_index(int(np.argmax(np.where(bad, abs_err, -1.0))), obs.shape) if obs.ndim else ()
+    message = (
+        f"{label} [{dtype}, shape {list(obs.shape)}]: {result.mismatched} of {result.size} elements outside "
+        f"rtol={rtol:.3g}, atol={tolerance.atol:.3g}; max abs err {result.max_abs_err:.3g}, "
+        f"max rel err {result.max_rel_err:.3g}; worst at index {tuple(int(i) for i in worst)}: "
+        f"expected {float(_f64(exp)[worst])!r}, observed {float(_f64(obs)[worst])!r}"
+    )
+    return dataclasses.replace(result, message=message + _values_suffix(result))
 
 
-def compare_exact(label: str, observed, expected) -> Comparison:
+def compare_exact(kind: ComparisonKind, label: str, observed, expected) -> Comparison:
     """Exact equality: arrays elementwise (-0.0 == 0.0, NaN == NaN), anything else with ==."""
     obs, exp = _numeric(observed), _numeric(expected)
     if obs is None or exp is None:
         passed = observed == expected
-        return Comparison(
-            label, passed, "exact", type(observed).__name__, [],
-            expected=expected, observed=observed,
-            message="" if passed else _fact_difference(label, observed, expected),
-        )
+        return Comparison(label, kind, passed, EXACT, type(observed).__name__, [], expected=expected,
+                          observed=observed, message="" if passed else _fact_difference(label, observed, expected))
     dtype = str(obs.dtype)
     if obs.shape != exp.shape:
-        return _shape_mismatch(label, obs, exp, "exact", dtype, observed, expected)
+        return _shape_mismatch(kind, label, obs, exp, EXACT, dtype, observed, expected)
     abs_err, rel_err = errors(obs, exp)
-    result = _measured(label, obs, exp, abs_err != 0, abs_err, rel_err, "exact", dtype)
-    if not result.passed:
-        result.message = (
-            f"{label} [{dtype}, shape {list(obs.shape)}]: {result.mismatched} of {result.size} elements differ "
-            f"(exact contract); max abs err {result.max_abs_err:.3g}"
-        ) + _values_suffix(result)
-    return result
+    result = _measured(kind, label, obs, exp, abs_err != 0, abs_err, rel_err, EXACT, dtype)
+    if result.passed:
+        return result
+    message = (f"{label} [{dtype}, shape {list(obs.shape)}]: {result.mismatched} of {result.size} elements differ "
+               f"(exact contract); max abs err {result.max_abs_err:.3g}")
+    return dataclasses.replace(result, message=message + _values_suffix(result))
 
 
-def _measured(label, obs, exp, bad, abs_err, rel_err, tolerance, dtype) -> Comparison:
+def compare_identical(label: str, observed, expected) -> Comparison:
+    """Bit-for-bit identity: dtype, shape and every bit (-0.0 differs from 0.0)."""
+    a, b = np.asarray(observed), np.asarray(expected)
+    same = a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    result = Comparison(label, ComparisonKind.EXACT, same, EXACT, str(a.dtype), list(a.shape), size=int(a.size))
+    if same:
+        return result
+    message = f"{label}: not bit-identical: {a.dtype}{list(a.shape)} observed, {b.dtype}{list(b.shape)} expected"
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return dataclasses.replace(result, message=message)
+    a_bytes = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape(a.size, a.itemsize)
+    b_bytes = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape(b.size, b.itemsize)
+    abs_err, rel_err = errors(a, b)
+    max_abs = float(abs_err.max())
+    return dataclasses.replace(result, mismatched=int((a_bytes != b_bytes).any(axis=1).sum()), max_abs_err=max_abs,
+                               max_rel_err=float(rel_err.max()), message=f"{message}; max abs err {max_abs:.3g}")
+
+
+def compare_bound(label: str, value, limit, tolerance: Tolerance, dtype: str) -> Comparison:
+    """Every element of value is <= limit, allowing the tolerance above it."""
+    value = np.asarray(value)
+    limit_arr = np.broadcast_to(np.asarray(limit, dtype=np.float64), value.shape)
+    excess = np.maximum(value.astype(np.float64) - limit_arr, 0.0)
+    allowed = tolerance.atol + tolerance.rtol * np.abs(limit_arr)
+    bad = ~(excess <= allowed)
+    result = Comparison(
+        label, ComparisonKind.BOUND, not bad.any(), tolerance, dtype, list(value.shape),
+        max_abs_err=float(excess.max()) if excess.size else 0.0,
+        max_rel_err=float((excess / np.maximum(np.abs(limit_arr), 1e-300)).max()) if excess.size else 0.0,
+        mismatched=int(bad.sum()), size=int(value.size),
+    )
+    if result.passed:
+        return result
+    return dataclasses.replace(result, message=(
+        f"{label} [{dtype}]: {result.mismatched} of {result.size} elements exceed "
+        f"the limit by up to {result.max_abs_err:.3g} (allowed {float(allowed.max()):.3g})"))
+
+
+def _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype) -> Comparison:
     """A Comparison with the error magnitudes filled in; the caller writes the failure message."""
     return Comparison(
-        label=label,
-        passed=not bad.any(),
-        tolerance=tolerance,
-        dtype=dtype,
-        shape=list(obs.shape),
+        label=label, kind=kind, passed=not bad.any(), tolerance=tolerance, dtype=dtype, shape=list(obs.shape),
         max_abs_err=float(abs_err.max()) if abs_err.size else 0.0,
         max_rel_err=float(rel_err.max()) if rel_err.size else 0.0,
-        mismatched=int(bad.sum()),
-        size=int(obs.size),
-        expected=_small(exp),
-        observed=_small(obs),
+        mismatched=int(bad.sum()), size=int(obs.size), expected=_small(exp), observed=_small(obs),
     )
 
 
-def _shape_mismatch(label, obs, exp, tolerance, dtype, observed=None, expected=None) -> Comparison:
+def _shape_mismatch(kind, label, obs, exp, tolerance, dtype, observed=None, expected=None) -> Comparison:
     if isinstance(observed, list) and isinstance(expected, list):  # a list fact: name the items
         message = _fact_difference(label, observed, expected)
     else:
         message = f"{label}: shape {list(obs.shape)} observed, {list(exp.shape)} expected"
-    return Comparison(label, False, tolerance, dtype, list(obs.shape), message=message)
+    return Comparison(label, kind, False, tolerance, dtype, list(obs.shape), message=message)
 
 
 def _values_suffix(result: Comparison) -> str:

@@ -23,49 +23,62 @@ from __future__ import annotations
 
 import dataclasses
 
+from harness.model.enums import ComparisonKind
+from harness.model.report import Tolerance, ToleranceRule
 
-@dataclasses.dataclass(frozen=True)
-class Tolerance:
-    rtol: float
-    atol: float
-    why: str
-
-    def as_dict(self) -> dict:
-        return {"rtol": self.rtol, "atol": self.atol}
-
+GOLDEN, EQUIVALENCE, REFERENCE = ComparisonKind.GOLDEN, ComparisonKind.EQUIVALENCE, ComparisonKind.REFERENCE
 
 # Unit roundoff u (half an ulp at 1.0) of each floating dtype; bounds below are multiples of u.
-_EPS = {"float64": 2.0**-53, "float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11}
+# The one table of floating dtypes: measure, golden and the contract tests read it from here.
+UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11}
+FLOAT_DTYPES = tuple(UNIT_ROUNDOFF)
+
+
+def is_float_dtype(dtype) -> bool:
+    """A floating dtype, bfloat16 (which NumPy does not call floating) included."""
+    name = str(dtype)
+    return name in UNIT_ROUNDOFF or (name != "bfloat16" and getattr(dtype, "kind", "") == "f")
+
+
+def policy_dtype(dtype) -> str:
+    """The dtype whose row of the policy applies: a float dtype itself, float64 for anything else."""
+    return str(dtype) if str(dtype) in UNIT_ROUNDOFF else "float64"
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """A tolerance and the reason for it."""
+
+    tolerance: Tolerance
+    why: str
+
 
 _GOLDEN_ULPS = 8
 # A few dozen rounded operations in float32/float64. A 16-bit format has so few bits that the same
 # count would allow a 25% error (64 * 2**-8) and hide real faults, so 16-bit references get 8.
 _REFERENCE_ULPS_BY_DTYPE = {"float64": 64, "float32": 64, "bfloat16": 8, "float16": 8}
 
-POLICY: dict[tuple[str, str], Tolerance] = {}
-for _dtype, _eps in _EPS.items():
+POLICY: dict[tuple[ComparisonKind, str], Rule] = {}
+for _dtype, _eps in UNIT_ROUNDOFF.items():
     _REFERENCE_ULPS = _REFERENCE_ULPS_BY_DTYPE[_dtype]
-    POLICY[("golden", _dtype)] = Tolerance(
-        rtol=_GOLDEN_ULPS * _eps,
-        atol=_GOLDEN_ULPS * _eps,
+    POLICY[(GOLDEN, _dtype)] = Rule(
+        Tolerance(rtol=_GOLDEN_ULPS * _eps, atol=_GOLDEN_ULPS * _eps),
         why=f"{_GOLDEN_ULPS} u (unit roundoff) of {_dtype}: a recompiled kernel may reorder a reduction; "
         "a changed formula moves values far more",
     )
-    POLICY[("equivalence", _dtype)] = Tolerance(
-        rtol=_REFERENCE_ULPS * _eps,
-        atol=_REFERENCE_ULPS * _eps,
+    POLICY[(EQUIVALENCE, _dtype)] = Rule(
+        Tolerance(rtol=_REFERENCE_ULPS * _eps, atol=_REFERENCE_ULPS * _eps),
         why=f"{_REFERENCE_ULPS} u (unit roundoff) of {_dtype}: two library paths that are equal in exact arithmetic "
         "(k microbatches vs their mean) round in a different order",
     )
-    POLICY[("reference", _dtype)] = Tolerance(
-        rtol=_REFERENCE_ULPS * _eps,
-        atol=_REFERENCE_ULPS * _eps,
+    POLICY[(REFERENCE, _dtype)] = Rule(
+        Tolerance(rtol=_REFERENCE_ULPS * _eps, atol=_REFERENCE_ULPS * _eps),
         why=f"{_REFERENCE_ULPS} u (unit roundoff) of {_dtype}: a few rounded operations against an exact "
         "float64 formula, with the same floor for values near zero",
     )
 
 # (kind, check id) -> Tolerance, for checks whose arithmetic needs a documented exception.
-OVERRIDES: dict[tuple[str, str], Tolerance] = {}
+OVERRIDES: dict[tuple[ComparisonKind, str], Rule] = {}
 
 # Global-norm clipping of trees that mix float32 with 16-bit leaves. The norm is
 # sqrt(sum over leaves of jnp.sum(leaf**2)), and each leaf's sum of squares is computed and rounded
@@ -80,9 +93,8 @@ for _check, _dtype in (
     ("clipping/test_property_clip[float32+float16]", "float16"),
     ("clipping/test_mixed_leaf_dtypes", "bfloat16"),  # float32, bfloat16 and float16 leaves
 ):
-    OVERRIDES[("reference", _check)] = Tolerance(
-        rtol=POLICY[("reference", _dtype)].rtol,
-        atol=POLICY[("reference", _dtype)].atol,
+    OVERRIDES[(REFERENCE, _check)] = Rule(
+        POLICY[(REFERENCE, _dtype)].tolerance,
         why=f"float32 leaves share a global norm whose {_dtype} leaves' sums of squares are rounded in "
         f"{_dtype}: the norm and the one clip factor are only {_dtype}-accurate, so every leaf gets "
         f"the {_dtype} reference tolerance ({_REFERENCE_ULPS_BY_DTYPE[_dtype]} u of {_dtype})",
@@ -93,26 +105,21 @@ class UnknownTolerance(KeyError):
     pass
 
 
-def lookup(kind: str, dtype: str, check_id: str | None = None) -> Tolerance:
+def lookup(kind: ComparisonKind, dtype: str, check_id: str | None = None) -> Tolerance:
     """The tolerance for one comparison; an override for the check wins over the dtype default."""
     if check_id is not None and (kind, check_id) in OVERRIDES:
-        return OVERRIDES[(kind, check_id)]
+        return OVERRIDES[(kind, check_id)].tolerance
     try:
-        return POLICY[(kind, str(dtype))]
+        return POLICY[(kind, str(dtype))].tolerance
     except KeyError:
         raise UnknownTolerance(
-            f"no tolerance for a {kind} comparison in dtype {dtype}; add one to harness/tolerances.py"
+            f"no tolerance for a {kind} comparison in dtype {dtype}; add one to harness/contract/tolerances.py"
         ) from None
 
 
-def table() -> list[dict]:
+def table() -> list[ToleranceRule]:
     """The whole policy, for the report and the README."""
-    rows = [
-        {"kind": k, "dtype": d, "rtol": t.rtol, "atol": t.atol, "why": t.why}
-        for (k, d), t in sorted(POLICY.items())
-    ]
-    rows += [
-        {"kind": k, "check": c, "rtol": t.rtol, "atol": t.atol, "why": t.why}
-        for (k, c), t in sorted(OVERRIDES.items())
-    ]
+    rows = [ToleranceRule(k, r.tolerance.rtol, r.tolerance.atol, r.why, dtype=d) for (k, d), r in sorted(POLICY.items())]
+    rows += [ToleranceRule(k, r.tolerance.rtol, r.tolerance.atol, r.why, check=c)
+             for (k, c), r in sorted(OVERRIDES.items())]
     return rows

@@ -1,119 +1,253 @@
-"""The JSON report: its schema (report.schema.json beside this file), writing, reading, validating.
+"""The session report: what one run of the contract suite in one matrix entry found.
 
-Reports are written atomically, so a reader (the comparison, a reviewer) never sees half a file.
+Every field of reports/<entry>.json is defined here, in the order the file holds it; the JSON Schema
+beside this module (report.schema.json) is the published contract of the same format, and
+tests/harness/test_model.py fails when the two disagree. JSON conversion is harness.model.codec.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
-import functools
-import json
-from pathlib import Path
+from typing import Any
 
 from harness import __version__
-from harness.atomic import atomic_write_text
-from harness.errors import HarnessError
+from harness.model.enums import CheckKind, ComparisonKind, Outcome, Status
 
-SCHEMA_VERSION = 1
-SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
+SCHEMA_VERSION = 2
 
+# The packages a verdict names, in the order it names them (python first).
+STACK_VERSION_KEYS = ("python", "jax", "jaxlib", "optax", "flax", "numpy")
+# Every version a report records (KEY_PACKAGES of the contract's environment, '-' spelled '_').
+VERSION_KEYS = (*STACK_VERSION_KEYS, "ml_dtypes", "hypothesis", "pytest", "orbax_checkpoint")
+# Packages whose code may issue a warning worth keeping; the first that owns the file is the origin.
+WARNING_ORIGINS = ("optax", "flax", "jax", "jaxlib", "orbax", "numpy", "hypothesis")
+# Origins whose new warnings are upgrade signals in a verdict (hypothesis's are about the tests).
+LIBRARY_ORIGINS = ("jax", "jaxlib", "optax", "flax", "orbax", "numpy")
 
-class ReportProblem(HarnessError):
-    """A report is missing, unreadable, invalid, or from an incompatible harness."""
-
-
-@functools.lru_cache(maxsize=1)
-def schema() -> dict:
-    return json.loads(SCHEMA_PATH.read_text())
-
-
-def validate(doc: dict, source: str = "report") -> None:
-    """Raise ReportProblem naming the first schema violation."""
-    import jsonschema
-
-    if isinstance(doc, dict) and doc.get("schema_version") != SCHEMA_VERSION:
-        raise ReportProblem(
-            f"{source} has schema_version {doc.get('schema_version')!r} (harness "
-            f"{doc.get('harness_version', 'unknown')}); this harness ({__version__}) reads version "
-            f"{SCHEMA_VERSION}. Re-run the sessions with this harness to compare like with like."
-        )
-    validator = jsonschema.Draft202012Validator(schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ReportProblem(
-            f"{source} does not match the report schema at {where}: {error.message}. If it was written by an "
-            "earlier harness, run its session again (`nox -s <entry>`) and compare the new report."
-        )
+EXACT = "exact"  # the tolerance of a comparison that allows no difference
+Json = Any  # a value kept as it was written: JSON numbers, strings, lists, objects
 
 
-def load(path: str | Path) -> dict:
-    """Read and validate a report, or raise ReportProblem saying what is wrong and what to do."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ReportProblem(f"report {path} does not exist; run its session first (`nox -s <entry>`).") from None
-    except (OSError, ValueError) as exc:
-        raise ReportProblem(f"report {path} is unreadable ({exc}); run its session again.") from None
-    validate(doc, f"report {path}")
-    return doc
+def _optional():
+    """A field written only when it has a value (the schema does not require it)."""
+    return dataclasses.field(default=None, metadata={"omit_if_none": True})
 
 
-def write(path: str | Path, doc: dict) -> None:
-    path = Path(path)
-    try:
-        atomic_write_text(path, json.dumps(doc, indent=1, sort_keys=False, default=_default) + "\n")
-    except OSError as exc:
-        raise ReportProblem(
-            f"cannot write report {path} ({exc.strerror or exc}); make {path.parent} writable "
-            "or choose another directory with --harness-report / HARNESS_REPORT."
-        ) from None
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    """|observed - expected| <= atol + rtol * |expected|, elementwise."""
+
+    rtol: float
+    atol: float
 
 
-def _default(obj):
-    try:
-        import numpy as np
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """One comparison a check made; for repeated ones (Hypothesis examples) the worst is kept."""
 
-        if isinstance(obj, np.generic):
-            return obj.item()
-        if isinstance(obj, np.ndarray):
-            return obj.tolist()
-    except ImportError:
-        pass
-    return str(obj)
+    label: str  # "<kind>:<key>", e.g. golden:cosine/steps
+    kind: ComparisonKind
+    passed: bool
+    tolerance: Tolerance | str  # a Tolerance, or EXACT
+    dtype: str
+    shape: list[int]
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    mismatched: int = 0
+    size: int = 0
+    tolerance_used: float | None = None  # max over elements of error / allowed error (<= 1 passes)
+    expected: Json = None  # small arrays whole, facts and error types as they are
+    observed: Json = None
+    message: str = ""
+    count: int = 1  # how many times the check made this comparison
+
+
+@dataclasses.dataclass(frozen=True)
+class ErrorObserved:
+    """What the call of an error contract did."""
+
+    observed: str | None  # the exception type name, None for "no error"
+    message: str  # the exception's first line
+    result: Json  # when the call succeeded: the layout of what it returned
+
+
+@dataclasses.dataclass(frozen=True)
+class Series:
+    """A curve a check kept for plots (a schedule, a loss trajectory)."""
+
+    x: list[float]
+    y: list[float]
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckRecord:
+    """One contract check (one pytest item) and everything it compared."""
+
+    id: str  # family/test name[parameters]: stable across versions
+    nodeid: str
+    family: str
+    kind: CheckKind
+    outcome: Outcome
+    duration_s: float
+    exception: str | None  # type of the exception that ended the check, if any
+    message: str
+    falsifying_example: str | None
+    examples: int | None  # Hypothesis examples run, for properties
+    max_abs_err: float | None
+    max_rel_err: float | None
+    comparisons: list[Comparison]
+    errors_observed: dict[str, ErrorObserved]
+    series: dict[str, Series]
+
+
+@dataclasses.dataclass(frozen=True)
+class EntryInfo:
+    """The matrix entry a session ran."""
+
+    name: str
+    python: str
+    requested: dict[str, str]  # the pins asked for
+    locked: bool  # installed from a committed lock file
+
+
+@dataclasses.dataclass(frozen=True)
+class JaxPlatform:
+    """The JAX backend and the switches that change numerics."""
+
+    backend: str | None
+    device_kinds: list[str] | None = _optional()
+    device_count: int | None = _optional()
+    jax_enable_x64: bool | None = _optional()
+    default_matmul_precision: str | None = _optional()
+    xla_flags: str | None = _optional()
+    compilation_cache_dir: str | None = _optional()
+    error: str | None = _optional()  # JAX failed to import
+
+
+@dataclasses.dataclass(frozen=True)
+class Environment:
+    versions: dict[str, str | None]  # VERSION_KEYS -> installed version (None: not installed)
+    packages: dict[str, str]  # every installed distribution
+    machine: dict[str, Json]  # os, processor, cpu count, interpreter
+    jax: JaxPlatform
+
+
+@dataclasses.dataclass(frozen=True)
+class HypothesisSettings:
+    version: str | None
+    profile: str | None
+    derandomize: bool | None
+    seed: int | str | None  # the seed of a random run, to replay it
+    max_examples: int | None
+    examples_run: int
+
+
+@dataclasses.dataclass(frozen=True)
+class ToleranceRule:
+    """One row of the tolerance policy: by comparison kind and dtype, or an override for one check."""
+
+    kind: ComparisonKind
+    rtol: float
+    atol: float
+    why: str
+    dtype: str | None = _optional()
+    check: str | None = _optional()
+
+
+@dataclasses.dataclass(frozen=True)
+class WarningRecord:
+    """One distinct warning and the checks that raised it."""
+
+    category: str
+    message: str
+    origin: str  # one of WARNING_ORIGINS, or "other"
+    filename: str
+    lineno: int
+    count: int
+    checks: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Timings:
+    total_s: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PerformanceRecord:
+    """Informational timing of one fixed operation (harness.contract.timing)."""
+
+    compile_s: float
+    steady_s: float  # median of the steady-state calls
+    steady_min_s: float  # the fastest call: least disturbed by the other entry on the cores
+    repeats: int
+
+
+@dataclasses.dataclass(frozen=True)
+class OutcomeCounts:
+    passed: int = 0
+    failed: int = 0
+    error: int = 0
+    skipped: int = 0
+
+    @classmethod
+    def of(cls, checks: list[CheckRecord]) -> OutcomeCounts:
+        return cls(**{o.value: sum(c.outcome == o for c in checks) for o in Outcome})
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    total: int
+    passed: int
+    failed: int
+    error: int
+    skipped: int
+    by_family: dict[str, OutcomeCounts]
+
+    @classmethod
+    def of(cls, checks: list[CheckRecord]) -> Summary:
+        families = sorted({c.family for c in checks}, key=[c.family for c in checks].index)
+        return cls(total=len(checks), **dataclasses.asdict(OutcomeCounts.of(checks)),
+                   by_family={f: OutcomeCounts.of([c for c in checks if c.family == f]) for f in families})
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """reports/<entry>.json. schema_version changes when a field changes meaning."""
+
+    schema_version: int
+    harness_version: str
+    entry: EntryInfo
+    status: Status
+    exit_status: int | None  # pytest's
+    started_at: str
+    finished_at: str | None
+    environment: Environment
+    hypothesis: HypothesisSettings
+    tolerances: list[ToleranceRule]  # the whole policy in force
+    checks: list[CheckRecord]
+    warnings: list[WarningRecord]
+    timings: Timings
+    performance: dict[str, PerformanceRecord]
+    summary: Summary
+    problem: str | None  # why the entry could not be judged, when it could not
+    selection: list[str] | None  # the check ids an attribution run was limited to; None for all
+
+    def check(self, check_id: str) -> CheckRecord | None:
+        return next((c for c in self.checks if c.id == check_id), None)
 
 
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def empty_environment() -> dict:
-    versions = dict.fromkeys(["python", "jax", "jaxlib", "optax", "flax", "numpy", "ml_dtypes", "hypothesis"])
-    return {"versions": versions, "packages": {}, "machine": {}, "jax": {"backend": None}}
-
-
-def unresolvable(entry: dict, problem: str, started_at: str) -> dict:
+def unresolvable(entry: EntryInfo, problem: str, started_at: str) -> Report:
     """The report of an entry whose stack could not be installed: it says so, and why."""
-    from harness.contract import tolerances
-
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "harness_version": __version__,
-        "entry": entry,
-        "status": "unresolvable",
-        "exit_status": None,
-        "started_at": started_at,
-        "finished_at": now(),
-        "environment": empty_environment(),
-        "hypothesis": {"version": None, "profile": None, "derandomize": None, "seed": None,
-                       "max_examples": None, "examples_run": 0},
-        "tolerances": tolerances.table(),
-        "checks": [],
-        "warnings": [],
-        "timings": {"total_s": 0.0},
-        "performance": {},
-        "summary": {"total": 0, "passed": 0, "failed": 0, "error": 0, "skipped": 0, "by_family": {}},
-        "problem": problem,
-        "selection": None,
-    }
+    return Report(
+        schema_version=SCHEMA_VERSION, harness_version=__version__, entry=entry, status=Status.UNRESOLVABLE,
+        exit_status=None, started_at=started_at, finished_at=now(),
+        environment=Environment(dict.fromkeys(VERSION_KEYS), {}, {}, JaxPlatform(backend=None)),
+        hypothesis=HypothesisSettings(None, None, None, None, None, 0),
+        tolerances=[], checks=[], warnings=[], timings=Timings(0.0), performance={},
+        summary=Summary.of([]), problem=problem, selection=None,
+    )

@@ -10,9 +10,10 @@ import dataclasses
 import re
 
 from harness.errors import HarnessError
+from harness.model.report import STACK_VERSION_KEYS
 
 PYTHON = "3.12"
-PACKAGES = ("jax", "jaxlib", "optax", "flax", "numpy")
+PACKAGES = STACK_VERSION_KEYS[1:]  # what an entry pins besides python: jax, jaxlib, optax, flax, numpy
 
 # Packages that are bumped together when attributing a change: jaxlib follows jax.
 GROUPS = {"jax": ("jax", "jaxlib"), "optax": ("optax",), "flax": ("flax",), "numpy": ("numpy",)}

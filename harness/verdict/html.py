@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from html import escape
 
-from harness.verdict import render, svg
-from harness.verdict.compare import Verdict
+from harness.model.enums import Status
+from harness.model.report import Report
+from harness.model.verdict import SLOWER_THRESHOLD, Verdict
+from harness.verdict import svg, views
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1100px; color: #222; }
@@ -32,8 +34,8 @@ def _css_class(status: int) -> str:
 
 
 def _entries_table(verdict: Verdict) -> str:
-    rows = "".join(f"<tr><td>{escape(n)}</td><td>{escape(v)}</td><td>{escape(s)}</td><td>{escape(c)}</td></tr>"
-                   for n, v, s, c in render._entry_rows(verdict))
+    rows = "".join(f"<tr><td>{escape(r.name)}</td><td>{escape(r.versions)}</td><td>{escape(r.status)}</td>"
+                   f"<td>{escape(r.result)}</td></tr>" for r in views.entry_rows(verdict))
     return f"<table><tr><th>entry</th><th>versions</th><th>status</th><th>result</th></tr>{rows}</table>"
 
 
@@ -42,16 +44,16 @@ def _changes_tables(verdict: Verdict) -> str:
     for index, entry in enumerate(verdict.entries):
         if entry.problem:
             out.append(f"<p><b>{escape(entry.name)}</b>: {escape(entry.problem)}</p>")
-        changed = render._changed(entry) if index == 0 else []  # the others: attribution table below
+        changed = views.changed(entry) if index == 0 else []  # the others: attribution table below
         if not changed:
             continue
         rows = "".join(
             f"<tr><td class='mark'>{escape(c.mark)}</td><td><code>{escape(c.check_id)}</code>"
-            f"<div class='detail'>{escape(c.detail[:600])}</div></td><td>{escape(render._magnitude(c))}</td>"
-            f"<td>{escape(c.tolerance)}</td></tr>" for c in changed)
+            f"<div class='detail'>{escape(c.detail[:600])}</div></td><td>{escape(views.magnitude(c))}</td>"
+            f"<td>{escape(views.tolerance_text(c.tolerances))}</td></tr>" for c in changed)
         out.append(f"<h3>Changed on {escape(entry.name)}</h3><table><tr><th>change</th><th>check</th>"
                    f"<th>max abs / rel err</th><th>tolerance</th></tr>{rows}</table>")
-    names, rows = render._attribution(verdict)
+    names, rows = views.attribution(verdict)
     if len(names) > 1 and rows:
         head = "".join(f"<th>{escape(n)}</th>" for n in names)
         body = "".join(f"<tr><td><code>{escape(i)}</code></td>" + "".join(f"<td>{escape(m)}</td>" for m in marks)
@@ -61,53 +63,53 @@ def _changes_tables(verdict: Verdict) -> str:
     return "".join(out)
 
 
-def _curve_charts(docs: list[tuple[str, dict]]) -> str:
-    keys: dict[str, None] = {}
+def _curve_charts(docs: list[tuple[str, Report]]) -> str:
+    keys: dict[tuple[str, str], None] = {}
     for _, doc in docs:
-        for check in doc["checks"]:
-            for name in check.get("series", {}):
-                keys[(check["id"], name)] = None
+        for check in doc.checks:
+            for name in check.series:
+                keys[(check.id, name)] = None
     charts = []
     for check_id, name in keys:
         curves = []
         for label, doc in docs:
-            check = next((c for c in doc["checks"] if c["id"] == check_id), None)
-            if check and name in check.get("series", {}):
-                curves.append((label, check["series"][name]["x"], check["series"][name]["y"]))
+            check = doc.check(check_id)
+            if check and name in check.series:
+                curves.append((label, check.series[name].x, check.series[name].y))
         charts.append(svg.lines(f"{check_id}: {name}", curves, "step", name))
     return "".join(charts)
 
 
-def _tolerance_charts(docs: list[tuple[str, dict]]) -> str:
+def _tolerance_charts(docs: list[tuple[str, Report]]) -> str:
     """Per family, each check's largest error as a fraction of its tolerance, for every entry."""
     families: dict[str, dict[str, list]] = {}
     labels = [label for label, _ in docs]
     for i, (_, doc) in enumerate(docs):
-        for check in doc["checks"]:
-            used = [c.get("tolerance_used") for c in check["comparisons"] if c.get("tolerance_used") is not None]
+        for check in doc.checks:
+            used = [c.tolerance_used for c in check.comparisons if c.tolerance_used is not None]
             if not used:
                 continue
-            name = check["id"].split("/", 1)[-1]  # the family is in the chart's title
-            row = families.setdefault(check["family"], {}).setdefault(name, [None] * len(docs))
+            name = check.id.split("/", 1)[-1]  # the family is in the chart's title
+            row = families.setdefault(check.family, {}).setdefault(name, [None] * len(docs))
             row[i] = max(used)
     return "".join(svg.error_dots(f"{family}: largest error / tolerance per check", sorted(rows.items()), labels)
                    for family, rows in sorted(families.items()))
 
 
 def _performance_table(verdict: Verdict) -> str:
-    rows = render._performance_rows(verdict)
+    rows = views.performance_rows(verdict)
     if not rows:
         return ""
     head = "".join(f"<th>{escape(e.name)}</th>" for e in verdict.entries)
-    body = "".join(f"<tr><td>{escape(name)}</td>" + "".join(f"<td>{escape(c.split(': ', 1)[1])}</td>" for c in cells)
+    body = "".join(f"<tr><td>{escape(name)}</td>" + "".join(f"<td>{escape(c)}</td>" for c in cells)
                    + "</tr>" for name, cells in rows)
     return (f"<h2>Performance (informational)</h2><p>Fastest steady-state call relative to the baseline, compile-time "
-            f"ratio in brackets; flagged above {render.SLOWER_THRESHOLD}x. Never changes the exit status.</p>"
+            f"ratio in brackets; flagged above {SLOWER_THRESHOLD}x. Never changes the exit status.</p>"
             f"<table><tr><th>operation</th>{head}</tr>{body}</table>")
 
 
-def page(verdict: Verdict, others: list[dict]) -> str:
-    docs = [("baseline", verdict.baseline)] + [(d["entry"]["name"], d) for d in others if d["status"] == "complete"]
+def page(verdict: Verdict, others: list[Report]) -> str:
+    docs = [("baseline", verdict.baseline)] + [(d.entry.name, d) for d in others if d.status == Status.COMPLETE]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Upgrade verdict</title><style>{_STYLE}</style></head>
 <body>

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.contract import strategies
+from harness.contract import strategies, trees
 
 pytestmark = pytest.mark.family("accumulation")
 
@@ -102,9 +102,7 @@ def test_state_layout(check, dtype):
     params = {"kernel": jnp.ones((3, 5), dtype), "bias": jnp.zeros((5,), dtype)}
     tx = optax.MultiSteps(optax.adam(1e-3), every_k_schedule=2)
     state = tx.init(params)
-    paths = [(jax.tree_util.keystr(p), str(leaf.dtype), list(leaf.shape))
-             for p, leaf in jax.tree_util.tree_flatten_with_path(state)[0]]
-    check.golden_fact(f"state_layout/{dtype}/leaves", paths)
+    check.golden_fact(f"state_layout/{dtype}/leaves", trees.layout(state, keys="keystr"))
     check.golden_fact(f"state_layout/{dtype}/fields", list(type(state)._fields))
     g = jax.tree.map(jnp.ones_like, params)
     _, state2 = tx.update(g, state, params)

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.contract import strategies
+from harness.contract.tolerances import UNIT_ROUNDOFF
 from harness.contract.checks import Check, ContractFailure
 
 pytestmark = pytest.mark.family("clipping")
@@ -47,12 +48,9 @@ def _norm64(tree) -> float:
     return float(np.sqrt(sum(np.sum(np.asarray(x, np.float64) ** 2) for x in jax.tree.leaves(tree))))
 
 
-_EPS = {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
-
-
 def _lowest(tree) -> str:
     """The lowest-precision floating dtype among the leaves (the precision of their shared norm)."""
-    return max((str(x.dtype) for x in jax.tree.leaves(tree)), key=lambda d: _EPS.get(d, 0.0))
+    return max((str(x.dtype) for x in jax.tree.leaves(tree)), key=lambda d: UNIT_ROUNDOFF.get(d, 0.0))
 
 
 def _tiny(tree) -> float:

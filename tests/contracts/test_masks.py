@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.contract import strategies
+from harness.contract import strategies, trees
 
 pytestmark = pytest.mark.family("masks")
 
@@ -42,25 +42,6 @@ def _tree(seed, dtype="float32"):
     return strategies.build(LAYOUT, lambda s: jnp.asarray(rng.standard_normal(s).astype(np.float32), dtype))
 
 
-def _path(keypath) -> str:
-    return "/".join(str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))) for k in keypath)
-
-
-def _leaves(tree) -> dict:
-    return {_path(p): leaf for p, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]}
-
-
-def _layout(tree) -> list:
-    return [[path, str(np.asarray(leaf).dtype), list(np.shape(leaf))] for path, leaf in _leaves(tree).items()]
-
-
-def _golden_tree(check, key, tree):
-    """Record a whole result: its layout (paths, dtypes, shapes) and every leaf's values."""
-    check.golden_fact(f"{key}/layout", _layout(tree))
-    for path, leaf in _leaves(tree).items():
-        check.golden(f"{key}/{path}", leaf)
-
-
 def _f64(x):
     return np.asarray(x, np.float64)
 
@@ -77,7 +58,7 @@ def test_decay_reaches_kernels_not_biases(check, mask_kind):
     tx = optax.add_decayed_weights(WD, mask=MASKS[mask_kind])
     state = tx.init(params)
     updates, state = tx.update(grads, state, params)
-    p, g, u = _leaves(params), _leaves(grads), _leaves(updates)
+    p, g, u = trees.leaves(params), trees.leaves(grads), trees.leaves(updates)
     check.exact("update tree paths", sorted(u), sorted(g))
     for path in u:
         if _is_kernel(path):
@@ -85,9 +66,9 @@ def test_decay_reaches_kernels_not_biases(check, mask_kind):
                             scale=np.abs(_f64(g[path])) + WD * np.abs(_f64(p[path])))
         else:
             check.identical(f"undecayed {path} is the grad", u[path], g[path])
-    _golden_tree(check, f"decay/{mask_kind}/updates", updates)
+    check.golden_tree(f"decay/{mask_kind}/updates", updates)
     check.golden_fact(f"decay/{mask_kind}/state", [type(state).__name__, type(state.inner_state).__name__,
-                                                   _layout(state)])
+                                                   trees.layout(state)])
 
 
 @pytest.mark.parametrize("mask_kind", sorted(MASKS))
@@ -100,20 +81,20 @@ def test_masked_keeps_inner_state_for_masked_leaves_only(check, mask_kind):
     state = tx.init(params)
     u1, state = tx.update(g1, state, params)
     u2, state = tx.update(g2, state, params)
-    f1, f2 = _leaves(g1), _leaves(g2)
+    f1, f2 = trees.leaves(g1), trees.leaves(g2)
     for step, u, g in [(1, u1, f1), (2, u2, f2)]:
-        for path, leaf in _leaves(u).items():
+        for path, leaf in trees.leaves(u).items():
             if _is_kernel(path):
                 a, b = _f64(g[path]), (momentum * _f64(f1[path]) if step == 2 else 0.0)
                 check.reference(f"step {step} masked {path}: -lr * (g + momentum * trace)", leaf, -LR * (a + b),
                                 scale=LR * (np.abs(a) + np.abs(b)))
             else:
                 check.identical(f"step {step} unmasked {path} passes through", leaf, g[path])
-    state_paths = [path for path, _dtype, _shape in _layout(state)]
+    state_paths = [path for path, _dtype, _shape in trees.layout(state)]
     check.exact("inner state leaves are the kernels", [p.rsplit("/", 2)[-2:] for p in state_paths],
                 [["dense", "kernel"], ["head", "kernel"]])
-    check.golden_fact(f"masked/{mask_kind}/state", _layout(state))
-    _golden_tree(check, f"masked/{mask_kind}/u2", u2)
+    check.golden_fact(f"masked/{mask_kind}/state", trees.layout(state))
+    check.golden_tree(f"masked/{mask_kind}/u2", u2)
 
 
 def _adamw_reference(params, grads_seq, masked, lr, wd):
@@ -164,14 +145,14 @@ def test_adamw_mask_reference(check, mask_kind):
         u, state = tx.update(g, state, p)
         p = optax.apply_updates(p, u)
         observed.append(u)
-    flat_params = _leaves(params)
-    expected = _adamw_reference(flat_params, [_leaves(g) for g in grads_seq],
+    flat_params = trees.leaves(params)
+    expected = _adamw_reference(flat_params, [trees.leaves(g) for g in grads_seq],
                                 {k: _is_kernel(k) for k in flat_params}, LR, WD)
     for step, (u, (ref, scales)) in enumerate(zip(observed, expected), 1):
-        for path, leaf in _leaves(u).items():
+        for path, leaf in trees.leaves(u).items():
             check.reference(f"step {step} {path}", leaf, ref[path], scale=scales[path])
-        _golden_tree(check, f"adamw/{mask_kind}/step{step}", u)
-    check.golden_fact(f"adamw/{mask_kind}/state", _layout(state))
+        check.golden_tree(f"adamw/{mask_kind}/step{step}", u)
+    check.golden_fact(f"adamw/{mask_kind}/state", trees.layout(state))
 
 
 def test_adamw_mask_only_affects_decay(check):
@@ -184,10 +165,10 @@ def test_adamw_mask_only_affects_decay(check):
     for step, g in enumerate(grads_seq, 1):
         uw, sw = with_decay.update(g, sw, params)
         up, sp = plain.update(g, sp, params)
-        for path, leaf in _leaves(uw).items():
+        for path, leaf in trees.leaves(uw).items():
             if not _is_kernel(path):
-                check.identical(f"step {step} unmasked {path} equals adam", leaf, _leaves(up)[path])
-        _golden_tree(check, f"adamw_vs_adam/step{step}", uw)
+                check.identical(f"step {step} unmasked {path} equals adam", leaf, trees.leaves(up)[path])
+        check.golden_tree(f"adamw_vs_adam/step{step}", uw)
 
 
 # -- periodic_update -------------------------------------------------------------------------------
@@ -204,11 +185,11 @@ def test_periodic_update_copies_on_multiples(check, mode):
         steps = jnp.asarray(step, jnp.int32) if mode == "jit" else step
         new_target = fn(online, target, steps, jnp.asarray(period) if mode == "jit" else period)
         expected = online if step % period == 0 else target
-        for path, leaf in _leaves(new_target).items():
+        for path, leaf in trees.leaves(new_target).items():
             check.identical(f"{'copied' if step % period == 0 else 'kept'} at step {step}: {path}",
-                        leaf, _leaves(expected)[path])
+                        leaf, trees.leaves(expected)[path])
         target = new_target
-        history.append(np.asarray(_leaves(target)["dense/bias"]))
+        history.append(np.asarray(trees.leaves(target)["dense/bias"]))
     check.golden_exact(f"periodic/{mode}/dense_bias_history", np.stack(history))
 
 
@@ -272,7 +253,7 @@ def test_bad_mask(check, case, consumer, mode):
     key = f"bad_mask/{consumer}/{case}/{mode}"
     result = check.error_contract(key, run, params, grads)
     if not isinstance(result, Exception):
-        _golden_tree(check, f"{key}/result", result)
+        check.golden_tree(f"{key}/result", result)
 
 
 # -- properties ------------------------------------------------------------------------------------

@@ -18,9 +18,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.contract.tolerances import UNIT_ROUNDOFF
+
 pytestmark = pytest.mark.family("schedules")
 
-EPS32 = 2.0**-24  # unit roundoff of float32
+EPS32 = UNIT_ROUNDOFF["float32"]
 N_STEPS = 16  # every property evaluates a schedule on this many steps (one shape, one compile)
 
 

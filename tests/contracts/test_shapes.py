@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.contract import strategies
+from harness.contract import strategies, trees
 
 pytestmark = pytest.mark.family("shapes")
 
@@ -118,15 +118,6 @@ def _selected(op, case, mode) -> bool:
 CASES = [(op, case, mode) for op in OPS for case in GRADS for mode in ("eager", "jit") if _selected(op, case, mode)]
 
 
-def _path(keypath) -> str:
-    return "/".join(str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))) for k in keypath)
-
-
-def _layout(tree) -> list:
-    return [[_path(p), str(np.asarray(leaf).dtype), list(np.shape(leaf))]
-            for p, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]]
-
-
 @pytest.mark.parametrize("op,case,mode", CASES, ids=["-".join(c) for c in CASES])
 def test_mismatched_grads(check, op, case, mode):
     """The exception type is the contract; without one, the layout of the output and state is."""
@@ -134,7 +125,7 @@ def test_mismatched_grads(check, op, case, mode):
     key = f"{op}/{case}/{mode}"
     result = check.error_contract(key, run, GRADS[case], PARAMS)
     if not isinstance(result, Exception):
-        check.golden_fact(f"{key}/layout", _layout(result))
+        check.golden_fact(f"{key}/layout", trees.layout(result))
 
 
 # -- property: silent broadcasting follows NumPy's rule --------------------------------------------

@@ -19,6 +19,8 @@ import pytest
 nnx = pytest.importorskip("flax.nnx")
 import nnx_compat as compat  # noqa: E402
 
+from harness.contract import trees  # noqa: E402
+
 pytestmark = pytest.mark.family("training")
 
 K = 2  # microbatches per optimizer step
@@ -109,10 +111,8 @@ def _train(model, optimizer, microbatches):
 
 def _named(tree) -> dict:
     """Leaves by path ('hidden/kernel', 'opt_state/acc_grads/out/bias', ...), as NumPy arrays."""
-    flat = jax.tree_util.tree_flatten_with_path(compat.pure(tree))[0]
     out = {}
-    for path, leaf in flat:
-        name = "/".join(str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))) for k in path)
+    for name, leaf in trees.leaves(compat.pure(tree)).items():
         if not hasattr(leaf, "dtype"):
             leaf = np.asarray(leaf)
         elif jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key):
@@ -123,11 +123,9 @@ def _named(tree) -> dict:
 
 def _layout(tree) -> list:
     """[path, Variable type, dtype, shape] per leaf: what a checkpoint's structure depends on."""
-    flat = jax.tree_util.tree_flatten_with_path(tree, is_leaf=lambda x: isinstance(x, nnx.Variable))[0]
     rows = []
-    for path, var in flat:
+    for name, var in trees.leaves(tree, is_leaf=lambda x: isinstance(x, nnx.Variable)).items():
         leaf = compat.read(var) if isinstance(var, nnx.Variable) else var
-        name = "/".join(str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))) for k in path)
         rows.append([name, type(var).__name__, str(leaf.dtype), list(np.shape(leaf))])
     return rows
 

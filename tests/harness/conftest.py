@@ -7,6 +7,8 @@ import numpy  # noqa: F401  imported once here: in-process pytester runs must no
 import pytest
 
 import harness.contract.plugin  # noqa: F401
+from harness.model import report_io
+from harness.verdict import compare
 
 try:
     import jax  # noqa: F401  the report records the JAX backend when JAX is installed
@@ -74,3 +76,12 @@ def recorded_suite(suite, pytester):
     result, _ = suite("--harness-record-golden", report="recording.json")
     assert result.ret == 0, result.stdout.str()
     return suite
+
+
+@pytest.fixture
+def judge():
+    """judge(base, *others): the verdict on report documents (JSON dicts, as a session writes them)."""
+    def run(base: dict, *others: dict):
+        return compare.judge(report_io.parse(base, "baseline"), [report_io.parse(o, "other") for o in others])
+
+    return run

@@ -4,15 +4,24 @@ import copy
 import json
 
 import pytest
+from pathlib import Path
 
-from harness.model import report
-from harness.verdict import compare, render
+from harness.model import report_io
+from harness.model.enums import Mark
+from harness.model.report import EntryInfo, now, unresolvable
+from harness.model.codec import to_json
+from harness.verdict import cli, render
 
 
 @pytest.fixture
 def base(recorded_suite):
     _, doc = recorded_suite()
     return doc
+
+
+def _write(path, doc):
+    path = Path(path)
+    path.write_text(json.dumps(doc))
 
 
 def _check(doc, name):
@@ -37,90 +46,90 @@ def _mark(verdict, name):
     return next(c.mark for c in verdict.entries[0].changes if c.check_id.endswith("/" + name))
 
 
-def test_identical_reports_are_ok(base):
-    verdict = compare.judge(base, [_candidate(base)])
+def test_identical_reports_are_ok(base, judge):
+    verdict = judge(base, _candidate(base))
     assert verdict.exit_status == 0 and verdict.headline.startswith("OK")
-    assert all(c.mark == compare.UNCHANGED for c in verdict.entries[0].changes)
+    assert all(c.mark == Mark.UNCHANGED for c in verdict.entries[0].changes)
 
 
-def test_pass_to_fail_is_a_regression_with_exit_1(base):
+def test_pass_to_fail_is_a_regression_with_exit_1(base, judge):
     cand = _fail(_candidate(base), "test_golden_value", max_abs_err=0.025)
-    verdict = compare.judge(base, [cand])
-    assert _mark(verdict, "test_golden_value") == compare.REGRESSED
+    verdict = judge(base, cand)
+    assert _mark(verdict, "test_golden_value") == Mark.REGRESSED
     assert verdict.exit_status == 1
     text = render.text(verdict)
     assert "demo/test_golden_value" in text and "1 of 2 elements outside" in text
 
 
 @pytest.mark.parametrize("expected, observed, mark", [
-    ("ValueError", "TypeError", compare.ERROR_TYPE_CHANGED),
-    ("ValueError", None, compare.NOW_SILENT),
-    (None, "ValueError", compare.NEW_ERROR),
+    ("ValueError", "TypeError", Mark.ERROR_TYPE_CHANGED),
+    ("ValueError", None, Mark.NOW_SILENT),
+    (None, "ValueError", Mark.NEW_ERROR),
 ])
-def test_error_contract_changes_are_named(base, expected, observed, mark):
+def test_error_contract_changes_are_named(base, expected, observed, mark, judge):
     cand = _fail(_candidate(base), "test_error", expected=expected, observed=observed)
-    verdict = compare.judge(base, [cand])
+    verdict = judge(base, cand)
     assert _mark(verdict, "test_error") == mark and verdict.exit_status == 1
 
 
-def test_fail_to_pass_is_fixed_but_baseline_failure_means_cannot_judge(base):
+def test_fail_to_pass_is_fixed_but_baseline_failure_means_cannot_judge(base, judge):
     broken_base = _fail(copy.deepcopy(base), "test_reference")
-    verdict = compare.judge(broken_base, [_candidate(base)])
-    assert _mark(verdict, "test_reference") == compare.FIXED
+    verdict = judge(broken_base, _candidate(base))
+    assert _mark(verdict, "test_reference") == Mark.FIXED
     assert verdict.exit_status == 2 and "baseline fails 1" in verdict.headline
 
 
-def test_drift_within_tolerance_is_shown_with_magnitude(base):
+def test_drift_within_tolerance_is_shown_with_magnitude(base, judge):
     cand = _candidate(base)
     comparisons = _check(cand, "test_golden_value")["comparisons"]
     comparisons.append(dict(comparisons[0], label="golden:other"))
     comparisons[0]["max_abs_err"], comparisons[1]["max_abs_err"] = 3e-8, 5e-8
-    verdict = compare.judge(base, [cand])
-    assert _mark(verdict, "test_golden_value") == compare.DRIFT and verdict.exit_status == 0
-    detail = next(c.detail for c in verdict.entries[0].changes if c.mark == compare.DRIFT)
+    verdict = judge(base, cand)
+    assert _mark(verdict, "test_golden_value") == Mark.DRIFT and verdict.exit_status == 0
+    detail = next(c.detail for c in verdict.entries[0].changes if c.mark == Mark.DRIFT)
     assert detail.startswith("2 golden values moved; largest golden:other: max abs err 5e-08")
 
 
-def test_missing_and_new_checks(base):
+def test_missing_and_new_checks(base, judge):
     cand = _candidate(base)
     gone = cand["checks"].pop(0)
     extra = copy.deepcopy(cand["checks"][0])
     extra["id"] = "demo/test_brand_new"
     cand["checks"].append(extra)
-    verdict = compare.judge(base, [cand])
+    verdict = judge(base, cand)
     marks = {c.check_id: c.mark for c in verdict.entries[0].changes}
-    assert marks[gone["id"]] == compare.MISSING and marks["demo/test_brand_new"] == compare.NEW_CHECK
+    assert marks[gone["id"]] == Mark.MISSING and marks["demo/test_brand_new"] == Mark.NEW_CHECK
     assert verdict.exit_status == 1
 
 
-def test_unresolvable_candidate_cannot_be_judged(base):
-    doc = report.unresolvable({"name": "candidate", "python": "3.12", "requested": {"jax": "99"}, "locked": False},
-                              "cannot resolve jax==99", report.now())
-    report.validate(doc)
-    verdict = compare.judge(base, [doc])
+def test_unresolvable_candidate_cannot_be_judged(base, judge):
+    doc = to_json(unresolvable(EntryInfo("candidate", "3.12", {"jax": "99"}, False), "cannot resolve jax==99", now()))
+    report_io.validate(doc)
+    verdict = judge(base, doc)
     assert verdict.exit_status == 2 and verdict.headline == "CANNOT JUDGE: candidate is unresolvable"
     text = render.text(verdict)
     assert "cannot resolve jax==99" in text and "jax 99" in text  # the reason, and the pins it asked for
     assert "cannot resolve jax==99" in render.markdown(verdict)
 
 
-def test_not_judged_check_gives_exit_2(base):
+def test_not_judged_check_gives_exit_2(base, judge):
     cand = _candidate(base)
     _check(cand, "test_golden_value").update(outcome="error", message="golden entry 'value' is missing")
-    assert compare.judge(base, [cand]).exit_status == 2
+    assert judge(base, cand).exit_status == 2
 
 
-def test_new_deprecation_from_a_library_is_listed(base):
+def test_new_deprecation_from_a_library_is_listed(base, judge):
     cand = _candidate(base)
     cand["warnings"].append({"category": "DeprecationWarning", "message": "optax.foo is deprecated",
-                             "origin": "optax", "count": 1, "checks": []})
-    verdict = compare.judge(base, [cand])
-    assert [w["message"] for w in verdict.entries[0].new_warnings] == ["optax.foo is deprecated"]
+                             "origin": "optax", "filename": "optax/_src/foo.py", "lineno": 1, "count": 1,
+                             "checks": []})
+    verdict = judge(base, cand)
+    assert [w.message for w in verdict.entries[0].new_warnings] == ["optax.foo is deprecated"]
 
 
-def test_markdown_collapses_unchanged_and_names_changes(base):
+def test_markdown_collapses_unchanged_and_names_changes(base, judge):
     cand = _fail(_candidate(base), "test_golden_value", max_abs_err=0.025)
-    md = render.markdown(compare.judge(base, [cand]))
+    md = render.markdown(judge(base, cand))
     assert md.startswith("## ❌ Upgrade verdict: REGRESSED")
     assert "| demo | regressed | `demo/test_golden_value` |" in md
     assert "<details><summary>5 unchanged checks on candidate</summary>" in md
@@ -130,8 +139,8 @@ def test_cli_writes_summaries_and_returns_status(base, tmp_path):
     paths = []
     for name, doc in [("b", base), ("c", _fail(_candidate(base), "test_golden_value"))]:
         paths.append(str(tmp_path / f"{name}.json"))
-        report.write(paths[-1], doc)
-    code = compare.main(paths + ["--markdown", str(tmp_path / "s.md"), "--json", str(tmp_path / "s.json")])
+        _write(paths[-1], doc)
+    code = cli.main(paths + ["--markdown", str(tmp_path / "s.md"), "--json", str(tmp_path / "s.json")])
     assert code == 1
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["exit_status"] == 1 and summary["entries"][0]["changes"][0]["mark"] == "regressed"
@@ -139,31 +148,31 @@ def test_cli_writes_summaries_and_returns_status(base, tmp_path):
 
 def test_cli_rejects_other_schema_versions_and_garbage(base, tmp_path, capsys):
     good = tmp_path / "b.json"
-    report.write(good, base)
+    _write(good, base)
     old = dict(base, schema_version=0)
     (tmp_path / "old.json").write_text(json.dumps(old))
-    assert compare.main([str(good), str(tmp_path / "old.json")]) == 2
+    assert cli.main([str(good), str(tmp_path / "old.json")]) == 2
     assert "schema_version 0" in capsys.readouterr().err
     (tmp_path / "bad.json").write_text("{")
-    assert compare.main([str(good), str(tmp_path / "bad.json")]) == 2
+    assert cli.main([str(good), str(tmp_path / "bad.json")]) == 2
     assert "unreadable" in capsys.readouterr().err
-    assert compare.main([str(good), str(tmp_path / "absent.json")]) == 2
+    assert cli.main([str(good), str(tmp_path / "absent.json")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 
 def test_cli_rejects_reports_from_different_harness_versions(base, tmp_path, capsys):
-    report.write(tmp_path / "b.json", base)
-    report.write(tmp_path / "c.json", dict(_candidate(base), harness_version="9.9.9"))
-    assert compare.main([str(tmp_path / "b.json"), str(tmp_path / "c.json")]) == 2
+    _write(tmp_path / "b.json", base)
+    _write(tmp_path / "c.json", dict(_candidate(base), harness_version="9.9.9"))
+    assert cli.main([str(tmp_path / "b.json"), str(tmp_path / "c.json")]) == 2
     assert "different harness versions" in capsys.readouterr().err
 
 
-def test_performance_ratio_is_informational(base):
+def test_performance_ratio_is_informational(base, judge):
     base = copy.deepcopy(base)
     base["performance"] = {"update": {"compile_s": 0.5, "steady_s": 2e-4, "steady_min_s": 1e-4, "repeats": 30}}
     cand = _candidate(base)
     cand["performance"]["update"] = {"compile_s": 1.0, "steady_s": 3e-4, "steady_min_s": 3e-4, "repeats": 30}
-    verdict = compare.judge(base, [cand])
+    verdict = judge(base, cand)
     timing = verdict.entries[0].timings[0]
     assert timing.steady_ratio == pytest.approx(3.0) and timing.compile_ratio == pytest.approx(2.0) and timing.slower
     assert verdict.exit_status == 0  # slower never changes the verdict
@@ -171,48 +180,48 @@ def test_performance_ratio_is_informational(base):
     assert "| update | 3.00x [2.00x] SLOWER |" in render.markdown(verdict)
 
 
-def test_attribute_error_on_the_candidate_is_api_missing(base):
+def test_attribute_error_on_the_candidate_is_api_missing(base, judge):
     cand = _fail(_candidate(base), "test_reference",
                  message="AttributeError: module 'optax' has no attribute 'global_norm'")
     _check(cand, "test_reference")["exception"] = "AttributeError"
-    verdict = compare.judge(base, [cand])
-    assert _mark(verdict, "test_reference") == compare.API_MISSING and verdict.exit_status == 1
+    verdict = judge(base, cand)
+    assert _mark(verdict, "test_reference") == Mark.API_MISSING and verdict.exit_status == 1
 
 
-def test_api_missing_is_decided_by_exception_type_not_message_words(base):
+def test_api_missing_is_decided_by_exception_type_not_message_words(base, judge):
     cand = _fail(_candidate(base), "test_reference", message="golden:fact: 'has no attribute' in a value")
     _check(cand, "test_reference")["exception"] = "ContractFailure"
-    assert _mark(compare.judge(base, [cand]), "test_reference") == compare.REGRESSED
+    assert _mark(judge(base, cand), "test_reference") == Mark.REGRESSED
 
 
-def test_attribution_run_is_judged_only_on_its_selection(base):
+def test_attribution_run_is_judged_only_on_its_selection(base, judge):
     cand = _fail(_candidate(base), "test_reference")
     cand["checks"] = [c for c in cand["checks"] if c["id"].endswith("/test_reference")]
     cand["selection"] = ["demo/test_reference"]
-    verdict = compare.judge(base, [cand])
-    assert [(c.check_id, c.mark) for c in verdict.entries[0].changes] == [("demo/test_reference", compare.REGRESSED)]
+    verdict = judge(base, cand)
+    assert [(c.check_id, c.mark) for c in verdict.entries[0].changes] == [("demo/test_reference", Mark.REGRESSED)]
 
 
-def test_markdown_fits_one_pr_comment(base):
+def test_markdown_fits_one_pr_comment(base, judge):
     cand = _candidate(base)
     for i in range(3000):
         extra = copy.deepcopy(_check(cand, "test_golden_value"))
         extra.update(id=f"demo/test_many[{i}]", outcome="failed", message="x" * 500)
         cand["checks"].append(extra)
-    md = render.markdown(compare.judge(base, [cand]))
+    md = render.markdown(judge(base, cand))
     assert len(md) <= 60_000 and "truncated to fit a PR comment" in md
 
 
-def test_check_skipped_on_the_candidate_is_missing(base):
+def test_check_skipped_on_the_candidate_is_missing(base, judge):
     cand = _candidate(base)
     _check(cand, "test_reference").update(outcome="skipped", message="optax has no global_norm")
-    verdict = compare.judge(base, [cand])
-    assert _mark(verdict, "test_reference") == compare.MISSING and verdict.exit_status == 1
+    verdict = judge(base, cand)
+    assert _mark(verdict, "test_reference") == Mark.MISSING and verdict.exit_status == 1
 
 
-def test_check_skipped_on_the_baseline_but_failing_now_is_not_hidden(base):
+def test_check_skipped_on_the_baseline_but_failing_now_is_not_hidden(base, judge):
     base = copy.deepcopy(base)
     _check(base, "test_reference")["outcome"] = "skipped"
     cand = _fail(_candidate(base), "test_reference")
     _check(cand, "test_reference")["outcome"] = "failed"
-    assert _mark(compare.judge(base, [cand]), "test_reference") == compare.REGRESSED
+    assert _mark(judge(base, cand), "test_reference") == Mark.REGRESSED

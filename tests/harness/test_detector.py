@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.verdict import compare
+from harness.model.enums import Mark
 
 ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("optax")
@@ -47,13 +47,13 @@ def test_clean_run_passes(clean):
     assert clean["summary"]["failed"] == clean["summary"]["error"] == 0 and clean["summary"]["passed"] >= 9
 
 
-def test_scaled_updates_are_a_regression_of_about_one_percent(clean, tmp_path):
+def test_scaled_updates_are_a_regression_of_about_one_percent(clean, tmp_path, judge):
     doc = _run_suite(tmp_path, "scaled", ACCUMULATION, "accumulation-scale")
     guide = _checks(doc)["accumulation/test_guide_case"]
     assert guide["outcome"] == "failed" and guide["family"] == "accumulation"
     assert "golden:guide/u2" in guide["message"]
     assert guide["max_rel_err"] == pytest.approx(0.01, rel=0.01)
-    verdict = compare.judge(clean, [doc])
+    verdict = judge(clean, doc)
     assert verdict.exit_status == 1
     assert "accumulation/test_guide_case" in {c.check_id for c in verdict.entries[0].bad}
 
@@ -72,37 +72,37 @@ def test_dtype_change_is_named(clean, tmp_path):
     assert "dtype bfloat16 observed, float32 recorded at baseline" in message
 
 
-def test_error_no_longer_raised_is_now_silent(clean, tmp_path):
+def test_error_no_longer_raised_is_now_silent(clean, tmp_path, judge):
     doc = _run_suite(tmp_path, "silent", ACCUMULATION, "accumulation-silent")
-    verdict = compare.judge(clean, [doc])
+    verdict = judge(clean, doc)
     marks = {c.check_id: c.mark for c in verdict.entries[0].changes}
     for case in ("leaf_shape", "rank", "structure_key"):
-        assert marks[f"accumulation/test_mismatched_grads_error[{case}]"] == compare.NOW_SILENT
+        assert marks[f"accumulation/test_mismatched_grads_error[{case}]"] == Mark.NOW_SILENT
 
 
 FAMILIES = [
     # (fault, selection, check that must fire, what its failure must say, expected mark)
     ("schedules-scale", ["tests/contracts/test_schedules.py", "-k", "guide_case"],
-     "schedules/test_guide_case", "golden:guide/cosine", compare.REGRESSED),
+     "schedules/test_guide_case", "golden:guide/cosine", Mark.REGRESSED),
     ("clipping-per-leaf", ["tests/contracts/test_clipping.py", "-k", "guide_case"],
-     "clipping/test_guide_case", "golden:guide/clipped_w", compare.REGRESSED),
+     "clipping/test_guide_case", "golden:guide/clipped_w", Mark.REGRESSED),
     ("masks-ignored", ["tests/contracts/test_masks.py", "-k", "test_decay_reaches_kernels_not_biases"],
-     "masks/test_decay_reaches_kernels_not_biases[dict]", "undecayed", compare.REGRESSED),
+     "masks/test_decay_reaches_kernels_not_biases[dict]", "undecayed", Mark.REGRESSED),
     ("shapes-silent", ["tests/contracts/test_shapes.py", "-k", "add_decayed_weights and incompatible and jit"],
      "shapes/test_mismatched_grads[add_decayed_weights-leaf_incompatible-jit]", "TypeError at baseline, no error now",
-     compare.NOW_SILENT),
+     Mark.NOW_SILENT),
 ]
 
 
 @pytest.mark.parametrize("fault, selection, check_id, words, mark", FAMILIES, ids=[f[0] for f in FAMILIES])
-def test_each_family_flags_its_fault(tmp_path, fault, selection, check_id, words, mark):
+def test_each_family_flags_its_fault(tmp_path, fault, selection, check_id, words, mark, judge):
     clean = _run_suite(tmp_path, "clean", selection)
     assert clean["summary"]["failed"] == clean["summary"]["error"] == 0
     broken = _run_suite(tmp_path, "broken", selection, fault)
     check = _checks(broken)[check_id]
     assert check["outcome"] == "failed" and check["family"] == check_id.split("/")[0]
     assert words in check["message"]
-    verdict = compare.judge(clean, [broken])
+    verdict = judge(clean, broken)
     assert {c.check_id: c.mark for c in verdict.entries[0].changes}[check_id] == mark
     assert verdict.exit_status == 1
 

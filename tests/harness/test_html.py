@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+from harness.model import report_io
 from harness.verdict import compare, html
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -25,6 +26,7 @@ def page_file(recorded_suite, tmp_path):
     cand_check["comparisons"][0].update(tolerance_used=3.0, passed=False)
     cand_check.update(outcome="failed", message="golden:value: 1 of 2 elements outside tolerance")
     path = tmp_path / "upgrade-report.html"
+    base, cand = report_io.parse(base), report_io.parse(cand)
     path.write_text(html.page(compare.judge(base, [cand]), [cand]))
     return path
 

@@ -2,7 +2,7 @@
 
 import json
 
-from harness.model import report
+from harness.model import report_io
 
 
 def _by_name(doc):
@@ -12,7 +12,7 @@ def _by_name(doc):
 def test_clean_run_report_validates_and_counts(recorded_suite):
     result, doc = recorded_suite()
     assert result.ret == 0
-    report.validate(doc)
+    report_io.validate(doc)
     assert doc["status"] == "complete" and doc["exit_status"] == 0
     assert doc["summary"]["passed"] == doc["summary"]["total"] == 6
     checks = _by_name(doc)
@@ -102,7 +102,7 @@ def test_interrupted_run_leaves_partial_report(suite, pytester):
     pytester.makepyfile(test_stop="def test_stop(check):\n    raise KeyboardInterrupt\n")
     _, doc = suite("test_stop.py", subprocess=True)
     assert doc["status"] == "partial"
-    report.validate(doc)
+    report_io.validate(doc)
 
 
 def test_recording_refuses_to_change_values_without_accept(recorded_suite, pytester):
@@ -134,7 +134,7 @@ def test_module_that_fails_to_import_is_a_failed_check_and_the_rest_still_runs(r
     assert broken["exception"] == "ModuleNotFoundError"
     assert "optax_api_that_was_removed" in broken["message"]
     assert doc["summary"]["passed"] == 6  # the healthy module still ran
-    report.validate(doc)
+    report_io.validate(doc)
 
 
 def test_identical_is_bitwise(suite, pytester):

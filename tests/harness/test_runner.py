@@ -4,47 +4,47 @@ import shutil
 
 import pytest
 
-from harness.stack import matrix, runner
+from harness.stack import locks, matrix, paths, upgrade
 from harness.errors import HarnessError
 
 
 def test_bad_upgrade_arguments_exit_2(capsys):
-    assert runner.upgrade(["--candidate", "jax>=1"]) == 2
+    assert upgrade.upgrade(["--candidate", "jax>=1"]) == 2
     assert "cannot read 'jax>=1'" in capsys.readouterr().err
-    assert runner.upgrade(["--frobnicate"]) == 2
-    assert runner.upgrade(["--help"]) == 0
+    assert upgrade.upgrade(["--frobnicate"]) == 2
+    assert upgrade.upgrade(["--help"]) == 0
 
 
 def test_reports_directory_that_is_a_file_is_refused(tmp_path, monkeypatch, capsys):
     blocked = tmp_path / "reports"
     blocked.write_text("not a directory")
-    monkeypatch.setattr(runner, "REPORTS", blocked)
-    assert runner.upgrade([]) == 2
+    monkeypatch.setattr(paths, "REPORTS", blocked)
+    assert upgrade.upgrade([]) == 2
     err = capsys.readouterr().err
     assert "reports directory" in err and "not writable" in err
 
 
 def test_previous_reports_are_kept_not_overwritten(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "REPORTS", tmp_path)
+    monkeypatch.setattr(paths, "REPORTS", tmp_path)
     (tmp_path / "baseline.json").write_text("old")
     (tmp_path / "upgrade-summary.md").write_text("old verdict")
-    kept = runner._keep_previous(["baseline"])
+    kept = upgrade.keep_previous(["baseline"])
     assert sorted(kept) == ["baseline.json", "upgrade-summary.md"]
     assert (tmp_path / "previous" / "baseline.json").read_text() == "old"
     assert not (tmp_path / "baseline.json").exists()
 
 
 def test_harness_requirements_come_from_pyproject():
-    reqs = runner.harness_requirements()
+    reqs = locks.harness_requirements()
     assert {"pytest", "hypothesis", "jsonschema"} <= set(reqs)
-    assert "numpy==" + matrix.entries()["baseline"].pins["numpy"] in runner.lock_input(matrix.entries()["baseline"])
+    assert "numpy==" + matrix.entries()["baseline"].pins["numpy"] in locks.lock_input(matrix.entries()["baseline"])
 
 
 @pytest.mark.skipif(shutil.which("uv") is None, reason="uv resolves the stacks")
 def test_nonexistent_version_is_an_unresolvable_entry(tmp_path):
     entry = matrix.entries("jax==0.0.999 jaxlib==0.0.999")["candidate"]
     with pytest.raises(HarnessError) as info:
-        runner.compile_lock(entry, tmp_path / "lock.txt")
+        locks.compile_lock(entry, tmp_path / "lock.txt")
     message = str(info.value)
     assert "cannot resolve matrix entry 'candidate'" in message and "0.0.999" in message
     assert not (tmp_path / "lock.txt").exists()
@@ -57,15 +57,15 @@ def test_upgrade_without_python_312_says_what_to_install(monkeypatch, capsys, tm
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "none"))
     try:
-        assert runner.upgrade([]) == 2
+        assert upgrade.upgrade([]) == 2
     finally:
         interpreters.find_python.cache_clear()
     assert "pyenv install 3.12" in capsys.readouterr().err
 
 
 def test_entry_without_report_is_cannot_judge(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(runner, "REPORTS", tmp_path)
-    monkeypatch.setattr(runner, "_run_entries", lambda *a, **k: (tmp_path / "baseline.log").write_text("boom\n"))
-    assert runner.upgrade([]) == 2
+    monkeypatch.setattr(paths, "REPORTS", tmp_path)
+    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: (tmp_path / "baseline.log").write_text("boom\n"))
+    assert upgrade.upgrade([]) == 2
     err = capsys.readouterr().err
     assert "entry baseline wrote no report" in err and "boom" in err

@@ -1,0 +1,51 @@
+"""The end of a `nox -s golden` run: show what would be added or changed, and write only what may be.
+
+Nothing recorded is lost or silently overwritten: a run with a failing check writes nothing, and a
+changed value needs --harness-accept-changes.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.contract import environment
+from harness.contract.session import Recorder
+from harness.model.enums import Outcome
+from harness.model.report import STACK_VERSION_KEYS
+
+ACCEPT_COMMAND = "nox -s golden -- --accept-changes"
+
+
+def finish(session, recorder: Recorder) -> None:
+    """Write the recorded golden values, or say why not and fail the run."""
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    say = terminal.write_line if terminal else print
+    failed = [c.id for c in recorder.checks.values() if c.outcome != Outcome.PASSED]
+    if failed:
+        say(f"golden: NOT written: {len(failed)} checks did not pass while recording: {', '.join(failed[:10])}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    changes = recorder.store.changes()
+    changed = [c for c in changes if c[2] == "changed"]
+    for family, key, what, old, new in changes:
+        say(f"golden: {what:7s} {family}/{key}" + (f": {_short(old)} -> {_short(new)}" if old else ""))
+    if changed and not session.config.getoption("--harness-accept-changes"):
+        say(f"golden: NOT written: {len(changed)} recorded values would change. Review them above; "
+            f"to accept, run `{ACCEPT_COMMAND}`.")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    versions = environment.versions()
+    provenance = {
+        "entry": session.config.getoption("--harness-entry"),
+        "versions": {k: versions[k] for k in STACK_VERSION_KEYS},
+        "backend": environment.jax_platform().get("backend"),
+    }
+    written = recorder.store.write(provenance)
+    say(f"golden: {len(changes)} values added or changed; wrote {', '.join(map(str, written)) or 'nothing'}")
+
+
+def _short(entry) -> str:
+    text = json.dumps(entry.get("values", entry) if isinstance(entry, dict) else entry)
+    return text if len(text) < 120 else text[:117] + "..."

@@ -1,0 +1,135 @@
+"""Turning what pytest saw of one check into the report's CheckRecord: outcome, message, errors.
+
+A contract failure, an unreadable golden value, a skip, a crash and a module that does not import
+each get their own outcome and a message that says which, so the verdict can mark them apart.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from harness.contract.checks import Check, ContractFailure
+from harness.contract.golden import GoldenProblem
+from harness.model.enums import CheckKind, ComparisonKind, Outcome
+from harness.model.report import CheckRecord
+
+_COMPARED_NOTHING = "the check compared nothing: a check that cannot fail is a defect"
+# The check's kind is its most telling comparison, in this order.
+_KIND_ORDER = ((ComparisonKind.ERROR_CONTRACT, CheckKind.ERROR_CONTRACT), (ComparisonKind.GOLDEN, CheckKind.GOLDEN),
+               (ComparisonKind.REFERENCE, CheckKind.REFERENCE), (ComparisonKind.EQUIVALENCE, CheckKind.REFERENCE),
+               (ComparisonKind.EXACT, CheckKind.EXACT), (ComparisonKind.BOUND, CheckKind.EXACT))
+
+
+def family(item) -> str:
+    marker = item.get_closest_marker("family")
+    if marker:
+        return marker.args[0]
+    return Path(str(item.path)).stem.removeprefix("test_")
+
+
+def check_id(item) -> str:
+    return f"{family(item)}/{item.name}"
+
+
+def find(exc, cls):
+    """exc itself, or the first exception of type cls in its group members, cause or context."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, cls):
+            return exc
+        seen.add(id(exc))
+        for sub in getattr(exc, "exceptions", None) or ():  # ExceptionGroup from Hypothesis
+            found = find(sub, cls)
+            if found is not None:
+                return found
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _outcome(call, rep) -> tuple[Outcome, str]:
+    """The outcome and its message, from the exception that ended the check (if any)."""
+    if call.excinfo is None:  # passed, skipped without an exception, or failed by pytest itself (strict xpass)
+        return Outcome(rep.outcome) if rep.outcome in set(Outcome) else Outcome.FAILED, ""
+    exc = call.excinfo.value
+    golden_problem, contract_failure = find(exc, GoldenProblem), find(exc, ContractFailure)
+    if golden_problem is not None:
+        return Outcome.ERROR, str(golden_problem)
+    if contract_failure is not None:
+        return Outcome.FAILED, str(contract_failure)
+    if rep.skipped:
+        return Outcome.SKIPPED, _skip_reason(rep)
+    if call.when == "setup":
+        return Outcome.ERROR, f"setup failed: {type(exc).__name__}: {exc}"
+    return Outcome.FAILED, f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
+
+
+def _kind(check: Check | None, is_property: bool) -> CheckKind:
+    if is_property:
+        return CheckKind.PROPERTY
+    kinds = check.kinds if check else []
+    return next((kind for made, kind in _KIND_ORDER if made in kinds), CheckKind.GOLDEN)
+
+
+def record(item, call, rep, check: Check | None, examples: int | None) -> CheckRecord:
+    """The report's record of one check; examples is the Hypothesis example count of a property."""
+    outcome, message = _outcome(call, rep)
+    if outcome == Outcome.PASSED and check is not None and not check.comparisons and not check.recording:
+        outcome, message = Outcome.ERROR, _COMPARED_NOTHING
+    comparisons = list(check.comparisons.values()) if check else []
+    abs_errs = [c.max_abs_err for c in comparisons if c.max_abs_err is not None]
+    rel_errs = [c.max_rel_err for c in comparisons if c.max_rel_err is not None]
+    is_property = examples is not None
+    return CheckRecord(
+        id=check_id(item), nodeid=item.nodeid, family=family(item), kind=_kind(check, is_property),
+        outcome=outcome,
+        exception=type(call.excinfo.value).__name__ if call.excinfo is not None and not rep.skipped else None,
+        duration_s=round(rep.duration, 4), message=message,
+        falsifying_example=_falsifying(rep) if outcome == Outcome.FAILED and is_property else None,
+        examples=examples, max_abs_err=max(abs_errs) if abs_errs else None,
+        max_rel_err=max(rel_errs) if rel_errs else None, comparisons=comparisons,
+        errors_observed=dict(check.errors_observed) if check else {},
+        series=dict(check.curves) if check else {},
+    )
+
+
+def collection_failure(report) -> CheckRecord:
+    """A module that fails to import (an API gone after a bump): one failed check for the module."""
+    fam = Path(report.nodeid).stem.removeprefix("test_")
+    text = str(report.longrepr)
+    lines = [ln for ln in text.splitlines() if ln.startswith("E ")]
+    message = f"{report.nodeid} could not be collected: " + (" ".join(ln[2:].strip() for ln in lines[-3:])
+                                                             or text[-500:])
+    return CheckRecord(
+        id=f"{fam}/collection", nodeid=report.nodeid, family=fam, kind=CheckKind.COLLECTION, outcome=Outcome.FAILED,
+        duration_s=0.0, exception=_exception_name(text), message=message, falsifying_example=None, examples=None,
+        max_abs_err=None, max_rel_err=None, comparisons=[], errors_observed={}, series={},
+    )
+
+
+def _exception_name(longrepr: str) -> str | None:
+    """The exception type in a collection error's text ("E   ModuleNotFoundError: ...")."""
+    found = re.findall(r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception))\b", longrepr, flags=re.M)
+    return found[-1].rsplit(".", 1)[-1] if found else None
+
+
+def _skip_reason(rep) -> str:
+    if isinstance(rep.longrepr, tuple) and len(rep.longrepr) == 3:
+        return str(rep.longrepr[2])
+    return str(rep.longrepr)
+
+
+def _falsifying(rep) -> str | None:
+    """Hypothesis's minimal failing example, as it printed it."""
+    lines = (rep.longreprtext or "").splitlines()
+    for i, line in enumerate(lines):
+        if "Falsifying example" in line or "Failing test case" in line:
+            block = [line.strip()]
+            for follow in lines[i + 1:]:
+                if not follow.strip() or follow.startswith(("E ", "-", "+")) and "Falsifying" in follow:
+                    break
+                block.append(follow.rstrip())
+                if follow.strip() == ")":
+                    break
+            return "\n".join(block)[:4000]
+    return None

@@ -1,0 +1,99 @@
+"""One pytest run of the contract suite: the checks recorded so far, and the report they make.
+
+The report is written when the run starts (partial), after checks at most every few seconds
+(partial), and at the end (complete), so an interrupted or crashed run leaves a partial report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import __version__
+from harness.contract import environment, hypothesis_profiles, tolerances
+from harness.contract.golden import GoldenStore
+from harness.contract.warning_log import WarningLog
+from harness.model import report_io
+from harness.model.enums import Status
+from harness.model.report import (
+    SCHEMA_VERSION, CheckRecord, EntryInfo, Environment, HypothesisSettings, JaxPlatform, PerformanceRecord, Report,
+    Summary, Timings, now,
+)
+
+PROGRESS_INTERVAL_S = 3.0  # how often a running suite refreshes its partial report
+
+
+class Recorder:
+    """Everything one pytest run of the contract suite knows about its checks."""
+
+    def __init__(self, config):
+        self.config = config
+        self.started = time.perf_counter()
+        self.started_at = now()
+        self.report_path = config.getoption("--harness-report")
+        root = Path(str(config.rootpath))
+        self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden")
+        self.recording = bool(config.getoption("--harness-record-golden"))
+        self.checks: dict[str, CheckRecord] = {}  # by pytest node id
+        self.performance: dict[str, PerformanceRecord] = {}
+        self.warnings = WarningLog()
+        self.examples_run = 0
+        self.last_write = 0.0
+        self.exit_status: int | None = None
+        self.hypothesis = hypothesis_profiles.activate(config)
+        self.environment: Environment | None = None
+        self.problem: str | None = None
+        self.selection = read_selection(config.getoption("--harness-only"))
+
+    def add(self, record: CheckRecord) -> None:
+        self.checks[record.nodeid] = record
+        if record.examples is not None:
+            self.examples_run += record.examples
+        self.write(Status.PARTIAL)
+
+    def _environment(self) -> Environment:
+        if self.environment is None:  # measured once: the package list is slow to read
+            self.environment = Environment(versions=environment.versions(), packages=environment.packages(),
+                                           machine=environment.machine(), jax=JaxPlatform(**environment.jax_platform()))
+        return self.environment
+
+    def report(self, status: Status) -> Report:
+        checks = list(self.checks.values())
+        return Report(
+            schema_version=SCHEMA_VERSION, harness_version=__version__,
+            entry=EntryInfo(name=self.config.getoption("--harness-entry"),
+                            python=os.environ.get("HARNESS_PYTHON", environment.versions()["python"]),
+                            requested=json.loads(os.environ.get("HARNESS_REQUESTED", "{}")),
+                            locked=os.environ.get("HARNESS_LOCKED", "0") == "1"),
+            status=status, exit_status=self.exit_status, started_at=self.started_at,
+            finished_at=now() if status == Status.COMPLETE else None, environment=self._environment(),
+            hypothesis=HypothesisSettings(**self.hypothesis, examples_run=self.examples_run),
+            tolerances=tolerances.table(), checks=checks, warnings=self.warnings.records(),
+            timings=Timings(total_s=round(time.perf_counter() - self.started, 3)),
+            performance=dict(sorted(self.performance.items())), summary=Summary.of(checks),
+            problem=self.problem, selection=self.selection,
+        )
+
+    def write(self, status: Status, force: bool = False) -> None:
+        """Write the report; progress writes (at most every few seconds) skip schema validation,
+        which costs ~0.3 s on a full report, and the final write validates."""
+        if not self.report_path:
+            return
+        if not force and time.perf_counter() - self.last_write < PROGRESS_INTERVAL_S:
+            return
+        report_io.write(self.report_path, self.report(status), check=force)
+        self.last_write = time.perf_counter()
+
+
+def read_selection(path: str | None) -> list[str] | None:
+    """The check ids listed in an --harness-only file, or None when there is none."""
+    if not path:
+        return None
+    try:
+        return sorted({line.strip() for line in Path(path).read_text().splitlines() if line.strip()})
+    except OSError as exc:
+        raise pytest.UsageError(f"--harness-only: cannot read {path} ({exc.strerror or exc})") from None

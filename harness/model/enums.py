@@ -1,0 +1,74 @@
+"""The closed vocabularies of reports and verdicts. Each word is spelled once, here; JSON holds the value."""
+
+from __future__ import annotations
+
+import enum
+
+
+class Status(enum.StrEnum):
+    """How far a session got."""
+
+    COMPLETE = "complete"
+    PARTIAL = "partial"  # interrupted or crashed before the end
+    UNRESOLVABLE = "unresolvable"  # the stack could not be installed
+
+
+class Outcome(enum.StrEnum):
+    """What one check came to."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"  # could not be judged: golden value missing, harness fault
+    SKIPPED = "skipped"
+
+
+class CheckKind(enum.StrEnum):
+    """What sort of contract a check is (the main comparison it makes, or property / collection)."""
+
+    GOLDEN = "golden"
+    PROPERTY = "property"
+    ERROR_CONTRACT = "error-contract"
+    REFERENCE = "reference"
+    EXACT = "exact"
+    COLLECTION = "collection"  # the module failed to import, so none of its checks ran
+
+
+class ComparisonKind(enum.StrEnum):
+    """What one comparison holds a value against; the tolerance policy is keyed by it."""
+
+    GOLDEN = "golden"  # the baseline's recording
+    REFERENCE = "reference"  # an independent NumPy float64 formula
+    EQUIVALENCE = "equivalence"  # another library path equal in exact arithmetic (jit vs eager, ...)
+    EXACT = "exact"  # a literal the contract states
+    BOUND = "bound"  # an inequality
+    ERROR_CONTRACT = "error-contract"  # the exception type a call raises
+
+
+class Mark(enum.StrEnum):
+    """How a check changed on an entry, against the baseline. Declared in the order a reviewer reads them."""
+
+    REGRESSED = "regressed"
+    ERROR_TYPE_CHANGED = "error type changed"
+    NOW_SILENT = "now silent"
+    NEW_ERROR = "new error"
+    API_MISSING = "API missing"
+    MISSING = "check missing"
+    NOT_JUDGED = "not judged"
+    FAILING_BOTH = "failing in both"
+    FIXED = "fixed"
+    DRIFT = "drift within tolerance"
+    NEW_CHECK = "new check"
+    UNCHANGED = "unchanged"
+
+    @property
+    def is_bad(self) -> bool:
+        """A mark that makes the verdict 'regressed'."""
+        return self in _BAD_MARKS
+
+    @property
+    def rank(self) -> int:
+        return list(Mark).index(self)
+
+
+_BAD_MARKS = frozenset({Mark.REGRESSED, Mark.ERROR_TYPE_CHANGED, Mark.NOW_SILENT, Mark.NEW_ERROR,
+                        Mark.API_MISSING, Mark.MISSING})

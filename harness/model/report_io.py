@@ -1,0 +1,80 @@
+"""Reading and writing report files: validated against the published schema, then typed.
+
+Reports are written atomically, so a reader (the comparison, a reviewer) never sees half a file.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+from harness import __version__
+from harness.atomic import atomic_write_text
+from harness.errors import HarnessError
+from harness.model.codec import from_json, to_json
+from harness.model.report import SCHEMA_VERSION, Report
+
+SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
+
+
+class ReportProblem(HarnessError):
+    """A report is missing, unreadable, invalid, or from an incompatible harness."""
+
+
+@functools.lru_cache(maxsize=1)
+def schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def validate(doc: dict, source: str = "report") -> None:
+    """Raise ReportProblem naming the first schema violation (or the other schema version)."""
+    import jsonschema
+
+    if isinstance(doc, dict) and doc.get("schema_version") != SCHEMA_VERSION:
+        raise ReportProblem(
+            f"{source} has schema_version {doc.get('schema_version')!r} (harness "
+            f"{doc.get('harness_version', 'unknown')}); this harness ({__version__}) reads version "
+            f"{SCHEMA_VERSION}. Re-run the sessions with this harness to compare like with like."
+        )
+    validator = jsonschema.Draft202012Validator(schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise ReportProblem(
+            f"{source} does not match the report schema at {where}: {error.message}. If it was written by an "
+            "earlier harness, run its session again (`nox -s <entry>`) and compare the new report."
+        )
+
+
+def parse(doc: dict, source: str = "report") -> Report:
+    """A validated report document as the typed model."""
+    validate(doc, source)
+    return from_json(Report, doc)
+
+
+def load(path: str | Path) -> Report:
+    """Read, validate and type a report, or raise ReportProblem saying what is wrong and what to do."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ReportProblem(f"report {path} does not exist; run its session first (`nox -s <entry>`).") from None
+    except (OSError, ValueError) as exc:
+        raise ReportProblem(f"report {path} is unreadable ({exc}); run its session again.") from None
+    return parse(doc, f"report {path}")
+
+
+def write(path: str | Path, report: Report, *, check: bool = True) -> None:
+    """Write a report atomically; `check` validates it first (progress writes skip that: ~0.3 s)."""
+    path = Path(path)
+    doc = to_json(report)
+    if check:
+        validate(doc, "the report being written")
+    try:
+        atomic_write_text(path, json.dumps(doc, indent=1) + "\n")
+    except OSError as exc:
+        raise ReportProblem(
+            f"cannot write report {path} ({exc.strerror or exc}); make {path.parent} writable "
+            "or choose another directory with --harness-report / HARNESS_REPORT."
+        ) from None

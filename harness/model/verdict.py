@@ -1,0 +1,80 @@
+"""The verdict judged from reports: per entry, how each check changed against the baseline.
+
+Built by harness.verdict.compare; shown by the views (text, Markdown, HTML); written for tools as
+reports/upgrade-summary.json through harness.model.codec.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from harness.model.enums import CheckKind, Mark, Status
+from harness.model.report import CheckRecord, Report, Tolerance, WarningRecord
+
+# A steady-state time this many times the baseline's is flagged "slower". Informational only:
+# entries share two cores during `nox -s upgrade`, so ratios below ~1.5 are mostly noise.
+SLOWER_THRESHOLD = 1.5
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One check on one entry, judged against the same check on the baseline."""
+
+    check_id: str
+    family: str
+    kind: CheckKind
+    mark: Mark
+    detail: str  # the failure message, the drift, or why it was not judged
+    max_abs_err: float | None
+    max_rel_err: float | None
+    tolerances: list[Tolerance | str]  # each distinct tolerance its comparisons used (or EXACT)
+
+
+@dataclasses.dataclass(frozen=True)
+class Timing:
+    """One operation's timing on an entry relative to the baseline's, measured in the same run."""
+
+    name: str
+    steady_ratio: float | None  # fastest steady-state call / the baseline's
+    compile_ratio: float | None
+    steady_s: float | None
+    baseline_steady_s: float | None
+
+    @property
+    def slower(self) -> bool:
+        return self.steady_ratio is not None and self.steady_ratio > SLOWER_THRESHOLD
+
+
+@dataclasses.dataclass(frozen=True)
+class EntryVerdict:
+    """What changed on one entry."""
+
+    name: str
+    versions: dict[str, str | None]
+    status: Status
+    problem: str | None
+    changes: list[Change]  # every check, unchanged ones included
+    new_warnings: list[WarningRecord]  # library warnings the baseline did not raise
+    counts: dict[Mark, int]
+    requested: dict[str, str]
+    requested_python: str
+    timings: list[Timing]
+
+    @property
+    def bad(self) -> list[Change]:
+        return [c for c in self.changes if c.mark.is_bad]
+
+    @property
+    def changed(self) -> list[Change]:
+        return [c for c in self.changes if c.mark != Mark.UNCHANGED]
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """The judgement over all entries; the exit status follows the candidate (the first entry)."""
+
+    baseline: Report
+    entries: list[EntryVerdict]
+    baseline_failures: list[CheckRecord]
+    exit_status: int
+    headline: str

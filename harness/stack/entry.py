@@ -1,0 +1,99 @@
+"""One matrix entry in its nox session: install exactly its locked stack, then run the contract suite.
+
+An entry that cannot be installed still leaves a report (status unresolvable, with the reason).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from harness.errors import HarnessError
+from harness.model import report_io
+from harness.model.report import EntryInfo, now, unresolvable
+from harness.stack import paths
+from harness.stack.locks import LOCK_COMMAND, compile_lock, lock_path, uv
+from harness.stack.matrix import Entry
+
+
+def entry_info(entry: Entry) -> EntryInfo:
+    return EntryInfo(name=entry.name, python=entry.python, requested=dict(entry.pins), locked=entry.locked)
+
+
+def report_path(entry: Entry, report_name: str | None = None):
+    return paths.REPORTS / f"{report_name or entry.name}.json"
+
+
+def install_entry(session, entry: Entry, report_name: str | None = None) -> None:
+    """Make the session's virtualenv hold exactly the entry's resolved stack, plus the harness."""
+    started = now()
+    lock = lock_path(entry)
+    try:
+        if not entry.locked:
+            compile_lock(entry, lock)
+        elif not lock.exists():
+            raise HarnessError(f"lock file {lock} is missing; generate it with `{LOCK_COMMAND}`.")
+        installer = uv()
+        if installer and session.venv_backend == "uv":
+            session.run_install(installer, "pip", "sync", "--quiet", str(lock), external=True,
+                                env={"VIRTUAL_ENV": session.virtualenv.location})
+        else:
+            session.install("-r", str(lock))
+        session.install("--no-deps", "-e", str(paths.ROOT))
+    except HarnessError as exc:
+        _write_unresolvable(entry, str(exc), started, report_name)
+        session.error(str(exc))
+    except Exception as exc:  # nox's CommandFailed: the installer's own output is above
+        problem = f"installing {entry.pin_text} failed ({exc}); the installer's output is in the session log."
+        _write_unresolvable(entry, problem, started, report_name)
+        session.error(problem)
+
+
+def _write_unresolvable(entry: Entry, problem: str, started: str, report_name: str | None) -> None:
+    report_io.write(report_path(entry, report_name), unresolvable(entry_info(entry), problem, started))
+
+
+def suite_environment(entry: Entry, report: str, venv: str) -> dict[str, str]:
+    """What the contract suite's pytest run is told through its environment."""
+    return {
+        "HARNESS_REPORT": report,
+        "HARNESS_ENTRY": entry.name,
+        "HARNESS_REQUESTED": json.dumps(entry.pins),
+        "HARNESS_LOCKED": "1" if entry.locked else "0",
+        "HARNESS_PYTHON": entry.python,
+        # Derandomized unless asked otherwise: identical pins must give identical reports.
+        "HARNESS_PROFILE": os.environ.get("HARNESS_PROFILE", "ci"),
+        # Keep bytecode: without it every run recompiles JAX's sources (~2.7 s of each run).
+        "PYTHONDONTWRITEBYTECODE": "",
+        # JAX's persistent compilation cache, one per environment: a rerun loads the ~600 small
+        # executables the suite compiles instead of compiling them again (about half of a cold run).
+        # Keys include the jax/jaxlib versions and flags, so a cached executable is the same program.
+        "JAX_COMPILATION_CACHE_DIR": os.path.join(venv, "jax-compilation-cache"),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    }
+
+
+def run_entry(session, entry: Entry, pytest_args=(), report_name: str | None = None, install: bool = True) -> None:
+    """Install the entry's stack and run the contract suite, writing reports/<entry>.json."""
+    if install:
+        install_entry(session, entry, report_name)
+    path = report_path(entry, report_name)
+    env = suite_environment(entry, str(path), session.virtualenv.location)
+    junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
+    session.run("python", "-m", "pytest", str(paths.CONTRACTS), "-q", "-p", "no:randomly",
+                f"--junitxml={junit}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
+
+
+def ensure_chromium(session) -> None:
+    """The HTML report is checked in headless Chromium: install Debian's package when it is missing."""
+    if shutil.which("chromium") or shutil.which("chromium-browser"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run("apt-get", "update", "-qq", external=True, env=env)
+        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env=env)
+    else:
+        session.warn("headless Chromium is missing and cannot be installed here (needs root and apt-get): "
+                     "the HTML rendering check will fail. Install Debian's `chromium` package and run again.")

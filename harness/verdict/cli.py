@@ -1,0 +1,64 @@
+"""`python -m harness compare BASE.json OTHER.json [...]`: the verdict from session reports.
+
+Also what `nox -s upgrade` runs once its entries are done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from harness.atomic import atomic_write_text
+from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
+from harness.model import report_io
+from harness.model.report import Report
+from harness.verdict import compare, html, render
+
+
+def load_all(paths: list[str]) -> tuple[Report, list[Report]]:
+    """The baseline and the other reports, all validated and from one harness version."""
+    docs = [report_io.load(p) for p in paths]
+    versions = {d.harness_version for d in docs}
+    if len(versions) > 1:
+        raise report_io.ReportProblem(
+            f"the reports were written by different harness versions ({', '.join(sorted(versions))}); "
+            "re-run all sessions with one harness version before comparing."
+        )
+    return docs[0], docs[1:]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m harness compare",
+                                     description="Compare session reports against the baseline report.")
+    parser.add_argument("reports", nargs="+", help="BASE.json OTHER.json [...]: baseline first, candidate second")
+    parser.add_argument("--markdown", help="also write the verdict as GitHub Markdown to this file")
+    parser.add_argument("--json", help="also write the verdict as JSON to this file")
+    parser.add_argument("--html", help="also write a self-contained HTML page with plots to this file")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    if len(args.reports) < 2:
+        print("compare: give the baseline report and at least one other report.", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    try:
+        base, others = load_all(args.reports)
+    except HarnessError as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return exc.exit_status
+    verdict = compare.judge(base, others)
+    print(render.text(verdict))
+    try:
+        if args.markdown:
+            atomic_write_text(Path(args.markdown), render.markdown(verdict))
+        if args.json:
+            atomic_write_text(Path(args.json), json.dumps(render.as_json(verdict), indent=1) + "\n")
+        if args.html:
+            atomic_write_text(Path(args.html), html.page(verdict, others))
+    except OSError as exc:
+        print(f"compare: cannot write the summary ({exc}); the verdict above stands.", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    return verdict.exit_status

@@ -1,0 +1,99 @@
+"""What the text, Markdown and HTML verdicts show, computed once: rows, cells and orderings.
+
+Each renderer only lays these out in its own format.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from harness.model.enums import Mark, Outcome, Status
+from harness.model.report import EXACT, STACK_VERSION_KEYS, CheckRecord, Summary, Tolerance
+from harness.model.verdict import Change, EntryVerdict, Timing, Verdict
+
+SHOW_BASELINE_FAILURES = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class EntryRow:
+    name: str
+    versions: str
+    status: str
+    result: str
+
+
+def versions_text(versions: dict[str, str | None]) -> str:
+    return " ".join(f"{k} {versions.get(k) or '?'}" for k in STACK_VERSION_KEYS)
+
+
+def magnitude(change: Change) -> str:
+    """'max abs / max rel' error, or '-' when the check measured none."""
+    if change.max_abs_err is None:
+        return "-"
+    rel = f" / {change.max_rel_err:.2g}" if change.max_rel_err is not None else ""
+    return f"{change.max_abs_err:.2g}{rel}"
+
+
+def tolerance_text(tolerances: list[Tolerance | str]) -> str:
+    cells = ["exact" if t == EXACT else f"rtol={t.rtol:.3g} atol={t.atol:.3g}" for t in tolerances]
+    return ", ".join(dict.fromkeys(cells)) or "-"  # each distinct cell once, in order
+
+
+def counts_text(summary: Summary) -> str:
+    parts = [f"{getattr(summary, o.value)} {o.value}" for o in Outcome if getattr(summary, o.value)]
+    return f"{summary.total} checks: " + (", ".join(parts) or "none run")
+
+
+def marks_text(entry: EntryVerdict) -> str:
+    if entry.status != Status.COMPLETE:
+        return "not judged (see below)"
+    return ", ".join(f"{n} {m}" for m, n in entry.counts.items() if n and m != Mark.UNCHANGED) or "no change"
+
+
+def entry_rows(verdict: Verdict) -> list[EntryRow]:
+    """The baseline, then one row per entry: versions, status and what changed."""
+    base = verdict.baseline
+    rows = [EntryRow("baseline", versions_text(base.environment.versions), base.status, counts_text(base.summary))]
+    for e in verdict.entries:
+        versions = e.versions if e.status != Status.UNRESOLVABLE else dict(e.requested, python=e.requested_python)
+        rows.append(EntryRow(e.name, versions_text(versions), e.status, marks_text(e)))
+    return rows
+
+
+def changed(entry: EntryVerdict) -> list[Change]:
+    """Changed checks grouped by family, the worst marks first within a family."""
+    return sorted(entry.changed, key=lambda c: (c.family, c.mark.rank, c.check_id))
+
+
+def shown_baseline_failures(verdict: Verdict) -> tuple[list[CheckRecord], int]:
+    """The first baseline failures to show, and how many more there are."""
+    failures = verdict.baseline_failures
+    return failures[:SHOW_BASELINE_FAILURES], max(0, len(failures) - SHOW_BASELINE_FAILURES)
+
+
+def attribution(verdict: Verdict) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """Entry names, and per check that changed anywhere its mark on each entry ('-': not run there)."""
+    names = [e.name for e in verdict.entries]
+    marks = {e.name: {c.check_id: c.mark for c in e.changes} for e in verdict.entries}
+    ids = sorted({c.check_id for e in verdict.entries for c in e.changed})
+    return names, [(i, [str(marks[n].get(i, "-")) for n in names]) for i in ids]
+
+
+def ratio_cell(timing: Timing | None) -> str:
+    if timing is None or timing.steady_ratio is None:
+        return "not measured"
+    flag = " SLOWER" if timing.slower else ""
+    compile_part = f" [{timing.compile_ratio:.2f}x]" if timing.compile_ratio is not None else ""
+    return f"{timing.steady_ratio:.2f}x{compile_part}{flag}"
+
+
+def performance_rows(verdict: Verdict) -> list[tuple[str, list[str]]]:
+    """Per measured operation, one ratio cell per entry."""
+    names = sorted({t.name for e in verdict.entries for t in e.timings})
+    return [(name, [ratio_cell(next((t for t in e.timings if t.name == name), None)) for e in verdict.entries])
+            for name in names]
+
+
+def unchanged(verdict: Verdict) -> list[Change]:
+    """The candidate's unchanged checks (collapsed in the Markdown)."""
+    return [c for c in verdict.entries[0].changes if c.mark == Mark.UNCHANGED] if verdict.entries else []

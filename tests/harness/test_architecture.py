@@ -1,0 +1,59 @@
+"""The package stays readable: small modules, short functions, no reaching into private names.
+The layer contracts themselves are import-linter's ([tool.importlinter] in pyproject.toml)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[2] / "harness"
+MODULES = sorted(HARNESS.rglob("*.py"))
+MAX_MODULE_LINES = 300
+MAX_FUNCTION_LINES = 60
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(HARNESS)))
+def test_module_is_small(path):
+    assert len(path.read_text().splitlines()) <= MAX_MODULE_LINES
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(HARNESS)))
+def test_functions_are_short(path):
+    long = [f"{node.name} ({node.end_lineno - node.lineno + 1} lines)" for node in ast.walk(_tree(path))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(HARNESS)))
+def test_no_module_uses_another_modules_private_names(path):
+    tree = _tree(path)
+    harness_modules = set()  # local names bound to harness modules
+    reached = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("harness"):
+            reached += [f"from {node.module} import {a.name}" for a in node.names if _private(a.name)]
+            harness_modules |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            harness_modules |= {a.asname or a.name for a in node.names if a.name.startswith("harness")}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id in harness_modules and _private(node.attr):
+            reached.append(f"{node.value.id}.{node.attr}")
+    assert not reached
+
+
+def test_the_probe_finds_a_private_reach(tmp_path):
+    """The check above can fail: a module that reads another's private helper is caught."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("from harness.verdict import views\nx = views._private_helper\n")
+    with pytest.raises(AssertionError):
+        test_no_module_uses_another_modules_private_names(probe)
