@@ -20,6 +20,7 @@ import nox
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from harness import env_vars  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
 from harness.stack import entry as stack_entry, locks, matrix, upgrade as upgrade_run  # noqa: E402
 from harness.stack.interpreters import find_python  # noqa: E402
@@ -28,7 +29,7 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["upgrade"]
 
-ENTRIES = matrix.entries(os.environ.get(upgrade_run.CANDIDATE_ENV))
+ENTRIES = matrix.entries(os.environ.get(env_vars.CANDIDATE))
 
 try:
     PYTHON: str | None = find_python(matrix.PYTHON)
@@ -50,7 +51,9 @@ def _stack_session(name: str, tags: tuple[str, ...] = ()):
 def _entry_session(entry: matrix.Entry) -> None:
     def run(session: nox.Session) -> None:
         _require_python(session)
-        stack_entry.run_entry(session, entry, pytest_args=session.posargs)
+        # `upgrade` names the baseline's replay of the candidate's failing examples differently.
+        report_name = os.environ.get(env_vars.REPORT_NAME) or None
+        stack_entry.run_entry(session, entry, pytest_args=session.posargs, report_name=report_name)
 
     run.__doc__ = f"{entry.pin_text}  ({entry.description})"
     _stack_session(entry.name, tags=("matrix",))(run)

@@ -26,7 +26,8 @@ import dataclasses
 import numpy as np
 
 from harness.contract import tolerances, trees
-from harness.contract.golden import GoldenStore, encode_array
+from harness.contract.encoding import encode_array
+from harness.contract.golden import GoldenStore
 from harness.contract.measure import compare_bound, compare_close, compare_exact, compare_identical
 from harness.model.enums import ComparisonKind
 from harness.model.report import EXACT, Comparison, ErrorObserved, Series

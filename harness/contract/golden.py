@@ -1,16 +1,13 @@
 """The golden store: values recorded from the baseline entry, one human-diffable JSON file per family.
 
-Floats are written as JSON numbers holding the exact value of the float32/bfloat16/float16/float64
-element (every such value is exactly a float64, and Python's repr round-trips float64), so the
-bits survive a write and a read. NaN and infinities, which JSON lacks, are the strings "nan",
-"inf" and "-inf". Error contracts store the exception type name, or null for "no error".
+Arrays are stored in harness.contract.encoding's exact form, so the bits survive a write and a read.
+Error contracts store the exception type name, or null for "no error".
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -18,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness.atomic import atomic_write_text
-from harness.contract.tolerances import is_float_dtype
+from harness.contract.encoding import decode_array
 from harness.errors import HarnessError
 
 FORMAT_VERSION = 1
@@ -27,51 +24,6 @@ RECORD_COMMAND = "nox -s golden"
 
 class GoldenProblem(HarnessError):
     """A golden file or entry is missing or unreadable: the check cannot be judged."""
-
-
-def _to_json_float(x: float) -> float | str:
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
-
-
-def _from_json_float(x: float | int | str) -> float:
-    if isinstance(x, str):
-        if x not in ("nan", "inf", "-inf"):
-            raise ValueError(f"not a float: {x!r}")
-        return float(x)
-    return float(x)
-
-
-def encode_array(value: Any) -> dict:
-    """An array-like as {dtype, shape, values}, values exact and nested like the array."""
-    arr = np.asarray(value)
-    dtype = str(arr.dtype)
-    if is_float_dtype(arr.dtype):
-        flat = [_to_json_float(float(v)) for v in arr.astype(np.float64).ravel()]
-    elif arr.dtype.kind in "iub":
-        flat = [v.item() for v in arr.ravel()]
-    else:
-        raise TypeError(f"golden values must be numeric arrays, got dtype {dtype}")
-    return {"dtype": dtype, "shape": list(arr.shape), "values": flat}
-
-
-def decode_array(entry: dict) -> np.ndarray:
-    """The inverse of encode_array, in float64 (or int64/bool) so no bits are lost."""
-    shape = tuple(entry["shape"])
-    values = entry["values"]
-    kind = "f" if is_float_dtype(entry["dtype"]) else np.dtype(entry["dtype"]).kind
-    if kind == "f":
-        data = np.array([_from_json_float(v) for v in values], dtype=np.float64)
-    elif kind == "b":
-        data = np.array(values, dtype=bool)
-    else:
-        data = np.array(values, dtype=np.int64)
-    if data.size != int(np.prod(shape, dtype=np.int64)):
-        raise ValueError(f"{data.size} values do not fill shape {list(shape)}")
-    return data.reshape(shape)
 
 
 def dumps(doc: dict) -> str:

@@ -11,6 +11,7 @@ import dataclasses
 
 import numpy as np
 
+from harness.contract.encoding import observed as observed_values
 from harness.contract.tolerances import is_float_dtype
 from harness.model.enums import ComparisonKind
 from harness.model.report import EXACT, Comparison, Tolerance
@@ -113,7 +114,8 @@ def compare_identical(label: str, observed, expected) -> Comparison:
     """Bit-for-bit identity: dtype, shape and every bit (-0.0 differs from 0.0)."""
     a, b = np.asarray(observed), np.asarray(expected)
     same = a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-    result = Comparison(label, ComparisonKind.EXACT, same, EXACT, str(a.dtype), list(a.shape), size=int(a.size))
+    result = Comparison(label, ComparisonKind.EXACT, same, EXACT, str(a.dtype), list(a.shape), size=int(a.size),
+                        values=observed_values(a))
     if same:
         return result
     message = f"{label}: not bit-identical: {a.dtype}{list(a.shape)} observed, {b.dtype}{list(b.shape)} expected"
@@ -138,7 +140,7 @@ def compare_bound(label: str, value, limit, tolerance: Tolerance, dtype: str) ->
         label, ComparisonKind.BOUND, not bad.any(), tolerance, dtype, list(value.shape),
         max_abs_err=float(excess.max()) if excess.size else 0.0,
         max_rel_err=float((excess / np.maximum(np.abs(limit_arr), 1e-300)).max()) if excess.size else 0.0,
-        mismatched=int(bad.sum()), size=int(value.size),
+        mismatched=int(bad.sum()), size=int(value.size), values=observed_values(value),
     )
     if result.passed:
         return result
@@ -154,6 +156,7 @@ def _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype) ->
         max_abs_err=float(abs_err.max()) if abs_err.size else 0.0,
         max_rel_err=float(rel_err.max()) if rel_err.size else 0.0,
         mismatched=int(bad.sum()), size=int(obs.size), expected=_small(exp), observed=_small(obs),
+        values=observed_values(obs),
     )
 
 
@@ -162,7 +165,8 @@ def _shape_mismatch(kind, label, obs, exp, tolerance, dtype, observed=None, expe
         message = _fact_difference(label, observed, expected)
     else:
         message = f"{label}: shape {list(obs.shape)} observed, {list(exp.shape)} expected"
-    return Comparison(label, kind, False, tolerance, dtype, list(obs.shape), message=message)
+    return Comparison(label, kind, False, tolerance, dtype, list(obs.shape), message=message,
+                      values=observed_values(obs))
 
 
 def _values_suffix(result: Comparison) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from harness.contract import replay
 from harness.contract.checks import Check, ContractFailure
 from harness.contract.golden import GoldenProblem
 from harness.model.enums import CheckKind, ComparisonKind, Outcome
@@ -86,6 +87,7 @@ def record(item, call, rep, check: Check | None, examples: int | None) -> CheckR
         exception=type(call.excinfo.value).__name__ if call.excinfo is not None and not rep.skipped else None,
         duration_s=round(rep.duration, 4), message=message,
         falsifying_example=_falsifying(rep) if outcome == Outcome.FAILED and is_property else None,
+        reproduce_failure=replay.blob(_failure_text(rep)) if outcome == Outcome.FAILED and is_property else None,
         examples=examples, max_abs_err=max(abs_errs) if abs_errs else None,
         max_rel_err=max(rel_errs) if rel_errs else None, comparisons=comparisons,
         errors_observed=dict(check.errors_observed) if check else {},
@@ -119,9 +121,14 @@ def _skip_reason(rep) -> str:
     return str(rep.longrepr)
 
 
+def _failure_text(rep) -> str:
+    """The failure's traceback and the report's sections (Hypothesis prints a replayed case in one)."""
+    return "\n".join([rep.longreprtext or "", *(content for _, content in rep.sections)])
+
+
 def _falsifying(rep) -> str | None:
     """Hypothesis's minimal failing example, as it printed it."""
-    lines = (rep.longreprtext or "").splitlines()
+    lines = _failure_text(rep).splitlines()
     for i, line in enumerate(lines):
         if "Falsifying example" in line or "Failing test case" in line:
             block = [line.strip()]

@@ -21,7 +21,8 @@ import os
 
 import pytest
 
-from harness.contract import golden_recording, hypothesis_profiles, outcome
+from harness import env_vars
+from harness.contract import golden_recording, hypothesis_profiles, outcome, replay
 from harness.contract.checks import Check
 from harness.contract.session import Recorder
 from harness.model.enums import Outcome, Status
@@ -38,10 +39,10 @@ _ACTIVE: list[Recorder] = []
 
 def pytest_addoption(parser):
     group = parser.getgroup("upgrade-harness")
-    group.addoption("--harness-report", default=os.environ.get("HARNESS_REPORT"), help="report path")
-    group.addoption("--harness-entry", default=os.environ.get("HARNESS_ENTRY", "local"), help="matrix entry name")
-    group.addoption("--harness-golden-dir", default=os.environ.get("HARNESS_GOLDEN_DIR"), help="golden directory")
-    group.addoption("--harness-only", default=os.environ.get("HARNESS_ONLY"),
+    group.addoption("--harness-report", default=os.environ.get(env_vars.REPORT), help="report path")
+    group.addoption("--harness-entry", default=os.environ.get(env_vars.ENTRY, "local"), help="matrix entry name")
+    group.addoption("--harness-golden-dir", default=os.environ.get(env_vars.GOLDEN_DIR), help="golden directory")
+    group.addoption("--harness-only", default=os.environ.get(env_vars.ONLY),
                     help="file of check ids (family/test[params]) to run; the rest are deselected")
     group.addoption("--harness-record-golden", action="store_true", help="record golden values")
     group.addoption("--harness-accept-changes", action="store_true", help="allow changing recorded golden values")
@@ -63,8 +64,10 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """With --harness-only, run just the listed checks (attribution runs re-check what changed)."""
-    selection = config.stash[_RECORDER].selection
+    """Replay given failing examples; with --harness-only, run just the listed checks."""
+    recorder = config.stash[_RECORDER]
+    replay.apply(items, outcome.check_id)
+    selection = recorder.selection
     if selection is None:
         return
     wanted = set(selection)

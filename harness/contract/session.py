@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import env_vars
 from harness import __version__
 from harness.contract import environment, hypothesis_profiles, tolerances
 from harness.contract.golden import GoldenStore
@@ -66,9 +67,9 @@ class Recorder:
         return Report(
             schema_version=SCHEMA_VERSION, harness_version=__version__,
             entry=EntryInfo(name=self.config.getoption("--harness-entry"),
-                            python=os.environ.get("HARNESS_PYTHON", environment.versions()["python"]),
-                            requested=json.loads(os.environ.get("HARNESS_REQUESTED", "{}")),
-                            locked=os.environ.get("HARNESS_LOCKED", "0") == "1"),
+                            python=os.environ.get(env_vars.PYTHON, environment.versions()["python"]),
+                            requested=json.loads(os.environ.get(env_vars.REQUESTED, "{}")),
+                            locked=os.environ.get(env_vars.LOCKED, "0") == "1"),
             status=status, exit_status=self.exit_status, started_at=self.started_at,
             finished_at=now() if status == Status.COMPLETE else None, environment=self._environment(),
             hypothesis=HypothesisSettings(**self.hypothesis, examples_run=self.examples_run),

@@ -56,7 +56,7 @@ class Mark(enum.StrEnum):
     NOT_JUDGED = "not judged"
     FAILING_BOTH = "failing in both"
     FIXED = "fixed"
-    DRIFT = "drift within tolerance"
+    BITS_CHANGED = "bits changed"  # passes on both, but observed values moved: informational
     NEW_CHECK = "new check"
     UNCHANGED = "unchanged"
 

@@ -43,6 +43,29 @@ class Tolerance:
 
 
 @dataclasses.dataclass(frozen=True)
+class ValuesSummary:
+    """What a report says of an array too large to keep whole."""
+
+    min: float | None  # of the finite values
+    max: float | None
+    nan: int
+    posinf: int
+    neginf: int
+    negative_zeros: int
+
+
+@dataclasses.dataclass(frozen=True)
+class ObservedValues:
+    """The values a comparison observed, exactly, so entries can be compared bit for bit."""
+
+    dtype: str
+    shape: list[int]
+    digest: str  # of the exact values: equal digests, equal bits (the sign of zero included)
+    values: list[Json] | None = _optional()  # exact, flat (harness.contract.encoding), for small arrays
+    summary: ValuesSummary | None = _optional()  # instead of the values, for large arrays
+
+
+@dataclasses.dataclass(frozen=True)
 class Comparison:
     """One comparison a check made; for repeated ones (Hypothesis examples) the worst is kept."""
 
@@ -61,6 +84,7 @@ class Comparison:
     observed: Json = None
     message: str = ""
     count: int = 1  # how many times the check made this comparison
+    values: ObservedValues | None = None  # every observed value (numeric comparisons); None for facts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +123,7 @@ class CheckRecord:
     comparisons: list[Comparison]
     errors_observed: dict[str, ErrorObserved]
     series: dict[str, Series]
+    reproduce_failure: str | None = None  # a failing property's @reproduce_failure arguments (replays it)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,6 +17,20 @@ SLOWER_THRESHOLD = 1.5
 
 
 @dataclasses.dataclass(frozen=True)
+class BitsMoved:
+    """How a check's observed values moved against the baseline's (harness.verdict.bits)."""
+
+    values: int  # values whose bits changed, among those kept exactly
+    compared: int  # values compared bit for bit
+    max_ulps: int | None  # the largest move of a finite value, in ulps of its own dtype
+    largest: str  # the comparison that holds it
+    sign_flips: int  # zeros whose sign flipped
+    nonfinite_appeared: int  # NaN or inf where the baseline had a finite value
+    nonfinite_vanished: int  # a finite value where the baseline had NaN or inf
+    digests_changed: int  # large arrays (values not kept) whose exact values differ
+
+
+@dataclasses.dataclass(frozen=True)
 class Change:
     """One check on one entry, judged against the same check on the baseline."""
 
@@ -28,6 +42,7 @@ class Change:
     max_abs_err: float | None
     max_rel_err: float | None
     tolerances: list[Tolerance | str]  # each distinct tolerance its comparisons used (or EXACT)
+    bits: BitsMoved | None = None  # observed values that moved, when both entries ran the check
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,3 +93,4 @@ class Verdict:
     baseline_failures: list[CheckRecord]
     exit_status: int
     headline: str
+    bits_line: str | None = None  # informational: values that changed bits on the candidate

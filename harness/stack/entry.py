@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 
+from harness import env_vars
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.report import EntryInfo, now, unresolvable
@@ -57,13 +58,13 @@ def _write_unresolvable(entry: Entry, problem: str, started: str, report_name: s
 def suite_environment(entry: Entry, report: str, venv: str) -> dict[str, str]:
     """What the contract suite's pytest run is told through its environment."""
     return {
-        "HARNESS_REPORT": report,
-        "HARNESS_ENTRY": entry.name,
-        "HARNESS_REQUESTED": json.dumps(entry.pins),
-        "HARNESS_LOCKED": "1" if entry.locked else "0",
-        "HARNESS_PYTHON": entry.python,
+        env_vars.REPORT: report,
+        env_vars.ENTRY: entry.name,
+        env_vars.REQUESTED: json.dumps(entry.pins),
+        env_vars.LOCKED: "1" if entry.locked else "0",
+        env_vars.PYTHON: entry.python,
         # Derandomized unless asked otherwise: identical pins must give identical reports.
-        "HARNESS_PROFILE": os.environ.get("HARNESS_PROFILE", "ci"),
+        env_vars.PROFILE: os.environ.get(env_vars.PROFILE, "ci"),
         # Keep bytecode: without it every run recompiles JAX's sources (~2.7 s of each run).
         "PYTHONDONTWRITEBYTECODE": "",
         # JAX's persistent compilation cache, one per environment: a rerun loads the ~600 small

@@ -6,19 +6,24 @@ from __future__ import annotations
 
 import argparse
 import os
+import json
+import random
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import report_io
 from harness.stack import matrix, paths
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
-CANDIDATE_ENV = "HARNESS_CANDIDATE"  # an ad-hoc candidate, passed from `upgrade` to its child sessions
-SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt")
+
+REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
+SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt",
+                 "replay-selection.txt", "replay-examples.json")
 
 
 class HelpShown(Exception):
@@ -62,25 +67,29 @@ def keep_previous(names: list[str]) -> list[str]:
     return kept
 
 
-def _child_environment(candidate: str | None, only: Path | None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("HARNESS_ONLY", None)
-    env.pop(CANDIDATE_ENV, None)
+def _child_environment(candidate: str | None, only: Path | None, seed: int, replay: Path | None) -> dict[str, str]:
+    """What every entry of this run is told: the candidate, the selection, one seed, examples to replay."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in (env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME)}
+    env[env_vars.SEED] = str(seed)  # every entry draws the same examples
     if only is not None:
-        env["HARNESS_ONLY"] = str(only)
+        env[env_vars.ONLY] = str(only)
     if candidate:
-        env[CANDIDATE_ENV] = candidate
+        env[env_vars.CANDIDATE] = candidate
+    if replay is not None:
+        env.update({env_vars.REPLAY: str(replay), env_vars.REPORT_NAME: REPLAY})
     return env
 
 
-def run_entries(plan: list[matrix.Entry], candidate: str | None, jobs: int, only: Path | None = None) -> dict[str, int]:
+def run_entries(plan: list[matrix.Entry], candidate: str | None, jobs: int, seed: int, only: Path | None = None,
+                replay: Path | None = None) -> dict[str, int]:
     """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log."""
-    env = _child_environment(candidate, only)
+    env = _child_environment(candidate, only, seed, replay)
     pending, running, codes = list(plan), {}, {}
     while pending or running:
         while pending and len(running) < max(1, jobs):
             entry = pending.pop(0)
-            log = open(paths.REPORTS / f"{entry.name}.log", "w")
+            log = open(paths.REPORTS / f"{REPLAY if replay is not None else entry.name}.log", "w")
             cmd = [sys.executable, "-m", "nox", "-f", str(paths.ROOT / "noxfile.py"), "-s", entry.name]
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
             running[entry.name] = (proc, log, time.perf_counter())
@@ -103,14 +112,19 @@ def _tail(path: Path, lines: int = 8) -> str:
         return "    (no log)"
 
 
-def _changed_on_candidate() -> list[str]:
-    """Ids of the checks that changed on the candidate (empty if either report is unusable)."""
+def _load_pair() -> tuple | None:
+    """The baseline's and the candidate's reports, or None when either is unusable."""
     try:
-        base = report_io.load(paths.REPORTS / f"{matrix.BASELINE}.json")
-        cand = report_io.load(paths.REPORTS / f"{matrix.CANDIDATE}.json")
+        return (report_io.load(paths.REPORTS / f"{matrix.BASELINE}.json"),
+                report_io.load(paths.REPORTS / f"{matrix.CANDIDATE}.json"))
     except HarnessError:
-        return []
-    return compare.changed_check_ids(base, cand)
+        return None
+
+
+def _selection(name: str, ids: list[str]) -> Path:
+    path = paths.REPORTS / name
+    path.write_text("\n".join(ids) + "\n")
+    return path
 
 
 def _prepare(argv) -> tuple[argparse.Namespace, list[matrix.Entry]]:
@@ -122,22 +136,38 @@ def _prepare(argv) -> tuple[argparse.Namespace, list[matrix.Entry]]:
     return args, plan
 
 
-def _run_plan(args, plan: list[matrix.Entry]) -> list[matrix.Entry]:
-    """Baseline and candidate, then the single-package entries on just the checks that changed."""
-    pair, singles = plan[:2], plan[2:]
+def _replay(base_entry: matrix.Entry, args, seed: int, base, candidate) -> Path | None:
+    """Run the baseline on the candidate's falsifying examples of properties that fail there only."""
+    examples = {i: candidate.check(i).reproduce_failure for i in compare.property_regressions(base, candidate)
+                if candidate.check(i).reproduce_failure}
+    if not examples:
+        return None
+    print(f"upgrade: {len(examples)} properties fail on the candidate only; replaying its falsifying examples "
+          "on the baseline")
+    file = paths.REPORTS / "replay-examples.json"
+    file.write_text(json.dumps(examples, indent=1) + "\n")
+    run_entries([base_entry], args.candidate, args.jobs, seed, only=_selection("replay-selection.txt", list(examples)),
+                replay=file)
+    return paths.REPORTS / f"{REPLAY}.json"
+
+
+def _run_plan(args, plan: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None]:
+    """Baseline and candidate; the baseline again on the candidate's failing examples of properties that
+    fail there only; then the single-package entries on just the checks that changed."""
+    base_entry, pair, singles = plan[0], plan[:2], plan[2:]
     print(f"upgrade: running {', '.join(e.name for e in pair)}, {args.jobs} at a time")
-    run_entries(pair, args.candidate, args.jobs)
-    changed = _changed_on_candidate() if singles else []
+    run_entries(pair, args.candidate, args.jobs, seed)
+    loaded = _load_pair()
+    replay = _replay(base_entry, args, seed, *loaded) if loaded else None
+    changed = compare.changed_check_ids(*loaded) if loaded and singles else []
     if singles and changed:
-        selection = paths.REPORTS / "attribution-selection.txt"
-        selection.write_text("\n".join(changed) + "\n")
         print(f"upgrade: {len(changed)} checks changed on the candidate; attributing them with "
               f"{', '.join(e.name for e in singles)}")
-        run_entries(singles, args.candidate, args.jobs, only=selection)
-        return [*pair, *singles]
+        run_entries(singles, args.candidate, args.jobs, seed, only=_selection("attribution-selection.txt", changed))
+        return [*pair, *singles], replay
     if singles:
         print("upgrade: no check changed on the candidate; the single-package entries are not needed")
-    return pair
+    return pair, replay
 
 
 def upgrade(argv) -> int:
@@ -149,11 +179,11 @@ def upgrade(argv) -> int:
     except HarnessError as exc:
         print(f"upgrade: {exc}", file=sys.stderr)
         return exc.exit_status
-    kept = keep_previous([e.name for e in plan])
+    kept = keep_previous([e.name for e in plan] + [REPLAY])
     if kept:
         print(f"upgrade: last run's reports moved to reports/previous/ ({len(kept)} files)")
     started = time.perf_counter()
-    ran = _run_plan(args, plan)
+    ran, replay = _run_plan(args, plan, seed=random.getrandbits(32))
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
     silent = [e.name for e in ran if not (paths.REPORTS / f"{e.name}.json").exists()]
     for name in silent:
@@ -163,6 +193,7 @@ def upgrade(argv) -> int:
         print("upgrade: CANNOT JUDGE (exit status 2)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     reports = paths.REPORTS
-    return cli.main([str(reports / f"{e.name}.json") for e in ran] + [
+    replay_args = ["--replay", str(replay)] if replay is not None and replay.exists() else []
+    return cli.main([str(reports / f"{e.name}.json") for e in ran] + replay_args + [
         "--markdown", str(reports / "upgrade-summary.md"), "--json", str(reports / "upgrade-summary.json"),
         "--html", str(reports / "upgrade-report.html")])

@@ -36,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--markdown", help="also write the verdict as GitHub Markdown to this file")
     parser.add_argument("--json", help="also write the verdict as JSON to this file")
     parser.add_argument("--html", help="also write a self-contained HTML page with plots to this file")
+    parser.add_argument("--replay", help="the baseline's report of re-running the candidate's failing examples: "
+                                         "a property the baseline fails too is 'failing in both', not a change")
     return parser
 
 
@@ -46,10 +48,11 @@ def main(argv=None) -> int:
         return EXIT_CANNOT_JUDGE
     try:
         base, others = load_all(args.reports)
+        replay = report_io.load(args.replay) if args.replay else None
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status
-    verdict = compare.judge(base, others)
+    verdict = compare.judge(base, others, replay)
     print(render.text(verdict))
     try:
         if args.markdown:

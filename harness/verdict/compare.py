@@ -7,9 +7,10 @@ so a check that passes on the baseline and fails on another entry is a changed c
 from __future__ import annotations
 
 from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_REGRESSED
-from harness.model.enums import ComparisonKind, Mark, Outcome, Status
+from harness.model.enums import CheckKind, ComparisonKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
 from harness.model.verdict import Change, EntryVerdict, Timing, Verdict
+from harness.verdict import bits
 
 # Exceptions that mean a function, class or module the check used no longer exists.
 _API_GONE = ("AttributeError", "ImportError", "ModuleNotFoundError")
@@ -39,23 +40,6 @@ def _api_mark(check: CheckRecord) -> Mark | None:
     return Mark.API_MISSING if check.exception in _API_GONE else None
 
 
-def _golden_drift(base: CheckRecord, other: CheckRecord) -> str | None:
-    """Golden comparisons that moved (while passing): how many, and the largest with its magnitude."""
-    before = {c.label: c for c in base.comparisons}
-    moved = []
-    for comparison in other.comparisons:
-        if comparison.kind != ComparisonKind.GOLDEN or not comparison.passed or not comparison.max_abs_err:
-            continue
-        prior = before.get(comparison.label)
-        prior_err = (prior.max_abs_err if prior else None) or 0.0
-        if comparison.max_abs_err > prior_err:
-            moved.append((comparison.max_abs_err, prior_err, comparison.label))
-    if not moved:
-        return None
-    err, prior_err, label = max(moved)
-    return f"{len(moved)} golden values moved; largest {label}: max abs err {err:.3g} (baseline {prior_err:.3g})"
-
-
 def classify(base: CheckRecord | None, other: CheckRecord | None) -> tuple[Mark, str]:
     """The mark of one check on an entry, and the detail that explains it."""
     if other is None:
@@ -76,9 +60,9 @@ def classify(base: CheckRecord | None, other: CheckRecord | None) -> tuple[Mark,
     if b == Outcome.FAILED and o == Outcome.FAILED:
         return Mark.FAILING_BOTH, other.message
     if b == Outcome.PASSED and o == Outcome.PASSED:
-        drift = _golden_drift(base, other)
-        if drift:
-            return Mark.DRIFT, drift
+        moved = bits.moved(base, other)
+        if moved:
+            return Mark.BITS_CHANGED, bits.describe(moved)
     return Mark.UNCHANGED, ""
 
 
@@ -104,7 +88,18 @@ def _new_warnings(base: Report, other: Report) -> list[WarningRecord]:
     return [w for w in other.warnings if key(w) not in seen and w.origin in LIBRARY_ORIGINS]
 
 
-def _changes(base: Report, other: Report) -> list[Change]:
+def _replayed(mark: Mark, detail: str, other: CheckRecord | None, replay: Report | None) -> tuple[Mark, str]:
+    """A property that failed here only, whose falsifying example the baseline fails too: failing in both."""
+    if replay is None or other is None or mark != Mark.REGRESSED or other.kind != CheckKind.PROPERTY:
+        return mark, detail
+    again = replay.check(other.id)
+    if again is None or again.outcome != Outcome.FAILED:
+        return mark, detail
+    example = again.falsifying_example or again.message
+    return Mark.FAILING_BOTH, f"the baseline fails it too with this entry's failing examples replayed: {example}"
+
+
+def _changes(base: Report, other: Report, replay: Report | None = None) -> list[Change]:
     base_checks = {c.id: c for c in base.checks}
     other_checks = {c.id: c for c in other.checks}
     if other.selection is not None:  # an attribution run: judge only the checks it ran
@@ -113,15 +108,16 @@ def _changes(base: Report, other: Report) -> list[Change]:
     changes = []
     for check_id in [*base_checks, *(i for i in other_checks if i not in base_checks)]:
         b, o = base_checks.get(check_id), other_checks.get(check_id)
-        mark, detail = classify(b, o)
+        mark, detail = _replayed(*classify(b, o), o, replay)
         ref = o or b
         changes.append(Change(check_id, ref.family, ref.kind, mark, detail, o.max_abs_err if o else None,
-                              o.max_rel_err if o else None, _tolerances(ref)))
+                              o.max_rel_err if o else None, _tolerances(ref), bits.moved(b, o) if b and o else None))
     return changes
 
 
-def compare_entry(base: Report, other: Report) -> EntryVerdict:
-    changes = _changes(base, other) if other.status == Status.COMPLETE else []
+def compare_entry(base: Report, other: Report, replay: Report | None = None) -> EntryVerdict:
+    """How each check changed on `other`; `replay` is the baseline re-running the candidate's failing examples."""
+    changes = _changes(base, other, replay) if other.status == Status.COMPLETE else []
     return EntryVerdict(
         name=other.entry.name, versions=other.environment.versions, status=other.status, problem=other.problem,
         changes=changes, new_warnings=_new_warnings(base, other),
@@ -147,9 +143,9 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
     return problems
 
 
-def judge(base: Report, others: list[Report]) -> Verdict:
+def judge(base: Report, others: list[Report], replay: Report | None = None) -> Verdict:
     """The verdict over all entries; the exit status follows the candidate (the second report)."""
-    verdicts = [compare_entry(base, o) for o in others]
+    verdicts = [compare_entry(base, o, replay) for o in others]
     baseline_failures = [c for c in base.checks if c.outcome in (Outcome.FAILED, Outcome.ERROR)]
     problems = _problems(base, verdicts, baseline_failures)
     candidate = verdicts[0] if verdicts else None
@@ -160,7 +156,8 @@ def judge(base: Report, others: list[Report]) -> Verdict:
     else:
         status = EXIT_OK
         headline = "OK: no contract regressed" + (f" on {candidate.name}" if candidate else "")
-    return Verdict(base, verdicts, baseline_failures, status, headline)
+    bits_line = bits.summary_line([c for c in candidate.changes if c.mark == Mark.BITS_CHANGED]) if candidate else None
+    return Verdict(base, verdicts, baseline_failures, status, headline, bits_line)
 
 
 def changed_check_ids(base: Report, candidate: Report) -> list[str]:
@@ -169,3 +166,11 @@ def changed_check_ids(base: Report, candidate: Report) -> list[str]:
         return []
     return sorted({c.check_id for c in compare_entry(base, candidate).changed})
 
+
+
+def property_regressions(base: Report, candidate: Report) -> list[str]:
+    """Ids of properties that pass on the baseline and fail on the candidate: replayed before judging."""
+    if base.status != Status.COMPLETE or candidate.status != Status.COMPLETE:
+        return []
+    return sorted(c.check_id for c in compare_entry(base, candidate).changes
+                  if c.mark == Mark.REGRESSED and c.kind == CheckKind.PROPERTY)

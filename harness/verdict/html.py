@@ -33,6 +33,12 @@ def _css_class(status: int) -> str:
     return {0: "ok", 1: "regressed", 2: "cannot"}[status]
 
 
+def _bits_paragraph(verdict: Verdict) -> str:
+    if not verdict.bits_line:
+        return ""
+    return f"<p id='bits'><b>Bits changed</b> (informational, exit status unchanged): {escape(verdict.bits_line)}</p>"
+
+
 def _entries_table(verdict: Verdict) -> str:
     rows = "".join(f"<tr><td>{escape(r.name)}</td><td>{escape(r.versions)}</td><td>{escape(r.status)}</td>"
                    f"<td>{escape(r.result)}</td></tr>" for r in views.entry_rows(verdict))
@@ -114,6 +120,7 @@ def page(verdict: Verdict, others: list[Report]) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>Upgrade verdict</title><style>{_STYLE}</style></head>
 <body>
 <h1 class="{_css_class(verdict.exit_status)}" id="headline">{escape(verdict.headline)}</h1>
+{_bits_paragraph(verdict)}
 {_entries_table(verdict)}
 {_changes_tables(verdict)}
 <h2>Curves</h2>

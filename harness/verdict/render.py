@@ -52,7 +52,10 @@ def _text_tables(verdict: Verdict) -> list[str]:
 
 
 def text(verdict: Verdict) -> str:
-    out = ["", f"VERDICT  {verdict.headline}", ""]
+    out = ["", f"VERDICT  {verdict.headline}"]
+    if verdict.bits_line:
+        out.append(f"         {verdict.bits_line} (informational)")
+    out.append("")
     for row in views.entry_rows(verdict):
         out.append(f"  {row.name:12s} {row.versions}  [{row.status}] {row.result}")
     if verdict.baseline.problem:
@@ -83,7 +86,10 @@ def markdown(verdict: Verdict) -> str:
 
 def _md_head(verdict: Verdict) -> list[str]:
     icon = {0: "✅", 1: "❌", 2: "⚠️"}[verdict.exit_status]
-    out = [f"## {icon} Upgrade verdict: {_md_escape(verdict.headline)}", "",
+    out = [f"## {icon} Upgrade verdict: {_md_escape(verdict.headline)}", ""]
+    if verdict.bits_line:
+        out += [f"Bits changed (informational, exit status unchanged): {_md_escape(verdict.bits_line)}", ""]
+    out += [
            "| entry | versions | status | result |", "|---|---|---|---|"]
     out += [f"| {r.name} | {r.versions} | {r.status} | {r.result} |" for r in views.entry_rows(verdict)]
     if verdict.baseline.problem:
@@ -150,6 +156,7 @@ def as_json(verdict: Verdict) -> dict:
     return {
         "exit_status": verdict.exit_status,
         "headline": verdict.headline,
+        "bits_line": verdict.bits_line,
         "baseline": {"versions": base.environment.versions, "status": str(base.status),
                      "summary": to_json(base.summary)},
         "baseline_failures": [{"id": c.id, "message": c.message} for c in verdict.baseline_failures],

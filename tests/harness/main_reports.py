@@ -2,8 +2,10 @@
 
 Written by `nox -s upgrade` on the default matrix (baseline jax 0.11.2 / optax 0.2.6, candidate jax
 0.12.0.1 / optax 0.2.8, and the single-package entries), with verdict.json the verdict that harness
-gave on them. Schema 2 differs only in recording `agree` comparisons as kind "equivalence" (schema 1
-called them "reference"); `as_schema_2` makes that one change, so the new model can read them.
+gave on them. Schema 2 records `agree` comparisons as kind "equivalence" (schema 1 called them "reference") and
+keeps every comparison's observed values (schema 1 kept none: `values` is null) and a failing
+property's reproduce_failure arguments (null here: nothing failed); `as_schema_2`
+makes those two changes, so the new model can read them.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ ENTRIES = ("baseline", "candidate", "jax-only", "optax-only")
 def as_schema_2(doc: dict) -> dict:
     doc = dict(doc, schema_version=2)
     for check in doc["checks"]:
+        check["reproduce_failure"] = None
         for comparison in check["comparisons"]:
             if comparison["label"].startswith("equivalence:"):
                 comparison["kind"] = "equivalence"
+            comparison["values"] = None
     return doc
 
 

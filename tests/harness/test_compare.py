@@ -10,7 +10,7 @@ from harness.model import report_io
 from harness.model.enums import Mark
 from harness.model.report import EntryInfo, now, unresolvable
 from harness.model.codec import to_json
-from harness.verdict import cli, render
+from harness.verdict import cli, compare, render
 
 
 @pytest.fixture
@@ -79,15 +79,24 @@ def test_fail_to_pass_is_fixed_but_baseline_failure_means_cannot_judge(base, jud
     assert verdict.exit_status == 2 and "baseline fails 1" in verdict.headline
 
 
-def test_drift_within_tolerance_is_shown_with_magnitude(base, judge):
+def test_passing_check_whose_values_moved_is_bits_changed_with_exit_0(base, judge):
     cand = _candidate(base)
-    comparisons = _check(cand, "test_golden_value")["comparisons"]
-    comparisons.append(dict(comparisons[0], label="golden:other"))
-    comparisons[0]["max_abs_err"], comparisons[1]["max_abs_err"] = 3e-8, 5e-8
+    values = _check(cand, "test_golden_value")["comparisons"][0]["values"]
+    assert values["values"] == [0.10000000149011612, 0.20000000298023224]  # float32 0.1, 0.2, exactly
+    values["values"][1] = 0.20000001788139343  # the next float32 above 0.2: one ulp
+    values["digest"] = "moved"
     verdict = judge(base, cand)
-    assert _mark(verdict, "test_golden_value") == Mark.DRIFT and verdict.exit_status == 0
-    detail = next(c.detail for c in verdict.entries[0].changes if c.mark == Mark.DRIFT)
-    assert detail.startswith("2 golden values moved; largest golden:other: max abs err 5e-08")
+    assert _mark(verdict, "test_golden_value") == Mark.BITS_CHANGED and verdict.exit_status == 0
+    change = next(c for c in verdict.entries[0].changes if c.mark == Mark.BITS_CHANGED)
+    assert change.bits.values == 1 and change.bits.compared == 2 and change.bits.max_ulps == 1
+    assert change.detail == "1 of 2 values changed bits; max 1 ulp (golden:value)"
+    assert verdict.bits_line == "1 values in 1 checks changed bits (max 1 ulp: demo/test_golden_value golden:value)"
+    assert verdict.headline.startswith("OK") and verdict.bits_line in render.text(verdict)
+
+
+def test_identical_values_change_no_bits(base, judge):
+    verdict = judge(base, _candidate(base))
+    assert verdict.bits_line is None and all(c.bits is None for c in verdict.entries[0].changes)
 
 
 def test_missing_and_new_checks(base, judge):
@@ -225,3 +234,23 @@ def test_check_skipped_on_the_baseline_but_failing_now_is_not_hidden(base, judge
     cand = _fail(_candidate(base), "test_reference")
     _check(cand, "test_reference")["outcome"] = "failed"
     assert _mark(judge(base, cand), "test_reference") == Mark.REGRESSED
+
+
+def test_property_failing_here_only_is_failing_in_both_when_the_baseline_replay_fails_too(base, judge):
+    cand = _fail(_candidate(base), "test_property", message="reference:square: 1 of 1 elements outside")
+    verdict = judge(base, cand)
+    assert _mark(verdict, "test_property") == Mark.REGRESSED and verdict.exit_status == 1
+    replay = copy.deepcopy(base)
+    replay["checks"] = [dict(_check(replay, "test_property"), outcome="failed", falsifying_example="x=3.0")]
+    replay["selection"] = ["demo/test_property"]
+    replayed = compare.judge(report_io.parse(base), [report_io.parse(cand)], report_io.parse(replay))
+    assert _mark(replayed, "test_property") == Mark.FAILING_BOTH and replayed.exit_status == 0
+    assert "x=3.0" in next(c.detail for c in replayed.entries[0].changes if c.check_id.endswith("test_property"))
+
+
+def test_replay_that_passes_leaves_the_regression(base):
+    cand = _fail(_candidate(base), "test_property")
+    replay = dict(copy.deepcopy(base), selection=["demo/test_property"])
+    verdict = compare.judge(report_io.parse(base), [report_io.parse(cand)], report_io.parse(replay))
+    assert _mark(verdict, "test_property") == Mark.REGRESSED
+    assert compare.property_regressions(report_io.parse(base), report_io.parse(cand)) == ["demo/test_property"]

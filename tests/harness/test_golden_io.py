@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from harness.contract.golden import GoldenProblem, GoldenStore, decode_array, dumps, encode_array
+from harness.contract.encoding import decode_array, encode_array
+from harness.contract.golden import GoldenProblem, GoldenStore, dumps
 
 
 @given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),

@@ -183,3 +183,40 @@ def test_only_runs_the_listed_checks_and_records_the_selection(recorded_suite, p
     _, doc = recorded_suite("--harness-only=only.txt")
     assert sorted(c["id"] for c in doc["checks"]) == ["demo/test_error", "demo/test_reference"]
     assert doc["selection"] == ["demo/test_error", "demo/test_reference"]
+
+
+REPLAYED = '''
+import os
+import numpy as np
+from hypothesis import given, strategies as st
+
+@given(x=st.integers(0, 1000))
+def test_threshold(check, x):
+    # "candidate" fails from 617 on; "baseline" only at exactly 617 (found only by replaying)
+    failing = x >= 617 if os.environ["LIBRARY"] == "candidate" else x == 617
+    check.exact("x below threshold", bool(failing), False)
+'''
+
+
+def test_a_failing_example_is_replayed_on_the_baseline(suite, pytester, monkeypatch):
+    pytester.makepyfile(test_replayed=REPLAYED)
+    monkeypatch.setenv("HARNESS_HYPOTHESIS_SEED", "12345")
+    monkeypatch.setenv("HARNESS_PROFILE", "dev")
+    monkeypatch.setenv("LIBRARY", "candidate")
+    _, cand = suite("test_replayed.py", "--harness-entry=candidate", report="cand.json", subprocess=True)
+    failed = cand["checks"][0]
+    assert failed["outcome"] == "failed" and "x=617" in failed["falsifying_example"]
+    assert cand["hypothesis"]["seed"] == 12345 and failed["reproduce_failure"].startswith("'")
+    monkeypatch.setenv("LIBRARY", "baseline")
+    _, alone = suite("test_replayed.py", "--harness-entry=baseline", report="base.json", subprocess=True)
+    assert alone["checks"][0]["outcome"] == "passed"  # the same draws pass: only 617 fails here
+    (pytester.path / "examples.json").write_text(json.dumps({failed["id"]: failed["reproduce_failure"]}))
+    monkeypatch.setenv("HARNESS_REPLAY", str(pytester.path / "examples.json"))
+    _, replay = suite("test_replayed.py", "--harness-entry=baseline", report="replay.json", subprocess=True)
+    assert replay["checks"][0]["outcome"] == "failed" and "x=617" in replay["checks"][0]["falsifying_example"]
+
+
+def test_report_describes_the_profile_given_on_the_command_line(suite):
+    _, doc = suite("--hypothesis-profile=nightly", "-k", "test_reference")
+    assert doc["hypothesis"]["profile"] == "nightly" and doc["hypothesis"]["max_examples"] == 600
+    assert doc["hypothesis"]["derandomize"] is False and isinstance(doc["hypothesis"]["seed"], int)

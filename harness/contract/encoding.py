@@ -1,0 +1,90 @@
+"""The exact JSON form of an array, shared by golden files and the values a report keeps.
+
+Floats are written as JSON numbers holding the exact value of the float32/bfloat16/float16/float64
+element (every such value is exactly a float64, and Python's repr round-trips float64), so the
+bits survive a write and a read, the sign of zero included. NaN and infinities, which JSON lacks,
+are the strings "nan", "inf" and "-inf".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from harness.contract.tolerances import is_float_dtype
+from harness.model.report import ObservedValues, ValuesSummary
+
+# A report keeps every observed value of arrays up to this size (the bits of each can be compared
+# between entries); larger arrays keep a digest of their exact values and a summary.
+MAX_EXACT_VALUES = 256
+
+
+def _to_json_float(x: float) -> float | str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _from_json_float(x: float | int | str) -> float:
+    if isinstance(x, str):
+        if x not in ("nan", "inf", "-inf"):
+            raise ValueError(f"not a float: {x!r}")
+        return float(x)
+    return float(x)
+
+
+def encode_array(value: Any) -> dict:
+    """An array-like as {dtype, shape, values}: values exact, flat in C order."""
+    arr = np.asarray(value)
+    dtype = str(arr.dtype)
+    if is_float_dtype(arr.dtype):
+        flat = [_to_json_float(float(v)) for v in arr.astype(np.float64).ravel()]
+    elif arr.dtype.kind in "iub":
+        flat = [v.item() for v in arr.ravel()]
+    else:
+        raise TypeError(f"golden values must be numeric arrays, got dtype {dtype}")
+    return {"dtype": dtype, "shape": list(arr.shape), "values": flat}
+
+
+def decode_array(entry: dict) -> np.ndarray:
+    """The inverse of encode_array, in float64 (or int64/bool) so no bits are lost."""
+    shape = tuple(entry["shape"])
+    values = entry["values"]
+    kind = "f" if is_float_dtype(entry["dtype"]) else np.dtype(entry["dtype"]).kind
+    if kind == "f":
+        data = np.array([_from_json_float(v) for v in values], dtype=np.float64)
+    elif kind == "b":
+        data = np.array(values, dtype=bool)
+    else:
+        data = np.array(values, dtype=np.int64)
+    if data.size != int(np.prod(shape, dtype=np.int64)):
+        raise ValueError(f"{data.size} values do not fill shape {list(shape)}")
+    return data.reshape(shape)
+
+
+def observed(value) -> ObservedValues | None:
+    """What a report keeps of an observed numeric array: exact values, or a digest and a summary."""
+    try:
+        encoded = encode_array(value)
+    except TypeError:
+        return None
+    digest = hashlib.sha256(json.dumps(encoded).encode()).hexdigest()[:32]
+    if len(encoded["values"]) <= MAX_EXACT_VALUES:
+        return ObservedValues(encoded["dtype"], encoded["shape"], digest, values=encoded["values"])
+    return ObservedValues(encoded["dtype"], encoded["shape"], digest, summary=_summary(np.asarray(value)))
+
+
+def _summary(arr: np.ndarray) -> ValuesSummary:
+    x = arr.astype(np.float64).ravel()
+    finite = x[np.isfinite(x)]
+    return ValuesSummary(
+        min=float(finite.min()) if finite.size else None, max=float(finite.max()) if finite.size else None,
+        nan=int(np.isnan(x).sum()), posinf=int((x == np.inf).sum()), neginf=int((x == -np.inf).sum()),
+        negative_zeros=int(((x == 0) & np.signbit(x)).sum()),
+    )

@@ -1,0 +1,15 @@
+"""The environment variables through which the host side (nox sessions, `nox -s upgrade`) tells a
+contract run what to do. One name each, read by both sides."""
+
+REPORT = "HARNESS_REPORT"  # where the contract run writes its report
+ENTRY = "HARNESS_ENTRY"  # the matrix entry's name
+GOLDEN_DIR = "HARNESS_GOLDEN_DIR"  # the golden store
+ONLY = "HARNESS_ONLY"  # a file of check ids: run just those (attribution, replay)
+REQUESTED = "HARNESS_REQUESTED"  # the entry's pins, as JSON
+LOCKED = "HARNESS_LOCKED"  # "1" when installed from a committed lock file
+PYTHON = "HARNESS_PYTHON"  # the Python version the matrix asked for
+PROFILE = "HARNESS_PROFILE"  # the Hypothesis profile: dev, ci, nightly
+SEED = "HARNESS_HYPOTHESIS_SEED"  # one seed for every entry of an upgrade (random profiles)
+REPLAY = "HARNESS_REPLAY"  # a JSON file: check id -> the @reproduce_failure arguments to replay
+CANDIDATE = "HARNESS_CANDIDATE"  # an ad-hoc candidate, passed from `upgrade` to its child sessions
+REPORT_NAME = "HARNESS_REPORT_NAME"  # another report name for an entry's session (the baseline replay)

@@ -1,0 +1,66 @@
+"""Bit-level movement of observed values: ulps in each value's own dtype, signed zeros, NaN/inf."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.contract.encoding import observed
+from harness.model.enums import ComparisonKind
+from harness.model.report import EXACT, Comparison
+from harness.verdict.bits import _moved, ulps_between
+
+
+_UINT = {"float64": np.uint64, "float32": np.uint32, "float16": np.uint16, "bfloat16": np.uint16}
+
+
+def _np_dtype(dtype):
+    return ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+
+
+def _step(x, k, dtype):
+    """The value k representable values further from zero than x (x >= 0: up; x < 0: down)."""
+    a = np.asarray(x, _np_dtype(dtype))
+    return (a.view(_UINT[dtype]) + _UINT[dtype](k)).view(_np_dtype(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("x", [1.0, -3.5, 1e-3, 0.0, 65000.0 / 2])
+def test_neighbours_are_one_ulp_apart_in_their_own_dtype(dtype, x):
+    a = np.asarray(x, _np_dtype(dtype))
+    assert ulps_between(float(_step(a, 1, dtype)), float(a), dtype) == 1
+
+
+@given(st.floats(-2.0**100, 2.0**100, width=32).filter(lambda v: v != 0), st.integers(0, 1000))
+def test_ulps_count_the_float32_values_between(x, k):
+    assert ulps_between(float(_step(x, k, "float32")), float(np.float32(x)), "float32") == k
+
+
+def test_across_zero_the_ulps_add_and_signed_zeros_are_zero_apart():
+    tiny = float(np.nextafter(np.float32(0), np.float32(1)))
+    assert ulps_between(tiny, -tiny, "float32") == 2
+    assert ulps_between(0.0, -0.0, "float32") == 0
+
+
+def _comparison(values, dtype="float32"):
+    return Comparison("golden:x", ComparisonKind.GOLDEN, True, EXACT, dtype, [len(values)],
+                      values=observed(np.asarray(values, dtype)))
+
+
+def test_sign_of_zero_and_nan_are_counted_apart_from_ulps():
+    moved = _moved(_comparison([0.0, 1.0, np.nan, 2.0]), _comparison([-0.0, 1.0, 1.0, np.inf]))
+    assert moved.values == 3 and moved.sign_flips == 1
+    assert moved.nonfinite_vanished == 1 and moved.nonfinite_appeared == 1 and moved.max_ulps == 0
+
+
+def test_equal_bits_have_equal_digests_and_do_not_move():
+    assert _moved(_comparison([0.5, -0.0]), _comparison([0.5, -0.0])) is None
+    assert _comparison([0.0]).values.digest != _comparison([-0.0]).values.digest
+
+
+def test_large_arrays_keep_a_digest_and_a_summary():
+    big = _comparison(np.r_[np.zeros(300), -0.0, np.nan])
+    assert big.values.values is None and big.values.summary.nan == 1 and big.values.summary.negative_zeros >= 1
+    other = _comparison(np.r_[np.zeros(300), 0.0, np.nan])
+    assert _moved(big, other).digests_changed == 1
