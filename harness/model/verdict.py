@@ -28,6 +28,8 @@ class BitsMoved:
     nonfinite_appeared: int  # NaN or inf where the baseline had a finite value
     nonfinite_vanished: int  # a finite value where the baseline had NaN or inf
     digests_changed: int  # large arrays (values not kept) whose exact values differ
+    paths_now_identical: list[str] = dataclasses.field(default_factory=list)  # two library paths (check.agree)
+    paths_now_differ: list[str] = dataclasses.field(default_factory=list)  # ... that now differ bit for bit
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import struct
 
+from harness.model.enums import ComparisonKind
 from harness.model.report import CheckRecord, Comparison
 from harness.model.verdict import BitsMoved
 
@@ -38,13 +39,28 @@ def ulps_between(a: float, b: float, dtype: str) -> int:
     return abs(_ordered(a, dtype) - _ordered(b, dtype))
 
 
+def _relation(base: Comparison, other: Comparison) -> tuple[list[str], list[str]]:
+    """For two library paths held equal (an equivalence comparison): now bit-identical, or no longer."""
+    if base.kind != ComparisonKind.EQUIVALENCE or base.max_abs_err is None or other.max_abs_err is None:
+        return [], []
+    if base.max_abs_err > 0 and other.max_abs_err == 0:
+        return [base.label], []
+    if base.max_abs_err == 0 and other.max_abs_err > 0:
+        return [], [base.label]
+    return [], []
+
+
 def _moved(base: Comparison, other: Comparison) -> BitsMoved | None:
+    now_identical, now_differ = _relation(base, other)
     b, o = base.values, other.values
     if b is None or o is None or b.digest == o.digest:
+        if now_identical or now_differ:  # the other path moved
+            return BitsMoved(0, 0, None, base.label, 0, 0, 0, 0, now_identical, now_differ)
         return None
     if b.values is None or o.values is None or b.dtype != o.dtype or b.shape != o.shape:
         return BitsMoved(values=0, compared=0, max_ulps=None, largest=base.label, sign_flips=0,
-                         nonfinite_appeared=0, nonfinite_vanished=0, digests_changed=1)
+                         nonfinite_appeared=0, nonfinite_vanished=0, digests_changed=1,
+                         paths_now_identical=now_identical, paths_now_differ=now_differ)
     changed = flips = appeared = vanished = 0
     worst = 0
     for x, y in zip(map(_number, b.values), map(_number, o.values)):
@@ -61,7 +77,8 @@ def _moved(base: Comparison, other: Comparison) -> BitsMoved | None:
         elif math.isfinite(x) and math.isfinite(y):
             worst = max(worst, ulps_between(y, x, b.dtype))
     return BitsMoved(values=changed, compared=len(b.values), max_ulps=worst, largest=base.label, sign_flips=flips,
-                     nonfinite_appeared=appeared, nonfinite_vanished=vanished, digests_changed=0)
+                     nonfinite_appeared=appeared, nonfinite_vanished=vanished, digests_changed=0,
+                     paths_now_identical=now_identical, paths_now_differ=now_differ)
 
 
 def moved(base: CheckRecord, other: CheckRecord) -> BitsMoved | None:
@@ -82,6 +99,8 @@ def moved(base: CheckRecord, other: CheckRecord) -> BitsMoved | None:
         nonfinite_appeared=sum(m.nonfinite_appeared for m in parts),
         nonfinite_vanished=sum(m.nonfinite_vanished for m in parts),
         digests_changed=sum(m.digests_changed for m in parts),
+        paths_now_identical=[label for m in parts for label in m.paths_now_identical],
+        paths_now_differ=[label for m in parts for label in m.paths_now_differ],
     )
 
 
@@ -100,6 +119,10 @@ def describe(bits: BitsMoved) -> str:
         parts.append(f"NaN/inf vanished in {bits.nonfinite_vanished}")
     if bits.digests_changed:
         parts.append(f"{bits.digests_changed} large arrays changed (digest)")
+    if bits.paths_now_identical:
+        parts.append("now bit-identical: " + ", ".join(bits.paths_now_identical))
+    if bits.paths_now_differ:
+        parts.append("no longer bit-identical: " + ", ".join(bits.paths_now_differ))
     return "; ".join(parts)
 
 

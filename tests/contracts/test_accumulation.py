@@ -41,6 +41,26 @@ def test_guide_case(check):
     check.golden_exact("guide/counters", np.array([state.mini_step, state.gradient_step]))
 
 
+def test_guide_case_jitted(check):
+    """The guide's accumulation as a jitted train step runs it (jax.jit(tx.update)): recorded as golden
+    values of their own, the emitted zeros exactly (their sign bits are kept in the report), and held
+    to the eager path by the equivalence tolerance (two library paths)."""
+    params = {"w": jnp.array([1.0])}
+    tx = optax.MultiSteps(optax.sgd(LR), every_k_schedule=2)
+    grads = [{"w": jnp.array([2.0])}, {"w": jnp.array([4.0])}]
+    update = jax.jit(tx.update)
+    state, jitted = tx.init(params), []
+    for g in grads:
+        u, state = update(g, state, params)
+        jitted.append(u["w"])
+    (e1, e2), _ = _run(tx, params, grads)
+    check.golden_exact("guide/jit/u1", jitted[0])
+    check.golden("guide/jit/u2", jitted[1])
+    check.agree("guide u2: jit vs eager", jitted[1], e2["w"])
+    check.exact("jitted first update is zero", jitted[0], [0.0])
+    check.golden_exact("guide/jit/counters", np.array([state.mini_step, state.gradient_step]))
+
+
 @pytest.mark.parametrize("use_grad_mean", [True, False], ids=["mean", "sum"])
 def test_grad_mean_or_sum(check, use_grad_mean):
     params = {"w": jnp.array([1.0, -2.0]), "b": jnp.array(0.5)}

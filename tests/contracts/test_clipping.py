@@ -111,6 +111,20 @@ def test_guide_case(check):
     assert_within_max_norm(check, clipped, 5.0)
 
 
+def test_guide_case_jitted(check):
+    """The guide's clip as a jitted train step runs it: recorded as golden values of their own, and
+    held to the eager clip by the equivalence tolerance (two library paths)."""
+    grads = _guide()
+    clipped, norms = _clip_and_norms(grads, 5.0)
+    eager = _clip(grads, 5.0)
+    for leaf in ("w", "b"):
+        check.golden(f"guide/jit/clipped_{leaf}", clipped[leaf])
+        check.agree(f"guide {leaf}: jit vs eager", clipped[leaf], eager[leaf])
+    for name, norm in norms.items():
+        check.golden(f"guide/jit/norm/{name}", norm)
+        check.agree(f"guide {name}: jit vs eager", norm, _norm_functions()[name](grads))
+
+
 def test_norm_api_presence(check):
     """Which global-norm functions exist: a removed function is a changed fact, not a crash."""
     present = _norm_functions()

@@ -166,6 +166,22 @@ def test_guide_case(check):
     check.series("learning rate", np.arange(11), np.asarray(schedule(jnp.arange(11))))
 
 
+def test_guide_case_jitted(check):
+    """The guide's schedule as a jitted train step sees it (one scalar step, hyper-parameters baked in):
+    every step 0..10 recorded, eager and jitted, so a compiler change shows as bits that moved. Two
+    library paths: they are held to each other only by the equivalence tolerance (check.agree)."""
+    schedule = optax.cosine_decay_schedule(init_value=0.1, decay_steps=10, alpha=0.0)
+    jitted_step = jax.jit(schedule)
+    steps = range(11)
+    eager = np.array([np.asarray(schedule(jnp.asarray(t, jnp.int32))) for t in steps])
+    jitted = np.array([np.asarray(jitted_step(jnp.asarray(t, jnp.int32))) for t in steps])
+    check.golden("guide/cosine/eager_steps", eager)
+    check.golden("guide/cosine/jit_steps", jitted)
+    check.agree("guide cosine: jit vs eager", jitted, eager)
+    expected, scale = _cosine_ref(np.arange(11), 0.1, 10)
+    _reference_each(check, "guide/cosine jitted closed form", jitted, expected, scale)
+
+
 # -- fixed cases of every schedule: golden, reference, dtypes, jit ---------------------------------------
 CASES = {
     "cosine": (
@@ -265,7 +281,9 @@ def test_jit_matches_eager(check, name):
     """jax.jit(schedule) (hyper-parameters baked in as constants, as in a jitted train step) == eager."""
     make, steps, _ = CASES[name]
     schedule = make()
-    check.agree(f"{name}: jit vs eager", _evaluate(jax.jit(schedule), steps), _evaluate(schedule, steps))
+    jitted = _evaluate(jax.jit(schedule), steps)
+    check.golden(f"jit/{name}", jitted)  # the eager values are fixed/<name>: both paths are recorded
+    check.agree(f"{name}: jit vs eager", jitted, _evaluate(schedule, steps))
 
 
 # Schedules that only take a scalar step (piecewise_interpolate_schedule compares the step against a

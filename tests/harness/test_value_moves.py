@@ -64,3 +64,15 @@ def test_large_arrays_keep_a_digest_and_a_summary():
     assert big.values.values is None and big.values.summary.nan == 1 and big.values.summary.negative_zeros >= 1
     other = _comparison(np.r_[np.zeros(300), 0.0, np.nan])
     assert _moved(big, other).digests_changed == 1
+
+
+def _equivalence(values, max_abs_err):
+    return Comparison("equivalence:jit vs eager", ComparisonKind.EQUIVALENCE, True, EXACT, "float32",
+                      [len(values)], max_abs_err=max_abs_err, values=observed(np.asarray(values, np.float32)))
+
+
+def test_two_paths_that_become_bit_identical_are_named():
+    moved = _moved(_equivalence([0.1, 0.2], 1e-9), _equivalence([0.1, 0.2], 0.0))
+    assert moved.paths_now_identical == ["equivalence:jit vs eager"] and moved.values == 0
+    again = _moved(_equivalence([0.1, 0.2], 0.0), _equivalence([0.1, 0.25], 1e-9))
+    assert again.paths_now_differ == ["equivalence:jit vs eager"] and again.values == 1
