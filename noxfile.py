@@ -81,8 +81,10 @@ def tests(session: nox.Session) -> None:
     session.install("-r", "locks/tests.txt")
     stack_entry.ensure_chromium(session)
     session.run("lint-imports")  # the layer contracts in pyproject.toml
-    session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs)
+    # The contract suite first: the harness's tests read its report (every allowance named).
     stack_entry.run_entry(session, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False)
+    session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs,
+                env={"HARNESS_BASELINE_REPORT": str(stack_entry.report_path(ENTRIES[matrix.BASELINE], "tests-baseline"))})
 
 
 @nox.session(python=False)

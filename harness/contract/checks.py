@@ -68,28 +68,34 @@ class Check:
         previous = self.comparisons.get(comparison.label)
         if previous is None:
             self.comparisons[comparison.label] = comparison
-        else:
-            count = previous.count + 1
+        else:  # keep the worst example, and the loosest allowance any example had
             worse = (comparison.max_abs_err or 0) > (previous.max_abs_err or 0) or not comparison.passed
             kept = comparison if previous.passed and worse else previous
-            self.comparisons[comparison.label] = dataclasses.replace(kept, count=count)
+            self.comparisons[comparison.label] = dataclasses.replace(
+                kept, count=previous.count + 1, allowed_ulps=_max(previous.allowed_ulps, comparison.allowed_ulps),
+                allowed_rel=_max(previous.allowed_rel, comparison.allowed_rel),
+                override=previous.override or comparison.override)
         if not comparison.passed:
             raise ContractFailure(comparison.message)
 
-    def _within(self, kind: ComparisonKind, label: str, value, expected, scale=1.0) -> Comparison:
-        """compare_close under the policy's tolerance for value's dtype, the floor times `scale`."""
+    def _within(self, kind: ComparisonKind, label: str, value, expected, scale=None, why=None) -> Comparison:
+        """compare_close under the policy's ulps for value's dtype (or this check's override); a
+        cancellation `scale` must say `why`."""
+        if (scale is None) != (why is None):
+            raise TypeError(f"{label}: a cancellation scale is an override of the tolerance policy: "
+                            "pass scale= and why= together (why: the operands that cancel)")
         value = np.asarray(value)
         dtype = _dtype_name(value)
-        tol = tolerances.lookup(kind, tolerances.policy_dtype(dtype), self.check_id)
-        atol = tol.atol * np.asarray(scale, dtype=np.float64)
-        return compare_close(kind, label, value, np.asarray(expected), tol.rtol, atol, dtype)
+        rule = tolerances.lookup(kind, tolerances.policy_dtype(dtype), self.check_id)
+        reasons = [r for r in (rule.why if rule.named else None, why) if r]
+        return compare_close(kind, label, value, np.asarray(expected), rule.tolerance, dtype, scale,
+                             "; ".join(reasons) or None)
 
     # -- golden ------------------------------------------------------------------------------
-    def golden(self, key: str, value, *, exact: bool = False, scale=1.0) -> None:
-        """The value equals the baseline's recording, within the golden tolerance of its dtype.
+    def golden(self, key: str, value, *, exact: bool = False, scale=None, why: str | None = None) -> None:
+        """The value equals the baseline's recording, within the golden ulps of its dtype.
 
-        ``scale`` (a number or one per element) multiplies the absolute floor, for values far from
-        1 in magnitude: tiny values get a floor relative to their own size.
+        ``scale``/``why``: as for reference(), where the value is a cancellation of larger operands.
         """
         value = np.asarray(value)
         if self.recording:
@@ -107,7 +113,7 @@ class Check:
         if exact:
             self._note(compare_exact(GOLDEN, label, value, expected))
         else:
-            self._note(self._within(GOLDEN, label, value, expected, scale))
+            self._note(self._within(GOLDEN, label, value, expected, scale, why))
 
     def golden_exact(self, key: str, value) -> None:
         self.golden(key, value, exact=True)
@@ -159,19 +165,19 @@ class Check:
         return result
 
     # -- independent references, relations between library paths, literal contracts ----------
-    def reference(self, label: str, value, expected_f64, *, scale=1.0) -> None:
-        """The value agrees with an independent float64 NumPy formula, within the reference tolerance.
+    def reference(self, label: str, value, expected_f64, *, scale=None, why: str | None = None) -> None:
+        """The value agrees with an independent float64 NumPy formula, within the reference ulps.
 
         ``scale`` is the magnitude of the operands (a number, or one per element) when the result is a
-        sum or difference of them: rounding error is relative to the operands, not to a result that
-        cancelled to near zero, so the absolute floor is multiplied by it, elementwise (a scale below
-        1 tightens it). The report records the largest floor used.
+        sum or difference of them that may cancel: rounding error is relative to the operands, not to
+        a result that cancelled to near zero, so the ulps are taken at max(|expected|, scale),
+        elementwise. ``why`` names the cancellation; the report keeps it with the allowance.
         """
-        self._note(self._within(ComparisonKind.REFERENCE, f"reference:{label}", value, expected_f64, scale))
+        self._note(self._within(ComparisonKind.REFERENCE, f"reference:{label}", value, expected_f64, scale, why))
 
-    def agree(self, label: str, value, other) -> None:
-        """Two library paths that are equal in exact arithmetic agree within the equivalence tolerance."""
-        self._note(self._within(ComparisonKind.EQUIVALENCE, f"equivalence:{label}", value, other))
+    def agree(self, label: str, value, other, *, scale=None, why: str | None = None) -> None:
+        """Two library paths that are equal in exact arithmetic agree within the equivalence ulps."""
+        self._note(self._within(ComparisonKind.EQUIVALENCE, f"equivalence:{label}", value, other, scale, why))
 
     def exact(self, label: str, value, expected) -> None:
         """The value equals what the contract states, exactly (counters, zeros, dtypes)."""
@@ -181,16 +187,25 @@ class Check:
         """Bit-for-bit identity (dtype, shape and every bit: -0.0 differs from 0.0), e.g. after a restore."""
         self._note(compare_identical(f"identical:{label}", value, other))
 
-    def bound(self, label: str, value, limit, *, kind: ComparisonKind = ComparisonKind.REFERENCE) -> None:
-        """Every element of value is <= limit, allowing the `kind` tolerance of value's dtype above it."""
+    def bound(self, label: str, value, limit, *, scale=None, why: str | None = None) -> None:
+        """Every element of value is <= limit, allowing the bound ulps of value's dtype at the limit
+        (at the operands' `scale` where the value is a difference of larger operands: say `why`)."""
+        if (scale is None) != (why is None):
+            raise TypeError(f"bound:{label}: pass scale= and why= together (why: the operands that cancel)")
         dtype = _dtype_name(value)
-        tol = tolerances.lookup(kind, tolerances.policy_dtype(dtype), self.check_id)
-        self._note(compare_bound(f"bound:{label}", value, limit, tol, dtype))
+        rule = tolerances.lookup(ComparisonKind.BOUND, tolerances.policy_dtype(dtype), self.check_id)
+        reasons = "; ".join(r for r in (rule.why if rule.named else None, why) if r) or None
+        self._note(dataclasses.replace(compare_bound(f"bound:{label}", value, limit, rule.tolerance, dtype, scale),
+                                       override=reasons))
 
     def series(self, name: str, x, y) -> None:
         """Keep a curve (a schedule, a loss trajectory) in the report for plots; compares nothing."""
         self.curves[name] = Series(x=[float(v) for v in np.asarray(x, np.float64).ravel()],
                                    y=[float(v) for v in np.asarray(y, np.float64).ravel()])
+
+
+def _max(a, b):
+    return b if a is None else a if b is None else max(a, b)
 
 
 def _describe_error(name) -> str:

@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 
 from harness.contract.encoding import observed as observed_values
-from harness.contract.tolerances import is_float_dtype
+from harness.contract.tolerances import is_float_dtype, policy_dtype, tiny_normal, ulp
 from harness.model.enums import ComparisonKind
 from harness.model.report import EXACT, Comparison, Tolerance
 
@@ -59,34 +59,44 @@ def errors(observed, expected) -> tuple[np.ndarray, np.ndarray]:
     return abs_err, rel_err
 
 
-def compare_close(kind: ComparisonKind, label: str, observed, expected, rtol: float, atol,
-                  dtype: str | None = None) -> Comparison:
-    """Elementwise closeness under (rtol, atol), with the error magnitudes the report needs.
+def compare_close(kind: ComparisonKind, label: str, observed, expected, tolerance: Tolerance, dtype: str,
+                  scale=None, override: str | None = None) -> Comparison:
+    """Elementwise closeness in ulps: |obs - exp| <= ulps * ulp(max(|exp|, scale)) in the tolerance's dtype,
+    NaN equal to NaN and infinities only to themselves; with the magnitudes the report needs.
 
-    ``atol`` may be one number or one per element (broadcast to the observed shape).
+    ``scale`` (None, a number or one per element) is the operands' magnitude where a documented
+    cancellation needs it; ``override`` says why the allowance may exceed the plain policy.
     """
     obs, exp = np.asarray(observed), np.asarray(expected)
-    atol_array = np.asarray(atol, dtype=np.float64)
-    tolerance = Tolerance(rtol, float(atol_array.max()) if atol_array.size else 0.0)  # what report and message show
-    dtype = dtype or str(obs.dtype)
     if obs.shape != exp.shape:
         return _shape_mismatch(kind, label, obs, exp, tolerance, dtype)
+    ulp_dtype = tolerance.ulp_dtype or policy_dtype(dtype)
+    exp64 = _f64(exp)
+    at = np.abs(exp64) if scale is None else np.maximum(np.abs(exp64), np.abs(np.asarray(scale, np.float64)))
+    finite = np.isfinite(exp64)
+    allowed = np.where(finite, tolerance.ulps * ulp(np.where(finite, at, 0.0), ulp_dtype), 0.0)
     abs_err, rel_err = errors(obs, exp)
-    with np.errstate(invalid="ignore"):
-        bound = np.where(np.isfinite(_f64(exp)), atol_array + rtol * np.abs(_f64(exp)), 0.0)
-    bad = ~((abs_err == 0) | (abs_err <= bound))  # abs_err is 0 for identical NaN/inf, whose bound is NaN
-    with np.errstate(invalid="ignore", divide="ignore"):
-        used = np.where(abs_err == 0, 0.0, np.where(bound > 0, abs_err / bound, np.inf))
-    result = _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype)
-    result = dataclasses.replace(result, tolerance_used=min(float(used.max()), _USED_CAP) if used.size else 0.0)
+    bad = ~((abs_err == 0) | (abs_err <= allowed))  # abs_err is 0 for identical NaN/inf
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        used = np.where(abs_err == 0, 0.0, np.where(allowed > 0, abs_err / allowed, np.inf))
+        at_value = np.minimum(allowed / ulp(np.where(finite, exp64, 0.0), ulp_dtype), _USED_CAP)
+        # relative to normal values only: below the smallest normal the policy allows the normals' spacing
+        relative = np.where(finite & (np.abs(exp64) >= tiny_normal(ulp_dtype)), allowed / np.abs(exp64), 0.0)
+    result = dataclasses.replace(
+        _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype),
+        tolerance_used=min(float(used.max()), _USED_CAP) if used.size else 0.0,
+        allowed_ulps=float(at_value.max()) if at_value.size else None,
+        allowed_rel=float(relative.max()) if relative.size else None, override=override)
     if result.passed:
         return result
-    worst = np.unravel_index(int(np.argmax(np.where(bad, abs_err, -1.0))), obs.shape) if obs.ndim else ()
+    worst = np.unravel_index(int(np.argmax(np.where(bad, used, -1.0))), obs.shape) if obs.ndim else ()
     message = (
         f"{label} [{dtype}, shape {list(obs.shape)}]: {result.mismatched} of {result.size} elements outside "
-        f"rtol={rtol:.3g}, atol={tolerance.atol:.3g}; max abs err {result.max_abs_err:.3g}, "
+        f"{tolerance.ulps:g} ulp{f' of {ulp_dtype}' if ulp_dtype != dtype else ''}"
+        f"{' at the operands scale' if scale is not None else ''}; max abs err {result.max_abs_err:.3g}, "
         f"max rel err {result.max_rel_err:.3g}; worst at index {tuple(int(i) for i in worst)}: "
-        f"expected {float(_f64(exp)[worst])!r}, observed {float(_f64(obs)[worst])!r}"
+        f"expected {float(exp64[worst])!r}, observed {float(_f64(obs)[worst])!r} "
+        f"({float(abs_err[worst] / ulp(exp64[worst], ulp_dtype)):.3g} ulp)"
     )
     return dataclasses.replace(result, message=message + _values_suffix(result))
 
@@ -129,24 +139,30 @@ def compare_identical(label: str, observed, expected) -> Comparison:
                                max_rel_err=float(rel_err.max()), message=f"{message}; max abs err {max_abs:.3g}")
 
 
-def compare_bound(label: str, value, limit, tolerance: Tolerance, dtype: str) -> Comparison:
-    """Every element of value is <= limit, allowing the tolerance above it."""
+def compare_bound(label: str, value, limit, tolerance: Tolerance, dtype: str, scale=None) -> Comparison:
+    """Every element of value is <= limit, allowing `ulps` ulps of the dtype at the limit (or at the
+    operands' `scale`, where the bounded value is a difference of larger operands) above it."""
     value = np.asarray(value)
     limit_arr = np.broadcast_to(np.asarray(limit, dtype=np.float64), value.shape)
     excess = np.maximum(value.astype(np.float64) - limit_arr, 0.0)
-    allowed = tolerance.atol + tolerance.rtol * np.abs(limit_arr)
+    at = np.abs(limit_arr) if scale is None else np.maximum(np.abs(limit_arr), np.abs(np.asarray(scale, np.float64)))
+    allowed = tolerance.ulps * ulp(at, tolerance.ulp_dtype or policy_dtype(dtype))
     bad = ~(excess <= allowed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        relative = np.where(limit_arr != 0, allowed / np.abs(limit_arr), 0.0)
     result = Comparison(
         label, ComparisonKind.BOUND, not bad.any(), tolerance, dtype, list(value.shape),
         max_abs_err=float(excess.max()) if excess.size else 0.0,
         max_rel_err=float((excess / np.maximum(np.abs(limit_arr), 1e-300)).max()) if excess.size else 0.0,
         mismatched=int(bad.sum()), size=int(value.size), values=observed_values(value),
+        allowed_ulps=float((allowed / ulp(limit_arr, tolerance.ulp_dtype or policy_dtype(dtype))).max())
+        if allowed.size else None, allowed_rel=float(relative.max()) if relative.size else None,
     )
     if result.passed:
         return result
     return dataclasses.replace(result, message=(
         f"{label} [{dtype}]: {result.mismatched} of {result.size} elements exceed "
-        f"the limit by up to {result.max_abs_err:.3g} (allowed {float(allowed.max()):.3g})"))
+        f"the limit by up to {result.max_abs_err:.3g} (allowed {float(allowed.max()):.3g}, {tolerance.ulps:g} ulp)"))
 
 
 def _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype) -> Comparison:

@@ -36,10 +36,12 @@ def _optional():
 
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
-    """|observed - expected| <= atol + rtol * |expected|, elementwise."""
+    """Each element may differ from its expected value by `ulps` ulps of its dtype (or of ulp_dtype),
+    taken at max(|expected|, the comparison's cancellation scale if any); below the smallest normal,
+    at the smallest normal (harness/contract/tolerances.py)."""
 
-    rtol: float
-    atol: float
+    ulps: float
+    ulp_dtype: str | None = _optional()  # counted in another dtype's ulps (a named override)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +82,9 @@ class Comparison:
     mismatched: int = 0
     size: int = 0
     tolerance_used: float | None = None  # max over elements of error / allowed error (<= 1 passes)
+    allowed_ulps: float | None = None  # the loosest element's allowance, in ulps of the dtype at its value
+    allowed_rel: float | None = None  # the loosest element's allowance relative to its value
+    override: str | None = None  # why this comparison may allow more than the policy's plain row
     expected: Json = None  # small arrays whole, facts and error types as they are
     observed: Json = None
     message: str = ""
@@ -173,8 +178,7 @@ class ToleranceRule:
     """One row of the tolerance policy: by comparison kind and dtype, or an override for one check."""
 
     kind: ComparisonKind
-    rtol: float
-    atol: float
+    ulps: float
     why: str
     dtype: str | None = _optional()
     check: str | None = _optional()

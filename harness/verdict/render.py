@@ -80,8 +80,8 @@ def markdown(verdict: Verdict) -> str:
         page = _markdown(verdict, detail_chars)
         if len(page) <= PR_COMMENT_LIMIT:
             return page
-    cut = page[:PR_COMMENT_LIMIT].rsplit("\n", 1)[0]
-    return cut + "\n\n(truncated to fit a PR comment: the full verdict is in upgrade-summary.json)\n"
+    note = "\n\n(truncated to fit a PR comment: the full verdict is in upgrade-summary.json)\n"
+    return page[:PR_COMMENT_LIMIT - len(note)].rsplit("\n", 1)[0] + note
 
 
 def _md_head(verdict: Verdict) -> list[str]:

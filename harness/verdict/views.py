@@ -35,7 +35,8 @@ def magnitude(change: Change) -> str:
 
 
 def tolerance_text(tolerances: list[Tolerance | str]) -> str:
-    cells = ["exact" if t == EXACT else f"rtol={t.rtol:.3g} atol={t.atol:.3g}" for t in tolerances]
+    cells = ["exact" if t == EXACT else f"{t.ulps:g} ulp" + (f" of {t.ulp_dtype}" if t.ulp_dtype else "")
+             for t in tolerances]
     return ", ".join(dict.fromkeys(cells)) or "-"  # each distinct cell once, in order
 
 

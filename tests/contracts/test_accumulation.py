@@ -161,7 +161,8 @@ def test_property_emits_mean_and_zeros(check, template, k, data):
         stacked = np.asarray(g, np.float64)
         # MultiSteps keeps a running mean: acc += (g - acc) / n, so rounding is relative to the
         # operands' magnitude, not to a mean that may cancel to near zero.
-        check.reference("emitted mean", u[-1], -LR * stacked.mean(0), scale=LR * np.abs(stacked).sum(0))
+        check.reference("emitted mean", u[-1], -LR * stacked.mean(0), scale=LR * np.abs(stacked).sum(0),
+                        why="a running mean, acc += (g - acc) / n, of gradients of either sign: the mean may cancel")
 
 
 _TRAINERS = {}
@@ -189,15 +190,22 @@ def test_property_microbatches_equal_mean_step(check, inner, template, data):
     """k microbatches through MultiSteps == one inner step on their mean, over several optimizer steps."""
     k, steps = 2, 3
     layout = strategies.TEMPLATES[template]
-    make = {"sgd": lambda: optax.sgd(LR), "adam": lambda: optax.adam(1e-2)}[inner]
+    rate = {"sgd": LR, "adam": 1e-2}[inner]
+    make = {"sgd": lambda: optax.sgd(rate), "adam": lambda: optax.adam(rate)}[inner]
     params = jax.tree.map(jnp.asarray, data.draw(strategies.pytree(layout, max_magnitude=10.0)))
     micro = jax.tree.map(jnp.asarray, data.draw(strategies.pytree(layout, max_magnitude=10.0, batch=k * steps)))
     # The mean of each optimizer step's k microbatches, summed then divided as MultiSteps' user would.
     means = jax.tree.map(lambda m: m.reshape(steps, k, *m.shape[1:]).sum(axis=1) / k, micro)
     accumulated = _trainer(f"{inner}-multisteps", optax.MultiSteps(make(), every_k_schedule=k))(params, micro)
     direct = _trainer(inner, make())(params, means)
-    for a, d in zip(jax.tree.leaves(accumulated), jax.tree.leaves(direct)):
-        check.agree(f"{inner}: params after {steps} optimizer steps", a, d)
+    # The operands the final params sum: the initial params and each step's update, whose size is
+    # lr * |mean| for sgd and at most lr (adam's normalised step) for adam.
+    steps_size = jax.tree.map(lambda m: rate * np.abs(np.asarray(m, np.float64)).sum(0) if inner == "sgd"
+                              else np.full(m.shape[1:], rate * steps), means)
+    for a, d, p, s in zip(*(jax.tree.leaves(t) for t in (accumulated, direct, params, steps_size))):
+        check.agree(f"{inner}: params after {steps} optimizer steps", a, d, scale=np.abs(np.asarray(p)) + s,
+                    why="params after several steps sum the initial value and updates of either sign, "
+                        "rounded in another order on each path: ulps at |param| + the updates' sizes")
 
 
 MISMATCHES = {

@@ -143,7 +143,8 @@ def _check_against_model(check, skip, grads_seq, init, us, states, has):
             # A running mean of terms of either sign: rounding is relative to the terms, not the mean.
             scale = [LR * np.sum([w[j] for w in window_abs], axis=0) for j in range(len(u))]
             for x, e, s in zip(u, exp["update"], scale):
-                check.reference("emitted -lr * mean of the accepted gradients", x, e, scale=s)
+                check.reference("emitted -lr * mean of the accepted gradients", x, e, scale=s,
+                                why="a running mean, acc += (g - acc) / n, of gradients of either sign: the mean may cancel")
             window_abs = []
         else:
             for x in u:

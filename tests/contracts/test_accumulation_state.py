@@ -94,13 +94,16 @@ def test_state_values_per_ministep(check, use_grad_mean):
                 check.exact("acc_grads is zero right after an emission", a, np.zeros(a.shape))
             for x, t, m in zip(state_trace, trace, magnitude):
                 # the trace accumulates sums of terms of either sign: rounding relative to their size
-                check.reference("momentum trace after an emission", x, t, scale=m + np.abs(t))
+                check.reference("momentum trace after an emission", x, t, scale=m + np.abs(t),
+                                why="the trace sums terms of either sign: it may cancel")
             for x, t, m in zip(u, trace, magnitude):
-                check.reference("emitted update = -lr * trace", x, -LR * t, scale=LR * (m + np.abs(t)))
+                check.reference("emitted update = -lr * trace", x, -LR * t, scale=LR * (m + np.abs(t)),
+                                why="the trace sums terms of either sign: it may cancel")
             window = []
         else:
             for a, r, m in zip(acc, running, magnitude):
-                check.reference("acc_grads = running mean or sum of this cycle", a, r, scale=m)
+                check.reference("acc_grads = running mean or sum of this cycle", a, r, scale=m,
+                                why="a running mean, acc += (g - acc) / n, of gradients of either sign: it may cancel")
             for x, b in zip(state_trace, before_trace):
                 check.identical("inner state unchanged between emissions", x, b)
             for x in u:
@@ -173,7 +176,7 @@ def test_float16_grads_on_float32_params(check, name):
         for u, a, b in zip(jax.tree.leaves(updates[-1]), first, second):
             if name.startswith("multisteps"):  # the running mean: rounding relative to both gradients
                 check.reference("-lr * mean of the float16 gradients", u, -LR * (a + b) / 2,
-                                scale=LR * (np.abs(a) + np.abs(b)))
+                                scale=LR * (np.abs(a) + np.abs(b)), why="the mean of two gradients may cancel")
             else:
                 check.reference("-lr * the float16 gradient", u, -LR * b)
 
@@ -204,7 +207,8 @@ def test_bfloat16_accumulator(check):
         check.exact("first call: acc_grads == the gradient", np.asarray(a, np.float64), np.asarray(g, np.float64))
     leaves = [[np.asarray(x, np.float64) for x in jax.tree.leaves(g)] for g in grads]
     for u, a, b in zip(jax.tree.leaves(u2), *leaves):
-        check.reference("emitted -lr * mean", u, -LR * (a + b) / 2, scale=LR * (np.abs(a) + np.abs(b)))
+        check.reference("emitted -lr * mean", u, -LR * (a + b) / 2, scale=LR * (np.abs(a) + np.abs(b)),
+                        why="the mean of two gradients may cancel")
     check.golden_tree("bfloat16/emitted", u2)
 
 
@@ -249,5 +253,5 @@ def test_property_bfloat16_microbatches_equal_mean_step(check, k, data):
         check.exact("zeros before emission", np.asarray(u[:-1], np.float64), np.zeros(u[:-1].shape))
         stacked = np.asarray(g, np.float64)
         check.reference("emitted = one sgd step on the mean", u[-1], -LR * stacked.mean(0),
-                        scale=LR * np.abs(stacked).sum(0))
+                        scale=LR * np.abs(stacked).sum(0), why="a running mean, acc += (g - acc) / n, of gradients of either sign: the mean may cancel")
         check.exact("accumulator zero after the emission", np.asarray(a, np.float64), np.zeros(a.shape))

@@ -226,8 +226,11 @@ def test_property_clip(check, mix, factor, data):
     norm = _norm64(grads)
     max_norm = _max_norm(norm, factor, grads)
     clipped, norms = _clip_and_norms(grads, max_norm)
-    for name, value in norms.items():
-        check.reference(f"{name} vs float64", value, np.array(norm))
+    if norm >= max(_NORM_FLOOR[str(x.dtype)] for x in jax.tree.leaves(grads)):
+        # Below the floor the library's sum of squares has lost what underflowed (test_near_underflow
+        # records what it gives there); above it the norm is held to its own value's ulps.
+        for name, value in norms.items():
+            check.reference(f"{name} vs float64", value, np.array(norm))
     check.exact("leaf dtypes kept", [str(x.dtype) for x in jax.tree.leaves(clipped)],
                 [str(x.dtype) for x in jax.tree.leaves(grads)])
     assert_one_scale(check, grads, clipped, max_norm)
@@ -388,11 +391,11 @@ def test_near_underflow(check, dtype):
         if min(float(np.min(np.abs(np.asarray(x, np.float64)))) for x in jax.tree.leaves(grads)) ** 2 >= _tiny(grads):
             for name, value in norms.items():
                 check.reference(f"{name} vs float64 where the squares are normal", value, np.array(_norm64(grads)),
-                                scale=_norm64(grads))  # tiny values: a floor relative to their size
+                                )  # ulps at the value: as strict for tiny norms as for large ones
             assert_one_scale(check, grads, clipped, max_norm)
     check.golden_fact(f"underflow/{dtype}/norm_is_zero", zero_at)
     seen = np.array(clipped_seen)
-    check.golden(f"underflow/{dtype}/clipped_b_then_w", seen.astype(jnp.dtype(dtype)), scale=np.abs(seen))
+    check.golden(f"underflow/{dtype}/clipped_b_then_w", seen.astype(jnp.dtype(dtype)))
 
 
 LEAF_KINDS = {
@@ -507,7 +510,8 @@ def test_property_per_example(check, template, factor, data):
     sums, _, norms, _, magnitudes = _per_example_ref(grads, l2_norm_clip)
     for observed, expected, magnitude in zip(jax.tree.leaves(total), sums, magnitudes):
         # A sum over the batch of terms of either sign: rounding is relative to the terms' size.
-        check.reference("sum of clipped examples", observed, expected, scale=magnitude)
+        check.reference("sum of clipped examples", observed, expected, scale=magnitude,
+                        why="a sum over the batch of terms of either sign: it may cancel")
     check.bound("every example clipped: norm of the sum <= sum_i min(norm_i, C)",
                 np.float32(_norm64(total)), float(np.sum(np.minimum(norms, l2_norm_clip))))
     surely, maybe = np.sum(norms > l2_norm_clip * (1 + 1e-4)), np.sum(norms > l2_norm_clip * (1 - 1e-4))
@@ -526,6 +530,6 @@ def test_float64_with_x64(check):
         norm = np.asarray(norm)
     check.golden_fact("x64/dtypes", {"w": str(clipped["w"].dtype), "b": str(clipped["b"].dtype), "norm": str(norm.dtype)})
     check.golden("x64/clipped_w", clipped["w"])
-    check.reference("x64 norm", norm, np.array(13.0), scale=13.0)
+    check.reference("x64 norm", norm, np.array(13.0))
     check.reference("x64 clipped w", clipped["w"], np.array([3.0, 4.0]) * 5.0 / 13.0)
     check.reference("x64 clipped b", clipped["b"], np.array(12.0) * 5.0 / 13.0)

@@ -1,9 +1,5 @@
-"""Behaviour unchanged: on real reports from before the typed model, the new compare gives the same
-marks, counts, details, headline and exit status as the harness that wrote them.
-
-One mark is gone on purpose: "drift within tolerance" (a golden comparison's error grew) became
-"bits changed", which compares observed values; these reports kept none, so what was drift there
-is unchanged here."""
+"""The verdict on real reports of the default matrix keeps every change the harness found before the
+typed model, with the same mark, and adds only what the new contracts and bit accounting find."""
 
 import pytest
 
@@ -11,53 +7,74 @@ from harness.model import report_io
 from harness.model.enums import Mark
 from harness.verdict import compare, render
 
-import main_reports
+import upgrade_reports
+
+DRIFT_BEFORE = "drift within tolerance"  # what "bits changed" replaced
+# Found by the contracts added since, each an optax 0.2.8 change (its changelog and the contracts'
+# own analysis): the bfloat16 accumulator is float32 now, float16 grads on float32 params are accepted.
+NEW_CONTRACT_CHANGES = {
+    "accumulation/test_bfloat16_accumulator": Mark.REGRESSED,
+    "accumulation/test_float16_grads_on_float32_params[multisteps_sgd]": Mark.NOW_SILENT,
+    "accumulation/test_float16_grads_on_float32_params[multisteps_adam]": Mark.REGRESSED,
+}
 
 
 @pytest.fixture(scope="module")
 def reports():
-    return {name: report_io.parse(main_reports.load(name), name) for name in main_reports.ENTRIES}
+    return {name: report_io.parse(upgrade_reports.load(name), name) for name in upgrade_reports.ENTRIES}
 
 
 @pytest.fixture(scope="module")
 def verdict(reports):
-    return compare.judge(reports["baseline"], [reports[n] for n in main_reports.ENTRIES[1:]])
-
-
-def test_same_headline_and_exit_status(verdict):
-    old = main_reports.old_verdict()
-    assert verdict.headline == old["headline"] == "REGRESSED: 21 contracts changed on candidate"
-    assert verdict.exit_status == old["exit_status"] == 1
+    return compare.judge(reports["baseline"], [reports[n] for n in upgrade_reports.ENTRIES[1:]])
 
 
 @pytest.mark.parametrize("index", [0, 1, 2])
-def test_same_counts_marks_and_details_per_entry(verdict, index):
-    old = main_reports.old_verdict()["entries"][index]
-    new = verdict.entries[index]
-    assert new.name == old["name"]
-    old_counts = dict(old["counts"])
-    old_counts["unchanged"] += old_counts.pop("drift within tolerance")
-    new_counts = {str(m): n for m, n in new.counts.items()}
-    assert new_counts.pop("bits changed") == 0 and new_counts == old_counts
-    assert [(c.check_id, str(c.mark), c.detail) for c in new.changed] == \
-        [(c["check_id"], c["mark"], c["detail"]) for c in old["changes"] if c["mark"] != "drift within tolerance"]
+def test_every_change_found_before_is_found_again_with_its_mark(verdict, index):
+    before = upgrade_reports.verdict_before()["entries"][index]
+    entry = verdict.entries[index]
+    assert entry.name == before["name"]
+    marks = {c.check_id: c.mark for c in entry.changes}
+    for change in before["changes"]:
+        expected = Mark.BITS_CHANGED if change["mark"] == DRIFT_BEFORE else Mark(change["mark"])
+        assert marks[change["check_id"]] == expected, change["check_id"]
 
 
-def test_attribution_names_optax_for_every_change(verdict):
-    jax_only, optax_only = verdict.entries[1], verdict.entries[2]
-    bad_on_candidate = {c.check_id for c in verdict.entries[0].bad}
-    assert bad_on_candidate == {c.check_id for c in optax_only.bad}
+def test_the_only_new_contract_changes_are_the_new_contracts_findings(verdict):
+    known = upgrade_reports.check_ids_before()
+    changes_before = upgrade_reports.verdict_before()["entries"][0]["changes"]
+    bad_before = {c["check_id"] for c in changes_before if c["mark"] != DRIFT_BEFORE}
+    assert len(bad_before) == 21
+    new_bad = {c.check_id: c.mark for c in verdict.entries[0].bad if c.check_id not in bad_before}
+    assert new_bad == NEW_CONTRACT_CHANGES and not set(new_bad) & known
+    assert verdict.exit_status == 1 and verdict.headline == "REGRESSED: 24 contracts changed on candidate"
+
+
+def test_attribution_names_optax_for_every_contract_change_and_jax_for_none(verdict):
+    candidate, jax_only, optax_only = verdict.entries
+    assert {c.check_id for c in candidate.bad} == {c.check_id for c in optax_only.bad}
     assert not jax_only.bad
 
 
-def test_identical_reports_are_ok(reports):
+def test_jax_alone_moves_bits_only(verdict):
+    """jaxlib 0.12 recompiles: the emitted zeros change sign, training losses move by an ulp or two,
+    and jitted cosine schedules now equal the eager ones bit for bit."""
+    jax_only = verdict.entries[1]
+    moved = {c.check_id: c.bits for c in jax_only.changes if c.mark == Mark.BITS_CHANGED}
+    assert moved["training/test_training_trajectory[full_batch]"].max_ulps <= 2
+    assert sum(b.sign_flips for b in moved.values()) > 0
+    assert "equivalence:guide cosine: jit vs eager" in moved["schedules/test_guide_case_jitted"].paths_now_identical
+    assert all(c.bits is None for c in jax_only.changes if c.mark == Mark.UNCHANGED)
+
+
+def test_identical_reports_are_ok_with_no_bits_changed(reports):
     same = compare.judge(reports["baseline"], [reports["baseline"]])
     assert same.exit_status == 0 and same.headline == "OK: no contract regressed on baseline"
-    assert all(c.mark == Mark.UNCHANGED for c in same.entries[0].changes)
+    assert same.bits_line is None and all(c.mark == Mark.UNCHANGED for c in same.entries[0].changes)
 
 
-def test_summary_json_keeps_its_shape(verdict):
+def test_summary_json_keeps_the_old_fields(verdict):
     summary = render.as_json(verdict)
-    old = main_reports.old_verdict()
-    assert summary.keys() == old.keys() | {"bits_line"}
-    assert [e.keys() for e in summary["entries"]] == [e.keys() for e in old["entries"]]
+    old = upgrade_reports.verdict_before()
+    assert old.keys() <= summary.keys()
+    assert all(e.keys() >= o.keys() for e, o in zip(summary["entries"], old["entries"]))

@@ -11,37 +11,60 @@ from harness.model.enums import ComparisonKind
 
 GOLDEN, EXACT = ComparisonKind.GOLDEN, ComparisonKind.EXACT
 
+from harness.contract.tolerances import ulp
+from harness.model.report import Tolerance
+
 finite = st.floats(-1e6, 1e6, width=32)
 
 
+def close(observed, expected, ulps=8, dtype="float32", **kw):
+    return compare_close(GOLDEN, "x", observed, expected, Tolerance(ulps=ulps), dtype, **kw)
+
+
 @given(hnp.arrays(np.float32, 4, elements=finite), hnp.arrays(np.float32, 4, elements=finite),
-       st.sampled_from([1e-6, 1e-3, 0.0]), st.sampled_from([1e-6, 1e-2, 0.0]))
-def test_close_agrees_with_numpy_testing(obs, exp, rtol, atol):
-    result = compare_close(GOLDEN, "x", obs, exp, rtol, atol)
-    try:
-        np.testing.assert_allclose(obs.astype(np.float64), exp.astype(np.float64), rtol=rtol, atol=atol)
-        numpy_passes = True
-    except AssertionError:
-        numpy_passes = False
-    assert result.passed == numpy_passes
+       st.sampled_from([1, 8, 64]))
+def test_close_allows_k_float32_ulps_at_each_expected_value(obs, exp, k):
+    """Independent of the harness: NumPy's own spacing of float32, the smallest normal's below it."""
+    spacing = np.maximum(np.spacing(np.abs(exp)), np.spacing(np.finfo(np.float32).smallest_normal)).astype(np.float64)
+    inside = np.abs(obs.astype(np.float64) - exp.astype(np.float64)) <= k * spacing
+    assert close(obs, exp, k).passed == bool(inside.all())
 
 
-def test_failure_message_gives_counts_and_magnitudes():
-    result = compare_close(GOLDEN, "golden:u", np.array([1.0, 2.5, 3.0], np.float32), np.array([1.0, 2.0, 3.0]), 1e-6, 1e-7)
+@pytest.mark.parametrize("dtype, x, spacing", [
+    ("float32", 1.0, 2.0**-23), ("float32", 0.0, 2.0**-149), ("float32", 1e-42, 2.0**-149),
+    ("bfloat16", 3.0, 2.0**-6), ("float16", 1.0, 2.0**-10), ("float16", 1e-6, 2.0**-24), ("float64", 1.0, 2.0**-52)])
+def test_ulp_is_the_spacing_of_the_dtype(dtype, x, spacing):
+    assert ulp(x, dtype) == spacing
+
+
+def test_failure_message_gives_counts_magnitudes_and_ulps():
+    result = close(np.array([1.0, 2.5, 3.0], np.float32), np.array([1.0, 2.0, 3.0]))
     assert not result.passed and result.mismatched == 1 and result.size == 3
     assert result.max_abs_err == pytest.approx(0.5) and result.max_rel_err == pytest.approx(0.25)
-    assert "1 of 3 elements" in result.message and "worst at index (1,)" in result.message
-    assert "expected 2.0, observed 2.5" in result.message
+    assert "1 of 3 elements outside 8 ulp" in result.message and "worst at index (1,)" in result.message
+    assert "expected 2.0, observed 2.5 (2.1e+06 ulp)" in result.message
+    assert result.allowed_ulps == 8 and result.allowed_rel == pytest.approx(8 * 2.0**-23)
+
+
+def test_a_small_value_is_held_to_its_own_ulps_not_to_a_floor_near_one():
+    tiny = np.float32(1e-6)
+    assert not close(np.float32(0.0), tiny).passed and not close(np.float32(4e-6), tiny).passed
+    assert close(np.nextafter(tiny, np.float32(1)), tiny).passed
+
+
+def test_a_cancellation_scale_takes_the_ulps_at_the_operands():
+    result = close(np.float32(1e-7), 0.0, scale=1.0, override="a - b with |a|, |b| ~ 1")
+    assert result.passed and result.override and result.allowed_ulps >= 1e9  # capped: infinitely many at 0
 
 
 def test_nan_and_inf_equal_only_themselves():
-    assert compare_close(GOLDEN, "n", [np.nan, np.inf], [np.nan, np.inf], 0, 0).passed
-    assert not compare_close(GOLDEN, "n", [np.inf], [-np.inf], 1, 1).passed
-    assert not compare_close(GOLDEN, "n", [np.nan], [0.0], 1, 1).passed
+    assert close(np.array([np.nan, np.inf], np.float32), [np.nan, np.inf]).passed
+    assert not close(np.float32(np.inf), -np.inf).passed
+    assert not close(np.float32(np.nan), 0.0).passed
 
 
 def test_shape_mismatch_fails_with_both_shapes():
-    result = compare_close(GOLDEN, "s", np.zeros((2, 3)), np.zeros((3, 2)), 1, 1)
+    result = close(np.zeros((2, 3), np.float32), np.zeros((3, 2)))
     assert not result.passed and "[2, 3] observed, [3, 2] expected" in result.message
 
 

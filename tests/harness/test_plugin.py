@@ -35,7 +35,7 @@ def test_changed_golden_names_check_values_and_tolerance(recorded_suite, pyteste
     check = _by_name(doc)["test_golden_value"]
     assert check["outcome"] == "failed"
     assert "golden:value" in check["message"] and "1 of 2 elements" in check["message"]
-    assert "expected 0.125" in check["message"] and "rtol=" in check["message"]
+    assert "expected 0.125" in check["message"] and "outside 8 ulp" in check["message"]
     assert abs(check["max_abs_err"] - 0.025) < 1e-6
 
 
@@ -192,8 +192,8 @@ from hypothesis import given, strategies as st
 
 @given(x=st.integers(0, 1000))
 def test_threshold(check, x):
-    # "candidate" fails from 617 on; "baseline" only at exactly 617 (found only by replaying)
-    failing = x >= 617 if os.environ["LIBRARY"] == "candidate" else x == 617
+    # "candidate" fails from 617 on; "baseline" only at exactly 617 (found only by replaying); "fixed" never
+    failing = {"candidate": x >= 617, "baseline": x == 617, "fixed": False}[os.environ["LIBRARY"]]
     check.exact("x below threshold", bool(failing), False)
 '''
 
@@ -214,6 +214,9 @@ def test_a_failing_example_is_replayed_on_the_baseline(suite, pytester, monkeypa
     monkeypatch.setenv("HARNESS_REPLAY", str(pytester.path / "examples.json"))
     _, replay = suite("test_replayed.py", "--harness-entry=baseline", report="replay.json", subprocess=True)
     assert replay["checks"][0]["outcome"] == "failed" and "x=617" in replay["checks"][0]["falsifying_example"]
+    monkeypatch.setenv("LIBRARY", "fixed")  # a stack that passes the example: the replay says so
+    _, passes = suite("test_replayed.py", "--harness-entry=baseline", report="passes.json", subprocess=True)
+    assert passes["checks"][0]["outcome"] == "passed" and "replayed" in passes["checks"][0]["message"]
 
 
 def test_report_describes_the_profile_given_on_the_command_line(suite):
