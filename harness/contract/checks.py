@@ -127,11 +127,13 @@ class Check:
         entry = self.store.get(self.family, key)
         self._note(compare_exact(GOLDEN, f"golden:{key}", _jsonable(fact), entry.get("fact")))
 
-    def golden_tree(self, key: str, tree) -> None:
-        """A whole result: its layout (paths, dtypes, shapes) as a fact, and every leaf as a golden value."""
+    def golden_tree(self, key: str, tree, *, scales: dict | None = None, why: str | None = None) -> None:
+        """A whole result: its layout (paths, dtypes, shapes) as a fact, and every leaf as a golden value.
+        ``scales`` (leaf path -> operand magnitude) with ``why``: leaves that are cancellations."""
         self.golden_fact(f"{key}/layout", trees.layout(tree))
         for path, leaf in trees.leaves(tree).items():
-            self.golden(f"{key}/{path}", leaf)
+            scale = None if scales is None else scales.get(path)
+            self.golden(f"{key}/{path}", leaf, scale=scale, why=None if scale is None else why)
 
     def error_contract(self, key: str, fn, *args, **kwargs):
         """Call fn; the exception type it raises, or NO_ERROR, must match the baseline's.

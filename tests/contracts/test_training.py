@@ -200,7 +200,12 @@ def test_training_trajectory(check, accumulate):
 
     params = _named(nnx.state(model, nnx.Param))
     for path, value in params.items():
-        check.golden(f"{variant}/params/{path}/norm", np.linalg.norm(value).astype(np.float32))
+        norm = np.linalg.norm(value).astype(np.float32)
+        # Each coordinate is its initial value plus STEPS updates of either sign, each at most the
+        # learning rate (adam's normalised step): one step rounded otherwise moves the result by ulps
+        # of that sum of magnitudes, not of a norm the updates may have shrunk.
+        check.golden(f"{variant}/params/{path}/norm", norm, scale=float(norm) + np.sqrt(value.size) * STEPS * PEAK_LR,
+                     why=ADAM_STEP_WHY)
     check.exact("params finite", all(bool(np.isfinite(v).all()) for v in params.values()), True)
 
     counters = _counters(optimizer)

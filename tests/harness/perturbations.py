@@ -84,6 +84,68 @@ def _silent_decay(*args, **kwargs):
     return optax.GradientTransformation(inner.init, update)
 
 
+# -- near the threshold: float32 outputs moved by a few ulps ---------------------------------------------
+# x * (1 + n * 2**-23) moves a float32 value by n to 2n ulps (n ulps at the bottom of its binade, 2n
+# at the top), rounded: n=1 stays within half of the golden allowance (8 ulps), n=16 is at least twice it.
+def _nudge(n):
+    def nudge(x):
+        x = jnp.asarray(x)
+        return x * jnp.asarray(1 + n * 2.0**-23, x.dtype) if x.dtype in (jnp.float32, jnp.complex64) else x
+    return lambda tree: jax.tree.map(nudge, tree)
+
+
+def _nudged_multisteps(n):
+    """MultiSteps whose updates and accumulator are nudged (the state values of every mini-step)."""
+    class Nudged(_ORIGINAL_MULTISTEPS):
+        def update(self, updates, state, params=None, **extra):
+            out, state = super().update(updates, state, params, **extra)
+            return _nudge(n)(out), state._replace(acc_grads=_nudge(n)(state.acc_grads))
+    return Nudged
+
+
+def _nudged_transform(name, n):
+    """optax.<name>(...) whose updates are nudged."""
+    original = getattr(optax, name)
+
+    def make(*args, **kwargs):
+        inner = original(*args, **kwargs)
+
+        def update(updates, state, params=None, **extra):
+            out, state = inner.update(updates, state, params, **extra)
+            return _nudge(n)(out), state
+        return optax.GradientTransformationExtraArgs(inner.init, update)
+    return make
+
+
+def _nudged_schedule(n):
+    original = optax.cosine_decay_schedule
+
+    def make(*args, **kwargs):
+        schedule = original(*args, **kwargs)
+        return lambda count: _nudge(n)(schedule(count))
+    return make
+
+
+def _nudged_apply_updates(n):
+    """The parameters nudged once, at the first update: a compiler that rounds one step differently."""
+    original, calls = optax.apply_updates, [0]
+
+    def apply(params, updates):
+        calls[0] += 1
+        out = original(params, updates)
+        return _nudge(n)(out) if calls[0] == 1 else out
+    return apply
+
+
+NEAR_THRESHOLD = {
+    "multisteps": lambda n: setattr(optax, "MultiSteps", _nudged_multisteps(n)),
+    "apply_if_finite": lambda n: setattr(optax, "apply_if_finite", _nudged_transform("apply_if_finite", n)),
+    "clip": lambda n: setattr(optax, "clip_by_global_norm", _nudged_transform("clip_by_global_norm", n)),
+    "schedule": lambda n: setattr(optax, "cosine_decay_schedule", _nudged_schedule(n)),
+    "apply_updates": lambda n: setattr(optax, "apply_updates", _nudged_apply_updates(n)),
+}
+
+
 FAULTS = {
     "schedules-scale": lambda: setattr(optax, "cosine_decay_schedule", _scaled_cosine),
     "clipping-per-leaf": lambda: setattr(optax, "clip_by_global_norm", _per_leaf_clip),
@@ -98,5 +160,8 @@ FAULTS = {
 
 def pytest_configure(config):
     fault = os.environ.get("HARNESS_PERTURB")
-    if fault:
+    if fault and fault.startswith("nudge-"):  # nudge-<target>-<n ulps>
+        _, target, n = fault.split("-")
+        NEAR_THRESHOLD[target](int(n))
+    elif fault:
         FAULTS[fault]()

@@ -111,3 +111,33 @@ def test_scaled_schedule_is_measured_as_one_percent(tmp_path):
     selection = ["tests/contracts/test_schedules.py", "-k", "guide_case"]
     broken = _run_suite(tmp_path, "broken", selection, "schedules-scale")
     assert _checks(broken)["schedules/test_guide_case"]["max_rel_err"] == pytest.approx(0.01, rel=0.05)
+
+
+# Near the threshold: float32 outputs nudged by n ulps (perturbations._nudge). One ulp (at most half
+# the golden allowance of 8) is bits that moved, exit 0; sixteen (at least twice it) is a change.
+NEAR = [
+    # (target, selection, check)
+    ("multisteps", ["tests/contracts/test_accumulation_state.py", "-k", "state_values_per_ministep and mean"],
+     "accumulation/test_state_values_per_ministep[mean]"),
+    ("apply_if_finite", ["tests/contracts/test_accumulation_nonfinite.py", "-k", "apply_if_finite and nan"],
+     "accumulation/test_apply_if_finite_counters[nan]"),
+    ("clip", ["tests/contracts/test_clipping_complex.py", "-k", "complex_fixed_cases and complex64-clipped"],
+     "clipping/test_complex_fixed_cases[complex64-clipped]"),
+    ("schedule", ["tests/contracts/test_schedules.py", "-k", "guide_case_jitted"],
+     "schedules/test_guide_case_jitted"),
+    ("apply_updates", ["tests/contracts/test_training.py", "-k", "trajectory and full_batch"],
+     "training/test_training_trajectory[full_batch]"),
+]
+
+
+@pytest.mark.parametrize("target, selection, check_id", NEAR, ids=[n[0] for n in NEAR])
+def test_a_nudge_below_the_allowance_moves_bits_and_twice_it_is_a_change(tmp_path, target, selection, check_id, judge):
+    clean = _run_suite(tmp_path, "clean", selection)
+    assert _checks(clean)[check_id]["outcome"] == "passed"
+    below = judge(clean, _run_suite(tmp_path, "below", selection, f"nudge-{target}-1"))
+    change = next(c for c in below.entries[0].changes if c.check_id == check_id)
+    assert change.mark == Mark.BITS_CHANGED and below.exit_status == 0, change.detail
+    assert change.bits.values > 0 and below.bits_line  # values moved (by more ulps where they cancel)
+    above = judge(clean, _run_suite(tmp_path, "above", selection, f"nudge-{target}-16"))
+    assert next(c.mark for c in above.entries[0].changes if c.check_id == check_id) == Mark.REGRESSED
+    assert above.exit_status == 1
