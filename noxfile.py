@@ -75,7 +75,7 @@ def golden(session: nox.Session) -> None:
 
 @_stack_session("tests")
 def tests(session: nox.Session) -> None:
-    """The harness's own tests, then the contract suite in the baseline stack (CI runs this)."""
+    """Layer contracts, the contract suite in the baseline stack, then the harness's own tests (CI runs this)."""
     _require_python(session)
     stack_entry.install_entry(session, ENTRIES[matrix.BASELINE])
     session.install("-r", "locks/tests.txt")
@@ -84,7 +84,7 @@ def tests(session: nox.Session) -> None:
     # The contract suite first: the harness's tests read its report (every allowance named).
     stack_entry.run_entry(session, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False)
     session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs,
-                env={"HARNESS_BASELINE_REPORT": str(stack_entry.report_path(ENTRIES[matrix.BASELINE], "tests-baseline"))})
+                env={env_vars.BASELINE_REPORT: str(stack_entry.report_path(ENTRIES[matrix.BASELINE], "tests-baseline"))})
 
 
 @nox.session(python=False)

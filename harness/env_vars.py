@@ -12,4 +12,5 @@ PROFILE = "HARNESS_PROFILE"  # the Hypothesis profile: dev, ci, nightly
 SEED = "HARNESS_HYPOTHESIS_SEED"  # one seed for every entry of an upgrade (random profiles)
 REPLAY = "HARNESS_REPLAY"  # a JSON file: check id -> the @reproduce_failure arguments to replay
 CANDIDATE = "HARNESS_CANDIDATE"  # an ad-hoc candidate, passed from `upgrade` to its child sessions
+BASELINE_REPORT = "HARNESS_BASELINE_REPORT"  # the baseline report nox -s tests hands its own tests
 REPORT_NAME = "HARNESS_REPORT_NAME"  # another report name for an entry's session (the baseline replay)

@@ -39,7 +39,7 @@ def default_profile() -> str:
 
 
 def activate(config) -> dict:
-    """Load the profile (unless --hypothesis-profile chose one) and describe it for the report."""
+    """Load the profile (--hypothesis-profile, else HARNESS_PROFILE) and describe it for the report."""
     import hypothesis
     from hypothesis import core
 

@@ -1,7 +1,7 @@
 """Measure how far an observed array is from an expected one, and say it in one paragraph.
 
 Pure NumPy, no JAX: the same numbers go into the failure message and into the report.
-The closeness rule is numpy.testing.assert_allclose's: |obs - exp| <= atol + rtol * |exp|,
+Closeness is counted in ulps of the dtype at each expected value (harness.contract.tolerances),
 with NaNs equal to NaNs and infinities equal only to themselves.
 """
 
@@ -105,7 +105,7 @@ def compare_exact(kind: ComparisonKind, label: str, observed, expected) -> Compa
     """Exact equality: arrays elementwise (-0.0 == 0.0, NaN == NaN), anything else with ==."""
     obs, exp = _numeric(observed), _numeric(expected)
     if obs is None or exp is None:
-        passed = observed == expected
+        passed = _facts_equal(observed, expected)
         return Comparison(label, kind, passed, EXACT, type(observed).__name__, [], expected=expected,
                           observed=observed, message="" if passed else _fact_difference(label, observed, expected))
     dtype = str(obs.dtype)
@@ -163,6 +163,14 @@ def compare_bound(label: str, value, limit, tolerance: Tolerance, dtype: str, sc
     return dataclasses.replace(result, message=(
         f"{label} [{dtype}]: {result.mismatched} of {result.size} elements exceed "
         f"the limit by up to {result.max_abs_err:.3g} (allowed {float(allowed.max()):.3g}, {tolerance.ulps:g} ulp)"))
+
+
+def _facts_equal(observed, expected) -> bool:
+    """== for facts; an array against a non-array (a shape that became None, say) is simply unequal."""
+    try:
+        return bool(observed == expected)
+    except (ValueError, TypeError):
+        return False
 
 
 def _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype) -> Comparison:

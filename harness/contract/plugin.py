@@ -26,6 +26,7 @@ from harness.contract import golden_recording, hypothesis_profiles, outcome, rep
 from harness.contract.checks import Check
 from harness.contract.session import Recorder
 from harness.model.enums import Outcome, Status
+from harness.model.report import PerformanceRecord
 from harness.model.report_io import ReportProblem
 
 hypothesis_profiles.register()
@@ -64,9 +65,8 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Replay given failing examples; with --harness-only, run just the listed checks."""
+    """With --harness-only, run just the listed checks (attribution and replay runs)."""
     recorder = config.stash[_RECORDER]
-    replay.apply(items, outcome.check_id)
     selection = recorder.selection
     if selection is None:
         return
@@ -92,7 +92,8 @@ def timing(request):
     recorder = request.config.stash[_RECORDER]
 
     def record(name: str, fn, *args):
-        recorder.performance[name] = result = _timing.measure(fn, *args)
+        result = _timing.measure(fn, *args)
+        recorder.performance[name] = PerformanceRecord(**result)
         return result
 
     return record
@@ -107,10 +108,17 @@ def pytest_sessionstart(session):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    """Count Hypothesis examples by wrapping the documented, reassignable `inner_test`."""
+    """Count Hypothesis examples by wrapping the documented, reassignable `inner_test`; replay an
+    entry's falsifying example when asked (harness.contract.replay)."""
     handle = getattr(getattr(item, "obj", None), "hypothesis", None)
     if handle is None:
         return (yield)
+    example = item.config.stash[_RECORDER].replay.get(outcome.check_id(item))
+    with replay.replaying(item.obj, example):
+        return (yield from _counting(item, handle))
+
+
+def _counting(item, handle):
     counter = [0]
     item.stash[_EXAMPLES] = counter
     inner = handle.inner_test

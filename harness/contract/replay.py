@@ -4,13 +4,16 @@ baseline passes the very example the candidate fails.
 Hypothesis prints, for every failure, the arguments of its public `@reproduce_failure` decorator
 (the profiles set print_blob); the report keeps them (CheckRecord.reproduce_failure), `nox -s
 upgrade` writes them to a file named by HARNESS_REPLAY, and here they decorate the baseline's tests.
-A blob is tied to the Hypothesis version that wrote it: another version makes the replay fail as an
-error, which leaves the change as it was.
+A blob is tied to the Hypothesis version that wrote it: another version makes Hypothesis refuse the
+replay (InvalidArgument), which the verdict does not count as the baseline failing (compare._replayed
+needs the same exception as the candidate's). All parametrizations of a test share one function, so
+the blob is set for the one item while it runs (plugin.pytest_runtest_call) and removed after.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import re
@@ -26,18 +29,29 @@ def blob(longrepr_text: str) -> str | None:
     return found[-1] if found else None
 
 
-def apply(items, check_id) -> None:
-    """Decorate the tests named in the HARNESS_REPLAY file with their recorded falsifying examples."""
+def examples() -> dict[str, tuple[str, bytes]]:
+    """check id -> (Hypothesis version, blob) from the HARNESS_REPLAY file; empty when there is none."""
     path = os.environ.get(env_vars.REPLAY)
     if not path:
+        return {}
+    with open(path) as fh:
+        return {check: ast.literal_eval(f"({args})") for check, args in json.load(fh).items()}
+
+
+_ATTRIBUTE = "_hypothesis_internal_use_reproduce_failure"  # what hypothesis.reproduce_failure sets
+
+
+@contextlib.contextmanager
+def replaying(test, example: tuple[str, bytes] | None):
+    """The test decorated with its falsifying example while one item runs, undecorated after."""
+    if example is None or not getattr(test, "is_hypothesis_test", False):
+        yield
         return
     import hypothesis
 
-    with open(path) as fh:
-        wanted: dict[str, str] = json.load(fh)
-    for item in items:
-        args = wanted.get(check_id(item))
-        test = getattr(item, "obj", None)
-        if args and getattr(test, "is_hypothesis_test", False):
-            version, data = ast.literal_eval(f"({args})")
-            hypothesis.reproduce_failure(version, data)(test)
+    before = getattr(test, _ATTRIBUTE, None)
+    hypothesis.reproduce_failure(*example)(test)
+    try:
+        yield
+    finally:
+        setattr(test, _ATTRIBUTE, before)

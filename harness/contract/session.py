@@ -15,7 +15,7 @@ import pytest
 
 from harness import env_vars
 from harness import __version__
-from harness.contract import environment, hypothesis_profiles, tolerances
+from harness.contract import environment, hypothesis_profiles, replay, tolerances
 from harness.contract.golden import GoldenStore
 from harness.contract.warning_log import WarningLog
 from harness.model import report_io
@@ -47,8 +47,8 @@ class Recorder:
         self.exit_status: int | None = None
         self.hypothesis = hypothesis_profiles.activate(config)
         self.environment: Environment | None = None
-        self.problem: str | None = None
         self.selection = read_selection(config.getoption("--harness-only"))
+        self.replay = replay.examples()  # falsifying examples of another entry to replay, by check id
 
     def add(self, record: CheckRecord) -> None:
         self.checks[record.nodeid] = record
@@ -67,7 +67,7 @@ class Recorder:
         return Report(
             schema_version=SCHEMA_VERSION, harness_version=__version__,
             entry=EntryInfo(name=self.config.getoption("--harness-entry"),
-                            python=os.environ.get(env_vars.PYTHON, environment.versions()["python"]),
+                            python=os.environ.get(env_vars.PYTHON) or self._environment().versions["python"],
                             requested=json.loads(os.environ.get(env_vars.REQUESTED, "{}")),
                             locked=os.environ.get(env_vars.LOCKED, "0") == "1"),
             status=status, exit_status=self.exit_status, started_at=self.started_at,
@@ -76,7 +76,7 @@ class Recorder:
             tolerances=tolerances.table(), checks=checks, warnings=self.warnings.records(),
             timings=Timings(total_s=round(time.perf_counter() - self.started, 3)),
             performance=dict(sorted(self.performance.items())), summary=Summary.of(checks),
-            problem=self.problem, selection=self.selection,
+            problem=None, selection=self.selection,
         )
 
     def write(self, status: Status, force: bool = False) -> None:

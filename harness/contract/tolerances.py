@@ -78,13 +78,18 @@ _WHY = {
 }
 
 
+_SIGNIFICAND_BITS = {"float64": 52, "float32": 23, "bfloat16": 7, "float16": 10}
+
+
 def _rule(kind: ComparisonKind, dtype: str) -> Rule:
     ulps = (_GOLDEN_ULPS if kind == GOLDEN else _REFERENCE_ULPS)[dtype]
-    sixteen_bit = dtype in ("bfloat16", "float16")
+    largest_relative = ulps * 2.0 ** -_SIGNIFICAND_BITS[dtype]  # at the bottom of a binade
     why = f"{ulps} ulp of {dtype} at the value: {_WHY[kind]}"
-    if sixteen_bit and kind != GOLDEN:
-        why += f"; in {dtype} each of those roundings is worth an ulp, so {ulps} ulp (more than 1% of the value)"
-    return Rule(Tolerance(ulps=ulps), why=why, named=sixteen_bit and kind != GOLDEN)
+    named = ulps > 64 or largest_relative > 0.01
+    if named:
+        why += (f"; in {dtype} each of those roundings is worth an ulp, so {ulps} ulp (up to "
+                f"{largest_relative:.2%} of the value)")
+    return Rule(Tolerance(ulps=ulps), why=why, named=named)
 
 
 POLICY: dict[tuple[ComparisonKind, str], Rule] = {

@@ -18,7 +18,7 @@ SCHEMA_VERSION = 2
 
 # The packages a verdict names, in the order it names them (python first).
 STACK_VERSION_KEYS = ("python", "jax", "jaxlib", "optax", "flax", "numpy")
-# Every version a report records (KEY_PACKAGES of the contract's environment, '-' spelled '_').
+# Every version a report records (distribution names with '-' spelled '_').
 VERSION_KEYS = (*STACK_VERSION_KEYS, "ml_dtypes", "hypothesis", "pytest", "orbax_checkpoint")
 # Packages whose code may issue a warning worth keeping; the first that owns the file is the origin.
 WARNING_ORIGINS = ("optax", "flax", "jax", "jaxlib", "orbax", "numpy", "hypothesis")

@@ -72,7 +72,12 @@ def write(path: str | Path, report: Report, *, check: bool = True) -> None:
     if check:
         validate(doc, "the report being written")
     try:
-        atomic_write_text(path, json.dumps(doc, indent=1) + "\n")
+        text = json.dumps(doc, indent=1) + "\n"
+    except (TypeError, ValueError) as exc:  # a value of a check that JSON cannot hold: a harness fault
+        raise ReportProblem(f"cannot write report {path}: a recorded value is not JSON ({exc}); "
+                            "this is a harness fault, please report it with the check that recorded it.") from None
+    try:
+        atomic_write_text(path, text)
     except OSError as exc:
         raise ReportProblem(
             f"cannot write report {path} ({exc.strerror or exc}); make {path.parent} writable "

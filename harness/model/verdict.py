@@ -40,7 +40,7 @@ class Change:
     family: str
     kind: CheckKind
     mark: Mark
-    detail: str  # the failure message, the drift, or why it was not judged
+    detail: str  # the failure message, the bits that moved, or why it was not judged
     max_abs_err: float | None
     max_rel_err: float | None
     tolerances: list[Tolerance | str]  # each distinct tolerance its comparisons used (or EXACT)

@@ -89,18 +89,19 @@ def run_entries(plan: list[matrix.Entry], candidate: str | None, jobs: int, seed
     while pending or running:
         while pending and len(running) < max(1, jobs):
             entry = pending.pop(0)
-            log = open(paths.REPORTS / f"{REPLAY if replay is not None else entry.name}.log", "w")
+            log_name = f"{REPLAY if replay is not None else entry.name}.log"
+            log = open(paths.REPORTS / log_name, "w")
             cmd = [sys.executable, "-m", "nox", "-f", str(paths.ROOT / "noxfile.py"), "-s", entry.name]
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
-            running[entry.name] = (proc, log, time.perf_counter())
+            running[entry.name] = (proc, log, log_name, time.perf_counter())
             print(f"  {entry.name:12s} started   {entry.pin_text}", flush=True)
         time.sleep(0.2)
-        for name, (proc, log, t0) in list(running.items()):
+        for name, (proc, log, log_name, t0) in list(running.items()):
             if proc.poll() is not None:
                 log.close()
                 codes[name] = proc.returncode
                 del running[name]
-                print(f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s (log: reports/{name}.log)",
+                print(f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s (log: reports/{log_name})",
                       flush=True)
     return codes
 

@@ -93,7 +93,8 @@ def _replayed(mark: Mark, detail: str, other: CheckRecord | None, replay: Report
     if replay is None or other is None or mark != Mark.REGRESSED or other.kind != CheckKind.PROPERTY:
         return mark, detail
     again = replay.check(other.id)
-    if again is None or again.outcome != Outcome.FAILED:
+    # The same failure, not a replay Hypothesis refused (another version's blob) or a crash.
+    if again is None or again.outcome != Outcome.FAILED or again.exception != other.exception:
         return mark, detail
     example = again.falsifying_example or again.message
     return Mark.FAILING_BOTH, f"the baseline fails it too with this entry's failing examples replayed: {example}"
@@ -145,7 +146,8 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
 
 def judge(base: Report, others: list[Report], replay: Report | None = None) -> Verdict:
     """The verdict over all entries; the exit status follows the candidate (the second report)."""
-    verdicts = [compare_entry(base, o, replay) for o in others]
+    # The replay ran the candidate's examples: it speaks for the candidate only.
+    verdicts = [compare_entry(base, o, replay if i == 0 else None) for i, o in enumerate(others)]
     baseline_failures = [c for c in base.checks if c.outcome in (Outcome.FAILED, Outcome.ERROR)]
     problems = _problems(base, verdicts, baseline_failures)
     candidate = verdicts[0] if verdicts else None

@@ -200,8 +200,9 @@ def test_property_microbatches_equal_mean_step(check, inner, template, data):
     direct = _trainer(inner, make())(params, means)
     # The operands the final params sum: the initial params and each step's update, whose size is
     # lr * |mean| for sgd and at most lr (adam's normalised step) for adam.
-    steps_size = jax.tree.map(lambda m: rate * np.abs(np.asarray(m, np.float64)).sum(0) if inner == "sgd"
-                              else np.full(m.shape[1:], rate * steps), means)
+    # (sgd: the microbatches themselves, |g1| + |g2| over k, which their mean may cancel.)
+    steps_size = jax.tree.map(lambda m: rate * np.abs(np.asarray(m, np.float64)).sum(0) / k if inner == "sgd"
+                              else np.full(m.shape[1:], rate * steps), micro)
     for a, d, p, s in zip(*(jax.tree.leaves(t) for t in (accumulated, direct, params, steps_size))):
         check.agree(f"{inner}: params after {steps} optimizer steps", a, d, scale=np.abs(np.asarray(p)) + s,
                     why="params after several steps sum the initial value and updates of either sign, "

@@ -82,7 +82,11 @@ def assert_one_scale(check, grads, clipped, max_norm, label="one scale for every
     norm = _norm64(grads)
     factor = 1.0 if norm < max_norm else max_norm / norm
     for g, c in zip(jax.tree.leaves(grads), jax.tree.leaves(clipped)):
-        check.reference(label, c, np.asarray(g, np.float64) * factor)
+        # The library divides each leaf by the norm, then multiplies by M: the quotient of a small leaf
+        # may be a subnormal of the leaf dtype (float16 elements near 2**-14 over a norm of 81: spacing
+        # 2**-24), so the result is exact only to M times that spacing.
+        check.reference(label, c, np.asarray(g, np.float64) * factor, scale=max_norm * float(jnp.finfo(c.dtype).tiny),
+                        why="leaf / norm * M: the quotient may be a subnormal of the leaf dtype, then scaled by M")
     return norm, factor
 
 
@@ -233,8 +237,19 @@ def test_property_clip(check, mix, factor, data):
             check.reference(f"{name} vs float64", value, np.array(norm))
     check.exact("leaf dtypes kept", [str(x.dtype) for x in jax.tree.leaves(clipped)],
                 [str(x.dtype) for x in jax.tree.leaves(grads)])
-    assert_one_scale(check, grads, clipped, max_norm)
-    assert_within_max_norm(check, clipped, max_norm)
+    if abs(norm - max_norm) > _norm_uncertainty(grads, norm):  # which side of M the library sees is clear
+        assert_one_scale(check, grads, clipped, max_norm)
+        assert_within_max_norm(check, clipped, max_norm)
+
+
+def _norm_uncertainty(grads, norm) -> float:
+    """How far the library's norm may be from the float64 norm: the squares below a leaf dtype's
+    smallest normal, which its sum of squares cannot hold (float16 squares of elements under 2**-7),
+    plus 8 ulps of the lowest-precision dtype for the roundings. Within it of M, whether the library
+    clips is not decided by the contract (measured: a float16 tree 2% from M, clipped by the library)."""
+    lost = sum(float(np.sum(sq[sq < float(jnp.finfo(x.dtype).tiny)]))
+               for x in jax.tree.leaves(grads) for sq in [np.asarray(x, np.float64) ** 2])
+    return (norm - np.sqrt(max(norm ** 2 - lost, 0.0))) + 8 * norm * 2.0 * UNIT_ROUNDOFF[_lowest(grads)]
 
 
 @given(mix=st.sampled_from(sorted(MIXES)), factor=st.floats(1.1, 1e3), data=st.data())

@@ -434,7 +434,10 @@ def test_property_cosine_shape(check, init, decay_steps, alpha, exponent, data):
     check.bound("non-increasing on [0, decay_steps]", normalized[inside][1:], normalized[inside][:-1])
     after = steps >= decay_steps
     check.identical("constant from decay_steps on", values[after], np.full(after.sum(), values[after][0]))
-    check.reference("alpha * init after decay_steps", values[after], np.full(after.sum(), alpha * init))
+    # alpha * init below float32's smallest normal is flushed to zero by XLA on CPU (documented platform
+    # behaviour): the reference is the flushed value there.
+    final = alpha * init if abs(alpha * init) >= np.finfo(np.float32).smallest_normal else np.copysign(0.0, alpha * init)
+    check.reference("alpha * init after decay_steps", values[after], np.full(after.sum(), final))
 
 
 _JIT_COSINE = {}
