@@ -72,11 +72,16 @@ class Check:
             worse = (comparison.max_abs_err or 0) > (previous.max_abs_err or 0) or not comparison.passed
             kept = comparison if previous.passed and worse else previous
             self.comparisons[comparison.label] = dataclasses.replace(
-                kept, count=previous.count + 1, allowed_ulps=_max(previous.allowed_ulps, comparison.allowed_ulps),
+                kept, count=previous.count + 1, values=None, allowed_ulps=_max(previous.allowed_ulps, comparison.allowed_ulps),
                 allowed_rel=_max(previous.allowed_rel, comparison.allowed_rel),
                 override=previous.override or comparison.override)
         if not comparison.passed:
             raise ContractFailure(comparison.message)
+
+    def _first(self, label: str) -> bool:
+        """Whether this is the label's first comparison: only a single comparison's values can be
+        set against another entry's, so repeats (a property's examples) do not keep theirs."""
+        return label not in self.comparisons
 
     def _within(self, kind: ComparisonKind, label: str, value, expected, scale=None, why=None) -> Comparison:
         """compare_close under the policy's ulps for value's dtype (or this check's override); a
@@ -89,7 +94,7 @@ class Check:
         rule = tolerances.lookup(kind, tolerances.policy_dtype(dtype), self.check_id)
         reasons = [r for r in (rule.why if rule.named else None, why) if r]
         return compare_close(kind, label, value, np.asarray(expected), rule.tolerance, dtype, scale,
-                             "; ".join(reasons) or None)
+                             "; ".join(reasons) or None, keep_values=self._first(label))
 
     # -- golden ------------------------------------------------------------------------------
     def golden(self, key: str, value, *, exact: bool = False, scale=None, why: str | None = None) -> None:
@@ -111,7 +116,7 @@ class Check:
                 observed=observed_dtype, message=f"{label}: dtype {observed_dtype} observed, "
                 f"{entry['dtype']} recorded at baseline"))
         if exact:
-            self._note(compare_exact(GOLDEN, label, value, expected))
+            self._note(compare_exact(GOLDEN, label, value, expected, self._first(label)))
         else:
             self._note(self._within(GOLDEN, label, value, expected, scale, why))
 
@@ -183,11 +188,12 @@ class Check:
 
     def exact(self, label: str, value, expected) -> None:
         """The value equals what the contract states, exactly (counters, zeros, dtypes)."""
-        self._note(compare_exact(ComparisonKind.EXACT, f"exact:{label}", _jsonable(value), _jsonable(expected)))
+        self._note(compare_exact(ComparisonKind.EXACT, f"exact:{label}", _jsonable(value), _jsonable(expected),
+                                 self._first(f"exact:{label}")))
 
     def identical(self, label: str, value, other) -> None:
         """Bit-for-bit identity (dtype, shape and every bit: -0.0 differs from 0.0), e.g. after a restore."""
-        self._note(compare_identical(f"identical:{label}", value, other))
+        self._note(compare_identical(f"identical:{label}", value, other, self._first(f"identical:{label}")))
 
     def bound(self, label: str, value, limit, *, scale=None, why: str | None = None) -> None:
         """Every element of value is <= limit, allowing the bound ulps of value's dtype at the limit
@@ -197,8 +203,8 @@ class Check:
         dtype = _dtype_name(value)
         rule = tolerances.lookup(ComparisonKind.BOUND, tolerances.policy_dtype(dtype), self.check_id)
         reasons = "; ".join(r for r in (rule.why if rule.named else None, why) if r) or None
-        self._note(dataclasses.replace(compare_bound(f"bound:{label}", value, limit, rule.tolerance, dtype, scale),
-                                       override=reasons))
+        self._note(dataclasses.replace(compare_bound(f"bound:{label}", value, limit, rule.tolerance, dtype, scale,
+                                                     self._first(f"bound:{label}")), override=reasons))
 
     def series(self, name: str, x, y) -> None:
         """Keep a curve (a schedule, a loss trajectory) in the report for plots; compares nothing."""

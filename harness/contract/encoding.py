@@ -70,14 +70,15 @@ def decode_array(entry: dict) -> np.ndarray:
 
 def observed(value) -> ObservedValues | None:
     """What a report keeps of an observed numeric array: exact values, or a digest and a summary."""
-    try:
-        encoded = encode_array(value)
-    except TypeError:
+    arr = np.asarray(value)
+    if not (is_float_dtype(arr.dtype) or arr.dtype.kind in "iub"):
         return None
+    if arr.size > MAX_EXACT_VALUES:  # the digest of the bits themselves: no per-element Python work
+        digest = hashlib.sha256(f"{arr.dtype}{arr.shape}".encode() + np.ascontiguousarray(arr).tobytes())
+        return ObservedValues(str(arr.dtype), list(arr.shape), digest.hexdigest()[:32], summary=_summary(arr))
+    encoded = encode_array(arr)
     digest = hashlib.sha256(json.dumps(encoded).encode()).hexdigest()[:32]
-    if len(encoded["values"]) <= MAX_EXACT_VALUES:
-        return ObservedValues(encoded["dtype"], encoded["shape"], digest, values=encoded["values"])
-    return ObservedValues(encoded["dtype"], encoded["shape"], digest, summary=_summary(np.asarray(value)))
+    return ObservedValues(encoded["dtype"], encoded["shape"], digest, values=encoded["values"])
 
 
 def _summary(arr: np.ndarray) -> ValuesSummary:

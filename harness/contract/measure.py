@@ -17,6 +17,7 @@ from harness.model.enums import ComparisonKind
 from harness.model.report import EXACT, Comparison, Tolerance
 
 _SHOW_VALUES = 8  # arrays up to this many elements are printed whole in a failure message
+FLUSH_WHY = "expected values below the smallest normal: XLA on CPU flushes them to zero"
 _USED_CAP = 1e9  # tolerance_used is capped so the report stays plain JSON (no Infinity)
 
 
@@ -60,7 +61,7 @@ def errors(observed, expected) -> tuple[np.ndarray, np.ndarray]:
 
 
 def compare_close(kind: ComparisonKind, label: str, observed, expected, tolerance: Tolerance, dtype: str,
-                  scale=None, override: str | None = None) -> Comparison:
+                  scale=None, override: str | None = None, keep_values: bool = True) -> Comparison:
     """Elementwise closeness in ulps: |obs - exp| <= ulps * ulp(max(|exp|, scale)) in the tolerance's dtype,
     NaN equal to NaN and infinities only to themselves; with the magnitudes the report needs.
 
@@ -69,12 +70,18 @@ def compare_close(kind: ComparisonKind, label: str, observed, expected, toleranc
     """
     obs, exp = np.asarray(observed), np.asarray(expected)
     if obs.shape != exp.shape:
-        return _shape_mismatch(kind, label, obs, exp, tolerance, dtype)
+        return _shape_mismatch(kind, label, obs, exp, tolerance, dtype, keep_values=keep_values)
     ulp_dtype = tolerance.ulp_dtype or policy_dtype(dtype)
     exp64 = _f64(exp)
     at = np.abs(exp64) if scale is None else np.maximum(np.abs(exp64), np.abs(np.asarray(scale, np.float64)))
     finite = np.isfinite(exp64)
     allowed = np.where(finite, tolerance.ulps * ulp(np.where(finite, at, 0.0), ulp_dtype), 0.0)
+    # XLA on CPU flushes subnormal results to zero: an expected value below the smallest normal may be
+    # observed as a zero (of either sign), so there the allowance is the smallest normal itself.
+    flushed = finite & (exp64 != 0) & (np.abs(exp64) < tiny_normal(ulp_dtype))
+    allowed = np.where(flushed, np.maximum(allowed, tiny_normal(ulp_dtype)), allowed)
+    if flushed.any():
+        override = "; ".join(filter(None, [override, FLUSH_WHY]))
     abs_err, rel_err = errors(obs, exp)
     bad = ~((abs_err == 0) | (abs_err <= allowed))  # abs_err is 0 for identical NaN/inf
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -83,7 +90,7 @@ def compare_close(kind: ComparisonKind, label: str, observed, expected, toleranc
         # relative to normal values only: below the smallest normal the policy allows the normals' spacing
         relative = np.where(finite & (np.abs(exp64) >= tiny_normal(ulp_dtype)), allowed / np.abs(exp64), 0.0)
     result = dataclasses.replace(
-        _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype),
+        _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype, keep_values),
         tolerance_used=min(float(used.max()), _USED_CAP) if used.size else 0.0,
         allowed_ulps=float(at_value.max()) if at_value.size else None,
         allowed_rel=float(relative.max()) if relative.size else None, override=override)
@@ -101,7 +108,7 @@ def compare_close(kind: ComparisonKind, label: str, observed, expected, toleranc
     return dataclasses.replace(result, message=message + _values_suffix(result))
 
 
-def compare_exact(kind: ComparisonKind, label: str, observed, expected) -> Comparison:
+def compare_exact(kind: ComparisonKind, label: str, observed, expected, keep_values: bool = True) -> Comparison:
     """Exact equality: arrays elementwise (-0.0 == 0.0, NaN == NaN), anything else with ==."""
     obs, exp = _numeric(observed), _numeric(expected)
     if obs is None or exp is None:
@@ -110,9 +117,9 @@ def compare_exact(kind: ComparisonKind, label: str, observed, expected) -> Compa
                           observed=observed, message="" if passed else _fact_difference(label, observed, expected))
     dtype = str(obs.dtype)
     if obs.shape != exp.shape:
-        return _shape_mismatch(kind, label, obs, exp, EXACT, dtype, observed, expected)
+        return _shape_mismatch(kind, label, obs, exp, EXACT, dtype, observed, expected, keep_values)
     abs_err, rel_err = errors(obs, exp)
-    result = _measured(kind, label, obs, exp, abs_err != 0, abs_err, rel_err, EXACT, dtype)
+    result = _measured(kind, label, obs, exp, abs_err != 0, abs_err, rel_err, EXACT, dtype, keep_values)
     if result.passed:
         return result
     message = (f"{label} [{dtype}, shape {list(obs.shape)}]: {result.mismatched} of {result.size} elements differ "
@@ -120,12 +127,12 @@ def compare_exact(kind: ComparisonKind, label: str, observed, expected) -> Compa
     return dataclasses.replace(result, message=message + _values_suffix(result))
 
 
-def compare_identical(label: str, observed, expected) -> Comparison:
+def compare_identical(label: str, observed, expected, keep_values: bool = True) -> Comparison:
     """Bit-for-bit identity: dtype, shape and every bit (-0.0 differs from 0.0)."""
     a, b = np.asarray(observed), np.asarray(expected)
     same = a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
     result = Comparison(label, ComparisonKind.EXACT, same, EXACT, str(a.dtype), list(a.shape), size=int(a.size),
-                        values=observed_values(a))
+                        values=observed_values(a) if keep_values else None)
     if same:
         return result
     message = f"{label}: not bit-identical: {a.dtype}{list(a.shape)} observed, {b.dtype}{list(b.shape)} expected"
@@ -139,7 +146,8 @@ def compare_identical(label: str, observed, expected) -> Comparison:
                                max_rel_err=float(rel_err.max()), message=f"{message}; max abs err {max_abs:.3g}")
 
 
-def compare_bound(label: str, value, limit, tolerance: Tolerance, dtype: str, scale=None) -> Comparison:
+def compare_bound(label: str, value, limit, tolerance: Tolerance, dtype: str, scale=None,
+                  keep_values: bool = True) -> Comparison:
     """Every element of value is <= limit, allowing `ulps` ulps of the dtype at the limit (or at the
     operands' `scale`, where the bounded value is a difference of larger operands) above it."""
     value = np.asarray(value)
@@ -154,7 +162,7 @@ def compare_bound(label: str, value, limit, tolerance: Tolerance, dtype: str, sc
         label, ComparisonKind.BOUND, not bad.any(), tolerance, dtype, list(value.shape),
         max_abs_err=float(excess.max()) if excess.size else 0.0,
         max_rel_err=float((excess / np.maximum(np.abs(limit_arr), 1e-300)).max()) if excess.size else 0.0,
-        mismatched=int(bad.sum()), size=int(value.size), values=observed_values(value),
+        mismatched=int(bad.sum()), size=int(value.size), values=observed_values(value) if keep_values else None,
         allowed_ulps=float((allowed / ulp(limit_arr, tolerance.ulp_dtype or policy_dtype(dtype))).max())
         if allowed.size else None, allowed_rel=float(relative.max()) if relative.size else None,
     )
@@ -173,24 +181,25 @@ def _facts_equal(observed, expected) -> bool:
         return False
 
 
-def _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype) -> Comparison:
+def _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype, keep_values=True) -> Comparison:
     """A Comparison with the error magnitudes filled in; the caller writes the failure message."""
     return Comparison(
         label=label, kind=kind, passed=not bad.any(), tolerance=tolerance, dtype=dtype, shape=list(obs.shape),
         max_abs_err=float(abs_err.max()) if abs_err.size else 0.0,
         max_rel_err=float(rel_err.max()) if rel_err.size else 0.0,
         mismatched=int(bad.sum()), size=int(obs.size), expected=_small(exp), observed=_small(obs),
-        values=observed_values(obs),
+        values=observed_values(obs) if keep_values else None,
     )
 
 
-def _shape_mismatch(kind, label, obs, exp, tolerance, dtype, observed=None, expected=None) -> Comparison:
+def _shape_mismatch(kind, label, obs, exp, tolerance, dtype, observed=None, expected=None,
+                    keep_values=True) -> Comparison:
     if isinstance(observed, list) and isinstance(expected, list):  # a list fact: name the items
         message = _fact_difference(label, observed, expected)
     else:
         message = f"{label}: shape {list(obs.shape)} observed, {list(exp.shape)} expected"
     return Comparison(label, kind, False, tolerance, dtype, list(obs.shape), message=message,
-                      values=observed_values(obs))
+                      values=observed_values(obs) if keep_values else None)
 
 
 def _values_suffix(result: Comparison) -> str:

@@ -83,3 +83,12 @@ def test_exact_facts_name_only_the_items_that_changed():
 def test_list_fact_of_another_length_names_the_items():
     result = compare_exact(EXACT, "steps", [0, 1, 3], [0, 1, 3, 7])
     assert not result.passed and "length 4 -> 3" in result.message and "gone 7" in result.message
+
+
+def test_a_subnormal_expected_value_may_be_observed_flushed_to_zero():
+    """XLA on CPU flushes subnormal results to zero: the allowance below the smallest normal is it."""
+    subnormal = -1.1739001269236743e-38
+    result = close(np.float32(-0.0), subnormal)
+    assert result.passed and "flushes" in result.override
+    assert not close(np.float32(-5e-38), subnormal).passed  # more than the smallest normal off still fails
+    assert close(np.float32(1.0), 1.0).override is None
