@@ -83,18 +83,22 @@ class Check:
         set against another entry's, so repeats (a property's examples) do not keep theirs."""
         return label not in self.comparisons
 
-    def _within(self, kind: ComparisonKind, label: str, value, expected, scale=None, why=None) -> Comparison:
-        """compare_close under the policy's ulps for value's dtype (or this check's override); a
-        cancellation `scale` must say `why`."""
+    def _rule(self, kind: ComparisonKind, label: str, dtype: str, scale, why) -> tuple[tolerances.Rule, str | None]:
+        """The policy's rule for the dtype (or this check's override) and the reasons the comparison
+        records: the rule's, when it is named, and the call's cancellation `why` (a `scale` needs one)."""
         if (scale is None) != (why is None):
             raise TypeError(f"{label}: a cancellation scale is an override of the tolerance policy: "
                             "pass scale= and why= together (why: the operands that cancel)")
+        rule = tolerances.lookup(kind, tolerances.policy_dtype(dtype), self.check_id)
+        return rule, "; ".join(r for r in (rule.why if rule.named else None, why) if r) or None
+
+    def _within(self, kind: ComparisonKind, label: str, value, expected, scale=None, why=None) -> Comparison:
+        """compare_close under the rule for value's dtype."""
         value = np.asarray(value)
         dtype = _dtype_name(value)
-        rule = tolerances.lookup(kind, tolerances.policy_dtype(dtype), self.check_id)
-        reasons = [r for r in (rule.why if rule.named else None, why) if r]
-        return compare_close(kind, label, value, np.asarray(expected), rule.tolerance, dtype, scale,
-                             "; ".join(reasons) or None, keep_values=self._first(label))
+        rule, reasons = self._rule(kind, label, dtype, scale, why)
+        return compare_close(kind, label, value, np.asarray(expected), rule.tolerance, dtype, scale, reasons,
+                             keep_values=self._first(label))
 
     # -- golden ------------------------------------------------------------------------------
     def golden(self, key: str, value, *, exact: bool = False, scale=None, why: str | None = None) -> None:
@@ -198,13 +202,10 @@ class Check:
     def bound(self, label: str, value, limit, *, scale=None, why: str | None = None) -> None:
         """Every element of value is <= limit, allowing the bound ulps of value's dtype at the limit
         (at the operands' `scale` where the value is a difference of larger operands: say `why`)."""
-        if (scale is None) != (why is None):
-            raise TypeError(f"bound:{label}: pass scale= and why= together (why: the operands that cancel)")
-        dtype = _dtype_name(value)
-        rule = tolerances.lookup(ComparisonKind.BOUND, tolerances.policy_dtype(dtype), self.check_id)
-        reasons = "; ".join(r for r in (rule.why if rule.named else None, why) if r) or None
-        self._note(dataclasses.replace(compare_bound(f"bound:{label}", value, limit, rule.tolerance, dtype, scale,
-                                                     self._first(f"bound:{label}")), override=reasons))
+        label, dtype = f"bound:{label}", _dtype_name(value)
+        rule, reasons = self._rule(ComparisonKind.BOUND, label, dtype, scale, why)
+        self._note(dataclasses.replace(compare_bound(label, value, limit, rule.tolerance, dtype, scale,
+                                                     self._first(label)), override=reasons))
 
     def series(self, name: str, x, y) -> None:
         """Keep a curve (a schedule, a loss trajectory) in the report for plots; compares nothing."""

@@ -41,7 +41,6 @@ GOLDEN, EQUIVALENCE, REFERENCE, BOUND = (ComparisonKind.GOLDEN, ComparisonKind.E
 # Unit roundoff u (half an ulp at 1.0) of each floating dtype. The one table of floating dtypes:
 # measure, golden and the contract tests read it from here.
 UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11}
-FLOAT_DTYPES = tuple(UNIT_ROUNDOFF)
 
 
 def is_float_dtype(dtype) -> bool:

@@ -16,6 +16,9 @@ from pathlib import Path
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import report_io
+from harness.model.enums import Status
+from harness.model.report import Report
+from harness.model.verdict import EntryVerdict
 from harness.stack import matrix, paths
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
@@ -113,13 +116,17 @@ def _tail(path: Path, lines: int = 8) -> str:
         return "    (no log)"
 
 
-def _load_pair() -> tuple | None:
-    """The baseline's and the candidate's reports, or None when either is unusable."""
+def _judge_pair() -> tuple[Report, EntryVerdict] | None:
+    """The candidate's report and how it changed against the baseline, judged once for the replay and
+    the attribution; None when either report is unusable or incomplete."""
     try:
-        return (report_io.load(paths.REPORTS / f"{matrix.BASELINE}.json"),
-                report_io.load(paths.REPORTS / f"{matrix.CANDIDATE}.json"))
+        base = report_io.load(paths.REPORTS / f"{matrix.BASELINE}.json")
+        candidate = report_io.load(paths.REPORTS / f"{matrix.CANDIDATE}.json")
     except HarnessError:
         return None
+    if base.status != Status.COMPLETE or candidate.status != Status.COMPLETE:
+        return None
+    return candidate, compare.compare_entry(base, candidate)
 
 
 def _selection(name: str, ids: list[str]) -> Path:
@@ -137,10 +144,10 @@ def _prepare(argv) -> tuple[argparse.Namespace, list[matrix.Entry]]:
     return args, plan
 
 
-def _replay(base_entry: matrix.Entry, args, seed: int, base, candidate) -> Path | None:
+def _replay(base_entry: matrix.Entry, args, seed: int, candidate: Report, judged: EntryVerdict) -> Path | None:
     """Run the baseline on the candidate's falsifying examples of properties that fail there only."""
-    examples = {i: candidate.check(i).reproduce_failure for i in compare.property_regressions(base, candidate)
-                if candidate.check(i).reproduce_failure}
+    blobs = {i: candidate.check(i).reproduce_failure for i in compare.property_regressions(judged)}
+    examples = {i: blob for i, blob in blobs.items() if blob}
     if not examples:
         return None
     print(f"upgrade: {len(examples)} properties fail on the candidate only; replaying its falsifying examples "
@@ -158,9 +165,9 @@ def _run_plan(args, plan: list[matrix.Entry], seed: int) -> tuple[list[matrix.En
     base_entry, pair, singles = plan[0], plan[:2], plan[2:]
     print(f"upgrade: running {', '.join(e.name for e in pair)}, {args.jobs} at a time")
     run_entries(pair, args.candidate, args.jobs, seed)
-    loaded = _load_pair()
-    replay = _replay(base_entry, args, seed, *loaded) if loaded else None
-    changed = compare.changed_check_ids(*loaded) if loaded and singles else []
+    judged = _judge_pair()
+    replay = _replay(base_entry, args, seed, *judged) if judged else None
+    changed = compare.changed_check_ids(judged[1]) if judged and singles else []
     if singles and changed:
         print(f"upgrade: {len(changed)} checks changed on the candidate; attributing them with "
               f"{', '.join(e.name for e in singles)}")

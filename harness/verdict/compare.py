@@ -9,7 +9,7 @@ from __future__ import annotations
 from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_REGRESSED
 from harness.model.enums import CheckKind, ComparisonKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
-from harness.model.verdict import Change, EntryVerdict, Timing, Verdict
+from harness.model.verdict import BitsMoved, Change, EntryVerdict, Timing, Verdict
 from harness.verdict import bits
 
 # Exceptions that mean a function, class or module the check used no longer exists.
@@ -40,8 +40,9 @@ def _api_mark(check: CheckRecord) -> Mark | None:
     return Mark.API_MISSING if check.exception in _API_GONE else None
 
 
-def classify(base: CheckRecord | None, other: CheckRecord | None) -> tuple[Mark, str]:
-    """The mark of one check on an entry, and the detail that explains it."""
+def classify(base: CheckRecord | None, other: CheckRecord | None, moved: BitsMoved | None = None) -> tuple[Mark, str]:
+    """The mark of one check on an entry, and the detail that explains it; `moved` is how its observed
+    values moved against the baseline's (bits.moved), which decides 'bits changed'."""
     if other is None:
         return Mark.MISSING, _MISSING_DETAIL
     if base is None:
@@ -60,7 +61,6 @@ def classify(base: CheckRecord | None, other: CheckRecord | None) -> tuple[Mark,
     if b == Outcome.FAILED and o == Outcome.FAILED:
         return Mark.FAILING_BOTH, other.message
     if b == Outcome.PASSED and o == Outcome.PASSED:
-        moved = bits.moved(base, other)
         if moved:
             return Mark.BITS_CHANGED, bits.describe(moved)
     return Mark.UNCHANGED, ""
@@ -109,10 +109,11 @@ def _changes(base: Report, other: Report, replay: Report | None = None) -> list[
     changes = []
     for check_id in [*base_checks, *(i for i in other_checks if i not in base_checks)]:
         b, o = base_checks.get(check_id), other_checks.get(check_id)
-        mark, detail = _replayed(*classify(b, o), o, replay)
+        moved = bits.moved(b, o) if b and o else None
+        mark, detail = _replayed(*classify(b, o, moved), o, replay)
         ref = o or b
         changes.append(Change(check_id, ref.family, ref.kind, mark, detail, o.max_abs_err if o else None,
-                              o.max_rel_err if o else None, _tolerances(ref), bits.moved(b, o) if b and o else None))
+                              o.max_rel_err if o else None, _tolerances(ref), moved))
     return changes
 
 
@@ -162,17 +163,11 @@ def judge(base: Report, others: list[Report], replay: Report | None = None) -> V
     return Verdict(base, verdicts, baseline_failures, status, headline, bits_line)
 
 
-def changed_check_ids(base: Report, candidate: Report) -> list[str]:
+def changed_check_ids(candidate: EntryVerdict) -> list[str]:
     """Ids of the checks whose mark on the candidate is not 'unchanged' (what attribution re-runs)."""
-    if base.status != Status.COMPLETE or candidate.status != Status.COMPLETE:
-        return []
-    return sorted({c.check_id for c in compare_entry(base, candidate).changed})
+    return sorted({c.check_id for c in candidate.changed})
 
 
-
-def property_regressions(base: Report, candidate: Report) -> list[str]:
+def property_regressions(candidate: EntryVerdict) -> list[str]:
     """Ids of properties that pass on the baseline and fail on the candidate: replayed before judging."""
-    if base.status != Status.COMPLETE or candidate.status != Status.COMPLETE:
-        return []
-    return sorted(c.check_id for c in compare_entry(base, candidate).changes
-                  if c.mark == Mark.REGRESSED and c.kind == CheckKind.PROPERTY)
+    return sorted(c.check_id for c in candidate.changes if c.mark == Mark.REGRESSED and c.kind == CheckKind.PROPERTY)

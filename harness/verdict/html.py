@@ -11,7 +11,7 @@ from html import escape
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import SLOWER_THRESHOLD, Verdict
-from harness.verdict import svg, views
+from harness.verdict import render, svg, views
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1100px; color: #222; }
@@ -130,7 +130,6 @@ def page(verdict: Verdict, others: list[Report]) -> str:
 <p>Each dot is a check's largest error as a fraction of its tolerance (log scale): right of the red line fails.</p>
 <div id="tolerances">{_tolerance_charts(docs)}</div>
 {_performance_table(verdict)}
-<p class="detail">Exit status {verdict.exit_status} (0 no contract regressed, 1 a contract regressed,
-2 the harness could not judge).</p>
+<p class="detail">Exit status {verdict.exit_status} ({render.EXIT_MEANING}).</p>
 </body></html>
 """

@@ -253,4 +253,5 @@ def test_replay_that_passes_leaves_the_regression(base):
     replay = dict(copy.deepcopy(base), selection=["demo/test_property"])
     verdict = compare.judge(report_io.parse(base), [report_io.parse(cand)], report_io.parse(replay))
     assert _mark(verdict, "test_property") == Mark.REGRESSED
-    assert compare.property_regressions(report_io.parse(base), report_io.parse(cand)) == ["demo/test_property"]
+    judged = compare.compare_entry(report_io.parse(base), report_io.parse(cand))
+    assert compare.property_regressions(judged) == ["demo/test_property"]
