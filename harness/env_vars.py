@@ -14,3 +14,4 @@ REPLAY = "HARNESS_REPLAY"  # a JSON file: check id -> the @reproduce_failure arg
 CANDIDATE = "HARNESS_CANDIDATE"  # an ad-hoc candidate, passed from `upgrade` to its child sessions
 BASELINE_REPORT = "HARNESS_BASELINE_REPORT"  # the baseline report nox -s tests hands its own tests
 REPORT_NAME = "HARNESS_REPORT_NAME"  # another report name for an entry's session (the baseline replay)
+PROGRESS = "HARNESS_PROGRESS"  # a file where an entry writes its phase and checks done, for `upgrade` to show

@@ -10,6 +10,9 @@ sessions only have to set the environment):
   --harness-record-golden                        record golden values instead of comparing
   --harness-accept-changes                       with --harness-record-golden: allow changed values
 
+With HARNESS_PROGRESS set (by `nox -s upgrade`), the checks collected and done go to that file
+(harness.contract.progress) for the upgrade's progress display.
+
 The work is done elsewhere: harness.contract.session (the report), .outcome (one check's record),
 .warning_log, .golden_recording and .checks (the `check` API).
 """
@@ -24,6 +27,7 @@ import pytest
 from harness import env_vars
 from harness.contract import golden_recording, hypothesis_profiles, outcome, replay
 from harness.contract.checks import Check
+from harness.contract.progress import ProgressWriter
 from harness.contract.session import Recorder
 from harness.model.enums import Outcome, Status
 from harness.model.report import PerformanceRecord
@@ -34,6 +38,7 @@ hypothesis_profiles.register()
 _RECORDER = pytest.StashKey[Recorder]()
 _CHECK = pytest.StashKey[Check]()
 _EXAMPLES = pytest.StashKey[list]()
+_PROGRESS = pytest.StashKey[ProgressWriter]()
 # pytest_warning_recorded and pytest_collectreport get no config: the running recorder is found here.
 _ACTIVE: list[Recorder] = []
 
@@ -55,6 +60,7 @@ def pytest_configure(config):
     recorder = Recorder(config)
     config.stash[_RECORDER] = recorder
     _ACTIVE.append(recorder)
+    config.stash[_PROGRESS] = ProgressWriter.from_environment()
     config.addinivalue_line("markers", "family(name): the contract family of the checks in a module")
     config.addinivalue_line("markers", "performance: a timing, reported under performance, not a contract")
 
@@ -100,10 +106,24 @@ def timing(request):
 
 
 def pytest_sessionstart(session):
+    session.config.stash[_PROGRESS].collecting()
     try:
         session.config.stash[_RECORDER].write(Status.PARTIAL, force=True)
     except ReportProblem as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_collection_finish(session):
+    session.config.stash[_PROGRESS].running(len(session.items))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """One more check done (setup, call and teardown), for `nox -s upgrade`'s progress display."""
+    try:
+        return (yield)
+    finally:
+        item.config.stash[_PROGRESS].check_finished()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -161,6 +181,7 @@ def pytest_warning_recorded(warning_message, when, nodeid, location):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    session.config.stash[_PROGRESS].reporting()
     recorder = session.config.stash[_RECORDER]
     if recorder.recording:
         golden_recording.finish(session, recorder)  # may turn the run into a failure (values not written)

@@ -11,7 +11,8 @@ import shutil
 
 from harness import env_vars
 from harness.errors import HarnessError
-from harness.model import report_io
+from harness.model import progress, report_io
+from harness.model.progress import Phase, Progress
 from harness.model.report import EntryInfo, now, unresolvable
 from harness.stack import paths
 from harness.stack.locks import LOCK_COMMAND, compile_lock, lock_path, uv
@@ -32,9 +33,11 @@ def install_entry(session, entry: Entry, report_name: str | None = None) -> None
     lock = lock_path(entry)
     try:
         if not entry.locked:
+            _tell_progress(Phase.RESOLVING)
             compile_lock(entry, lock)
         elif not lock.exists():
             raise HarnessError(f"lock file {lock} is missing; generate it with `{LOCK_COMMAND}`.")
+        _tell_progress(Phase.INSTALLING)
         installer = uv()
         if installer and session.venv_backend == "uv":
             session.run_install(installer, "pip", "sync", "--quiet", str(lock), external=True,
@@ -49,6 +52,13 @@ def install_entry(session, entry: Entry, report_name: str | None = None) -> None
         problem = f"installing {entry.pin_text} failed ({exc}); the installer's output is in the session log."
         _write_unresolvable(entry, problem, started, report_name)
         session.error(problem)
+
+
+def _tell_progress(phase: Phase) -> None:
+    """When `nox -s upgrade` runs this entry, it shows what the entry is doing from this file."""
+    path = os.environ.get(env_vars.PROGRESS)
+    if path:
+        progress.write(path, Progress(phase))
 
 
 def _write_unresolvable(entry: Entry, problem: str, started: str, report_name: str | None) -> None:
@@ -83,6 +93,7 @@ def run_entry(session, entry: Entry, pytest_args=(), report_name: str | None = N
     path = report_path(entry, report_name)
     env = suite_environment(entry, str(path), session.virtualenv.location)
     junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
+    _tell_progress(Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
     session.run("python", "-m", "pytest", str(paths.CONTRACTS), "-q", "-p", "no:randomly",
                 f"--junitxml={junit}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
 

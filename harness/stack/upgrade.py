@@ -10,6 +10,7 @@ import json
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
-from harness.stack import matrix, paths
+from harness.stack import matrix, paths, progress
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
@@ -86,26 +87,31 @@ def _child_environment(candidate: str | None, only: Path | None, seed: int, repl
 
 def run_entries(plan: list[matrix.Entry], candidate: str | None, jobs: int, seed: int, only: Path | None = None,
                 replay: Path | None = None) -> dict[str, int]:
-    """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log."""
+    """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log.
+    Each entry writes its phase and checks done to a progress file that the display shows."""
     env = _child_environment(candidate, only, seed, replay)
     pending, running, codes = list(plan), {}, {}
-    while pending or running:
-        while pending and len(running) < max(1, jobs):
-            entry = pending.pop(0)
-            log_name = f"{REPLAY if replay is not None else entry.name}.log"
-            log = open(paths.REPORTS / log_name, "w")
-            cmd = [sys.executable, "-m", "nox", "-f", str(paths.ROOT / "noxfile.py"), "-s", entry.name]
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
-            running[entry.name] = (proc, log, log_name, time.perf_counter())
-            print(f"  {entry.name:12s} started   {entry.pin_text}", flush=True)
-        time.sleep(0.2)
-        for name, (proc, log, log_name, t0) in list(running.items()):
-            if proc.poll() is not None:
-                log.close()
-                codes[name] = proc.returncode
-                del running[name]
-                print(f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s (log: reports/{log_name})",
-                      flush=True)
+    with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown:
+        while pending or running:
+            while pending and len(running) < max(1, jobs):
+                entry = pending.pop(0)
+                log_name = f"{REPLAY if replay is not None else entry.name}.log"
+                log = open(paths.REPORTS / log_name, "w")
+                file = Path(files) / f"{entry.name}.json"
+                cmd = [sys.executable, "-m", "nox", "-f", str(paths.ROOT / "noxfile.py"), "-s", entry.name]
+                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=paths.ROOT,
+                                        env={**env, env_vars.PROGRESS: str(file)})
+                running[entry.name] = (proc, log, log_name, time.perf_counter())
+                shown.started(entry.name, file, f"  {entry.name:12s} started   {entry.pin_text}")
+            time.sleep(0.2)
+            for name, (proc, log, log_name, t0) in list(running.items()):
+                if proc.poll() is not None:
+                    log.close()
+                    codes[name] = proc.returncode
+                    del running[name]
+                    shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s "
+                                         f"(log: reports/{log_name})")
+            shown.refresh()
     return codes
 
 

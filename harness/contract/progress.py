@@ -1,0 +1,54 @@
+"""The contract run's side of the progress file (harness.model.progress): checks collected and done,
+so `nox -s upgrade` can show "running 120/340 checks" instead of minutes of silence.
+
+Plain Python on purpose: it runs inside the entry's environment, whose stack is the one under test.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from harness import env_vars
+from harness.model import progress
+from harness.model.progress import Phase, Progress
+
+WRITE_INTERVAL_S = 0.5  # checks finishing faster than this are written together
+
+
+class ProgressWriter:
+    """Counts the run's checks into the file named by HARNESS_PROGRESS; does nothing when it is unset."""
+
+    def __init__(self, path: str | None, clock=time.monotonic):
+        self.path = path or None
+        self.clock = clock
+        self.state = Progress(Phase.COLLECTING)
+        self.last_write: float | None = None
+
+    @classmethod
+    def from_environment(cls) -> ProgressWriter:
+        return cls(os.environ.get(env_vars.PROGRESS))
+
+    def collecting(self) -> None:
+        self._set(Progress(Phase.COLLECTING), force=True)
+
+    def running(self, total: int) -> None:
+        self._set(Progress(Phase.RUNNING, 0, total), force=True)
+
+    def check_finished(self) -> None:
+        state = self.state
+        done = state.done + 1
+        total = state.total if state.total is None else max(state.total, done)
+        self._set(Progress(Phase.RUNNING, done, total), force=done == total)
+
+    def reporting(self) -> None:
+        self._set(Progress(Phase.REPORTING, self.state.done, self.state.total), force=True)
+
+    def _set(self, state: Progress, force: bool) -> None:
+        self.state = state
+        if self.path is None:
+            return
+        now = self.clock()
+        if force or self.last_write is None or now - self.last_write >= WRITE_INTERVAL_S:
+            progress.write(self.path, state)
+            self.last_write = now
