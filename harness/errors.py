@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 # Exit statuses shared by `nox -s upgrade` and `python -m harness compare`.
-EXIT_OK = 0  # no contract regressed
-EXIT_REGRESSED = 1  # a contract regressed
+EXIT_OK = 0  # no contract changed
+EXIT_CHANGED = 1  # a contract changed (golden values no longer hold)
 EXIT_CANNOT_JUDGE = 2  # install/resolution failed, golden missing, report unreadable, bad input
 
 

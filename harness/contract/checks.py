@@ -56,6 +56,7 @@ class Check:
         self.comparisons: dict[str, Comparison] = {}
         self.errors_observed: dict[str, ErrorObserved] = {}
         self.curves: dict[str, Series] = {}
+        self.input: str | None = None  # the input in user terms, for the verdict (describe_input)
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _add_kind(self, kind: ComparisonKind) -> None:
@@ -143,6 +144,11 @@ class Check:
         for path, leaf in trees.leaves(tree).items():
             scale = None if scales is None else scales.get(path)
             self.golden(f"{key}/{path}", leaf, scale=scale, why=None if scale is None else why)
+
+    def describe_input(self, text: str) -> None:
+        """Say in user terms what input this check gives, e.g. "grads['bias'] of shape (1,) for params
+        ['bias'] of shape (3,)": the verdict shows it beside a change, so a reviewer need not open the test."""
+        self.input = text
 
     def error_contract(self, key: str, fn, *args, **kwargs):
         """Call fn; the exception type it raises, or NO_ERROR, must match the baseline's.

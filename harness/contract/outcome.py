@@ -94,7 +94,15 @@ def record(item, call, rep, check: Check | None, examples: int | None) -> CheckR
         max_rel_err=max(rel_errs) if rel_errs else None, comparisons=comparisons,
         errors_observed=dict(check.errors_observed) if check else {},
         series=dict(check.curves) if check else {},
+        about=about(item), input=check.input if check else None,
     )
+
+
+def about(item) -> str:
+    """What the contract pins, in the test author's words: the docstring's first sentence."""
+    doc = " ".join((getattr(getattr(item, "obj", None), "__doc__", None) or "").split())
+    first = re.split(r"(?<=[.;:])\s", doc, maxsplit=1)[0]
+    return first.rstrip(".;:")
 
 
 def collection_failure(report) -> CheckRecord:
@@ -108,7 +116,19 @@ def collection_failure(report) -> CheckRecord:
         id=f"{fam}/collection", nodeid=report.nodeid, family=fam, kind=CheckKind.COLLECTION, outcome=Outcome.FAILED,
         duration_s=0.0, exception=_exception_name(text), message=message, falsifying_example=None, examples=None,
         max_abs_err=None, max_rel_err=None, comparisons=[], errors_observed={}, series={},
+        library_frames=library_frames(text),
     )
+
+
+# A traceback frame in an installed package, as pytest ("<venv>/site-packages/optax/x.py:39: in f")
+# or Python ('File "<venv>/site-packages/optax/x.py", line 39') prints it.
+_FRAME = re.compile(r"site-packages/([^\s:\"]+\.py)(?::(\d+):|\", line (\d+))")
+
+
+def library_frames(longrepr: str) -> list[str]:
+    """The installed libraries' frames of a traceback, outermost first, each once: "optax/x.py:39"."""
+    frames = [f"{path}:{line or line2}" for path, line, line2 in _FRAME.findall(longrepr)]
+    return list(dict.fromkeys(frames))
 
 
 def _exception_name(longrepr: str) -> str | None:

@@ -45,3 +45,30 @@ def describe(value) -> list | str:
                  list(getattr(leaf, "shape", []))] for path, leaf in flat][:50]
     except Exception:  # not a pytree of arrays: a short description is enough
         return repr(value)[:300]
+
+
+def _spec(leaf) -> str:
+    if leaf is None:
+        return "= None"
+    return f"of shape {tuple(np.shape(leaf))}" if hasattr(leaf, "shape") else f"= a {type(leaf).__name__}"
+
+
+def mismatch(tree, like, name: str = "grads", like_name: str = "params") -> str:
+    """How `tree`'s leaves differ from `like`'s, in a reviewer's words: "grads['bias'] of shape (1,)
+    for params['bias'] of shape (3,)"; for a check's describe_input."""
+    from jax import tree_util
+
+    def flat(t):
+        return {tree_util.keystr(p): leaf
+                for p, leaf in tree_util.tree_flatten_with_path(t, is_leaf=lambda x: x is None)[0]}
+
+    mine, theirs = flat(tree), flat(like)
+    parts = [f"{name}{k} {_spec(mine[k])} for {like_name}{k} {_spec(theirs[k])}"
+             for k in mine if k in theirs and _spec(mine[k]) != _spec(theirs[k])]
+    extra = [k for k in mine if k not in theirs]
+    lacking = [k for k in theirs if k not in mine]
+    if extra:
+        parts.append(f"{name} with {', '.join(extra)} that {like_name} lack")
+    if lacking:
+        parts.append(f"{name} without {', '.join(lacking)}")
+    return "; ".join(parts) or f"{name} matching {like_name}"

@@ -45,14 +45,16 @@ class ComparisonKind(enum.StrEnum):
 
 
 class Mark(enum.StrEnum):
-    """How a check changed on an entry, against the baseline. Declared in the order a reviewer reads them."""
+    """How a check changed on an entry, against the baseline. Declared in the order of danger: what a
+    reviewer must read first (bad input now accepted without a word) comes first."""
 
-    REGRESSED = "regressed"
-    ERROR_TYPE_CHANGED = "error type changed"
-    NOW_SILENT = "now silent"
-    NEW_ERROR = "new error"
-    API_MISSING = "API missing"
-    MISSING = "check missing"
+    NOW_SILENT = "now silent"  # an error contract's bad input is now accepted: no exception
+    STATE_CHANGED = "dtype/state changed"  # a dtype, or the layout of a state or result, changed
+    VALUE_CHANGED = "value changed"  # a value out of its tolerance, a fact that differs, a property failing
+    ERROR_TYPE_CHANGED = "error type changed"  # bad input raises another exception type
+    API_MISSING = "API missing"  # AttributeError/ImportError: a function or module it uses is gone
+    MISSING = "check missing"  # ran on the baseline, not here
+    IMPROVED = "improved"  # NaN/inf gone, or bad input that passed silently now raises: still a change
     NOT_JUDGED = "not judged"
     FAILING_BOTH = "failing in both"
     FIXED = "fixed"
@@ -61,14 +63,14 @@ class Mark(enum.StrEnum):
     UNCHANGED = "unchanged"
 
     @property
-    def is_bad(self) -> bool:
-        """A mark that makes the verdict 'regressed'."""
-        return self in _BAD_MARKS
+    def changes_contract(self) -> bool:
+        """A mark that makes the verdict CHANGED (exit status 1): the golden values no longer hold."""
+        return self in _CONTRACT_CHANGES
 
     @property
     def rank(self) -> int:
         return list(Mark).index(self)
 
 
-_BAD_MARKS = frozenset({Mark.REGRESSED, Mark.ERROR_TYPE_CHANGED, Mark.NOW_SILENT, Mark.NEW_ERROR,
-                        Mark.API_MISSING, Mark.MISSING})
+_CONTRACT_CHANGES = frozenset({Mark.NOW_SILENT, Mark.STATE_CHANGED, Mark.VALUE_CHANGED, Mark.ERROR_TYPE_CHANGED,
+                               Mark.API_MISSING, Mark.MISSING, Mark.IMPROVED})

@@ -14,7 +14,7 @@ from typing import Any
 from harness import __version__
 from harness.model.enums import CheckKind, ComparisonKind, Outcome, Status
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # The packages a verdict names, in the order it names them (python first).
 STACK_VERSION_KEYS = ("python", "jax", "jaxlib", "optax", "flax", "numpy")
@@ -25,6 +25,9 @@ WARNING_ORIGINS = ("optax", "flax", "jax", "jaxlib", "orbax", "numpy", "hypothes
 # Origins whose new warnings are upgrade signals in a verdict (hypothesis's are about the tests).
 LIBRARY_ORIGINS = ("jax", "jaxlib", "optax", "flax", "orbax", "numpy")
 
+# The golden fact of the steps at which a schedule returns NaN is named "<key>/nan_at": fewer NaN
+# steps is an improvement, not a regression (harness.verdict.classify).
+NAN_STEPS_FACT = "nan_at"
 EXACT = "exact"  # the tolerance of a comparison that allows no difference
 Json = Any  # a value kept as it was written: JSON numbers, strings, lists, objects
 
@@ -129,6 +132,10 @@ class CheckRecord:
     errors_observed: dict[str, ErrorObserved]
     series: dict[str, Series]
     reproduce_failure: str | None = None  # a failing property's @reproduce_failure arguments (replays it)
+    about: str = ""  # what the contract pins, in user terms: the test's docstring, first sentence
+    input: str | None = None  # the input it gives, in user terms (check.describe_input)
+    # A module that failed to import: the installed libraries' frames, outermost first ("optax/x.py:39").
+    library_frames: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True)

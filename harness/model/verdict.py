@@ -45,6 +45,11 @@ class Change:
     max_rel_err: float | None
     tolerances: list[Tolerance | str]  # each distinct tolerance its comparisons used (or EXACT)
     bits: BitsMoved | None = None  # observed values that moved, when both entries ran the check
+    about: str = ""  # what the contract pins, in user terms
+    input: str | None = None  # the input the check gives, in user terms
+    before: str = ""  # what the baseline did (harness.verdict.explain)
+    after: str = ""  # what this entry does
+    size: str = ""  # how far apart, in ulps or percent, where numeric
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,12 +83,37 @@ class EntryVerdict:
     timings: list[Timing]
 
     @property
-    def bad(self) -> list[Change]:
-        return [c for c in self.changes if c.mark.is_bad]
+    def contract_changes(self) -> list[Change]:
+        """The checks whose contract changed (what makes the verdict CHANGED)."""
+        return [c for c in self.changes if c.mark.changes_contract]
 
     @property
     def changed(self) -> list[Change]:
         return [c for c in self.changes if c.mark != Mark.UNCHANGED]
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportFailure:
+    """The candidate's stack cannot import a package: one finding, not a missing row per check."""
+
+    package: str  # the package whose import fails, e.g. optax
+    version: str | None
+    alongside: dict[str, str | None]  # the packages its failing frames call into, with their versions
+    exception: str  # "AttributeError: Unrecognized config option: jax_pmap_shmap_merge"
+    raised_at: str  # the package's own frame that failed, e.g. optax/contrib/_complex_valued.py:39
+    frames: list[str]  # every library frame, outermost first
+    checks_not_run: list[str]  # ids of the baseline's checks in the modules that failed to import
+    modules: list[str]  # the test modules that failed to import
+
+    def folds(self, change: Change) -> bool:
+        """Whether a change row is a consequence of this failure (shown as this one finding)."""
+        return change.check_id in self.checks_not_run or change.kind == CheckKind.COLLECTION
+
+    @property
+    def text(self) -> str:
+        with_part = ", ".join(f"{k} {v}" for k, v in self.alongside.items())
+        return (f"{self.package} {self.version} cannot be imported" + (f" with {with_part}" if with_part else "")
+                + f": {self.exception} ({self.raised_at}); {len(self.checks_not_run)} checks could not run")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,3 +126,5 @@ class Verdict:
     exit_status: int
     headline: str
     bits_line: str | None = None  # informational: values that changed bits on the candidate
+    cause: str | None = None  # which bump caused the candidate's changes (harness.verdict.cause)
+    import_failure: ImportFailure | None = None

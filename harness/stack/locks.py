@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.stack import paths
+from harness.stack.interpreters import find_python
 from harness.stack.matrix import Entry
 
 LOCK_COMMAND = "nox -s lock"
@@ -42,20 +43,36 @@ def uv() -> str | None:
         return shutil.which("uv")
 
 
-def compile_lock(entry: Entry, output: Path, header_command: str | None = None) -> None:
-    """Resolve an entry's full dependency set with uv; HarnessError with uv's words if it cannot."""
+def uv_compile(requirements: str, python: str, output: Path | None = None, header_command: str | None = None,
+               prerelease: bool = False) -> subprocess.CompletedProcess:
+    """`uv pip compile` of requirement lines for the matrix's Python; the lock on stdout or in `output`.
+
+    uv is handed the interpreter itself: with only --python-version and no python3.12 on PATH (pyenv),
+    it would first try to download one (about 9 s lost on a machine without that network access)."""
     found = uv()
     if found is None:
         raise HarnessError("uv is not installed; install it with `python3 -m pip install uv` to resolve stacks.")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [found, "pip", "compile", "-", "-o", str(output), "--python-version", entry.python, "--universal",
-           "--quiet"]
+    cmd = [found, "pip", "compile", "-", "--python-version", python, "--python", find_python(python),
+           "--universal", "--quiet", "--no-python-downloads"]
+    cmd += ["-o", str(output)] if output else ["--no-annotate"]
     cmd += ["--custom-compile-command", header_command] if header_command else ["--no-header"]
-    done = subprocess.run(cmd, input=lock_input(entry), capture_output=True, text=True, check=False)
+    cmd += ["--prerelease", "allow"] if prerelease else []
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(cmd, input=requirements, capture_output=True, text=True, check=False)
+
+
+def uv_reason(done: subprocess.CompletedProcess) -> str:
+    """uv's explanation of a failed resolution, without blank lines."""
+    return "\n".join(line for line in done.stderr.strip().splitlines() if line.strip())[-1500:]
+
+
+def compile_lock(entry: Entry, output: Path, header_command: str | None = None) -> None:
+    """Resolve an entry's full dependency set with uv; HarnessError with uv's words if it cannot."""
+    done = uv_compile(lock_input(entry), entry.python, output, header_command)
     if done.returncode != 0:
-        detail = "\n".join(line for line in done.stderr.strip().splitlines() if line.strip())[-1500:]
         raise HarnessError(
-            f"cannot resolve matrix entry {entry.name!r} ({entry.pin_text}): {detail}\n"
+            f"cannot resolve matrix entry {entry.name!r} ({entry.pin_text}): {uv_reason(done)}\n"
             "Check that every pinned version exists on the package index and that the pins fit together "
             "(e.g. jax 0.11.x needs the same jaxlib version)."
         )

@@ -14,7 +14,7 @@ from harness.atomic import atomic_write_text
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import report_io
 from harness.model.report import Report
-from harness.verdict import compare, html, render
+from harness.verdict import compare, html, markdown, render
 
 
 def load_all(paths: list[str]) -> tuple[Report, list[Report]]:
@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     print(render.text(verdict))
     try:
         if args.markdown:
-            atomic_write_text(Path(args.markdown), render.markdown(verdict))
+            atomic_write_text(Path(args.markdown), markdown.markdown(verdict))
         if args.json:
             atomic_write_text(Path(args.json), json.dumps(render.as_json(verdict), indent=1) + "\n")
         if args.html:

@@ -6,16 +6,12 @@ so a check that passes on the baseline and fails on another entry is a changed c
 
 from __future__ import annotations
 
-from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_REGRESSED
+from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_CHANGED
 from harness.model.enums import CheckKind, ComparisonKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
-from harness.model.verdict import BitsMoved, Change, EntryVerdict, Timing, Verdict
-from harness.verdict import bits
-
-# Exceptions that mean a function, class or module the check used no longer exists.
-_API_GONE = ("AttributeError", "ImportError", "ModuleNotFoundError")
-_MISSING_DETAIL = "the check ran on the baseline but not here (its module failed to import or it was skipped)"
-
+from harness.model.verdict import Change, EntryVerdict, ImportFailure, Timing, Verdict
+from harness.verdict import bits, cause, explain, import_failure
+from harness.verdict.classify import classify
 
 def _tolerances(check: CheckRecord) -> list[Tolerance | str]:
     found: list[Tolerance | str] = []
@@ -23,47 +19,6 @@ def _tolerances(check: CheckRecord) -> list[Tolerance | str]:
         if comparison.tolerance not in found:
             found.append(comparison.tolerance)
     return found
-
-
-def _error_mark(check: CheckRecord) -> Mark | None:
-    for comparison in check.comparisons:
-        if comparison.kind == ComparisonKind.ERROR_CONTRACT and not comparison.passed:
-            if comparison.expected is not None and comparison.observed is None:
-                return Mark.NOW_SILENT
-            if comparison.expected is None and comparison.observed is not None:
-                return Mark.NEW_ERROR
-            return Mark.ERROR_TYPE_CHANGED
-    return None
-
-
-def _api_mark(check: CheckRecord) -> Mark | None:
-    return Mark.API_MISSING if check.exception in _API_GONE else None
-
-
-def classify(base: CheckRecord | None, other: CheckRecord | None, moved: BitsMoved | None = None) -> tuple[Mark, str]:
-    """The mark of one check on an entry, and the detail that explains it; `moved` is how its observed
-    values moved against the baseline's (bits.moved), which decides 'bits changed'."""
-    if other is None:
-        return Mark.MISSING, _MISSING_DETAIL
-    if base is None:
-        return Mark.NEW_CHECK, other.message
-    b, o = base.outcome, other.outcome
-    if o == Outcome.SKIPPED and b != Outcome.SKIPPED:
-        return Mark.MISSING, other.message or "skipped here"
-    if b == Outcome.SKIPPED and o != Outcome.SKIPPED:  # ran only here: a failure is still a failure
-        return (Mark.REGRESSED if o == Outcome.FAILED else Mark.NEW_CHECK), other.message
-    if Outcome.ERROR in (b, o):
-        return Mark.NOT_JUDGED, (other if o == Outcome.ERROR else base).message
-    if b == Outcome.PASSED and o == Outcome.FAILED:
-        return _error_mark(other) or _api_mark(other) or Mark.REGRESSED, other.message
-    if b == Outcome.FAILED and o == Outcome.PASSED:
-        return Mark.FIXED, base.message
-    if b == Outcome.FAILED and o == Outcome.FAILED:
-        return Mark.FAILING_BOTH, other.message
-    if b == Outcome.PASSED and o == Outcome.PASSED:
-        if moved:
-            return Mark.BITS_CHANGED, bits.describe(moved)
-    return Mark.UNCHANGED, ""
 
 
 def compare_performance(base: Report, other: Report) -> list[Timing]:
@@ -90,7 +45,7 @@ def _new_warnings(base: Report, other: Report) -> list[WarningRecord]:
 
 def _replayed(mark: Mark, detail: str, other: CheckRecord | None, replay: Report | None) -> tuple[Mark, str]:
     """A property that failed here only, whose falsifying example the baseline fails too: failing in both."""
-    if replay is None or other is None or mark != Mark.REGRESSED or other.kind != CheckKind.PROPERTY:
+    if replay is None or other is None or mark != Mark.VALUE_CHANGED or other.kind != CheckKind.PROPERTY:
         return mark, detail
     again = replay.check(other.id)
     # The same failure, not a replay Hypothesis refused (another version's blob) or a crash.
@@ -112,8 +67,10 @@ def _changes(base: Report, other: Report, replay: Report | None = None) -> list[
         moved = bits.moved(b, o) if b and o else None
         mark, detail = _replayed(*classify(b, o, moved), o, replay)
         ref = o or b
+        told = explain.explain(b, o, mark)
         changes.append(Change(check_id, ref.family, ref.kind, mark, detail, o.max_abs_err if o else None,
-                              o.max_rel_err if o else None, _tolerances(ref), moved))
+                              o.max_rel_err if o else None, _tolerances(ref), moved, about=ref.about,
+                              input=ref.input, before=told.before, after=told.after, size=told.size))
     return changes
 
 
@@ -145,6 +102,19 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
     return problems
 
 
+def _headline(candidate: EntryVerdict | None, found: ImportFailure | None, why: str | None) -> tuple[int, str]:
+    if candidate is None or not candidate.contract_changes:
+        return EXIT_OK, "OK: no contract changed" + (f" on {candidate.name}" if candidate else "")
+    changes = candidate.contract_changes
+    if found is not None:
+        others = [c for c in changes if not found.folds(c)]
+        return EXIT_CHANGED, f"CHANGED: {found.text}" + (f"; and {len(others)} other contracts" if others else "")
+    improved = sum(c.mark == Mark.IMPROVED for c in changes)
+    count = f"{len(changes)} contract{'s' * (len(changes) > 1)}"
+    count += f" ({improved} of them improvement{'s' * (improved > 1)})" if improved else ""
+    return EXIT_CHANGED, f"CHANGED: {count}" + (f", {why}" if why else "")
+
+
 def judge(base: Report, others: list[Report], replay: Report | None = None) -> Verdict:
     """The verdict over all entries; the exit status follows the candidate (the second report)."""
     # The replay ran the candidate's examples: it speaks for the candidate only.
@@ -152,15 +122,14 @@ def judge(base: Report, others: list[Report], replay: Report | None = None) -> V
     baseline_failures = [c for c in base.checks if c.outcome in (Outcome.FAILED, Outcome.ERROR)]
     problems = _problems(base, verdicts, baseline_failures)
     candidate = verdicts[0] if verdicts else None
+    found = import_failure.find(base, others[0], candidate.changes) if candidate else None
+    why = cause.cause(base.environment.versions, verdicts) if candidate else None
     if problems:
         status, headline = EXIT_CANNOT_JUDGE, "CANNOT JUDGE: " + "; ".join(problems)
-    elif candidate is not None and candidate.bad:
-        status, headline = EXIT_REGRESSED, f"REGRESSED: {len(candidate.bad)} contracts changed on {candidate.name}"
     else:
-        status = EXIT_OK
-        headline = "OK: no contract regressed" + (f" on {candidate.name}" if candidate else "")
-    bits_line = bits.summary_line([c for c in candidate.changes if c.mark == Mark.BITS_CHANGED]) if candidate else None
-    return Verdict(base, verdicts, baseline_failures, status, headline, bits_line)
+        status, headline = _headline(candidate, found, why)
+    changed_bits = [c for c in candidate.changes if c.mark == Mark.BITS_CHANGED] if candidate else []
+    return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found)
 
 
 def changed_check_ids(candidate: EntryVerdict) -> list[str]:
@@ -170,4 +139,5 @@ def changed_check_ids(candidate: EntryVerdict) -> list[str]:
 
 def property_regressions(candidate: EntryVerdict) -> list[str]:
     """Ids of properties that pass on the baseline and fail on the candidate: replayed before judging."""
-    return sorted(c.check_id for c in candidate.changes if c.mark == Mark.REGRESSED and c.kind == CheckKind.PROPERTY)
+    return sorted(c.check_id for c in candidate.changes
+                  if c.mark == Mark.VALUE_CHANGED and c.kind == CheckKind.PROPERTY)

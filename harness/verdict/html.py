@@ -11,7 +11,7 @@ from html import escape
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import SLOWER_THRESHOLD, Verdict
-from harness.verdict import render, svg, views
+from harness.verdict import charts, groups, render, views
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1100px; color: #222; }
@@ -24,8 +24,12 @@ code { font-size: 12px; } .detail { color: #555; font-size: 12px; }
 .chart { margin: 6px 12px 18px 0; background: #fff; border: 1px solid #eee; }
 .title { font-size: 13px; font-weight: 600; } .tick, .row { font-size: 10px; fill: #555; }
 .label { font-size: 11px; fill: #333; } .legend { font-size: 11px; font-weight: 600; }
-#curves { display: flex; flex-wrap: wrap; }
+.charts { display: flex; flex-wrap: wrap; align-items: flex-start; } .pair { display: flex; flex-direction: column; }
+.pair .chart { margin-bottom: 0; } .pair .chart + .chart { margin: 0 12px 18px 0; border-top: none; }
+.row { font-family: ui-monospace, Menlo, Consolas, monospace; } .legend { font-weight: 400; }
+summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
 .axis { stroke: #999; } .grid { stroke: #eee; } .limit { stroke: #d62728; stroke-dasharray: 4 3; }
+.zero { stroke: #555; } .edge { fill: #f4f4f4; } .band { fill: #fafafa; }
 """
 
 
@@ -45,20 +49,32 @@ def _entries_table(verdict: Verdict) -> str:
     return f"<table><tr><th>entry</th><th>versions</th><th>status</th><th>result</th></tr>{rows}</table>"
 
 
+def _group_rows(group: groups.ChangeGroup) -> str:
+    cases = "".join(f"<li><code>{escape(groups.case_id(c.check_id) or c.check_id)}</code>: "
+                    f"{escape('; '.join(x for x in (c.input, f'{c.before} → {c.after}') if x and x != ' → '))}"
+                    f"<div class='detail'>{escape(c.detail[:600])}</div></li>"
+                    for c in group.changes)
+    return (f"<tr><td class='mark'>{escape(group.mark)}</td><td><code>{escape(group.contract)}</code>"
+            f"<div class='detail'>{escape(group.about)}</div></td><td>{escape(group.cases_text)}"
+            f"<details><summary>inputs and outcomes</summary><ul>{cases}</ul></details></td>"
+            f"<td>{escape(group.before_after or group.changes[0].detail[:300])}</td><td>{escape(group.size)}</td></tr>")
+
+
 def _changes_tables(verdict: Verdict) -> str:
     out = []
-    for index, entry in enumerate(verdict.entries):
+    found = verdict.import_failure
+    if found:
+        out.append(f"<h3 id='import-failure'>Import failure</h3><p><b>{escape(found.text)}</b></p>"
+                   f"<p class='detail'>Library frames, outermost first: {escape(' → '.join(found.frames))}</p>")
+    for entry in verdict.entries:
         if entry.problem:
             out.append(f"<p><b>{escape(entry.name)}</b>: {escape(entry.problem)}</p>")
-        changed = views.changed(entry) if index == 0 else []  # the others: attribution table below
-        if not changed:
-            continue
-        rows = "".join(
-            f"<tr><td class='mark'>{escape(c.mark)}</td><td><code>{escape(c.check_id)}</code>"
-            f"<div class='detail'>{escape(c.detail[:600])}</div></td><td>{escape(views.magnitude(c))}</td>"
-            f"<td>{escape(views.tolerance_text(c.tolerances))}</td></tr>" for c in changed)
-        out.append(f"<h3>Changed on {escape(entry.name)}</h3><table><tr><th>change</th><th>check</th>"
-                   f"<th>max abs / rel err</th><th>tolerance</th></tr>{rows}</table>")
+    for title, found_groups in (("Changed on the candidate, most dangerous first", views.contract_groups(verdict)),
+                                ("Bits changed (informational)", views.bits_groups(verdict))):
+        if found_groups:
+            rows = "".join(_group_rows(g) for g in found_groups)
+            out.append(f"<h3>{escape(title)}</h3><table><tr><th>change</th><th>contract</th><th>cases</th>"
+                       f"<th>before → after</th><th>size</th></tr>{rows}</table>")
     names, rows = views.attribution(verdict)
     if len(names) > 1 and rows:
         head = "".join(f"<th>{escape(n)}</th>" for n in names)
@@ -67,39 +83,6 @@ def _changes_tables(verdict: Verdict) -> str:
         out.append(f"<h3 id='attribution'>Attribution: which bump changes what</h3>"
                    f"<table><tr><th>check</th>{head}</tr>{body}</table>")
     return "".join(out)
-
-
-def _curve_charts(docs: list[tuple[str, Report]]) -> str:
-    keys: dict[tuple[str, str], None] = {}
-    for _, doc in docs:
-        for check in doc.checks:
-            for name in check.series:
-                keys[(check.id, name)] = None
-    charts = []
-    for check_id, name in keys:
-        curves = []
-        for label, doc in docs:
-            check = doc.check(check_id)
-            if check and name in check.series:
-                curves.append((label, check.series[name].x, check.series[name].y))
-        charts.append(svg.lines(f"{check_id}: {name}", curves, "step", name))
-    return "".join(charts)
-
-
-def _tolerance_charts(docs: list[tuple[str, Report]]) -> str:
-    """Per family, each check's largest error as a fraction of its tolerance, for every entry."""
-    families: dict[str, dict[str, list]] = {}
-    labels = [label for label, _ in docs]
-    for i, (_, doc) in enumerate(docs):
-        for check in doc.checks:
-            used = [c.tolerance_used for c in check.comparisons if c.tolerance_used is not None]
-            if not used:
-                continue
-            name = check.id.split("/", 1)[-1]  # the family is in the chart's title
-            row = families.setdefault(check.family, {}).setdefault(name, [None] * len(docs))
-            row[i] = max(used)
-    return "".join(svg.error_dots(f"{family}: largest error / tolerance per check", sorted(rows.items()), labels)
-                   for family, rows in sorted(families.items()))
 
 
 def _performance_table(verdict: Verdict) -> str:
@@ -125,10 +108,10 @@ def page(verdict: Verdict, others: list[Report]) -> str:
 {_changes_tables(verdict)}
 <h2>Curves</h2>
 <p>What the checks computed along the way, for every entry (solid: baseline; dashed: the others).</p>
-<div id="curves">{_curve_charts(docs)}</div>
+<div id="curves">{charts.curves(docs)}</div>
 <h2>Error against tolerance</h2>
 <p>Each dot is a check's largest error as a fraction of its tolerance (log scale): right of the red line fails.</p>
-<div id="tolerances">{_tolerance_charts(docs)}</div>
+<div id="tolerances">{charts.tolerances(verdict, docs)}</div>
 {_performance_table(verdict)}
 <p class="detail">Exit status {verdict.exit_status} ({render.EXIT_MEANING}).</p>
 </body></html>

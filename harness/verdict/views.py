@@ -10,6 +10,7 @@ import dataclasses
 from harness.model.enums import Mark, Outcome, Status
 from harness.model.report import EXACT, STACK_VERSION_KEYS, CheckRecord, Summary, Tolerance
 from harness.model.verdict import Change, EntryVerdict, Timing, Verdict
+from harness.verdict import groups
 
 SHOW_BASELINE_FAILURES = 10
 
@@ -61,9 +62,23 @@ def entry_rows(verdict: Verdict) -> list[EntryRow]:
     return rows
 
 
-def changed(entry: EntryVerdict) -> list[Change]:
-    """Changed checks grouped by family, the worst marks first within a family."""
-    return sorted(entry.changed, key=lambda c: (c.family, c.mark.rank, c.check_id))
+def changed(verdict: Verdict, entry: EntryVerdict) -> list[Change]:
+    """An entry's changed checks, less the rows an import failure of the candidate stands for."""
+    found = verdict.import_failure if entry is verdict.entries[0] else None
+    return [c for c in entry.changed if found is None or not found.folds(c)]
+
+
+def contract_groups(verdict: Verdict) -> list[groups.ChangeGroup]:
+    """The candidate's changed contracts, grouped and ranked by danger; bits-changed rows apart."""
+    if not verdict.entries:
+        return []
+    return groups.group([c for c in changed(verdict, verdict.entries[0]) if c.mark != Mark.BITS_CHANGED])
+
+
+def bits_groups(verdict: Verdict) -> list[groups.ChangeGroup]:
+    if not verdict.entries:
+        return []
+    return groups.group([c for c in verdict.entries[0].changes if c.mark == Mark.BITS_CHANGED])
 
 
 def shown_baseline_failures(verdict: Verdict) -> tuple[list[CheckRecord], int]:

@@ -171,6 +171,7 @@ def test_float16_grads_on_float32_params(check, name):
     def run():
         return jax.device_get(two_updates(params, F16_GRADS))
 
+    check.describe_input("float16 gradients for float32 params, two updates under jit")
     result = check.error_contract(f"float16_on_float32/{name}", run)
     if isinstance(result, Exception):
         return

@@ -418,6 +418,8 @@ LEAF_KINDS = {
     "numpy_float32": lambda: {"w": np.array([3.0, 4.0], np.float32), "b": np.array(12.0, np.float32)},
     "int32": lambda: {"w": jnp.array([3, 4], jnp.int32), "b": jnp.array(12, jnp.int32)},
 }
+LEAF_KIND_WORDS = {"python_float": "{'w': a float32 jax array, 'b': the python float 12.0}",
+                   "numpy_float32": "{'w', 'b': NumPy float32 arrays}", "int32": "{'w', 'b': int32 jax arrays}"}
 CALLS = {
     "optax.global_norm": lambda g: optax.global_norm(g),
     "optax.tree.norm": lambda g: optax.tree.norm(g),
@@ -430,6 +432,7 @@ CALLS = {
 def test_leaf_kinds(check, kind, call):
     """Leaves that are not float jax arrays (a python float, a NumPy array, integers): the exception
     type is the contract (AttributeError if the function is gone); values and dtypes are golden."""
+    check.describe_input(f"{call} of {LEAF_KIND_WORDS[kind]}")
     result = check.error_contract(f"leaf_kind/{kind}/{call}", lambda: CALLS[call](LEAF_KINDS[kind]()))
     if not isinstance(result, Exception):
         leaves = jax.tree.leaves(result)

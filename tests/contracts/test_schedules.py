@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.contract.tolerances import UNIT_ROUNDOFF
+from harness.model.report import NAN_STEPS_FACT
 
 pytestmark = pytest.mark.family("schedules")
 
@@ -345,7 +346,7 @@ def test_interpolated_python_int_steps(check, name):
         raw = [schedule(step) for step in steps]
     values = np.array([np.asarray(v) for v in raw])  # in the dtype the schedule returned
     # The first difference stops the check: NaNs, then values, then the dtype name.
-    check.golden_fact(f"interpolated_python_int/{name}/nan_at",
+    check.golden_fact(f"interpolated_python_int/{name}/{NAN_STEPS_FACT}",
                       {"steps": [s for s, v in zip(steps, values) if np.isnan(v)]})
     check.golden(f"interpolated_python_int/{name}", values)
     check.golden_fact(f"interpolated_python_int/{name}/dtype", sorted({_dtype_fact(v)[0] for v in raw}))

@@ -120,9 +120,11 @@ CASES = [(op, case, mode) for op in OPS for case in GRADS for mode in ("eager", 
 
 @pytest.mark.parametrize("op,case,mode", CASES, ids=["-".join(c) for c in CASES])
 def test_mismatched_grads(check, op, case, mode):
-    """The exception type is the contract; without one, the layout of the output and state is."""
+    """Gradients whose shapes or structure do not match the params: the exception raised, or without
+    one the layout of the output and state, is the contract."""
     run = jax.jit(OPS[op]) if mode == "jit" else OPS[op]
     key = f"{op}/{case}/{mode}"
+    check.describe_input(f"{trees.mismatch(GRADS[case], PARAMS)} ({'under jit' if mode == 'jit' else 'eager'})")
     result = check.error_contract(key, run, GRADS[case], PARAMS)
     if not isinstance(result, Exception):
         check.golden_fact(f"{key}/layout", trees.layout(result))

@@ -10,7 +10,7 @@ from harness.model import report_io
 from harness.model.enums import Mark
 from harness.model.report import EntryInfo, now, unresolvable
 from harness.model.codec import to_json
-from harness.verdict import cli, compare, render
+from harness.verdict import cli, compare, markdown, render
 
 
 @pytest.fixture
@@ -55,16 +55,17 @@ def test_identical_reports_are_ok(base, judge):
 def test_pass_to_fail_is_a_regression_with_exit_1(base, judge):
     cand = _fail(_candidate(base), "test_golden_value", max_abs_err=0.025)
     verdict = judge(base, cand)
-    assert _mark(verdict, "test_golden_value") == Mark.REGRESSED
+    assert _mark(verdict, "test_golden_value") == Mark.VALUE_CHANGED
     assert verdict.exit_status == 1
     text = render.text(verdict)
-    assert "demo/test_golden_value" in text and "1 of 2 elements outside" in text
+    assert "VALUE CHANGED" in text and "demo/test_golden_value" in text
+    assert "→ [0.100000001, 0.200000003]" in text  # before → after, the values to 9 digits
 
 
 @pytest.mark.parametrize("expected, observed, mark", [
     ("ValueError", "TypeError", Mark.ERROR_TYPE_CHANGED),
     ("ValueError", None, Mark.NOW_SILENT),
-    (None, "ValueError", Mark.NEW_ERROR),
+    (None, "ValueError", Mark.IMPROVED),
 ])
 def test_error_contract_changes_are_named(base, expected, observed, mark, judge):
     cand = _fail(_candidate(base), "test_error", expected=expected, observed=observed)
@@ -118,7 +119,7 @@ def test_unresolvable_candidate_cannot_be_judged(base, judge):
     assert verdict.exit_status == 2 and verdict.headline == "CANNOT JUDGE: candidate is unresolvable"
     text = render.text(verdict)
     assert "cannot resolve jax==99" in text and "jax 99" in text  # the reason, and the pins it asked for
-    assert "cannot resolve jax==99" in render.markdown(verdict)
+    assert "cannot resolve jax==99" in markdown.markdown(verdict)
 
 
 def test_not_judged_check_gives_exit_2(base, judge):
@@ -138,9 +139,9 @@ def test_new_deprecation_from_a_library_is_listed(base, judge):
 
 def test_markdown_collapses_unchanged_and_names_changes(base, judge):
     cand = _fail(_candidate(base), "test_golden_value", max_abs_err=0.025)
-    md = render.markdown(judge(base, cand))
-    assert md.startswith("## ❌ Upgrade verdict: REGRESSED")
-    assert "| demo | regressed | `demo/test_golden_value` |" in md
+    md = markdown.markdown(judge(base, cand))
+    assert md.startswith("## ❌ Upgrade verdict: CHANGED: 1 contract")
+    assert "| **value changed** | `demo/test_golden_value`" in md
     assert "<details><summary>5 unchanged checks on candidate</summary>" in md
 
 
@@ -152,7 +153,7 @@ def test_cli_writes_summaries_and_returns_status(base, tmp_path):
     code = cli.main(paths + ["--markdown", str(tmp_path / "s.md"), "--json", str(tmp_path / "s.json")])
     assert code == 1
     summary = json.loads((tmp_path / "s.json").read_text())
-    assert summary["exit_status"] == 1 and summary["entries"][0]["changes"][0]["mark"] == "regressed"
+    assert summary["exit_status"] == 1 and summary["entries"][0]["changes"][0]["mark"] == "value changed"
 
 
 def test_cli_rejects_other_schema_versions_and_garbage(base, tmp_path, capsys):
@@ -186,7 +187,7 @@ def test_performance_ratio_is_informational(base, judge):
     assert timing.steady_ratio == pytest.approx(3.0) and timing.compile_ratio == pytest.approx(2.0) and timing.slower
     assert verdict.exit_status == 0  # slower never changes the verdict
     assert "3.00x [2.00x] SLOWER" in render.text(verdict)
-    assert "| update | 3.00x [2.00x] SLOWER |" in render.markdown(verdict)
+    assert "| update | 3.00x [2.00x] SLOWER |" in markdown.markdown(verdict)
 
 
 def test_attribute_error_on_the_candidate_is_api_missing(base, judge):
@@ -200,7 +201,7 @@ def test_attribute_error_on_the_candidate_is_api_missing(base, judge):
 def test_api_missing_is_decided_by_exception_type_not_message_words(base, judge):
     cand = _fail(_candidate(base), "test_reference", message="golden:fact: 'has no attribute' in a value")
     _check(cand, "test_reference")["exception"] = "ContractFailure"
-    assert _mark(judge(base, cand), "test_reference") == Mark.REGRESSED
+    assert _mark(judge(base, cand), "test_reference") == Mark.VALUE_CHANGED
 
 
 def test_attribution_run_is_judged_only_on_its_selection(base, judge):
@@ -208,7 +209,7 @@ def test_attribution_run_is_judged_only_on_its_selection(base, judge):
     cand["checks"] = [c for c in cand["checks"] if c["id"].endswith("/test_reference")]
     cand["selection"] = ["demo/test_reference"]
     verdict = judge(base, cand)
-    assert [(c.check_id, c.mark) for c in verdict.entries[0].changes] == [("demo/test_reference", Mark.REGRESSED)]
+    assert [(c.check_id, c.mark) for c in verdict.entries[0].changes] == [("demo/test_reference", Mark.VALUE_CHANGED)]
 
 
 def test_markdown_fits_one_pr_comment(base, judge):
@@ -217,8 +218,9 @@ def test_markdown_fits_one_pr_comment(base, judge):
         extra = copy.deepcopy(_check(cand, "test_golden_value"))
         extra.update(id=f"demo/test_many[{i}]", outcome="failed", message="x" * 500)
         cand["checks"].append(extra)
-    md = render.markdown(judge(base, cand))
-    assert len(md) <= 60_000 and "truncated to fit a PR comment" in md
+    md = markdown.markdown(judge(base, cand))
+    assert len(md) <= markdown.COMMENT_BUDGET == 20_000
+    assert "3001 checks unchanged" not in md and "… 2980 more cases" in md  # each cut says what it left out
 
 
 def test_check_skipped_on_the_candidate_is_missing(base, judge):
@@ -233,13 +235,13 @@ def test_check_skipped_on_the_baseline_but_failing_now_is_not_hidden(base, judge
     _check(base, "test_reference")["outcome"] = "skipped"
     cand = _fail(_candidate(base), "test_reference")
     _check(cand, "test_reference")["outcome"] = "failed"
-    assert _mark(judge(base, cand), "test_reference") == Mark.REGRESSED
+    assert _mark(judge(base, cand), "test_reference") == Mark.VALUE_CHANGED
 
 
 def test_property_failing_here_only_is_failing_in_both_when_the_baseline_replay_fails_too(base, judge):
     cand = _fail(_candidate(base), "test_property", message="reference:square: 1 of 1 elements outside")
     verdict = judge(base, cand)
-    assert _mark(verdict, "test_property") == Mark.REGRESSED and verdict.exit_status == 1
+    assert _mark(verdict, "test_property") == Mark.VALUE_CHANGED and verdict.exit_status == 1
     replay = copy.deepcopy(base)
     replay["checks"] = [dict(_check(replay, "test_property"), outcome="failed", falsifying_example="x=3.0")]
     replay["selection"] = ["demo/test_property"]
@@ -252,6 +254,6 @@ def test_replay_that_passes_leaves_the_regression(base):
     cand = _fail(_candidate(base), "test_property")
     replay = dict(copy.deepcopy(base), selection=["demo/test_property"])
     verdict = compare.judge(report_io.parse(base), [report_io.parse(cand)], report_io.parse(replay))
-    assert _mark(verdict, "test_property") == Mark.REGRESSED
+    assert _mark(verdict, "test_property") == Mark.VALUE_CHANGED
     judged = compare.compare_entry(report_io.parse(base), report_io.parse(cand))
     assert compare.property_regressions(judged) == ["demo/test_property"]

@@ -55,7 +55,7 @@ def test_scaled_updates_are_a_regression_of_about_one_percent(clean, tmp_path, j
     assert guide["max_rel_err"] == pytest.approx(0.01, rel=0.01)
     verdict = judge(clean, doc)
     assert verdict.exit_status == 1
-    assert "accumulation/test_guide_case" in {c.check_id for c in verdict.entries[0].bad}
+    assert "accumulation/test_guide_case" in {c.check_id for c in verdict.entries[0].contract_changes}
 
 
 def test_step_count_off_by_one_breaks_the_emission_pattern(clean, tmp_path):
@@ -83,11 +83,11 @@ def test_error_no_longer_raised_is_now_silent(clean, tmp_path, judge):
 FAMILIES = [
     # (fault, selection, check that must fire, what its failure must say, expected mark)
     ("schedules-scale", ["tests/contracts/test_schedules.py", "-k", "guide_case"],
-     "schedules/test_guide_case", "golden:guide/cosine", Mark.REGRESSED),
+     "schedules/test_guide_case", "golden:guide/cosine", Mark.VALUE_CHANGED),
     ("clipping-per-leaf", ["tests/contracts/test_clipping.py", "-k", "guide_case"],
-     "clipping/test_guide_case", "golden:guide/clipped_w", Mark.REGRESSED),
+     "clipping/test_guide_case", "golden:guide/clipped_w", Mark.VALUE_CHANGED),
     ("masks-ignored", ["tests/contracts/test_masks.py", "-k", "test_decay_reaches_kernels_not_biases"],
-     "masks/test_decay_reaches_kernels_not_biases[dict]", "undecayed", Mark.REGRESSED),
+     "masks/test_decay_reaches_kernels_not_biases[dict]", "undecayed", Mark.VALUE_CHANGED),
     ("shapes-silent", ["tests/contracts/test_shapes.py", "-k", "add_decayed_weights and incompatible and jit"],
      "shapes/test_mismatched_grads[add_decayed_weights-leaf_incompatible-jit]", "TypeError at baseline, no error now",
      Mark.NOW_SILENT),
@@ -139,5 +139,5 @@ def test_a_nudge_below_the_allowance_moves_bits_and_twice_it_is_a_change(tmp_pat
     assert change.mark == Mark.BITS_CHANGED and below.exit_status == 0, change.detail
     assert change.bits.values > 0 and below.bits_line  # values moved (by more ulps where they cancel)
     above = judge(clean, _run_suite(tmp_path, "above", selection, f"nudge-{target}-16"))
-    assert next(c.mark for c in above.entries[0].changes if c.check_id == check_id) == Mark.REGRESSED
+    assert next(c.mark for c in above.entries[0].changes if c.check_id == check_id) == Mark.VALUE_CHANGED
     assert above.exit_status == 1

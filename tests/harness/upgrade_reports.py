@@ -1,7 +1,7 @@
 """Real reports of the default matrix, kept as fixtures, and what the harness said before them.
 
 fixtures/upgrade-reports/: reports/<entry>.json of `nox -s upgrade` on the default matrix (baseline
-jax 0.11.2 / optax 0.2.6; candidate jax 0.12.0.1 / optax 0.2.8; jax-only; optax-only), schema 2.
+jax 0.11.2 / optax 0.2.6; candidate jax 0.12.0.1 / optax 0.2.8; jax-only; optax-only), schema 3.
 Regenerate after a change of the report format: run `nox -s upgrade`, then
 `for e in baseline candidate jax-only optax-only; do gzip -9 -c reports/$e.json >
 tests/harness/fixtures/upgrade-reports/$e.json.gz; done`.

@@ -1,0 +1,107 @@
+"""A change in a reviewer's words: what the check's input was, what the baseline did, what this entry
+does, and by how much, without the harness's internal key prefixes (those stay in the JSON).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from harness.model.enums import ComparisonKind, Mark
+from harness.model.report import EXACT, NAN_STEPS_FACT, CheckRecord, Comparison, Json, Tolerance
+from harness.verdict import classify
+
+SHORT = 90  # characters of a value shown before "…"
+
+
+@dataclasses.dataclass(frozen=True)
+class Explanation:
+    before: str  # what the baseline did
+    after: str  # what this entry does
+    size: str  # how far apart, in ulps or percent where numeric ("" when not numeric)
+
+
+def _numbers(value: Json) -> Json:
+    """Floats with 9 significant digits (enough to tell float32 values apart), lists kept."""
+    if isinstance(value, float):
+        return float(f"{value:.9g}")
+    return [_numbers(v) for v in value] if isinstance(value, list) else value
+
+
+def short(value: Json, limit: int = SHORT) -> str:
+    text = value if isinstance(value, str) else repr(_numbers(value))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _error_words(name: str | None) -> str:
+    return "no error" if name is None else f"raises {name}"
+
+
+def _error(check: CheckRecord, comparison: Comparison) -> Explanation:
+    key = comparison.label.split(":", 1)[-1]
+    seen = check.errors_observed.get(key)
+    after = _error_words(comparison.observed)
+    if seen is not None and comparison.observed is None and isinstance(seen.result, list):
+        after += f" (returns {len(seen.result)} array{'s' * (len(seen.result) != 1)})"
+    elif seen is not None and seen.message:
+        after += f": {short(seen.message, 70)}"
+    return Explanation(_error_words(comparison.expected), after, "")
+
+
+def _numeric_size(comparison: Comparison) -> str:
+    tolerance = comparison.tolerance
+    parts = []
+    if comparison.max_rel_err is not None:
+        parts.append(f"{comparison.max_rel_err:.2%} max rel err")
+    if isinstance(tolerance, Tolerance) and comparison.tolerance_used is not None:
+        parts.append(f"{comparison.tolerance_used:.3g}x its {tolerance.ulps:g} ulp tolerance")
+    if comparison.mismatched and comparison.size:
+        parts.append(f"{comparison.mismatched} of {comparison.size} values")
+    return ", ".join(parts)
+
+
+def _where(comparison: Comparison, diffs: list[tuple[str, Json, Json]]) -> str:
+    """Where the differing leaves are: a layout's leaf names (".acc_grads['bias']"), else their paths."""
+    if classify.is_layout(comparison.expected):
+        names = [comparison.expected[int(p[1:].split("]", 1)[0])][0] for p, _, _ in diffs]
+    else:
+        names = [p.lstrip(".") for p, _, _ in diffs]
+    names = [n for n in dict.fromkeys(names) if n]
+    return f" (at {', '.join(names[:6])}{', …' if len(names) > 6 else ''})" if names else ""
+
+
+def _nan_steps(fact: Json) -> str:
+    steps = fact.get("steps", []) if isinstance(fact, dict) else []
+    return f"NaN at steps {', '.join(map(str, steps))}" if steps else "no NaN"
+
+
+def _fact(comparison: Comparison) -> Explanation:
+    if comparison.label.endswith(f"/{NAN_STEPS_FACT}"):
+        return Explanation(_nan_steps(comparison.expected), _nan_steps(comparison.observed), "")
+    diffs = classify.differing_leaves(comparison.expected, comparison.observed)
+    if diffs and all(classify.is_dtype_name(a) and classify.is_dtype_name(b) for _, a, b in diffs):
+        pairs = list(dict.fromkeys((a, b) for _, a, b in diffs))
+        before = " / ".join(dict.fromkeys(a for a, _ in pairs))
+        return Explanation(before, " / ".join(dict.fromkeys(b for _, b in pairs)) + _where(comparison, diffs), "")
+    if classify.is_layout(comparison.expected) and classify.is_layout(comparison.observed):
+        before = {tuple(map(str, x)) for x in comparison.expected}
+        after = {tuple(map(str, x)) for x in comparison.observed}
+        return Explanation(short([x for x in comparison.expected if tuple(map(str, x)) not in after] or "same leaves"),
+                           short([x for x in comparison.observed if tuple(map(str, x)) not in before] or "same leaves"),
+                           "")
+    return Explanation(short(comparison.expected), short(comparison.observed), "")
+
+
+def explain(base: CheckRecord | None, other: CheckRecord | None, mark: Mark) -> Explanation:
+    """Before, after and size of one check's change on an entry."""
+    if mark == Mark.MISSING:
+        return Explanation("ran", "did not run" + (f": {short(other.message)}" if other else ""), "")
+    if other is None or not mark.changes_contract:
+        return Explanation("", "", "")
+    failed = classify.first_failure(other)
+    if failed is None:  # ended by an exception, or a property whose example failed
+        return Explanation("passed", short(other.falsifying_example or other.message, 160), "")
+    if failed.kind == ComparisonKind.ERROR_CONTRACT:
+        return _error(other, failed)
+    if failed.tolerance != EXACT and isinstance(failed.expected, list):
+        return Explanation(short(failed.expected), short(failed.observed), _numeric_size(failed))
+    return _fact(failed)

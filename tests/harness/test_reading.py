@@ -1,0 +1,106 @@
+"""A verdict a reviewer acts on in one minute, on real reports of the default matrix and of a
+candidate that cannot import: the cause in the headline, the most dangerous change first, parametrized
+cases grouped, user terms, improvements apart, an import failure as one finding, a comment that fits."""
+
+import dataclasses
+
+import pytest
+
+from harness.model import report_io
+from harness.model.enums import Mark
+from harness.verdict import cause, compare, groups, markdown, render, views
+
+import upgrade_reports
+
+
+@pytest.fixture(scope="module")
+def reports():
+    return {name: report_io.parse(upgrade_reports.load(name), name)
+            for name in (*upgrade_reports.ENTRIES, "candidate-optax-0.2.7")}
+
+
+@pytest.fixture(scope="module")
+def verdict(reports):
+    return compare.judge(reports["baseline"], [reports[n] for n in upgrade_reports.ENTRIES[1:]])
+
+
+def test_silent_broadcasts_come_first_grouped_with_their_cases(verdict):
+    found = views.contract_groups(verdict)
+    assert [g.mark for g in found] == sorted((g.mark for g in found), key=lambda m: m.rank)
+    assert found[0].mark == Mark.NOW_SILENT
+    shapes = next(g for g in found if g.contract == "shapes/test_mismatched_grads" and g.mark == Mark.NOW_SILENT)
+    assert shapes.cases_text == "6 cases: multisteps_sgd × leaf_broadcastable, rank_down, scalar_leaf × eager, jit"
+    assert shapes.before_after.startswith("raises TypeError → no error")
+
+
+def test_each_case_says_its_input_in_user_terms(verdict):
+    change = next(c for c in verdict.entries[0].changes
+                  if c.check_id == "shapes/test_mismatched_grads[multisteps_sgd-leaf_broadcastable-jit]")
+    assert change.input == "grads['bias'] of shape (1,) for params['bias'] of shape (3,) (under jit)"
+    assert "leaf_broadcastable-jit: grads['bias'] of shape (1,)" in render.text(verdict)
+
+
+def test_dtype_changes_name_the_dtypes_and_where(verdict):
+    change = next(c for c in verdict.entries[0].changes if c.check_id == "accumulation/test_state_layout[bfloat16]")
+    assert change.mark == Mark.STATE_CHANGED
+    assert (change.before, change.after) == ("bfloat16", "float32 (at .acc_grads['bias'], .acc_grads['kernel'])")
+
+
+def test_nan_gone_is_an_improvement_not_a_regression(verdict):
+    change = next(c for c in verdict.entries[0].changes
+                  if c.check_id == "schedules/test_interpolated_python_int_steps[interpolate_boundary_at_0]")
+    assert change.mark == Mark.IMPROVED and change.mark.changes_contract  # still a change to accept
+    assert (change.before, change.after) == ("NaN at steps 0, 1, 3, 7, 9, 10, 11", "no NaN")
+
+
+def test_numeric_change_says_its_size_in_percent_and_tolerances(verdict):
+    change = next(c for c in verdict.entries[0].changes
+                  if c.check_id == "accumulation/test_float16_grads_on_float32_params[multisteps_adam]")
+    assert change.mark == Mark.VALUE_CHANGED
+    assert change.size == "0.04% max rel err, 599x its 8 ulp tolerance, 3 of 3 values"
+
+
+def test_pr_comment_fits_and_keeps_the_decision(verdict):
+    page = markdown.markdown(verdict)
+    assert len(page) <= markdown.COMMENT_BUDGET
+    assert page.startswith("## ❌ Upgrade verdict: CHANGED: 24 contracts (3 of them improvements), all from optax")
+    assert page.index("**now silent**") < page.index("**dtype/state changed**") < page.index("**improved**")
+
+
+def test_a_smaller_budget_cuts_sections_and_says_how_many_rows_it_left_out(verdict, monkeypatch):
+    monkeypatch.setattr(markdown, "COMMENT_BUDGET", 9_000)
+    page = markdown.markdown(verdict)
+    assert len(page) <= 9_000
+    assert "checks unchanged (listed in upgrade-report.html)" in page  # the unchanged table went first
+    assert "… " in page and "more" in page
+
+
+def test_cause_with_changes_from_two_bumps_counts_each(verdict):
+    candidate, jax_only, optax_only = verdict.entries
+    moved = next(c for c in candidate.contract_changes if c.check_id.startswith("accumulation/test_bfloat16"))
+    jax_changed = dataclasses.replace(jax_only, changes=[*jax_only.changes, moved])
+    optax_lost = dataclasses.replace(optax_only, changes=[c for c in optax_only.changes if c.check_id != moved.check_id])
+    said = cause.cause(verdict.baseline.environment.versions, [candidate, jax_changed, optax_lost])
+    assert said == "23 from optax 0.2.6 → 0.2.8, 1 from jax/jaxlib 0.11.2 → 0.12.0.1"
+
+
+def test_import_failure_is_one_finding_with_the_library_line(reports):
+    verdict = compare.judge(reports["baseline"], [reports["candidate-optax-0.2.7"]])
+    assert verdict.exit_status == 1
+    assert verdict.headline == (
+        "CHANGED: optax 0.2.7 cannot be imported with jax 0.11.2: AttributeError: Unrecognized config option: "
+        "jax_pmap_shmap_merge (optax/contrib/_complex_valued.py:39); 340 checks could not run")
+    page = markdown.markdown(verdict)
+    assert "check missing" not in page.split("### Import failure", 1)[1] and len(page) < 3_000
+    assert not views.contract_groups(verdict)  # no row per missing check
+
+
+def test_groups_list_cases_that_are_not_a_full_product_by_name():
+    from harness.model.enums import CheckKind
+    from harness.model.verdict import Change
+
+    def change(case):
+        return Change(f"f/test_x[{case}]", "f", CheckKind.GOLDEN, Mark.VALUE_CHANGED, "", None, None, [])
+
+    [group] = groups.group([change("a-eager"), change("b-jit")])
+    assert group.cases_text == "2 cases: a-eager, b-jit"
