@@ -6,6 +6,7 @@
   nox -s golden                  record golden values from the baseline (shows what changed)
   nox -s tests                   the harness's own tests and the contract suite on the baseline
   nox -s lock                    regenerate locks/<entry>.txt for every matrix entry
+  nox -s accept -- --reason ".." adopt the judged candidate as the baseline: pins, locks, golden values
   nox -l --json -t matrix        the matrix entries as JSON (the nightly workflow fans out over it)
 
 The matrix (harness/stack/matrix.py) is the single source of the entries and their pins.
@@ -100,3 +101,13 @@ def upgrade(session: nox.Session) -> None:
 def lock(session: nox.Session) -> None:
     """Regenerate locks/<entry>.txt (the full resolved stack of each matrix entry) with uv."""
     locks.write_locks(session, [e for e in ENTRIES.values() if e.locked])
+
+
+@nox.session(python=False)
+def accept(session: nox.Session) -> None:
+    """Adopt the judged candidate as the new baseline: matrix.toml pins, locks, golden values, golden/CHANGELOG.md."""
+    from harness.stack import accept as accept_run
+
+    code = accept_run.accept(session.posargs, log=session)
+    if code:
+        raise SystemExit(code)  # nox maps every failure to 1; a refusal is 2

@@ -1,18 +1,22 @@
 """The version matrix: the one place that says which stacks the harness compares.
 
-Every other part (noxfile sessions, lock files, reports, the upgrade verdict) reads
-the entries from here. Entries pin python, jax, jaxlib, optax, flax and numpy.
+The pins live in matrix.toml at the checkout's root (data, so `nox -s accept` can rewrite them
+safely); every other part (noxfile sessions, lock files, reports, the upgrade verdict) reads the
+entries from here. Entries pin python, jax, jaxlib, optax, flax and numpy.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import tomllib
+from pathlib import Path
 
+from harness.atomic import atomic_write_text
 from harness.errors import HarnessError
 from harness.model.report import STACK_VERSION_KEYS
+from harness.stack import paths
 
-PYTHON = "3.12"
 PACKAGES = STACK_VERSION_KEYS[1:]  # what an entry pins besides python: jax, jaxlib, optax, flax, numpy
 
 # Packages that are bumped together when attributing a change: jaxlib follows jax.
@@ -20,6 +24,91 @@ GROUPS = {"jax": ("jax", "jaxlib"), "optax": ("optax",), "flax": ("flax",), "num
 
 BASELINE = "baseline"
 CANDIDATE = "candidate"
+
+
+MATRIX_FILE = "matrix.toml"
+_VERSION = re.compile(r"^[A-Za-z0-9_.+!\-]+$")
+_PYTHON_VERSION = re.compile(r"^3\.[0-9]+$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Pins:
+    """matrix.toml: the Python of every entry, and the baseline's and the candidate's package pins."""
+
+    python: str
+    baseline: dict[str, str]
+    candidate: dict[str, str]
+
+
+def matrix_path() -> Path:
+    return paths.ROOT / MATRIX_FILE
+
+
+def _table(data: dict, name: str, source: Path) -> dict[str, str]:
+    table = data.get(name)
+    if not isinstance(table, dict) or set(table) != set(PACKAGES):
+        found = sorted(table) if isinstance(table, dict) else "nothing"
+        raise HarnessError(f"{source}: [{name}] must pin exactly {', '.join(PACKAGES)} (found {found}); "
+                           "fix the file (git diff shows what changed).")
+    bad = [k for k, v in table.items() if not isinstance(v, str) or not _VERSION.match(v)]
+    if bad:
+        raise HarnessError(f"{source}: [{name}] {', '.join(bad)}: write each pin as an exact version string, "
+                           'e.g. jax = "0.11.2".')
+    return {pkg: table[pkg] for pkg in PACKAGES}
+
+
+def parse_pins(text: str, source: Path) -> Pins:
+    """matrix.toml's text as checked pins; HarnessError naming the file and the fix when it is wrong."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise HarnessError(f"{source} is not valid TOML ({exc}); fix it (git diff shows what changed).") from None
+    python = data.get("python")
+    if not isinstance(python, str) or not _PYTHON_VERSION.match(python):
+        raise HarnessError(f'{source}: python must be a major.minor version string, e.g. python = "3.12".')
+    return Pins(python, _table(data, "baseline", source), _table(data, "candidate", source))
+
+
+def load_pins(path: Path | None = None) -> Pins:
+    """Read and check matrix.toml (read at every call: `nox -s accept` rewrites it)."""
+    path = path or matrix_path()
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise HarnessError(f"{path} is missing; restore it with `git checkout -- {path.name}`.") from None
+    except OSError as exc:
+        raise HarnessError(f"{path} is unreadable ({exc.strerror or exc}); fix its permissions.") from None
+    return parse_pins(text, path)
+
+
+def render_pins(pins: Pins, header: str) -> str:
+    """matrix.toml's fixed format: the header comments, python, then the two tables in PACKAGES order."""
+    lines = [header.rstrip("\n"), "", f'python = "{pins.python}"']
+    for name, table in (("baseline", pins.baseline), ("candidate", pins.candidate)):
+        lines += ["", f"[{name}]", *(f'{pkg} = "{table[pkg]}"' for pkg in PACKAGES)]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def header_of(text: str) -> str:
+    """The comment lines (and blank lines between them) before matrix.toml's first setting."""
+    lines = []
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            break
+        lines.append(line.rstrip())
+    return "\n".join(lines).strip("\n")
+
+
+def write_pins(pins: Pins, path: Path | None = None) -> None:
+    """Rewrite matrix.toml keeping its header comments; refuses pins that would not read back the same."""
+    path = path or matrix_path()
+    text = render_pins(pins, header_of(path.read_text() if path.exists() else ""))
+    if parse_pins(text, path) != pins:
+        raise HarnessError(f"cannot write {path}: the pins would not read back unchanged ({pins}).")
+    atomic_write_text(path, text)
+
+
+PYTHON = load_pins().python
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,22 +130,6 @@ class Entry:
         return " ".join(self.requirements)
 
 
-_BASELINE_PINS = {
-    "jax": "0.11.2",
-    "jaxlib": "0.11.2",
-    "optax": "0.2.6",
-    "flax": "0.12.12",  # newest flax that resolves with jax 0.11.2
-    "numpy": "2.5.5",
-}
-_CANDIDATE_PINS = {
-    "jax": "0.12.0.1",
-    "jaxlib": "0.12.0.1",
-    "optax": "0.2.8",
-    "flax": "0.12.12",
-    "numpy": "2.5.5",
-}
-
-
 def bumped_groups(base: dict[str, str], other: dict[str, str]) -> list[str]:
     """The package groups whose pins differ between two stacks."""
     return [g for g, pkgs in GROUPS.items() if any(base.get(p) != other.get(p) for p in pkgs)]
@@ -76,6 +149,7 @@ def single_package_entries(base: Entry, candidate: Entry) -> list[Entry]:
                 name=f"{group}-only",
                 pins=pins,
                 description=f"baseline with only {'/'.join(GROUPS[group])} bumped to the candidate",
+                python=base.python,
                 locked=candidate.locked,
             )
         )
@@ -107,20 +181,23 @@ def parse_candidate(text: str) -> dict[str, str]:
     return pins
 
 
-def entries(candidate_override: str | None = None) -> dict[str, Entry]:
-    """All matrix entries by name, with the candidate replaced when an ad-hoc one is given."""
-    baseline = Entry(BASELINE, dict(_BASELINE_PINS), "the pinned stack the golden values come from")
+def entries(candidate_override: str | None = None, pins: Pins | None = None) -> dict[str, Entry]:
+    """All matrix entries by name (from matrix.toml unless `pins` are given), with the candidate
+    replaced when an ad-hoc one is given."""
+    pins = pins or load_pins()
+    py = pins.python
+    baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py)
     if candidate_override:
-        pins = dict(_BASELINE_PINS)
-        pins.update(parse_candidate(candidate_override))
-        candidate = Entry(CANDIDATE, pins, "ad-hoc candidate given with --candidate", locked=False)
+        adhoc = dict(pins.baseline)
+        adhoc.update(parse_candidate(candidate_override))
+        candidate = Entry(CANDIDATE, adhoc, "ad-hoc candidate given with --candidate", py, locked=False)
     else:
-        candidate = Entry(CANDIDATE, dict(_CANDIDATE_PINS), "the newest releases: the bump under review")
-    skew_pins = dict(_BASELINE_PINS, jax=_CANDIDATE_PINS["jax"])
+        candidate = Entry(CANDIDATE, dict(pins.candidate), "the newest releases: the bump under review", py)
+    skew_pins = dict(pins.baseline, jax=pins.candidate["jax"])
     result = {e.name: e for e in [baseline, candidate, *single_package_entries(baseline, candidate)]}
     if not candidate_override:
         result["jaxlib-skew"] = Entry(
-            "jaxlib-skew", skew_pins, "new jax on the baseline jaxlib, a pairing jax allows"
+            "jaxlib-skew", skew_pins, "new jax on the baseline jaxlib, a pairing jax allows", py
         )
     return result
 

@@ -1,0 +1,230 @@
+"""`nox -s accept`: its refusals, matrix.toml's rewrite, and golden/CHANGELOG.md, in a temporary git
+checkout with small reports from the synthetic suite. Locking and golden recording are fakes here
+(the end-to-end run on a scratch clone exercises the real ones)."""
+
+import copy
+import json
+import re
+import subprocess
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.model import report_io
+from harness.stack import accept, golden_changelog, matrix
+from harness.verdict import compare
+
+BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
+CAND = {"jax": "0.12.0.1", "jaxlib": "0.12.0.1", "optax": "0.2.8", "flax": "0.12.12", "numpy": "2.5.5"}
+HEADER = "# The matrix of a test checkout.\n#\n# A second header paragraph, kept too."
+MATRIX = HEADER + """
+
+python = "3.12"
+
+[baseline]
+jax = "0.11.2"
+jaxlib = "0.11.2"
+optax = "0.2.6"
+flax = "0.12.12"
+numpy = "2.5.5"
+
+[candidate]
+jax = "0.12.0.1"
+jaxlib = "0.12.0.1"
+optax = "0.2.8"
+flax = "0.12.12"
+numpy = "2.5.5"
+"""
+OLD_CHANGELOG = "# Golden values changelog\n\n## 2020-01-01 00:00 UTC: an earlier acceptance\n\n- Reason: kept as is\n"
+
+
+def _as_entry(doc: dict, name: str, versions: dict[str, str]) -> dict:
+    doc = copy.deepcopy(doc)
+    doc["entry"].update(name=name, python="3.12", requested=dict(versions), locked=True)
+    doc["environment"]["versions"].update(versions, python="3.12.1")
+    return doc
+
+
+@pytest.fixture
+def docs(recorded_suite, pytester):
+    """A clean baseline report and a candidate whose golden value moved (one regressed check)."""
+    _, base = recorded_suite()
+    golden = pytester.path / "golden" / "demo.json"
+    golden.write_text(golden.read_text().replace("0.10000000149011612", "0.125"))
+    _, cand = recorded_suite()
+    cand["checks"] = [dict(c, message=c["message"] + " and more" * 60) if c["outcome"] == "failed" else c
+                      for c in cand["checks"]]
+    return _as_entry(base, "baseline", BASE), _as_entry(cand, "candidate", CAND)
+
+
+def _git(root, *args):
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A git checkout with matrix.toml, a committed golden file and an earlier changelog entry."""
+    root = tmp_path / "checkout"
+    (root / "golden").mkdir(parents=True)
+    (root / "reports").mkdir()
+    (root / "matrix.toml").write_text(MATRIX)
+    (root / "golden" / "demo.json").write_text('{"values": {"a": 1}}\n')
+    (root / "golden" / "CHANGELOG.md").write_text(OLD_CHANGELOG)
+    _git(root, "init", "-q")
+    _git(root, "-c", "user.email=t@example.com", "-c", "user.name=t", "add", ".")
+    _git(root, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start")
+    return root
+
+
+def _write(root, base: dict, cand: dict) -> None:
+    (root / "reports" / "baseline.json").write_text(json.dumps(base))
+    (root / "reports" / "candidate.json").write_text(json.dumps(cand))
+
+
+class Fakes:
+    """Locking and recording that only note what they were asked; recording changes a golden file."""
+
+    def __init__(self, golden_status: int = 0):
+        self.locked, self.recorded, self.golden_status = [], [], golden_status
+
+    def steps(self) -> accept.Steps:
+        return accept.Steps(lock=self.locked.extend, record_golden=self.record)
+
+    def record(self, root) -> int:
+        self.recorded.append(root)
+        if self.golden_status:  # as the golden session says it when a check fails on the new baseline
+            (root / "reports" / "golden-recording.log").write_text(
+                "....F. [100%]golden: NOT written: 1 checks did not pass while recording: demo/test_exact\n"
+                "1 failed, 5 passed\n")
+        else:
+            (root / "golden" / "demo.json").write_text('{"values": {"a": 2}}\n')
+        return self.golden_status
+
+
+def _refused(checkout, capsys, words: str) -> None:
+    fakes = Fakes()
+    assert accept.accept([], steps=fakes.steps(), root=checkout) == 2
+    err = capsys.readouterr().err
+    assert "refused" in err and words in err, err
+    assert (checkout / "matrix.toml").read_text() == MATRIX and not fakes.locked and not fakes.recorded
+    assert (checkout / "golden" / "CHANGELOG.md").read_text() == OLD_CHANGELOG
+
+
+def test_refuses_without_reports(checkout, capsys):
+    _refused(checkout, capsys, "run `nox -s upgrade` first")
+
+
+def test_refuses_a_stale_verdict(checkout, docs, capsys):
+    base, cand = docs
+    base["environment"]["versions"]["optax"] = "0.2.5"  # the matrix's baseline moved since the upgrade
+    _write(checkout, base, cand)
+    _refused(checkout, capsys, "the verdict is stale: reports/baseline.json ran optax 0.2.5 (matrix.toml: 0.2.6)")
+
+
+def test_refuses_a_verdict_that_could_not_judge(checkout, docs, capsys):
+    base, cand = docs
+    base["checks"][0]["outcome"] = "failed"  # the baseline fails its own check: CANNOT JUDGE
+    _write(checkout, base, cand)
+    _refused(checkout, capsys, "could not judge the candidate (CANNOT JUDGE")
+
+
+def test_refuses_an_incomplete_candidate(checkout, docs, capsys):
+    base, cand = docs
+    cand.update(status="partial", problem="interrupted by a test")
+    _write(checkout, base, cand)
+    _refused(checkout, capsys, "the candidate's report is partial (interrupted by a test)")
+
+
+@pytest.mark.parametrize("change", ["modified", "untracked"])
+def test_refuses_uncommitted_golden_changes(checkout, docs, capsys, change):
+    _write(checkout, *docs)
+    target = checkout / "golden" / ("demo.json" if change == "modified" else "new.json")
+    target.write_text('{"values": {"a": 3}}\n')
+    fakes = Fakes()
+    assert accept.accept([], steps=fakes.steps(), root=checkout) == 2
+    err = capsys.readouterr().err
+    assert "golden/ has uncommitted changes" in err and target.name in err and "Commit or discard" in err
+    assert (checkout / "matrix.toml").read_text() == MATRIX and not fakes.locked
+
+
+def test_pins_round_trip_keeps_the_header_and_the_candidate(tmp_path):
+    path = tmp_path / "matrix.toml"
+    path.write_text(MATRIX)
+    before = matrix.load_pins(path)
+    assert before == matrix.Pins("3.12", BASE, CAND)
+    matrix.write_pins(matrix.Pins("3.13", CAND, CAND), path)
+    assert matrix.load_pins(path) == matrix.Pins("3.13", CAND, CAND)
+    text = path.read_text()
+    assert text.startswith(HEADER + "\n\npython = \"3.13\"\n") and text.count("[candidate]") == 1
+    matrix.write_pins(before, path)
+    assert path.read_text() == MATRIX  # the fixed format is the hand-written one: nothing else moves
+
+
+@pytest.mark.parametrize("bad", ['0.12"\nx = "1', "", "0.12 1"])
+def test_pins_that_would_not_read_back_are_refused(tmp_path, bad):
+    path = tmp_path / "matrix.toml"
+    path.write_text(MATRIX)
+    with pytest.raises(HarnessError):
+        matrix.write_pins(matrix.Pins("3.12", dict(CAND, optax=bad), CAND), path)
+    assert path.read_text() == MATRIX
+
+
+def test_accept_adopts_the_candidate_and_appends_to_the_changelog(checkout, docs, capsys):
+    _write(checkout, *docs)
+    fakes = Fakes()
+    assert accept.accept(["--reason", "optax 0.2.8 dtype changes\nare intended"], steps=fakes.steps(),
+                         root=checkout) == 0
+    assert matrix.load_pins(checkout / "matrix.toml") == matrix.Pins("3.12", CAND, CAND)
+    assert (checkout / "matrix.toml").read_text().startswith(HEADER + "\n\n")
+    assert {e.name: e.pins for e in fakes.locked} == {"baseline": CAND, "candidate": CAND, "jaxlib-skew": CAND}
+    assert fakes.recorded == [checkout]
+    log = (checkout / "golden" / "CHANGELOG.md").read_text()
+    assert log.startswith(OLD_CHANGELOG + "\n## ")  # the earlier entry is kept, byte for byte
+    entry = log[len(OLD_CHANGELOG):]
+    assert re.search(r"^## \d{4}-\d\d-\d\d \d\d:\d\d UTC: jax 0.11.2 → 0.12.0.1, jaxlib 0.11.2 → 0.12.0.1, "
+                     r"optax 0.2.6 → 0.2.8$", entry, re.M)
+    assert "- From: python 3.12, jax 0.11.2, jaxlib 0.11.2, optax 0.2.6, flax 0.12.12, numpy 2.5.5" in entry
+    # The verdict's own words and marks (harness.verdict's to choose), on the same reports.
+    verdict = compare.judge(*(report_io.parse(d) for d in docs[:1]), [report_io.parse(docs[1])])
+    mark = next(c.mark for c in verdict.entries[0].changes if c.check_id == "demo/test_golden_value")
+    assert f"- Verdict: {verdict.headline}\n" in entry and verdict.exit_status == 1
+    assert "- Reason: optax 0.2.8 dtype changes are intended" in entry
+    assert "- Accepted changes (1):" in entry
+    change = next(line for line in entry.splitlines() if "test_golden_value" in line)
+    assert change.startswith(f"  - `demo/test_golden_value`: {mark.value}: golden:value [float32, shape [2]]")
+    assert len(change.split(f": {mark.value}: ", 1)[1]) == 200 and change.endswith("…")
+    assert "golden/demo.json | 2 +-" in entry
+    assert "next: review `git diff`, then commit matrix.toml locks/ golden/" in capsys.readouterr().out
+
+
+def test_a_changelog_is_created_with_its_header(checkout, docs):
+    _write(checkout, *docs)
+    (checkout / "golden" / "CHANGELOG.md").unlink()
+    _git(checkout, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "no changelog")
+    assert accept.accept([], steps=Fakes().steps(), root=checkout) == 0
+    log = (checkout / "golden" / "CHANGELOG.md").read_text()
+    assert log.startswith(golden_changelog.HEADER + "\n## ") and "- Reason: (none given)" in log
+
+
+def test_a_failed_recording_says_what_state_things_are_in(checkout, docs, capsys):
+    _write(checkout, *docs)
+    fakes = Fakes(golden_status=1)
+    assert accept.accept([], steps=fakes.steps(), root=checkout) == 2
+    err = capsys.readouterr().err
+    assert "`nox -s golden -- --accept-changes` exited 1" in err and "    1 failed, 5 passed" in err
+    assert "1 checks did not pass while recording: demo/test_exact." in err
+    assert "change those contracts in tests/contracts first" in err
+    assert "done: matrix.toml's [baseline] pins set to the candidate's versions; locks/ re-written." in err
+    assert "NOT done: golden values recorded from the new baseline; golden/CHANGELOG.md entry appended" in err
+    assert "git checkout -- matrix.toml locks golden" in err
+    assert matrix.load_pins(checkout / "matrix.toml").baseline == CAND  # as the message says
+    assert (checkout / "golden" / "CHANGELOG.md").read_text() == OLD_CHANGELOG
+
+
+def test_a_candidate_on_the_baseline_versions_has_nothing_to_accept(checkout, docs, capsys):
+    base, _ = docs
+    _write(checkout, base, _as_entry(base, "candidate", BASE))
+    fakes = Fakes()
+    assert accept.accept([], steps=fakes.steps(), root=checkout) == 0
+    assert "nothing to accept" in capsys.readouterr().out
+    assert (checkout / "matrix.toml").read_text() == MATRIX and not fakes.locked and not fakes.recorded
