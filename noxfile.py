@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import nox
 
@@ -23,14 +24,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import env_vars  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
-from harness.stack import entry as stack_entry, locks, matrix, upgrade as upgrade_run  # noqa: E402
+from harness.stack import entry as stack_entry, locks, matrix, plan, upgrade as upgrade_run  # noqa: E402
 from harness.stack.interpreters import find_python  # noqa: E402
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["upgrade"]
 
-ENTRIES = matrix.entries(os.environ.get(env_vars.CANDIDATE))
+# `nox -s upgrade` resolves every entry first and hands its children the plan; otherwise the matrix.
+ENTRIES = (plan.read(Path(os.environ[env_vars.PLAN])) if os.environ.get(env_vars.PLAN)
+           else matrix.entries(os.environ.get(env_vars.CANDIDATE)))
 
 try:
     PYTHON: str | None = find_python(matrix.PYTHON)

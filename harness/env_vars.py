@@ -15,3 +15,6 @@ CANDIDATE = "HARNESS_CANDIDATE"  # an ad-hoc candidate, passed from `upgrade` to
 BASELINE_REPORT = "HARNESS_BASELINE_REPORT"  # the baseline report nox -s tests hands its own tests
 REPORT_NAME = "HARNESS_REPORT_NAME"  # another report name for an entry's session (the baseline replay)
 PROGRESS = "HARNESS_PROGRESS"  # a file where an entry writes its phase and checks done, for `upgrade` to show
+PLAN = "HARNESS_PLAN"  # the upgrade's resolved plan (harness.stack.plan): the child sessions' entries
+REPORTS_DIR = "HARNESS_REPORTS_DIR"  # where reports go, when not reports/ (`nox -s upgrade -- --reports DIR`)
+RESOLUTION = "HARNESS_RESOLUTION"  # JSON: how the entry was resolved (notes, resolved_at), for its report

@@ -101,7 +101,9 @@ def record(item, call, rep, check: Check | None, examples: int | None) -> CheckR
 def about(item) -> str:
     """What the contract pins, in the test author's words: the docstring's first sentence."""
     doc = " ".join((getattr(getattr(item, "obj", None), "__doc__", None) or "").split())
-    first = re.split(r"(?<=[.;:])\s", doc, maxsplit=1)[0]
+    sentences = [s for s in re.split(r"(?<=[.;:])\s", doc) if s]
+    # A one- or two-word lead ("Finding:", "max_norm <= 0:") says too little alone: keep the next part too.
+    first = " ".join(sentences[:2]) if sentences and len(sentences[0].split()) < 3 else (sentences or [""])[0]
     return first.rstrip(".;:")
 
 

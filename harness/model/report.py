@@ -146,6 +146,9 @@ class EntryInfo:
     python: str
     requested: dict[str, str]  # the pins asked for
     locked: bool  # installed from a committed lock file
+    resolved_at: str | None = _optional()  # when the pins were resolved (ad-hoc and `latest` candidates)
+    # Why pins differ from what was asked: "flax 0.12.12 → 0.12.6: 0.12.12 does not resolve with jax==0.9.2".
+    notes: list[str] | None = _optional()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -81,6 +81,7 @@ class EntryVerdict:
     requested: dict[str, str]
     requested_python: str
     timings: list[Timing]
+    resolution_notes: list[str] = dataclasses.field(default_factory=list)  # why pins differ from the request
 
     @property
     def contract_changes(self) -> list[Change]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 
 from harness import env_vars
 from harness.errors import HarnessError
@@ -20,7 +21,8 @@ from harness.stack.matrix import Entry
 
 
 def entry_info(entry: Entry) -> EntryInfo:
-    return EntryInfo(name=entry.name, python=entry.python, requested=dict(entry.pins), locked=entry.locked)
+    return EntryInfo(name=entry.name, python=entry.python, requested=dict(entry.pins), locked=entry.locked,
+                     resolved_at=entry.resolved_at, notes=list(entry.notes) or None)
 
 
 def report_path(entry: Entry, report_name: str | None = None):
@@ -32,25 +34,28 @@ def install_entry(session, entry: Entry, report_name: str | None = None) -> None
     started = now()
     lock = lock_path(entry)
     try:
-        if not entry.locked:
+        if entry.problem:  # the upgrade's plan could not resolve it
+            raise HarnessError(entry.problem)
+        if not entry.locked and not entry.lock_file:
             _tell_progress(Phase.RESOLVING)
             compile_lock(entry, lock)
         elif not lock.exists():
-            raise HarnessError(f"lock file {lock} is missing; generate it with `{LOCK_COMMAND}`.")
+            raise HarnessError(f"lock file {lock} is missing; generate it with `{LOCK_COMMAND}` "
+                               "(or run `nox -s upgrade` again to resolve its plan).")
         _tell_progress(Phase.INSTALLING)
         installer = uv()
         if installer and session.venv_backend == "uv":
-            session.run_install(installer, "pip", "sync", "--quiet", str(lock), external=True,
-                                env={"VIRTUAL_ENV": session.virtualenv.location})
+            for args in (["sync", "--quiet", str(lock)], ["install", "--quiet", "--no-deps", "-e", str(paths.ROOT)]):
+                _uv_pip(session, installer, args)
         else:
             session.install("-r", str(lock))
-        session.install("--no-deps", "-e", str(paths.ROOT))
+            session.install("--no-deps", "-e", str(paths.ROOT))
     except HarnessError as exc:
-        _write_unresolvable(entry, str(exc), started, report_name)
+        write_unresolvable(entry, str(exc), started, report_name)
         session.error(str(exc))
     except Exception as exc:  # nox's CommandFailed: the installer's own output is above
         problem = f"installing {entry.pin_text} failed ({exc}); the installer's output is in the session log."
-        _write_unresolvable(entry, problem, started, report_name)
+        write_unresolvable(entry, problem, started, report_name)
         session.error(problem)
 
 
@@ -61,7 +66,16 @@ def _tell_progress(phase: Phase) -> None:
         progress.write(path, Progress(phase))
 
 
-def _write_unresolvable(entry: Entry, problem: str, started: str, report_name: str | None) -> None:
+def _uv_pip(session, installer: str, args: list[str]) -> None:
+    """`uv pip ...` from uv's cache first: an environment that already matches its lock then needs no
+    network (and no index round trip); only when the cache lacks something does it go online."""
+    env = {**os.environ, "VIRTUAL_ENV": session.virtualenv.location}
+    if subprocess.run([installer, "pip", *args, "--offline"], env=env, capture_output=True).returncode == 0:
+        return
+    session.run_install(installer, "pip", *args, external=True, env={"VIRTUAL_ENV": session.virtualenv.location})
+
+
+def write_unresolvable(entry: Entry, problem: str, started: str, report_name: str | None = None) -> None:
     report_io.write(report_path(entry, report_name), unresolvable(entry_info(entry), problem, started))
 
 
@@ -73,6 +87,7 @@ def suite_environment(entry: Entry, report: str, venv: str) -> dict[str, str]:
         env_vars.REQUESTED: json.dumps(entry.pins),
         env_vars.LOCKED: "1" if entry.locked else "0",
         env_vars.PYTHON: entry.python,
+        env_vars.RESOLUTION: json.dumps({"resolved_at": entry.resolved_at, "notes": list(entry.notes) or None}),
         # Derandomized unless asked otherwise: identical pins must give identical reports.
         env_vars.PROFILE: os.environ.get(env_vars.PROFILE, "ci"),
         # Keep bytecode: without it every run recompiles JAX's sources (~2.7 s of each run).

@@ -30,6 +30,8 @@ def lock_input(entry: Entry) -> str:
 
 
 def lock_path(entry: Entry) -> Path:
+    if entry.lock_file:  # resolved by the upgrade's plan
+        return Path(entry.lock_file)
     return (paths.LOCKS if entry.locked else paths.ADHOC_LOCKS) / f"{entry.name}.txt"
 
 

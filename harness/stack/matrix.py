@@ -120,6 +120,11 @@ class Entry:
     description: str
     python: str = PYTHON
     locked: bool = True  # False for an ad-hoc candidate: resolved live, no lock file.
+    # Set by the upgrade's plan (harness.stack.plan), which resolves every entry before any suite runs:
+    lock_file: str | None = None  # the lock it resolved (installed as is, never resolved again)
+    notes: tuple[str, ...] = ()  # why pins differ from what was asked ("flax 0.12.12 → 0.12.6: ...")
+    resolved_at: str | None = None
+    problem: str | None = None  # why it could not be resolved: it is reported unresolvable, not run
 
     @property
     def requirements(self) -> list[str]:
@@ -159,15 +164,23 @@ def single_package_entries(base: Entry, candidate: Entry) -> list[Entry]:
 _REQ = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([A-Za-z0-9_.+\-!]+)\s*$")
 
 
+LATEST = "latest"  # `--candidate latest`, or `optax==latest`: the newest release that resolves
+LATEST_PACKAGES = ("jax", "jaxlib", "optax", "flax")  # what `--candidate latest` moves
+
+
 def parse_candidate(text: str) -> dict[str, str]:
-    """Parse `--candidate "jax==X jaxlib==X optax==Y flax==Z"` into pins."""
+    """Parse `--candidate "jax==X jaxlib==X optax==Y flax==Z"` (a version may be `latest`; the whole
+    candidate may be `latest`) into pins."""
     pins: dict[str, str] = {}
     for token in text.replace(",", " ").split():
+        if token.lower() == LATEST:
+            pins.update({pkg: LATEST for pkg in LATEST_PACKAGES})
+            continue
         match = _REQ.match(token)
         if not match:
             raise HarnessError(
-                f"--candidate: cannot read {token!r}. Write exact pins separated by spaces, "
-                f'e.g. --candidate "jax==0.12.0.1 jaxlib==0.12.0.1 optax==0.2.8 flax==0.12.12".'
+                f"--candidate: cannot read {token!r}. Write exact pins (or `latest`) separated by spaces, "
+                f'e.g. --candidate "jax==0.12.0.1 jaxlib==0.12.0.1 optax==latest", or --candidate latest.'
             )
         name = match.group(1).lower().replace("_", "-")
         if name not in PACKAGES:
@@ -175,7 +188,7 @@ def parse_candidate(text: str) -> dict[str, str]:
                 f"--candidate: {name!r} is not a package the matrix pins; "
                 f"the candidate may pin {', '.join(PACKAGES)}."
             )
-        pins[name] = match.group(2)
+        pins[name] = LATEST if match.group(2).lower() == LATEST else match.group(2)
     if not pins:
         raise HarnessError('--candidate is empty; give pins such as "jax==0.12.0.1 jaxlib==0.12.0.1".')
     return pins

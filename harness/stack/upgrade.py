@@ -20,50 +20,22 @@ from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
-from harness.stack import matrix, paths, progress
+from harness.model.report import now
+from harness.stack import entry as stack_entry, matrix, paths, plan, progress, run_lock, upgrade_args
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
 
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
 SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt",
-                 "replay-selection.txt", "replay-examples.json")
-
-
-class HelpShown(Exception):
-    """`nox -s upgrade -- --help`: the usage is printed, nothing runs."""
-
-
-def _parse(argv) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="nox -s upgrade --", add_help=True)
-    parser.add_argument("--candidate", help='ad-hoc candidate pins, e.g. "jax==X jaxlib==X optax==Y flax==Z"')
-    parser.add_argument("--jobs", type=int, default=2, help="entries run at once (default 2)")
-    try:
-        return parser.parse_args(list(argv))
-    except SystemExit as exc:
-        if exc.code == 0:  # --help was printed
-            raise HelpShown() from None
-        raise HarnessError(f"nox -s upgrade: bad arguments {list(argv)}; see the usage above.") from exc
-
-
-def _check_writable(directory: Path) -> None:
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        probe = directory / f".write-probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise HarnessError(
-            f"reports directory {directory} is not writable ({exc.strerror or exc}); "
-            "fix its permissions (or remove the file in its place) and run again."
-        ) from None
+                 "replay-selection.txt", "replay-examples.json", "upgrade-plan.json")
 
 
 def keep_previous(names: list[str]) -> list[str]:
     """Move last run's reports to reports/previous/ so a new run never silently overwrites them."""
     reports = paths.REPORTS
     files = [f"{name}{suffix}" for name in names for suffix in (".json", ".junit.xml", ".log")]
-    kept = [name for name in [*files, *SUMMARY_FILES] if (reports / name).exists()]
+    kept = [name for name in dict.fromkeys([*files, *SUMMARY_FILES]) if (reports / name).exists()]
     if kept:
         (reports / "previous").mkdir(exist_ok=True)
     for name in kept:
@@ -71,26 +43,28 @@ def keep_previous(names: list[str]) -> list[str]:
     return kept
 
 
-def _child_environment(candidate: str | None, only: Path | None, seed: int, replay: Path | None) -> dict[str, str]:
-    """What every entry of this run is told: the candidate, the selection, one seed, examples to replay."""
+def _child_environment(args, only: Path | None, seed: int, replay: Path | None) -> dict[str, str]:
+    """What every entry of this run is told: the plan, the selection, one seed, examples to replay."""
     env = {k: v for k, v in os.environ.items()
-           if k not in (env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME)}
+           if k not in (env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME, env_vars.PLAN)}
     env[env_vars.SEED] = str(seed)  # every entry draws the same examples
+    env[env_vars.PLAN] = str(paths.REPORTS / plan.PLAN_FILE)  # the entries, resolved once
+    env[env_vars.REPORTS_DIR] = str(paths.REPORTS)
+    if args.offline:
+        env["UV_OFFLINE"] = "1"
     if only is not None:
         env[env_vars.ONLY] = str(only)
-    if candidate:
-        env[env_vars.CANDIDATE] = candidate
     if replay is not None:
         env.update({env_vars.REPLAY: str(replay), env_vars.REPORT_NAME: REPLAY})
     return env
 
 
-def run_entries(plan: list[matrix.Entry], candidate: str | None, jobs: int, seed: int, only: Path | None = None,
+def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None = None,
                 replay: Path | None = None) -> dict[str, int]:
     """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log.
     Each entry writes its phase and checks done to a progress file that the display shows."""
-    env = _child_environment(candidate, only, seed, replay)
-    pending, running, codes = list(plan), {}, {}
+    env = _child_environment(args, only, seed, replay)
+    pending, running, codes, jobs = list(entries), {}, {}, args.jobs
     with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown:
         while pending or running:
             while pending and len(running) < max(1, jobs):
@@ -141,13 +115,35 @@ def _selection(name: str, ids: list[str]) -> Path:
     return path
 
 
-def _prepare(argv) -> tuple[argparse.Namespace, list[matrix.Entry]]:
-    """Arguments, the plan, a Python and a writable reports/: HarnessError (exit 2) before anything runs."""
-    args = _parse(argv)
-    plan = matrix.upgrade_plan(matrix.entries(args.candidate))
+def _prepare(argv) -> argparse.Namespace:
+    """Arguments, a Python and a writable reports directory: HarnessError (exit 2) before anything runs."""
+    args = upgrade_args.parse(argv)
+    if args.candidate:
+        matrix.parse_candidate(args.candidate)  # bad input is told before anything else
     find_python(matrix.PYTHON)
-    _check_writable(paths.REPORTS)
-    return args, plan
+    if args.reports:
+        paths.REPORTS = args.reports.resolve()
+    if args.offline:
+        os.environ["UV_OFFLINE"] = "1"  # this run's resolutions too
+    upgrade_args.check_writable(paths.REPORTS)
+    return args
+
+
+def _plan(args) -> list[matrix.Entry] | int:
+    """Every entry resolved before any suite runs; the exit status when the candidate cannot be."""
+    try:
+        entries = plan.build(args.candidate, paths.REPORTS / "locks", args.pre)
+    except HarnessError as exc:
+        requested = matrix.entries(args.candidate)[matrix.CANDIDATE]
+        stack_entry.write_unresolvable(requested, str(exc), now())
+        print(f"upgrade: {exc}\nupgrade: CANNOT JUDGE: candidate is unresolvable (exit status 2; "
+              f"{paths.REPORTS / matrix.CANDIDATE}.json says why)", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    plan.write(entries, paths.REPORTS / plan.PLAN_FILE)
+    for entry in entries:
+        for note in entry.notes:
+            print(f"upgrade: {entry.name}: {note}")
+    return entries
 
 
 def _replay(base_entry: matrix.Entry, args, seed: int, candidate: Report, judged: EntryVerdict) -> Path | None:
@@ -160,8 +156,7 @@ def _replay(base_entry: matrix.Entry, args, seed: int, candidate: Report, judged
           "on the baseline")
     file = paths.REPORTS / "replay-examples.json"
     file.write_text(json.dumps(examples, indent=1) + "\n")
-    run_entries([base_entry], args.candidate, args.jobs, seed, only=_selection("replay-selection.txt", list(examples)),
-                replay=file)
+    run_entries([base_entry], args, seed, only=_selection("replay-selection.txt", list(examples)), replay=file)
     return paths.REPORTS / f"{REPLAY}.json"
 
 
@@ -170,14 +165,18 @@ def _run_plan(args, plan: list[matrix.Entry], seed: int) -> tuple[list[matrix.En
     fail there only; then the single-package entries on just the checks that changed."""
     base_entry, pair, singles = plan[0], plan[:2], plan[2:]
     print(f"upgrade: running {', '.join(e.name for e in pair)}, {args.jobs} at a time")
-    run_entries(pair, args.candidate, args.jobs, seed)
+    run_entries(pair, args, seed)
     judged = _judge_pair()
     replay = _replay(base_entry, args, seed, *judged) if judged else None
     changed = compare.changed_check_ids(judged[1]) if judged and singles else []
     if singles and changed:
         print(f"upgrade: {len(changed)} checks changed on the candidate; attributing them with "
               f"{', '.join(e.name for e in singles)}")
-        run_entries(singles, args.candidate, args.jobs, seed, only=_selection("attribution-selection.txt", changed))
+        unbuilt = [e for e in singles if e.problem]
+        for entry in unbuilt:  # a partial attribution, said in the verdict; never a reason not to judge
+            stack_entry.write_unresolvable(entry, entry.problem, now())
+        run_entries([e for e in singles if not e.problem], args, seed,
+                    only=_selection("attribution-selection.txt", changed))
         return [*pair, *singles], replay
     if singles:
         print("upgrade: no check changed on the candidate; the single-package entries are not needed")
@@ -185,19 +184,28 @@ def _run_plan(args, plan: list[matrix.Entry], seed: int) -> tuple[list[matrix.En
 
 
 def upgrade(argv) -> int:
-    """nox -s upgrade: run the plan, compare, print the verdict, return the exit status."""
+    """nox -s upgrade: resolve the plan, run it, compare, print the verdict, return the exit status."""
     try:
-        args, plan = _prepare(argv)
-    except HelpShown:
+        args = _prepare(argv)
+        with run_lock.hold(paths.REPORTS, ["nox", "-s", "upgrade", "--", *argv]):
+            return _upgrade(args)
+    except upgrade_args.HelpShown:
         return 0
     except HarnessError as exc:
         print(f"upgrade: {exc}", file=sys.stderr)
         return exc.exit_status
-    kept = keep_previous([e.name for e in plan] + [REPLAY])
+
+
+def _upgrade(args) -> int:
+    kept = keep_previous([e.name for e in matrix.upgrade_plan(matrix.entries())] + [
+        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS)])
     if kept:
-        print(f"upgrade: last run's reports moved to reports/previous/ ({len(kept)} files)")
+        print(f"upgrade: last run's reports moved to {paths.REPORTS}/previous/ ({len(kept)} files)")
+    entries = _plan(args)
+    if isinstance(entries, int):
+        return entries
     started = time.perf_counter()
-    ran, replay = _run_plan(args, plan, seed=random.getrandbits(32))
+    ran, replay = _run_plan(args, entries, seed=random.getrandbits(32))
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
     silent = [e.name for e in ran if not (paths.REPORTS / f"{e.name}.json").exists()]
     for name in silent:

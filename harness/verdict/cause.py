@@ -14,6 +14,17 @@ def _versions(entry: EntryVerdict) -> dict[str, str | None]:
     return entry.versions if entry.status != Status.UNRESOLVABLE else dict(entry.requested)
 
 
+def _single_text(base: dict[str, str | None], entry: EntryVerdict) -> str:
+    """A single-package entry by the group it is named for ("jax-only": jax/jaxlib); packages that had to
+    move with it (harness.stack.resolve) follow as "with flax 0.12.6"."""
+    full = bump_text(base, entry)
+    group = entry.name.removesuffix("-only")
+    parts = full.split(", ")
+    own = [p for p in parts if p.split(" ", 1)[0].split("/", 1)[0].startswith(group)]
+    moved = [p.split(" ")[0] + " " + p.rsplit(" ", 1)[-1] for p in parts if p not in own]
+    return ", ".join(own or parts) + (f" with {', '.join(moved)}" if own and moved else "")
+
+
 def bump_text(base: dict[str, str | None], entry: EntryVerdict) -> str:
     """'optax 0.2.6 → 0.2.8'; jax and jaxlib moving between the same versions read 'jax/jaxlib ...'."""
     versions = _versions(entry)
@@ -37,7 +48,7 @@ def cause(base: dict[str, str | None], entries: list[EntryVerdict]) -> str | Non
     found, clean, unjudged = [], [], []
     explained: set[str] = set()
     for single in singles:
-        label = bump_text(base, single)
+        label = _single_text(base, single)
         if single.status != Status.COMPLETE:
             unjudged.append(f"{label}: not judged, {single.status}")
             continue

@@ -82,6 +82,7 @@ def compare_entry(base: Report, other: Report, replay: Report | None = None) -> 
         changes=changes, new_warnings=_new_warnings(base, other),
         counts={mark: sum(c.mark == mark for c in changes) for mark in Mark},
         requested=other.entry.requested, requested_python=other.entry.python,
+        resolution_notes=list(other.entry.notes or []),
         timings=compare_performance(base, other),
     )
 
@@ -94,7 +95,9 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
     if baseline_failures:
         problems.append(f"the baseline fails {len(baseline_failures)} of its own checks "
                         "(golden files or baseline stack changed)")
-    for v in verdicts:
+    # Only the candidate decides: an attribution entry that could not run makes the attribution
+    # partial (harness.verdict.cause says so), never the verdict impossible.
+    for v in verdicts[:1]:
         if v.status != Status.COMPLETE:
             problems.append(f"{v.name} is {v.status}")
         if v.counts.get(Mark.NOT_JUDGED):

@@ -8,7 +8,7 @@ import dataclasses
 
 from harness.model.enums import ComparisonKind, Mark
 from harness.model.report import EXACT, NAN_STEPS_FACT, CheckRecord, Comparison, Json, Tolerance
-from harness.verdict import classify
+from harness.verdict import bits, classify
 
 SHORT = 90  # characters of a value shown before "…"
 
@@ -47,11 +47,27 @@ def _error(check: CheckRecord, comparison: Comparison) -> Explanation:
     return Explanation(_error_words(comparison.expected), after, "")
 
 
+def _max_ulps(comparison: Comparison) -> int | None:
+    """The largest move in ulps of the comparison's own dtype, from the exactly kept values."""
+    after = comparison.values.values if comparison.values is not None else None
+    if not after or not isinstance(comparison.expected, list) or len(after) != len(comparison.expected):
+        return None
+    pairs = [(e, a) for e, a in zip(comparison.expected, after) if isinstance(e, (int, float))
+             and isinstance(a, (int, float))]
+    try:
+        return max((bits.ulps_between(e, a, comparison.dtype) for e, a in pairs), default=None)
+    except (ValueError, OverflowError, KeyError):
+        return None
+
+
 def _numeric_size(comparison: Comparison) -> str:
     tolerance = comparison.tolerance
     parts = []
+    moved = _max_ulps(comparison)
+    if moved:
+        parts.append(f"{moved} ulp of {comparison.dtype}")
     if comparison.max_rel_err is not None:
-        parts.append(f"{comparison.max_rel_err:.2%} max rel err")
+        parts.append(f"{comparison.max_rel_err * 100:.3g}% max rel err")
     if isinstance(tolerance, Tolerance) and comparison.tolerance_used is not None:
         parts.append(f"{comparison.tolerance_used:.3g}x its {tolerance.ulps:g} ulp tolerance")
     if comparison.mismatched and comparison.size:
@@ -72,6 +88,15 @@ def _where(comparison: Comparison, diffs: list[tuple[str, Json, Json]]) -> str:
 def _nan_steps(fact: Json) -> str:
     steps = fact.get("steps", []) if isinstance(fact, dict) else []
     return f"NaN at steps {', '.join(map(str, steps))}" if steps else "no NaN"
+
+
+def _numeric(comparison: Comparison) -> Explanation:
+    """Values kept exactly (NaN and inf as words, which the plain JSON lists cannot hold)."""
+    after = comparison.values.values
+    appeared = sum(isinstance(v, str) and not isinstance(e, str) for v, e in zip(after, comparison.expected))
+    size = f"NaN/inf in {appeared} of {len(after)} values where the baseline had numbers" if appeared else \
+        _numeric_size(comparison)
+    return Explanation(short(comparison.expected), short(after), size)
 
 
 def _fact(comparison: Comparison) -> Explanation:
@@ -102,6 +127,8 @@ def explain(base: CheckRecord | None, other: CheckRecord | None, mark: Mark) -> 
         return Explanation("passed", short(other.falsifying_example or other.message, 160), "")
     if failed.kind == ComparisonKind.ERROR_CONTRACT:
         return _error(other, failed)
+    if isinstance(failed.expected, list) and failed.values is not None and failed.values.values is not None:
+        return _numeric(failed)
     if failed.tolerance != EXACT and isinstance(failed.expected, list):
         return Explanation(short(failed.expected), short(failed.observed), _numeric_size(failed))
     return _fact(failed)

@@ -50,11 +50,13 @@ class ChangeGroup:
         if not cases:
             return ""
         dims = [c.split("-") for c in cases]
-        if len({len(d) for d in dims}) == 1:
+        # Ids are "-"-joined parameters; values with their own "-" (max_norm=-1) are not split.
+        splittable = len(cases) > 1 and all(part and not part.endswith("=") for d in dims for part in d)
+        if splittable and len({len(d) for d in dims}) == 1:
             values = [list(dict.fromkeys(d[i] for d in dims)) for i in range(len(dims[0]))]
             if math.prod(len(v) for v in values) == len(cases):
                 return f"{len(cases)} case{'s' * (len(cases) > 1)}: " + " × ".join(", ".join(v) for v in values)
-        return f"{len(cases)} cases: " + ", ".join(cases)
+        return f"{len(cases)} case{'s' * (len(cases) > 1)}: " + ", ".join(cases)
 
     @property
     def before_after(self) -> str:

@@ -44,6 +44,8 @@ def _head(verdict: Verdict) -> list[str]:
         out += [f"Bits changed (informational, exit status unchanged): {esc(verdict.bits_line)}", ""]
     out += ["| entry | versions | status | result |", "|---|---|---|---|"]
     out += [f"| {r.name} | {r.versions} | {r.status} | {r.result} |" for r in views.entry_rows(verdict)]
+    notes = views.resolution_notes(verdict)
+    out += ["", "Resolved: " + "; ".join(esc(n) for n in notes)] if notes else []
     if verdict.baseline.problem:
         out += ["", f"**baseline**: {esc(verdict.baseline.problem[:800])}"]
     shown, more = views.shown_baseline_failures(verdict)

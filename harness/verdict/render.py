@@ -75,6 +75,8 @@ def text(verdict: Verdict) -> str:
     out.append("")
     for row in views.entry_rows(verdict):
         out.append(f"  {row.name:12s} {row.versions}  [{row.status}] {row.result}")
+    for note in views.resolution_notes(verdict):
+        out.append(f"  resolved {note}")
     if verdict.baseline.problem:
         out.append(f"\n  baseline: {verdict.baseline.problem}")
     shown, more = views.shown_baseline_failures(verdict)

@@ -113,3 +113,8 @@ def performance_rows(verdict: Verdict) -> list[tuple[str, list[str]]]:
 def unchanged(verdict: Verdict) -> list[Change]:
     """The candidate's unchanged checks (collapsed in the Markdown)."""
     return [c for c in verdict.entries[0].changes if c.mark == Mark.UNCHANGED] if verdict.entries else []
+
+
+def resolution_notes(verdict: Verdict) -> list[str]:
+    """'candidate: flax 0.12.12 → 0.12.6: ...': pins the harness chose, and why."""
+    return [f"{e.name}: {note}" for e in verdict.entries for note in e.resolution_notes]

@@ -57,7 +57,9 @@ def test_numeric_change_says_its_size_in_percent_and_tolerances(verdict):
     change = next(c for c in verdict.entries[0].changes
                   if c.check_id == "accumulation/test_float16_grads_on_float32_params[multisteps_adam]")
     assert change.mark == Mark.VALUE_CHANGED
-    assert change.size == "0.04% max rel err, 599x its 8 ulp tolerance, 3 of 3 values"
+    # The ulps are counted on the host from the kept bits; the contract side measured them with NumPy.
+    assert change.size == "4792 ulp of float32, 0.0446% max rel err, 599x its 8 ulp tolerance, 3 of 3 values"
+    assert "(4.79e+03 ulp)" in change.detail
 
 
 def test_pr_comment_fits_and_keeps_the_decision(verdict):
@@ -104,3 +106,13 @@ def test_groups_list_cases_that_are_not_a_full_product_by_name():
 
     [group] = groups.group([change("a-eager"), change("b-jit")])
     assert group.cases_text == "2 cases: a-eager, b-jit"
+
+
+def test_an_attribution_entry_that_could_not_be_built_never_blocks_the_verdict(reports):
+    from harness.model.report import EntryInfo, now, unresolvable
+
+    jax_only = unresolvable(EntryInfo("jax-only", "3.12", {"jax": "0.12.0.1"}, False), "cannot resolve", now())
+    verdict = compare.judge(reports["baseline"], [reports["candidate"], jax_only, reports["optax-only"]])
+    assert verdict.exit_status == 1
+    # A partial attribution: counted, not "all from", and the entry that could not be built named.
+    assert verdict.cause == "24 from optax 0.2.6 → 0.2.8 (jax 0.11.2 → 0.12.0.1: not judged, unresolvable)"

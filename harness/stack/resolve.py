@@ -1,0 +1,97 @@
+"""Turning what a user asks for ("jax==0.9.2", "latest", "optax==latest") into exact pins that install
+together, before anything runs: packages the request does not name stay at the baseline's pins when
+those resolve, else the newest versions that do, and the resolution says why it moved them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.model.report import now
+from harness.stack import locks
+from harness.stack.matrix import LATEST
+
+_PIN_LINE = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Resolution:
+    """Exact pins for one entry, the full lock they came with, and why any pin differs from what was asked."""
+
+    pins: dict[str, str]
+    lock: str  # the resolved requirements, as `uv pip compile` wrote them
+    notes: list[str]
+    resolved_at: str
+
+
+def _requirements(named: dict[str, str], defaults: dict[str, str], free: set[str]) -> str:
+    """Requirement lines: named pins (just the name for LATEST); other packages at their default pin,
+    or at any version when in `free`."""
+    lines = []
+    for pkg in dict.fromkeys([*defaults, *named]):
+        version = named.get(pkg, None if pkg in free else defaults.get(pkg))
+        lines.append(pkg if version in (None, LATEST) else f"{pkg}=={version}")
+    return "\n".join(lines + locks.harness_requirements()) + "\n"
+
+
+def parse_lock(text: str) -> dict[str, str]:
+    """name -> version of every `name==version` line of a compiled lock (names normalized)."""
+    found = {}
+    for line in text.splitlines():
+        match = _PIN_LINE.match(line.strip())
+        if match:
+            found[match.group(1).lower().replace("_", "-")] = match.group(2)
+    return found
+
+
+def _compile(requirements: str, python: str, prerelease: bool):
+    done = locks.uv_compile(requirements, python, prerelease=prerelease)
+    return (parse_lock(done.stdout), done.stdout) if done.returncode == 0 else (None, locks.uv_reason(done))
+
+
+def _asked(named: dict[str, str]) -> str:
+    return " ".join(f"{k}=={v}" for k, v in named.items())
+
+
+def _needs(pkg: str, reason: str) -> str:
+    """What uv says the package needs, e.g. 'jax>=0.11.1' from 'flax>=0.12.12 depends on jax>=0.11.1'."""
+    match = re.search(rf"\b{re.escape(pkg)}[^ ]* depends on ([^ ,]+)", reason)
+    return f" (it needs {match.group(1)})" if match else ""
+
+
+def _follow(named, defaults, python, prerelease, reason) -> tuple[dict[str, str] | None, str, list[str]]:
+    """Free the unnamed packages, then pin back each one that can stay at its default: the fewest moves."""
+    free = set(defaults) - set(named)
+    found, text = _compile(_requirements(named, defaults, free), python, prerelease)
+    if found is None:
+        return None, text, []
+    for pkg in [p for p in defaults if p in free and found.get(p) != defaults[p]]:
+        again, again_text = _compile(_requirements(named, defaults, free - {pkg}), python, prerelease)
+        if again is not None:
+            free, found, text = free - {pkg}, again, again_text
+    notes = [f"{pkg} {defaults[pkg]} → {found[pkg]}: {defaults[pkg]} does not resolve with {_asked(named)}"
+             f"{_needs(pkg, reason)}" for pkg in defaults if pkg in free and found.get(pkg) != defaults[pkg]]
+    return found, text, notes
+
+
+def resolve(named: dict[str, str], defaults: dict[str, str], python: str, prerelease: bool = False) -> Resolution:
+    """Exact pins for `named` (exact or LATEST) with every other package of `defaults` kept at its pin when
+    that resolves, else at the newest version that does; HarnessError with uv's reason when nothing does."""
+    found, text = _compile(_requirements(named, defaults, set()), python, prerelease)
+    notes: list[str] = []
+    if found is None and set(defaults) - set(named):
+        found, text, notes = _follow(named, defaults, python, prerelease, reason=text)
+    if found is None:
+        raise HarnessError(f"cannot resolve {_asked(named)} for Python {python}: {text}\n"
+                           "Check that every version exists on the package index and that the pins fit together.")
+    latest = [f"{pkg} latest = {found[pkg]}" for pkg, v in named.items() if v == LATEST]
+    packages = list(dict.fromkeys([*defaults, *named]))
+    return Resolution({pkg: found[pkg] for pkg in packages}, text, latest + notes, now())
+
+
+def write_lock(resolution: Resolution, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(resolution.lock)

@@ -1,0 +1,47 @@
+"""`nox -s upgrade -- ...`: the options, read and checked before anything runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+
+class HelpShown(Exception):
+    """`nox -s upgrade -- --help`: the usage is printed, nothing runs."""
+
+
+def parse(argv) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="nox -s upgrade --", add_help=True)
+    parser.add_argument("--candidate", help='candidate pins, e.g. "jax==X jaxlib==X optax==Y"; a version may be '
+                                            '"latest", and "--candidate latest" takes the newest jax, jaxlib, '
+                                            "optax and flax that install together")
+    parser.add_argument("--pre", action="store_true", help="let `latest` take pre-releases")
+    parser.add_argument("--jobs", type=int, default=2, help="entries run at once (default 2)")
+    parser.add_argument("--reports", type=Path, help="write reports here instead of reports/ (one run per directory)")
+    parser.add_argument("--offline", action="store_true",
+                        help="never use the network: environments and uv's cache must already hold every stack")
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exc:
+        if exc.code == 0:  # --help was printed
+            raise HelpShown() from None
+        raise HarnessError(f"nox -s upgrade: bad arguments {list(argv)}; see the usage above.") from exc
+    if args.jobs < 1:
+        raise HarnessError(f"--jobs {args.jobs}: give at least 1.")
+    return args
+
+
+def check_writable(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".write-probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise HarnessError(
+            f"reports directory {directory} is not writable ({exc.strerror or exc}); "
+            "fix its permissions (or remove the file in its place) and run again."
+        ) from None

@@ -1,0 +1,101 @@
+"""Resolving before running: unnamed packages follow only when they must, `latest`, failures in
+seconds with the resolver's reason, one upgrade per reports directory, attribution never blocks judging.
+uv is replaced by a small table of which versions fit together (no network)."""
+
+import subprocess
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.stack import locks, matrix, plan, resolve, run_lock
+
+BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
+RELEASES = {"jax": ["0.9.2", "0.11.2", "0.12.0.1"], "jaxlib": ["0.9.2", "0.11.2", "0.12.0.1"],
+            "optax": ["0.2.6", "0.2.8"], "flax": ["0.12.6", "0.12.12"], "numpy": ["2.5.5"]}
+# flax 0.12.12 needs jax >= 0.11.1; jaxlib must equal jax.
+FLAX_NEEDS = {"0.12.12": "0.11.1", "0.12.6": "0.9.0"}
+
+
+def _key(v):
+    return tuple(int(x) for x in v.split("."))
+
+
+def fake_compile(requirements, python, output=None, header_command=None, prerelease=False):
+    asked = {}
+    for line in requirements.splitlines():
+        name, _, version = line.partition("==")
+        if name in RELEASES:
+            asked[name] = [version] if version else sorted(RELEASES[name], key=_key, reverse=True)
+    if any(v not in RELEASES[n] for n, vs in asked.items() for v in vs):
+        missing = next(f"{n}=={v}" for n, vs in asked.items() for v in vs if v not in RELEASES[n])
+        return subprocess.CompletedProcess([], 1, "", f"error: No solution\n  cause: there is no version of {missing}")
+    for jax in asked["jax"]:
+        for flax in asked["flax"]:
+            if jax in asked["jaxlib"] and _key(jax) >= _key(FLAX_NEEDS[flax]):
+                pins = {"jax": jax, "jaxlib": jax, "optax": asked["optax"][0], "flax": flax, "numpy": asked["numpy"][0]}
+                return subprocess.CompletedProcess([], 0, "".join(f"{k}=={v}\n" for k, v in pins.items()), "")
+    return subprocess.CompletedProcess([], 1, "", "error: No solution\n  cause: Because flax>=0.12.12 depends on "
+                                                   "jax>=0.11.1 and you require jax==0.9.2, ...")
+
+
+@pytest.fixture(autouse=True)
+def offline_uv(monkeypatch):
+    monkeypatch.setattr(locks, "uv_compile", fake_compile)
+    monkeypatch.setattr(locks, "harness_requirements", lambda: ["pytest"])
+
+
+def test_unnamed_packages_stay_at_the_baseline_when_that_resolves():
+    found = resolve.resolve({"optax": "0.2.8"}, BASE, "3.12")
+    assert found.pins == dict(BASE, optax="0.2.8") and found.notes == []
+
+
+def test_an_unnamed_package_that_does_not_fit_moves_to_the_newest_that_does_and_says_why():
+    found = resolve.resolve({"jax": "0.9.2", "jaxlib": "0.9.2"}, BASE, "3.12")
+    assert found.pins == {"jax": "0.9.2", "jaxlib": "0.9.2", "optax": "0.2.6", "flax": "0.12.6", "numpy": "2.5.5"}
+    assert found.notes == ["flax 0.12.12 → 0.12.6: 0.12.12 does not resolve with jax==0.9.2 jaxlib==0.9.2 "
+                           "(it needs jax>=0.11.1)"]  # optax could stay: it did not move
+
+
+def test_latest_takes_the_newest_that_resolve_and_says_which():
+    found = resolve.resolve(matrix.parse_candidate("latest"), BASE, "3.12")
+    assert found.pins == {"jax": "0.12.0.1", "jaxlib": "0.12.0.1", "optax": "0.2.8", "flax": "0.12.12",
+                          "numpy": "2.5.5"}
+    assert "optax latest = 0.2.8" in found.notes
+
+
+def test_one_package_at_latest_keeps_the_others_at_the_baseline():
+    assert matrix.parse_candidate("optax==latest") == {"optax": matrix.LATEST}
+    assert resolve.resolve({"optax": matrix.LATEST}, BASE, "3.12").pins == dict(BASE, optax="0.2.8")
+
+
+def test_a_version_that_does_not_exist_fails_with_the_resolvers_reason():
+    with pytest.raises(HarnessError, match="there is no version of jax==9.9.9"):
+        resolve.resolve({"jax": "9.9.9", "jaxlib": "9.9.9"}, BASE, "3.12")
+
+
+def test_plan_keeps_an_unbuildable_attribution_entry_with_its_problem(tmp_path, monkeypatch):
+    monkeypatch.setattr(matrix, "load_pins", lambda path=None: matrix.Pins("3.12", dict(BASE), dict(BASE)))
+    real = resolve.resolve
+
+    def refuse_optax_only(named, defaults, python, prerelease=False):
+        if set(named) == {"optax"}:
+            raise HarnessError("cannot resolve optax==0.2.8 for Python 3.12: (made up)")
+        return real(named, defaults, python, prerelease)
+
+    monkeypatch.setattr(resolve, "resolve", refuse_optax_only)
+    entries = plan.build("jax==0.12.0.1 jaxlib==0.12.0.1 optax==0.2.8", tmp_path)
+    names = {e.name: e for e in entries}
+    assert names["candidate"].pins["optax"] == "0.2.8" and (tmp_path / "candidate.txt").exists()
+    assert names["optax-only"].problem.startswith("cannot resolve optax==0.2.8")
+    assert names["jax-only"].problem is None and names["jax-only"].pins["optax"] == "0.2.6"
+    plan.write(entries, tmp_path / "plan.json")
+    assert plan.read(tmp_path / "plan.json") == names  # what the child sessions see
+
+
+def test_a_second_upgrade_on_the_same_reports_refuses_naming_the_first(tmp_path):
+    with run_lock.hold(tmp_path, ["nox", "-s", "upgrade"]):
+        with pytest.raises(HarnessError, match=r"another upgrade is writing to .* \(pid \d+, started .*nox -s upgrade"):
+            with run_lock.hold(tmp_path, ["nox", "-s", "upgrade", "--", "--candidate", "latest"]):
+                pass
+    with run_lock.hold(tmp_path, ["nox"]):  # released when the first run ends
+        pass
