@@ -37,6 +37,14 @@ def stack_text(pins: Pins) -> str:
     return ", ".join([f"python {pins.python}", *(f"{pkg} {pins.baseline[pkg]}" for pkg in PACKAGES)])
 
 
+def _said(change) -> str:
+    """A change in the verdict's user terms (input, before → after, size), else its raw detail."""
+    if change.before or change.after:
+        parts = [change.input, f"{change.before} → {change.after}", change.size]
+        return short("; ".join(p for p in parts if p))
+    return short(change.detail) if change.detail.strip() else ""
+
+
 def moves(before: Pins, after: Pins) -> str:
     """What moved, e.g. 'jax 0.11.2 → 0.12.0.1, optax 0.2.6 → 0.2.8'."""
     pairs = [("python", before.python, after.python)]
@@ -65,8 +73,7 @@ def entry_text(accepted: Accepted) -> str:
         lines.append(f"- Bits: {accepted.bits_line}")
     lines.append(f"- Reason: {short(accepted.reason, 1000) if accepted.reason else '(none given)'}")
     lines.append(f"- Accepted changes ({len(changes)}):" if changes else "- Accepted changes: none")
-    lines += [f"  - `{c.check_id}`: {c.mark.value}" + (f": {short(c.detail)}" if c.detail.strip() else "")
-              for c in changes]
+    lines += [f"  - `{c.check_id}`: {c.mark.value}: {_said(c)}".rstrip(": ") for c in changes]
     stat = accepted.golden_stat.strip("\n")
     lines += ["- Golden files changed:", "", "  ```", *(f"  {ln}" for ln in stat.splitlines()), "  ```"] \
         if stat else ["- Golden files changed: none"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.stack import matrix
+from harness.stack import release_set
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -114,24 +114,19 @@ def test_every_action_is_pinned_to_a_commit(workflow):
 
 @pytest.mark.parametrize("workflow", [p.name for p in WORKFLOWS])
 def test_runner_tools_go_into_a_venv_never_the_system_interpreter(workflow):
+    # A job that runs no runner tool (the nightly's issue job: gh and jq only) needs no venv.
+    tool_jobs = 0
     for name, job in _load(workflow)["jobs"].items():
         runs = [s.get("run", "") for s in job["steps"]]
         assert not any(re.search(r"\bpip3? install|python3? -m (pip|nox)\b", r.replace(".venv/bin/pip install", ""))
                        for r in runs), f"{name}: installs or runs on the system interpreter"
+        if not any(".venv" in r for r in runs):
+            continue
+        tool_jobs += 1
         assert runs.count("python -m venv .venv && .venv/bin/pip install -r locks/runner.txt") == 1, name
         created = next(i for i, r in enumerate(runs) if "python -m venv .venv" in r)
         assert all(i > created for i, r in enumerate(runs) if ".venv/bin/" in r and i != created), name
-
-
-def test_nightly_fans_out_over_the_tagged_nox_sessions():
-    listed = subprocess.run([sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-l", "--json", "-t", "matrix"],
-                            capture_output=True, text=True, cwd=ROOT, check=True)
-    sessions = [s["session"] for s in json.loads(listed.stdout)]
-    assert sessions == list(matrix.entries())
-    jobs = _load("nightly.yml")["jobs"]
-    _step(jobs["entries"]["steps"], ".venv/bin/nox -l --json -t matrix")
-    assert jobs["entry"]["strategy"]["matrix"]["entry"] == "${{ fromJSON(needs.entries.outputs.entries) }}"
-    assert jobs["verdict"]["needs"] == ["entries", "entry"]
+    assert tool_jobs, "no job runs the runner tools: the test reads the wrong structure"
 
 
 def test_pr_workflow_runs_on_pin_changes_without_pull_request_target():
@@ -196,52 +191,184 @@ def test_pr_fails_with_the_verdict_status_as_its_last_step():
     assert steps.index(_upload_of(steps, HTML)) < len(steps) - 1
 
 
-def test_nightly_verdict_builds_and_uploads_the_html():
-    steps = _steps("nightly.yml", "verdict")
-    compare = _step(steps, "python -m harness compare")
-    assert f"--html {HTML}" in compare["run"]
-    upload = _upload_of(steps, HTML)
-    assert upload["with"]["name"] == "upgrade-verdict" and "reports/upgrade-summary.*" in upload["with"]["path"]
+# --- nightly: judge the newest releases against the baseline, once per release set ----------------------
+
+NIGHTLY = "nightly.yml"
+STATE = ".nightly/last-judged.json"
+LABEL = "jax 0.12.0.1, optax 0.2.8, flax 0.12.12, numpy 2.5.5, Python 3.12"
+OTHER_LABEL = "jax 0.12.0, optax 0.2.8, flax 0.12.11, numpy 2.5.5, Python 3.12"
+SET_OUTPUT = "${{ needs.upgrade.outputs.release_set }}"
 
 
-def test_nightly_summary_and_issue_body_link_the_run_and_the_artifact(tmp_path):
-    workflow = _load("nightly.yml")
-    steps = workflow["jobs"]["verdict"]["steps"]
-    assert workflow["jobs"]["verdict"]["env"]["RUN_URL"] == RUN_URL_EXPR
-    step = _step(steps, "$GITHUB_STEP_SUMMARY")
+def _nightly_jobs():
+    return _load(NIGHTLY)["jobs"]
+
+
+def _action(steps, name):
+    found = [s for s in steps if s.get("uses", "").split("@")[0] == name]
+    assert len(found) == 1, f"{len(found)} steps use {name}"
+    return found[0]
+
+
+def _status_step_id():
+    return _step(_nightly_jobs()["upgrade"]["steps"], "nox -s upgrade")["id"]
+
+
+def test_nightly_resolves_then_runs_one_upgrade_on_the_latest_releases_without_a_fan_out():
+    jobs = _nightly_jobs()
+    assert list(jobs) == ["latest", "upgrade", "issue"]
+    assert not any("strategy" in job for job in jobs.values())
+    nox_runs = [(name, s["run"]) for name, job in jobs.items() for s in job["steps"] if "nox" in s.get("run", "")]
+    assert len(nox_runs) == 1 and nox_runs[0][0] == "upgrade"
+    assert ".venv/bin/nox -s upgrade -- --candidate latest" in nox_runs[0][1]
+    resolve_step = _step(jobs["latest"]["steps"], "latest_cli resolve")
+    assert resolve_step["run"].startswith(".venv/bin/python -m harness.stack.latest_cli resolve")
+    assert jobs["latest"]["outputs"]["decision"] == f"${{{{ steps.{resolve_step['id']}.outputs.decision }}}}"
+
+
+def test_nightly_runs_no_suites_when_the_release_set_was_judged_already(tmp_path):
+    assert (release_set.Action.NEW_SET.value, release_set.Action.SAME_AS_LAST.value) == ("run", "skip")
+    jobs = _nightly_jobs()
+    assert jobs["upgrade"]["needs"] == "latest" and jobs["upgrade"]["if"] == "needs.latest.outputs.decision == 'run'"
+    # the issue job hangs on the upgrade job's status, which only a run of the upgrade sets
+    assert jobs["issue"]["needs"] == "upgrade" and "needs.upgrade.outputs.status == " in jobs["issue"]["if"]
+    summary = _step(jobs["latest"]["steps"], "$SUMMARY")
+    assert "if" not in summary  # the decision is in the summary whether it runs or skips
+    resolve_id = _step(jobs["latest"]["steps"], "latest_cli resolve")["id"]
+    assert summary["env"]["SUMMARY"] == f"${{{{ steps.{resolve_id}.outputs.summary }}}}"
+    said = f"Same release set as last judged on 2026-11-30: {LABEL}. The suites did not run."
+    _run_step(summary, tmp_path, {"SUMMARY": said})
+    assert (tmp_path / "summary.md").read_text() == said + "\n"
+
+
+def test_nightly_restores_the_last_judged_set_before_resolving_and_saves_it_only_once_judged():
+    jobs = _nightly_jobs()
+    latest, upgrade = jobs["latest"]["steps"], jobs["upgrade"]["steps"]
+    assert not any(s.get("uses", "").startswith("actions/cache@") for job in jobs.values() for s in job["steps"])
+    restore, save = _action(latest, "actions/cache/restore"), _action(upgrade, "actions/cache/save")
+    resolve_step, record = _step(latest, "latest_cli resolve"), _step(upgrade, "latest_cli record")
+    assert latest.index(restore) < latest.index(resolve_step)
+    assert restore["with"]["path"] == save["with"]["path"] == STATE
+    assert f"--state {STATE}" in resolve_step["run"] and f"--out {STATE}" in record["run"]
+    assert "--report reports/candidate.json" in record["run"]
+    # one cache entry per run; the restore takes the newest entry under the prefix
+    assert "${{ github.run_id }}" in save["with"]["key"] and save["with"]["key"] == restore["with"]["key"]
+    assert save["with"]["key"].startswith(restore["with"]["restore-keys"])
+    status = _status_step_id()
+    assert record["if"] == f"steps.{status}.outputs.status == '0' || steps.{status}.outputs.status == '1'"
+    assert save["if"] == f"steps.{record['id']}.outcome == 'success'"
+    assert upgrade.index(_step(upgrade, "nox -s upgrade")) < upgrade.index(record) < upgrade.index(save)
+
+
+@pytest.mark.parametrize("exit_code, verdict, status", [(0, True, "0"), (1, True, "1"), (2, False, "2"),
+                                                        (1, False, "2"), (0, False, "2"), (2, True, "2")])
+def test_nightly_upgrade_status_is_a_judgement_only_with_a_verdict(tmp_path, exit_code, verdict, status):
+    venv = tmp_path / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (tmp_path / "reports").mkdir()
+    write = f"echo 'VERDICT' > {SUMMARY}; " if verdict else ""
+    (venv / "nox").write_text(f"#!/bin/sh\necho \"$*\" > nox-args\n{write}exit {exit_code}\n")
+    (venv / "nox").chmod(0o755)
+    _run_step(_step(_nightly_jobs()["upgrade"]["steps"], "nox -s upgrade"), tmp_path,
+              {"GITHUB_OUTPUT": str(tmp_path / "out")})
+    assert (tmp_path / "out").read_text().splitlines() == [f"status={status}"]
+    assert (tmp_path / "nox-args").read_text().strip() == "-s upgrade -- --candidate latest"
+
+
+def _summary_step():
+    steps = _nightly_jobs()["upgrade"]["steps"]
+    return steps, _step(steps, "$GITHUB_STEP_SUMMARY")
+
+
+def test_nightly_summary_and_issue_body_are_the_release_set_the_verdict_then_the_links(tmp_path):
+    steps, step = _summary_step()
+    assert _nightly_jobs()["upgrade"]["env"]["RUN_URL"] == RUN_URL_EXPR
     assert step["if"] == "always()"
-    assert step["env"]["ARTIFACT_ID"] == f"${{{{ steps.{_upload_of(steps, HTML)['id']}.outputs.artifact-id }}}}"
+    html = _upload_of(steps, HTML)
+    assert html["with"]["name"] == "upgrade-verdict" and "reports/upgrade-summary.*" in html["with"]["path"]
+    assert step["env"]["ARTIFACT_ID"] == f"${{{{ steps.{html['id']}.outputs.artifact-id }}}}"
+    assert step["env"]["RELEASE_SET"].startswith(f"${{{{ steps.{_step(steps, 'latest_cli record')['id']}.outputs")
     (tmp_path / "reports").mkdir()
     (tmp_path / SUMMARY).write_text("VERDICT: 1 contract regressed\n")
-    _run_step(step, tmp_path, {"RUN_URL": RUN_URL, "ARTIFACT_ID": "8"})
-    summary = (tmp_path / "summary.md").read_text().splitlines()
-    assert summary[0] == "VERDICT: 1 contract regressed"
-    assert RUN_URL in summary[-1] and f"({RUN_URL}/artifacts/8)" in summary[-1]
-    opener = _step(steps, "gh issue create")
-    assert "--body-file body.md" in opener["run"] and steps.index(step) < steps.index(opener)
+    _run_step(step, tmp_path, {"RUN_URL": RUN_URL, "ARTIFACT_ID": "8", "RELEASE_SET": LABEL})
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary == (tmp_path / "body.md").read_text()
+    lines = summary.splitlines()
+    assert lines[:3] == [f"Release set: {LABEL}", "", "VERDICT: 1 contract regressed"]
+    assert RUN_URL in lines[-1] and f"({RUN_URL}/artifacts/8)" in lines[-1]
+    assert not any(RUN_URL in line for line in lines[:-1])
+    body = _upload_of(steps, "body.md")
+    assert body["if"] == "always()" and steps.index(step) < steps.index(body)
+    download = _action(_nightly_jobs()["issue"]["steps"], "actions/download-artifact")
+    assert download["with"]["name"] == body["with"]["name"]
 
 
-def _issue_search(step):
-    (line,) = [line.strip() for line in step["run"].splitlines() if "gh issue list" in line]
-    return line
-
-
-@pytest.mark.parametrize("open_issue", ["", "12"])
-def test_nightly_closes_its_issue_on_a_clean_night(tmp_path, open_issue):
-    steps = _steps("nightly.yml", "verdict")
-    compare, opener = _step(steps, "python -m harness compare"), _step(steps, "gh issue create")
-    closer = _step(steps, "gh issue close")
-    assert closer["if"] == f"steps.{compare['id']}.outputs.status == '0'"
-    assert opener["if"] == f"steps.{compare['id']}.outputs.status == '1'"
-    assert _issue_search(closer) == _issue_search(opener)
-    title = _load("nightly.yml")["jobs"]["verdict"]["env"]["ISSUE_TITLE"]
-    calls = _run_step(closer, tmp_path, {"RUN_URL": RUN_URL, "ISSUE_TITLE": title, "GH_TOKEN": "t"}, found=open_issue)
-    assert calls[0].startswith("issue list --state open") and title in calls[0]
-    assert calls[1:] == ([f"issue close 12 --comment Clean night: {RUN_URL}"] if open_issue else [])
+def test_nightly_summary_says_so_when_there_is_no_verdict(tmp_path):
+    _run_step(_summary_step()[1], tmp_path, {"RUN_URL": RUN_URL, "ARTIFACT_ID": "", "RELEASE_SET": LABEL})
+    assert "no verdict" in (tmp_path / "summary.md").read_text()
 
 
 def test_nightly_fails_only_when_the_harness_could_not_judge_as_its_last_step():
-    steps = _steps("nightly.yml", "verdict")
-    compare = _step(steps, "python -m harness compare")
-    assert steps[-1]["if"] == f"steps.{compare['id']}.outputs.status == '2'"
+    steps = _nightly_jobs()["upgrade"]["steps"]
+    status = _status_step_id()
+    assert steps[-1]["if"] == f"steps.{status}.outputs.status != '0' && steps.{status}.outputs.status != '1'"
     assert steps[-1]["run"].strip() == "exit 2"
+
+
+def test_nightly_only_the_issue_job_may_write_issues():
+    workflow = _load(NIGHTLY)
+    assert workflow["permissions"] == {"contents": "read"}
+    writers = {name: job["permissions"] for name, job in workflow["jobs"].items() if "permissions" in job}
+    assert writers == {"issue": {"contents": "read", "issues": "write"}}
+    assert not any(".venv" in s.get("run", "") or "checkout" in s.get("uses", "")
+                   for s in workflow["jobs"]["issue"]["steps"])
+
+
+def _issue_run(tmp_path, needle, found):
+    if shutil.which("jq") is None:
+        pytest.fail("jq is not installed here; the nightly's issue steps filter gh's JSON with it")
+    job = _nightly_jobs()["issue"]
+    step = _step(job["steps"], needle)
+    env = {**job["env"], **step.get("env", {})}
+    env = {k: v.replace(SET_OUTPUT, LABEL).replace(RUN_URL_EXPR, RUN_URL) for k, v in env.items()}
+    env.update(GH_TOKEN="t", GH_REPO="o/r")
+    return step, _run_step(step, tmp_path, env, found=json.dumps(found) if found else "")
+
+
+def _issues(*pairs):
+    return [{"number": number, "title": title} for number, title in pairs]
+
+
+def test_nightly_issue_title_names_the_release_set():
+    env = _nightly_jobs()["issue"]["env"]
+    assert env["ISSUE_PREFIX"].startswith("Nightly") and env["ISSUE_TITLE"] == env["ISSUE_PREFIX"] + SET_OUTPUT
+    record = _step(_nightly_jobs()["upgrade"]["steps"], "latest_cli record")
+    assert _nightly_jobs()["upgrade"]["outputs"]["release_set"].startswith(
+        f"${{{{ steps.{record['id']}.outputs.release_set")
+
+
+@pytest.mark.parametrize("open_issues, expected", [
+    ([], f"issue create --title Nightly: contracts changed with {LABEL} --body-file body.md"),
+    ([(3, f"Nightly: contracts changed with {OTHER_LABEL}"), (4, "Nightly upgrade check: a contract regressed")],
+     f"issue create --title Nightly: contracts changed with {LABEL} --body-file body.md"),
+    ([(3, f"Nightly: contracts changed with {OTHER_LABEL}"), (12, f"Nightly: contracts changed with {LABEL}")],
+     "issue edit 12 --body-file body.md"),
+])
+def test_nightly_regression_opens_or_updates_the_one_issue_of_its_release_set(tmp_path, open_issues, expected):
+    step, calls = _issue_run(tmp_path, "gh issue create", _issues(*open_issues))
+    assert step["if"] == "needs.upgrade.outputs.status == '1'"
+    assert calls[0].startswith("issue list --state open") and "--json number,title" in calls[0]
+    assert calls[1:] == [expected]
+
+
+@pytest.mark.parametrize("open_issues, closed", [
+    ([], []),
+    ([(3, f"Nightly: contracts changed with {OTHER_LABEL}"), (5, "Nightly docs are stale"),
+      (12, f"Nightly: contracts changed with {LABEL}"), (4, "Nightly upgrade check: a contract regressed")],
+     [3, 12, 4]),
+])
+def test_nightly_closes_every_nightly_issue_on_a_clean_night(tmp_path, open_issues, closed):
+    step, calls = _issue_run(tmp_path, "gh issue close", _issues(*open_issues))
+    assert step["if"] == "needs.upgrade.outputs.status == '0'"
+    assert calls[0].startswith("issue list --state open")
+    assert calls[1:] == [f"issue close {n} --comment Clean night: {RUN_URL}" for n in closed]
