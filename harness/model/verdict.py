@@ -129,3 +129,5 @@ class Verdict:
     bits_line: str | None = None  # informational: values that changed bits on the candidate
     cause: str | None = None  # which bump caused the candidate's changes (harness.verdict.cause)
     import_failure: ImportFailure | None = None
+    # check id -> the release that first changed it ("optax 0.2.7"), from `upgrade -- --bisect`
+    first_changed: dict[str, str] = dataclasses.field(default_factory=dict)

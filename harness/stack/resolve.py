@@ -85,8 +85,12 @@ def resolve(named: dict[str, str], defaults: dict[str, str], python: str, prerel
     if found is None and set(defaults) - set(named):
         found, text, notes = _follow(named, defaults, python, prerelease, reason=text)
     if found is None:
-        raise HarnessError(f"cannot resolve {_asked(named)} for Python {python}: {text}\n"
-                           "Check that every version exists on the package index and that the pins fit together.")
+        unreachable = "error sending request" in text or "Failed to fetch" in text
+        fix = ("The package index is unreachable: run again when it is, or with --offline if uv's cache already "
+               "holds these stacks (a run of the matrix's own candidate needs no index once its environments exist)."
+               if unreachable else
+               "Check that every version exists on the package index and that the pins fit together.")
+        raise HarnessError(f"cannot resolve {_asked(named)} for Python {python}: {text}\n{fix}")
     latest = [f"{pkg} latest = {found[pkg]}" for pkg, v in named.items() if v == LATEST]
     packages = list(dict.fromkeys([*defaults, *named]))
     return Resolution({pkg: found[pkg] for pkg in packages}, text, latest + notes, now())

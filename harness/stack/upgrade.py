@@ -21,14 +21,15 @@ from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
-from harness.stack import entry as stack_entry, matrix, paths, plan, progress, run_lock, upgrade_args
+from harness.stack import bisect, entry as stack_entry, matrix, paths, plan, progress, run_lock, upgrade_args
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
 
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
 SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt",
-                 "replay-selection.txt", "replay-examples.json", "upgrade-plan.json")
+                 "replay-selection.txt", "replay-examples.json", "upgrade-plan.json", "bisect.json",
+                 "bisect-selection.txt")
 
 
 def keep_previous(names: list[str]) -> list[str]:
@@ -198,14 +199,15 @@ def upgrade(argv) -> int:
 
 def _upgrade(args) -> int:
     kept = keep_previous([e.name for e in matrix.upgrade_plan(matrix.entries())] + [
-        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS)])
+        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(paths.REPORTS)])
     if kept:
         print(f"upgrade: last run's reports moved to {paths.REPORTS}/previous/ ({len(kept)} files)")
     entries = _plan(args)
     if isinstance(entries, int):
         return entries
     started = time.perf_counter()
-    ran, replay = _run_plan(args, entries, seed=random.getrandbits(32))
+    seed = random.getrandbits(32)
+    ran, replay = _run_plan(args, entries, seed)
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
     silent = [e.name for e in ran if not (paths.REPORTS / f"{e.name}.json").exists()]
     for name in silent:
@@ -216,6 +218,8 @@ def _upgrade(args) -> int:
         return EXIT_CANNOT_JUDGE
     reports = paths.REPORTS
     replay_args = ["--replay", str(replay)] if replay is not None and replay.exists() else []
+    bisected = bisect.run(args, entries, seed, run_entries, replay) if args.bisect else None
+    replay_args += ["--bisect", str(bisected)] if bisected else []
     return cli.main([str(reports / f"{e.name}.json") for e in ran] + replay_args + [
         "--markdown", str(reports / "upgrade-summary.md"), "--json", str(reports / "upgrade-summary.json"),
         "--html", str(reports / "upgrade-report.html")])

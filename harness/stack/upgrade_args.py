@@ -21,6 +21,9 @@ def parse(argv) -> argparse.Namespace:
     parser.add_argument("--pre", action="store_true", help="let `latest` take pre-releases")
     parser.add_argument("--jobs", type=int, default=2, help="entries run at once (default 2)")
     parser.add_argument("--reports", type=Path, help="write reports here instead of reports/ (one run per directory)")
+    parser.add_argument("--bisect", action="store_true",
+                        help="for each changed contract, find the release that first changed it (runs the "
+                             "changed checks on the releases between baseline and candidate)")
     parser.add_argument("--offline", action="store_true",
                         help="never use the network: environments and uv's cache must already hold every stack")
     try:

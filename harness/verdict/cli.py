@@ -6,14 +6,16 @@ Also what `nox -s upgrade` runs once its entries are done.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
 from harness.atomic import atomic_write_text
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
-from harness.model import report_io
+from harness.model import bisection, report_io
 from harness.model.report import Report
+from harness.model.verdict import Verdict
 from harness.verdict import compare, html, markdown, render
 
 
@@ -36,9 +38,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--markdown", help="also write the verdict as GitHub Markdown to this file")
     parser.add_argument("--json", help="also write the verdict as JSON to this file")
     parser.add_argument("--html", help="also write a self-contained HTML page with plots to this file")
+    parser.add_argument("--bisect", help="reports/bisect.json of `nox -s upgrade -- --bisect`: show the release "
+                                         "that first changed each contract")
     parser.add_argument("--replay", help="the baseline's report of re-running the candidate's failing examples: "
                                          "a property the baseline fails too is 'failing in both', not a change")
     return parser
+
+
+def _with_bisection(verdict: Verdict, path: str) -> Verdict:
+    """The verdict with each bisected contract's first release; an unreadable file is said, never fatal."""
+    try:
+        return dataclasses.replace(verdict, first_changed=bisection.read(path).first_changed())
+    except HarnessError as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return verdict
 
 
 def main(argv=None) -> int:
@@ -53,6 +66,8 @@ def main(argv=None) -> int:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status
     verdict = compare.judge(base, others, replay)
+    if args.bisect:
+        verdict = _with_bisection(verdict, args.bisect)
     print(render.text(verdict))
     try:
         if args.markdown:

@@ -10,7 +10,7 @@ from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_CHANGED
 from harness.model.enums import CheckKind, ComparisonKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, Timing, Verdict
-from harness.verdict import bits, cause, explain, import_failure
+from harness.verdict import bits, cause, explain, groups, import_failure
 from harness.verdict.classify import classify
 
 def _tolerances(check: CheckRecord) -> list[Tolerance | str]:
@@ -113,8 +113,9 @@ def _headline(candidate: EntryVerdict | None, found: ImportFailure | None, why: 
         others = [c for c in changes if not found.folds(c)]
         return EXIT_CHANGED, f"CHANGED: {found.text}" + (f"; and {len(others)} other contracts" if others else "")
     improved = sum(c.mark == Mark.IMPROVED for c in changes)
-    count = f"{len(changes)} contract{'s' * (len(changes) > 1)}"
-    count += f" ({improved} of them improvement{'s' * (improved > 1)})" if improved else ""
+    contracts = len({groups.contract_of(c.check_id) for c in changes})
+    count = f"{len(changes)} check{'s' * (len(changes) > 1)} in {contracts} contract{'s' * (contracts > 1)}"
+    count += f" ({improved} improvement{'s' * (improved > 1)})" if improved else ""
     return EXIT_CHANGED, f"CHANGED: {count}" + (f", {why}" if why else "")
 
 

@@ -77,6 +77,16 @@ class ChangeGroup:
         return worst.size + (f" (the largest of {len(sized)} cases)" if len(sized) > 1 else "")
 
 
+def first_changed(group: ChangeGroup, found: dict[str, str]) -> str:
+    """Where the group's cases first changed (`upgrade -- --bisect`): one release, or each distinct one
+    with its count of cases; '' when none was bisected."""
+    said = [found[c.check_id] for c in group.changes if c.check_id in found]
+    counts = {text: said.count(text) for text in dict.fromkeys(said)}
+    if len(counts) <= 1:
+        return next(iter(counts), "")
+    return "; ".join(f"{text} ({n} case{'s' * (n > 1)})" for text, n in counts.items())
+
+
 def contract_of(check_id: str) -> str:
     return check_id.split("[", 1)[0]
 
@@ -91,3 +101,18 @@ def group(changes: list[Change]) -> list[ChangeGroup]:
     for change in sorted(changes, key=lambda c: (c.mark.rank, c.check_id)):
         groups.setdefault((change.mark, contract_of(change.check_id)), []).append(change)
     return [ChangeGroup(mark, contract, members) for (mark, contract), members in groups.items()]
+
+
+def bits_text(group: ChangeGroup) -> str:
+    """What moved in a bits-changed group, summed over its cases."""
+    moved = [c.bits for c in group.changes if c.bits is not None]
+    if not moved:
+        return ""
+    parts = [f"{sum(b.values for b in moved)} of {sum(b.compared for b in moved)} values changed bits"]
+    worst = max((b.max_ulps or 0 for b in moved), default=0)
+    parts += [f"max {worst} ulp"] if worst else []
+    flips = sum(b.sign_flips for b in moved)
+    parts += [f"{flips} zeros changed sign"] if flips else []
+    identical = sum(len(b.paths_now_identical) for b in moved)
+    parts += [f"{identical} path pairs now bit-identical"] if identical else []
+    return "; ".join(parts)

@@ -27,7 +27,7 @@ code { font-size: 12px; } .detail { color: #555; font-size: 12px; }
 .charts { display: flex; flex-wrap: wrap; align-items: flex-start; } .pair { display: flex; flex-direction: column; }
 .pair .chart { margin-bottom: 0; } .pair .chart + .chart { margin: 0 12px 18px 0; border-top: none; }
 .row { font-family: ui-monospace, Menlo, Consolas, monospace; } .legend { font-weight: 400; }
-summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
+summary { cursor: pointer; font-weight: 600; margin: 8px 0; } .first-changed { font-size: 12px; color: #7a4100; }
 .axis { stroke: #999; } .grid { stroke: #eee; } .limit { stroke: #d62728; stroke-dasharray: 4 3; }
 .zero { stroke: #555; } .edge { fill: #f4f4f4; } .band { fill: #fafafa; }
 """
@@ -40,7 +40,7 @@ def _css_class(status: int) -> str:
 def _bits_paragraph(verdict: Verdict) -> str:
     if not verdict.bits_line:
         return ""
-    return f"<p id='bits'><b>Bits changed</b> (informational, exit status unchanged): {escape(verdict.bits_line)}</p>"
+    return f"<p id='bits'><b>Bits changed</b> (informational: does not affect the exit status): {escape(verdict.bits_line)}</p>"
 
 
 def _entries_table(verdict: Verdict) -> str:
@@ -51,15 +51,21 @@ def _entries_table(verdict: Verdict) -> str:
             + (f"<p>Resolved:</p><ul class='detail'>{notes}</ul>" if notes else ""))
 
 
-def _group_rows(group: groups.ChangeGroup) -> str:
+def _group_rows(group: groups.ChangeGroup, first_changed: dict[str, str]) -> str:
     cases = "".join(f"<li><code>{escape(groups.case_id(c.check_id) or c.check_id)}</code>: "
                     f"{escape('; '.join(x for x in (c.input, f'{c.before} → {c.after}') if x and x != ' → '))}"
                     f"<div class='detail'>{escape(c.detail[:600])}</div></li>"
                     for c in group.changes)
     return (f"<tr><td class='mark'>{escape(group.mark)}</td><td><code>{escape(group.contract)}</code>"
-            f"<div class='detail'>{escape(group.about)}</div></td><td>{escape(group.cases_text)}"
+            f"<div class='detail'>{escape(group.about)}</div>{_first_changed(group, first_changed)}</td>"
+            f"<td>{escape(group.cases_text)}"
             f"<details><summary>inputs and outcomes</summary><ul>{cases}</ul></details></td>"
             f"<td>{escape(group.before_after or group.changes[0].detail[:300])}</td><td>{escape(group.size)}</td></tr>")
+
+
+def _first_changed(group: groups.ChangeGroup, found: dict[str, str]) -> str:
+    text = groups.first_changed(group, found)
+    return f"<div class='first-changed'>first changed in <b>{escape(text)}</b></div>" if text else ""
 
 
 def _changes_tables(verdict: Verdict) -> str:
@@ -74,7 +80,7 @@ def _changes_tables(verdict: Verdict) -> str:
     for title, found_groups in (("Changed on the candidate, most dangerous first", views.contract_groups(verdict)),
                                 ("Bits changed (informational)", views.bits_groups(verdict))):
         if found_groups:
-            rows = "".join(_group_rows(g) for g in found_groups)
+            rows = "".join(_group_rows(g, verdict.first_changed) for g in found_groups)
             out.append(f"<h3>{escape(title)}</h3><table><tr><th>change</th><th>contract</th><th>cases</th>"
                        f"<th>before → after</th><th>size</th></tr>{rows}</table>")
     names, rows = views.attribution(verdict)

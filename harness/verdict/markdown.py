@@ -41,7 +41,7 @@ def _head(verdict: Verdict) -> list[str]:
     icon = {0: "✅", 1: "❌", 2: "⚠️"}[verdict.exit_status]
     out = [f"## {icon} Upgrade verdict: {esc(verdict.headline)}", ""]
     if verdict.bits_line:
-        out += [f"Bits changed (informational, exit status unchanged): {esc(verdict.bits_line)}", ""]
+        out += [f"Bits changed (informational: does not affect the exit status): {esc(verdict.bits_line)}", ""]
     out += ["| entry | versions | status | result |", "|---|---|---|---|"]
     out += [f"| {r.name} | {r.versions} | {r.status} | {r.result} |" for r in views.entry_rows(verdict)]
     notes = views.resolution_notes(verdict)
@@ -60,8 +60,10 @@ def _head(verdict: Verdict) -> list[str]:
     return out
 
 
-def _group_row(g: groups.ChangeGroup) -> str:
+def _group_row(g: groups.ChangeGroup, first_changed: dict[str, str]) -> str:
     what = f"`{g.contract}`" + (f"<br>{esc(g.about)}" if g.about else "")
+    first = groups.first_changed(g, first_changed)
+    what += f"<br>**first changed in {esc(first)}**" if first else ""
     return f"| **{g.mark}** | {what} | {esc(g.cases_text)} | {esc(g.before_after)} | {esc(g.size)} |"
 
 
@@ -72,7 +74,7 @@ def _changes(verdict: Verdict, cuts: Cuts) -> list[str]:
         name = verdict.entries[0].name
         out += ["", f"### Changed on `{name}`, most dangerous first", "",
                 "| change | contract | cases | before → after | size |", "|---|---|---|---|---|"]
-        out += [_group_row(g) for g in found]
+        out += [_group_row(g, verdict.first_changed) for g in found]
         cases = [(g, c) for g in found for c in g.changes]
         limit = len(cases) if cuts.cases is None else cuts.cases
         if limit:
@@ -86,7 +88,7 @@ def _changes(verdict: Verdict, cuts: Cuts) -> list[str]:
     if bits:
         out += ["", f"<details><summary>Bits changed (informational): {sum(len(g.changes) for g in bits)} checks"
                 "</summary>", "", "| contract | cases | what moved |", "|---|---|---|"]
-        out += [f"| `{g.contract}` | {esc(g.cases_text)} | {esc(g.changes[0].detail[:200])} |" for g in bits]
+        out += [f"| `{g.contract}` | {esc(g.cases_text)} | {esc(groups.bits_text(g))} |" for g in bits]
         out += ["", "</details>"]
     for entry in verdict.entries:
         if entry.problem:

@@ -10,12 +10,14 @@ from harness.verdict import groups, views
 EXIT_MEANING = "0 no contract changed, 1 a contract changed, 2 the harness could not judge"
 
 
-def _text_group(group: groups.ChangeGroup, cases: bool) -> list[str]:
+def _text_group(group: groups.ChangeGroup, cases: bool, first_changed: dict[str, str]) -> list[str]:
     out = [f"    {group.contract}  {group.cases_text}".rstrip()]
     if group.about:
         out.append(f"      what it pins: {group.about}")
     if group.before_after:
         out.append(f"      {group.before_after}" + (f"  [{group.size}]" if group.size else ""))
+    if groups.first_changed(group, first_changed):
+        out.append(f"      first changed in {groups.first_changed(group, first_changed)}")
     varying = len({(c.before, c.after) for c in group.changes}) > 1
     for c in group.changes if cases else []:
         said = "; ".join(x for x in (c.input, f"{c.before} → {c.after}" if varying else "") if x)
@@ -24,14 +26,15 @@ def _text_group(group: groups.ChangeGroup, cases: bool) -> list[str]:
     return out
 
 
-def _text_groups(title: str, found: list[groups.ChangeGroup], cases: bool) -> list[str]:
+def _text_groups(title: str, found: list[groups.ChangeGroup], cases: bool,
+                 first_changed: dict[str, str] | None = None) -> list[str]:
     out = [f"\n  {title}"] if found else []
     mark = None
     for group in found:
         if group.mark != mark:
             mark = group.mark
             out.append(f"  {mark.upper()}: {groups.MEANING.get(mark, '')}")
-        out += _text_group(group, cases)
+        out += _text_group(group, cases, first_changed or {})
     return out
 
 
@@ -41,7 +44,8 @@ def _text_changes(verdict: Verdict) -> list[str]:
         f = verdict.import_failure
         out += [f"\n  IMPORT FAILURE: {f.text}", "    library frames, outermost first: " + " > ".join(f.frames)]
     name = verdict.entries[0].name if verdict.entries else ""
-    out += _text_groups(f"Changed on {name}, most dangerous first:", views.contract_groups(verdict), cases=True)
+    out += _text_groups(f"Changed on {name}, most dangerous first:", views.contract_groups(verdict), cases=True,
+                        first_changed=verdict.first_changed)
     out += _text_groups(f"Bits changed on {name} (informational):", views.bits_groups(verdict), cases=False)
     for entry in verdict.entries:
         if entry.problem:
@@ -98,6 +102,7 @@ def as_json(verdict: Verdict) -> dict:
         "cause": verdict.cause,
         "import_failure": to_json(verdict.import_failure),
         "bits_line": verdict.bits_line,
+        "first_changed": verdict.first_changed,
         "baseline": {"versions": base.environment.versions, "status": str(base.status),
                      "summary": to_json(base.summary)},
         "baseline_failures": [{"id": c.id, "message": c.message} for c in verdict.baseline_failures],

@@ -140,7 +140,7 @@ def test_new_deprecation_from_a_library_is_listed(base, judge):
 def test_markdown_collapses_unchanged_and_names_changes(base, judge):
     cand = _fail(_candidate(base), "test_golden_value", max_abs_err=0.025)
     md = markdown.markdown(judge(base, cand))
-    assert md.startswith("## ❌ Upgrade verdict: CHANGED: 1 contract")
+    assert md.startswith("## ❌ Upgrade verdict: CHANGED: 1 check in 1 contract")
     assert "| **value changed** | `demo/test_golden_value`" in md
     assert "<details><summary>5 unchanged checks on candidate</summary>" in md
 

@@ -66,7 +66,7 @@ def test_the_only_new_contract_changes_are_the_new_contracts_findings(verdict):
 
 
 def test_headline_names_optax_as_the_cause_and_jax_as_clean(verdict):
-    assert verdict.headline == ("CHANGED: 24 contracts (3 of them improvements), all from optax 0.2.6 → 0.2.8 "
+    assert verdict.headline == ("CHANGED: 24 checks in 7 contracts (3 improvements), all from optax 0.2.6 → 0.2.8 "
                                 "(jax/jaxlib 0.11.2 → 0.12.0.1: none)")
 
 

@@ -65,7 +65,7 @@ def test_numeric_change_says_its_size_in_percent_and_tolerances(verdict):
 def test_pr_comment_fits_and_keeps_the_decision(verdict):
     page = markdown.markdown(verdict)
     assert len(page) <= markdown.COMMENT_BUDGET
-    assert page.startswith("## ❌ Upgrade verdict: CHANGED: 24 contracts (3 of them improvements), all from optax")
+    assert page.startswith("## ❌ Upgrade verdict: CHANGED: 24 checks in 7 contracts (3 improvements), all from optax")
     assert page.index("**now silent**") < page.index("**dtype/state changed**") < page.index("**improved**")
 
 

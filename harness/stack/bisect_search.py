@@ -1,0 +1,113 @@
+"""The two halves of bisection that need no suite: the releases to probe (from the package index),
+and the joint binary search over them. The search only sees an oracle (release index, checks) ->
+changed / unchanged / unknown, so it is tested without running anything.
+
+Releases are numbered 0 (the baseline's) .. n + 1 (the candidate's): every check is unchanged at 0
+and changed at n + 1. A check's answer is the first release it changed in, assuming it changed once;
+when the releases between its last unchanged and first changed release could not be judged (not
+installable, not importable) the answer is that range.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import urllib.request
+from collections.abc import Callable
+
+from packaging.version import InvalidVersion, Version
+
+from harness.errors import HarnessError
+
+INDEX_URL = "https://pypi.org/pypi/{package}/json"
+
+
+def fetch_index(package: str) -> dict:
+    """The package's PyPI JSON document (release -> files)."""
+    try:
+        with urllib.request.urlopen(INDEX_URL.format(package=package), timeout=30) as answer:
+            return json.load(answer)
+    except (OSError, ValueError) as exc:
+        raise HarnessError(f"cannot list the releases of {package} from PyPI ({exc}); bisect when online.") from None
+
+
+def _published(files: list[dict]) -> bool:
+    """A release with at least one file that is not yanked (an empty or fully yanked one cannot be installed)."""
+    return any(not f.get("yanked", False) for f in files)
+
+
+def releases(package: str, baseline: str, candidate: str, prerelease: bool = False,
+             fetch: Callable[[str], dict] = fetch_index) -> list[str]:
+    """The releases strictly between the baseline's and the candidate's, oldest first (newest first
+    for a downgrade); pre-releases only when asked."""
+    low, high = sorted((Version(baseline), Version(candidate)))
+    found = []
+    for text, files in fetch(package).get("releases", {}).items():
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        if low < version < high and (prerelease or not version.is_prerelease) and _published(files):
+            found.append((version, text))
+    return [text for _, text in sorted(found, reverse=Version(candidate) < Version(baseline))]
+
+
+def all_releases(package: str, fetch: Callable[[str], dict] = fetch_index) -> set[str]:
+    return {text for text, files in fetch(package).get("releases", {}).items() if _published(files)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Seen:
+    """What one probe of a release said: per check True (changed), False (unchanged) or None (unknown),
+    and a note (why it is unknown, or how the release was installed)."""
+
+    changed: dict[str, bool | None]
+    note: str = ""
+
+
+@dataclasses.dataclass
+class _State:
+    lo: int  # the last release known unchanged
+    hi: int  # the first release known changed
+    unknown: dict[int, str] = dataclasses.field(default_factory=dict)  # release -> why it is not known
+    notes: dict[int, str] = dataclasses.field(default_factory=dict)
+
+    def next_probe(self) -> int | None:
+        """The release nearest the middle of the interval not yet known to be unknown."""
+        left = [i for i in range(self.lo + 1, self.hi) if i not in self.unknown]
+        middle = (self.lo + self.hi) / 2
+        return min(left, key=lambda i: (abs(i - middle), i)) if left else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Span:
+    """A check's first changed release: exactly `last` when first == last, else somewhere in first..last."""
+
+    first: int
+    last: int
+    unknown: dict[int, str]  # why each release before `last` in the span is not known
+    notes: dict[int, str]  # how the releases that decided it were probed (when it was not plainly)
+
+
+def search(count: int, checks: list[str], probe: Callable[[int, list[str]], Seen]) -> dict[str, Span]:
+    """Binary search over releases 1..count for all checks at once: each round probes the release most
+    checks want next, with every check whose interval holds it; one run, however many checks."""
+    states = {check: _State(0, count + 1) for check in checks}
+    while True:
+        wanted = [i for i in (s.next_probe() for s in states.values()) if i is not None]
+        if not wanted:
+            break
+        index = collections.Counter(wanted).most_common(1)[0][0]
+        batch = [c for c, s in states.items() if s.lo < index < s.hi and index not in s.unknown]
+        seen = probe(index, batch)
+        for check in batch:
+            state, changed = states[check], seen.changed.get(check)
+            if changed is None:
+                state.unknown[index] = seen.note or "not judged"
+                continue
+            state.hi, state.lo = (index, state.lo) if changed else (state.hi, index)
+            if seen.note:
+                state.notes[index] = seen.note
+    return {check: Span(s.lo + 1, s.hi, {i: why for i, why in s.unknown.items() if s.lo < i < s.hi},
+                        {i: n for i, n in s.notes.items() if i in (s.lo, s.hi)}) for check, s in states.items()}

@@ -1,0 +1,213 @@
+"""`upgrade -- --bisect`: the joint binary search finds each check's first release, a release that
+cannot be judged turns the answer into a range naming it, the release list holds only stable releases
+strictly between, and a release that does not import with the baseline's pins is retried with the
+candidate's. No network and no suite: the index, the resolver and the runner are fakes; the probes'
+reports are the real reports of the default matrix (tests/harness/fixtures/upgrade-reports)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.model import bisection, report_io
+from harness.model.enums import CheckKind, Mark
+from harness.model.verdict import Change
+from harness.stack import bisect, bisect_search, matrix, paths, plan, resolve
+from harness.verdict import cli, compare, groups
+
+import upgrade_reports
+
+BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
+CAND = dict(BASE, jax="0.12.0.1", jaxlib="0.12.0.1", optax="0.2.8")
+EARLY = "shapes/test_mismatched_grads["  # in the fakes below, these cases change at the first release probed
+
+
+# The joint search, on an oracle: release i changes check c when i >= FIRST[c] (7 = the candidate).
+
+FIRST = {"a": 2, "b": 4, "c": 7, "d": 1, "e": 4}
+
+
+def oracle(calls, unknown=()):
+    def probe(index, checks):
+        calls.append((index, sorted(checks)))
+        if index in unknown:
+            return bisect_search.Seen({}, f"release {index} not installable")
+        return bisect_search.Seen({c: index >= FIRST[c] for c in checks})
+    return probe
+
+
+def test_joint_search_finds_each_checks_first_release_probing_each_release_at_most_once():
+    calls = []
+    spans = bisect_search.search(6, sorted(FIRST), oracle(calls))
+    assert {c: (s.first, s.last) for c, s in spans.items()} == {c: (i, i) for c, i in FIRST.items()}
+    probed = [i for i, _ in calls]
+    assert len(probed) == len(set(probed)) <= 6  # one run per release at most, all checks of it at once
+    assert calls[0][1] == sorted(FIRST)  # the first run holds every check
+
+
+def test_an_unjudgeable_release_makes_the_answer_a_range_that_names_it():
+    calls = []
+    spans = bisect_search.search(6, sorted(FIRST), oracle(calls, unknown={4}))
+    assert (spans["b"].first, spans["b"].last) == (4, 5)  # changed at 5, release 4 unknown
+    assert spans["b"].unknown == {4: "release 4 not installable"}
+    assert (spans["a"].first, spans["a"].last, spans["a"].unknown) == (2, 2, {})  # release 4 did not matter
+    assert [i for i, _ in calls].count(4) == 1
+
+
+def test_no_release_between_means_the_candidates_own():
+    assert bisect_search.search(0, ["a"], oracle([])) == {"a": bisect_search.Span(1, 1, {}, {})}
+
+
+# The release list.
+
+def files(yanked=False):
+    return [{"filename": "x.whl", "yanked": yanked}]
+
+
+INDEX = {"releases": {"0.2.5": files(), "0.2.6": files(), "0.2.6.post1": files(), "0.2.7rc1": files(),
+                      "0.2.7": files(), "0.2.7.1": files(yanked=True), "0.2.7.2": [], "0.2.8.dev1": files(),
+                      "0.2.8": files(), "0.2.10": files(), "not-a-version": files()}}
+
+
+def test_release_list_is_stable_releases_strictly_between_in_version_order():
+    assert bisect_search.releases("optax", "0.2.6", "0.2.8", fetch=lambda p: INDEX) == ["0.2.6.post1", "0.2.7"]
+    assert bisect_search.releases("optax", "0.2.6", "0.2.8", prerelease=True, fetch=lambda p: INDEX) == \
+        ["0.2.6.post1", "0.2.7rc1", "0.2.7", "0.2.8.dev1"]
+    assert bisect_search.releases("optax", "0.2.8", "0.2.6", fetch=lambda p: INDEX) == ["0.2.7", "0.2.6.post1"]
+    assert bisect_search.releases("optax", "0.2.6", "0.2.10", fetch=lambda p: INDEX) == \
+        ["0.2.6.post1", "0.2.7", "0.2.8"]
+
+
+# Bisecting the default matrix's reports: optax 0.2.6 -> 0.2.8, jax 0.11.2 -> 0.12.0.1.
+
+def raw(name):
+    return upgrade_reports.load(name)
+
+
+def mixed(early_only: bool) -> dict:
+    """optax-only's report with the checks not in EARLY (when early_only) as the baseline ran them."""
+    doc, base = raw("optax-only"), {c["id"]: c for c in raw("baseline")["checks"]}
+    doc["checks"] = [c if c["id"].startswith(EARLY) or not early_only else base[c["id"]] for c in doc["checks"]]
+    return doc
+
+
+@pytest.fixture
+def reports(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "REPORTS", tmp_path)
+    for name in upgrade_reports.ENTRIES:
+        (tmp_path / f"{name}.json").write_text(json.dumps(raw(name)))
+    return tmp_path
+
+
+def entries():
+    base = matrix.Entry(matrix.BASELINE, dict(BASE), "baseline", "3.12")
+    cand = matrix.Entry(matrix.CANDIDATE, dict(CAND), "candidate", "3.12")
+    return [base, cand, *matrix.single_package_entries(base, cand)]
+
+
+class Args:
+    pre = False
+
+
+def fake_stack(monkeypatch, reports, installs, runs):
+    """resolve: installs[(optax, jax)] is False (no resolution) or the probe report to write; the runner
+    writes it, after checking that the child session will find its entry in the plan file."""
+    def fake_resolve(named, defaults, python, prerelease=False):
+        pins = {**defaults, **named}
+        if installs.get((pins["optax"], pins["jax"])) is False:
+            raise HarnessError(f"cannot resolve optax=={pins['optax']} with jax=={pins['jax']}")
+        return resolve.Resolution(pins, "", [], "2026-01-01T00:00:00Z")
+
+    def fake_run(to_run, args, seed, only=None):
+        for entry in to_run:
+            assert entry.name in plan.read(reports / plan.PLAN_FILE)
+            runs.append((entry.name, only.read_text().split()))
+            (reports / f"{entry.name}.json").write_text(json.dumps(installs[(entry.pins["optax"], entry.pins["jax"])]))
+        return {}
+
+    monkeypatch.setattr(resolve, "resolve", fake_resolve)
+    return fake_run
+
+
+def index(optax_between):
+    jax = {"0.11.2": files(), "0.12.0": files(), "0.12.0.1": files()}
+    return lambda package: {"releases": {"optax": {v: files() for v in ["0.2.6", *optax_between, "0.2.8"]},
+                                         "jax": jax, "jaxlib": jax}[package]}
+
+
+@pytest.mark.parametrize("first_try", ["not importable", "not installable"])
+def test_a_release_that_fails_with_the_baselines_jax_is_probed_with_the_candidates(reports, monkeypatch, first_try):
+    runs = []
+    installs = {("0.2.7", "0.11.2"): raw("candidate-optax-0.2.7") if first_try == "not importable" else False,
+                ("0.2.7", "0.12.0.1"): mixed(early_only=True)}
+    run = fake_stack(monkeypatch, reports, installs, runs)
+    found = bisection.read(bisect.run(Args(), entries(), 1, run, fetch=index(["0.2.7"])))
+    candidate = compare.compare_entry(*(report_io.load(reports / f"{n}.json") for n in ("baseline", "candidate")))
+    changed = sorted({c.check_id for c in candidate.contract_changes})
+    assert sorted(r.check_id for r in found.checks) == changed  # all from optax: jax-only changed bits only
+    why = f"(0.2.7 probed with jax 0.12.0.1: {first_try} with jax 0.11.2)"  # said of 0.2.7 changed or not
+    for result in found.checks:
+        assert result.text == (f"optax 0.2.7 {why}" if result.check_id.startswith(EARLY) else f"optax 0.2.8 {why}")
+    assert found.releases == {"optax": ["0.2.7"]}
+    assert [(p.entry, p.outcome) for p in found.probes] == [("bisect-optax-0.2.7", first_try),
+                                                            ("bisect-optax-0.2.7-candidate-pins", "judged")]
+    assert [name for name, _ in runs] == [p.entry for p in found.probes if p.pins]
+    assert all(ids == changed for _, ids in runs)  # only the changed checks ran
+
+
+def test_a_release_installable_nowhere_gives_a_range_naming_it(reports, monkeypatch):
+    runs = []
+    installs = {("0.2.7", "0.11.2"): False, ("0.2.7", "0.12.0.1"): False, ("0.2.7.1", "0.11.2"): mixed(True)}
+    run = fake_stack(monkeypatch, reports, installs, runs)
+    found = bisection.read(bisect.run(Args(), entries(), 1, run, fetch=index(["0.2.7", "0.2.7.1"])))
+    early = [r for r in found.checks if r.check_id.startswith(EARLY)]
+    assert early and all(r.text == "optax 0.2.7–0.2.7.1 (0.2.7 not installable with jax 0.11.2 nor with "
+                                   "jax 0.12.0.1)" and not r.exact for r in early)
+    assert all(r.text == "optax 0.2.8" and r.exact for r in found.checks if r not in early)
+    assert [name for name, _ in runs] == ["bisect-optax-0.2.7.1"]
+
+
+def test_the_verdict_says_where_each_contract_first_changed(reports, monkeypatch, capsys):
+    installs = {("0.2.7", "0.11.2"): raw("candidate-optax-0.2.7"), ("0.2.7", "0.12.0.1"): mixed(early_only=True)}
+    found = bisect.run(Args(), entries(), 1, fake_stack(monkeypatch, reports, installs, []), fetch=index(["0.2.7"]))
+    capsys.readouterr()
+    md = reports / "summary.md"
+    cli.main([str(reports / f"{n}.json") for n in upgrade_reports.ENTRIES] + ["--bisect", str(found),
+                                                                               "--markdown", str(md)])
+    text = capsys.readouterr().out
+    assert "first changed in optax 0.2.7 (0.2.7 probed with jax 0.12.0.1: not importable with jax 0.11.2)" in text
+    assert "first changed in optax 0.2.8 (0.2.7 probed" in text
+    rows = [line for line in md.read_text().splitlines() if "`shapes/test_mismatched_grads`" in line]
+    assert rows and all("first changed in optax 0.2.7" in row for row in rows)
+
+
+def test_blame_follows_the_single_package_entries(reports):
+    loaded = {n: report_io.load(reports / f"{n}.json") for n in upgrade_reports.ENTRIES}
+    candidate, jax_only, optax_only = (compare.compare_entry(loaded["baseline"], loaded[n])
+                                       for n in ("candidate", "jax-only", "optax-only"))
+    changed = sorted({c.check_id for c in candidate.contract_changes})
+    assert bisect.blame(candidate, {"jax": jax_only, "optax": optax_only}, ["jax", "optax"]) == {"optax": changed}
+    assert bisect.blame(candidate, {"jax": jax_only, "optax": None}, ["jax", "optax"]) == {}
+    assert bisect.blame(candidate, {}, ["optax"]) == {"optax": changed}  # one group bumped: it is to blame
+    assert bisect.blame(candidate, {}, ["jax", "optax"]) == {}
+
+
+def change(check_id):
+    return Change(check_id, "f", CheckKind.GOLDEN, Mark.VALUE_CHANGED, "", None, None, [])
+
+
+def test_a_group_shows_each_distinct_first_release_of_its_cases():
+    group = groups.group([change("f/test_x[a]"), change("f/test_x[b]"), change("f/test_x[c]")])[0]
+    assert groups.first_changed(group, {}) == ""
+    assert groups.first_changed(group, dict.fromkeys(["f/test_x[a]", "f/test_x[b]"], "optax 0.2.7")) == "optax 0.2.7"
+    assert groups.first_changed(group, {"f/test_x[a]": "optax 0.2.7", "f/test_x[b]": "optax 0.2.8",
+                                        "f/test_x[c]": "optax 0.2.7"}) == "optax 0.2.7 (2 cases); optax 0.2.8 (1 case)"
+
+
+def test_last_runs_bisection_reports_are_found_for_keep_previous(tmp_path):
+    for name in ("bisect-optax-0.2.7.json", "bisect-optax-0.2.7.log", "bisect-optax-0.2.7.junit.xml",
+                 "bisect-jax-0.12.0-candidate-pins.json", "bisect-selection.txt", "bisect.json"):
+        (tmp_path / name).write_text("")
+    assert bisect.report_names(tmp_path) == ["bisect-jax-0.12.0-candidate-pins", "bisect-optax-0.2.7"]
