@@ -94,7 +94,7 @@ def tests(session: nox.Session) -> None:
 @nox.session(python=False)
 def upgrade(session: nox.Session) -> None:
     """Baseline vs candidate (and single-package entries), then the verdict. Exit 0/1/2."""
-    code = upgrade_run.upgrade(session.posargs)
+    code = upgrade_run.upgrade(session.posargs, invoked_from=session.invoked_from)
     if code:
         # nox maps every failure to 1; the verdict's status (1 regressed, 2 cannot judge) must survive.
         raise SystemExit(code)

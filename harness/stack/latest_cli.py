@@ -25,7 +25,6 @@ from harness.errors import HarnessError
 from harness.stack import matrix, release_set, resolve
 from harness.stack.release_set import ReleaseSet
 
-LATEST_PACKAGES = ("jax", "jaxlib", "optax", "flax")  # numpy follows the baseline unless it must move
 
 
 def github_output(**values: str) -> None:
@@ -41,7 +40,7 @@ def github_output(**values: str) -> None:
 def resolve_latest(prerelease: bool) -> tuple[ReleaseSet, list[str]]:
     """Tonight's release set and uv's notes (which version is latest, which pin had to move)."""
     pins = matrix.load_pins()
-    named = {pkg: resolve.LATEST for pkg in LATEST_PACKAGES}
+    named = {pkg: matrix.LATEST for pkg in matrix.LATEST_PACKAGES}
     resolution = resolve.resolve(named, pins.baseline, pins.python, prerelease=prerelease)
     return ReleaseSet.of(resolution.pins, pins.python, resolution.resolved_at), resolution.notes
 

@@ -46,7 +46,7 @@ def uv() -> str | None:
 
 
 def uv_compile(requirements: str, python: str, output: Path | None = None, header_command: str | None = None,
-               prerelease: bool = False) -> subprocess.CompletedProcess:
+               prerelease: bool = False, universal: bool = True) -> subprocess.CompletedProcess:
     """`uv pip compile` of requirement lines for the matrix's Python; the lock on stdout or in `output`.
 
     uv is handed the interpreter itself: with only --python-version and no python3.12 on PATH (pyenv),
@@ -55,7 +55,7 @@ def uv_compile(requirements: str, python: str, output: Path | None = None, heade
     if found is None:
         raise HarnessError("uv is not installed; install it with `python3 -m pip install uv` to resolve stacks.")
     cmd = [found, "pip", "compile", "-", "--python-version", python, "--python", find_python(python),
-           "--universal", "--quiet", "--no-python-downloads"]
+           "--quiet", "--no-python-downloads"] + (["--universal"] if universal else [])
     cmd += ["-o", str(output)] if output else ["--no-annotate"]
     cmd += ["--custom-compile-command", header_command] if header_command else ["--no-header"]
     cmd += ["--prerelease", "allow"] if prerelease else []

@@ -189,6 +189,9 @@ def parse_candidate(text: str) -> dict[str, str]:
                 f"the candidate may pin {', '.join(PACKAGES)}."
             )
         pins[name] = LATEST if match.group(2).lower() == LATEST else match.group(2)
+    for group in GROUPS.values():  # jax==latest takes the newest jaxlib too, unless one is named
+        if any(pins.get(p) == LATEST for p in group):
+            pins.update({p: LATEST for p in group if p not in pins})
     if not pins:
         raise HarnessError('--candidate is empty; give pins such as "jax==0.12.0.1 jaxlib==0.12.0.1".')
     return pins

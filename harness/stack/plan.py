@@ -36,7 +36,7 @@ def build(candidate_text: str | None, locks_dir: Path, prerelease: bool = False)
     base, cand = all_entries[matrix.BASELINE], all_entries[matrix.CANDIDATE]
     if cand.locked:  # the matrix's own candidate: committed locks, nothing to resolve
         return matrix.upgrade_plan(all_entries)
-    named = matrix.parse_candidate(candidate_text or "")
+    named = matrix.parse_candidate(candidate_text or "")  # not reached without a candidate: it is locked
     cand = _resolved(cand, named, base.pins, locks_dir, prerelease)
     singles = []
     for single in matrix.single_package_entries(base, cand):

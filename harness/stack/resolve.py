@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import tempfile
 from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.model.report import now
-from harness.stack import locks
+from harness.stack import locks, paths
 from harness.stack.matrix import LATEST
 
 _PIN_LINE = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)")
@@ -47,9 +48,24 @@ def parse_lock(text: str) -> dict[str, str]:
     return found
 
 
-def _compile(requirements: str, python: str, prerelease: bool):
-    done = locks.uv_compile(requirements, python, prerelease=prerelease)
-    return (parse_lock(done.stdout), done.stdout) if done.returncode == 0 else (None, locks.uv_reason(done))
+def _compile(requirements: str, python: str, prerelease: bool, latest: frozenset[str] = frozenset()):
+    """One resolution for this Python only (a universal lock may fork a package by Python version). The
+    baseline's lock seeds it as uv's preferences, so packages nobody moved (ml-dtypes, scipy, chex...)
+    stay at the baseline's versions instead of whatever is newest today: a change is then the bump's."""
+    with tempfile.TemporaryDirectory(prefix="harness-resolve-") as scratch:
+        output = Path(scratch) / "lock.txt"
+        baseline_lock = paths.LOCKS / "baseline.txt"
+        if baseline_lock.exists():  # a package asked at `latest` must not be held back by its preference
+            kept = [ln for ln in baseline_lock.read_text().splitlines()
+                    if not ((m := _PIN_LINE.match(ln.strip())) and m.group(1).lower() in latest)]
+            output.write_text("\n".join(kept) + "\n")
+        done = locks.uv_compile(requirements, python, output=output, prerelease=prerelease, universal=False)
+        text = output.read_text() if done.returncode == 0 and output.exists() else ""
+    return (parse_lock(text), text) if done.returncode == 0 else (None, locks.uv_reason(done))
+
+
+def _latest(named: dict[str, str]) -> frozenset[str]:
+    return frozenset(pkg for pkg, version in named.items() if version == LATEST)
 
 
 def _asked(named: dict[str, str]) -> str:
@@ -65,11 +81,12 @@ def _needs(pkg: str, reason: str) -> str:
 def _follow(named, defaults, python, prerelease, reason) -> tuple[dict[str, str] | None, str, list[str]]:
     """Free the unnamed packages, then pin back each one that can stay at its default: the fewest moves."""
     free = set(defaults) - set(named)
-    found, text = _compile(_requirements(named, defaults, free), python, prerelease)
+    found, text = _compile(_requirements(named, defaults, free), python, prerelease, _latest(named))
     if found is None:
         return None, text, []
     for pkg in [p for p in defaults if p in free and found.get(p) != defaults[p]]:
-        again, again_text = _compile(_requirements(named, defaults, free - {pkg}), python, prerelease)
+        again, again_text = _compile(_requirements(named, defaults, free - {pkg}), python, prerelease,
+                                     _latest(named))
         if again is not None:
             free, found, text = free - {pkg}, again, again_text
     notes = [f"{pkg} {defaults[pkg]} → {found[pkg]}: {defaults[pkg]} does not resolve with {_asked(named)}"
@@ -80,7 +97,7 @@ def _follow(named, defaults, python, prerelease, reason) -> tuple[dict[str, str]
 def resolve(named: dict[str, str], defaults: dict[str, str], python: str, prerelease: bool = False) -> Resolution:
     """Exact pins for `named` (exact or LATEST) with every other package of `defaults` kept at its pin when
     that resolves, else at the newest version that does; HarnessError with uv's reason when nothing does."""
-    found, text = _compile(_requirements(named, defaults, set()), python, prerelease)
+    found, text = _compile(_requirements(named, defaults, set()), python, prerelease, _latest(named))
     notes: list[str] = []
     if found is None and set(defaults) - set(named):
         found, text, notes = _follow(named, defaults, python, prerelease, reason=text)

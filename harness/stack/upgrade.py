@@ -5,6 +5,7 @@ entries, then print the verdict. Each entry runs as a child nox session with its
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import json
 import random
@@ -60,20 +61,45 @@ def _child_environment(args, only: Path | None, seed: int, replay: Path | None) 
     return env
 
 
+def envdir() -> Path:
+    """The entries' environments: .nox/ beside the default reports/, DIR/.nox for `--reports DIR`, so two
+    upgrades in two reports directories never install into one environment."""
+    return paths.ROOT / ".nox" if paths.REPORTS == paths.ROOT / "reports" else paths.REPORTS / ".nox"
+
+
+@contextlib.contextmanager
+def _stopped_on_exit(running: dict):
+    """On Ctrl-C or an error, stop the entries still running (and close their logs) before the run's
+    lock is released, so no child keeps writing into reports/ behind a new run."""
+    try:
+        yield
+    finally:
+        for proc, log, *_ in running.values():
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            log.close()
+
+
 def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None = None,
                 replay: Path | None = None) -> dict[str, int]:
     """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log.
     Each entry writes its phase and checks done to a progress file that the display shows."""
     env = _child_environment(args, only, seed, replay)
     pending, running, codes, jobs = list(entries), {}, {}, args.jobs
-    with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown:
+    with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
+            _stopped_on_exit(running):
         while pending or running:
             while pending and len(running) < max(1, jobs):
                 entry = pending.pop(0)
                 log_name = f"{REPLAY if replay is not None else entry.name}.log"
                 log = open(paths.REPORTS / log_name, "w")
                 file = Path(files) / f"{entry.name}.json"
-                cmd = [sys.executable, "-m", "nox", "-f", str(paths.ROOT / "noxfile.py"), "-s", entry.name]
+                cmd = [sys.executable, "-m", "nox", "-f", str(paths.ROOT / "noxfile.py"), "-s", entry.name,
+                       "--envdir", str(envdir())]
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=paths.ROOT,
                                         env={**env, env_vars.PROGRESS: str(file)})
                 running[entry.name] = (proc, log, log_name, time.perf_counter())
@@ -116,14 +142,14 @@ def _selection(name: str, ids: list[str]) -> Path:
     return path
 
 
-def _prepare(argv) -> argparse.Namespace:
+def _prepare(argv, invoked_from: str | None) -> argparse.Namespace:
     """Arguments, a Python and a writable reports directory: HarnessError (exit 2) before anything runs."""
     args = upgrade_args.parse(argv)
-    if args.candidate:
+    if args.candidate is not None:
         matrix.parse_candidate(args.candidate)  # bad input is told before anything else
     find_python(matrix.PYTHON)
     if args.reports:
-        paths.REPORTS = args.reports.resolve()
+        paths.REPORTS = (Path(invoked_from or ".") / args.reports).resolve()
     if args.offline:
         os.environ["UV_OFFLINE"] = "1"  # this run's resolutions too
     upgrade_args.check_writable(paths.REPORTS)
@@ -184,10 +210,10 @@ def _run_plan(args, plan: list[matrix.Entry], seed: int) -> tuple[list[matrix.En
     return pair, replay
 
 
-def upgrade(argv) -> int:
+def upgrade(argv, invoked_from: str | None = None) -> int:
     """nox -s upgrade: resolve the plan, run it, compare, print the verdict, return the exit status."""
     try:
-        args = _prepare(argv)
+        args = _prepare(argv, invoked_from)
         with run_lock.hold(paths.REPORTS, ["nox", "-s", "upgrade", "--", *argv]):
             return _upgrade(args)
     except upgrade_args.HelpShown:
@@ -209,11 +235,13 @@ def _upgrade(args) -> int:
     seed = random.getrandbits(32)
     ran, replay = _run_plan(args, entries, seed)
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
-    silent = [e.name for e in ran if not (paths.REPORTS / f"{e.name}.json").exists()]
-    for name in silent:
-        print(f"upgrade: entry {name} wrote no report; the end of reports/{name}.log says:\n"
-              + _tail(paths.REPORTS / f"{name}.log"), file=sys.stderr)
-    if silent:
+    silent = [e for e in ran if not (paths.REPORTS / f"{e.name}.json").exists()]
+    for entry in silent:
+        print(f"upgrade: entry {entry.name} wrote no report; the end of {paths.REPORTS}/{entry.name}.log says:\n"
+              + _tail(paths.REPORTS / f"{entry.name}.log"), file=sys.stderr)
+        if entry not in ran[:2]:  # an attribution entry: the attribution is partial, the verdict stands
+            stack_entry.write_unresolvable(entry, f"its session wrote no report (see {entry.name}.log)", now())
+    if any(e in ran[:2] for e in silent):
         print("upgrade: CANNOT JUDGE (exit status 2)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     reports = paths.REPORTS

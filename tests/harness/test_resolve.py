@@ -3,6 +3,7 @@ seconds with the resolver's reason, one upgrade per reports directory, attributi
 uv is replaced by a small table of which versions fit together (no network)."""
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +21,14 @@ def _key(v):
     return tuple(int(x) for x in v.split("."))
 
 
-def fake_compile(requirements, python, output=None, header_command=None, prerelease=False):
+def fake_compile(requirements, python, output=None, header_command=None, prerelease=False, universal=True):
+    done = _fake_resolution(requirements)
+    if output is not None and done.returncode == 0:
+        Path(output).write_text(done.stdout)
+    return done
+
+
+def _fake_resolution(requirements):
     asked = {}
     for line in requirements.splitlines():
         name, _, version = line.partition("==")
@@ -99,3 +107,14 @@ def test_a_second_upgrade_on_the_same_reports_refuses_naming_the_first(tmp_path)
                 pass
     with run_lock.hold(tmp_path, ["nox"]):  # released when the first run ends
         pass
+
+
+def test_jax_at_latest_takes_jaxlib_along():
+    assert matrix.parse_candidate("jax==latest") == {"jax": matrix.LATEST, "jaxlib": matrix.LATEST}
+    assert resolve.resolve(matrix.parse_candidate("jax==latest"), BASE, "3.12").pins["jaxlib"] == "0.12.0.1"
+
+
+def test_an_empty_candidate_is_refused_not_ignored():
+    from harness.stack import upgrade
+
+    assert upgrade.upgrade(["--candidate", ""]) == 2
