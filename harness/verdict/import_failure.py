@@ -12,7 +12,8 @@ _COLLECTED = "could not be collected: "
 
 
 def _package(frame: str) -> str:
-    return frame.split("/", 1)[0]
+    """'optax' for 'optax/contrib/x.py:39'; 'six' for a single-file module's 'six.py:10'."""
+    return frame.split("/", 1)[0].split(".py:", 1)[0]
 
 
 def find(base: Report, other: Report, changes: list[Change]) -> ImportFailure | None:
