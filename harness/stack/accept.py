@@ -24,7 +24,7 @@ from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.stack import golden_changelog, locks, matrix, paths
+from harness.stack import golden_changelog, locks, matrix, paths, run_lock
 from harness.stack.upgrade import REPLAY
 from harness.verdict import compare
 
@@ -265,8 +265,18 @@ def _report(plan: Plan, accepted: golden_changelog.Accepted) -> None:
 def accept(argv, log=None, steps: Steps | None = None, root: Path | None = None) -> int:
     """nox -s accept: refuse, or adopt the candidate; the exit status (0 done, 2 refused or stopped)."""
     ws, steps = Workspace(root or paths.ROOT), steps or Steps.real(log)
+    try:  # never while an upgrade is rewriting the reports it adopts
+        with run_lock.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):
+            return _accept(ws, steps, _parse(argv))
+    except HelpShown:
+        return 0
+    except HarnessError as exc:
+        print(f"accept: refused: {exc}", file=sys.stderr)
+        return exc.exit_status
+
+
+def _accept(ws: Workspace, steps: Steps, args) -> int:
     try:
-        args = _parse(argv)
         plan = prepare(ws, steps)
     except HelpShown:
         return 0

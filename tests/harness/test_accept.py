@@ -114,6 +114,14 @@ def test_refuses_without_reports(checkout, capsys):
     _refused(checkout, capsys, "run `nox -s upgrade` first")
 
 
+def test_refuses_while_an_upgrade_is_writing_the_reports(checkout, docs, capsys):
+    from harness.stack import run_lock
+
+    _write(checkout, *docs)
+    with run_lock.hold(checkout / "reports", ["nox", "-s", "upgrade"]):
+        _refused(checkout, capsys, "another upgrade is writing to")
+
+
 def test_refuses_a_stale_verdict(checkout, docs, capsys):
     base, cand = docs
     base["environment"]["versions"]["optax"] = "0.2.5"  # the matrix's baseline moved since the upgrade
