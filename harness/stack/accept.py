@@ -24,7 +24,7 @@ from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.stack import golden_changelog, locks, matrix, paths, run_lock
+from harness.stack import cli_args, golden_changelog, locks, matrix, paths, run_lock
 from harness.stack.upgrade import REPLAY
 from harness.verdict import compare
 
@@ -32,10 +32,6 @@ UNDO = "git checkout -- matrix.toml locks golden"
 NEXT = "review `git diff`, then commit matrix.toml locks/ golden/"
 # harness.contract.golden_recording's words when a check fails while recording (nothing is written then)
 RECORDING_FAILED = re.compile(r"golden: NOT written: \d+ checks did not pass while recording: [^\n]*")
-
-
-class HelpShown(Exception):
-    """`nox -s accept -- --help`: the usage is printed, nothing runs."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,12 +110,7 @@ def _parse(argv) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="nox -s accept --", description="Adopt the judged candidate as the "
                                      "new baseline: pins, locks, golden values, golden/CHANGELOG.md.")
     parser.add_argument("--reason", help="why the changes are accepted (written to golden/CHANGELOG.md)")
-    try:
-        return parser.parse_args(list(argv))
-    except SystemExit as exc:
-        if exc.code == 0:
-            raise HelpShown() from None
-        raise HarnessError(f"nox -s accept: bad arguments {list(argv)}; see the usage above.") from exc
+    return cli_args.parse(parser, argv)
 
 
 def judged(ws: Workspace) -> tuple[Report, Report, Verdict]:
@@ -207,17 +198,11 @@ def stopped(done: int, problem: str) -> HarnessError:
         "file `git status` shows), then run `nox -s upgrade` and `nox -s accept` again once the cause is fixed.")
 
 
-def _tail(path: Path, lines: int = 8) -> str:
-    try:
-        return "\n".join("    " + ln for ln in path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "    (no log)"
-
-
 def _recording_failed(ws: Workspace, code: int) -> HarnessError:
     """The golden session failed: its log's end, and what to do when checks fail on the new baseline."""
     log = ws.reports / "golden-recording.log"
-    problem = f"`nox -s golden -- --accept-changes` exited {code}; the end of reports/{log.name} says:\n{_tail(log)}"
+    problem = (f"`nox -s golden -- --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
+               f"{cli_args.log_tail(log)}")
     failing = RECORDING_FAILED.search(log.read_text(errors="replace")) if log.exists() else None
     if failing:
         problem += (f"\n{failing.group(0)}.\nRecording cannot accept those: they fail on the new baseline against "
@@ -268,7 +253,7 @@ def accept(argv, log=None, steps: Steps | None = None, root: Path | None = None)
     try:  # never while an upgrade is rewriting the reports it adopts
         with run_lock.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):
             return _accept(ws, steps, _parse(argv))
-    except HelpShown:
+    except cli_args.HelpShown:
         return 0
     except HarnessError as exc:
         print(f"accept: refused: {exc}", file=sys.stderr)
@@ -276,13 +261,7 @@ def accept(argv, log=None, steps: Steps | None = None, root: Path | None = None)
 
 
 def _accept(ws: Workspace, steps: Steps, args) -> int:
-    try:
-        plan = prepare(ws, steps)
-    except HelpShown:
-        return 0
-    except HarnessError as exc:
-        print(f"accept: refused: {exc}", file=sys.stderr)
-        return exc.exit_status
+    plan = prepare(ws, steps)  # a HarnessError here is a refusal (accept() says so)
     if plan.after == plan.before:
         print(f"accept: nothing to accept: the candidate ran the baseline's versions "
               f"({golden_changelog.stack_text(plan.before)}).")

@@ -22,7 +22,7 @@ from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
-from harness.stack import bisect, entry as stack_entry, matrix, paths, plan, progress, run_lock, upgrade_args
+from harness.stack import bisect, cli_args, entry as stack_entry, matrix, paths, plan, progress, run_lock, upgrade_args
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
@@ -114,13 +114,6 @@ def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None 
                                          f"(log: reports/{log_name})")
             shown.refresh()
     return codes
-
-
-def _tail(path: Path, lines: int = 8) -> str:
-    try:
-        return "\n".join("    " + ln for ln in path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "    (no log)"
 
 
 def _judge_pair() -> tuple[Report, EntryVerdict] | None:
@@ -216,7 +209,7 @@ def upgrade(argv, invoked_from: str | None = None) -> int:
         args = _prepare(argv, invoked_from)
         with run_lock.hold(paths.REPORTS, ["nox", "-s", "upgrade", "--", *argv]):
             return _upgrade(args)
-    except upgrade_args.HelpShown:
+    except cli_args.HelpShown:
         return 0
     except HarnessError as exc:
         print(f"upgrade: {exc}", file=sys.stderr)
@@ -238,7 +231,7 @@ def _upgrade(args) -> int:
     silent = [e for e in ran if not (paths.REPORTS / f"{e.name}.json").exists()]
     for entry in silent:
         print(f"upgrade: entry {entry.name} wrote no report; the end of {paths.REPORTS}/{entry.name}.log says:\n"
-              + _tail(paths.REPORTS / f"{entry.name}.log"), file=sys.stderr)
+              + cli_args.log_tail(paths.REPORTS / f"{entry.name}.log"), file=sys.stderr)
         if entry not in ran[:2]:  # an attribution entry: the attribution is partial, the verdict stands
             stack_entry.write_unresolvable(entry, f"its session wrote no report (see {entry.name}.log)", now())
     if any(e in ran[:2] for e in silent):

@@ -7,10 +7,7 @@ import os
 from pathlib import Path
 
 from harness.errors import HarnessError
-
-
-class HelpShown(Exception):
-    """`nox -s upgrade -- --help`: the usage is printed, nothing runs."""
+from harness.stack import cli_args
 
 
 def parse(argv) -> argparse.Namespace:
@@ -26,12 +23,7 @@ def parse(argv) -> argparse.Namespace:
                              "changed checks on the releases between baseline and candidate)")
     parser.add_argument("--offline", action="store_true",
                         help="never use the network: environments and uv's cache must already hold every stack")
-    try:
-        args = parser.parse_args(list(argv))
-    except SystemExit as exc:
-        if exc.code == 0:  # --help was printed
-            raise HelpShown() from None
-        raise HarnessError(f"nox -s upgrade: bad arguments {list(argv)}; see the usage above.") from exc
+    args = cli_args.parse(parser, argv)
     if args.jobs < 1:
         raise HarnessError(f"--jobs {args.jobs}: give at least 1.")
     return args
