@@ -16,6 +16,7 @@ from harness.model.enums import Outcome
 from harness.model.report import STACK_VERSION_KEYS
 
 ACCEPT_COMMAND = "nox -s golden -- --accept-changes"
+MAX_ADDED_LINES = 40
 
 
 def finish(session, recorder: Recorder) -> None:
@@ -29,8 +30,7 @@ def finish(session, recorder: Recorder) -> None:
         return
     changes = recorder.store.changes()
     changed = [c for c in changes if c[2] == "changed"]
-    for family, key, what, old, new in changes:
-        say(f"golden: {what:7s} {family}/{key}" + (f": {_short(old)} -> {_short(new)}" if old else ""))
+    say_changes(say, changes)
     if changed and not session.config.getoption("--harness-accept-changes"):
         say(f"golden: NOT written: {len(changed)} recorded values would change. Review them above; "
             f"to accept, run `{ACCEPT_COMMAND}`.")
@@ -44,6 +44,20 @@ def finish(session, recorder: Recorder) -> None:
     }
     written = recorder.store.write(provenance)
     say(f"golden: {len(changes)} values added or changed; wrote {', '.join(map(str, written)) or 'nothing'}")
+
+
+def say_changes(say, changes) -> None:
+    """Every changed value, old -> new; added values one per line, or counted per family when there are
+    many (a first recording adds hundreds, and nothing is there yet to review against)."""
+    added = [(family, key) for family, key, what, _, _ in changes if what == "added"]
+    for family, key, what, old, new in changes:
+        if what != "added" or len(added) <= MAX_ADDED_LINES:
+            say(f"golden: {what:7s} {family}/{key}" + (f": {_short(old)} -> {_short(new)}" if old else ""))
+    if len(added) > MAX_ADDED_LINES:
+        per_family = {}
+        for family, _ in added:
+            per_family[family] = per_family.get(family, 0) + 1
+        say(f"golden: added   {len(added)} values: " + ", ".join(f"{f} {n}" for f, n in per_family.items()))
 
 
 def _short(entry) -> str:

@@ -83,3 +83,16 @@ def test_file_has_one_line_per_value():
     text = dumps(doc)
     assert json.loads(text) == json.loads(json.dumps(doc))
     assert sum('"a": {' in line for line in text.splitlines()) == 1
+
+
+def test_a_first_recording_counts_added_values_per_family_and_shows_every_change():
+    from harness.contract import golden_recording
+
+    said = []
+    changes = [("a", f"k{i}", "added", None, {"values": [i]}) for i in range(45)]
+    changes += [("b", "k", "added", None, {"values": [0]}), ("b", "x", "changed", {"values": [1]}, {"values": [2]})]
+    golden_recording.say_changes(said.append, changes)
+    assert said == ['golden: changed b/x: [1] -> [2]', "golden: added   46 values: a 45, b 1"]
+    said.clear()
+    golden_recording.say_changes(said.append, changes[-2:])
+    assert said == ["golden: added   b/k", 'golden: changed b/x: [1] -> [2]']
