@@ -1,12 +1,15 @@
 """The pytest plugin: options, the `check` and `timing` fixtures, and the hooks that feed the report.
 
-Loaded by tests/contracts/conftest.py. Options (each also an environment variable, so the nox
-sessions only have to set the environment):
+Registered as a pytest11 entry point, so it is there wherever the package is installed; the entries
+also load it with `-p harness.contract.plugin`. Options (each also an environment variable, so the
+nox sessions only have to set the environment):
 
   --harness-report PATH      HARNESS_REPORT      where to write the report (no report when unset)
   --harness-entry NAME       HARNESS_ENTRY       the matrix entry name recorded in the report
   --harness-golden-dir DIR   HARNESS_GOLDEN_DIR  golden store (default: <rootdir>/golden)
   --harness-only FILE        HARNESS_ONLY        run only the check ids listed in FILE (one per line)
+  --harness-own-contracts DIRS                   the project's contract directories (os.pathsep-separated):
+                                                 their families are listed as the project's own
   --harness-record-golden                        record golden values instead of comparing
   --harness-accept-changes                       with --harness-record-golden: allow changed values
 
@@ -25,7 +28,7 @@ import os
 import pytest
 
 from harness import env_vars
-from harness.contract import golden_recording, hypothesis_profiles, outcome, replay
+from harness.contract import families, golden_recording, hypothesis_profiles, outcome, replay
 from harness.contract.checks import Check
 from harness.contract.progress import ProgressWriter
 from harness.contract.session import Recorder
@@ -50,14 +53,17 @@ def pytest_addoption(parser):
     group.addoption("--harness-golden-dir", default=os.environ.get(env_vars.GOLDEN_DIR), help="golden directory")
     group.addoption("--harness-only", default=os.environ.get(env_vars.ONLY),
                     help="file of check ids (family/test[params]) to run; the rest are deselected")
+    group.addoption("--harness-own-contracts", default=None,
+                    help="the project's own contract directories (their families are the project's own)")
     group.addoption("--harness-record-golden", action="store_true", help="record golden values")
     group.addoption("--harness-accept-changes", action="store_true", help="allow changing recorded golden values")
 
 
 def pytest_configure(config):
-    # A module that no longer imports after a bump is one failed check, not the end of the run.
-    config.option.continue_on_collection_errors = True
     recorder = Recorder(config)
+    if recorder.harness_run:
+        # A module that no longer imports after a bump is one failed check, not the end of the run.
+        config.option.continue_on_collection_errors = True
     config.stash[_RECORDER] = recorder
     _ACTIVE.append(recorder)
     config.stash[_PROGRESS] = ProgressWriter.from_environment()
@@ -71,8 +77,10 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """With --harness-only, run just the listed checks (attribution and replay runs)."""
+    """Tell the project's own families from the built-in ones; with --harness-only, run just the listed
+    checks (attribution and replay runs)."""
     recorder = config.stash[_RECORDER]
+    recorder.own_families = families.own(items, recorder.own_contracts)
     selection = recorder.selection
     if selection is None:
         return
@@ -155,7 +163,9 @@ def _counting(item, handle):
         handle.inner_test = inner
 
 
-@pytest.hookimpl(wrapper=True)
+# Outermost (tryfirst), so the report is read after Hypothesis's own wrapper has added its section (the
+# replayed failing case): the plugin is an entry point now, and entry points load in no fixed order.
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     rep = yield
     if call.when == "call" or (call.when == "setup" and rep.outcome != "passed"):

@@ -48,7 +48,12 @@ class Recorder:
         self.examples_run = 0
         self.last_write = 0.0
         self.exit_status: int | None = None
-        self.hypothesis = hypothesis_profiles.activate(config)
+        self.own_contracts = [Path(p) for p in (config.getoption("--harness-own-contracts") or "").split(os.pathsep) if p]
+        self.own_families: set[str] = set()
+        # A run for the harness (a report, a recording, a chosen profile) loads the harness's Hypothesis
+        # profile; the plugin, installed beside a team's own tests, leaves their other runs alone.
+        self.harness_run = bool(self.report_path or self.recording or os.environ.get(env_vars.PROFILE))
+        self.hypothesis = hypothesis_profiles.activate(config) if self.harness_run else None
         self.environment: Environment | None = None
         self.selection = read_selection(config.getoption("--harness-only"))
         self.replay = replay.examples()  # falsifying examples of another entry to replay, by check id
@@ -80,7 +85,7 @@ class Recorder:
             tolerances=tolerances.table(), checks=checks, warnings=self.warnings.records(),
             timings=Timings(total_s=round(time.perf_counter() - self.started, 3)),
             performance=dict(sorted(self.performance.items())), summary=Summary.of(checks),
-            problem=None, selection=self.selection,
+            problem=None, selection=self.selection, own_families=sorted(self.own_families) or None,
         )
 
     def write(self, status: Status, force: bool = False) -> None:

@@ -271,6 +271,8 @@ class Report:
     summary: Summary
     problem: str | None  # why the entry could not be judged, when it could not
     selection: list[str] | None  # the check ids an attribution run was limited to; None for all
+    # The families that are the project's own contracts (--contracts DIR), not the built-in ones.
+    own_families: list[str] | None = _optional()
 
     def check(self, check_id: str) -> CheckRecord | None:
         return next((c for c in self.checks if c.id == check_id), None)

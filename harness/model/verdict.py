@@ -118,6 +118,19 @@ class ImportFailure:
 
 
 @dataclasses.dataclass(frozen=True)
+class OwnFamily:
+    """One family of the project's own contracts (--contracts DIR), summed apart: for a team, the
+    contracts of its own training come first."""
+
+    name: str
+    checks: int  # on the baseline
+    changed: list[str]  # ids of checks whose contract changed on the candidate
+    bits_changed: int  # checks whose values moved within tolerance on the candidate (informational)
+    failing_on_baseline: list[str]  # ids that fail on the baseline itself: the project's code (or its
+    # golden values) changed since recording, not the stack
+
+
+@dataclasses.dataclass(frozen=True)
 class Verdict:
     """The judgement over all entries; the exit status follows the candidate (the first entry)."""
 
@@ -131,3 +144,4 @@ class Verdict:
     import_failure: ImportFailure | None = None
     # check id -> the release that first changed it ("optax 0.2.7"), from `upgrade -- --bisect`
     first_changed: dict[str, str] = dataclasses.field(default_factory=dict)
+    own_families: list[OwnFamily] = dataclasses.field(default_factory=list)  # the project's own contracts

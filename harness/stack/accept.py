@@ -28,8 +28,8 @@ from harness.stack import cli_args, golden_changelog, locks, matrix, paths, run_
 from harness.stack.upgrade import REPLAY
 from harness.verdict import compare
 
-UNDO = "git checkout -- matrix.toml locks golden"
-NEXT = "review `git diff`, then commit matrix.toml locks/ golden/"
+UNDO = "git checkout -- harness/matrix.toml locks golden"
+NEXT = "review `git diff`, then commit harness/matrix.toml locks/ golden/"
 # harness.contract.golden_recording's words when a check fails while recording (nothing is written then)
 RECORDING_FAILED = re.compile(r"golden: NOT written: \d+ checks did not pass while recording: [^\n]*")
 
@@ -207,7 +207,7 @@ def _recording_failed(ws: Workspace, code: int) -> HarnessError:
     if failing:
         problem += (f"\n{failing.group(0)}.\nRecording cannot accept those: they fail on the new baseline against "
                     "what the contract test itself states (an exact value, a reference, a property). If the new "
-                    "behaviour is intended, change those contracts in tests/contracts first.")
+                    "behaviour is intended, change those contracts in harness/builtin first.")
     return HarnessError(problem)
 
 

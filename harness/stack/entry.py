@@ -9,14 +9,15 @@ import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 from harness import env_vars
 from harness.errors import HarnessError
 from harness.model import progress, report_io
 from harness.model.progress import Phase, Progress
 from harness.model.report import EntryInfo, now, unresolvable
-from harness.stack import paths
-from harness.stack.locks import LOCK_COMMAND, compile_lock, lock_path, uv
+from harness.stack import harness_source, paths, project
+from harness.stack.locks import check_current, compile_lock, lock_command, lock_path, uv, write_if_missing
 from harness.stack.matrix import Entry
 
 
@@ -39,17 +40,21 @@ def install_entry(session, entry: Entry, report_name: str | None = None) -> None
         if not entry.locked and not entry.lock_file:
             _tell_progress(Phase.RESOLVING)
             compile_lock(entry, lock)
+        elif written := write_if_missing(entry):
+            session.log(f"wrote {written}: the {entry.name} stack fully resolved (commit it)")
         elif not lock.exists():
-            raise HarnessError(f"lock file {lock} is missing; generate it with `{LOCK_COMMAND}` "
-                               "(or run `nox -s upgrade` again to resolve its plan).")
+            raise HarnessError(f"lock file {lock} is missing; generate it with `{lock_command()}` "
+                               "(or run the upgrade again to resolve its plan).")
+        elif entry.locked:
+            check_current(entry, lock)
         _tell_progress(Phase.INSTALLING)
-        installer = uv()
+        installer, itself = uv(), harness_source.install_args()
         if installer and session.venv_backend == "uv":
-            for args in (["sync", "--quiet", str(lock)], ["install", "--quiet", "--no-deps", "-e", str(paths.ROOT)]):
+            for args in (["sync", "--quiet", str(lock)], ["install", "--quiet", "--no-deps", *itself]):
                 _uv_pip(session, installer, args)
         else:
             session.install("-r", str(lock))
-            session.install("--no-deps", "-e", str(paths.ROOT))
+            session.install("--no-deps", *itself)
     except HarnessError as exc:
         write_unresolvable(entry, str(exc), started, report_name)
         session.error(str(exc))
@@ -70,6 +75,9 @@ def _uv_pip(session, installer: str, args: list[str]) -> None:
     """`uv pip ...` from uv's cache first: an environment that already matches its lock then needs no
     network (and no index round trip); only when the cache lacks something does it go online."""
     env = {**os.environ, "VIRTUAL_ENV": session.virtualenv.location}
+    # --python names the target: uv prefers UV_PYTHON to VIRTUAL_ENV, and an outer nox session (or a
+    # user's shell) may have set it to another environment, which the sync would then rewrite.
+    args = [*args, "--python", os.path.join(session.virtualenv.location, "bin", "python")]
     if subprocess.run([installer, "pip", *args, "--offline"], env=env, capture_output=True).returncode == 0:
         return
     session.run_install(installer, "pip", *args, external=True, env={"VIRTUAL_ENV": session.virtualenv.location})
@@ -79,10 +87,11 @@ def write_unresolvable(entry: Entry, problem: str, started: str, report_name: st
     report_io.write(report_path(entry, report_name), unresolvable(entry_info(entry), problem, started))
 
 
-def suite_environment(entry: Entry, report: str, venv: str) -> dict[str, str]:
+def suite_environment(entry: Entry, report: str, venv: str, golden: Path) -> dict[str, str]:
     """What the contract suite's pytest run is told through its environment."""
     return {
         env_vars.REPORT: report,
+        env_vars.GOLDEN_DIR: str(golden),
         env_vars.ENTRY: entry.name,
         env_vars.REQUESTED: json.dumps(entry.pins),
         env_vars.LOCKED: "1" if entry.locked else "0",
@@ -106,11 +115,27 @@ def run_entry(session, entry: Entry, pytest_args=(), report_name: str | None = N
     if install:
         install_entry(session, entry, report_name)
     path = report_path(entry, report_name)
-    env = suite_environment(entry, str(path), session.virtualenv.location)
+    found = project.load()
+    env = suite_environment(entry, str(path), session.virtualenv.location, found.golden)
     junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
     _tell_progress(Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
-    session.run("python", "-m", "pytest", str(paths.CONTRACTS), "-q", "-p", "no:randomly",
-                f"--junitxml={junit}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
+    # From the project's root: nox itself runs in the noxfile's folder, which for a team's project is
+    # the installed harness/stack/, whose modules (bisect.py) `python -m` would put before the stdlib's.
+    with session.chdir(found.root):
+        session.run("python", "-m", "pytest", *suite_arguments(found), f"--junitxml={junit}",
+                    "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
+
+
+def suite_arguments(found: project.Project) -> list[str]:
+    """pytest's arguments for the project's contracts: the harness's own settings (not the project's
+    pytest configuration), the plugin, the project's import path, then the contract directories."""
+    args = ["-c", str(paths.SUITE_INI), "--rootdir", str(found.root), "-q", "-p", "no:randomly",
+            "-p", "harness.contract.plugin"]
+    if found.pythonpath:
+        args += ["-o", "pythonpath=" + " ".join(str(p) for p in found.pythonpath)]
+    if found.own_contracts:  # the plugin tells a project's families from the built-in ones
+        args += ["--harness-own-contracts", os.pathsep.join(str(p) for p in found.own_contracts)]
+    return args + found.suite
 
 
 def ensure_chromium(session) -> None:

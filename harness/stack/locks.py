@@ -1,28 +1,75 @@
 """Lock files: each matrix entry's full resolved dependency set, resolved with uv.
 
-Committed entries install from locks/<entry>.txt (`nox -s lock` writes them); an ad-hoc candidate
-is resolved live into .nox/adhoc-locks/.
+Committed entries install from locks/<entry>.txt (`nox -s lock` writes them; a team's project keeps
+its baseline's lock where its table says); an ad-hoc candidate is resolved live into .nox/adhoc-locks/.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import re
 import shutil
 import subprocess
 import tomllib
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack import paths
+from harness.stack import paths, project
 from harness.stack.interpreters import find_python
 from harness.stack.matrix import Entry
 
 LOCK_COMMAND = "nox -s lock"
 
 
+LOCK_COMMAND_PROJECT = "upgrade-harness lock"
+PIN_LINE = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)")
+
+
 def harness_requirements() -> list[str]:
-    """What the contract suite needs besides the stack: the harness's own dependencies (pyproject)."""
-    data = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())
-    return [d for d in data["project"]["dependencies"] if not d.startswith("numpy")]
+    """What the contract suite needs besides the stack: the harness's `contract` extra (pyproject.toml in
+    this checkout, the installed package's metadata elsewhere); numpy comes from the entry's pins."""
+    pyproject = paths.SOURCE / "pyproject.toml"
+    if pyproject.is_file():
+        needed = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["contract"]
+    else:
+        needed = [r.split(";")[0].strip() for r in importlib.metadata.requires("upgrade-harness") or []
+                  if 'extra == "contract"' in r]
+    return [d for d in needed if not d.startswith("numpy")]
+
+
+def parse_lock(text: str) -> dict[str, str]:
+    """name -> version of every `name==version` line of a compiled lock (names normalized)."""
+    found = {}
+    for line in text.splitlines():
+        match = PIN_LINE.match(line.strip())
+        if match:
+            found[match.group(1).lower().replace("_", "-")] = match.group(2)
+    return found
+
+
+def lock_command() -> str:
+    return LOCK_COMMAND if paths.IS_CHECKOUT else LOCK_COMMAND_PROJECT
+
+
+def check_current(entry: Entry, lock: Path) -> None:
+    """A committed lock must still lock the entry's pins: pins edited without re-locking would run another stack."""
+    locked = parse_lock(lock.read_text())
+    stale = [f"{pkg}=={version} (the lock has {locked.get(pkg, 'none')})"
+             for pkg, version in entry.pins.items() if locked.get(pkg) != version]
+    if stale:
+        raise HarnessError(f"{lock} no longer matches the {entry.name} pins: {', '.join(stale)}; "
+                           f"re-lock with `{lock_command()}`.")
+
+
+def write_if_missing(entry: Entry) -> Path | None:
+    """In a team's project, a committed entry whose lock is missing gets it resolved now from its pins
+    (the first run after `init`): the path written, for the user to commit; None when there was one.
+    This checkout's locks are committed with the matrix, so a missing one is an error there."""
+    lock = lock_path(entry)
+    if lock.exists() or paths.IS_CHECKOUT or not entry.locked:
+        return None
+    compile_lock(entry, lock, header_command=lock_command())
+    return lock
 
 
 def lock_input(entry: Entry) -> str:
@@ -32,7 +79,7 @@ def lock_input(entry: Entry) -> str:
 def lock_path(entry: Entry) -> Path:
     if entry.lock_file:  # resolved by the upgrade's plan
         return Path(entry.lock_file)
-    return (paths.LOCKS if entry.locked else paths.ADHOC_LOCKS) / f"{entry.name}.txt"
+    return (project.load().locks if entry.locked else paths.ADHOC_LOCKS) / f"{entry.name}.txt"
 
 
 def uv() -> str | None:
@@ -82,5 +129,5 @@ def compile_lock(entry: Entry, output: Path, header_command: str | None = None) 
 
 def write_locks(session, entries: list[Entry]) -> None:
     for entry in entries:
-        compile_lock(entry, lock_path(entry), header_command=LOCK_COMMAND)
+        compile_lock(entry, lock_path(entry), header_command=lock_command())
         session.log(f"wrote {lock_path(entry).relative_to(paths.ROOT)} for {entry.name}: {entry.pin_text}")

@@ -1,17 +1,20 @@
 """The version matrix: the one place that says which stacks the harness compares.
 
-The pins live in matrix.toml at the checkout's root (data, so `nox -s accept` can rewrite them
-safely); every other part (noxfile sessions, lock files, reports, the upgrade verdict) reads the
+The pins live in harness/matrix.toml (data, so `nox -s accept` can rewrite them safely); a team's
+project takes its baseline from its own files and its default candidate from here
+(harness.stack.project). Every other part (noxfile sessions, lock files, reports, the upgrade verdict) reads the
 entries from here. Entries pin python, jax, jaxlib, optax, flax and numpy.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tomllib
 from pathlib import Path
 
+from harness import env_vars
 from harness.atomic import atomic_write_text
 from harness.errors import HarnessError
 from harness.model.report import STACK_VERSION_KEYS
@@ -26,7 +29,7 @@ BASELINE = "baseline"
 CANDIDATE = "candidate"
 
 
-MATRIX_FILE = "matrix.toml"
+MATRIX_FILE = "harness/matrix.toml"  # relative to the checkout (accept rewrites it)
 _VERSION = re.compile(r"^[A-Za-z0-9_.+!\-]+$")
 _PYTHON_VERSION = re.compile(r"^3\.[0-9]+$")
 
@@ -41,7 +44,7 @@ class Pins:
 
 
 def matrix_path() -> Path:
-    return paths.ROOT / MATRIX_FILE
+    return paths.DEFAULT_MATRIX
 
 
 def _table(data: dict, name: str, source: Path) -> dict[str, str]:
@@ -70,7 +73,16 @@ def parse_pins(text: str, source: Path) -> Pins:
 
 
 def load_pins(path: Path | None = None) -> Pins:
-    """Read and check matrix.toml (read at every call: `nox -s accept` rewrites it)."""
+    """Read and check matrix.toml (read at every call: `nox -s accept` rewrites it); in a team's project,
+    its baseline and default candidate (harness.stack.project_pins)."""
+    if path is None and os.environ.get(env_vars.BASELINE_FROM) and paths.IS_CHECKOUT:
+        raise HarnessError("--baseline-from is for your own project, whose golden values are recorded from that "
+                           "baseline; this checkout's baseline is harness/matrix.toml. Run `upgrade-harness init` "
+                           "in your project's root, then `upgrade-harness upgrade --baseline-from PATH` there.")
+    if path is None and not paths.IS_CHECKOUT:
+        from harness.stack import project_pins  # it reads the defaults from here
+
+        return project_pins.load()
     path = path or matrix_path()
     try:
         text = path.read_text()
@@ -108,7 +120,7 @@ def write_pins(pins: Pins, path: Path | None = None) -> None:
     atomic_write_text(path, text)
 
 
-PYTHON = load_pins().python
+PYTHON = load_pins(matrix_path()).python  # the default; a project may set its own (project_pins)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,17 +213,18 @@ def entries(candidate_override: str | None = None, pins: Pins | None = None) -> 
     """All matrix entries by name (from matrix.toml unless `pins` are given), with the candidate
     replaced when an ad-hoc one is given."""
     pins = pins or load_pins()
-    py = pins.python
+    py, locked = pins.python, paths.IS_CHECKOUT  # a project's candidate is resolved by the plan
     baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py)
     if candidate_override:
         adhoc = dict(pins.baseline)
         adhoc.update(parse_candidate(candidate_override))
         candidate = Entry(CANDIDATE, adhoc, "ad-hoc candidate given with --candidate", py, locked=False)
     else:
-        candidate = Entry(CANDIDATE, dict(pins.candidate), "the newest releases: the bump under review", py)
+        candidate = Entry(CANDIDATE, dict(pins.candidate), "the newest releases: the bump under review", py,
+                          locked=locked)
     skew_pins = dict(pins.baseline, jax=pins.candidate["jax"])
     result = {e.name: e for e in [baseline, candidate, *single_package_entries(baseline, candidate)]}
-    if not candidate_override:
+    if not candidate_override and locked:
         result["jaxlib-skew"] = Entry(
             "jaxlib-skew", skew_pins, "new jax on the baseline jaxlib, a pairing jax allows", py
         )

@@ -1,5 +1,12 @@
-"""Where the host side keeps things: the checkout, reports, lock files. Read as paths.REPORTS at call
-time, so a test can point them elsewhere."""
+"""Where the host side keeps things. Two kinds of project share the code:
+
+- this checkout (HARNESS_PROJECT unset): pins in harness/matrix.toml, locks/, golden/, reports/;
+- a team's project (HARNESS_PROJECT = its root, set by the `upgrade-harness` command and by the
+  noxfile `upgrade-harness init` writes): its [tool.upgrade-harness] table says where its contracts,
+  golden values and locks are (harness.stack.project).
+
+Read as paths.REPORTS at call time, so a test can point them elsewhere.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +15,13 @@ from pathlib import Path
 
 from harness import env_vars
 
-ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = Path(__file__).resolve().parents[1]  # the harness package (in a checkout or site-packages)
+SOURCE = PACKAGE.parent  # this checkout, when the harness runs from one
+ROOT = Path(os.environ.get(env_vars.PROJECT) or SOURCE).resolve()  # the project being judged
+IS_CHECKOUT = ROOT == SOURCE.resolve()
 REPORTS = Path(os.environ.get(env_vars.REPORTS_DIR) or ROOT / "reports")  # `upgrade -- --reports DIR`
-LOCKS = ROOT / "locks"
 ADHOC_LOCKS = ROOT / ".nox" / "adhoc-locks"
-CONTRACTS = ROOT / "tests" / "contracts"
+DEFAULT_MATRIX = PACKAGE / "matrix.toml"  # this checkout's pins; a project's default candidate
+SUITE_INI = PACKAGE / "contract" / "pytest.ini"
+# The noxfile the entries' child sessions load: this checkout's, or the package's sessions for a project.
+NOXFILE = SOURCE / "noxfile.py" if IS_CHECKOUT else PACKAGE / "stack" / "sessions.py"

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack import matrix, resolve
+from harness.stack import locks, matrix, resolve
 
 PLAN_FILE = "upgrade-plan.json"
 
@@ -36,7 +36,12 @@ def build(candidate_text: str | None, locks_dir: Path, prerelease: bool = False)
     base, cand = all_entries[matrix.BASELINE], all_entries[matrix.CANDIDATE]
     if cand.locked:  # the matrix's own candidate: committed locks, nothing to resolve
         return matrix.upgrade_plan(all_entries)
-    named = matrix.parse_candidate(candidate_text or "")  # not reached without a candidate: it is locked
+    written = locks.write_if_missing(base)  # a project's first run: the candidate is resolved beside it
+    if written:
+        print(f"upgrade: wrote {written}: the baseline's stack fully resolved (commit it)")
+    # An ad-hoc candidate names its pins; a project's default candidate, what it moves from the baseline.
+    named = (matrix.parse_candidate(candidate_text) if candidate_text
+             else {p: v for p, v in cand.pins.items() if base.pins.get(p) != v})
     cand = _resolved(cand, named, base.pins, locks_dir, prerelease)
     singles = []
     for single in matrix.single_package_entries(base, cand):

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.model.report import now
-from harness.stack import locks, paths
+from harness.stack import locks, project
+from harness.stack.locks import PIN_LINE, parse_lock
 from harness.stack.matrix import LATEST
 
-_PIN_LINE = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,26 +38,16 @@ def _requirements(named: dict[str, str], defaults: dict[str, str], free: set[str
     return "\n".join(lines + locks.harness_requirements()) + "\n"
 
 
-def parse_lock(text: str) -> dict[str, str]:
-    """name -> version of every `name==version` line of a compiled lock (names normalized)."""
-    found = {}
-    for line in text.splitlines():
-        match = _PIN_LINE.match(line.strip())
-        if match:
-            found[match.group(1).lower().replace("_", "-")] = match.group(2)
-    return found
-
-
 def _compile(requirements: str, python: str, prerelease: bool, latest: frozenset[str] = frozenset()):
     """One resolution for this Python only (a universal lock may fork a package by Python version). The
     baseline's lock seeds it as uv's preferences, so packages nobody moved (ml-dtypes, scipy, chex...)
     stay at the baseline's versions instead of whatever is newest today: a change is then the bump's."""
     with tempfile.TemporaryDirectory(prefix="harness-resolve-") as scratch:
         output = Path(scratch) / "lock.txt"
-        baseline_lock = paths.LOCKS / "baseline.txt"
+        baseline_lock = project.load().locks / "baseline.txt"
         if baseline_lock.exists():  # a package asked at `latest` must not be held back by its preference
             kept = [ln for ln in baseline_lock.read_text().splitlines()
-                    if not ((m := _PIN_LINE.match(ln.strip())) and m.group(1).lower() in latest)]
+                    if not ((m := PIN_LINE.match(ln.strip())) and m.group(1).lower() in latest)]
             output.write_text("\n".join(kept) + "\n")
         done = locks.uv_compile(requirements, python, output=output, prerelease=prerelease, universal=False)
         text = output.read_text() if done.returncode == 0 and output.exists() else ""

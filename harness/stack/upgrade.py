@@ -22,7 +22,8 @@ from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
-from harness.stack import bisect, cli_args, entry as stack_entry, matrix, paths, plan, progress, run_lock, upgrade_args
+from harness.stack import (bisect, cli_args, entry as stack_entry, matrix, paths, plan, progress, project_options,
+                           run_lock, upgrade_args)
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
@@ -98,7 +99,7 @@ def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None 
                 log_name = f"{REPLAY if replay is not None else entry.name}.log"
                 log = open(paths.REPORTS / log_name, "w")
                 file = Path(files) / f"{entry.name}.json"
-                cmd = [sys.executable, "-m", "nox", "-f", str(paths.ROOT / "noxfile.py"), "-s", entry.name,
+                cmd = [sys.executable, "-m", "nox", "-f", str(paths.NOXFILE), "-s", entry.name,
                        "--envdir", str(envdir())]
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=paths.ROOT,
                                         env={**env, env_vars.PROGRESS: str(file)})
@@ -141,6 +142,8 @@ def _prepare(argv, invoked_from: str | None) -> argparse.Namespace:
     if args.candidate is not None:
         matrix.parse_candidate(args.candidate)  # bad input is told before anything else
     find_python(matrix.PYTHON)
+    # This run's --contracts / --no-builtin / --baseline-from reach the plan and every entry.
+    os.environ.update(project_options.environment(args, Path(invoked_from or ".")))
     if args.reports:
         paths.REPORTS = (Path(invoked_from or ".") / args.reports).resolve()
     if args.offline:

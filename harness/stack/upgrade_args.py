@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack import cli_args
+from harness.stack import cli_args, project_options
 
 
 def parse(argv) -> argparse.Namespace:
@@ -23,6 +23,7 @@ def parse(argv) -> argparse.Namespace:
                              "changed checks on the releases between baseline and candidate)")
     parser.add_argument("--offline", action="store_true",
                         help="never use the network: environments and uv's cache must already hold every stack")
+    project_options.add(parser)
     args = cli_args.parse(parser, argv)
     if args.jobs < 1:
         raise HarnessError(f"--jobs {args.jobs}: give at least 1.")

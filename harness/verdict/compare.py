@@ -10,7 +10,7 @@ from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_CHANGED
 from harness.model.enums import CheckKind, ComparisonKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, Timing, Verdict
-from harness.verdict import bits, cause, explain, groups, import_failure
+from harness.verdict import bits, cause, explain, groups, import_failure, own
 from harness.verdict.classify import classify
 
 def _tolerances(check: CheckRecord) -> list[Tolerance | str]:
@@ -105,7 +105,8 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
     return problems
 
 
-def _headline(candidate: EntryVerdict | None, found: ImportFailure | None, why: str | None) -> tuple[int, str]:
+def _headline(candidate: EntryVerdict | None, found: ImportFailure | None, why: str | None,
+              own_families: set[str]) -> tuple[int, str]:
     if candidate is None or not candidate.contract_changes:
         return EXIT_OK, "OK: no contract changed" + (f" on {candidate.name}" if candidate else "")
     changes = candidate.contract_changes
@@ -116,7 +117,18 @@ def _headline(candidate: EntryVerdict | None, found: ImportFailure | None, why: 
     contracts = len({groups.contract_of(c.check_id) for c in changes})
     count = f"{len(changes)} check{'s' * (len(changes) > 1)} in {contracts} contract{'s' * (contracts > 1)}"
     count += f" ({improved} improvement{'s' * (improved > 1)})" if improved else ""
+    mine = sum(c.family in own_families for c in changes)
+    count += f", {mine} of them in your own contracts" if mine else ""
     return EXIT_CHANGED, f"CHANGED: {count}" + (f", {why}" if why else "")
+
+
+def _with_own_failures(status: int, headline: str, own_failing: str | None) -> tuple[int, str]:
+    """The project's own checks failing on the baseline come first: a changed contract of its own."""
+    if own_failing is None:
+        return status, headline
+    if status == EXIT_CHANGED:
+        return EXIT_CHANGED, f"CHANGED: {own_failing}; on the candidate: {headline.removeprefix('CHANGED: ')}"
+    return EXIT_CHANGED, f"CHANGED: {own_failing}; otherwise {headline}"
 
 
 def judge(base: Report, others: list[Report], replay: Report | None = None) -> Verdict:
@@ -124,16 +136,22 @@ def judge(base: Report, others: list[Report], replay: Report | None = None) -> V
     # The replay ran the candidate's examples: it speaks for the candidate only.
     verdicts = [compare_entry(base, o, replay if i == 0 else None) for i, o in enumerate(others)]
     baseline_failures = [c for c in base.checks if c.outcome in (Outcome.FAILED, Outcome.ERROR)]
-    problems = _problems(base, verdicts, baseline_failures)
+    # The project's own checks failing on the baseline are its code's change, said as such; the
+    # built-in ones mean the golden files or the baseline stack moved: no verdict then.
+    own_failures, builtin_failures = own.split_failures(base, baseline_failures)
+    problems = _problems(base, verdicts, builtin_failures)
     candidate = verdicts[0] if verdicts else None
+    own_families = own.families(base, candidate, own_failures)
     found = import_failure.find(base, others[0], candidate.changes) if candidate else None
     why = cause.cause(base.environment.versions, verdicts) if candidate else None
     if problems:
         status, headline = EXIT_CANNOT_JUDGE, "CANNOT JUDGE: " + "; ".join(problems)
     else:
-        status, headline = _headline(candidate, found, why)
+        status, headline = _with_own_failures(*_headline(candidate, found, why, {f.name for f in own_families}),
+                                              own.headline_part(own_families))
     changed_bits = [c for c in candidate.changes if c.mark == Mark.BITS_CHANGED] if candidate else []
-    return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found)
+    return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found,
+                   own_families=own_families)
 
 
 def changed_check_ids(candidate: EntryVerdict) -> list[str]:

@@ -93,6 +93,12 @@ def _changes_tables(verdict: Verdict) -> str:
     return "".join(out)
 
 
+def _own_list(verdict: Verdict) -> str:
+    lines = views.own_lines(verdict)
+    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+    return f"<h2 id='own'>Your contracts</h2><ul>{items}</ul>" if lines else ""
+
+
 def _performance_table(verdict: Verdict) -> str:
     rows = views.performance_rows(verdict)
     if not rows:
@@ -113,6 +119,7 @@ def page(verdict: Verdict, others: list[Report]) -> str:
 <h1 class="{_css_class(verdict.exit_status)}" id="headline">{escape(verdict.headline)}</h1>
 {_bits_paragraph(verdict)}
 {_entries_table(verdict)}
+{_own_list(verdict)}
 {_changes_tables(verdict)}
 <h2>Curves</h2>
 <p>What the checks computed along the way, for every entry (solid: baseline; dashed: the others).</p>

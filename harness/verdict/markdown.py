@@ -44,6 +44,8 @@ def _head(verdict: Verdict) -> list[str]:
         out += [f"Bits changed (informational: does not affect the exit status): {esc(verdict.bits_line)}", ""]
     out += ["| entry | versions | status | result |", "|---|---|---|---|"]
     out += [f"| {r.name} | {r.versions} | {r.status} | {r.result} |" for r in views.entry_rows(verdict)]
+    mine = views.own_lines(verdict)
+    out += ["", "**Your contracts:**", ""] + [f"- {esc(line)}" for line in mine] if mine else []
     notes = views.resolution_notes(verdict)
     out += ["", "Resolved: " + "; ".join(esc(n) for n in notes)] if notes else []
     if verdict.baseline.problem:

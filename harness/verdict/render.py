@@ -81,6 +81,8 @@ def text(verdict: Verdict) -> str:
         out.append(f"  {row.name:12s} {row.versions}  [{row.status}] {row.result}")
     for note in views.resolution_notes(verdict):
         out.append(f"  resolved {note}")
+    for line in views.own_lines(verdict):
+        out.append(f"  your contracts  {line}")
     if verdict.baseline.problem:
         out.append(f"\n  baseline: {verdict.baseline.problem}")
     shown, more = views.shown_baseline_failures(verdict)
@@ -103,6 +105,7 @@ def as_json(verdict: Verdict) -> dict:
         "import_failure": to_json(verdict.import_failure),
         "bits_line": verdict.bits_line,
         "first_changed": verdict.first_changed,
+        "own_families": to_json(verdict.own_families),
         "baseline": {"versions": base.environment.versions, "status": str(base.status),
                      "summary": to_json(base.summary)},
         "baseline_failures": [{"id": c.id, "message": c.message} for c in verdict.baseline_failures],

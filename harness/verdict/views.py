@@ -10,7 +10,7 @@ import dataclasses
 from harness.model.enums import Mark, Outcome, Status
 from harness.model.report import EXACT, STACK_VERSION_KEYS, CheckRecord, Summary, Tolerance
 from harness.model.verdict import Change, EntryVerdict, Timing, Verdict
-from harness.verdict import groups
+from harness.verdict import groups, own
 
 SHOW_BASELINE_FAILURES = 10
 
@@ -113,6 +113,12 @@ def performance_rows(verdict: Verdict) -> list[tuple[str, list[str]]]:
 def unchanged(verdict: Verdict) -> list[Change]:
     """The candidate's unchanged checks (collapsed in the Markdown)."""
     return [c for c in verdict.entries[0].changes if c.mark == Mark.UNCHANGED] if verdict.entries else []
+
+
+def own_lines(verdict: Verdict) -> list[str]:
+    """One line per family of the project's own contracts: what became of it."""
+    name = verdict.entries[0].name if verdict.entries else "the candidate"
+    return [own.summary(f, name) for f in verdict.own_families]
 
 
 def resolution_notes(verdict: Verdict) -> list[str]:

@@ -67,7 +67,8 @@ def checkout(tmp_path):
     root = tmp_path / "checkout"
     (root / "golden").mkdir(parents=True)
     (root / "reports").mkdir()
-    (root / "matrix.toml").write_text(MATRIX)
+    (root / "harness").mkdir()
+    (root / matrix.MATRIX_FILE).write_text(MATRIX)
     (root / "golden" / "demo.json").write_text('{"values": {"a": 1}}\n')
     (root / "golden" / "CHANGELOG.md").write_text(OLD_CHANGELOG)
     _git(root, "init", "-q")
@@ -106,7 +107,7 @@ def _refused(checkout, capsys, words: str) -> None:
     assert accept.accept([], steps=fakes.steps(), root=checkout) == 2
     err = capsys.readouterr().err
     assert "refused" in err and words in err, err
-    assert (checkout / "matrix.toml").read_text() == MATRIX and not fakes.locked and not fakes.recorded
+    assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
     assert (checkout / "golden" / "CHANGELOG.md").read_text() == OLD_CHANGELOG
 
 
@@ -152,7 +153,7 @@ def test_refuses_uncommitted_golden_changes(checkout, docs, capsys, change):
     assert accept.accept([], steps=fakes.steps(), root=checkout) == 2
     err = capsys.readouterr().err
     assert "golden/ has uncommitted changes" in err and target.name in err and "Commit or discard" in err
-    assert (checkout / "matrix.toml").read_text() == MATRIX and not fakes.locked
+    assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked
 
 
 def test_pins_round_trip_keeps_the_header_and_the_candidate(tmp_path):
@@ -182,8 +183,8 @@ def test_accept_adopts_the_candidate_and_appends_to_the_changelog(checkout, docs
     fakes = Fakes()
     assert accept.accept(["--reason", "optax 0.2.8 dtype changes\nare intended"], steps=fakes.steps(),
                          root=checkout) == 0
-    assert matrix.load_pins(checkout / "matrix.toml") == matrix.Pins("3.12", CAND, CAND)
-    assert (checkout / "matrix.toml").read_text().startswith(HEADER + "\n\n")
+    assert matrix.load_pins(checkout / matrix.MATRIX_FILE) == matrix.Pins("3.12", CAND, CAND)
+    assert (checkout / matrix.MATRIX_FILE).read_text().startswith(HEADER + "\n\n")
     assert {e.name: e.pins for e in fakes.locked} == {"baseline": CAND, "candidate": CAND, "jaxlib-skew": CAND}
     assert fakes.recorded == [checkout]
     log = (checkout / "golden" / "CHANGELOG.md").read_text()
@@ -203,7 +204,7 @@ def test_accept_adopts_the_candidate_and_appends_to_the_changelog(checkout, docs
     assert change.startswith(f"  - `demo/test_golden_value`: {mark.value}: [0.125, 0.200000003] → [0.100000001, ")
     assert "golden:" not in change and len(change.split(f": {mark.value}: ", 1)[1]) <= 200
     assert "golden/demo.json | 2 +-" in entry
-    assert "next: review `git diff`, then commit matrix.toml locks/ golden/" in capsys.readouterr().out
+    assert "next: review `git diff`, then commit harness/matrix.toml locks/ golden/" in capsys.readouterr().out
 
 
 def test_a_changelog_is_created_with_its_header(checkout, docs):
@@ -222,11 +223,11 @@ def test_a_failed_recording_says_what_state_things_are_in(checkout, docs, capsys
     err = capsys.readouterr().err
     assert "`nox -s golden -- --accept-changes` exited 1" in err and "    1 failed, 5 passed" in err
     assert "1 checks did not pass while recording: demo/test_exact." in err
-    assert "change those contracts in tests/contracts first" in err
+    assert "change those contracts in harness/builtin first" in err
     assert "done: matrix.toml's [baseline] pins set to the candidate's versions; locks/ re-written." in err
     assert "NOT done: golden values recorded from the new baseline; golden/CHANGELOG.md entry appended" in err
-    assert "git checkout -- matrix.toml locks golden" in err
-    assert matrix.load_pins(checkout / "matrix.toml").baseline == CAND  # as the message says
+    assert "git checkout -- harness/matrix.toml locks golden" in err
+    assert matrix.load_pins(checkout / matrix.MATRIX_FILE).baseline == CAND  # as the message says
     assert (checkout / "golden" / "CHANGELOG.md").read_text() == OLD_CHANGELOG
 
 
@@ -236,4 +237,4 @@ def test_a_candidate_on_the_baseline_versions_has_nothing_to_accept(checkout, do
     fakes = Fakes()
     assert accept.accept([], steps=fakes.steps(), root=checkout) == 0
     assert "nothing to accept" in capsys.readouterr().out
-    assert (checkout / "matrix.toml").read_text() == MATRIX and not fakes.locked and not fakes.recorded
+    assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded

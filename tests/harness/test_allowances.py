@@ -40,7 +40,7 @@ def baseline_report(tmp_path_factory):
     pytest.importorskip("optax")
     path = tmp_path_factory.mktemp("allowances") / "baseline.json"
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", f"--harness-report={path}",
-                    "tests/contracts"], cwd=ROOT, env=dict(os.environ, HARNESS_PROFILE="ci"), capture_output=True,
+                    "harness/builtin"], cwd=ROOT, env=dict(os.environ, HARNESS_PROFILE="ci"), capture_output=True,
                    check=False)
     return json.loads(path.read_text())
 

@@ -34,7 +34,7 @@ def _checks(doc):
     return {c["id"]: c for c in doc["checks"]}
 
 
-ACCUMULATION = ["tests/contracts/test_accumulation.py", "-k",
+ACCUMULATION = ["harness/builtin/test_accumulation.py", "-k",
                 "guide_case or emission_pattern or mismatched_grads_error"]
 
 
@@ -82,13 +82,13 @@ def test_error_no_longer_raised_is_now_silent(clean, tmp_path, judge):
 
 FAMILIES = [
     # (fault, selection, check that must fire, what its failure must say, expected mark)
-    ("schedules-scale", ["tests/contracts/test_schedules.py", "-k", "guide_case"],
+    ("schedules-scale", ["harness/builtin/test_schedules.py", "-k", "guide_case"],
      "schedules/test_guide_case", "golden:guide/cosine", Mark.VALUE_CHANGED),
-    ("clipping-per-leaf", ["tests/contracts/test_clipping.py", "-k", "guide_case"],
+    ("clipping-per-leaf", ["harness/builtin/test_clipping.py", "-k", "guide_case"],
      "clipping/test_guide_case", "golden:guide/clipped_w", Mark.VALUE_CHANGED),
-    ("masks-ignored", ["tests/contracts/test_masks.py", "-k", "test_decay_reaches_kernels_not_biases"],
+    ("masks-ignored", ["harness/builtin/test_masks.py", "-k", "test_decay_reaches_kernels_not_biases"],
      "masks/test_decay_reaches_kernels_not_biases[dict]", "undecayed", Mark.VALUE_CHANGED),
-    ("shapes-silent", ["tests/contracts/test_shapes.py", "-k", "add_decayed_weights and incompatible and jit"],
+    ("shapes-silent", ["harness/builtin/test_shapes.py", "-k", "add_decayed_weights and incompatible and jit"],
      "shapes/test_mismatched_grads[add_decayed_weights-leaf_incompatible-jit]", "TypeError at baseline, no error now",
      Mark.NOW_SILENT),
 ]
@@ -108,7 +108,7 @@ def test_each_family_flags_its_fault(tmp_path, fault, selection, check_id, words
 
 
 def test_scaled_schedule_is_measured_as_one_percent(tmp_path):
-    selection = ["tests/contracts/test_schedules.py", "-k", "guide_case"]
+    selection = ["harness/builtin/test_schedules.py", "-k", "guide_case"]
     broken = _run_suite(tmp_path, "broken", selection, "schedules-scale")
     assert _checks(broken)["schedules/test_guide_case"]["max_rel_err"] == pytest.approx(0.01, rel=0.05)
 
@@ -117,15 +117,15 @@ def test_scaled_schedule_is_measured_as_one_percent(tmp_path):
 # the golden allowance of 8) is bits that moved, exit 0; sixteen (at least twice it) is a change.
 NEAR = [
     # (target, selection, check)
-    ("multisteps", ["tests/contracts/test_accumulation_state.py", "-k", "state_values_per_ministep and mean"],
+    ("multisteps", ["harness/builtin/test_accumulation_state.py", "-k", "state_values_per_ministep and mean"],
      "accumulation/test_state_values_per_ministep[mean]"),
-    ("apply_if_finite", ["tests/contracts/test_accumulation_nonfinite.py", "-k", "apply_if_finite and nan"],
+    ("apply_if_finite", ["harness/builtin/test_accumulation_nonfinite.py", "-k", "apply_if_finite and nan"],
      "accumulation/test_apply_if_finite_counters[nan]"),
-    ("clip", ["tests/contracts/test_clipping_complex.py", "-k", "complex_fixed_cases and complex64-clipped"],
+    ("clip", ["harness/builtin/test_clipping_complex.py", "-k", "complex_fixed_cases and complex64-clipped"],
      "clipping/test_complex_fixed_cases[complex64-clipped]"),
-    ("schedule", ["tests/contracts/test_schedules.py", "-k", "guide_case_jitted"],
+    ("schedule", ["harness/builtin/test_schedules.py", "-k", "guide_case_jitted"],
      "schedules/test_guide_case_jitted"),
-    ("apply_updates", ["tests/contracts/test_training.py", "-k", "trajectory and full_batch"],
+    ("apply_updates", ["harness/builtin/test_training.py", "-k", "trajectory and full_batch"],
      "training/test_training_trajectory[full_batch]"),
 ]
 

@@ -133,7 +133,7 @@ def test_pr_workflow_runs_on_pin_changes_without_pull_request_target():
     workflow = _load("upgrade-pr.yml")
     triggers = workflow.get("on", workflow.get(True))  # PyYAML reads the key `on` as True
     assert list(triggers) == ["pull_request"]
-    assert {"matrix.toml", "harness/stack/matrix.py", "locks/**", "golden/**"} <= set(triggers["pull_request"]["paths"])
+    assert {"harness/matrix.toml", "harness/stack/matrix.py", "harness/builtin/**", "locks/**", "golden/**"} <= set(triggers["pull_request"]["paths"])
     assert workflow["jobs"]["upgrade"]["env"]["RUN_URL"] == RUN_URL_EXPR
 
 

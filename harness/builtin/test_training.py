@@ -17,7 +17,7 @@ import pytest
 
 # A missing Flax NNX skips this module (reported as "check missing"), never interrupts the suite.
 nnx = pytest.importorskip("flax.nnx")
-import nnx_compat as compat  # noqa: E402
+from harness.builtin import nnx_compat as compat  # noqa: E402
 
 from harness.contract import trees  # noqa: E402
 

@@ -1,0 +1,89 @@
+"""`upgrade-harness`: the installed command a team runs in its own repository.
+
+  upgrade-harness init       write the [tool.upgrade-harness] table and a small noxfile.py
+  upgrade-harness golden     record golden values from the baseline (--accept-changes to change them)
+  upgrade-harness upgrade    baseline vs candidate, then the verdict (exit 0/1/2), options as `nox -s upgrade --`
+  upgrade-harness lock       write the baseline's lock (locks/baseline.txt) from the pinned versions
+  upgrade-harness run ENTRY  one entry's contracts (baseline, candidate) -> reports/ENTRY.json
+  upgrade-harness list       the entries with their pins
+
+Every command but `init` runs the package's nox sessions (harness/stack/sessions.py) in the nearest
+directory upwards whose pyproject.toml has the table. `--contracts DIR` (repeatable), `--no-builtin`
+and `--baseline-from PATH` go with any of them and override the table for that run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from harness import env_vars
+from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
+
+COMMANDS = {  # command -> the nox session it runs (None: the command is not a session)
+    "init": None, "golden": "golden", "upgrade": "upgrade", "lock": "lock", "run": None, "list": None,
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="upgrade-harness", description="Does bumping JAX / jaxlib / Optax / Flax change what your training "
+                                            "relies on? Run in a project with a [tool.upgrade-harness] table.")
+    parser.add_argument("command", choices=sorted(COMMANDS), help="what to do (see the README)")
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help="the command's own options")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        _parser().print_help()
+        return 0 if argv else EXIT_CANNOT_JUDGE
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        print(f"upgrade-harness: unknown command {command!r}; the commands are "
+              f"{', '.join(COMMANDS)} (upgrade-harness --help).", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    try:
+        if command == "init":
+            from harness.stack import init
+
+            return init.main(rest, Path.cwd())
+        return _run_session(command, rest)
+    except HarnessError as exc:
+        print(f"upgrade-harness {command}: {exc}", file=sys.stderr)
+        return exc.exit_status
+
+
+def _run_session(command: str, rest: list[str]) -> int:
+    """Run the command's nox session in the project, told the project's root and this run's options."""
+    from harness.stack import project, project_options
+
+    root = project.find_root(Path.cwd())
+    if root is None:
+        raise HarnessError(f"no pyproject.toml with a [tool.{project.TABLE}] table in {Path.cwd()} or above; "
+                           "run `upgrade-harness init` in your project's root first.")
+    options, rest = project_options.split(rest)
+    env = {**os.environ, env_vars.PROJECT: str(root), **project_options.environment(options, Path.cwd())}
+    sessions = Path(__file__).resolve().parent / "stack" / "sessions.py"
+    nox = [sys.executable, "-m", "nox", "-f", str(sessions), "--envdir", str(root / ".nox")]
+    if command == "list":
+        cmd = [*nox, "-l"]
+    elif command == "run":
+        if not rest or rest[0].startswith("-"):
+            raise HarnessError("run needs an entry name, e.g. `upgrade-harness run baseline` "
+                               "(`upgrade-harness list` shows them).")
+        cmd = [*nox, "-s", rest[0], "--", *rest[1:]]
+    else:
+        cmd = [*nox, "-s", COMMANDS[command], "--", *rest]
+    try:
+        return subprocess.run(cmd, cwd=root, env=env, check=False).returncode
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""Which contract families are a project's own (from its --contracts directories) and which are built
+in; one family name may not come from both, since it names one golden file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.contract import outcome
+
+
+def _is_under(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def own(items, own_dirs: list[Path]) -> set[str]:
+    """The families of the items collected from the project's own contract directories."""
+    if not own_dirs:
+        return set()
+    mine: dict[str, Path] = {}
+    theirs: dict[str, Path] = {}
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        (mine if any(_is_under(path, d.resolve()) for d in own_dirs) else theirs).setdefault(outcome.family(item), path)
+    clash = sorted(set(mine) & set(theirs))
+    if clash:
+        name = clash[0]
+        raise pytest.UsageError(
+            f"contract family {name!r} comes from both {mine[name]} and {theirs[name]}: one family is one golden "
+            f"file. Rename your module, or give it its own family: pytestmark = pytest.mark.family(\"my_{name}\").")
+    return set(mine)

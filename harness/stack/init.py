@@ -1,0 +1,142 @@
+"""`upgrade-harness init`: make a team's repository a project the harness can judge.
+
+It adds the [tool.upgrade-harness] table to pyproject.toml (creating the file if there is none), a
+small noxfile.py, a contracts directory with a guide, and reports/ and .nox/ to .gitignore. It never
+changes what is already there: an existing table or noxfile is left alone and said so.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.stack import cli_args, pins_from, project
+
+BASELINE_FILES = ("requirements.txt", "uv.lock", "pyproject.toml")  # looked for in this order
+
+NOXFILE = '''"""upgrade-harness sessions for this project (written by `upgrade-harness init`).
+
+  nox -s upgrade    baseline vs candidate, then the verdict (the same as `upgrade-harness upgrade`)
+  nox -s golden     record golden values from the baseline
+  nox -l            the entries and their pins
+
+Run it with the nox of the environment upgrade-harness is installed in.
+"""
+
+import os
+
+os.environ.setdefault("HARNESS_PROJECT", os.path.dirname(os.path.abspath(__file__)))
+
+import harness.stack.sessions  # noqa: E402,F401  (registers the sessions)
+'''
+
+CONTRACTS_GUIDE = '''"""Your own contracts: pytest modules (test_*.py) in this directory, run in every matrix entry.
+
+Each test takes the `check` fixture and states what your training relies on, for example:
+
+    from my_project.train import train
+
+    def test_loss_trajectory(check):
+        """Five steps of our training loop from a fixed seed: the losses are golden."""
+        for step, loss in enumerate(train(steps=5, seed=0)):
+            check.golden(f"loss/step{step}", loss)
+
+`upgrade-harness golden` records the golden values from the baseline into the golden directory;
+`upgrade-harness upgrade` then compares every entry with them. The family (the golden file's name)
+is the module's name without `test_`, or `pytestmark = pytest.mark.family("name")`.
+"""
+'''
+
+GITIGNORE = ("reports/", ".nox/")
+
+
+def table(baseline_from: str, contracts: str, builtin: bool) -> str:
+    return f'''
+[tool.upgrade-harness]
+# The stack your training runs with today; its exact pins are the baseline the golden values come from.
+baseline-from = "{baseline_from}"
+# Your own contract modules: pytest files using the `check` fixture (README: "Your own contracts").
+contracts = ["{contracts}"]
+golden = "golden"      # golden values recorded from the baseline (`upgrade-harness golden`): commit them
+locks = "locks"        # the baseline's full lock, written on first use: commit it
+builtin = {str(builtin).lower()}         # also run the built-in Optax / Flax NNX contracts
+pythonpath = ["."]     # where your contracts import your training code from
+# The bump to judge; without this table, the harness's own candidate (the newest releases it knows).
+# [tool.upgrade-harness.candidate]
+# optax = "0.2.8"
+'''
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="upgrade-harness init", description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline-from", metavar="PATH", help="the file that pins your stack exactly "
+                        f"(default: the first of {', '.join(BASELINE_FILES)} that does)")
+    parser.add_argument("--contracts", default="contracts", metavar="DIR", help="your contracts' directory")
+    parser.add_argument("--no-builtin", action="store_true", help="run only your own contracts by default")
+    return cli_args.parse(parser, argv)
+
+
+def _baseline_file(root: Path, given: str | None) -> str:
+    """The file the baseline's pins come from, checked now: a range or a missing pin is said at init."""
+    if given:
+        pins_from.read((root / given).resolve())
+        return given
+    problems = []
+    for name in BASELINE_FILES:
+        if (root / name).is_file():
+            try:
+                pins_from.read(root / name)
+                return name
+            except HarnessError as exc:
+                problems.append(str(exc))
+    found = "\n  ".join(problems) if problems else f"none of {', '.join(BASELINE_FILES)} is here"
+    raise HarnessError(f"no file in {root} pins your stack exactly:\n  {found}\nPin jax, jaxlib, optax, flax and "
+                       "numpy exactly (e.g. in requirements.txt), or give the file with --baseline-from PATH.")
+
+
+def _append_gitignore(root: Path) -> list[str]:
+    path = root / ".gitignore"
+    have = path.read_text().splitlines() if path.is_file() else []
+    missing = [line for line in GITIGNORE if line not in have and line.rstrip("/") not in have]
+    if missing:
+        text = path.read_text() if path.is_file() else ""
+        path.write_text(text + ("\n" if text and not text.endswith("\n") else "") + "\n".join(missing) + "\n")
+    return missing
+
+
+def main(argv: list[str], root: Path) -> int:
+    try:
+        args = _parse(argv)
+    except cli_args.HelpShown:
+        return 0
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and project.TABLE in project.read_toml(pyproject).get("tool", {}):
+        raise HarnessError(f"{pyproject} already has a [tool.{project.TABLE}] table; nothing was changed "
+                           "(edit the table, or remove it to start again).")
+    baseline_from = _baseline_file(root, args.baseline_from)
+    said = []
+    contracts = root / args.contracts
+    if not contracts.is_dir():
+        contracts.mkdir(parents=True)
+        (contracts / "conftest.py").write_text(CONTRACTS_GUIDE)
+        said.append(f"created {args.contracts}/ (its conftest.py says how to write a contract)")
+    text = pyproject.read_text() if pyproject.is_file() else ""
+    pyproject.write_text(text + ("\n" if text and not text.endswith("\n") else "")
+                         + table(baseline_from, args.contracts, not args.no_builtin).lstrip("\n" if not text else ""))
+    said.append(f"{'added the table to' if text else 'wrote'} pyproject.toml: [tool.{project.TABLE}], "
+                f"baseline from {baseline_from}")
+    noxfile = root / "noxfile.py"
+    if noxfile.exists():
+        said.append("left noxfile.py as it is; to get the sessions there too, add:\n      "
+                    + "\n      ".join(NOXFILE.split('"""\n\n', 1)[1].strip().splitlines()))
+    else:
+        noxfile.write_text(NOXFILE)
+        said.append("wrote noxfile.py (`nox -s upgrade` runs the same upgrade)")
+    missing = _append_gitignore(root)
+    if missing:
+        said.append(f"added {', '.join(missing)} to .gitignore")
+    print("upgrade-harness init:\n  " + "\n  ".join(said))
+    print("next:\n  upgrade-harness golden     record golden values from the baseline (commit golden/ and locks/)\n"
+          "  upgrade-harness upgrade    judge the candidate against them")
+    return 0

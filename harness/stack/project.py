@@ -1,0 +1,147 @@
+"""A team's project: its [tool.upgrade-harness] table, read and checked once.
+
+    [tool.upgrade-harness]
+    baseline-from = "requirements.txt"   # the baseline's pins: requirements.txt, uv.lock or pyproject.toml
+    contracts = ["contracts"]            # the project's own contract modules (pytest files using `check`)
+    golden = "golden"                    # golden values, recorded from the baseline (commit them)
+    locks = "locks"                      # the baseline's full lock (`upgrade-harness lock`; commit it)
+    builtin = true                       # also run the built-in Optax contracts
+    pythonpath = ["."]                   # what the contracts import the project's code from
+    python = "3.12"                      # optional: the entries' Python (default: the harness's)
+    [tool.upgrade-harness.candidate]     # optional: the default candidate (default: the harness's)
+    optax = "0.2.8"
+
+`--contracts DIR`, `--no-builtin` and `--baseline-from PATH` add to or override the table for one run.
+This checkout is a project too: its own pins (harness/matrix.toml), locks/ and golden/.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from pathlib import Path
+
+from harness import env_vars
+from harness.errors import HarnessError
+from harness.stack import paths
+
+TABLE = "upgrade-harness"
+BUILTIN_PACKAGE = "harness.builtin"
+KEYS = ("baseline-from", "contracts", "golden", "locks", "builtin", "pythonpath", "python", "candidate")
+
+
+@dataclasses.dataclass(frozen=True)
+class Project:
+    """Where one project keeps what the harness reads and writes."""
+
+    root: Path
+    own_contracts: tuple[Path, ...]  # the project's contract directories (none in this checkout)
+    golden: Path
+    locks: Path
+    builtin: bool  # run the built-in contracts
+    baseline_from: Path | None  # None: this checkout's harness/matrix.toml
+    pythonpath: tuple[Path, ...] = ()
+    python: str | None = None
+    candidate: dict[str, str] | None = None
+
+    @property
+    def suite(self) -> list[str]:
+        """pytest's arguments for the contracts an entry runs, built-in first. The built-in ones by
+        package name (--pyargs): the copy installed in the entry's environment, not the host's."""
+        return (["--pyargs", BUILTIN_PACKAGE] if self.builtin else []) + [str(p) for p in self.own_contracts]
+
+
+def find_root(start: Path) -> Path | None:
+    """The nearest directory from `start` upwards whose pyproject.toml has a [tool.upgrade-harness] table."""
+    for folder in [start, *start.parents]:
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and TABLE in read_toml(pyproject).get("tool", {}):
+            return folder
+    return None
+
+
+def read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise HarnessError(f"{path} cannot be read as TOML ({exc}); fix it and run again.") from None
+
+
+def _strings(value, key: str, source: Path) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise HarnessError(f'{source}: [tool.{TABLE}] {key} must be a path or a list of paths, e.g. {key} = ["contracts"].')
+    return value
+
+
+def _dirs(root: Path, names: list[str], what: str, source: str) -> tuple[Path, ...]:
+    found = []
+    for name in names:
+        path = (root / name).resolve()
+        if not path.is_dir():
+            raise HarnessError(f"{what} directory {name!r} ({source}) does not exist under {root}; create it or fix the path.")
+        found.append(path)
+    return tuple(dict.fromkeys(found))
+
+
+def _table(root: Path) -> dict:
+    pyproject = root / "pyproject.toml"
+    table = read_toml(pyproject).get("tool", {}).get(TABLE) if pyproject.is_file() else None
+    if not isinstance(table, dict):
+        raise HarnessError(f"{pyproject} has no [tool.{TABLE}] table; run `upgrade-harness init` in {root}.")
+    unknown = sorted(set(table) - set(KEYS))
+    if unknown:
+        raise HarnessError(f"{pyproject}: [tool.{TABLE}] has unknown key(s) {', '.join(unknown)}; "
+                           f"the keys are {', '.join(KEYS)}.")
+    return table
+
+
+def _project(root: Path) -> Project:
+    table, source = _table(root), root / "pyproject.toml"
+    builtin = table.get("builtin", True)
+    if not isinstance(builtin, bool):
+        raise HarnessError(f"{source}: [tool.{TABLE}] builtin must be true or false.")
+    candidate = table.get("candidate")
+    if candidate is not None and not (isinstance(candidate, dict) and all(isinstance(v, str) for v in candidate.values())):
+        raise HarnessError(f'{source}: [tool.{TABLE}.candidate] must map packages to versions, e.g. optax = "0.2.8".')
+    python = table.get("python")
+    if python is not None and not isinstance(python, str):
+        raise HarnessError(f'{source}: [tool.{TABLE}] python must be a string, e.g. python = "3.12".')
+    baseline_from = table.get("baseline-from")
+    if baseline_from is None:
+        raise HarnessError(f'{source}: [tool.{TABLE}] needs baseline-from, the file that pins your stack, '
+                           'e.g. baseline-from = "requirements.txt" (or uv.lock, or pyproject.toml).')
+    return Project(
+        root=root,
+        own_contracts=_dirs(root, _strings(table.get("contracts", []), "contracts", source), "contracts", str(source)),
+        golden=root / _strings(table.get("golden", "golden"), "golden", source)[0],
+        locks=root / _strings(table.get("locks", "locks"), "locks", source)[0],
+        builtin=builtin,
+        baseline_from=root / _strings(baseline_from, "baseline-from", source)[0],
+        pythonpath=_dirs(root, _strings(table.get("pythonpath", ["."]), "pythonpath", source), "pythonpath", str(source)),
+        python=python, candidate=dict(candidate) if candidate else None,
+    )
+
+
+def _checkout() -> Project:
+    return Project(root=paths.ROOT, own_contracts=(), golden=paths.ROOT / "golden", locks=paths.ROOT / "locks",
+                   builtin=True, baseline_from=None)
+
+
+def load() -> Project:
+    """The project being judged, with this run's --contracts / --no-builtin / --baseline-from applied."""
+    found = _checkout() if paths.IS_CHECKOUT else _project(paths.ROOT)
+    extra = [d for d in os.environ.get(env_vars.CONTRACT_DIRS, "").split(os.pathsep) if d]
+    if extra:
+        found = dataclasses.replace(found, own_contracts=tuple(dict.fromkeys(
+            found.own_contracts + _dirs(Path.cwd(), extra, "--contracts", "given with --contracts"))))
+    if os.environ.get(env_vars.NO_BUILTIN) == "1":
+        found = dataclasses.replace(found, builtin=False)
+    if os.environ.get(env_vars.BASELINE_FROM):
+        found = dataclasses.replace(found, baseline_from=Path(os.environ[env_vars.BASELINE_FROM]).resolve())
+    if not found.suite:
+        raise HarnessError("there are no contracts to run: the built-in ones are switched off and no "
+                           f"contracts directory is given; set contracts = [\"DIR\"] in [tool.{TABLE}] or pass --contracts DIR.")
+    return found

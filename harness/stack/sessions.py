@@ -1,0 +1,111 @@
+"""The nox sessions of a project: one per matrix entry, golden, upgrade, lock and accept.
+
+This checkout's noxfile.py imports them (and adds `tests`); a team's noxfile, written by
+`upgrade-harness init`, imports them too; `upgrade-harness` runs the entries' child sessions from
+this file. Importing it registers the sessions with nox.
+
+  nox -s upgrade                 baseline vs candidate (+ single-package entries), then the verdict
+  nox -s upgrade -- --candidate "jax==X jaxlib==X optax==Y flax==Z"
+  nox -s baseline                one matrix entry's contracts -> reports/baseline.json
+  nox -s golden                  record golden values from the baseline (shows what changed)
+  nox -s lock                    regenerate the locks of the matrix's committed entries
+  nox -s accept -- --reason ".." adopt the judged candidate as the baseline: pins, locks, golden values
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nox
+
+from harness import env_vars
+from harness.errors import HarnessError
+from harness.stack import entry as stack_entry, locks, matrix, paths, plan, project_options, upgrade as upgrade_run
+from harness.stack.interpreters import find_python
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["upgrade"]
+
+# `nox -s upgrade` resolves every entry first and hands its children the plan; otherwise the matrix.
+try:
+    ENTRIES = (plan.read(Path(os.environ[env_vars.PLAN])) if os.environ.get(env_vars.PLAN)
+               else matrix.entries(os.environ.get(env_vars.CANDIDATE)))
+    PYTHON: str | None = find_python(ENTRIES[matrix.BASELINE].python)
+    NO_PYTHON = ""
+except HarnessError as exc:  # reported when a session that needs it runs, not when listing
+    ENTRIES, PYTHON, NO_PYTHON = {}, None, str(exc)
+
+
+def require_python(session: nox.Session) -> None:
+    if PYTHON is None:
+        session.error(NO_PYTHON.rstrip("."))  # nox ends the sentence itself
+
+
+def stack_session(name: str, tags: tuple[str, ...] = ()):
+    """A session that runs in a Python of the matrix's version, or explains how to get one."""
+    return nox.session(name=name, python=PYTHON or False, venv_backend=None if PYTHON else "none", tags=list(tags))
+
+
+def _entry_session(entry: matrix.Entry) -> None:
+    def run(session: nox.Session) -> None:
+        require_python(session)
+        # `upgrade` names the baseline's replay of the candidate's failing examples differently.
+        report_name = os.environ.get(env_vars.REPORT_NAME) or None
+        stack_entry.run_entry(session, entry, pytest_args=session.posargs, report_name=report_name)
+
+    run.__doc__ = f"{entry.pin_text}  ({entry.description})"
+    stack_session(entry.name, tags=("matrix",))(run)
+
+
+for _entry in ENTRIES.values():
+    _entry_session(_entry)
+
+
+@stack_session("golden")
+def golden(session: nox.Session) -> None:
+    """Record golden values from the baseline entry; refuses to change values without --accept-changes."""
+    require_python(session)
+    options, rest = project_options.split(session.posargs)
+    os.environ.update(project_options.environment(options, Path(session.invoked_from)))
+    unknown = [a for a in rest if a != "--accept-changes"]
+    if unknown:
+        session.error(f"golden: unknown arguments {unknown}; it takes --accept-changes, --contracts DIR, --no-builtin")
+    args = ["--harness-record-golden"] + (["--harness-accept-changes"] if "--accept-changes" in rest else [])
+    try:  # read now: --baseline-from may have just been given
+        baseline = matrix.entries()[matrix.BASELINE]
+    except HarnessError as exc:
+        session.error(str(exc).rstrip("."))
+    stack_entry.run_entry(session, baseline, pytest_args=args, report_name="golden-recording")
+
+
+@nox.session(python=False)
+def upgrade(session: nox.Session) -> None:
+    """Baseline vs candidate (and single-package entries), then the verdict. Exit 0/1/2."""
+    code = upgrade_run.upgrade(session.posargs, invoked_from=session.invoked_from)
+    if code:
+        # nox maps every failure to 1; the verdict's status (1 changed, 2 cannot judge) must survive.
+        raise SystemExit(code)
+
+
+@nox.session(python=False)
+def lock(session: nox.Session) -> None:
+    """Regenerate the committed locks (the full resolved stack of each locked matrix entry) with uv."""
+    if not ENTRIES:
+        session.error(NO_PYTHON.rstrip("."))
+    locks.write_locks(session, [e for e in ENTRIES.values() if e.locked])
+
+
+@nox.session(python=False)
+def accept(session: nox.Session) -> None:
+    """Adopt the judged candidate as the new baseline: pins, locks, golden values, golden/CHANGELOG.md."""
+    if not paths.IS_CHECKOUT:
+        session.error("in your project the baseline is the file [tool.upgrade-harness] baseline-from names: bump "
+                      "the pins there, then run `upgrade-harness lock` and `upgrade-harness golden --accept-changes` "
+                      "and commit the lock and golden/ with the pins")
+    from harness.stack import accept as accept_run
+
+    code = accept_run.accept(session.posargs, log=session)
+    if code:
+        raise SystemExit(code)  # nox maps every failure to 1; a refusal is 2

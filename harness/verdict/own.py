@@ -1,0 +1,59 @@
+"""The project's own contracts (--contracts DIR): their families summed apart from the built-in ones,
+and their failures on the baseline read as what they are, a change in the project's own code (or its
+golden values) since recording, rather than a stack the harness cannot judge.
+"""
+
+from __future__ import annotations
+
+from harness.model.enums import Mark
+from harness.model.report import CheckRecord, Report
+from harness.model.verdict import EntryVerdict, OwnFamily
+
+
+def split_failures(base: Report, failures: list[CheckRecord]) -> tuple[list[CheckRecord], list[CheckRecord]]:
+    """The baseline's failing checks: those of the project's own families, and the built-in ones."""
+    own = set(base.own_families or [])
+    return [c for c in failures if c.family in own], [c for c in failures if c.family not in own]
+
+
+def families(base: Report, candidate: EntryVerdict | None, own_failures: list[CheckRecord]) -> list[OwnFamily]:
+    """One summary per own family, in the order the baseline report lists them."""
+    found = []
+    for name in base.own_families or []:
+        changes = [c for c in candidate.changes if c.family == name] if candidate else []
+        found.append(OwnFamily(
+            name=name, checks=sum(c.family == name for c in base.checks),
+            changed=[c.check_id for c in changes if c.mark.changes_contract],
+            bits_changed=sum(c.mark == Mark.BITS_CHANGED for c in changes),
+            failing_on_baseline=[c.id for c in own_failures if c.family == name]))
+    return found
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def headline_part(found: list[OwnFamily]) -> str | None:
+    """The headline's words for own checks failing on the baseline; None when there are none."""
+    failing = [i for f in found for i in f.failing_on_baseline]
+    if not failing:
+        return None
+    shown = ", ".join(failing[:3]) + (f" and {len(failing) - 3} more" if len(failing) > 3 else "")
+    verb = "fails" if len(failing) == 1 else "fail"
+    return (f"{_plural(len(failing), 'check')} of your own contracts {verb} on the baseline itself ({shown}): your "
+            "code changed since its golden values were recorded, not the stack")
+
+
+def summary(family: OwnFamily, candidate: str) -> str:
+    """'mlp_training: 3 checks, unchanged on candidate (1 with bits changed, informational)'."""
+    parts = []
+    if family.failing_on_baseline:
+        parts.append(f"{len(family.failing_on_baseline)} failing on the baseline itself (your code changed since "
+                     "recording; `upgrade-harness golden --accept-changes` records it, if intended)")
+    if family.changed:
+        parts.append(f"{len(family.changed)} changed on {candidate}")
+    elif not family.failing_on_baseline:
+        parts.append(f"unchanged on {candidate}")
+    if family.bits_changed:
+        parts.append(f"{family.bits_changed} with bits changed (informational)")
+    return f"{family.name}: {_plural(family.checks, 'check')}, " + ", ".join(parts)

@@ -1,0 +1,111 @@
+"""examples/nnx-regressor end to end, as a team would use the harness: a scratch copy outside this
+checkout, the harness installed from the checkout's path into a tool environment of its own, `init`,
+golden values recorded, then upgrades against the default candidate. A changed learning rate in the
+example's training code must be reported as a changed contract of the example's own family, and
+restoring it must make the run clean again.
+
+Only the example's own contracts run here (`--no-builtin`): the built-in ones have their own tests,
+and running them three more times would add minutes without testing anything new.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import env_vars
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "nnx-regressor"
+TRAIN = Path("regressor") / "train.py"
+LR_LINE = "LEARNING_RATE = 3e-3"
+
+
+def _uv() -> str:
+    found = os.environ.get(env_vars.TEST_UV) or shutil.which("uv")
+    if not found:
+        pytest.skip("no uv binary: run through `nox -s tests`, which hands the runner's uv to the tests")
+    return found
+
+
+@pytest.fixture(scope="module")
+def tool(tmp_path_factory) -> Path:
+    """The `upgrade-harness` command, installed (not editable) from this checkout's path."""
+    venv = tmp_path_factory.mktemp("tool") / "venv"
+    uv = _uv()
+    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
+    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
+                    "-c", str(ROOT / "locks" / "runner.txt"), str(ROOT)], check=True)
+    return venv / "bin" / "upgrade-harness"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    copy = tmp_path_factory.mktemp("team") / "nnx-regressor"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("__pycache__", ".nox", "reports", "golden", "locks"))
+    return copy
+
+
+def _run(tool: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
+    # The team's shell, not this test session's: no HARNESS_* variable of the harness's own run leaks in.
+    # UV_PYTHON and VIRTUAL_ENV (nox's, naming this test session's environment) are kept on purpose: a
+    # user's shell may have them too, and no install of the harness's may land anywhere but its entry's.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    return subprocess.run([str(tool), *args], cwd=project, env=env, capture_output=True, text=True, check=False,
+                          timeout=900)
+
+
+def _summary(project: Path) -> dict:
+    return json.loads((project / "reports" / "upgrade-summary.json").read_text())
+
+
+def _said(done: subprocess.CompletedProcess) -> str:
+    return f"exit {done.returncode}\n--- stdout\n{done.stdout[-6000:]}\n--- stderr\n{done.stderr[-4000:]}"
+
+
+def test_the_example_project_end_to_end(tool, project):
+    done = _run(tool, project, "init")
+    assert done.returncode == 0, _said(done)
+    assert "baseline from requirements.txt" in done.stdout
+    table = (project / "pyproject.toml").read_text()
+    assert 'baseline-from = "requirements.txt"' in table and 'contracts = ["contracts"]' in table
+    assert (project / "noxfile.py").is_file()
+
+    done = _run(tool, project, "golden", "--no-builtin")
+    assert done.returncode == 0, _said(done)
+    recorded = json.loads((project / "golden" / "regressor.json").read_text())
+    assert recorded["provenance"]["versions"]["optax"] == "0.2.6"  # from the example's requirements.txt
+    assert len([k for k in recorded["values"] if k.startswith("loss/ministep")]) == 12
+    assert (project / "locks" / "baseline.txt").is_file()  # written on first use, for the team to commit
+    assert not (project / "golden" / "accumulation.json").exists()  # the built-in ones were switched off
+
+    done = _run(tool, project, "upgrade", "--no-builtin")
+    assert done.returncode == 0, _said(done)  # the default candidate keeps the example's contracts
+    summary = _summary(project)
+    assert summary["entries"][0]["versions"]["optax"] == "0.2.8"  # the harness's default candidate
+    assert [f["name"] for f in summary["own_families"]] == ["regressor"]
+    assert summary["own_families"][0]["checks"] == 2 and not summary["own_families"][0]["changed"]
+    assert "your contracts  regressor: 2 checks, unchanged on candidate" in done.stdout
+
+    train = project / TRAIN
+    original = train.read_text()
+    assert original.count(LR_LINE) == 1
+    train.write_text(original.replace(LR_LINE, "LEARNING_RATE = 4e-3"))
+    done = _run(tool, project, "upgrade", "--no-builtin")
+    assert done.returncode == 1, _said(done)
+    summary = _summary(project)
+    assert summary["headline"].startswith("CHANGED: 1 check of your own contracts fails on the baseline itself "
+                                          "(regressor/test_loss_trajectory)"), summary["headline"]
+    assert summary["own_families"][0]["failing_on_baseline"] == ["regressor/test_loss_trajectory"]
+    assert "regressor: 2 checks, 1 failing on the baseline itself" in done.stdout
+
+    train.write_text(original)
+    done = _run(tool, project, "upgrade", "--no-builtin")
+    assert done.returncode == 0, _said(done)
+    assert _summary(project)["headline"].startswith("OK: no contract changed")

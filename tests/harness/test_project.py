@@ -1,0 +1,177 @@
+"""A team's project: baseline pins read from its own files, its [tool.upgrade-harness] table, `init`,
+and the `upgrade-harness` command's refusals. Each bad input gets one message naming the fix."""
+
+import textwrap
+
+import pytest
+
+from harness import cli, env_vars
+from harness.errors import HarnessError
+from harness.stack import init, pins_from, project, project_options
+
+PINS = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
+REQUIREMENTS = "".join(f"{name}=={version}\n" for name, version in PINS.items())
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_requirements_with_comments_markers_and_includes(tmp_path):
+    _write(tmp_path / "base.txt", "numpy==2.5.5  # pinned by the data team\nflax==0.12.12\n")
+    path = _write(tmp_path / "requirements.txt", """\
+        # training stack
+        -r base.txt
+        --index-url https://example.invalid/simple
+        jax[cpu]==0.11.2
+        jaxlib==0.11.2 ; sys_platform == "linux"
+        Optax==0.2.6
+        requests>=2
+        ./vendored/thing
+        """)
+    assert pins_from.read(path) == PINS
+
+
+def test_pyproject_dependencies_and_dependency_groups(tmp_path):
+    path = _write(tmp_path / "pyproject.toml", """\
+        [project]
+        name = "team"
+        dependencies = ["jax==0.11.2", "jaxlib==0.11.2", "requests"]
+        [project.optional-dependencies]
+        train = ["optax==0.2.6"]
+        [dependency-groups]
+        ml = ["flax==0.12.12", "numpy==2.5.5", {include-group = "other"}]
+        other = []
+        """)
+    assert pins_from.read(path) == PINS
+
+
+def test_uv_lock(tmp_path):
+    packages = "".join(f'[[package]]\nname = "{n}"\nversion = "{v}"\n\n' for n, v in PINS.items())
+    path = _write(tmp_path / "uv.lock", 'version = 1\n\n' + packages + '[[package]]\nname = "chex"\nversion = "0.1.9"\n')
+    assert pins_from.read(path) == PINS
+
+
+@pytest.mark.parametrize("line, words", [
+    ("optax>=0.2.6", "optax is a range (>=0.2.6), not an exact version"),
+    ("optax", "optax is a range (any version)"),
+    ("optax==0.2.*", "optax is a range (==0.2.*)"),
+    ("optax~=0.2.6", "pin it exactly, e.g. optax==X.Y.Z"),
+])
+def test_a_range_is_refused_with_the_fix(tmp_path, line, words):
+    path = _write(tmp_path / "requirements.txt", REQUIREMENTS.replace("optax==0.2.6", line))
+    with pytest.raises(HarnessError, match="requirements.txt:3") as raised:
+        pins_from.read(path)
+    assert words in str(raised.value)
+
+
+def test_missing_pins_twice_pinned_and_missing_files_are_named(tmp_path):
+    with pytest.raises(HarnessError, match="does not pin flax, numpy"):
+        pins_from.read(_write(tmp_path / "a.txt", "jax==0.11.2\njaxlib==0.11.2\noptax==0.2.6\n"))
+    with pytest.raises(HarnessError, match=r"pins optax twice, 0.2.6 \(b.txt:3\) and 0.2.8 \(b.txt:6\)"):
+        pins_from.read(_write(tmp_path / "b.txt", REQUIREMENTS + "optax==0.2.8\n"))
+    with pytest.raises(HarnessError, match="does not exist"):
+        pins_from.read(tmp_path / "nowhere.txt")
+    with pytest.raises(HarnessError, match="cannot be read as TOML"):
+        pins_from.read(_write(tmp_path / "pyproject.toml", "[project\n"))
+
+
+def test_a_lock_that_forks_a_package_is_refused(tmp_path):
+    text = "".join(f'[[package]]\nname = "{n}"\nversion = "{v}"\n\n' for n, v in PINS.items())
+    path = _write(tmp_path / "uv.lock", text + '[[package]]\nname = "numpy"\nversion = "2.4.0"\n')
+    with pytest.raises(HarnessError, match="locks numpy at 2 versions"):
+        pins_from.read(path)
+
+
+def _project(tmp_path, table: str):
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    (tmp_path / "contracts").mkdir(exist_ok=True)
+    _write(tmp_path / "pyproject.toml", "[tool.upgrade-harness]\n" + textwrap.dedent(table))
+    return tmp_path
+
+
+@pytest.mark.parametrize("table, words", [
+    ('contracts = ["contracts"]\n', "needs baseline-from"),
+    ('baseline-from = "requirements.txt"\ncontract = ["contracts"]\n', "unknown key(s) contract"),
+    ('baseline-from = "requirements.txt"\ncontracts = ["nowhere"]\n', "contracts directory 'nowhere'"),
+    ('baseline-from = "requirements.txt"\nbuiltin = "no"\n', "builtin must be true or false"),
+    ('baseline-from = "requirements.txt"\ncontracts = [1]\n', "must be a path or a list of paths"),
+    ('baseline-from = "requirements.txt"\nbuiltin = false\n', "there are no contracts to run"),
+])
+def test_a_bad_table_is_refused_with_the_fix(tmp_path, monkeypatch, table, words):
+    root = _project(tmp_path, table)
+    monkeypatch.setattr(project.paths, "ROOT", root)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    with pytest.raises(HarnessError) as raised:
+        project.load()
+    assert words in str(raised.value)
+
+
+def test_the_table_and_this_runs_options(tmp_path, monkeypatch):
+    root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\n')
+    (root / "more").mkdir()
+    monkeypatch.setattr(project.paths, "ROOT", root)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    found = project.load()
+    assert found.own_contracts == (root / "contracts",) and found.builtin and found.golden == root / "golden"
+    assert found.suite == ["--pyargs", "harness.builtin", str(root / "contracts")]
+    options, rest = project_options.split(["--contracts", "more", "--no-builtin", "--jobs", "1"])
+    assert rest == ["--jobs", "1"]
+    for name, value in project_options.environment(options, root).items():
+        monkeypatch.setenv(name, value)
+    found = project.load()
+    assert found.suite == [str(root / "contracts"), str(root / "more")]
+    assert project.find_root(root / "contracts") == root
+
+
+def test_init_writes_the_table_noxfile_and_guide(tmp_path, capsys):
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    _write(tmp_path / "pyproject.toml", '[project]\nname = "team"\n')
+    _write(tmp_path / ".gitignore", "*.pyc")
+    assert init.main([], tmp_path) == 0
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert text.startswith('[project]\nname = "team"\n\n[tool.upgrade-harness]\n')
+    assert (tmp_path / "contracts" / "conftest.py").is_file() and (tmp_path / "noxfile.py").is_file()
+    assert (tmp_path / ".gitignore").read_text() == "*.pyc\nreports/\n.nox/\n"
+    table = project.read_toml(tmp_path / "pyproject.toml")["tool"]["upgrade-harness"]
+    assert table["baseline-from"] == "requirements.txt" and table["contracts"] == ["contracts"]
+    assert "upgrade-harness golden" in capsys.readouterr().out
+
+
+def test_init_changes_nothing_already_written(tmp_path, capsys):
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    _write(tmp_path / "noxfile.py", "# ours\n")
+    assert init.main([], tmp_path) == 0
+    assert (tmp_path / "noxfile.py").read_text() == "# ours\n"
+    assert "left noxfile.py as it is" in capsys.readouterr().out
+    before = (tmp_path / "pyproject.toml").read_text()
+    with pytest.raises(HarnessError, match="already has a .tool.upgrade-harness. table; nothing was changed"):
+        init.main([], tmp_path)
+    assert (tmp_path / "pyproject.toml").read_text() == before
+
+
+def test_init_says_which_file_could_not_give_a_baseline(tmp_path):
+    _write(tmp_path / "requirements.txt", REQUIREMENTS.replace("optax==0.2.6", "optax>=0.2"))
+    with pytest.raises(HarnessError, match="optax is a range") as raised:
+        init.main([], tmp_path)
+    assert "--baseline-from PATH" in str(raised.value) and not (tmp_path / "pyproject.toml").exists()
+
+
+def test_the_command_outside_a_project_says_to_init(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["upgrade"]) == 2
+    assert "run `upgrade-harness init` in your project's root first" in capsys.readouterr().err
+    assert cli.main(["upgrad"]) == 2
+    assert "unknown command 'upgrad'" in capsys.readouterr().err
+    assert cli.main(["--help"]) == 0
+
+
+def test_baseline_from_is_refused_in_this_checkout(monkeypatch):
+    from harness.stack import matrix
+
+    monkeypatch.setenv(env_vars.BASELINE_FROM, "/somewhere/requirements.txt")
+    monkeypatch.setattr(matrix.paths, "IS_CHECKOUT", True)
+    with pytest.raises(HarnessError, match="--baseline-from is for your own project"):
+        matrix.load_pins()
