@@ -76,7 +76,8 @@ def _run_session(command: str, rest: list[str]) -> int:
         if not rest or rest[0].startswith("-"):
             raise HarnessError("run needs an entry name, e.g. `upgrade-harness run baseline` "
                                "(`upgrade-harness list` shows them).")
-        cmd = [*nox, "-s", rest[0], "--", *rest[1:]]
+        passed = rest[2:] if rest[1:2] == ["--"] else rest[1:]  # `run baseline -- -x` and `run baseline -x`
+        cmd = [*nox, "-s", rest[0], "--", *passed]
     else:
         cmd = [*nox, "-s", COMMANDS[command], "--", *rest]
     try:

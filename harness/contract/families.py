@@ -14,6 +14,11 @@ def _is_under(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def is_own(path: Path, own_dirs: list[Path]) -> bool:
+    path = path.resolve()
+    return any(_is_under(path, d.resolve()) for d in own_dirs)
+
+
 def own(items, own_dirs: list[Path]) -> set[str]:
     """The families of the items collected from the project's own contract directories."""
     if not own_dirs:
@@ -22,7 +27,7 @@ def own(items, own_dirs: list[Path]) -> set[str]:
     theirs: dict[str, Path] = {}
     for item in items:
         path = Path(str(item.path)).resolve()
-        (mine if any(_is_under(path, d.resolve()) for d in own_dirs) else theirs).setdefault(outcome.family(item), path)
+        (mine if is_own(path, own_dirs) else theirs).setdefault(outcome.family(item), path)
     clash = sorted(set(mine) & set(theirs))
     if clash:
         name = clash[0]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+from pathlib import Path
 
 import pytest
 
@@ -80,7 +81,7 @@ def pytest_collection_modifyitems(config, items):
     """Tell the project's own families from the built-in ones; with --harness-only, run just the listed
     checks (attribution and replay runs)."""
     recorder = config.stash[_RECORDER]
-    recorder.own_families = families.own(items, recorder.own_contracts)
+    recorder.own_families |= families.own(items, recorder.own_contracts)
     selection = recorder.selection
     if selection is None:
         return
@@ -182,7 +183,11 @@ def pytest_runtest_makereport(item, call):
 def pytest_collectreport(report):
     """A module that fails to import (an API gone after a bump) is recorded as a failed check."""
     if report.failed and _ACTIVE and str(report.nodeid).endswith(".py"):
-        _ACTIVE[-1].checks[report.nodeid] = outcome.collection_failure(report)
+        recorder = _ACTIVE[-1]
+        record = recorder.checks[report.nodeid] = outcome.collection_failure(report)
+        # One of the project's own modules (it has no items to tell by): its family is the project's.
+        if families.is_own(Path(str(recorder.config.rootpath)) / report.nodeid, recorder.own_contracts):
+            recorder.own_families.add(record.family)
 
 
 def pytest_warning_recorded(warning_message, when, nodeid, location):

@@ -26,7 +26,7 @@ Run it with the nox of the environment upgrade-harness is installed in.
 
 import os
 
-os.environ.setdefault("HARNESS_PROJECT", os.path.dirname(os.path.abspath(__file__)))
+os.environ["HARNESS_PROJECT"] = os.path.dirname(os.path.abspath(__file__))  # this project, whatever the shell says
 
 import harness.stack.sessions  # noqa: E402,F401  (registers the sessions)
 '''

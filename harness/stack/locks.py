@@ -13,6 +13,8 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from harness.errors import HarnessError
 from harness.stack import paths, project
 from harness.stack.interpreters import find_python
@@ -47,6 +49,14 @@ def parse_lock(text: str) -> dict[str, str]:
     return found
 
 
+def _same_version(locked: str | None, pinned: str) -> bool:
+    """numpy==2.0 is locked as 2.0.0: the same release, compared as versions, not as text."""
+    try:
+        return locked is not None and Version(locked) == Version(pinned)
+    except InvalidVersion:
+        return locked == pinned
+
+
 def lock_command() -> str:
     return LOCK_COMMAND if paths.IS_CHECKOUT else LOCK_COMMAND_PROJECT
 
@@ -55,7 +65,7 @@ def check_current(entry: Entry, lock: Path) -> None:
     """A committed lock must still lock the entry's pins: pins edited without re-locking would run another stack."""
     locked = parse_lock(lock.read_text())
     stale = [f"{pkg}=={version} (the lock has {locked.get(pkg, 'none')})"
-             for pkg, version in entry.pins.items() if locked.get(pkg) != version]
+             for pkg, version in entry.pins.items() if not _same_version(locked.get(pkg), version)]
     if stale:
         raise HarnessError(f"{lock} no longer matches the {entry.name} pins: {', '.join(stale)}; "
                            f"re-lock with `{lock_command()}`.")

@@ -214,7 +214,9 @@ def entries(candidate_override: str | None = None, pins: Pins | None = None) -> 
     replaced when an ad-hoc one is given."""
     pins = pins or load_pins()
     py, locked = pins.python, paths.IS_CHECKOUT  # a project's candidate is resolved by the plan
-    baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py)
+    # A one-run --baseline-from is resolved for the run, never written over the committed lock.
+    baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py,
+                     locked=not os.environ.get(env_vars.BASELINE_FROM))
     if candidate_override:
         adhoc = dict(pins.baseline)
         adhoc.update(parse_candidate(candidate_override))

@@ -38,12 +38,19 @@ def read(path: Path) -> dict[str, str]:
 def _requirement_lines(path: Path, seen: frozenset[Path] = frozenset()) -> list[tuple[str, str]]:
     """(where, requirement) for each requirement line, following `-r other.txt`."""
     lines = []
-    for number, raw in enumerate(path.read_text().splitlines(), 1):
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path} cannot be read ({exc}); give a UTF-8 requirements file (`pip freeze` "
+                           "from PowerShell writes UTF-16: re-save it as UTF-8).") from None
+    for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split(" #")[0].strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith(("-r ", "--requirement ")):
             included = (path.parent / line.split(None, 1)[1].strip()).resolve()
+            if not included.is_file():
+                raise HarnessError(f"{path.name}:{number}: includes {included}, which does not exist; fix the -r line.")
             if included not in seen:
                 lines += _requirement_lines(included, seen | {path.resolve()})
             continue

@@ -64,7 +64,7 @@ def find_root(start: Path) -> Path | None:
 def read_toml(path: Path) -> dict:
     try:
         return tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise HarnessError(f"{path} cannot be read as TOML ({exc}); fix it and run again.") from None
 
 
@@ -73,6 +73,12 @@ def _strings(value, key: str, source: Path) -> list[str]:
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise HarnessError(f'{source}: [tool.{TABLE}] {key} must be a path or a list of paths, e.g. {key} = ["contracts"].')
+    return value
+
+
+def _path(value, key: str, source: Path) -> str:
+    if not isinstance(value, str) or not value:
+        raise HarnessError(f'{source}: [tool.{TABLE}] {key} must be one path, e.g. {key} = "{key}".')
     return value
 
 
@@ -116,10 +122,10 @@ def _project(root: Path) -> Project:
     return Project(
         root=root,
         own_contracts=_dirs(root, _strings(table.get("contracts", []), "contracts", source), "contracts", str(source)),
-        golden=root / _strings(table.get("golden", "golden"), "golden", source)[0],
-        locks=root / _strings(table.get("locks", "locks"), "locks", source)[0],
+        golden=root / _path(table.get("golden", "golden"), "golden", source),
+        locks=root / _path(table.get("locks", "locks"), "locks", source),
         builtin=builtin,
-        baseline_from=root / _strings(baseline_from, "baseline-from", source)[0],
+        baseline_from=root / _path(baseline_from, "baseline-from", source),
         pythonpath=_dirs(root, _strings(table.get("pythonpath", ["."]), "pythonpath", source), "pythonpath", str(source)),
         python=python, candidate=dict(candidate) if candidate else None,
     )

@@ -26,7 +26,8 @@ def add(parser: argparse.ArgumentParser) -> None:
 
 def split(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     """These options out of a command line, and the rest left for the command itself."""
-    parser = argparse.ArgumentParser(prog="upgrade-harness", add_help=False)
+    # No abbreviations: pytest's own --co must not be taken for --contracts.
+    parser = argparse.ArgumentParser(prog="upgrade-harness", add_help=False, allow_abbrev=False)
     add(parser)
     try:
         return parser.parse_known_args(list(argv))

@@ -3,6 +3,8 @@ else the harness's own candidate (harness/matrix.toml), for the packages that ca
 
 from __future__ import annotations
 
+from packaging.version import Version
+
 from harness.stack import matrix, paths, pins_from, project
 
 
@@ -11,7 +13,9 @@ def load() -> matrix.Pins:
     defaults = matrix.load_pins(paths.DEFAULT_MATRIX)
     baseline = pins_from.read(found.baseline_from)
     # The harness's candidate moves what it bumps over its own baseline; the project's other pins stay.
-    moved = {p: v for p, v in defaults.candidate.items() if defaults.baseline.get(p) != v}
+    # Only forward: a team already past the harness's candidate keeps its own version.
+    moved = {p: v for p, v in defaults.candidate.items()
+             if defaults.baseline.get(p) != v and Version(v) > Version(baseline[p])}
     candidate = dict(baseline, **(found.candidate if found.candidate is not None else moved))
     unknown = sorted(set(candidate) - set(matrix.PACKAGES))
     if unknown:

@@ -63,6 +63,20 @@ for _entry in ENTRIES.values():
     _entry_session(_entry)
 
 
+def _unusable(name: str) -> None:
+    """When the pins cannot be read, `nox -l` and `nox -s baseline` still say why, not "not found"."""
+    def run(session: nox.Session) -> None:
+        session.error(NO_PYTHON.rstrip("."))
+
+    run.__doc__ = f"cannot be set up: {NO_PYTHON}"
+    nox.session(name=name, python=False, tags=["matrix"])(run)
+
+
+if not ENTRIES:
+    for _name in (matrix.BASELINE, matrix.CANDIDATE):
+        _unusable(_name)
+
+
 @stack_session("golden")
 def golden(session: nox.Session) -> None:
     """Record golden values from the baseline entry; refuses to change values without --accept-changes."""

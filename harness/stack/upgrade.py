@@ -141,7 +141,7 @@ def _prepare(argv, invoked_from: str | None) -> argparse.Namespace:
     args = upgrade_args.parse(argv)
     if args.candidate is not None:
         matrix.parse_candidate(args.candidate)  # bad input is told before anything else
-    find_python(matrix.PYTHON)
+    find_python(matrix.load_pins().python)  # a project may set its own
     # This run's --contracts / --no-builtin / --baseline-from reach the plan and every entry.
     os.environ.update(project_options.environment(args, Path(invoked_from or ".")))
     if args.reports:

@@ -3,6 +3,7 @@ headline, and their failures on the baseline read as a change of the team's code
 built-in family failing on the baseline still means the harness cannot judge (exit 2)."""
 
 import copy
+import json
 
 from harness.verdict import markdown, render
 
@@ -60,3 +61,24 @@ def test_both_at_once_name_the_teams_change_then_the_candidates(base, judge):
     assert verdict.exit_status == 1
     assert "not the stack; on the candidate: 1 check in 1 contract, 1 of them in your own contracts" in verdict.headline
     assert _check(cand, "test_error")["outcome"] == "failed"
+
+
+def test_an_own_check_not_judged_on_both_sides_is_the_teams_change_too(base, judge):
+    # A golden value not recorded yet for a new own check: it errors on the baseline and the candidate.
+    def errored(doc):
+        check = _check(doc, "test_golden_value")
+        check["outcome"], check["message"] = "error", "golden value demo/value2 is not recorded; run nox -s golden"
+        return doc
+
+    verdict = judge(errored(_own(base, "demo")), errored(_candidate(_own(base, "demo"))))
+    assert verdict.exit_status == 1 and "fails on the baseline itself (demo/test_golden_value)" in verdict.headline
+
+
+def test_an_own_module_that_fails_to_import_is_an_own_family(pytester):
+    pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
+    mine = pytester.mkdir("mine")
+    (mine / "test_broken.py").write_text("import a_module_that_is_gone\n")
+    pytester.runpytest_inprocess("-q", "-p", "no:randomly", "--harness-report=report.json",
+                                 f"--harness-own-contracts={mine}", str(mine))
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["own_families"] == ["broken"] and report["checks"][0]["id"] == "broken/collection"

@@ -175,3 +175,54 @@ def test_baseline_from_is_refused_in_this_checkout(monkeypatch):
     monkeypatch.setattr(matrix.paths, "IS_CHECKOUT", True)
     with pytest.raises(HarnessError, match="--baseline-from is for your own project"):
         matrix.load_pins()
+
+
+def test_a_lock_is_current_when_its_versions_are_the_same_releases(tmp_path):
+    from harness.stack import locks, matrix
+
+    lock = _write(tmp_path / "baseline.txt", "numpy==2.0.0\n    # via jax\noptax==0.2.6\n")
+    locks.check_current(matrix.Entry("baseline", {"numpy": "2.0", "optax": "0.2.6"}, ""), lock)
+    with pytest.raises(HarnessError, match=r"optax==0.2.7 \(the lock has 0.2.6\); re-lock"):
+        locks.check_current(matrix.Entry("baseline", {"numpy": "2.0", "optax": "0.2.7"}, ""), lock)
+
+
+@pytest.mark.parametrize("table, words", [
+    ('baseline-from = "requirements.txt"\ngolden = []\n', "golden must be one path"),
+    ('baseline-from = []\n', "baseline-from must be one path"),
+])
+def test_a_table_path_that_is_not_one_path_is_refused(tmp_path, monkeypatch, table, words):
+    test_a_bad_table_is_refused_with_the_fix(tmp_path, monkeypatch, table, words)
+
+
+def test_an_include_that_does_not_exist_is_named(tmp_path):
+    path = _write(tmp_path / "requirements.txt", REQUIREMENTS + "-r missing.txt\n")
+    with pytest.raises(HarnessError, match=r"requirements.txt:6: includes .*missing.txt, which does not exist"):
+        pins_from.read(path)
+
+
+def _project_pins(tmp_path, monkeypatch, requirements):
+    from harness.stack import project_pins
+
+    root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
+    (root / "requirements.txt").write_text(requirements)
+    monkeypatch.setattr(project.paths, "ROOT", root)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    return project_pins.load()
+
+
+def test_the_default_candidate_moves_only_forward(tmp_path, monkeypatch):
+    pins = _project_pins(tmp_path, monkeypatch, REQUIREMENTS)
+    assert pins.candidate == dict(PINS, jax="0.12.0.1", jaxlib="0.12.0.1", optax="0.2.8")  # numpy, flax stay
+    ahead = _project_pins(tmp_path, monkeypatch, REQUIREMENTS.replace("optax==0.2.6", "optax==0.2.9"))
+    assert ahead.candidate["optax"] == "0.2.9" and ahead.candidate["jax"] == "0.12.0.1"
+
+
+def test_a_one_run_baseline_is_resolved_for_the_run_not_written_over_the_lock(tmp_path, monkeypatch):
+    from harness.stack import matrix
+
+    _project_pins(tmp_path, monkeypatch, REQUIREMENTS)
+    assert matrix.entries()[matrix.BASELINE].locked
+    other = _write(tmp_path / "other.txt", REQUIREMENTS.replace("optax==0.2.6", "optax==0.2.5"))
+    monkeypatch.setenv(env_vars.BASELINE_FROM, str(other))
+    baseline = matrix.entries()[matrix.BASELINE]
+    assert baseline.pins["optax"] == "0.2.5" and not baseline.locked
