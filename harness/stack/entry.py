@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -132,7 +133,8 @@ def suite_arguments(found: project.Project) -> list[str]:
     args = ["-c", str(paths.SUITE_INI), "--rootdir", str(found.root), "-q", "-p", "no:randomly",
             "-p", "harness.contract.plugin"]
     if found.pythonpath:
-        args += ["-o", "pythonpath=" + " ".join(str(p) for p in found.pythonpath)]
+        # pytest reads a `paths` setting with shlex.split: a root with a space in it must be quoted.
+        args += ["-o", "pythonpath=" + shlex.join(str(p) for p in found.pythonpath)]
     if found.own_contracts:  # the plugin tells a project's families from the built-in ones
         args += ["--harness-own-contracts", os.pathsep.join(str(p) for p in found.own_contracts)]
     return args + found.suite

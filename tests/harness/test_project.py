@@ -226,3 +226,16 @@ def test_a_one_run_baseline_is_resolved_for_the_run_not_written_over_the_lock(tm
     monkeypatch.setenv(env_vars.BASELINE_FROM, str(other))
     baseline = matrix.entries()[matrix.BASELINE]
     assert baseline.pins["optax"] == "0.2.5" and not baseline.locked
+
+
+def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkeypatch):
+    import shlex
+
+    from harness.stack import entry
+
+    root = _project(tmp_path / "ML projects", 'baseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
+    monkeypatch.setattr(project.paths, "ROOT", root)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    args = entry.suite_arguments(project.load())
+    value = args[args.index("-o") + 1].removeprefix("pythonpath=")
+    assert shlex.split(value) == [str(root)]  # how pytest reads a `paths` setting
