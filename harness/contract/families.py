@@ -10,13 +10,9 @@ import pytest
 from harness.contract import outcome
 
 
-def _is_under(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
 def is_own(path: Path, own_dirs: list[Path]) -> bool:
     path = path.resolve()
-    return any(_is_under(path, d.resolve()) for d in own_dirs)
+    return any(path.is_relative_to(d.resolve()) for d in own_dirs)
 
 
 def own(items, own_dirs: list[Path]) -> set[str]:
@@ -26,7 +22,7 @@ def own(items, own_dirs: list[Path]) -> set[str]:
     mine: dict[str, Path] = {}
     theirs: dict[str, Path] = {}
     for item in items:
-        path = Path(str(item.path)).resolve()
+        path = Path(str(item.path))
         (mine if is_own(path, own_dirs) else theirs).setdefault(outcome.family(item), path)
     clash = sorted(set(mine) & set(theirs))
     if clash:

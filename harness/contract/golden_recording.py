@@ -6,6 +6,7 @@ changed value needs --harness-accept-changes.
 
 from __future__ import annotations
 
+import collections
 import json
 
 import pytest
@@ -54,9 +55,7 @@ def say_changes(say, changes) -> None:
         if what != "added" or len(added) <= MAX_ADDED_LINES:
             say(f"golden: {what:7s} {family}/{key}" + (f": {_short(old)} -> {_short(new)}" if old else ""))
     if len(added) > MAX_ADDED_LINES:
-        per_family = {}
-        for family, _ in added:
-            per_family[family] = per_family.get(family, 0) + 1
+        per_family = collections.Counter(family for family, _ in added)
         say(f"golden: added   {len(added)} values: " + ", ".join(f"{f} {n}" for f, n in per_family.items()))
 
 

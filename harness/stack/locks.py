@@ -20,10 +20,8 @@ from harness.stack import paths, project
 from harness.stack.interpreters import find_python
 from harness.stack.matrix import Entry
 
-LOCK_COMMAND = "nox -s lock"
-
-
-LOCK_COMMAND_PROJECT = "upgrade-harness lock"
+LOCK_COMMAND = "nox -s lock"  # this checkout's
+LOCK_COMMAND_PROJECT = "upgrade-harness lock"  # a team's project's
 PIN_LINE = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)")
 
 
