@@ -25,7 +25,7 @@ import dataclasses
 
 import numpy as np
 
-from harness.contract import tolerances, trees
+from harness.contract import precision, tolerances, trees
 from harness.contract.encoding import encode_array
 from harness.contract.golden import GoldenStore
 from harness.contract.measure import compare_bound, compare_close, compare_exact, compare_identical
@@ -102,28 +102,50 @@ class Check:
                              keep_values=self._first(label))
 
     # -- golden ------------------------------------------------------------------------------
-    def golden(self, key: str, value, *, exact: bool = False, scale=None, why: str | None = None) -> None:
-        """The value equals the baseline's recording, within the golden ulps of its dtype.
+    def golden(self, key: str, value, *, exact: bool = False, scale=None, why: str | None = None,
+               dtype: str | None = None) -> None:
+        """The value equals the baseline's recording, within the golden ulps of the precision it was
+        computed in: its own dtype, or for a Python float / NumPy float64 holding exactly float32 (or
+        bfloat16/float16) values, that dtype (harness.contract.precision). ``dtype`` states it outright,
+        e.g. ``check.golden("loss", float(loss), dtype="float32")``.
 
         ``scale``/``why``: as for reference(), where the value is a cancellation of larger operands.
         """
-        value = np.asarray(value)
+        arr = np.asarray(value)
+        judged = precision.of(value, arr, dtype) if not exact else precision.Precision(_dtype_name(arr))
         if self.recording:
-            self.store.record(self.family, key, encode_array(value))
+            entry = encode_array(arr)
+            if judged.why:  # the file says why the value is not judged in its own dtype
+                entry.update(precision=judged.dtype, why=judged.why)
+            self.store.record(self.family, key, entry)
             self._add_kind(GOLDEN)
             return
         expected, entry = self.store.get_array(self.family, key)
         label = f"golden:{key}"
-        observed_dtype = _dtype_name(value)
+        observed_dtype = _dtype_name(arr)
         if observed_dtype != entry["dtype"]:
             self._note(Comparison(
-                label, GOLDEN, False, EXACT, observed_dtype, list(value.shape), expected=entry["dtype"],
+                label, GOLDEN, False, EXACT, observed_dtype, list(arr.shape), expected=entry["dtype"],
                 observed=observed_dtype, message=f"{label}: dtype {observed_dtype} observed, "
                 f"{entry['dtype']} recorded at baseline"))
+        recorded = dtype or entry.get("precision") or entry["dtype"]
+        if recorded != observed_dtype and not exact:
+            arr = self._in_precision(label, arr, recorded)
         if exact:
-            self._note(compare_exact(GOLDEN, label, value, expected, self._first(label)))
+            self._note(compare_exact(GOLDEN, label, arr, expected, self._first(label)))
         else:
-            self._note(self._within(GOLDEN, label, value, expected, scale, why))
+            self._note(self._within(GOLDEN, label, arr, expected, scale, why))
+
+    def _in_precision(self, label: str, arr: np.ndarray, recorded: str) -> np.ndarray:
+        """The value in the precision it was recorded in (lossless), or a dtype change when it no longer
+        fits: the computation now runs wider than at the baseline."""
+        if not precision.holds(arr, recorded):
+            now = precision.infer(arr) if precision.holds(arr, precision.DEFAULT) else _dtype_name(arr)
+            self._note(Comparison(
+                label, GOLDEN, False, EXACT, now, list(arr.shape), expected=recorded, observed=now,
+                message=f"{label}: computed in {now} now (its values are not all exactly {recorded}), in "
+                        f"{recorded} at baseline"))
+        return arr.astype(precision.numpy_dtype(recorded))
 
     def golden_exact(self, key: str, value) -> None:
         self.golden(key, value, exact=True)

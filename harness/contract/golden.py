@@ -14,12 +14,20 @@ from typing import Any
 
 import numpy as np
 
+from harness import env_vars
 from harness.atomic import atomic_write_text
 from harness.contract.encoding import decode_array
 from harness.errors import HarnessError
 
 FORMAT_VERSION = 1
-RECORD_COMMAND = "nox -s golden"
+
+
+def record_command(accept: bool = False) -> str:
+    """The command that records golden values where this run is: a team's project (the `upgrade-harness`
+    command sets HARNESS_PROJECT for its sessions) or this checkout's nox session."""
+    if os.environ.get(env_vars.PROJECT):
+        return "upgrade-harness golden" + (" --accept-changes" if accept else "")
+    return "nox -s golden" + (" -- --accept-changes" if accept else "")
 
 
 class GoldenProblem(HarnessError):
@@ -39,23 +47,38 @@ def dumps(doc: dict) -> str:
 
 
 class GoldenStore:
-    """Reads golden/<family>.json lazily; collects recordings to write in one go."""
+    """Reads golden/<family>.json lazily; collects recordings to write in one go.
 
-    def __init__(self, directory: str | os.PathLike):
+    ``fallback`` is where a family is read from when `directory` has no file for it: in a team's project,
+    the tool's own golden values of the built-in contracts, so they need not live in the team's repository
+    unless the team records its own (`upgrade-harness golden --builtin`). Recordings always go to
+    `directory` and are compared with what it holds.
+    """
+
+    def __init__(self, directory: str | os.PathLike, fallback: str | os.PathLike | None = None):
         self.directory = Path(directory)
-        self._files: dict[str, dict] = {}
+        self.fallback = Path(fallback) if fallback else None
+        self._files: dict[tuple[str, bool], dict] = {}
         self.recorded: dict[str, dict[str, dict]] = {}
 
     def path(self, family: str) -> Path:
         return self.directory / f"{family}.json"
 
-    def _load(self, family: str) -> dict:
-        if family in self._files:
-            return self._files[family]
+    def source(self, family: str) -> Path:
+        """The file a family's golden values are read from: the project's, else the tool's own."""
         path = self.path(family)
+        if path.exists() or self.fallback is None or not (self.fallback / path.name).exists():
+            return path
+        return self.fallback / path.name
+
+    def _load(self, family: str, own_only: bool = False) -> dict:
+        if (family, own_only) in self._files:
+            return self._files[(family, own_only)]
+        path = self.path(family) if own_only else self.source(family)
         if not path.exists():
+            builtin = f" (`{record_command()} --record-builtin` for a built-in contract's)" if self.fallback else ""
             raise GoldenProblem(
-                f"golden file {path} does not exist; record it from the baseline with `{RECORD_COMMAND}`."
+                f"golden file {path} does not exist; record it from the baseline with `{record_command()}`{builtin}."
             )
         try:
             data = json.loads(path.read_text())
@@ -66,17 +89,17 @@ class GoldenStore:
         except (OSError, ValueError) as exc:
             raise GoldenProblem(
                 f"golden file {path} is unreadable ({exc}); restore it from git "
-                f"(`git checkout -- {path}`) or record it again with `{RECORD_COMMAND}`."
+                f"(`git checkout -- {path}`) or record it again with `{record_command()}`."
             ) from None
-        self._files[family] = data
+        self._files[(family, own_only)] = data
         return data
 
     def get(self, family: str, key: str) -> dict:
         data = self._load(family)
         if key not in data["values"]:
             raise GoldenProblem(
-                f"golden entry {key!r} is missing from {self.path(family)}; "
-                f"record it from the baseline with `{RECORD_COMMAND}`."
+                f"golden entry {key!r} is missing from {self.source(family)}; "
+                f"record it from the baseline with `{record_command()}`."
             )
         return data["values"][key]
 
@@ -86,19 +109,20 @@ class GoldenStore:
             return decode_array(entry), entry
         except (KeyError, TypeError, ValueError) as exc:
             raise GoldenProblem(
-                f"golden entry {key!r} in {self.path(family)} is malformed ({exc}); "
-                f"record it again with `{RECORD_COMMAND}`."
+                f"golden entry {key!r} in {self.source(family)} is malformed ({exc}); "
+                f"record it again with `{record_command()}`."
             ) from None
 
     def record(self, family: str, key: str, entry: dict) -> None:
         self.recorded.setdefault(family, {})[key] = entry
 
     def changes(self) -> list[tuple[str, str, str, Any, Any]]:
-        """(family, key, 'added'|'changed', old, new) for every recording that differs from disk."""
+        """(family, key, 'added'|'changed', old, new) for every recording that differs from the
+        project's own file (never the tool's: a team recording the built-ins adds its own copy)."""
         out = []
         for family, values in sorted(self.recorded.items()):
             try:
-                old = self._load(family)["values"]
+                old = self._load(family, own_only=True)["values"]
             except GoldenProblem:
                 old = {}
             for key, new in sorted(values.items()):
@@ -116,7 +140,7 @@ class GoldenStore:
             if family not in changed_families and self.path(family).exists():
                 continue  # nothing new: leave the file (and its provenance) as it is
             try:
-                merged = dict(self._load(family)["values"])
+                merged = dict(self._load(family, own_only=True)["values"])
             except GoldenProblem:
                 merged = {}
             merged.update(values)
@@ -127,6 +151,6 @@ class GoldenStore:
                 "values": dict(sorted(merged.items())),
             }
             atomic_write_text(self.path(family), dumps(doc))
-            self._files[family] = doc
+            self._files[(family, True)] = self._files[(family, False)] = doc
             written.append(self.path(family))
         return written

@@ -12,11 +12,11 @@ import json
 import pytest
 
 from harness.contract import environment
+from harness.contract.golden import record_command
 from harness.contract.session import Recorder
 from harness.model.enums import Outcome
 from harness.model.report import STACK_VERSION_KEYS
 
-ACCEPT_COMMAND = "nox -s golden -- --accept-changes"
 MAX_ADDED_LINES = 40
 
 
@@ -34,7 +34,7 @@ def finish(session, recorder: Recorder) -> None:
     say_changes(say, changes)
     if changed and not session.config.getoption("--harness-accept-changes"):
         say(f"golden: NOT written: {len(changed)} recorded values would change. Review them above; "
-            f"to accept, run `{ACCEPT_COMMAND}`.")
+            f"to accept, run `{record_command(accept=True)}`.")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     versions = environment.versions()
@@ -53,10 +53,21 @@ def say_changes(say, changes) -> None:
     added = [(family, key) for family, key, what, _, _ in changes if what == "added"]
     for family, key, what, old, new in changes:
         if what != "added" or len(added) <= MAX_ADDED_LINES:
-            say(f"golden: {what:7s} {family}/{key}" + (f": {_short(old)} -> {_short(new)}" if old else ""))
+            say(f"golden: {what:7s} {family}/{key}" + (f": {_difference(old, new)}" if old else ""))
     if len(added) > MAX_ADDED_LINES:
         per_family = collections.Counter(family for family, _ in added)
         say(f"golden: added   {len(added)} values: " + ", ".join(f"{f} {n}" for f, n in per_family.items()))
+
+
+def _difference(old, new) -> str:
+    """old -> new; when the values are the same, what else changed (a dtype, the judged precision)."""
+    if isinstance(old, dict) and isinstance(new, dict) and "values" in old and old.get("values") == new.get("values"):
+        judged = {"precision": lambda e: e.get("precision", e.get("dtype"))}  # absent: its own dtype
+        moved = [f"{field} {get(old)} -> {get(new)}" for field, get in
+                 {"dtype": lambda e: e.get("dtype"), "shape": lambda e: e.get("shape"), **judged}.items()
+                 if get(old) != get(new)]
+        return "values unchanged; " + (", ".join(moved) or "its notes changed")
+    return f"{_short(old)} -> {_short(new)}"
 
 
 def _short(entry) -> str:

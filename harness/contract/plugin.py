@@ -52,6 +52,8 @@ def pytest_addoption(parser):
     group.addoption("--harness-report", default=os.environ.get(env_vars.REPORT), help="report path")
     group.addoption("--harness-entry", default=os.environ.get(env_vars.ENTRY, "local"), help="matrix entry name")
     group.addoption("--harness-golden-dir", default=os.environ.get(env_vars.GOLDEN_DIR), help="golden directory")
+    group.addoption("--harness-builtin-golden-dir", default=os.environ.get(env_vars.BUILTIN_GOLDEN_DIR),
+                    help="where a family missing from the golden directory is read from (the tool's own values)")
     group.addoption("--harness-only", default=os.environ.get(env_vars.ONLY),
                     help="file of check ids (family/test[params]) to run; the rest are deselected")
     group.addoption("--harness-own-contracts", default=None,

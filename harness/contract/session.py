@@ -40,7 +40,8 @@ class Recorder:
         self.started_at = now()
         self.report_path = config.getoption("--harness-report")
         root = Path(str(config.rootpath))
-        self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden")
+        self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden",
+                                 config.getoption("--harness-builtin-golden-dir"))
         self.recording = bool(config.getoption("--harness-record-golden"))
         self.checks: dict[str, CheckRecord] = {}  # by pytest node id
         self.performance: dict[str, PerformanceRecord] = {}

@@ -93,6 +93,8 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path) -> dic
     return {
         env_vars.REPORT: report,
         env_vars.GOLDEN_DIR: str(golden),
+        # A team's project reads the built-in contracts' golden values from the tool unless it recorded its own.
+        **({} if paths.IS_CHECKOUT else {env_vars.BUILTIN_GOLDEN_DIR: str(paths.BUILTIN_GOLDEN)}),
         env_vars.ENTRY: entry.name,
         env_vars.REQUESTED: json.dumps(entry.pins),
         env_vars.LOCKED: "1" if entry.locked else "0",

@@ -23,5 +23,7 @@ REPORTS = Path(os.environ.get(env_vars.REPORTS_DIR) or ROOT / "reports")  # `upg
 ADHOC_LOCKS = ROOT / ".nox" / "adhoc-locks"
 DEFAULT_MATRIX = PACKAGE / "matrix.toml"  # this checkout's pins; a project's default candidate
 SUITE_INI = PACKAGE / "contract" / "pytest.ini"
+# The built-in contracts' golden values the tool ships: in its wheel, or this checkout's golden/.
+BUILTIN_GOLDEN = PACKAGE / "builtin" / "golden" if (PACKAGE / "builtin" / "golden").is_dir() else SOURCE / "golden"
 # The noxfile the entries' child sessions load: this checkout's, or the package's sessions for a project.
 NOXFILE = SOURCE / "noxfile.py" if IS_CHECKOUT else PACKAGE / "stack" / "sessions.py"

@@ -21,7 +21,8 @@ import nox
 
 from harness import env_vars
 from harness.errors import HarnessError
-from harness.stack import entry as stack_entry, locks, matrix, paths, plan, project_options, upgrade as upgrade_run
+from harness.stack import (entry as stack_entry, locks, matrix, paths, plan, project, project_options,
+                           upgrade as upgrade_run)
 from harness.stack.interpreters import find_python
 
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -79,13 +80,24 @@ if not ENTRIES:
 
 @stack_session("golden")
 def golden(session: nox.Session) -> None:
-    """Record golden values from the baseline entry; refuses to change values without --accept-changes."""
+    """Record golden values from the baseline entry; refuses to change values without --accept-changes.
+    In a team's project only its own contracts are recorded: the built-in ones are judged against the
+    tool's own values unless --record-builtin records the team's copy (a baseline unlike the tool's)."""
     require_python(session)
     options, rest = project_options.split(session.posargs)
     os.environ.update(project_options.environment(options, Path(session.invoked_from)))
-    unknown = [a for a in rest if a != "--accept-changes"]
+    flags = ("--accept-changes", "--record-builtin")
+    unknown = [a for a in rest if a not in flags]
     if unknown:
-        session.error(f"golden: unknown arguments {unknown}; it takes --accept-changes, --contracts DIR, --no-builtin")
+        session.error(f"golden: unknown arguments {unknown}; it takes {', '.join(flags)}, --contracts DIR, "
+                      "--no-builtin")
+    if not paths.IS_CHECKOUT and "--record-builtin" not in rest:
+        os.environ[env_vars.NO_BUILTIN] = "1"
+        try:
+            project.load()
+        except HarnessError as exc:
+            session.error(f"golden: {str(exc).rstrip('.')}; the built-in contracts are judged against the tool's "
+                          "own golden values (`--record-builtin` records your copy, for a baseline unlike the tool's)")
     args = ["--harness-record-golden"] + (["--harness-accept-changes"] if "--accept-changes" in rest else [])
     try:  # read now: --baseline-from may have just been given
         baseline = matrix.entries()[matrix.BASELINE]

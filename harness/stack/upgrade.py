@@ -22,8 +22,8 @@ from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
-from harness.stack import (bisect, cli_args, entry as stack_entry, matrix, paths, plan, progress, project_options,
-                           run_lock, upgrade_args)
+from harness.stack import (bisect, builtin_golden, cli_args, entry as stack_entry, matrix, paths, plan, progress,
+                           project, project_options, run_lock, upgrade_args)
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
@@ -163,6 +163,10 @@ def _plan(args) -> list[matrix.Entry] | int:
               f"{paths.REPORTS / matrix.CANDIDATE}.json says why)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     plan.write(entries, paths.REPORTS / plan.PLAN_FILE)
+    found = project.load()
+    note = builtin_golden.mismatch_note(entries[0], found.golden) if found.builtin and not paths.IS_CHECKOUT else None
+    if note:
+        print(f"upgrade: note: {note}")
     for entry in entries:
         for note in entry.notes:
             print(f"upgrade: {entry.name}: {note}")

@@ -96,3 +96,25 @@ def test_a_first_recording_counts_added_values_per_family_and_shows_every_change
     said.clear()
     golden_recording.say_changes(said.append, changes[-2:])
     assert said == ["golden: added   b/k", 'golden: changed b/x: [1] -> [2]']
+
+
+def test_a_family_the_project_has_not_recorded_is_read_from_the_tools_own(tmp_path, monkeypatch):
+    """A team's project judges the built-in contracts against the tool's golden values; its own copy,
+    once recorded, comes first; recordings go to and are compared with the project's own files only."""
+    tool, team = tmp_path / "tool", tmp_path / "team"
+    shipped = GoldenStore(tool)
+    shipped.record("clipping", "norm", encode_array(np.float32(5.0)))
+    shipped.write({"entry": "baseline"})
+    store = GoldenStore(team, fallback=tool)
+    assert store.get_array("clipping", "norm")[0] == 5.0 and store.source("clipping") == tool / "clipping.json"
+    monkeypatch.setenv("HARNESS_PROJECT", str(tmp_path))
+    with pytest.raises(GoldenProblem, match=r"team.mine\.json does not exist.*`upgrade-harness golden` "
+                                            r"\(`upgrade-harness golden --record-builtin`"):
+        store.get("mine", "loss")
+
+    recording = GoldenStore(team, fallback=tool)
+    recording.record("clipping", "norm", encode_array(np.float32(4.0)))
+    assert [what for _, _, what, _, _ in recording.changes()] == ["added"]  # not "changed": the team's first copy
+    recording.write({"entry": "baseline"})
+    assert GoldenStore(tool).get_array("clipping", "norm")[0] == 5.0  # the tool's own is never written
+    assert GoldenStore(team, fallback=tool).get_array("clipping", "norm")[0] == 4.0  # the team's copy first

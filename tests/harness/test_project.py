@@ -239,3 +239,18 @@ def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkey
     args = entry.suite_arguments(project.load())
     value = args[args.index("-o") + 1].removeprefix("pythonpath=")
     assert shlex.split(value) == [str(root)]  # how pytest reads a `paths` setting
+
+
+def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tmp_path):
+    from harness.stack import builtin_golden, matrix
+
+    recorded = builtin_golden.tool_versions()
+    assert recorded["optax"] == "0.2.6"  # the tool's golden values come from its own baseline
+    same = matrix.Entry("baseline", {k: recorded[k] for k in ("jax", "jaxlib", "optax", "flax", "numpy")}, "")
+    assert builtin_golden.mismatch_note(same, tmp_path / "golden") is None
+    older = matrix.Entry("baseline", {**same.pins, "optax": "0.2.5"}, "")
+    note = builtin_golden.mismatch_note(older, tmp_path / "golden")
+    assert "optax 0.2.5 (the tool's: 0.2.6)" in note and "upgrade-harness golden --record-builtin" in note
+    (tmp_path / "golden").mkdir()
+    (tmp_path / "golden" / "clipping.json").write_text("{}")  # the team recorded its own copy
+    assert builtin_golden.mismatch_note(older, tmp_path / "golden") is None

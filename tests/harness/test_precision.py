@@ -1,0 +1,133 @@
+"""A golden value is judged in the precision it was computed in: `float(loss)` of a float32 loss is a
+float64 holding a float32 value, and a one-float32-ulp move of it is bits changed, not 2**29 float64 ulps."""
+
+import json
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from harness.contract import precision
+from harness.verdict.classify import comparison_mark
+from harness.model.enums import Mark
+from harness.model import report_io
+
+LOSS32 = np.float32(0.6931472)  # a float32 loss
+LOSSES32 = np.array([0.6931472, 0.5123457, 0.40213, 0.3300001], np.float32)
+
+
+def _up(value, ulps: int, dtype=np.float32):
+    """value moved up by `ulps` ulps of dtype, as a Python float."""
+    x = np.asarray(value, dtype)
+    for _ in range(ulps):
+        x = np.nextafter(x, np.asarray(np.inf, dtype))
+    return float(x)
+
+
+def test_a_python_float_of_float32_values_is_judged_as_float32():
+    found = precision.of(float(LOSS32), np.asarray(float(LOSS32)))
+    assert found.dtype == "float32" and "float(x)" in found.why
+    values = [float(v) for v in LOSSES32]
+    assert precision.of(values, np.asarray(values)).dtype == "float32"
+
+
+def test_a_float64_value_keeps_float64():
+    third = 1.0 / 3.0  # needs 53 bits
+    assert precision.of(third, np.asarray(third)) == precision.Precision("float64")
+
+
+def test_bfloat16_and_float16_values_are_told_apart_by_their_bits():
+    bf16 = np.array([0.69140625, 0.51171875, 0.40234375], ml_dtypes.bfloat16).astype(np.float64)
+    assert precision.infer(bf16) == "bfloat16"
+    fp16 = np.array([0.6931, 0.5122, 0.4021], np.float16).astype(np.float64)
+    assert precision.infer(fp16) == "float16"
+
+
+def test_values_that_fit_every_format_are_taken_as_float32():
+    """0, 0.5, 1.0 and 0.75 have at most 2 significant bits: they say nothing of where they came from."""
+    simple = np.array([0.0, 0.5, 1.0, 0.75, -2.0])
+    assert precision.significant_bits(simple).tolist() == [0, 1, 1, 2, 1]
+    assert precision.infer(simple) == "float32"
+
+
+def test_an_array_that_carries_its_dtype_is_not_second_guessed():
+    class Float64Array:  # a JAX array under x64: its dtype is the computation's
+        dtype = np.dtype("float64")
+
+        def __array__(self, dtype=None, copy=None):
+            return np.asarray([0.5, 0.6931471824645996])
+
+    found = precision.of(Float64Array(), np.asarray(Float64Array()))
+    assert found == precision.Precision("float64")
+
+
+def test_a_stated_dtype_must_hold_the_value():
+    assert precision.of(float(LOSS32), np.asarray(float(LOSS32)), "float32").why.startswith("the contract states")
+    with pytest.raises(TypeError, match="not exactly a float32 value"):
+        precision.of(1.0 / 3.0, np.asarray(1.0 / 3.0), "float32")
+    with pytest.raises(TypeError, match="give one of"):
+        precision.of(0.5, np.asarray(0.5), "float8")
+
+
+LOSS_CONTRACT = '''
+import json
+import pytest
+
+pytestmark = pytest.mark.family("team")
+
+
+def test_loss(check):
+    for step, loss in enumerate(json.load(open("losses.json"))):
+        check.golden(f"loss/step{step}", loss)
+'''
+
+
+@pytest.fixture
+def loss_suite(suite, pytester):
+    pytester.makepyfile(test_team=LOSS_CONTRACT)
+
+    def run(losses, *args, report="report.json"):
+        (pytester.path / "losses.json").write_text(json.dumps(losses))
+        return suite("test_team.py", *args, report=report)
+
+    return run
+
+
+def test_float_losses_record_their_precision_and_a_one_ulp_move_passes(loss_suite, pytester):
+    recorded = [float(v) for v in LOSSES32]
+    result, _ = loss_suite(recorded, "--harness-record-golden", report="recording.json")
+    assert result.ret == 0, result.stdout.str()
+    entry = json.loads((pytester.path / "golden" / "team.json").read_text())["values"]["loss/step0"]
+    assert entry["dtype"] == "float64" and entry["precision"] == "float32" and "float(x)" in entry["why"]
+
+    result, doc = loss_suite([_up(v, 1) for v in LOSSES32])
+    assert result.ret == 0, result.stdout.str()
+    comparison = doc["checks"][0]["comparisons"][0]
+    assert comparison["dtype"] == "float32"  # the report speaks in the recorded precision
+    assert comparison["values"]["dtype"] == "float32"
+
+    result, doc = loss_suite([_up(v, 16) for v in LOSSES32])
+    assert result.ret == 1
+    assert "outside 8 ulp" in doc["checks"][0]["message"] and "[float32" in doc["checks"][0]["message"]
+
+
+def test_a_value_now_computed_wider_is_a_dtype_change(loss_suite):
+    loss_suite([float(v) for v in LOSSES32], "--harness-record-golden", report="recording.json")
+    wider = [float(v) + 1e-12 for v in LOSSES32]  # no longer a float32 value: computed in float64 now
+    result, doc = loss_suite(wider)
+    check = doc["checks"][0]
+    assert result.ret == 1 and "computed in float64 now" in check["message"]
+    failed = next(c for c in report_io.parse(doc, "x").checks[0].comparisons if not c.passed)
+    assert comparison_mark(failed) == Mark.STATE_CHANGED
+
+
+def test_re_recording_says_when_only_the_precision_changed(loss_suite, pytester):
+    loss_suite([float(v) for v in LOSSES32], "--harness-record-golden", report="recording.json")
+    golden = pytester.path / "golden" / "team.json"
+    old = json.loads(golden.read_text())
+    for entry in old["values"].values():  # as recorded before precisions were kept
+        del entry["precision"], entry["why"]
+    golden.write_text(json.dumps(old))
+    result, _ = loss_suite([float(v) for v in LOSSES32], "--harness-record-golden", report="again.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*changed team/loss/step0: values unchanged; precision float64 -> float32*"])
