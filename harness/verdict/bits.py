@@ -133,7 +133,8 @@ def summary_line(changes: list) -> str | None:
         return None
     values = sum(c.bits.values for c in moved_checks)
     worst = max(moved_checks, key=lambda c: c.bits.max_ulps or 0)
-    line = f"{values} values in {len(moved_checks)} checks changed bits"
+    checks = len(moved_checks)
+    line = f"{values} value{'s' * (values != 1)} in {checks} check{'s' * (checks != 1)} changed bits"
     if worst.bits.max_ulps:
         line += f" (max {worst.bits.max_ulps} ulp: {worst.check_id} {worst.bits.largest})"
     flips = sum(c.bits.sign_flips for c in moved_checks)

@@ -91,7 +91,7 @@ def test_passing_check_whose_values_moved_is_bits_changed_with_exit_0(base, judg
     change = next(c for c in verdict.entries[0].changes if c.mark == Mark.BITS_CHANGED)
     assert change.bits.values == 1 and change.bits.compared == 2 and change.bits.max_ulps == 1
     assert change.detail == "1 of 2 values changed bits; max 1 ulp (golden:value)"
-    assert verdict.bits_line == "1 values in 1 checks changed bits (max 1 ulp: demo/test_golden_value golden:value)"
+    assert verdict.bits_line == "1 value in 1 check changed bits (max 1 ulp: demo/test_golden_value golden:value)"
     assert verdict.headline.startswith("OK") and verdict.bits_line in render.text(verdict)
 
 
