@@ -1,33 +1,41 @@
 """What each entry installs as the harness itself (--no-deps: its dependencies are in the entry's lock).
 
-In this checkout, or a tool installed editable from one: the checkout, editable. A tool installed from
-a path or a git URL: the same path or commit (pip's record of where it came from, PEP 610). Otherwise
-the same release from the package index.
+- The harness running from a checkout (this repository, or a tool installed editable from one): that
+  checkout, editable. It is the code the host itself runs, so it cannot be moved or deleted under a
+  run, an edit reaches every entry without a rebuild, and hatchling's editable install writes nothing
+  into it (a .pth file in the entry's environment).
+- Any other install (from a path, a git URL or the index): one wheel built from the installed package
+  (harness.stack.harness_wheel), never from where it was installed from. `nox -s upgrade` builds it
+  once and hands its path to the child sessions in HARNESS_WHEEL; a session run alone finds it in the
+  cache under the project's .nox/.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import json
-from urllib.parse import unquote, urlparse
+import os
+from pathlib import Path
 
-from harness.stack import paths
+from harness import env_vars
+from harness.stack import harness_wheel, paths
+from harness.stack.locks import uv
 
-DIST = "upgrade-harness"
+
+def runs_from_checkout() -> bool:
+    return (paths.SOURCE / "pyproject.toml").is_file()
 
 
 def install_args() -> list[str]:
-    if (paths.SOURCE / "pyproject.toml").is_file():
+    """The installer's arguments for the harness; HarnessError when its wheel cannot be built."""
+    if runs_from_checkout():
         return ["-e", str(paths.SOURCE)]
-    try:
-        dist = importlib.metadata.distribution(DIST)
-    except importlib.metadata.PackageNotFoundError:
-        return [DIST]
-    origin = json.loads(dist.read_text("direct_url.json") or "null") or {}
-    url = origin.get("url", "")
-    vcs = origin.get("vcs_info")
-    if vcs:
-        return [f"{DIST} @ {vcs['vcs']}+{url}@{vcs['commit_id']}"]
-    if url.startswith("file://"):
-        return [unquote(urlparse(url).path)]
-    return [f"{DIST}=={dist.version}"]
+    passed = os.environ.get(env_vars.WHEEL)
+    if passed and Path(passed).is_file():
+        return [passed]
+    return [str(harness_wheel.wheel(paths.PACKAGE, paths.WHEEL_CACHE, uv()))]
+
+
+def child_environment() -> dict[str, str]:
+    """What the entries' child sessions are told: the wheel to install, built here once ({} from a checkout)."""
+    if runs_from_checkout():
+        return {}
+    return {env_vars.WHEEL: str(harness_wheel.wheel(paths.PACKAGE, paths.WHEEL_CACHE, uv()))}

@@ -6,7 +6,6 @@ its baseline's lock where its table says); an ad-hoc candidate is resolved live 
 
 from __future__ import annotations
 
-import importlib.metadata
 import re
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError
-from harness.stack import paths, project
+from harness.stack import installed, paths, project
 from harness.stack.interpreters import find_python
 from harness.stack.matrix import Entry
 
@@ -32,8 +31,7 @@ def harness_requirements() -> list[str]:
     if pyproject.is_file():
         needed = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["contract"]
     else:
-        needed = [r.split(";")[0].strip() for r in importlib.metadata.requires("upgrade-harness") or []
-                  if 'extra == "contract"' in r]
+        needed = list(installed.metadata(installed.installed_distribution(paths.PACKAGE)).extra("contract"))
     return [d for d in needed if not d.startswith("numpy")]
 
 

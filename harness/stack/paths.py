@@ -21,6 +21,7 @@ ROOT = Path(os.environ.get(env_vars.PROJECT) or SOURCE).resolve()  # the project
 IS_CHECKOUT = ROOT == SOURCE.resolve()
 REPORTS = Path(os.environ.get(env_vars.REPORTS_DIR) or ROOT / "reports")  # `upgrade -- --reports DIR`
 ADHOC_LOCKS = ROOT / ".nox" / "adhoc-locks"
+WHEEL_CACHE = ROOT / ".nox" / "harness-wheel"  # the harness wheels the entries install, by content hash
 DEFAULT_MATRIX = PACKAGE / "matrix.toml"  # this checkout's pins; a project's default candidate
 SUITE_INI = PACKAGE / "contract" / "pytest.ini"
 # The built-in contracts' golden values the tool ships: in its wheel, or this checkout's golden/.

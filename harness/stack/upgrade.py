@@ -22,8 +22,8 @@ from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
-from harness.stack import (bisect, builtin_golden, cli_args, entry as stack_entry, matrix, paths, plan, progress,
-                           project, project_options, run_lock, upgrade_args)
+from harness.stack import (bisect, builtin_golden, cli_args, entry as stack_entry, harness_source, matrix, paths,
+                           plan, progress, project, project_options, run_lock, upgrade_args)
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
@@ -231,6 +231,9 @@ def _upgrade(args) -> int:
     entries = _plan(args)
     if isinstance(entries, int):
         return entries
+    # The harness every entry installs, built once here (an installed tool) and named to the children.
+    os.environ.pop(env_vars.WHEEL, None)
+    os.environ.update(harness_source.child_environment())
     started = time.perf_counter()
     seed = random.getrandbits(32)
     ran, replay = _run_plan(args, entries, seed)

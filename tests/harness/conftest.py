@@ -1,13 +1,24 @@
-"""Fixtures for the harness's own tests: synthetic contract suites run through the real plugin."""
+"""Fixtures for the harness's own tests: synthetic contract suites run through the real plugin, and the
+harness installed as a team installs it (from a read-only copy of this checkout)."""
 
+import hashlib
 import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
 import textwrap
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy  # noqa: F401  imported once here: in-process pytester runs must not re-import C extensions
 import pytest
 
 import harness.contract.plugin  # noqa: F401
+from harness import env_vars
 from harness.model import report_io
+from harness.stack import locks
 from harness.verdict import compare
 
 try:
@@ -85,3 +96,68 @@ def judge():
         return compare.judge(report_io.parse(base, "baseline"), [report_io.parse(o, "other") for o in others])
 
     return run
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class ReadOnlyCopy:
+    """A copy of this checkout with its write bits off, and a hash of everything in it when made. We run
+    as root, whom missing write bits do not stop, so `assert_unchanged` compares the hashes again."""
+    path: Path
+    made: dict[str, str]  # relative path -> sha256 of the file ("dir" for a directory)
+
+    def assert_unchanged(self) -> None:
+        now = _snapshot(self.path)
+        new = sorted(set(now) - set(self.made))
+        removed = sorted(set(self.made) - set(now))
+        changed = sorted(k for k in set(now) & set(self.made) if now[k] != self.made[k])
+        assert not (new or removed or changed), f"the checkout copy was written into: new {new[:10]}, " \
+                                                f"removed {removed[:10]}, changed {changed[:10]}"
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in root.rglob("*")}
+
+
+def _committable_files(root: Path) -> list[str]:
+    """The files git would commit: tracked ones (as they are in the work tree) and new ones not ignored."""
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("needs this checkout's git (to copy its files the way a team's clone has them)")
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                            capture_output=True, text=True, check=True).stdout
+    return [name for name in dict.fromkeys(listed.split("\0")) if name and (root / name).is_file()]
+
+
+@pytest.fixture(scope="session")
+def checkout_copy(tmp_path_factory) -> ReadOnlyCopy:
+    """This checkout's files in a directory of their own, read-only: what a team installs the tool from."""
+    copy = tmp_path_factory.mktemp("checkout") / "upgrade-harness"
+    for name in _committable_files(ROOT):
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, copy / name)
+    for path in [*copy.rglob("*"), copy]:
+        path.chmod(stat.S_IMODE(path.stat().st_mode) & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    return ReadOnlyCopy(copy, _snapshot(copy))
+
+
+@pytest.fixture(scope="session")
+def uv_bin() -> str:
+    """The uv binary: the runner's (`nox -s tests` passes it in HARNESS_TEST_UV), else the harness's own finding."""
+    found = os.environ.get(env_vars.TEST_UV) or locks.uv()
+    if not found:
+        pytest.skip("no uv binary: run through `nox -s tests`, which hands the runner's uv to the tests")
+    return found
+
+
+@pytest.fixture(scope="session")
+def tool(checkout_copy, uv_bin, tmp_path_factory) -> Path:
+    """The `upgrade-harness` command, installed (not editable) from the read-only checkout copy into a tool
+    environment of its own. Tests using it end with `checkout_copy.assert_unchanged()`."""
+    venv = tmp_path_factory.mktemp("tool") / "venv"
+    subprocess.run([uv_bin, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
+    subprocess.run([uv_bin, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
+                    "-c", str(checkout_copy.path / "locks" / "runner.txt"), str(checkout_copy.path)], check=True)
+    return venv / "bin" / "upgrade-harness"

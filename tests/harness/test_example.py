@@ -1,8 +1,10 @@
 """examples/nnx-regressor end to end, as a team would use the harness: a scratch copy outside this
-checkout, the harness installed from the checkout's path into a tool environment of its own, `init`,
-golden values recorded, then upgrades against the default candidate. A changed learning rate in the
-example's training code must be reported as a changed contract of the example's own family, and
-restoring it must make the run clean again.
+checkout, the harness installed from a read-only copy of the checkout into a tool environment of its
+own (conftest's `tool`), `init`, golden values recorded, then upgrades against the default candidate.
+A changed learning rate in the example's training code must be reported as a changed contract of the
+example's own family, and restoring it must make the run clean again. Through all of it nothing is
+written into the checkout the tool was installed from, and every entry installs the harness from one
+wheel, built once.
 
 Only the example's own contracts run here (`--no-builtin`): the built-in ones have their own tests,
 and running them three more times would add minutes without testing anything new.
@@ -14,35 +16,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
-
-from harness import env_vars
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "nnx-regressor"
 TRAIN = Path("regressor") / "train.py"
 LR_LINE = "LEARNING_RATE = 3e-3"
-
-
-def _uv() -> str:
-    found = os.environ.get(env_vars.TEST_UV) or shutil.which("uv")
-    if not found:
-        pytest.skip("no uv binary: run through `nox -s tests`, which hands the runner's uv to the tests")
-    return found
-
-
-@pytest.fixture(scope="module")
-def tool(tmp_path_factory) -> Path:
-    """The `upgrade-harness` command, installed (not editable) from this checkout's path."""
-    venv = tmp_path_factory.mktemp("tool") / "venv"
-    uv = _uv()
-    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
-    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
-                    "-c", str(ROOT / "locks" / "runner.txt"), str(ROOT)], check=True)
-    return venv / "bin" / "upgrade-harness"
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +51,13 @@ def _said(done: subprocess.CompletedProcess) -> str:
     return f"exit {done.returncode}\n--- stdout\n{done.stdout[-6000:]}\n--- stderr\n{done.stderr[-4000:]}"
 
 
-def test_the_example_project_end_to_end(tool, project):
+def _installed_from(project: Path) -> set[Path]:
+    """Where each entry environment's harness came from (its PEP 610 record: a file:// URL)."""
+    records = project.glob(".nox/*/lib/python*/site-packages/upgrade_harness-*.dist-info/direct_url.json")
+    return {Path(unquote(urlparse(json.loads(record.read_text())["url"]).path)) for record in records}
+
+
+def test_the_example_project_end_to_end(tool, checkout_copy, project):
     done = _run(tool, project, "init")
     assert done.returncode == 0, _said(done)
     assert "baseline from requirements.txt" in done.stdout
@@ -109,3 +97,10 @@ def test_the_example_project_end_to_end(tool, project):
     done = _run(tool, project, "upgrade", "--no-builtin")
     assert done.returncode == 0, _said(done)
     assert _summary(project)["headline"].startswith("OK: no contract changed")
+
+    wheels = list((project / ".nox" / "harness-wheel").glob("*/*.whl"))
+    assert len(wheels) == 1, wheels  # the same harness all along: built once
+    environments = {e.name for e in (project / ".nox").iterdir() if (e / "bin" / "python").exists()}
+    assert environments >= {"baseline", "candidate"}
+    assert _installed_from(project) == {wheels[0]}
+    checkout_copy.assert_unchanged()

@@ -69,3 +69,39 @@ def test_entry_without_report_is_cannot_judge(tmp_path, monkeypatch, capsys):
     assert upgrade.upgrade([]) == 2
     err = capsys.readouterr().err
     assert "entry baseline wrote no report" in err and "boom" in err
+
+
+def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monkeypatch):
+    from harness import env_vars
+    from harness.stack import harness_source
+
+    monkeypatch.setattr(paths, "REPORTS", tmp_path)
+    monkeypatch.setenv(env_vars.WHEEL, "/stale/from/the/shell.whl")
+    builds, told = [], []
+    monkeypatch.setattr(harness_source, "child_environment",
+                        lambda: builds.append(1) or {env_vars.WHEEL: "/cache/built.whl"})
+
+    def run_entries(entries, args, seed, **kw):
+        told.append(upgrade._child_environment(args, None, seed, None).get(env_vars.WHEEL))
+
+    monkeypatch.setattr(upgrade, "run_entries", run_entries)
+    upgrade.upgrade([])
+    assert builds == [1] and told and set(told) == {"/cache/built.whl"}
+
+    monkeypatch.setattr(harness_source, "child_environment", lambda: {})  # from a checkout: -e, no wheel
+    told.clear()
+    upgrade.upgrade([])
+    assert told and set(told) == {None}
+
+
+def test_a_harness_wheel_that_cannot_be_built_stops_the_upgrade_with_the_reason(tmp_path, monkeypatch, capsys):
+    from harness.stack import harness_source
+
+    def fail():
+        raise HarnessError("building the harness wheel for the entries failed (`uv build ...`): no hatchling")
+
+    monkeypatch.setattr(paths, "REPORTS", tmp_path)
+    monkeypatch.setattr(harness_source, "child_environment", fail)
+    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("entries ran without a harness to install"))
+    assert upgrade.upgrade([]) == 2
+    assert "upgrade: building the harness wheel for the entries failed" in capsys.readouterr().err
