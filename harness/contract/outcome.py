@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.contract import replay
 from harness.contract.checks import Check, ContractFailure
+from harness.contract.families import check_id, family
 from harness.contract.golden import GoldenProblem
 from harness.model.enums import CheckKind, ComparisonKind, Outcome
 from harness.model.report import CheckRecord
@@ -20,17 +21,6 @@ _COMPARED_NOTHING = "the check compared nothing: a check that cannot fail is a d
 _KIND_ORDER = ((ComparisonKind.ERROR_CONTRACT, CheckKind.ERROR_CONTRACT), (ComparisonKind.GOLDEN, CheckKind.GOLDEN),
                (ComparisonKind.REFERENCE, CheckKind.REFERENCE), (ComparisonKind.EQUIVALENCE, CheckKind.REFERENCE),
                (ComparisonKind.EXACT, CheckKind.EXACT), (ComparisonKind.BOUND, CheckKind.EXACT))
-
-
-def family(item) -> str:
-    marker = item.get_closest_marker("family")
-    if marker:
-        return marker.args[0]
-    return Path(str(item.path)).stem.removeprefix("test_")
-
-
-def check_id(item) -> str:
-    return f"{family(item)}/{item.name}"
 
 
 def find(exc, cls):
