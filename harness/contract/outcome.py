@@ -45,6 +45,8 @@ def _outcome(call, rep) -> tuple[Outcome, str]:
     exc = call.excinfo.value
     if type(exc).__name__ == "DidNotReproduce":  # a replayed falsifying example (replay.py) that passes here
         return Outcome.PASSED, "the replayed falsifying example passes here"
+    if isinstance(exc, ContractFailure):  # the check's own failure decides, whatever ended the test after it
+        return Outcome.FAILED, str(exc)  # (golden mismatches kept to the end: Check.raise_mismatches)
     golden_problem, contract_failure = find(exc, GoldenProblem), find(exc, ContractFailure)
     if golden_problem is not None:
         return Outcome.ERROR, str(golden_problem)

@@ -25,7 +25,8 @@ With HARNESS_PROGRESS set (by `nox -s upgrade`), the checks collected and done g
 (harness.contract.progress) for the upgrade's progress display.
 
 The work is done elsewhere: harness.contract.session (the report), .outcome (one check's record),
-.warning_log, .golden_recording and .checks (the `check` API).
+.warning_log, .golden_recording, .checks (the `check` API) and .mismatches (golden values that differ,
+named together at the end of a test).
 """
 
 from __future__ import annotations
@@ -157,16 +158,38 @@ def pytest_runtest_protocol(item, nextitem):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """Count Hypothesis examples by wrapping the documented, reassignable `inner_test`; replay an
-    entry's falsifying example when asked (harness.contract.replay)."""
+    entry's falsifying example when asked (harness.contract.replay). In a plain test, keep the golden
+    values that differ and fail with all of them at the end (harness.contract.mismatches)."""
     recorder = _running(item.config)
-    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
-    if recorder is None or handle is None:  # not a property, or a team's run that never used the harness
+    if recorder is None:  # a team's own test in a run that never used the harness: nothing to do
         return (yield)
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    if handle is None:
+        return (yield from _golden_at_the_end(item))
     from harness.contract import replay
 
     example = recorder.replay.get(families.check_id(item))
     with replay.replaying(item.obj, example):
         return (yield from _counting(item, handle))
+
+
+def _golden_at_the_end(item):
+    __tracebackhide__ = True
+    check = item.stash.get(_CHECK, None)
+    if check is None:
+        return (yield)
+    check.defer_golden = True
+    try:
+        result = yield
+    except (KeyboardInterrupt, SystemExit, pytest.exit.Exception):
+        raise
+    except BaseException as exc:  # an error, a failed contract, even a skip: the differing values come first
+        check.raise_mismatches(after=exc)
+        raise
+    finally:
+        check.defer_golden = False
+    check.raise_mismatches()
+    return result
 
 
 def _counting(item, handle):
@@ -200,12 +223,28 @@ def pytest_runtest_makereport(item, call):
             return rep  # a team's own test, in a run without a report: nothing to record
         from harness.contract import outcome
         from harness.model.enums import Outcome
+
+        if check is not None and check.mismatches and call.when == "call" and rep.failed:
+            _show_mismatches(item, call, rep, check)
         examples = item.stash.get(_EXAMPLES, None)
         record = outcome.record(item, call, rep, check, examples[0] if examples else None)
         if record.outcome == Outcome.ERROR and rep.outcome == "passed":
             rep.outcome, rep.longrepr = "failed", record.message  # not judged is not a pass
         recorder.add(record)
     return rep
+
+
+def _show_mismatches(item, call, rep, check) -> None:
+    """The failure's text: each golden value that differs at its contract line, then what ended the test
+    after them (as pytest renders it), instead of a traceback through the plugin."""
+    from harness.contract import mismatches
+    from harness.contract.checks import ContractFailure
+
+    if call.excinfo is None or not isinstance(call.excinfo.value, ContractFailure):
+        return  # not the mismatches' failure (pytest's own, say): pytest's text stands
+    after = call.excinfo.value.__cause__
+    rendered = None if after is None else str(item.repr_failure(pytest.ExceptionInfo.from_exception(after)))
+    rep.longrepr = mismatches.display(check.mismatches, rendered)
 
 
 def pytest_collectreport(report):
