@@ -17,6 +17,11 @@ raises ContractFailure (an AssertionError) with a one-paragraph message when it 
 * ``series(name, x, y)``: a curve kept for the HTML report's plots (compares nothing).
 
 In recording mode (``nox -s golden``) the golden methods store the observed value instead.
+
+A golden value that differs does not stop a plain test: the check goes on and fails at the end of
+the test call naming every golden key that differs (harness.contract.mismatches); inside a Hypothesis
+property it raises at once, as every other comparison does. The methods hide their frames
+(``__tracebackhide__``), so a failure's traceback ends at the contract's own line.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ import dataclasses
 
 import numpy as np
 
-from harness.contract import precision, tolerances, trees
+from harness.contract import mismatches, precision, tolerances, trees
 from harness.contract.encoding import encode_array
 from harness.contract.golden import GoldenStore
+from harness.contract.mismatches import Mismatch
 from harness.contract.measure import compare_bound, compare_close, compare_exact, compare_identical
 from harness.model.enums import ComparisonKind
 from harness.model.report import EXACT, Comparison, ErrorObserved, Series
@@ -57,6 +63,9 @@ class Check:
         self.errors_observed: dict[str, ErrorObserved] = {}
         self.curves: dict[str, Series] = {}
         self.input: str | None = None  # the input in user terms, for the verdict (describe_input)
+        # Set by the plugin while a plain (non-Hypothesis) test runs: golden mismatches are kept, not raised.
+        self.defer_golden = False
+        self.mismatches: list[Mismatch] = []
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _add_kind(self, kind: ComparisonKind) -> None:
@@ -65,6 +74,7 @@ class Check:
 
     def _note(self, comparison: Comparison) -> None:
         """Keep the comparison (for a repeated label, a Hypothesis example, the worst) and fail if it failed."""
+        __tracebackhide__ = True
         self._add_kind(comparison.kind)
         previous = self.comparisons.get(comparison.label)
         if previous is None:
@@ -77,7 +87,21 @@ class Check:
                 allowed_rel=_max(previous.allowed_rel, comparison.allowed_rel),
                 override=previous.override or comparison.override)
         if not comparison.passed:
-            raise ContractFailure(comparison.message)
+            self._fail(comparison)
+
+    def _fail(self, comparison: Comparison) -> None:
+        __tracebackhide__ = True
+        if comparison.kind == GOLDEN and self.defer_golden and not _in_hypothesis():
+            self.mismatches.append(Mismatch.here(comparison.message))
+            return
+        raise ContractFailure(comparison.message)
+
+    def raise_mismatches(self, after: BaseException | None = None) -> None:
+        """At the end of the test call: fail with every golden mismatch kept (``after``: the exception that
+        ended the test after them, chained and named in the message)."""
+        __tracebackhide__ = True
+        if self.mismatches:
+            raise ContractFailure(mismatches.summary(self.mismatches, after)) from after
 
     def _first(self, label: str) -> bool:
         """Whether this is the label's first comparison: only a single comparison's values can be
@@ -87,6 +111,7 @@ class Check:
     def _rule(self, kind: ComparisonKind, label: str, dtype: str, scale, why) -> tuple[tolerances.Rule, str | None]:
         """The policy's rule for the dtype (or this check's override) and the reasons the comparison
         records: the rule's, when it is named, and the call's cancellation `why` (a `scale` needs one)."""
+        __tracebackhide__ = True
         if (scale is None) != (why is None):
             raise TypeError(f"{label}: a cancellation scale is an override of the tolerance policy: "
                             "pass scale= and why= together (why: the operands that cancel)")
@@ -95,6 +120,7 @@ class Check:
 
     def _within(self, kind: ComparisonKind, label: str, value, expected, scale=None, why=None) -> Comparison:
         """compare_close under the rule for value's dtype."""
+        __tracebackhide__ = True
         value = np.asarray(value)
         dtype = _dtype_name(value)
         rule, reasons = self._rule(kind, label, dtype, scale, why)
@@ -111,6 +137,7 @@ class Check:
 
         ``scale``/``why``: as for reference(), where the value is a cancellation of larger operands.
         """
+        __tracebackhide__ = True
         arr = np.asarray(value)
         judged = precision.of(value, arr, dtype) if not exact else precision.Precision(_dtype_name(arr))
         if self.recording:
@@ -123,35 +150,42 @@ class Check:
         expected, entry = self.store.get_array(self.family, key)
         label = f"golden:{key}"
         observed_dtype = _dtype_name(arr)
-        if observed_dtype != entry["dtype"]:
+        if observed_dtype != entry["dtype"]:  # the key's failure: its values are not compared across dtypes
             self._note(Comparison(
                 label, GOLDEN, False, EXACT, observed_dtype, list(arr.shape), expected=entry["dtype"],
                 observed=observed_dtype, message=f"{label}: dtype {observed_dtype} observed, "
                 f"{entry['dtype']} recorded at baseline"))
+            return
         recorded = dtype or entry.get("precision") or entry["dtype"]
         if recorded != observed_dtype and not exact:
             arr = self._in_precision(label, arr, recorded)
+            if arr is None:  # the key's failure: computed in another precision now
+                return
         if exact:
             self._note(compare_exact(GOLDEN, label, arr, expected, self._first(label)))
         else:
             self._note(self._within(GOLDEN, label, arr, expected, scale, why))
 
-    def _in_precision(self, label: str, arr: np.ndarray, recorded: str) -> np.ndarray:
-        """The value in the precision it was recorded in (lossless), or a dtype change when it no longer
-        fits: the computation now runs wider than at the baseline."""
-        if not precision.holds(arr, recorded):
-            now = precision.infer(arr) if precision.holds(arr, precision.DEFAULT) else _dtype_name(arr)
-            self._note(Comparison(
-                label, GOLDEN, False, EXACT, now, list(arr.shape), expected=recorded, observed=now,
-                message=f"{label}: computed in {now} now (its values are not all exactly {recorded}), in "
-                        f"{recorded} at baseline"))
-        return arr.astype(precision.numpy_dtype(recorded))
+    def _in_precision(self, label: str, arr: np.ndarray, recorded: str) -> np.ndarray | None:
+        """The value in the precision it was recorded in (lossless); None after noting a dtype change
+        when it no longer fits: the computation now runs wider than at the baseline."""
+        __tracebackhide__ = True
+        if precision.holds(arr, recorded):
+            return arr.astype(precision.numpy_dtype(recorded))
+        now = precision.infer(arr) if precision.holds(arr, precision.DEFAULT) else _dtype_name(arr)
+        self._note(Comparison(
+            label, GOLDEN, False, EXACT, now, list(arr.shape), expected=recorded, observed=now,
+            message=f"{label}: computed in {now} now (its values are not all exactly {recorded}), in "
+                    f"{recorded} at baseline"))
+        return None
 
     def golden_exact(self, key: str, value) -> None:
+        __tracebackhide__ = True
         self.golden(key, value, exact=True)
 
     def golden_fact(self, key: str, fact) -> None:
         """A JSON-able fact (dtype names, a tree structure, a flag) equals the baseline's."""
+        __tracebackhide__ = True
         if self.recording:
             self.store.record(self.family, key, {"fact": fact})
             self._add_kind(GOLDEN)
@@ -162,7 +196,11 @@ class Check:
     def golden_tree(self, key: str, tree, *, scales: dict | None = None, why: str | None = None) -> None:
         """A whole result: its layout (paths, dtypes, shapes) as a fact, and every leaf as a golden value.
         ``scales`` (leaf path -> operand magnitude) with ``why``: leaves that are cancellations."""
+        __tracebackhide__ = True
+        kept = len(self.mismatches)
         self.golden_fact(f"{key}/layout", trees.layout(tree))
+        if len(self.mismatches) > kept:
+            return  # another layout: its leaves have no baseline to compare with, the layout's message says why
         for path, leaf in trees.leaves(tree).items():
             scale = None if scales is None else scales.get(path)
             self.golden(f"{key}/{path}", leaf, scale=scale, why=None if scale is None else why)
@@ -177,6 +215,7 @@ class Check:
 
         Returns the exception (or the result) so the test may check more.
         """
+        __tracebackhide__ = True
         try:
             result = fn(*args, **kwargs)
             observed = NO_ERROR
@@ -212,24 +251,29 @@ class Check:
         a result that cancelled to near zero, so the ulps are taken at max(|expected|, scale),
         elementwise. ``why`` names the cancellation; the report keeps it with the allowance.
         """
+        __tracebackhide__ = True
         self._note(self._within(ComparisonKind.REFERENCE, f"reference:{label}", value, expected_f64, scale, why))
 
     def agree(self, label: str, value, other, *, scale=None, why: str | None = None) -> None:
         """Two library paths that are equal in exact arithmetic agree within the equivalence ulps."""
+        __tracebackhide__ = True
         self._note(self._within(ComparisonKind.EQUIVALENCE, f"equivalence:{label}", value, other, scale, why))
 
     def exact(self, label: str, value, expected) -> None:
         """The value equals what the contract states, exactly (counters, zeros, dtypes)."""
+        __tracebackhide__ = True
         self._note(compare_exact(ComparisonKind.EXACT, f"exact:{label}", _jsonable(value), _jsonable(expected),
                                  self._first(f"exact:{label}")))
 
     def identical(self, label: str, value, other) -> None:
         """Bit-for-bit identity (dtype, shape and every bit: -0.0 differs from 0.0), e.g. after a restore."""
+        __tracebackhide__ = True
         self._note(compare_identical(f"identical:{label}", value, other, self._first(f"identical:{label}")))
 
     def bound(self, label: str, value, limit, *, scale=None, why: str | None = None) -> None:
         """Every element of value is <= limit, allowing the bound ulps of value's dtype at the limit
         (at the operands' `scale` where the value is a difference of larger operands: say `why`)."""
+        __tracebackhide__ = True
         label, dtype = f"bound:{label}", _dtype_name(value)
         rule, reasons = self._rule(ComparisonKind.BOUND, label, dtype, scale, why)
         self._note(dataclasses.replace(compare_bound(label, value, limit, rule.tolerance, dtype, scale,
@@ -239,6 +283,13 @@ class Check:
         """Keep a curve (a schedule, a loss trajectory) in the report for plots; compares nothing."""
         self.curves[name] = Series(x=[float(v) for v in np.asarray(x, np.float64).ravel()],
                                    y=[float(v) for v in np.asarray(y, np.float64).ravel()])
+
+
+def _in_hypothesis() -> bool:
+    """Whether a Hypothesis property is running (it needs the exception to shrink)."""
+    from hypothesis import currently_in_test_context
+
+    return currently_in_test_context()
 
 
 def _max(a, b):

@@ -1,5 +1,6 @@
-"""Which contract families are a project's own (from its --contracts directories) and which are built
-in; one family name may not come from both, since it names one golden file."""
+"""A check's family and id, and which contract families are a project's own (from its --contracts
+directories) and which are built in; one family name may not come from both, since it names one golden
+file. Plain Python: the plugin uses it in every run."""
 
 from __future__ import annotations
 
@@ -7,7 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from harness.contract import outcome
+
+
+def family(item) -> str:
+    marker = item.get_closest_marker("family")
+    if marker:
+        return marker.args[0]
+    return Path(str(item.path)).stem.removeprefix("test_")
+
+
+def check_id(item) -> str:
+    return f"{family(item)}/{item.name}"
 
 
 def is_own(path: Path, own_dirs: list[Path]) -> bool:
@@ -23,7 +34,7 @@ def own(items, own_dirs: list[Path]) -> set[str]:
     theirs: dict[str, Path] = {}
     for item in items:
         path = Path(str(item.path))
-        (mine if is_own(path, own_dirs) else theirs).setdefault(outcome.family(item), path)
+        (mine if is_own(path, own_dirs) else theirs).setdefault(family(item), path)
     clash = sorted(set(mine) & set(theirs))
     if clash:
         name = clash[0]

@@ -1,10 +1,18 @@
-"""Hypothesis profiles: dev (quick), ci (derandomized, the default under CI), nightly (many examples).
+"""The harness's Hypothesis profiles: dev (quick), ci (derandomized, the default under CI), nightly
+(many examples).
+
+Registered under the harness's own names (`upgrade-harness-dev`, ...) and only in a harness run
+(harness.contract.options.harness_run): the plugin is loaded by every pytest process where the tool
+is installed, and `dev`, `ci` and `default` are names a team's runs and Hypothesis itself use. The
+user-facing names stay dev/ci/nightly (--harness-profile, HARNESS_PROFILE, the report).
 
 The `check` fixture deliberately spans all examples of a property (it keeps the worst error), so
 the function-scoped-fixture health check is off. Deadlines are off everywhere: the first example of
 a property pays for JAX's JIT compile, which says nothing about the contract. The profile is chosen
-by --hypothesis-profile, else the HARNESS_PROFILE environment variable, else `ci` when CI is set and
-`dev` otherwise.
+by --harness-profile, else the HARNESS_PROFILE environment variable, else `ci` when CI is set and
+`dev` otherwise (harness.contract.options.profile). Hypothesis's own --hypothesis-profile keeps
+meaning Hypothesis's profiles; a harness run refuses it, since the report must describe the profile
+that runs.
 
 No false alarms between entries: under `nox -s upgrade` every entry of a run draws with the same
 seed (HARNESS_HYPOTHESIS_SEED), and a property that fails on the candidate only is replayed on the
@@ -17,9 +25,11 @@ from __future__ import annotations
 import os
 import random
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 from harness import env_vars
+from harness.contract import options
 
 PROFILES = {
     "dev": dict(max_examples=15, derandomize=False, database=None),
@@ -27,31 +37,38 @@ PROFILES = {
     "nightly": dict(max_examples=600, derandomize=False, database=None),
 }
 _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture], print_blob=True)
+PREFIX = "upgrade-harness-"
+
+
+def hypothesis_name(profile: str) -> str:
+    """The name Hypothesis knows a harness profile by: `ci` -> `upgrade-harness-ci`."""
+    return PREFIX + profile
 
 
 def register() -> None:
     for name, values in PROFILES.items():
-        settings.register_profile(name, **values, **_COMMON)
-
-
-def default_profile() -> str:
-    return os.environ.get(env_vars.PROFILE) or ("ci" if os.environ.get("CI") else "dev")
+        settings.register_profile(hypothesis_name(name), **values, **_COMMON)
 
 
 def activate(config) -> dict:
-    """Load the profile (--hypothesis-profile, else HARNESS_PROFILE) and describe it for the report."""
+    """Register and load the harness profile of a harness run, and describe it for the report."""
     import hypothesis
     from hypothesis import core
 
-    chosen = config.getoption("--hypothesis-profile", None) or default_profile()
+    chosen = options.profile(config)
     if chosen not in PROFILES:
-        import pytest
-
         raise pytest.UsageError(f"Hypothesis profile {chosen!r} is not one of the harness's: choose one of "
-                                f"{', '.join(PROFILES)} (--hypothesis-profile or HARNESS_PROFILE).")
-    # Loaded here even when --hypothesis-profile names it: Hypothesis's own plugin loads it later,
-    # and the report must describe the profile that runs.
-    settings.load_profile(chosen)
+                                f"{', '.join(PROFILES)} (--harness-profile or HARNESS_PROFILE).")
+    theirs = config.getoption("--hypothesis-profile", None)
+    if theirs:
+        # Hypothesis's plugin would load its profile too, before or after this one (plugins configure in
+        # no fixed order), and the report would describe a profile that may not be the one that ran.
+        raise pytest.UsageError(
+            f"--hypothesis-profile {theirs} loads Hypothesis's own profile {theirs!r}, but this harness run "
+            f"uses the harness's profile {chosen!r} and reports it: choose the harness's profile with "
+            f"--harness-profile ({', '.join(PROFILES)}) or HARNESS_PROFILE, and drop --hypothesis-profile.")
+    register()
+    settings.load_profile(hypothesis_name(chosen))
     current = settings()
     seed = config.getoption("--hypothesis-seed", None)
     if seed is None and not current.derandomize:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.contract import replay
 from harness.contract.checks import Check, ContractFailure
+from harness.contract.families import check_id, family
 from harness.contract.golden import GoldenProblem
 from harness.model.enums import CheckKind, ComparisonKind, Outcome
 from harness.model.report import CheckRecord
@@ -20,17 +21,6 @@ _COMPARED_NOTHING = "the check compared nothing: a check that cannot fail is a d
 _KIND_ORDER = ((ComparisonKind.ERROR_CONTRACT, CheckKind.ERROR_CONTRACT), (ComparisonKind.GOLDEN, CheckKind.GOLDEN),
                (ComparisonKind.REFERENCE, CheckKind.REFERENCE), (ComparisonKind.EQUIVALENCE, CheckKind.REFERENCE),
                (ComparisonKind.EXACT, CheckKind.EXACT), (ComparisonKind.BOUND, CheckKind.EXACT))
-
-
-def family(item) -> str:
-    marker = item.get_closest_marker("family")
-    if marker:
-        return marker.args[0]
-    return Path(str(item.path)).stem.removeprefix("test_")
-
-
-def check_id(item) -> str:
-    return f"{family(item)}/{item.name}"
 
 
 def find(exc, cls):
@@ -55,6 +45,8 @@ def _outcome(call, rep) -> tuple[Outcome, str]:
     exc = call.excinfo.value
     if type(exc).__name__ == "DidNotReproduce":  # a replayed falsifying example (replay.py) that passes here
         return Outcome.PASSED, "the replayed falsifying example passes here"
+    if isinstance(exc, ContractFailure):  # the check's own failure decides, whatever ended the test after it
+        return Outcome.FAILED, str(exc)  # (golden mismatches kept to the end: Check.raise_mismatches)
     golden_problem, contract_failure = find(exc, GoldenProblem), find(exc, ContractFailure)
     if golden_problem is not None:
         return Outcome.ERROR, str(golden_problem)

@@ -1,46 +1,53 @@
 """The pytest plugin: options, the `check` and `timing` fixtures, and the hooks that feed the report.
 
 Registered as a pytest11 entry point, so it is there wherever the package is installed; the entries
-also load it with `-p harness.contract.plugin`. Options (each also an environment variable, so the
-nox sessions only have to set the environment):
+also load it with `-p harness.contract.plugin`. A team's own pytest runs are left alone: importing this
+module imports no NumPy, JAX or Hypothesis and registers no Hypothesis profile. The contract machinery
+comes in only in a harness run (harness.contract.options.harness_run: a report, a recording or a
+chosen harness profile) or when a test first asks for the `check` or `timing` fixture.
+
+Options (harness.contract.options; each also an environment variable, so the nox sessions only have
+to set the environment):
 
   --harness-report PATH      HARNESS_REPORT      where to write the report (no report when unset)
   --harness-entry NAME       HARNESS_ENTRY       the matrix entry name recorded in the report
   --harness-golden-dir DIR   HARNESS_GOLDEN_DIR  golden store (default: <rootdir>/golden)
+  --harness-builtin-golden-dir DIR  HARNESS_BUILTIN_GOLDEN_DIR  where a family the golden store lacks is read
+                                                 from: in a team's project, the tool's own built-in values
   --harness-only FILE        HARNESS_ONLY        run only the check ids listed in FILE (one per line)
   --harness-own-contracts DIRS                   the project's contract directories (os.pathsep-separated):
                                                  their families are listed as the project's own
   --harness-record-golden                        record golden values instead of comparing
   --harness-accept-changes                       with --harness-record-golden: allow changed values
+  --harness-profile NAME     HARNESS_PROFILE     the harness's Hypothesis profile: dev, ci or nightly
+                                                 (harness.contract.hypothesis_profiles); Hypothesis's own
+                                                 --hypothesis-profile is refused in a harness run
 
 With HARNESS_PROGRESS set (by `nox -s upgrade`), the checks collected and done go to that file
 (harness.contract.progress) for the upgrade's progress display.
 
 The work is done elsewhere: harness.contract.session (the report), .outcome (one check's record),
-.warning_log, .golden_recording and .checks (the `check` API).
+.warning_log, .golden_recording, .checks (the `check` API) and .mismatches (golden values that differ,
+named together at the end of a test).
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from harness import env_vars
-from harness.contract import families, golden_recording, hypothesis_profiles, outcome, replay
-from harness.contract.checks import Check
+from harness.contract import families, options
 from harness.contract.progress import ProgressWriter
-from harness.contract.session import Recorder
-from harness.model.enums import Outcome, Status
-from harness.model.report import PerformanceRecord
-from harness.model.report_io import ReportProblem
 
-hypothesis_profiles.register()
+if TYPE_CHECKING:
+    from harness.contract.checks import Check
+    from harness.contract.session import Recorder
 
-_RECORDER = pytest.StashKey[Recorder]()
-_CHECK = pytest.StashKey[Check]()
+_RECORDER = pytest.StashKey["Recorder"]()
+_CHECK = pytest.StashKey["Check"]()
 _EXAMPLES = pytest.StashKey[list]()
 _PROGRESS = pytest.StashKey[ProgressWriter]()
 # pytest_warning_recorded and pytest_collectreport get no config: the running recorder is found here.
@@ -48,30 +55,33 @@ _ACTIVE: list[Recorder] = []
 
 
 def pytest_addoption(parser):
-    group = parser.getgroup("upgrade-harness")
-    group.addoption("--harness-report", default=os.environ.get(env_vars.REPORT), help="report path")
-    group.addoption("--harness-entry", default=os.environ.get(env_vars.ENTRY, "local"), help="matrix entry name")
-    group.addoption("--harness-golden-dir", default=os.environ.get(env_vars.GOLDEN_DIR), help="golden directory")
-    group.addoption("--harness-builtin-golden-dir", default=os.environ.get(env_vars.BUILTIN_GOLDEN_DIR),
-                    help="where a family missing from the golden directory is read from (the tool's own values)")
-    group.addoption("--harness-only", default=os.environ.get(env_vars.ONLY),
-                    help="file of check ids (family/test[params]) to run; the rest are deselected")
-    group.addoption("--harness-own-contracts", default=None,
-                    help="the project's own contract directories (their families are the project's own)")
-    group.addoption("--harness-record-golden", action="store_true", help="record golden values")
-    group.addoption("--harness-accept-changes", action="store_true", help="allow changing recorded golden values")
+    options.add(parser)
 
 
 def pytest_configure(config):
-    recorder = Recorder(config)
-    if recorder.harness_run:
-        # A module that no longer imports after a bump is one failed check, not the end of the run.
-        config.option.continue_on_collection_errors = True
-    config.stash[_RECORDER] = recorder
-    _ACTIVE.append(recorder)
     config.stash[_PROGRESS] = ProgressWriter.from_environment()
     config.addinivalue_line("markers", "family(name): the contract family of the checks in a module")
     config.addinivalue_line("markers", "performance: a timing, reported under performance, not a contract")
+    if options.harness_run(config):
+        # A module that no longer imports after a bump is one failed check, not the end of the run.
+        config.option.continue_on_collection_errors = True
+        _recorder(config)
+
+
+def _recorder(config) -> Recorder:
+    """The run's recorder, made when first needed: at the start of a harness run, else when a test first
+    asks for the `check` or `timing` fixture (this is where NumPy and Hypothesis are imported)."""
+    if _RECORDER not in config.stash:
+        from harness.contract.session import Recorder
+
+        config.stash[_RECORDER] = recorder = Recorder(config)
+        _ACTIVE.append(recorder)
+    return config.stash[_RECORDER]
+
+
+def _running(config) -> Recorder | None:
+    """The recorder if there is one yet: a team's run that uses neither fixture never makes one."""
+    return config.stash.get(_RECORDER, None)
 
 
 def pytest_unconfigure(config):
@@ -82,21 +92,24 @@ def pytest_unconfigure(config):
 def pytest_collection_modifyitems(config, items):
     """Tell the project's own families from the built-in ones; with --harness-only, run just the listed
     checks (attribution and replay runs)."""
-    recorder = config.stash[_RECORDER]
-    recorder.own_families |= families.own(items, recorder.own_contracts)
-    selection = recorder.selection
+    recorder = _running(config)
+    if recorder is not None:
+        recorder.own_families |= families.own(items, recorder.own_contracts)
+    selection = recorder.selection if recorder is not None else options.selection(config)
     if selection is None:
         return
     wanted = set(selection)
-    config.hook.pytest_deselected(items=[item for item in items if outcome.check_id(item) not in wanted])
-    items[:] = [item for item in items if outcome.check_id(item) in wanted]
+    config.hook.pytest_deselected(items=[item for item in items if families.check_id(item) not in wanted])
+    items[:] = [item for item in items if families.check_id(item) in wanted]
 
 
 @pytest.fixture
 def check(request) -> Check:
     """Record comparisons for this contract check (see harness.contract.checks.Check)."""
-    recorder = request.config.stash[_RECORDER]
-    made = Check(outcome.check_id(request.node), outcome.family(request.node), recorder.store, recorder.recording)
+    from harness.contract.checks import Check
+
+    recorder = _recorder(request.config)
+    made = Check(families.check_id(request.node), families.family(request.node), recorder.store, recorder.recording)
     request.node.stash[_CHECK] = made
     return made
 
@@ -105,8 +118,9 @@ def check(request) -> Check:
 def timing(request):
     """record(name, fn, *args): compile and steady-state time of jax.jit(fn)(*args), into the report."""
     from harness.contract import timing as _timing
+    from harness.model.report import PerformanceRecord
 
-    recorder = request.config.stash[_RECORDER]
+    recorder = _recorder(request.config)
 
     def record(name: str, fn, *args):
         result = _timing.measure(fn, *args)
@@ -118,8 +132,14 @@ def timing(request):
 
 def pytest_sessionstart(session):
     session.config.stash[_PROGRESS].collecting()
+    recorder = _running(session.config)
+    if recorder is None:
+        return
+    from harness.model.enums import Status
+    from harness.model.report_io import ReportProblem
+
     try:
-        session.config.stash[_RECORDER].write(Status.PARTIAL, force=True)
+        recorder.write(Status.PARTIAL, force=True)
     except ReportProblem as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -140,13 +160,38 @@ def pytest_runtest_protocol(item, nextitem):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """Count Hypothesis examples by wrapping the documented, reassignable `inner_test`; replay an
-    entry's falsifying example when asked (harness.contract.replay)."""
+    entry's falsifying example when asked (harness.contract.replay). In a plain test, keep the golden
+    values that differ and fail with all of them at the end (harness.contract.mismatches)."""
+    recorder = _running(item.config)
+    if recorder is None:  # a team's own test in a run that never used the harness: nothing to do
+        return (yield)
     handle = getattr(getattr(item, "obj", None), "hypothesis", None)
     if handle is None:
-        return (yield)
-    example = item.config.stash[_RECORDER].replay.get(outcome.check_id(item))
+        return (yield from _golden_at_the_end(item))
+    from harness.contract import replay
+
+    example = recorder.replay.get(families.check_id(item))
     with replay.replaying(item.obj, example):
         return (yield from _counting(item, handle))
+
+
+def _golden_at_the_end(item):
+    __tracebackhide__ = True
+    check = item.stash.get(_CHECK, None)
+    if check is None:
+        return (yield)
+    check.defer_golden = True
+    try:
+        result = yield
+    except (KeyboardInterrupt, SystemExit, pytest.exit.Exception):
+        raise
+    except BaseException as exc:  # an error, a failed contract, even a skip: the differing values come first
+        check.raise_mismatches(after=exc)
+        raise
+    finally:
+        check.defer_golden = False
+    check.raise_mismatches()
+    return result
 
 
 def _counting(item, handle):
@@ -174,17 +219,41 @@ def pytest_runtest_makereport(item, call):
     if call.when == "call" or (call.when == "setup" and rep.outcome != "passed"):
         if item.get_closest_marker("performance") and rep.passed:
             return rep  # timings go to the report's performance section, not to the contract checks
+        recorder = _running(item.config)
+        check = item.stash.get(_CHECK, None)
+        if recorder is None or (not recorder.harness_run and check is None):
+            return rep  # a team's own test, in a run without a report: nothing to record
+        from harness.contract import outcome
+        from harness.model.enums import Outcome
+
+        if check is not None and check.mismatches and call.when == "call" and rep.failed:
+            _show_mismatches(item, call, rep, check)
         examples = item.stash.get(_EXAMPLES, None)
-        record = outcome.record(item, call, rep, item.stash.get(_CHECK, None), examples[0] if examples else None)
+        record = outcome.record(item, call, rep, check, examples[0] if examples else None)
         if record.outcome == Outcome.ERROR and rep.outcome == "passed":
             rep.outcome, rep.longrepr = "failed", record.message  # not judged is not a pass
-        item.config.stash[_RECORDER].add(record)
+        recorder.add(record)
     return rep
+
+
+def _show_mismatches(item, call, rep, check) -> None:
+    """The failure's text: each golden value that differs at its contract line, then what ended the test
+    after them (as pytest renders it), instead of a traceback through the plugin."""
+    from harness.contract import mismatches
+    from harness.contract.checks import ContractFailure
+
+    if call.excinfo is None or not isinstance(call.excinfo.value, ContractFailure):
+        return  # not the mismatches' failure (pytest's own, say): pytest's text stands
+    after = call.excinfo.value.__cause__
+    rendered = None if after is None else str(item.repr_failure(pytest.ExceptionInfo.from_exception(after)))
+    rep.longrepr = mismatches.display(check.mismatches, rendered)
 
 
 def pytest_collectreport(report):
     """A module that fails to import (an API gone after a bump) is recorded as a failed check."""
     if report.failed and _ACTIVE and str(report.nodeid).endswith(".py"):
+        from harness.contract import outcome
+
         recorder = _ACTIVE[-1]
         record = recorder.checks[report.nodeid] = outcome.collection_failure(report)
         # One of the project's own modules (it has no items to tell by): its family is the project's.
@@ -199,8 +268,14 @@ def pytest_warning_recorded(warning_message, when, nodeid, location):
 
 def pytest_sessionfinish(session, exitstatus):
     session.config.stash[_PROGRESS].reporting()
-    recorder = session.config.stash[_RECORDER]
+    recorder = _running(session.config)
+    if recorder is None:
+        return
+    from harness.model.enums import Status
+
     if recorder.recording:
+        from harness.contract import golden_recording
+
         golden_recording.finish(session, recorder)  # may turn the run into a failure (values not written)
     recorder.exit_status = int(session.exitstatus)
     interrupted = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)

@@ -1,5 +1,8 @@
 """One pytest run of the contract suite: the checks recorded so far, and the report they make.
 
+Imported by the plugin only in a harness run, or when a test first asks for the `check` or `timing`
+fixture: this is where NumPy and Hypothesis come in.
+
 The report is written when the run starts (partial), after checks at most every few seconds
 (partial), and at the end (complete), so an interrupted or crashed run leaves a partial report.
 """
@@ -11,11 +14,9 @@ import os
 import time
 from pathlib import Path
 
-import pytest
-
 from harness import env_vars
 from harness import __version__
-from harness.contract import environment, hypothesis_profiles, replay, tolerances
+from harness.contract import environment, hypothesis_profiles, options, replay, tolerances
 from harness.contract.golden import GoldenStore
 from harness.contract.warning_log import WarningLog
 from harness.model import report_io
@@ -51,12 +52,12 @@ class Recorder:
         self.exit_status: int | None = None
         self.own_contracts = [Path(p) for p in (config.getoption("--harness-own-contracts") or "").split(os.pathsep) if p]
         self.own_families: set[str] = set()
-        # A run for the harness (a report, a recording, a chosen profile) loads the harness's Hypothesis
-        # profile; the plugin, installed beside a team's own tests, leaves their other runs alone.
-        self.harness_run = bool(self.report_path or self.recording or os.environ.get(env_vars.PROFILE))
+        # Only a harness run loads the harness's Hypothesis profile; the plugin, installed beside a
+        # team's own tests, leaves their other runs alone.
+        self.harness_run = options.harness_run(config)
         self.hypothesis = hypothesis_profiles.activate(config) if self.harness_run else None
         self.environment: Environment | None = None
-        self.selection = read_selection(config.getoption("--harness-only"))
+        self.selection = options.selection(config)
         self.replay = replay.examples()  # falsifying examples of another entry to replay, by check id
 
     def add(self, record: CheckRecord) -> None:
@@ -99,12 +100,3 @@ class Recorder:
         report_io.write(self.report_path, self.report(status), check=force)
         self.last_write = time.perf_counter()
 
-
-def read_selection(path: str | None) -> list[str] | None:
-    """The check ids listed in an --harness-only file, or None when there is none."""
-    if not path:
-        return None
-    try:
-        return sorted({line.strip() for line in Path(path).read_text().splitlines() if line.strip()})
-    except OSError as exc:
-        raise pytest.UsageError(f"--harness-only: cannot read {path} ({exc.strerror or exc})") from None

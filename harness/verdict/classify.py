@@ -22,7 +22,8 @@ def is_dtype_name(value: Json) -> bool:
 
 
 def first_failure(check: CheckRecord) -> Comparison | None:
-    """The comparison that stopped the check (a check stops at its first failing comparison)."""
+    """The check's first failing comparison: the one that stopped it, or, where a plain test went on past
+    golden values that differ to name them all, the first of those; the check's mark is this one's."""
     return next((c for c in check.comparisons if not c.passed), None)
 
 

@@ -12,10 +12,16 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import hypothesis  # noqa: F401
 import numpy  # noqa: F401  imported once here: in-process pytester runs must not re-import C extensions
 import pytest
 
 import harness.contract.plugin  # noqa: F401
+# The plugin imports its heavy side (NumPy, Hypothesis, the report) only in a harness run: import it here, once,
+# or every in-process pytester run would import fresh copies (pytester forgets the modules a run imported).
+import harness.contract.golden_recording  # noqa: F401
+import harness.contract.outcome  # noqa: F401
+import harness.contract.session  # noqa: F401
 from harness import env_vars
 from harness.model import report_io
 from harness.stack import locks

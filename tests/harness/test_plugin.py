@@ -220,6 +220,6 @@ def test_a_failing_example_is_replayed_on_the_baseline(suite, pytester, monkeypa
 
 
 def test_report_describes_the_profile_given_on_the_command_line(suite):
-    _, doc = suite("--hypothesis-profile=nightly", "-k", "test_reference")
+    _, doc = suite("--harness-profile=nightly", "-k", "test_reference")
     assert doc["hypothesis"]["profile"] == "nightly" and doc["hypothesis"]["max_examples"] == 600
     assert doc["hypothesis"]["derandomize"] is False and isinstance(doc["hypothesis"]["seed"], int)

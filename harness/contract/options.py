@@ -1,0 +1,57 @@
+"""The plugin's command-line options, and the one rule for what makes a pytest run a harness run.
+
+Plain Python on purpose (no NumPy, no Hypothesis): the plugin is a pytest11 entry point, so this
+module is imported by every pytest process where the tool is installed, a team's own runs included.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness import env_vars
+
+
+def add(parser) -> None:
+    group = parser.getgroup("upgrade-harness")
+    group.addoption("--harness-report", default=os.environ.get(env_vars.REPORT), help="report path")
+    group.addoption("--harness-entry", default=os.environ.get(env_vars.ENTRY, "local"), help="matrix entry name")
+    group.addoption("--harness-golden-dir", default=os.environ.get(env_vars.GOLDEN_DIR), help="golden directory")
+    group.addoption("--harness-builtin-golden-dir", default=os.environ.get(env_vars.BUILTIN_GOLDEN_DIR),
+                    help="where a family missing from the golden directory is read from (the tool's own values)")
+    group.addoption("--harness-only", default=os.environ.get(env_vars.ONLY),
+                    help="file of check ids (family/test[params]) to run; the rest are deselected")
+    group.addoption("--harness-own-contracts", default=None,
+                    help="the project's own contract directories (their families are the project's own)")
+    group.addoption("--harness-record-golden", action="store_true", help="record golden values")
+    group.addoption("--harness-accept-changes", action="store_true", help="allow changing recorded golden values")
+    group.addoption("--harness-profile", default=os.environ.get(env_vars.PROFILE), metavar="NAME",
+                    help="the harness's Hypothesis profile: dev, ci or nightly (default: HARNESS_PROFILE, "
+                         "else ci under CI and dev otherwise); --hypothesis-profile stays Hypothesis's own")
+
+
+def harness_run(config) -> bool:
+    """Whether this run is the harness's (a report, a recording or a chosen harness profile): only then
+    are the harness's Hypothesis profile loaded and the contract machinery (NumPy and all) imported up
+    front. Any other run is a team's own, which the plugin leaves alone."""
+    return bool(config.getoption("--harness-report") or config.getoption("--harness-record-golden")
+                or config.getoption("--harness-profile"))
+
+
+def profile(config) -> str:
+    """The harness profile a harness run uses: --harness-profile (or HARNESS_PROFILE), else `ci` under
+    CI and `dev` otherwise."""
+    return config.getoption("--harness-profile") or ("ci" if os.environ.get("CI") else "dev")
+
+
+def selection(config) -> list[str] | None:
+    """The check ids listed in the --harness-only file, or None when there is none."""
+    path = config.getoption("--harness-only")
+    if not path:
+        return None
+    try:
+        return sorted({line.strip() for line in Path(path).read_text().splitlines() if line.strip()})
+    except OSError as exc:
+        raise pytest.UsageError(f"--harness-only: cannot read {path} ({exc.strerror or exc})") from None

@@ -1,0 +1,125 @@
+"""The plugin is a pytest11 entry point, loaded by every pytest process where the tool is installed: a
+team's own runs keep their imports and their Hypothesis profiles; a harness run uses its own profiles.
+
+Each run is a pytest subprocess in a fresh project without a conftest loading the plugin, so the plugin
+comes in as the installed entry point, as it does for a team."""
+
+import json
+
+import pytest
+
+# A team's conftest with its own Hypothesis profiles, under names the harness's used to take.
+TEAM_CONFTEST = '''
+from hypothesis import settings
+
+settings.register_profile("dev", max_examples=3)
+settings.register_profile("fast", max_examples=4)
+'''
+
+# What the test sees of the process: a JSON line on stdout.
+PROBE = '''
+import json
+import sys
+
+HEAVY = ("numpy", "ml_dtypes", "jax")
+
+
+def test_probe(request):
+    loaded = sorted(m for m in HEAVY if m in sys.modules)  # before this test imports anything itself
+    from hypothesis import settings
+
+    def examples(name):
+        try:
+            return settings.get_profile(name).max_examples
+        except Exception:
+            return None
+
+    seen = {
+        "plugin": request.config.pluginmanager.has_plugin("harness.contract.plugin"),
+        "heavy": loaded,
+        "profiles": {name: examples(name) for name in ("ci", "dev", "fast", "nightly", "upgrade-harness-ci")},
+        "running": settings().max_examples,
+    }
+    print("\\nPROBE " + json.dumps(seen))
+'''
+
+
+@pytest.fixture
+def team(pytester, monkeypatch):
+    """A team's project (its own conftest and profiles, no harness configuration); run(*args) -> (result,
+    what the probe saw)."""
+    for name in ("HARNESS_REPORT", "HARNESS_PROFILE", "HARNESS_GOLDEN_DIR", "HARNESS_ONLY", "CI",
+                 "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makeconftest(TEAM_CONFTEST)
+    pytester.makepyfile(test_team=PROBE)
+
+    def run(*args):
+        result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider", *args)
+        lines = [line for line in result.stdout.lines if line.startswith("PROBE ")]
+        return result, (json.loads(lines[0].removeprefix("PROBE ")) if lines else None)
+
+    return run
+
+
+def test_a_teams_own_run_imports_nothing_heavy_and_keeps_every_hypothesis_profile(team):
+    result, seen = team()
+    assert result.ret == 0, result.stdout.str()
+    assert seen["plugin"]  # loaded, as the entry point: what follows is not true for want of the plugin
+    assert seen["heavy"] == []
+    assert seen["profiles"] == {"ci": 100, "dev": 3, "fast": 4, "nightly": None, "upgrade-harness-ci": None}
+
+
+def test_a_teams_own_run_keeps_hypothesis_profile_meaning_hypothesiss_own(team):
+    result, seen = team("--hypothesis-profile=fast")
+    assert result.ret == 0, result.stdout.str()
+    assert seen["running"] == 4
+
+
+def test_a_harness_run_uses_the_harness_profiles_and_touches_no_other(team, pytester):
+    result, seen = team("--harness-report=report.json", "--harness-profile=ci")
+    assert result.ret == 0, result.stdout.str()
+    assert seen["running"] == 60  # the harness's ci profile runs...
+    assert seen["profiles"] == {"ci": 100, "dev": 3, "fast": 4, "nightly": None, "upgrade-harness-ci": 60}
+    doc = json.loads((pytester.path / "report.json").read_text())
+    hypothesis = doc["hypothesis"]  # ...and the report names it as before
+    assert (hypothesis["profile"], hypothesis["max_examples"], hypothesis["derandomize"]) == ("ci", 60, True)
+    assert hypothesis["seed"] is None
+
+
+def test_harness_profile_comes_from_the_environment_too(team, pytester, monkeypatch):
+    monkeypatch.setenv("HARNESS_PROFILE", "nightly")
+    result, seen = team("--harness-report=report.json")
+    assert result.ret == 0, result.stdout.str()
+    assert seen["running"] == 600 and seen["profiles"]["dev"] == 3 and seen["profiles"]["ci"] == 100
+    assert json.loads((pytester.path / "report.json").read_text())["hypothesis"]["profile"] == "nightly"
+
+
+def test_a_harness_run_refuses_hypothesis_profile_and_names_the_harness_option(team):
+    result, seen = team("--harness-report=report.json", "--hypothesis-profile=fast")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and seen is None
+    result.stderr.fnmatch_lines(["*--hypothesis-profile fast loads Hypothesis's own profile*--harness-profile*"])
+
+
+def test_an_unknown_harness_profile_names_the_choices(team):
+    result, _ = team("--harness-profile=fast")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*'fast' is not one of the harness's: choose one of dev, ci, nightly*"])
+
+
+def test_the_check_fixture_works_in_a_teams_own_run(team, pytester):
+    pytester.makepyfile(test_contract='''
+import sys
+
+
+def test_contract(check):
+    check.exact("two", 1 + 1, 2)
+    assert "numpy" in sys.modules  # the harness's side came in with the fixture
+
+
+def test_nothing(check):
+    pass
+''')
+    result, _ = team("test_contract.py")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*test_nothing*compared nothing*"])
