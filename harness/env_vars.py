@@ -22,4 +22,4 @@ PROJECT = "HARNESS_PROJECT"  # a team's project root (its [tool.upgrade-harness]
 BASELINE_FROM = "HARNESS_BASELINE_FROM"  # `--baseline-from PATH`: the file the baseline's pins are read from
 CONTRACT_DIRS = "HARNESS_CONTRACT_DIRS"  # `--contracts DIR` (repeatable), os.pathsep-separated
 TEST_UV = "HARNESS_TEST_UV"  # the harness's own tests (`nox -s tests`): the runner's uv binary, for the example's tool venv
-NO_BUILTIN = "HARNESS_NO_BUILTIN"  # "1": `--no-builtin`, run only the project's own contracts
+BUILTIN = "HARNESS_BUILTIN"  # `--builtin judge|report` or `--no-builtin` ("off"): harness.model.enums.BuiltinMode

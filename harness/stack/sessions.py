@@ -85,7 +85,8 @@ def golden(session: nox.Session) -> None:
     os.environ.update(project_options.environment(options, Path(session.invoked_from)))
     unknown = [a for a in rest if a != "--accept-changes"]
     if unknown:
-        session.error(f"golden: unknown arguments {unknown}; it takes --accept-changes, --contracts DIR, --no-builtin")
+        session.error(f"golden: unknown arguments {unknown}; it takes --accept-changes, --contracts DIR, "
+                      "--builtin judge|report, --no-builtin")
     args = ["--harness-record-golden"] + (["--harness-accept-changes"] if "--accept-changes" in rest else [])
     try:  # read now: --baseline-from may have just been given
         baseline = matrix.entries()[matrix.BASELINE]
