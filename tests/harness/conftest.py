@@ -8,6 +8,7 @@ import pytest
 
 import harness.contract.plugin  # noqa: F401
 from harness.model import report_io
+from harness.model.enums import BuiltinMode
 from harness.verdict import compare
 
 try:
@@ -80,8 +81,10 @@ def recorded_suite(suite, pytester):
 
 @pytest.fixture
 def judge():
-    """judge(base, *others): the verdict on report documents (JSON dicts, as a session writes them)."""
-    def run(base: dict, *others: dict):
-        return compare.judge(report_io.parse(base, "baseline"), [report_io.parse(o, "other") for o in others])
+    """judge(base, *others, builtin=BuiltinMode.JUDGE): the verdict on report documents (JSON dicts, as a
+    session writes them)."""
+    def run(base: dict, *others: dict, builtin: BuiltinMode = BuiltinMode.JUDGE):
+        return compare.judge(report_io.parse(base, "baseline"), [report_io.parse(o, "other") for o in others],
+                             builtin=builtin)
 
     return run
