@@ -6,6 +6,8 @@ so a check that passes on the baseline and fails on another entry is a changed c
 
 from __future__ import annotations
 
+from collections import Counter
+
 from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_CHANGED
 from harness.model.enums import BuiltinMode, CheckKind, ComparisonKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
@@ -172,6 +174,22 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
 def changed_check_ids(candidate: EntryVerdict) -> list[str]:
     """Ids of the checks whose mark on the candidate is not 'unchanged' (what attribution re-runs)."""
     return sorted({c.check_id for c in candidate.changed})
+
+
+def changed_text(candidate: EntryVerdict) -> str:
+    """The candidate's changed checks counted as the headline counts them, the bits-only moves and any
+    other marks apart: '25 checks changed and 9 moved bits only' (what the attribution re-runs)."""
+    changed = candidate.changed
+    bits = sum(c.mark == Mark.BITS_CHANGED for c in changed)
+    others = Counter(c.mark for c in changed if not c.mark.changes_contract and c.mark != Mark.BITS_CHANGED)
+    parts = [(sum(c.mark.changes_contract for c in changed), "changed"), (bits, "moved bits only")]
+    parts += [(n, str(mark)) for mark, n in sorted(others.items(), key=lambda item: item[0].rank)]
+    said = [f"{n} {words}" for n, words in parts if n]
+    if not said:
+        return "no check changed"
+    first = said[0].split(" ", 1)
+    said[0] = f"{first[0]} check{'s' * (first[0] != '1')} {first[1]}"
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
 
 
 def property_regressions(candidate: EntryVerdict) -> list[str]:

@@ -241,3 +241,15 @@ def test_in_judge_mode_the_teams_section_comes_first_too(mixed, judge):
     assert "mine/test_golden_value" in text[own_at:builtin_at]
     assert "mine/test_golden_value" not in text[builtin_at:].split("Attribution", 1)[0]
     assert "reported only" not in text
+
+
+def test_compare_takes_the_mode_on_its_command_line(mixed, tmp_path):
+    from harness.verdict import cli
+
+    files = [tmp_path / "b.json", tmp_path / "c.json"]
+    files[0].write_text(json.dumps(mixed))
+    files[1].write_text(json.dumps(_builtin_changed(_candidate(mixed))))
+    assert cli.main([str(f) for f in files]) == 1  # judged by default, as before
+    assert cli.main([str(f) for f in files] + ["--builtin", "report", "--json", str(tmp_path / "s.json")]) == 0
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["builtin_mode"] == "report" and summary["headline"].startswith("OK: your contracts unchanged")

@@ -307,3 +307,16 @@ def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkey
     args = entry.suite_arguments(project.load())
     value = args[args.index("-o") + 1].removeprefix("pythonpath=")
     assert shlex.split(value) == [str(root)]  # how pytest reads a `paths` setting
+
+
+def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
+    from harness.stack import upgrade
+
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", True)
+    assert upgrade.verdict_mode() == []  # this checkout: judged, the verdict's command line as ever
+    root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = "report"\n')
+    monkeypatch.setattr(project.paths, "ROOT", root)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    assert upgrade.verdict_mode() == ["--builtin", "report"]
+    monkeypatch.setenv(env_vars.BUILTIN, "judge")  # `--builtin judge` for this run
+    assert upgrade.verdict_mode() == []

@@ -181,3 +181,10 @@ def test_reported_only_a_change_of_the_teams_own_contract_decides_and_names_its_
     page = markdown.markdown(judged)
     assert page.index("`training/test_training_trajectory[full_batch]`") < page.index("### Built-in contracts changed")
     assert len(page) <= markdown.COMMENT_BUDGET
+
+
+def test_the_upgrade_log_counts_what_the_headline_counts_and_the_bits_apart(verdict):
+    # The headline says 24 checks changed; the attribution re-runs the 9 bits-only moves too (the candidate's
+    # row: "..., 3 improved, 9 bits changed").
+    assert views.entry_rows(verdict)[1].result.endswith(", 9 bits changed")
+    assert compare.changed_text(verdict.entries[0]) == "24 checks changed and 9 moved bits only"
