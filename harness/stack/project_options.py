@@ -1,7 +1,7 @@
 """The options that say which project's contracts and pins one run uses, on any command line:
-`--contracts DIR` (repeatable), `--builtin judge|report`, `--no-builtin`, `--baseline-from PATH`. They reach every child
-session through the environment (harness.env_vars), as absolute paths: nox runs its sessions from
-the noxfile's directory, not from where the command was typed.
+`--contracts DIR` (repeatable), `--builtin judge|report`, `--no-builtin`, `--baseline-from PATH`.
+They reach every child session through the environment (harness.env_vars), as absolute paths: nox
+runs its sessions from the noxfile's directory, not from where the command was typed.
 """
 
 from __future__ import annotations

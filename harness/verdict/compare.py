@@ -180,16 +180,16 @@ def changed_text(candidate: EntryVerdict) -> str:
     """The candidate's changed checks counted as the headline counts them, the bits-only moves and any
     other marks apart: '25 checks changed and 9 moved bits only' (what the attribution re-runs)."""
     changed = candidate.changed
-    bits = sum(c.mark == Mark.BITS_CHANGED for c in changed)
     others = Counter(c.mark for c in changed if not c.mark.changes_contract and c.mark != Mark.BITS_CHANGED)
-    parts = [(sum(c.mark.changes_contract for c in changed), "changed"), (bits, "moved bits only")]
-    parts += [(n, str(mark)) for mark, n in sorted(others.items(), key=lambda item: item[0].rank)]
-    said = [f"{n} {words}" for n, words in parts if n]
+    counts = [(sum(c.mark.changes_contract for c in changed), "changed"),
+              (sum(c.mark == Mark.BITS_CHANGED for c in changed), "moved bits only"),
+              *((n, str(mark)) for mark, n in sorted(others.items(), key=lambda item: item[0].rank))]
+    said = [(n, words) for n, words in counts if n]
     if not said:
         return "no check changed"
-    first = said[0].split(" ", 1)
-    said[0] = f"{first[0]} check{'s' * (first[0] != '1')} {first[1]}"
-    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+    (n, words), rest = said[0], said[1:]
+    parts = [f"{n} check{'s' * (n != 1)} {words}", *(f"{n} {words}" for n, words in rest)]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def property_regressions(candidate: EntryVerdict) -> list[str]:

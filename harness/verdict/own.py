@@ -12,8 +12,8 @@ from harness.model.verdict import EntryVerdict, OwnChange, OwnFamily
 from harness.verdict import cause
 
 NO_OWN_CONTRACTS = ('builtin = "report" asks that only your own contracts decide, but the baseline ran no contracts '
-                    "of your own: the built-in contracts decide the exit status (add test modules to your contracts "
-                    "directory, or set builtin = \"judge\" to say so)")
+                    "of your own, so the built-in contracts decide the exit status: add test modules using `check` "
+                    "to your contracts directory")
 
 
 def applied_mode(base: Report, asked: BuiltinMode) -> tuple[BuiltinMode, str | None]:

@@ -149,7 +149,8 @@ def test_reported_only_the_optax_changes_leave_the_teams_verdict_ok(documents):
                                 "contracts (reported only): 24 checks in 7 contracts changed (3 improvements), all "
                                 "from optax 0.2.6 → 0.2.8")
     # The bits-only moves are the team's to read first, each with the bump that moves it.
-    assert [(o.change.mark, o.cause) for o in verdict.own_changes] == [(Mark.BITS_CHANGED, "jax/jaxlib 0.11.2 → 0.12.0.1")] * 2
+    jax = "jax/jaxlib 0.11.2 → 0.12.0.1"
+    assert [(o.change.mark, o.cause) for o in verdict.own_changes] == [(Mark.BITS_CHANGED, jax)] * 2
     judged = _judge(docs, BuiltinMode.JUDGE)
     assert judged.exit_status == 1 and judged.headline.startswith("CHANGED: 24 checks in 7 contracts (3 improvements)")
 
@@ -174,6 +175,9 @@ def test_reported_only_a_change_of_the_teams_own_contract_decides_and_names_its_
     first = verdict.own_changes[0]
     assert first.change.check_id == "training/test_training_trajectory[full_batch]"
     assert first.change.mark == Mark.VALUE_CHANGED and first.cause == "jax/jaxlib 0.11.2 → 0.12.0.1"
+    own_part = render.text(verdict).split("\n  Your contracts", 1)[1].split("Built-in contracts changed", 1)[0]
+    assert f"VALUE CHANGED  {first.change.check_id}  [{first.change.size}]" in own_part and first.change.size
+    assert "cause: jax/jaxlib 0.11.2 → 0.12.0.1" in own_part
     # Judged, the same reports count it among the 25, and the own section still comes first.
     judged = _judge(docs, BuiltinMode.JUDGE)
     assert judged.exit_status == 1
