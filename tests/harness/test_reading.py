@@ -192,3 +192,17 @@ def test_the_upgrade_log_counts_what_the_headline_counts_and_the_bits_apart(verd
     # row: "..., 3 improved, 9 bits changed").
     assert views.entry_rows(verdict)[1].result.endswith(", 9 bits changed")
     assert compare.changed_text(verdict.entries[0]) == "24 checks changed and 9 moved bits only"
+
+
+def test_the_cause_of_one_check_names_each_bump_that_moves_it(verdict):
+    candidate, jax_only, optax_only = verdict.entries
+    moved = next(c for c in candidate.contract_changes if c.check_id.startswith("accumulation/test_bfloat16"))
+    base = verdict.baseline.environment.versions
+    assert cause.of_check(base, verdict.entries, moved.check_id) == "optax 0.2.6 → 0.2.8"
+    jax_too = dataclasses.replace(jax_only, changes=[moved if c.check_id == moved.check_id else c
+                                                     for c in jax_only.changes])
+    assert moved in jax_too.changes
+    assert cause.of_check(base, [candidate, jax_too, optax_only], moved.check_id) == \
+        "jax/jaxlib 0.11.2 → 0.12.0.1 and optax 0.2.6 → 0.2.8 (each alone)"
+    optax_lost = dataclasses.replace(optax_only, changes=[c for c in optax_only.changes if c.check_id != moved.check_id])
+    assert cause.of_check(base, [candidate, jax_only, optax_lost], moved.check_id) == "only with the bumps together"
