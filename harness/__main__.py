@@ -2,7 +2,7 @@
 
 import sys
 
-USAGE = "usage: python -m harness compare BASE.json OTHER.json [...] [--markdown FILE] [--json FILE] [--html FILE] [--replay FILE]"
+USAGE = "usage: python -m harness compare BASE.json OTHER.json [...] [--markdown FILE] [--json FILE] [--html FILE] [--replay FILE] [--builtin judge|report]"
 
 
 def main(argv: list[str]) -> int:

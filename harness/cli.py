@@ -8,8 +8,9 @@
   upgrade-harness list       the entries with their pins
 
 Every command but `init` runs the package's nox sessions (harness/stack/sessions.py) in the nearest
-directory upwards whose pyproject.toml has the table. `--contracts DIR` (repeatable), `--no-builtin`
-and `--baseline-from PATH` go with any of them and override the table for that run.
+directory upwards whose pyproject.toml has the table. `--contracts DIR` (repeatable),
+`--builtin judge|report`, `--no-builtin` and `--baseline-from PATH` go with any of them and override the
+table for that run.
 """
 
 from __future__ import annotations

@@ -24,4 +24,4 @@ CONTRACT_DIRS = "HARNESS_CONTRACT_DIRS"  # `--contracts DIR` (repeatable), os.pa
 TEST_UV = "HARNESS_TEST_UV"  # the harness's own tests (`nox -s tests`): the runner's uv binary, for the example's tool venv
 BUILTIN_GOLDEN_DIR = "HARNESS_BUILTIN_GOLDEN_DIR"  # a team's project: the tool's own golden values of the built-in contracts
 WHEEL = "HARNESS_WHEEL"  # the harness wheel `upgrade` built once for its child sessions (an installed tool)
-NO_BUILTIN = "HARNESS_NO_BUILTIN"  # "1": `--no-builtin`, run only the project's own contracts
+BUILTIN = "HARNESS_BUILTIN"  # `--builtin judge|report` or `--no-builtin` ("off"): harness.model.enums.BuiltinMode

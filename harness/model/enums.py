@@ -74,3 +74,12 @@ class Mark(enum.StrEnum):
 
 _CONTRACT_CHANGES = frozenset({Mark.NOW_SILENT, Mark.STATE_CHANGED, Mark.VALUE_CHANGED, Mark.ERROR_TYPE_CHANGED,
                                Mark.API_MISSING, Mark.MISSING, Mark.IMPROVED})
+
+
+class BuiltinMode(enum.StrEnum):
+    """What the built-in contracts count for in a project ([tool.upgrade-harness] builtin, --builtin,
+    --no-builtin). A team's own contracts always decide; this says whether the built-in ones do too."""
+
+    JUDGE = "judge"  # run, and their changes decide the exit status (this checkout; `builtin = true`)
+    REPORT = "report"  # run and shown after the team's own, but only the team's own decide
+    OFF = "off"  # not run (`builtin = false`, `--no-builtin`)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.model.enums import CheckKind, Mark, Status
+from harness.model.enums import BuiltinMode, CheckKind, Mark, Status
 from harness.model.report import CheckRecord, Report, Tolerance, WarningRecord
 
 # A steady-state time this many times the baseline's is flagged "slower". Informational only:
@@ -131,6 +131,15 @@ class OwnFamily:
 
 
 @dataclasses.dataclass(frozen=True)
+class OwnChange:
+    """One of the project's own checks that moved on the candidate, shown first: a team reads its own
+    training's changes before the built-in contracts' (bits-only moves too, as information)."""
+
+    change: Change  # its mark, before → after and size (harness.verdict.explain)
+    cause: str  # which single-package bump moves it, "optax 0.2.6 → 0.2.8" (harness.verdict.cause)
+
+
+@dataclasses.dataclass(frozen=True)
 class Verdict:
     """The judgement over all entries; the exit status follows the candidate (the first entry)."""
 
@@ -145,3 +154,7 @@ class Verdict:
     # check id -> the release that first changed it ("optax 0.2.7"), from `upgrade -- --bisect`
     first_changed: dict[str, str] = dataclasses.field(default_factory=dict)
     own_families: list[OwnFamily] = dataclasses.field(default_factory=list)  # the project's own contracts
+    own_changes: list[OwnChange] = dataclasses.field(default_factory=list)  # contract changes first, then bits
+    # What the built-in contracts counted for in this verdict: REPORT only when there are own contracts.
+    builtin: BuiltinMode = BuiltinMode.JUDGE
+    mode_note: str | None = None  # why the mode asked for was not the one applied

@@ -5,13 +5,16 @@
     contracts = ["contracts"]            # the project's own contract modules (pytest files using `check`)
     golden = "golden"                    # golden values, recorded from the baseline (commit them)
     locks = "locks"                      # the baseline's full lock (`upgrade-harness lock`; commit it)
-    builtin = true                       # also run the built-in Optax contracts
+    builtin = "report"                   # the built-in Optax contracts: "judge", "report" or false
     pythonpath = ["."]                   # what the contracts import the project's code from
     python = "3.12"                      # optional: the entries' Python (default: the harness's)
     [tool.upgrade-harness.candidate]     # optional: the default candidate (default: the harness's)
     optax = "0.2.8"
 
-`--contracts DIR`, `--no-builtin` and `--baseline-from PATH` add to or override the table for one run.
+builtin: "judge" (their changes decide the exit status, as yours do; `true` means this too, and it is
+the default), "report" (they run and are shown after yours, but only yours decide), false (not run).
+`--contracts DIR`, `--builtin judge|report`, `--no-builtin` and `--baseline-from PATH` add to or
+override the table for one run.
 This checkout is a project too: its own pins (harness/matrix.toml), locks/ and golden/.
 """
 
@@ -24,6 +27,7 @@ from pathlib import Path
 
 from harness import env_vars
 from harness.errors import HarnessError
+from harness.model.enums import BuiltinMode
 from harness.stack import paths
 
 TABLE = "upgrade-harness"
@@ -39,7 +43,7 @@ class Project:
     own_contracts: tuple[Path, ...]  # the project's contract directories (none in this checkout)
     golden: Path
     locks: Path
-    builtin: bool  # run the built-in contracts
+    builtin: BuiltinMode  # what the built-in contracts count for (OFF: not run)
     baseline_from: Path | None  # None: this checkout's harness/matrix.toml
     pythonpath: tuple[Path, ...] = ()
     python: str | None = None
@@ -49,7 +53,8 @@ class Project:
     def suite(self) -> list[str]:
         """pytest's arguments for the contracts an entry runs, built-in first. The built-in ones by
         package name (--pyargs): the copy installed in the entry's environment, not the host's."""
-        return (["--pyargs", BUILTIN_PACKAGE] if self.builtin else []) + [str(p) for p in self.own_contracts]
+        runs_builtin = self.builtin != BuiltinMode.OFF
+        return (["--pyargs", BUILTIN_PACKAGE] if runs_builtin else []) + [str(p) for p in self.own_contracts]
 
 
 def find_root(start: Path) -> Path | None:
@@ -104,11 +109,24 @@ def _table(root: Path) -> dict:
     return table
 
 
+# The table's builtin values; `true` is what tables said before "judge" and "report" existed.
+_BUILTIN_VALUES = {True: BuiltinMode.JUDGE, "judge": BuiltinMode.JUDGE, "report": BuiltinMode.REPORT,
+                   False: BuiltinMode.OFF}
+
+
+def _builtin(table: dict, source: Path) -> BuiltinMode:
+    value = table.get("builtin", True)
+    # `1 == True` in a dict lookup: only a real boolean or one of the two words is a value.
+    if isinstance(value, (bool, str)) and value in _BUILTIN_VALUES:
+        return _BUILTIN_VALUES[value]
+    raise HarnessError(f'{source}: [tool.{TABLE}] builtin must be "judge", "report" or false (not {value!r}): '
+                       '"judge" lets the built-in contracts\' changes decide the exit status (true means this too), '
+                       '"report" shows them after yours while only yours decide, false does not run them.')
+
+
 def _project(root: Path) -> Project:
     table, source = _table(root), root / "pyproject.toml"
-    builtin = table.get("builtin", True)
-    if not isinstance(builtin, bool):
-        raise HarnessError(f"{source}: [tool.{TABLE}] builtin must be true or false.")
+    builtin = _builtin(table, source)
     candidate = table.get("candidate")
     if candidate is not None and not (isinstance(candidate, dict) and all(isinstance(v, str) for v in candidate.values())):
         raise HarnessError(f'{source}: [tool.{TABLE}.candidate] must map packages to versions, e.g. optax = "0.2.8".')
@@ -133,18 +151,19 @@ def _project(root: Path) -> Project:
 
 def _checkout() -> Project:
     return Project(root=paths.ROOT, own_contracts=(), golden=paths.ROOT / "golden", locks=paths.ROOT / "locks",
-                   builtin=True, baseline_from=None)
+                   builtin=BuiltinMode.JUDGE, baseline_from=None)
 
 
 def load() -> Project:
-    """The project being judged, with this run's --contracts / --no-builtin / --baseline-from applied."""
+    """The project being judged, with this run's --contracts / --builtin / --no-builtin / --baseline-from
+    applied."""
     found = _checkout() if paths.IS_CHECKOUT else _project(paths.ROOT)
     extra = [d for d in os.environ.get(env_vars.CONTRACT_DIRS, "").split(os.pathsep) if d]
     if extra:
         found = dataclasses.replace(found, own_contracts=tuple(dict.fromkeys(
             found.own_contracts + _dirs(Path.cwd(), extra, "--contracts", "given with --contracts"))))
-    if os.environ.get(env_vars.NO_BUILTIN) == "1":
-        found = dataclasses.replace(found, builtin=False)
+    if os.environ.get(env_vars.BUILTIN):  # set by project_options from --builtin MODE or --no-builtin
+        found = dataclasses.replace(found, builtin=BuiltinMode(os.environ[env_vars.BUILTIN]))
     if os.environ.get(env_vars.BASELINE_FROM):
         found = dataclasses.replace(found, baseline_from=Path(os.environ[env_vars.BASELINE_FROM]).resolve())
     if not found.suite:

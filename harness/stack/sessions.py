@@ -21,6 +21,7 @@ import nox
 
 from harness import env_vars
 from harness.errors import HarnessError
+from harness.model.enums import BuiltinMode
 from harness.stack import (entry as stack_entry, locks, matrix, paths, plan, project, project_options,
                            upgrade as upgrade_run)
 from harness.stack.interpreters import find_python
@@ -90,9 +91,9 @@ def golden(session: nox.Session) -> None:
     unknown = [a for a in rest if a not in flags]
     if unknown:
         session.error(f"golden: unknown arguments {unknown}; it takes {', '.join(flags)}, --contracts DIR, "
-                      "--no-builtin")
+                      "--builtin judge|report, --no-builtin")
     if not paths.IS_CHECKOUT and "--record-builtin" not in rest:
-        os.environ[env_vars.NO_BUILTIN] = "1"
+        os.environ[env_vars.BUILTIN] = BuiltinMode.OFF.value
         try:
             project.load()
         except HarnessError as exc:

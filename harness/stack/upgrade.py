@@ -18,7 +18,7 @@ from pathlib import Path
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import report_io
-from harness.model.enums import Status
+from harness.model.enums import BuiltinMode, Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
@@ -142,7 +142,7 @@ def _prepare(argv, invoked_from: str | None) -> argparse.Namespace:
     if args.candidate is not None:
         matrix.parse_candidate(args.candidate)  # bad input is told before anything else
     find_python(matrix.load_pins().python)  # a project may set its own
-    # This run's --contracts / --no-builtin / --baseline-from reach the plan and every entry.
+    # This run's --contracts / --builtin / --no-builtin / --baseline-from reach the plan, every entry and the verdict.
     os.environ.update(project_options.environment(args, Path(invoked_from or ".")))
     if args.reports:
         paths.REPORTS = (Path(invoked_from or ".") / args.reports).resolve()
@@ -164,7 +164,8 @@ def _plan(args) -> list[matrix.Entry] | int:
         return EXIT_CANNOT_JUDGE
     plan.write(entries, paths.REPORTS / plan.PLAN_FILE)
     found = project.load()
-    note = builtin_golden.mismatch_note(entries[0], found.golden) if found.builtin and not paths.IS_CHECKOUT else None
+    runs_builtin = found.builtin != BuiltinMode.OFF and not paths.IS_CHECKOUT
+    note = builtin_golden.mismatch_note(entries[0], found.golden) if runs_builtin else None
     if note:
         print(f"upgrade: note: {note}")
     for entry in entries:
@@ -197,7 +198,8 @@ def _run_plan(args, plan: list[matrix.Entry], seed: int) -> tuple[list[matrix.En
     replay = _replay(base_entry, args, seed, *judged) if judged else None
     changed = compare.changed_check_ids(judged[1]) if judged and singles else []
     if singles and changed:
-        print(f"upgrade: {len(changed)} checks changed on the candidate; attributing them with "
+        # Counted as the headline counts them, the bits-only moves apart: the attribution re-runs both.
+        print(f"upgrade: {compare.changed_text(judged[1])} on the candidate; attributing them with "
               f"{', '.join(e.name for e in singles)}")
         unbuilt = [e for e in singles if e.problem]
         for entry in unbuilt:  # a partial attribution, said in the verdict; never a reason not to judge
@@ -208,6 +210,13 @@ def _run_plan(args, plan: list[matrix.Entry], seed: int) -> tuple[list[matrix.En
     if singles:
         print("upgrade: no check changed on the candidate; the single-package entries are not needed")
     return pair, replay
+
+
+def verdict_mode() -> list[str]:
+    """The verdict's --builtin: "report" when the project (its table, or this run's --builtin) reports the
+    built-in contracts only; nothing otherwise, so that the checkout's verdict is judged as ever."""
+    mode = project.load().builtin
+    return ["--builtin", mode.value] if mode == BuiltinMode.REPORT else []
 
 
 def upgrade(argv, invoked_from: str | None = None) -> int:
@@ -251,6 +260,6 @@ def _upgrade(args) -> int:
     replay_args = ["--replay", str(replay)] if replay is not None and replay.exists() else []
     bisected = bisect.run(args, entries, seed, run_entries, replay) if args.bisect else None
     replay_args += ["--bisect", str(bisected)] if bisected else []
-    return cli.main([str(reports / f"{e.name}.json") for e in ran] + replay_args + [
+    return cli.main([str(reports / f"{e.name}.json") for e in ran] + replay_args + verdict_mode() + [
         "--markdown", str(reports / "upgrade-summary.md"), "--json", str(reports / "upgrade-summary.json"),
         "--html", str(reports / "upgrade-report.html")])

@@ -1,4 +1,5 @@
-"""`nox -s upgrade -- ...`: the options, read and checked before anything runs."""
+"""`nox -s upgrade -- ...` (`upgrade-harness upgrade ...` in a team's project): the options, read and
+checked before anything runs."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import os
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack import cli_args, project_options
+from harness.stack import cli_args, paths, project_options
 
 
 def parse(argv) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="nox -s upgrade --", add_help=True)
+    # The usage names the command that was typed: this checkout's session, or the team's command.
+    prog = "nox -s upgrade --" if paths.IS_CHECKOUT else "upgrade-harness upgrade"
+    parser = argparse.ArgumentParser(prog=prog, add_help=True)
     parser.add_argument("--candidate", help='candidate pins, e.g. "jax==X jaxlib==X optax==Y"; a version may be '
                                             '"latest", and "--candidate latest" takes the newest jax, jaxlib, '
                                             "optax and flax that install together")

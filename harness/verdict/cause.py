@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
-from harness.model.enums import Status
+from collections.abc import Collection
+
+from harness.model.enums import Mark, Status
 from harness.model.report import STACK_VERSION_KEYS
 from harness.model.verdict import EntryVerdict
 
@@ -36,10 +38,15 @@ def bump_text(base: dict[str, str | None], entry: EntryVerdict) -> str:
     return ", ".join(f"{names.get(k, k)} {base.get(k)} → {versions.get(k)}" for k in moved) or f"{entry.name} (same pins)"
 
 
-def cause(base: dict[str, str | None], entries: list[EntryVerdict]) -> str | None:
-    """The cause phrase of the candidate's (entries[0]) contract changes; None when there are none."""
+def cause(base: dict[str, str | None], entries: list[EntryVerdict], within: Collection[str] | None = None,
+          tail: bool = True) -> str | None:
+    """The cause phrase of the candidate's (entries[0]) contract changes, or of those among `within` (check
+    ids: the project's own, the built-in ones); None when there are none. Without `tail`, the entries that
+    change none of them are left unsaid (a headline with two parts)."""
     candidate, singles = entries[0], entries[1:]
     changed = {c.check_id for c in candidate.contract_changes}
+    if within is not None:
+        changed &= set(within)
     if not changed:
         return None
     if not singles:
@@ -63,5 +70,28 @@ def cause(base: dict[str, str | None], entries: list[EntryVerdict]) -> str | Non
         if together:
             parts.append(f"{together} only with the bumps together" if not unjudged else f"{together} unattributed")
         head = ", ".join(parts)
-    tail = clean + unjudged
-    return head + (f" ({'; '.join(tail)})" if tail else "")
+    said = clean + unjudged if tail else []
+    return head + (f" ({'; '.join(said)})" if said else "")
+
+
+def of_check(base: dict[str, str | None], entries: list[EntryVerdict], check_id: str) -> str:
+    """Which single-package bump moves one check of the candidate (entries[0]) the way it moved there:
+    'optax 0.2.6 → 0.2.8', each of two bumps, 'only with the bumps together', or why it is not known.
+    Without single-package entries (one package group moved), the candidate's own bump."""
+    candidate, singles = entries[0], entries[1:]
+    mark = next((c.mark for c in candidate.changes if c.check_id == check_id), Mark.UNCHANGED)
+    if not singles:
+        bumped = bump_text(base, candidate)
+        return "" if bumped.endswith("(same pins)") else bumped
+
+    def moves(entry: EntryVerdict) -> bool:
+        found = next((c.mark for c in entry.changes if c.check_id == check_id), Mark.UNCHANGED)
+        return found.changes_contract if mark.changes_contract else found != Mark.UNCHANGED
+
+    judged = [s for s in singles if s.status == Status.COMPLETE]
+    found = [_single_text(base, s) for s in judged if moves(s)]
+    unjudged = [f"{_single_text(base, s)}: not judged, {s.status}" for s in singles if s not in judged]
+    if found:
+        return " and ".join(found) + (" (each alone)" if len(found) > 1 else "") + \
+            (f" ({'; '.join(unjudged)})" if unjudged else "")
+    return f"unattributed ({'; '.join(unjudged)})" if unjudged else "only with the bumps together"

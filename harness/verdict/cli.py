@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.atomic import atomic_write_text
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import bisection, report_io
+from harness.model.enums import BuiltinMode
 from harness.model.report import Report
 from harness.model.verdict import Verdict
 from harness.verdict import compare, html, markdown, render
@@ -40,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--html", help="also write a self-contained HTML page with plots to this file")
     parser.add_argument("--bisect", help="reports/bisect.json of `nox -s upgrade -- --bisect`: show the release "
                                          "that first changed each contract")
+    parser.add_argument("--builtin", choices=[BuiltinMode.JUDGE.value, BuiltinMode.REPORT.value],
+                        default=BuiltinMode.JUDGE.value,
+                        help="judge (default): the built-in contracts' changes decide the exit status too; report: "
+                             "only the project's own contracts decide, the built-in ones are shown after them")
     parser.add_argument("--replay", help="the baseline's report of re-running the candidate's failing examples: "
                                          "a property the baseline fails too is 'failing in both', not a change")
     return parser
@@ -65,7 +70,7 @@ def main(argv=None) -> int:
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status
-    verdict = compare.judge(base, others, replay)
+    verdict = compare.judge(base, others, replay, builtin=BuiltinMode(args.builtin))
     if args.bisect:
         verdict = _with_bisection(verdict, args.bisect)
     print(render.text(verdict))

@@ -6,11 +6,13 @@ so a check that passes on the baseline and fails on another entry is a changed c
 
 from __future__ import annotations
 
+from collections import Counter
+
 from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_CHANGED
-from harness.model.enums import CheckKind, ComparisonKind, Mark, Outcome, Status
+from harness.model.enums import BuiltinMode, CheckKind, ComparisonKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, Timing, Verdict
-from harness.verdict import bits, cause, explain, groups, import_failure, own
+from harness.verdict import bits, cause, explain, groups, import_failure, own, report_mode
 from harness.verdict.classify import classify
 
 def _tolerances(check: CheckRecord) -> list[Tolerance | str]:
@@ -88,8 +90,10 @@ def compare_entry(base: Report, other: Report, replay: Report | None = None) -> 
 
 
 def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: list[CheckRecord],
-              teams_change: frozenset[str] = frozenset()) -> list[str]:
-    """Short reasons the verdict cannot be given; the details are printed below the headline."""
+              not_counted: frozenset[str] = frozenset()) -> list[str]:
+    """Short reasons the verdict cannot be given; the details are printed below the headline. A check in
+    `not_counted` not judged is said elsewhere: the project's own failing on the baseline too (its
+    change), a built-in one whose contracts are reported only."""
     problems = []
     if base.status != Status.COMPLETE:
         problems.append(f"the baseline report is {base.status}")
@@ -103,7 +107,7 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
             problems.append(f"{v.name} is {v.status}")
         # An own check that errors on the baseline too (a golden value not recorded yet) is said as the
         # project's change, in the headline, not counted as a check the harness could not judge.
-        not_judged = [c for c in v.changes if c.mark == Mark.NOT_JUDGED and c.check_id not in teams_change]
+        not_judged = [c for c in v.changes if c.mark == Mark.NOT_JUDGED and c.check_id not in not_counted]
         if not_judged:
             problems.append(f"{v.name}: {len(not_judged)} checks not judged")
     return problems
@@ -117,10 +121,7 @@ def _headline(candidate: EntryVerdict | None, found: ImportFailure | None, why: 
     if found is not None:
         others = [c for c in changes if not found.folds(c)]
         return EXIT_CHANGED, f"CHANGED: {found.text}" + (f"; and {len(others)} other contracts" if others else "")
-    improved = sum(c.mark == Mark.IMPROVED for c in changes)
-    contracts = len({groups.contract_of(c.check_id) for c in changes})
-    count = f"{len(changes)} check{'s' * (len(changes) > 1)} in {contracts} contract{'s' * (contracts > 1)}"
-    count += f" ({improved} improvement{'s' * (improved > 1)})" if improved else ""
+    count = groups.count_text(changes)
     mine = sum(c.family in own_families for c in changes)
     count += f", {mine} of them in your own contracts" if mine else ""
     return EXIT_CHANGED, f"CHANGED: {count}" + (f", {why}" if why else "")
@@ -135,32 +136,60 @@ def _with_own_failures(status: int, headline: str, own_failing: str | None) -> t
     return EXIT_CHANGED, f"CHANGED: {own_failing}; otherwise {headline}"
 
 
-def judge(base: Report, others: list[Report], replay: Report | None = None) -> Verdict:
-    """The verdict over all entries; the exit status follows the candidate (the second report)."""
+def judge(base: Report, others: list[Report], replay: Report | None = None,
+          builtin: BuiltinMode = BuiltinMode.JUDGE) -> Verdict:
+    """The verdict over all entries; the exit status follows the candidate (the second report), and with
+    `builtin` REPORT (and contracts of the project's own) the project's own contracts only."""
     # The replay ran the candidate's examples: it speaks for the candidate only.
     verdicts = [compare_entry(base, o, replay if i == 0 else None) for i, o in enumerate(others)]
     baseline_failures = [c for c in base.checks if c.outcome in (Outcome.FAILED, Outcome.ERROR)]
     # The project's own checks failing on the baseline are its code's change, said as such; the
-    # built-in ones mean the golden files or the baseline stack moved: no verdict then.
+    # built-in ones mean the golden files or the baseline stack moved: no verdict then, unless the
+    # built-in contracts are reported only (their part of the headline says it).
     own_failures, builtin_failures = own.split_failures(base, baseline_failures)
-    problems = _problems(base, verdicts, builtin_failures, frozenset(c.id for c in own_failures))
+    mode, mode_note = own.applied_mode(base, builtin)
+    reported = mode == BuiltinMode.REPORT
+    not_counted = {c.id for c in own_failures}
+    if reported:  # the built-in checks not judged are said in their part of the headline
+        own_names = set(base.own_families or [])
+        not_counted |= {c.check_id for v in verdicts[:1] for c in v.changes if c.family not in own_names}
+    problems = _problems(base, verdicts, [] if reported else builtin_failures, frozenset(not_counted))
     candidate = verdicts[0] if verdicts else None
     own_families = own.families(base, candidate, own_failures)
     found = import_failure.find(base, others[0], candidate.changes) if candidate else None
     why = cause.cause(base.environment.versions, verdicts) if candidate else None
     if problems:
         status, headline = EXIT_CANNOT_JUDGE, "CANNOT JUDGE: " + "; ".join(problems)
+    elif reported and candidate is not None:
+        status, headline = report_mode.headline(base, verdicts, found, own_families, builtin_failures)
     else:
         status, headline = _with_own_failures(*_headline(candidate, found, why, {f.name for f in own_families}),
                                               own.headline_part(own_families))
     changed_bits = [c for c in candidate.changes if c.mark == Mark.BITS_CHANGED] if candidate else []
     return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found,
-                   own_families=own_families)
+                   own_families=own_families, own_changes=own.changes(base, verdicts) if candidate else [],
+                   builtin=mode, mode_note=mode_note)
 
 
 def changed_check_ids(candidate: EntryVerdict) -> list[str]:
     """Ids of the checks whose mark on the candidate is not 'unchanged' (what attribution re-runs)."""
     return sorted({c.check_id for c in candidate.changed})
+
+
+def changed_text(candidate: EntryVerdict) -> str:
+    """The candidate's changed checks counted as the headline counts them, the bits-only moves and any
+    other marks apart: '25 checks changed and 9 moved bits only' (what the attribution re-runs)."""
+    changed = candidate.changed
+    others = Counter(c.mark for c in changed if not c.mark.changes_contract and c.mark != Mark.BITS_CHANGED)
+    counts = [(sum(c.mark.changes_contract for c in changed), "changed"),
+              (sum(c.mark == Mark.BITS_CHANGED for c in changed), "moved bits only"),
+              *((n, str(mark)) for mark, n in sorted(others.items(), key=lambda item: item[0].rank))]
+    said = [(n, words) for n, words in counts if n]
+    if not said:
+        return "no check changed"
+    (n, words), rest = said[0], said[1:]
+    parts = [f"{n} check{'s' * (n != 1)} {words}", *(f"{n} {words}" for n, words in rest)]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def property_regressions(candidate: EntryVerdict) -> list[str]:

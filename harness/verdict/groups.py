@@ -87,6 +87,14 @@ def first_changed(group: ChangeGroup, found: dict[str, str]) -> str:
     return "; ".join(f"{text} ({n} case{'s' * (n > 1)})" for text, n in counts.items())
 
 
+def count_text(changes: list[Change], verb: str = "") -> str:
+    """'24 checks in 7 contracts{verb} (3 improvements)': a headline's count of changed checks."""
+    improved = sum(c.mark == Mark.IMPROVED for c in changes)
+    contracts = len({contract_of(c.check_id) for c in changes})
+    count = f"{len(changes)} check{'s' * (len(changes) > 1)} in {contracts} contract{'s' * (contracts > 1)}{verb}"
+    return count + (f" ({improved} improvement{'s' * (improved > 1)})" if improved else "")
+
+
 def contract_of(check_id: str) -> str:
     return check_id.split("[", 1)[0]
 

@@ -38,9 +38,11 @@ def _css_class(status: int) -> str:
 
 
 def _bits_paragraph(verdict: Verdict) -> str:
+    note = f"<p class='detail' id='mode-note'>Note: {escape(verdict.mode_note)}</p>" if verdict.mode_note else ""
     if not verdict.bits_line:
-        return ""
-    return f"<p id='bits'><b>Bits changed</b> (informational: does not affect the exit status): {escape(verdict.bits_line)}</p>"
+        return note
+    return (f"<p id='bits'><b>Bits changed</b> (informational: does not affect the exit status): "
+            f"{escape(verdict.bits_line)}</p>{note}")
 
 
 def _entries_table(verdict: Verdict) -> str:
@@ -77,8 +79,8 @@ def _changes_tables(verdict: Verdict) -> str:
     for entry in verdict.entries:
         if entry.problem:
             out.append(f"<p><b>{escape(entry.name)}</b>: {escape(entry.problem)}</p>")
-    for title, found_groups in (("Changed on the candidate, most dangerous first", views.contract_groups(verdict)),
-                                ("Bits changed (informational)", views.bits_groups(verdict))):
+    for title, found_groups in ((views.changed_title(verdict, "the candidate"), views.contract_groups(verdict)),
+                                (views.bits_title(verdict), views.bits_groups(verdict))):
         if found_groups:
             rows = "".join(_group_rows(g, verdict.first_changed) for g in found_groups)
             out.append(f"<h3>{escape(title)}</h3><table><tr><th>change</th><th>contract</th><th>cases</th>"
@@ -94,9 +96,19 @@ def _changes_tables(verdict: Verdict) -> str:
 
 
 def _own_list(verdict: Verdict) -> str:
-    lines = views.own_lines(verdict)
-    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
-    return f"<h2 id='own'>Your contracts</h2><ul>{items}</ul>" if lines else ""
+    """The project's own contracts first: each family, then each moved check with what moved it."""
+    if not verdict.own_families:
+        return ""
+    items = "".join(f"<li>{escape(line)}</li>" for line in views.own_lines(verdict))
+    rows = "".join(
+        f"<tr><td class='mark'>{escape(r.mark)}{' (informational)' if r.informational else ''}</td>"
+        f"<td><code>{escape(r.check_id)}</code></td><td>{escape(r.what)}</td><td>{escape(r.size)}</td>"
+        f"<td>{escape(r.cause)}"
+        + (f"<div class='first-changed'>first changed in <b>{escape(r.first_changed)}</b></div>" if r.first_changed
+           else "") + "</td></tr>" for r in views.own_rows(verdict))
+    table = (f"<table><tr><th>change</th><th>check</th><th>before → after</th><th>size</th><th>cause</th></tr>"
+             f"{rows}</table>") if rows else ""
+    return f"<h2 id='own'>{escape(views.own_title(verdict))}</h2><ul>{items}</ul>{table}"
 
 
 def _performance_table(verdict: Verdict) -> str:

@@ -42,10 +42,11 @@ def _head(verdict: Verdict) -> list[str]:
     out = [f"## {icon} Upgrade verdict: {esc(verdict.headline)}", ""]
     if verdict.bits_line:
         out += [f"Bits changed (informational: does not affect the exit status): {esc(verdict.bits_line)}", ""]
+    if verdict.mode_note:
+        out += [f"Note: {esc(verdict.mode_note)}", ""]
     out += ["| entry | versions | status | result |", "|---|---|---|---|"]
     out += [f"| {r.name} | {r.versions} | {r.status} | {r.result} |" for r in views.entry_rows(verdict)]
-    mine = views.own_lines(verdict)
-    out += ["", "**Your contracts:**", ""] + [f"- {esc(line)}" for line in mine] if mine else []
+    out += _own(verdict)
     notes = views.resolution_notes(verdict)
     out += ["", "Resolved: " + "; ".join(esc(n) for n in notes)] if notes else []
     if verdict.baseline.problem:
@@ -62,6 +63,23 @@ def _head(verdict: Verdict) -> list[str]:
     return out
 
 
+def _own(verdict: Verdict) -> list[str]:
+    """The project's own contracts first: each family, then each moved check with what moved it."""
+    if not verdict.own_families:
+        return []
+    title = views.own_title(verdict)
+    out = ["", "**Your contracts:**" + esc(title.removeprefix("Your contracts")), ""]
+    out += [f"- {esc(line)}" for line in views.own_lines(verdict)]
+    rows = views.own_rows(verdict)
+    if rows:
+        out += ["", "| change | check | before → after | size | cause |", "|---|---|---|---|---|"]
+        for r in rows:
+            mark = f"{r.mark} (informational)" if r.informational else f"**{r.mark}**"
+            first = f"<br>first changed in {esc(r.first_changed)}" if r.first_changed else ""
+            out.append(f"| {mark} | `{r.check_id}` | {esc(r.what)} | {esc(r.size)} | {esc(r.cause)}{first} |")
+    return out
+
+
 def _group_row(g: groups.ChangeGroup, first_changed: dict[str, str]) -> str:
     what = f"`{g.contract}`" + (f"<br>{esc(g.about)}" if g.about else "")
     first = groups.first_changed(g, first_changed)
@@ -74,7 +92,7 @@ def _changes(verdict: Verdict, cuts: Cuts) -> list[str]:
     out = []
     if found:
         name = verdict.entries[0].name
-        out += ["", f"### Changed on `{name}`, most dangerous first", "",
+        out += ["", f"### {views.changed_title(verdict, f'`{name}`')}", "",
                 "| change | contract | cases | before → after | size |", "|---|---|---|---|---|"]
         out += [_group_row(g, verdict.first_changed) for g in found]
         cases = [(g, c) for g in found for c in g.changes]
@@ -88,7 +106,7 @@ def _changes(verdict: Verdict, cuts: Cuts) -> list[str]:
             out += ["", f"({len(cases)} cases: inputs and outcomes in upgrade-report.html)"]
     bits = views.bits_groups(verdict)
     if bits:
-        out += ["", f"<details><summary>Bits changed (informational): {sum(len(g.changes) for g in bits)} checks"
+        out += ["", f"<details><summary>{views.bits_title(verdict)}: {sum(len(g.changes) for g in bits)} checks"
                 "</summary>", "", "| contract | cases | what moved |", "|---|---|---|"]
         out += [f"| `{g.contract}` | {esc(g.cases_text)} | {esc(groups.bits_text(g))} |" for g in bits]
         out += ["", "</details>"]

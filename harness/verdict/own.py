@@ -1,13 +1,28 @@
 """The project's own contracts (--contracts DIR): their families summed apart from the built-in ones,
-and their failures on the baseline read as what they are, a change in the project's own code (or its
-golden values) since recording, rather than a stack the harness cannot judge.
+their moved checks listed first with what moved them, and their failures on the baseline read as what
+they are, a change in the project's own code (or its golden values) since recording, rather than a
+stack the harness cannot judge.
 """
 
 from __future__ import annotations
 
-from harness.model.enums import Mark
+from harness.model.enums import BuiltinMode, Mark
 from harness.model.report import CheckRecord, Report
-from harness.model.verdict import EntryVerdict, OwnFamily
+from harness.model.verdict import EntryVerdict, OwnChange, OwnFamily
+from harness.verdict import cause
+
+NO_OWN_CONTRACTS = ('builtin = "report" asks that only your own contracts decide, but the baseline ran no contracts '
+                    "of your own, so the built-in contracts decide the exit status: add test modules using `check` "
+                    "to your contracts directory")
+
+
+def applied_mode(base: Report, asked: BuiltinMode) -> tuple[BuiltinMode, str | None]:
+    """The mode the verdict applies, and why it differs from the one asked for: reporting the built-in
+    contracts only needs contracts of the project's own to decide; without any, the built-in ones decide
+    (a verdict that could never say CHANGED would be worse than one that says too much)."""
+    if asked == BuiltinMode.REPORT and not base.own_families:
+        return BuiltinMode.JUDGE, NO_OWN_CONTRACTS
+    return asked, None
 
 
 def split_failures(base: Report, failures: list[CheckRecord]) -> tuple[list[CheckRecord], list[CheckRecord]]:
@@ -27,6 +42,17 @@ def families(base: Report, candidate: EntryVerdict | None, own_failures: list[Ch
             bits_changed=sum(c.mark == Mark.BITS_CHANGED for c in changes),
             failing_on_baseline=[c.id for c in own_failures if c.family == name]))
     return found
+
+
+def changes(base: Report, verdicts: list[EntryVerdict]) -> list[OwnChange]:
+    """The candidate's (verdicts[0]) moved own checks, most dangerous first and bits-only moves last, each
+    with the single-package bump that moves it (none said for a mark no bump makes, e.g. failing in both)."""
+    names = set(base.own_families or [])
+    moved = sorted((c for c in verdicts[0].changes if c.family in names and c.mark != Mark.UNCHANGED),
+                   key=lambda c: (c.mark.rank, c.check_id))
+    versions = base.environment.versions
+    return [OwnChange(c, cause.of_check(versions, verdicts, c.check_id)
+                      if c.mark.changes_contract or c.mark == Mark.BITS_CHANGED else "") for c in moved]
 
 
 def _plural(n: int, word: str) -> str:

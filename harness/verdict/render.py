@@ -44,14 +44,28 @@ def _text_changes(verdict: Verdict) -> list[str]:
         f = verdict.import_failure
         out += [f"\n  IMPORT FAILURE: {f.text}", "    library frames, outermost first: " + " > ".join(f.frames)]
     name = verdict.entries[0].name if verdict.entries else ""
-    out += _text_groups(f"Changed on {name}, most dangerous first:", views.contract_groups(verdict), cases=True,
+    out += _text_groups(views.changed_title(verdict, name) + ":", views.contract_groups(verdict), cases=True,
                         first_changed=verdict.first_changed)
-    out += _text_groups(f"Bits changed on {name} (informational):", views.bits_groups(verdict), cases=False)
+    out += _text_groups(views.bits_title(verdict, name) + ":", views.bits_groups(verdict), cases=False)
     for entry in verdict.entries:
         if entry.problem:
             out.append(f"\n  {entry.name}: {entry.problem}")
         for w in entry.new_warnings:
             out.append(f"  new {w.category} from {w.origin} on {entry.name}: {w.message[:200]}")
+    return out
+
+
+def _text_own(verdict: Verdict) -> list[str]:
+    """The project's own contracts first: each family, then each moved check with what moved it."""
+    if not verdict.own_families:
+        return []
+    out = [f"\n  {views.own_title(verdict)}:"] + [f"  your contracts  {line}" for line in views.own_lines(verdict)]
+    for row in views.own_rows(verdict):
+        mark = row.mark.upper() + (" (informational)" if row.informational else "")
+        out.append(f"    {mark}  {row.check_id}" + (f"  [{row.size}]" if row.size else ""))
+        out += [f"      {row.what}"] if row.what else []
+        out += [f"      cause: {row.cause}"] if row.cause else []
+        out += [f"      first changed in {row.first_changed}"] if row.first_changed else []
     return out
 
 
@@ -76,13 +90,14 @@ def text(verdict: Verdict) -> str:
     out = ["", f"VERDICT  {verdict.headline}"]
     if verdict.bits_line:
         out.append(f"         {verdict.bits_line} (informational)")
+    if verdict.mode_note:
+        out.append(f"         note: {verdict.mode_note}")
     out.append("")
     for row in views.entry_rows(verdict):
         out.append(f"  {row.name:12s} {row.versions}  [{row.status}] {row.result}")
     for note in views.resolution_notes(verdict):
         out.append(f"  resolved {note}")
-    for line in views.own_lines(verdict):
-        out.append(f"  your contracts  {line}")
+    out += _text_own(verdict)
     if verdict.baseline.problem:
         out.append(f"\n  baseline: {verdict.baseline.problem}")
     shown, more = views.shown_baseline_failures(verdict)
@@ -106,6 +121,9 @@ def as_json(verdict: Verdict) -> dict:
         "bits_line": verdict.bits_line,
         "first_changed": verdict.first_changed,
         "own_families": to_json(verdict.own_families),
+        "own_changes": to_json(verdict.own_changes),  # the project's own moved checks, each with its cause
+        "builtin_mode": str(verdict.builtin),  # judge: the built-in contracts decide too; report: only shown
+        "mode_note": verdict.mode_note,
         "baseline": {"versions": base.environment.versions, "status": str(base.status),
                      "summary": to_json(base.summary)},
         "baseline_failures": [{"id": c.id, "message": c.message} for c in verdict.baseline_failures],

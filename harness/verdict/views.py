@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.model.enums import Mark, Outcome, Status
+from harness.model.enums import BuiltinMode, Mark, Outcome, Status
 from harness.model.report import EXACT, STACK_VERSION_KEYS, CheckRecord, Summary, Tolerance
 from harness.model.verdict import Change, EntryVerdict, Timing, Verdict
 from harness.verdict import groups, own
 
 SHOW_BASELINE_FAILURES = 10
+DETAIL = 300  # characters of a failure message shown where there is no before → after
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,17 +69,72 @@ def changed(verdict: Verdict, entry: EntryVerdict) -> list[Change]:
     return [c for c in entry.changed if found is None or not found.folds(c)]
 
 
+def _builtin_only(verdict: Verdict, changes: list[Change]) -> list[Change]:
+    """The project's own checks are shown in their own section (own_rows), not among the built-in ones."""
+    mine = {f.name for f in verdict.own_families}
+    return [c for c in changes if c.family not in mine]
+
+
 def contract_groups(verdict: Verdict) -> list[groups.ChangeGroup]:
-    """The candidate's changed contracts, grouped and ranked by danger; bits-changed rows apart."""
+    """The candidate's changed built-in contracts, grouped and ranked by danger; bits-changed rows apart."""
     if not verdict.entries:
         return []
-    return groups.group([c for c in changed(verdict, verdict.entries[0]) if c.mark != Mark.BITS_CHANGED])
+    found = [c for c in changed(verdict, verdict.entries[0]) if c.mark != Mark.BITS_CHANGED]
+    return groups.group(_builtin_only(verdict, found))
 
 
 def bits_groups(verdict: Verdict) -> list[groups.ChangeGroup]:
     if not verdict.entries:
         return []
-    return groups.group([c for c in verdict.entries[0].changes if c.mark == Mark.BITS_CHANGED])
+    return groups.group(_builtin_only(verdict, [c for c in verdict.entries[0].changes if c.mark == Mark.BITS_CHANGED]))
+
+
+def changed_title(verdict: Verdict, name: str) -> str:
+    """The title of the built-in contracts' section: just 'Changed on ...' when there are no others."""
+    if not verdict.own_families:
+        return f"Changed on {name}, most dangerous first"
+    reported = " (reported only: they do not decide the exit status)" if verdict.builtin == BuiltinMode.REPORT else ""
+    return f"Built-in contracts changed on {name}{reported}, most dangerous first"
+
+
+def bits_title(verdict: Verdict, name: str | None = None) -> str:
+    on = f" on {name}" if name else ""
+    return ("Built-in contracts: bits" if verdict.own_families else "Bits") + f" changed{on} (informational)"
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnRow:
+    """One moved check of the project's own contracts, as its section shows it."""
+
+    mark: Mark
+    check_id: str
+    what: str  # before → after; for a bits-only move, what moved
+    size: str
+    cause: str  # the single-package bump that moves it
+    first_changed: str  # the release that first changed it (`--bisect`), or ""
+
+    @property
+    def informational(self) -> bool:
+        """A bits-only move: shown, never deciding."""
+        return self.mark == Mark.BITS_CHANGED
+
+
+def own_title(verdict: Verdict) -> str:
+    if verdict.builtin == BuiltinMode.REPORT:
+        return "Your contracts (only these decide the exit status; the built-in contracts are reported only)"
+    return "Your contracts"
+
+
+def own_rows(verdict: Verdict) -> list[OwnRow]:
+    """The candidate's moved own checks, most dangerous first, bits-only moves last."""
+    rows = []
+    for found in verdict.own_changes:
+        c = found.change
+        what = f"{c.before} → {c.after}" if c.before or c.after else c.detail
+        what = what if len(what) <= DETAIL else what[:DETAIL - 1] + "…"
+        rows.append(OwnRow(c.mark, c.check_id, what, c.size, found.cause,
+                           verdict.first_changed.get(c.check_id, "")))
+    return rows
 
 
 def shown_baseline_failures(verdict: Verdict) -> tuple[list[CheckRecord], int]:

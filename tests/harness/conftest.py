@@ -24,6 +24,7 @@ import harness.contract.outcome  # noqa: F401
 import harness.contract.session  # noqa: F401
 from harness import env_vars
 from harness.model import report_io
+from harness.model.enums import BuiltinMode
 from harness.stack import locks
 from harness.verdict import compare
 
@@ -97,9 +98,11 @@ def recorded_suite(suite, pytester):
 
 @pytest.fixture
 def judge():
-    """judge(base, *others): the verdict on report documents (JSON dicts, as a session writes them)."""
-    def run(base: dict, *others: dict):
-        return compare.judge(report_io.parse(base, "baseline"), [report_io.parse(o, "other") for o in others])
+    """judge(base, *others, builtin=BuiltinMode.JUDGE): the verdict on report documents (JSON dicts, as a
+    session writes them)."""
+    def run(base: dict, *others: dict, builtin: BuiltinMode = BuiltinMode.JUDGE):
+        return compare.judge(report_io.parse(base, "baseline"), [report_io.parse(o, "other") for o in others],
+                             builtin=builtin)
 
     return run
 

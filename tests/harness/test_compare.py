@@ -257,3 +257,15 @@ def test_replay_that_passes_leaves_the_regression(base):
     assert _mark(verdict, "test_property") == Mark.VALUE_CHANGED
     judged = compare.compare_entry(report_io.parse(base), report_io.parse(cand))
     assert compare.property_regressions(judged) == ["demo/test_property"]
+
+
+def test_the_upgrade_log_names_each_kind_of_change_it_attributes(base, judge):
+    cand = _fail(_candidate(base), "test_golden_value", max_abs_err=0.025)
+    assert compare.changed_text(judge(base, cand).entries[0]) == "1 check changed"
+    moved = _candidate(base)
+    values = _check(moved, "test_golden_value")["comparisons"][0]["values"]
+    values["values"][1], values["digest"] = 0.20000001788139343, "moved"
+    assert compare.changed_text(judge(base, moved).entries[0]) == "1 check moved bits only"
+    both = _fail(copy.deepcopy(moved), "test_reference")
+    broken = _fail(copy.deepcopy(base), "test_reference")
+    assert compare.changed_text(judge(broken, both).entries[0]) == "1 check moved bits only and 1 failing in both"

@@ -7,6 +7,7 @@ import pytest
 
 from harness import cli, env_vars
 from harness.errors import HarnessError
+from harness.model.enums import BuiltinMode
 from harness.stack import init, pins_from, project, project_options
 
 PINS = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
@@ -96,7 +97,9 @@ def _project(tmp_path, table: str):
     ('contracts = ["contracts"]\n', "needs baseline-from"),
     ('baseline-from = "requirements.txt"\ncontract = ["contracts"]\n', "unknown key(s) contract"),
     ('baseline-from = "requirements.txt"\ncontracts = ["nowhere"]\n', "contracts directory 'nowhere'"),
-    ('baseline-from = "requirements.txt"\nbuiltin = "no"\n', "builtin must be true or false"),
+    # Was "builtin must be true or false": builtin now also takes "judge" and "report".
+    ('baseline-from = "requirements.txt"\nbuiltin = "no"\n', 'builtin must be "judge", "report" or false'),
+    ('baseline-from = "requirements.txt"\nbuiltin = 1\n', '(not 1)'),
     ('baseline-from = "requirements.txt"\ncontracts = [1]\n', "must be a path or a list of paths"),
     ('baseline-from = "requirements.txt"\nbuiltin = false\n', "there are no contracts to run"),
 ])
@@ -124,6 +127,71 @@ def test_the_table_and_this_runs_options(tmp_path, monkeypatch):
     found = project.load()
     assert found.suite == [str(root / "contracts"), str(root / "more")]
     assert project.find_root(root / "contracts") == root
+
+
+@pytest.mark.parametrize("value, mode", [
+    ("true", BuiltinMode.JUDGE),  # tables written before "judge" and "report" existed
+    ('"judge"', BuiltinMode.JUDGE),
+    ('"report"', BuiltinMode.REPORT),
+    ("false", BuiltinMode.OFF),
+])
+def test_the_builtin_key_says_what_the_builtin_contracts_count_for(tmp_path, monkeypatch, value, mode):
+    root = _project(tmp_path, f'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = {value}\n')
+    monkeypatch.setattr(project.paths, "ROOT", root)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    found = project.load()
+    assert found.builtin == mode
+    assert ("harness.builtin" in found.suite) == (mode != BuiltinMode.OFF)
+
+
+def test_without_the_key_the_builtin_contracts_are_judged(tmp_path, monkeypatch):
+    root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\n')
+    monkeypatch.setattr(project.paths, "ROOT", root)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    assert project.load().builtin == BuiltinMode.JUDGE
+
+
+def test_this_checkout_judges_the_builtin_contracts(monkeypatch):
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", True)
+    assert project.load().builtin == BuiltinMode.JUDGE
+
+
+@pytest.mark.parametrize("table_value, argv, mode", [
+    ('"judge"', ["--builtin", "report"], BuiltinMode.REPORT),
+    ('"report"', ["--builtin", "judge"], BuiltinMode.JUDGE),
+    ('"report"', ["--no-builtin"], BuiltinMode.OFF),
+    ("false", ["--builtin", "report"], BuiltinMode.REPORT),
+    ('"report"', [], BuiltinMode.REPORT),
+])
+def test_builtin_on_the_command_line_overrides_the_table_for_one_run(tmp_path, monkeypatch, table_value, argv, mode):
+    root = _project(tmp_path, f'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = {table_value}\n')
+    monkeypatch.setattr(project.paths, "ROOT", root)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    options, rest = project_options.split([*argv, "--jobs", "1"])
+    assert rest == ["--jobs", "1"]
+    for name, value in project_options.environment(options, root).items():
+        monkeypatch.setenv(name, value)
+    assert project.load().builtin == mode
+
+
+@pytest.mark.parametrize("argv", [["--builtin", "maybe"], ["--builtin", "report", "--no-builtin"], ["--builtin"]])
+def test_a_bad_builtin_option_is_refused_with_the_choices(argv):
+    with pytest.raises(HarnessError) as raised:
+        project_options.split(argv)
+    assert "--builtin takes judge or report" in str(raised.value)
+    assert "not with --no-builtin" in str(raised.value)
+
+
+def test_upgrade_usage_names_the_command_that_was_typed(monkeypatch, capsys):
+    from harness.stack import cli_args, upgrade_args
+
+    for is_checkout, prog in ((True, "usage: nox -s upgrade --"), (False, "usage: upgrade-harness upgrade ")):
+        monkeypatch.setattr(upgrade_args.paths, "IS_CHECKOUT", is_checkout)
+        with pytest.raises(cli_args.HelpShown):
+            upgrade_args.parse(["--help"])
+        usage = capsys.readouterr().out
+        assert usage.startswith(prog), usage
+        assert "--builtin {judge,report}" in usage
 
 
 def test_init_writes_the_table_noxfile_and_guide(tmp_path, capsys):
@@ -254,3 +322,16 @@ def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tm
     (tmp_path / "golden").mkdir()
     (tmp_path / "golden" / "clipping.json").write_text("{}")  # the team recorded its own copy
     assert builtin_golden.mismatch_note(older, tmp_path / "golden") is None
+
+
+def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
+    from harness.stack import upgrade
+
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", True)
+    assert upgrade.verdict_mode() == []  # this checkout: judged, the verdict's command line as ever
+    root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = "report"\n')
+    monkeypatch.setattr(project.paths, "ROOT", root)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    assert upgrade.verdict_mode() == ["--builtin", "report"]
+    monkeypatch.setenv(env_vars.BUILTIN, "judge")  # `--builtin judge` for this run
+    assert upgrade.verdict_mode() == []

@@ -2,12 +2,13 @@
 candidate that cannot import: the cause in the headline, the most dangerous change first, parametrized
 cases grouped, user terms, improvements apart, an import failure as one finding, a comment that fits."""
 
+import copy
 import dataclasses
 
 import pytest
 
 from harness.model import report_io
-from harness.model.enums import Mark
+from harness.model.enums import BuiltinMode, Mark
 from harness.verdict import cause, compare, groups, markdown, render, views
 
 import upgrade_reports
@@ -116,3 +117,92 @@ def test_an_attribution_entry_that_could_not_be_built_never_blocks_the_verdict(r
     assert verdict.exit_status == 1
     # A partial attribution: counted, not "all from", and the entry that could not be built named.
     assert verdict.cause == "24 from optax 0.2.6 → 0.2.8 (jax 0.11.2 → 0.12.0.1: not judged, unresolvable)"
+
+
+# A team's project on the same real reports: the "training" family taken as the team's own contracts.
+
+def _as_own(docs: dict[str, dict], family: str) -> dict[str, dict]:
+    docs = copy.deepcopy(docs)
+    for doc in docs.values():
+        doc["own_families"] = [family]
+    return docs
+
+
+@pytest.fixture(scope="module")
+def documents():
+    return {name: upgrade_reports.load(name) for name in upgrade_reports.ENTRIES}
+
+
+def _judge(docs: dict[str, dict], builtin: BuiltinMode):
+    parsed = [report_io.parse(docs[n], n) for n in upgrade_reports.ENTRIES]
+    return compare.judge(parsed[0], parsed[1:], builtin=builtin)
+
+
+def test_reported_only_the_optax_changes_leave_the_teams_verdict_ok(documents):
+    docs = _as_own(documents, "training")
+    verdict = _judge(docs, BuiltinMode.REPORT)
+    checks = sum(c["family"] == "training" for c in docs["baseline"]["checks"])
+    moved = sum(c.family == "training" and c.mark == Mark.BITS_CHANGED for c in verdict.entries[0].changes)
+    assert checks == 5 and moved == 2
+    assert verdict.exit_status == 0
+    assert verdict.headline == ("OK: your contracts unchanged on candidate (5 checks, 2 with bits changed); built-in "
+                                "contracts (reported only): 24 checks in 7 contracts changed (3 improvements), all "
+                                "from optax 0.2.6 → 0.2.8")
+    # The bits-only moves are the team's to read first, each with the bump that moves it.
+    jax = "jax/jaxlib 0.11.2 → 0.12.0.1"
+    assert [(o.change.mark, o.cause) for o in verdict.own_changes] == [(Mark.BITS_CHANGED, jax)] * 2
+    judged = _judge(docs, BuiltinMode.JUDGE)
+    assert judged.exit_status == 1 and judged.headline.startswith("CHANGED: 24 checks in 7 contracts (3 improvements)")
+
+
+def _loss_moved_with_jax(docs: dict[str, dict]) -> dict[str, dict]:
+    """The trajectory the jax bump moves by bits, made to move beyond its tolerance (candidate and jax-only)."""
+    for name in ("candidate", "jax-only"):
+        check = next(c for c in docs[name]["checks"] if c["id"] == "training/test_training_trajectory[full_batch]")
+        check["outcome"], check["message"] = "failed", "golden:loss: 1 of 1 elements outside"
+        next(c for c in check["comparisons"] if (c.get("values") or {}).get("values"))["passed"] = False
+    return docs
+
+
+def test_reported_only_a_change_of_the_teams_own_contract_decides_and_names_its_bump(documents):
+    docs = _loss_moved_with_jax(_as_own(documents, "training"))
+    verdict = _judge(docs, BuiltinMode.REPORT)
+    assert verdict.exit_status == 1
+    assert verdict.headline == (
+        "CHANGED: your contracts: 1 check in 1 contract (training/test_training_trajectory), from jax/jaxlib 0.11.2 → "
+        "0.12.0.1; built-in contracts (reported only): 24 checks in 7 contracts changed (3 improvements), all from "
+        "optax 0.2.6 → 0.2.8")
+    first = verdict.own_changes[0]
+    assert first.change.check_id == "training/test_training_trajectory[full_batch]"
+    assert first.change.mark == Mark.VALUE_CHANGED and first.cause == "jax/jaxlib 0.11.2 → 0.12.0.1"
+    own_part = render.text(verdict).split("\n  Your contracts", 1)[1].split("Built-in contracts changed", 1)[0]
+    assert f"VALUE CHANGED  {first.change.check_id}  [{first.change.size}]" in own_part and first.change.size
+    assert "cause: jax/jaxlib 0.11.2 → 0.12.0.1" in own_part
+    # Judged, the same reports count it among the 25, and the own section still comes first.
+    judged = _judge(docs, BuiltinMode.JUDGE)
+    assert judged.exit_status == 1
+    assert judged.headline.startswith("CHANGED: 25 checks in 8 contracts (3 improvements), 1 of them in your own")
+    page = markdown.markdown(judged)
+    assert page.index("`training/test_training_trajectory[full_batch]`") < page.index("### Built-in contracts changed")
+    assert len(page) <= markdown.COMMENT_BUDGET
+
+
+def test_the_upgrade_log_counts_what_the_headline_counts_and_the_bits_apart(verdict):
+    # The headline says 24 checks changed; the attribution re-runs the 9 bits-only moves too (the candidate's
+    # row: "..., 3 improved, 9 bits changed").
+    assert views.entry_rows(verdict)[1].result.endswith(", 9 bits changed")
+    assert compare.changed_text(verdict.entries[0]) == "24 checks changed and 9 moved bits only"
+
+
+def test_the_cause_of_one_check_names_each_bump_that_moves_it(verdict):
+    candidate, jax_only, optax_only = verdict.entries
+    moved = next(c for c in candidate.contract_changes if c.check_id.startswith("accumulation/test_bfloat16"))
+    base = verdict.baseline.environment.versions
+    assert cause.of_check(base, verdict.entries, moved.check_id) == "optax 0.2.6 → 0.2.8"
+    jax_too = dataclasses.replace(jax_only, changes=[moved if c.check_id == moved.check_id else c
+                                                     for c in jax_only.changes])
+    assert moved in jax_too.changes
+    assert cause.of_check(base, [candidate, jax_too, optax_only], moved.check_id) == \
+        "jax/jaxlib 0.11.2 → 0.12.0.1 and optax 0.2.6 → 0.2.8 (each alone)"
+    optax_lost = dataclasses.replace(optax_only, changes=[c for c in optax_only.changes if c.check_id != moved.check_id])
+    assert cause.of_check(base, [candidate, jax_only, optax_lost], moved.check_id) == "only with the bumps together"

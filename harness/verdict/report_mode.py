@@ -1,0 +1,72 @@
+"""The headline when a project reports the built-in contracts only (builtin = "report"): the project's
+own contracts decide the exit status and are said first; the built-in ones follow, never deciding.
+
+  CHANGED: your contracts: 1 check in 1 contract (regressor/test_loss), from jax/jaxlib 0.11.2 → 0.12.0.1;
+  built-in contracts (reported only): 24 checks in 7 contracts changed (3 improvements), all from optax ...
+"""
+
+from __future__ import annotations
+
+from harness.errors import EXIT_CHANGED, EXIT_OK
+from harness.model.enums import Mark
+from harness.model.report import CheckRecord, Report
+from harness.model.verdict import Change, EntryVerdict, ImportFailure, OwnFamily
+from harness.verdict import cause, groups, own
+
+NAMED = 3  # own contracts named in the headline; the others counted
+PREFIX = "built-in contracts (reported only): "
+
+
+def _cause(base: Report, verdicts: list[EntryVerdict], changes: list[Change]) -> str:
+    """', all from optax 0.2.6 → 0.2.8' (', from ...' for one check); the bumps that change none of them
+    are left to the sections below, so that two parts fit one headline."""
+    why = cause.cause(base.environment.versions, verdicts, within={c.check_id for c in changes}, tail=False)
+    if why and len(changes) == 1:
+        why = why.removeprefix("all ")
+    return f", {why}" if why else ""
+
+
+def _named(changes: list[Change]) -> str:
+    names = list(dict.fromkeys(groups.contract_of(c.check_id) for c in changes))
+    return ", ".join(names[:NAMED]) + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+
+
+def _own(base: Report, verdicts: list[EntryVerdict], families: list[OwnFamily]) -> tuple[int, str]:
+    candidate, names = verdicts[0], {f.name for f in families}
+    changes = [c for c in candidate.contract_changes if c.family in names]
+    failing = own.headline_part(families)  # own checks failing on the baseline: the team's change
+    if changes:
+        text = f"your contracts: {groups.count_text(changes)} ({_named(changes)}){_cause(base, verdicts, changes)}"
+        return EXIT_CHANGED, f"CHANGED: {failing}; on the candidate: {text}" if failing else f"CHANGED: {text}"
+    checks, bits = sum(f.checks for f in families), sum(f.bits_changed for f in families)
+    unchanged = (f"your contracts unchanged on {candidate.name} ({checks} check{'s' * (checks != 1)}"
+                 + (f", {bits} with bits changed" if bits else "") + ")")
+    return (EXIT_CHANGED, f"CHANGED: {failing}; otherwise {unchanged}") if failing else (EXIT_OK, f"OK: {unchanged}")
+
+
+def _builtin(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | None,
+             failures: list[CheckRecord], names: set[str]) -> str | None:
+    """What became of the built-in contracts; None when the baseline ran none."""
+    if all(c.family in names for c in base.checks):
+        return None
+    if failures:
+        return f"not judged, the baseline fails {len(failures)} of them (golden files or baseline stack changed)"
+    candidate = verdicts[0]
+    changes = [c for c in candidate.contract_changes if c.family not in names]
+    not_judged = sum(c.mark == Mark.NOT_JUDGED and c.family not in names for c in candidate.changes)
+    if found is not None and any(found.folds(c) for c in changes):
+        others = [c for c in changes if not found.folds(c)]
+        text = found.text + (f"; and {len(others)} other checks changed" if others else "")
+    elif changes:
+        text = groups.count_text(changes, " changed") + _cause(base, verdicts, changes)
+    else:
+        text = "unchanged"
+    return text + (f", {not_judged} not judged" if not_judged else "")
+
+
+def headline(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | None, families: list[OwnFamily],
+             builtin_failures: list[CheckRecord]) -> tuple[int, str]:
+    """The exit status (the project's own contracts only) and the headline with both parts."""
+    status, text = _own(base, verdicts, families)
+    said = _builtin(base, verdicts, found, builtin_failures, {f.name for f in families})
+    return status, text + (f"; {PREFIX}{said}" if said else "")
