@@ -8,6 +8,7 @@ changes what is already there: an existing table or noxfile is left alone and sa
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -31,36 +32,64 @@ os.environ["HARNESS_PROJECT"] = os.path.dirname(os.path.abspath(__file__))  # th
 import harness.stack.sessions  # noqa: E402,F401  (registers the sessions)
 '''
 
-CONTRACTS_GUIDE = '''"""Your own contracts: pytest modules (test_*.py) in this directory, run in every matrix entry.
+CONTRACTS_GUIDE = '''"""Your own upgrade-harness contracts: pytest modules (test_*.py) here, run in every matrix entry.
 
-Each test takes the `check` fixture and states what your training relies on, for example:
-
-    from my_project.train import train
-
-    def test_loss_trajectory(check):
-        """Five steps of our training loop from a fixed seed: the losses are golden."""
-        for step, loss in enumerate(train(steps=5, seed=0)):
-            check.golden(f"loss/step{step}", loss)
-
-`upgrade-harness golden` records the golden values from the baseline into the golden directory;
-`upgrade-harness upgrade` then compares every entry with them. The family (the golden file's name)
-is the module's name without `test_`, or `pytestmark = pytest.mark.family("name")`.
+Each test takes the `check` fixture and states what your training relies on (README: "Your own
+contracts" has the whole `check` API and a worked example).
 """
+# For example, contracts/test_training.py:
+#
+#     import numpy as np
+#     from my_project.train import train
+#
+#     def test_loss_trajectory(check):
+#         """Five steps of our training loop from a fixed seed: the losses are golden."""
+#         for step, loss in enumerate(train(steps=5, seed=0)):
+#             check.golden(f"loss/step{step}", np.float32(loss))
+#
+# Keep a value's dtype (np.float32(loss), or the array itself): it is judged in ulps of that dtype. A
+# Python float that holds exactly a float32 value is judged as float32 too, and the golden file says so;
+# `check.golden(key, value, dtype="float32")` states it outright.
+#
+# The fast loop while writing one (only your contracts, about 15 s a run):
+#     upgrade-harness golden --no-builtin       record its golden values from the baseline
+#     upgrade-harness run baseline --no-builtin -- -k test_loss_trajectory
+# Then `upgrade-harness upgrade` judges the candidate. The family (the golden file's name) is the
+# module's name without `test_`, or `pytestmark = pytest.mark.family("name")`.
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Your own `pytest` leaves these contracts alone: they need the harness's `check` fixture and the
+    baseline's stack, which only an upgrade-harness run (it sets --harness-report) provides."""
+    if config.getoption("--harness-report", default=None) is None and collection_path.suffix == ".py":
+        return True
+    return None
 '''
 
 GITIGNORE = ("reports/", ".nox/")
 
 
-def table(baseline_from: str, contracts: str, builtin: bool) -> str:
+BUILTIN_MODES = ("report", "judge", "off")  # `init --builtin`: what the table's builtin key says
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string (json's escaping is TOML's for these characters)."""
+    return json.dumps(text)
+
+
+def table(baseline_from: str, contracts: str, builtin: str) -> str:
+    value = "false" if builtin == "off" else _toml_string(builtin)
     return f'''
 [tool.upgrade-harness]
 # The stack your training runs with today; its exact pins are the baseline the golden values come from.
-baseline-from = "{baseline_from}"
+baseline-from = {_toml_string(baseline_from)}
 # Your own contract modules: pytest files using the `check` fixture (README: "Your own contracts").
-contracts = ["{contracts}"]
+contracts = [{_toml_string(contracts)}]
 golden = "golden"      # golden values recorded from the baseline (`upgrade-harness golden`): commit them
 locks = "locks"        # the baseline's full lock, written on first use: commit it
-builtin = {str(builtin).lower()}         # also run the built-in Optax / Flax NNX contracts
+# The built-in Optax / Flax NNX contracts: "report" runs them and lists their changes after yours, while
+# only your contracts decide the verdict and the exit status; "judge" lets them decide too; false skips them.
+builtin = {value}
 pythonpath = ["."]     # where your contracts import your training code from
 # The bump to judge; without this table, the harness's own candidate (the newest releases it knows).
 # [tool.upgrade-harness.candidate]
@@ -73,7 +102,11 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--baseline-from", metavar="PATH", help="the file that pins your stack exactly "
                         f"(default: the first of {', '.join(BASELINE_FILES)} that does)")
     parser.add_argument("--contracts", default="contracts", metavar="DIR", help="your contracts' directory")
-    parser.add_argument("--no-builtin", action="store_true", help="run only your own contracts by default")
+    parser.add_argument("--builtin", choices=BUILTIN_MODES, default="report",
+                        help="the built-in contracts: report their changes without deciding the exit status "
+                             "(default), judge them like your own, or off")
+    parser.add_argument("--no-builtin", action="store_const", const="off", dest="builtin",
+                        help="the same as --builtin off")
     return cli_args.parse(parser, argv)
 
 
@@ -123,7 +156,7 @@ def main(argv: list[str], root: Path) -> int:
         said.append(f"created {args.contracts}/ (its conftest.py says how to write a contract)")
     text = pyproject.read_text() if pyproject.is_file() else ""
     pyproject.write_text(text + ("\n" if text and not text.endswith("\n") else "")
-                         + table(baseline_from, args.contracts, not args.no_builtin).lstrip("\n" if not text else ""))
+                         + table(baseline_from, args.contracts, args.builtin).lstrip("\n" if not text else ""))
     said.append(f"{'added the table to' if text else 'wrote'} pyproject.toml: [tool.{project.TABLE}], "
                 f"baseline from {baseline_from}")
     noxfile = root / "noxfile.py"

@@ -13,16 +13,13 @@ and running them three more times would add minutes without testing anything new
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
+from team_run import EXAMPLE, run_tool, said
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "nnx-regressor"
 TRAIN = Path("regressor") / "train.py"
 LR_LINE = "LEARNING_RATE = 3e-3"
 
@@ -34,21 +31,8 @@ def project(tmp_path_factory) -> Path:
     return copy
 
 
-def _run(tool: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
-    # The team's shell, not this test session's: no HARNESS_* variable of the harness's own run leaks in.
-    # UV_PYTHON and VIRTUAL_ENV (nox's, naming this test session's environment) are kept on purpose: a
-    # user's shell may have them too, and no install of the harness's may land anywhere but its entry's.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
-    return subprocess.run([str(tool), *args], cwd=project, env=env, capture_output=True, text=True, check=False,
-                          timeout=900)
-
-
 def _summary(project: Path) -> dict:
     return json.loads((project / "reports" / "upgrade-summary.json").read_text())
-
-
-def _said(done: subprocess.CompletedProcess) -> str:
-    return f"exit {done.returncode}\n--- stdout\n{done.stdout[-6000:]}\n--- stderr\n{done.stderr[-4000:]}"
 
 
 def _installed_from(project: Path) -> set[Path]:
@@ -58,23 +42,23 @@ def _installed_from(project: Path) -> set[Path]:
 
 
 def test_the_example_project_end_to_end(tool, checkout_copy, project):
-    done = _run(tool, project, "init")
-    assert done.returncode == 0, _said(done)
+    done = run_tool(tool, project, "init")
+    assert done.returncode == 0, said(done)
     assert "baseline from requirements.txt" in done.stdout
     table = (project / "pyproject.toml").read_text()
     assert 'baseline-from = "requirements.txt"' in table and 'contracts = ["contracts"]' in table
     assert (project / "noxfile.py").is_file()
 
-    done = _run(tool, project, "golden", "--no-builtin")
-    assert done.returncode == 0, _said(done)
+    done = run_tool(tool, project, "golden", "--no-builtin")
+    assert done.returncode == 0, said(done)
     recorded = json.loads((project / "golden" / "regressor.json").read_text())
     assert recorded["provenance"]["versions"]["optax"] == "0.2.6"  # from the example's requirements.txt
     assert len([k for k in recorded["values"] if k.startswith("loss/ministep")]) == 12
     assert (project / "locks" / "baseline.txt").is_file()  # written on first use, for the team to commit
     assert not (project / "golden" / "accumulation.json").exists()  # the built-in ones were switched off
 
-    done = _run(tool, project, "upgrade", "--no-builtin")
-    assert done.returncode == 0, _said(done)  # the default candidate keeps the example's contracts
+    done = run_tool(tool, project, "upgrade", "--no-builtin")
+    assert done.returncode == 0, said(done)  # the default candidate keeps the example's contracts
     summary = _summary(project)
     assert summary["entries"][0]["versions"]["optax"] == "0.2.8"  # the harness's default candidate
     assert [f["name"] for f in summary["own_families"]] == ["regressor"]
@@ -85,8 +69,8 @@ def test_the_example_project_end_to_end(tool, checkout_copy, project):
     original = train.read_text()
     assert original.count(LR_LINE) == 1
     train.write_text(original.replace(LR_LINE, "LEARNING_RATE = 4e-3"))
-    done = _run(tool, project, "upgrade", "--no-builtin")
-    assert done.returncode == 1, _said(done)
+    done = run_tool(tool, project, "upgrade", "--no-builtin")
+    assert done.returncode == 1, said(done)
     summary = _summary(project)
     assert summary["headline"].startswith("CHANGED: 1 check of your own contracts fails on the baseline itself "
                                           "(regressor/test_loss_trajectory)"), summary["headline"]
@@ -94,8 +78,8 @@ def test_the_example_project_end_to_end(tool, checkout_copy, project):
     assert "regressor: 2 checks, 1 failing on the baseline itself" in done.stdout
 
     train.write_text(original)
-    done = _run(tool, project, "upgrade", "--no-builtin")
-    assert done.returncode == 0, _said(done)
+    done = run_tool(tool, project, "upgrade", "--no-builtin")
+    assert done.returncode == 0, said(done)
     assert _summary(project)["headline"].startswith("OK: no contract changed")
 
     wheels = list((project / ".nox" / "harness-wheel").glob("*/*.whl"))

@@ -335,3 +335,37 @@ def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
     assert upgrade.verdict_mode() == ["--builtin", "report"]
     monkeypatch.setenv(env_vars.BUILTIN, "judge")  # `--builtin judge` for this run
     assert upgrade.verdict_mode() == []
+
+
+def test_init_writes_valid_files_and_says_how_builtins_are_judged(tmp_path):
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    assert init.main(["--contracts", 'my "contracts"'], tmp_path) == 0
+    for written in [tmp_path / "noxfile.py", *(tmp_path / 'my "contracts"').glob("*.py")]:
+        compile(written.read_text(), str(written), "exec")  # a SyntaxError fails the test
+    table = project.read_toml(tmp_path / "pyproject.toml")["tool"]["upgrade-harness"]
+    assert table["contracts"] == ['my "contracts"'] and table["builtin"] == "report"
+    other = tmp_path / "other"
+    _write(other / "requirements.txt", REQUIREMENTS)
+    assert init.main(["--no-builtin"], other) == 0
+    assert project.read_toml(other / "pyproject.toml")["tool"]["upgrade-harness"]["builtin"] is False
+
+
+TEAM_TEST = "def test_the_teams_own(): assert 1 + 1 == 2\n"
+A_CONTRACT = "def test_needs_the_harness(check):\n    check.exact('x', 1, 1)\n"
+
+
+@pytest.mark.parametrize("plugin", ["absent", "installed"])
+def test_the_teams_own_pytest_leaves_the_contracts_alone(pytester, plugin):
+    """`pytest` at the team's root collects its tests, not contracts/ (which need the harness's fixture):
+    with the tool in another environment (no plugin) and with it installed beside the team's tests."""
+    (pytester.path / "requirements.txt").write_text(REQUIREMENTS)
+    assert init.main([], pytester.path) == 0
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_team.py").write_text(TEAM_TEST)
+    (pytester.path / "contracts" / "test_mine.py").write_text(A_CONTRACT)
+    args = ["-p", "no:harness.contract.plugin"] if plugin == "absent" else []
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=1)
+    assert "fixture 'check' not found" not in result.stdout.str()
+

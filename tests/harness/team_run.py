@@ -1,0 +1,23 @@
+"""Running the installed `upgrade-harness` command in a team's project, as the team's shell would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "nnx-regressor"
+
+
+def run_tool(tool: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
+    # The team's shell, not this test session's: no HARNESS_* variable of the harness's own run leaks in.
+    # UV_PYTHON and VIRTUAL_ENV (nox's, naming this test session's environment) are kept on purpose: a
+    # user's shell may have them too, and no install of the harness's may land anywhere but its entry's.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    return subprocess.run([str(tool), *args], cwd=project, env=env, capture_output=True, text=True, check=False,
+                          timeout=900)
+
+
+def said(done: subprocess.CompletedProcess) -> str:
+    return f"exit {done.returncode}\n--- stdout\n{done.stdout[-6000:]}\n--- stderr\n{done.stderr[-4000:]}"
