@@ -51,7 +51,7 @@ contracts" has the whole `check` API and a worked example).
 # Python float that holds exactly a float32 value is judged as float32 too, and the golden file says so;
 # `check.golden(key, value, dtype="float32")` states it outright.
 #
-# The fast loop while writing one (only your contracts, about 15 s a run):
+# The fast loop while writing one (only your contracts, a few seconds a round):
 #     upgrade-harness golden --no-builtin       record its golden values from the baseline
 #     upgrade-harness run baseline --no-builtin -- -k test_loss_trajectory
 # Then `upgrade-harness upgrade` judges the candidate. The family (the golden file's name) is the
