@@ -139,9 +139,11 @@ class Check:
         """
         __tracebackhide__ = True
         arr = np.asarray(value)
-        judged = precision.of(value, arr, dtype) if not exact else precision.Precision(_dtype_name(arr))
+        if dtype is not None:
+            precision.check_stated(dtype)
         if self.recording:
             entry = encode_array(arr)
+            judged = precision.of(value, arr, dtype) if not exact else precision.Precision(_dtype_name(arr))
             if judged.why:  # the file says why the value is not judged in its own dtype
                 entry.update(precision=judged.dtype, why=judged.why)
             self.store.record(self.family, key, entry)
@@ -172,7 +174,7 @@ class Check:
         __tracebackhide__ = True
         if precision.holds(arr, recorded):
             return arr.astype(precision.numpy_dtype(recorded))
-        now = precision.infer(arr) if precision.holds(arr, precision.DEFAULT) else _dtype_name(arr)
+        now = precision.INFERRED if precision.holds(arr, precision.INFERRED) else _dtype_name(arr)
         self._note(Comparison(
             label, GOLDEN, False, EXACT, now, list(arr.shape), expected=recorded, observed=now,
             message=f"{label}: computed in {now} now (its values are not all exactly {recorded}), in "

@@ -26,8 +26,10 @@ def is_own(path: Path, own_dirs: list[Path]) -> bool:
     return any(path.is_relative_to(d.resolve()) for d in own_dirs)
 
 
-def own(items, own_dirs: list[Path]) -> set[str]:
-    """The families of the items collected from the project's own contract directories."""
+def own(items, own_dirs: list[Path], builtin_golden: Path | None = None) -> set[str]:
+    """The families of the items collected from the project's own contract directories. A built-in
+    family's name is taken even when the built-in contracts do not run: `builtin_golden` (the tool's own
+    golden values) holds a file of that name, which an own family's values must never be read from."""
     if not own_dirs:
         return set()
     mine: dict[str, Path] = {}
@@ -35,6 +37,11 @@ def own(items, own_dirs: list[Path]) -> set[str]:
     for item in items:
         path = Path(str(item.path))
         (mine if is_own(path, own_dirs) else theirs).setdefault(family(item), path)
+    if builtin_golden is not None:
+        for name in mine:
+            shipped = builtin_golden / f"{name}.json"
+            if shipped.exists():
+                theirs.setdefault(name, shipped)
     clash = sorted(set(mine) & set(theirs))
     if clash:
         name = clash[0]

@@ -22,11 +22,13 @@ from harness.errors import HarnessError
 FORMAT_VERSION = 1
 
 
-def record_command(accept: bool = False) -> str:
+def record_command(accept: bool = False, builtin: bool = False) -> str:
     """The command that records golden values where this run is: a team's project (the `upgrade-harness`
-    command sets HARNESS_PROJECT for its sessions) or this checkout's nox session."""
+    command sets HARNESS_PROJECT for its sessions; `builtin`: the built-in families, which it records only
+    when asked) or this checkout's nox session."""
     if os.environ.get(env_vars.PROJECT):
-        return "upgrade-harness golden" + (" --accept-changes" if accept else "")
+        flags = [f for f, wanted in (("--record-builtin", builtin), ("--accept-changes", accept)) if wanted]
+        return " ".join(["upgrade-harness golden", *flags])
     return "nox -s golden" + (" -- --accept-changes" if accept else "")
 
 
@@ -51,7 +53,7 @@ class GoldenStore:
 
     ``fallback`` is where a family is read from when `directory` has no file for it: in a team's project,
     the tool's own golden values of the built-in contracts, so they need not live in the team's repository
-    unless the team records its own (`upgrade-harness golden --builtin`). Recordings always go to
+    unless the team records its own (`upgrade-harness golden --record-builtin`). Recordings always go to
     `directory` and are compared with what it holds.
     """
 
@@ -71,14 +73,22 @@ class GoldenStore:
             return path
         return self.fallback / path.name
 
+    def _recorder(self, family: str) -> str:
+        """The command that records this family: a built-in one (the tool ships its values) needs
+        --record-builtin in a team's project, where `golden` records only the team's own by default."""
+        return record_command(builtin=self.is_builtin(family))
+
+    def is_builtin(self, family: str) -> bool:
+        """A family whose values the tool ships (only known in a team's project, where there is a fallback)."""
+        return self.fallback is not None and (self.fallback / f"{family}.json").exists()
+
     def _load(self, family: str, own_only: bool = False) -> dict:
         if (family, own_only) in self._files:
             return self._files[(family, own_only)]
         path = self.path(family) if own_only else self.source(family)
         if not path.exists():
-            builtin = f" (`{record_command()} --record-builtin` for a built-in contract's)" if self.fallback else ""
             raise GoldenProblem(
-                f"golden file {path} does not exist; record it from the baseline with `{record_command()}`{builtin}."
+                f"golden file {path} does not exist; record it from the baseline with `{self._recorder(family)}`."
             )
         try:
             data = json.loads(path.read_text())
@@ -89,7 +99,7 @@ class GoldenStore:
         except (OSError, ValueError) as exc:
             raise GoldenProblem(
                 f"golden file {path} is unreadable ({exc}); restore it from git "
-                f"(`git checkout -- {path}`) or record it again with `{record_command()}`."
+                f"(`git checkout -- {path}`) or record it again with `{self._recorder(family)}`."
             ) from None
         self._files[(family, own_only)] = data
         return data
@@ -99,7 +109,7 @@ class GoldenStore:
         if key not in data["values"]:
             raise GoldenProblem(
                 f"golden entry {key!r} is missing from {self.source(family)}; "
-                f"record it from the baseline with `{record_command()}`."
+                f"record it from the baseline with `{self._recorder(family)}`."
             )
         return data["values"][key]
 
@@ -110,7 +120,7 @@ class GoldenStore:
         except (KeyError, TypeError, ValueError) as exc:
             raise GoldenProblem(
                 f"golden entry {key!r} in {self.source(family)} is malformed ({exc}); "
-                f"record it again with `{record_command()}`."
+                f"record it again with `{self._recorder(family)}`."
             ) from None
 
     def record(self, family: str, key: str, entry: dict) -> None:

@@ -33,8 +33,9 @@ def finish(session, recorder: Recorder) -> None:
     changed = [c for c in changes if c[2] == "changed"]
     say_changes(say, changes)
     if changed and not session.config.getoption("--harness-accept-changes"):
+        builtin = any(recorder.store.is_builtin(family) for family, *_ in changed)
         say(f"golden: NOT written: {len(changed)} recorded values would change. Review them above; "
-            f"to accept, run `{record_command(accept=True)}`.")
+            f"to accept, run `{record_command(accept=True, builtin=builtin)}`.")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     versions = environment.versions()

@@ -94,7 +94,7 @@ def pytest_collection_modifyitems(config, items):
     checks (attribution and replay runs)."""
     recorder = _running(config)
     if recorder is not None:
-        recorder.own_families |= families.own(items, recorder.own_contracts)
+        recorder.own_families |= families.own(items, recorder.own_contracts, recorder.store.fallback)
     selection = recorder.selection if recorder is not None else options.selection(config)
     if selection is None:
         return

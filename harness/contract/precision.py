@@ -3,12 +3,13 @@
 `float(loss)` of a float32 loss is a float64 that holds exactly a float32 value. Held to 8 ulps of
 float64, a move of one float32 ulp would read as 2**29 ulps: a false alarm on every recompiled kernel.
 So a float64 value that does not come from an array carrying its dtype (a Python float, a NumPy float64
-made from one) is judged in the narrowest of bfloat16, float16 and float32 that holds every element
-exactly, the golden file records that precision and why, and `check.golden(..., dtype="float32")`
-states it outright. Elements with fewer than INFORMATIVE_BITS significant bits (0, 1, 0.5, 0.75, ...)
-fit every format and say nothing of where they came from; when no element says more, float32 (what
-JAX computes in unless x64 is on) is taken. A value computed in float64 on purpose that happens to fit
-float32 exactly must say dtype="float64".
+made from one) and whose finite nonzero elements are all exactly float32 values is judged in float32
+ulps, and the golden file records that precision and why. Nothing narrower is ever guessed: "nice"
+values (1.25, 0.625, 100.0) fit bfloat16 too, and judging a float32 result in bfloat16 ulps would let a
+0.4% change pass. A bfloat16 or float16 result converted to a Python float says so with
+`check.golden(..., dtype="bfloat16")`; a float64 result that happens to fit float32 says dtype="float64".
+A value with no finite nonzero element (zeros, NaN, inf) keeps its own dtype: there is nothing to judge
+in ulps.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ import dataclasses
 import ml_dtypes
 import numpy as np
 
-NARROWEST_FIRST = ("bfloat16", "float16", "float32")
-INFORMATIVE_BITS = 3  # significant bits an element needs before its fit to a format says anything
-DEFAULT = "float32"
-INFERRED_WHY = ("a float64 that holds exactly {dtype} values: computed in {dtype} and converted (float(x), "
-                "np.float64), so judged in ulps of {dtype}; state check.golden(..., dtype=...) to override")
+STATED = ("float64", "float32", "bfloat16", "float16")  # what dtype= may say
+INFERRED = "float32"  # the one precision guessed from a float64's bits
+INFERRED_WHY = ("a float64 whose values are all exactly float32 values: computed in float32 and converted "
+                "(float(x), np.float64), so judged in ulps of float32; check.golden(..., dtype=...) overrides")
 STATED_WHY = "the contract states the value was computed in {dtype} (check.golden(..., dtype=...))"
 
 
@@ -38,6 +38,11 @@ def numpy_dtype(name: str) -> np.dtype:
     return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
 
+def check_stated(dtype: str) -> None:
+    if dtype not in STATED:
+        raise TypeError(f"dtype={dtype!r}: give one of {', '.join(STATED)}, the dtype the value was computed in")
+
+
 def holds(values: np.ndarray, dtype: str) -> bool:
     """Whether every element of a float64 array is exactly a value of `dtype` (NaN and inf included)."""
     x = np.asarray(values, np.float64)
@@ -46,41 +51,26 @@ def holds(values: np.ndarray, dtype: str) -> bool:
     return bool(np.all((back == x) | (np.isnan(back) & np.isnan(x))))
 
 
-def significant_bits(values: np.ndarray) -> np.ndarray:
-    """Bits of significand each finite nonzero float64 element needs (0 for zeros, NaN and inf)."""
-    x = np.asarray(values, np.float64).ravel()
-    finite = np.isfinite(x) & (x != 0)
-    fraction, _ = np.frexp(np.where(finite, np.abs(x), 0.5))  # 0.5 <= fraction < 1
-    significand = np.ldexp(fraction, 53).astype(np.uint64)  # the 53-bit integer significand
-    lowest_set = significand & (~significand + np.uint64(1))
-    trailing_zeros = np.log2(lowest_set.astype(np.float64)).astype(np.int64)
-    return np.where(finite, 53 - trailing_zeros, 0)
-
-
 def _carries_dtype(value) -> bool:
     """An array of JAX (or another framework) keeps the dtype it was computed in: its float64 is float64."""
     return hasattr(value, "dtype") and not isinstance(value, (np.ndarray, np.generic))
 
 
 def of(value, arr: np.ndarray, stated: str | None = None) -> Precision:
-    """The precision `value` (as the array `arr`) is judged in: stated, inferred, or its own dtype."""
+    """The precision `value` (as the array `arr`) is recorded in: stated, inferred, or its own dtype."""
     own = str(arr.dtype)
     if stated is not None:
-        if stated not in NARROWEST_FIRST + ("float64",):
-            raise TypeError(f"dtype={stated!r}: give one of {', '.join(NARROWEST_FIRST + ('float64',))}")
+        check_stated(stated)
         if not holds(arr, stated):
             raise TypeError(f"dtype={stated!r}: the value is not exactly a {stated} value; state the dtype it "
                             f"was computed in")
         return Precision(stated, None if stated == own else STATED_WHY.format(dtype=stated))
-    if own != "float64" or _carries_dtype(value) or not holds(arr, DEFAULT):
-        return Precision(own)
-    inferred = infer(arr)
-    return Precision(inferred, INFERRED_WHY.format(dtype=inferred))
+    return Precision(INFERRED, INFERRED_WHY) if inferred_float32(value, arr) else Precision(own)
 
 
-def infer(arr: np.ndarray) -> str:
-    """The narrowest format holding every element exactly, judged by the informative elements only."""
-    informative = np.asarray(arr, np.float64).ravel()[significant_bits(arr) >= INFORMATIVE_BITS]
-    if informative.size == 0:
-        return DEFAULT
-    return next(d for d in NARROWEST_FIRST if holds(arr, d))  # float32, the last, holds: checked by of()
+def inferred_float32(value, arr: np.ndarray) -> bool:
+    """A float64 that lost its dtype and whose finite nonzero elements are all exactly float32 values."""
+    if str(arr.dtype) != "float64" or _carries_dtype(value):
+        return False
+    x = np.asarray(arr, np.float64)
+    return bool(np.any(np.isfinite(x) & (x != 0))) and holds(x, INFERRED)

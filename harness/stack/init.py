@@ -37,7 +37,8 @@ CONTRACTS_GUIDE = '''"""Your own upgrade-harness contracts: pytest modules (test
 Each test takes the `check` fixture and states what your training relies on (README: "Your own
 contracts" has the whole `check` API and a worked example).
 """
-# For example, contracts/test_training.py:
+# For example, contracts/test_losses.py (its family, `losses`, names its golden file; a family may not
+# take a built-in family's name: accumulation, clipping, masks, schedules, shapes, training):
 #
 #     import numpy as np
 #     from my_project.train import train
@@ -60,8 +61,10 @@ contracts" has the whole `check` API and a worked example).
 
 def pytest_ignore_collect(collection_path, config):
     """Your own `pytest` leaves these contracts alone: they need the harness's `check` fixture and the
-    baseline's stack, which only an upgrade-harness run (it sets --harness-report) provides."""
-    if config.getoption("--harness-report", default=None) is None and collection_path.suffix == ".py":
+    baseline's stack, which only an upgrade-harness run provides (a report, a recording or a harness profile)."""
+    harness_run = any(config.getoption(name, default=None) for name in (
+        "--harness-report", "--harness-record-golden", "--harness-profile"))
+    if not harness_run and collection_path.suffix == ".py":
         return True
     return None
 '''
@@ -152,8 +155,16 @@ def main(argv: list[str], root: Path) -> int:
     contracts = root / args.contracts
     if not contracts.is_dir():
         contracts.mkdir(parents=True)
+        said.append(f"created {args.contracts}/")
+    if not (contracts / "conftest.py").exists():
         (contracts / "conftest.py").write_text(CONTRACTS_GUIDE)
-        said.append(f"created {args.contracts}/ (its conftest.py says how to write a contract)")
+        said.append(f"wrote {args.contracts}/conftest.py: how to write a contract, and a hook that keeps your own "
+                    "pytest away from the contracts")
+    else:
+        hook = CONTRACTS_GUIDE[CONTRACTS_GUIDE.index("def pytest_ignore_collect"):].strip()
+        said.append(f"left {args.contracts}/conftest.py as it is; so that your own pytest does not collect the "
+                    "contracts (they need the harness's `check` fixture), add:\n      "
+                    + "\n      ".join(hook.splitlines()))
     text = pyproject.read_text() if pyproject.is_file() else ""
     pyproject.write_text(text + ("\n" if text and not text.endswith("\n") else "")
                          + table(baseline_from, args.contracts, args.builtin).lstrip("\n" if not text else ""))

@@ -92,7 +92,12 @@ def golden(session: nox.Session) -> None:
     if unknown:
         session.error(f"golden: unknown arguments {unknown}; it takes {', '.join(flags)}, --contracts DIR, "
                       "--builtin judge|report, --no-builtin")
-    if not paths.IS_CHECKOUT and "--record-builtin" not in rest:
+    if "--record-builtin" in rest:
+        if options.no_builtin:
+            session.error("golden: --record-builtin records the built-in contracts' values, --no-builtin skips "
+                          "them: give one of the two")
+        os.environ[env_vars.BUILTIN] = BuiltinMode.JUDGE.value  # run them, whatever the table's builtin says
+    elif not paths.IS_CHECKOUT:
         os.environ[env_vars.BUILTIN] = BuiltinMode.OFF.value
         try:
             project.load()

@@ -108,9 +108,11 @@ def test_a_family_the_project_has_not_recorded_is_read_from_the_tools_own(tmp_pa
     store = GoldenStore(team, fallback=tool)
     assert store.get_array("clipping", "norm")[0] == 5.0 and store.source("clipping") == tool / "clipping.json"
     monkeypatch.setenv("HARNESS_PROJECT", str(tmp_path))
-    with pytest.raises(GoldenProblem, match=r"team.mine\.json does not exist.*`upgrade-harness golden` "
-                                            r"\(`upgrade-harness golden --record-builtin`"):
+    with pytest.raises(GoldenProblem, match=r"team.mine\.json does not exist.*with `upgrade-harness golden`\.$"):
         store.get("mine", "loss")
+    with pytest.raises(GoldenProblem, match=r"'gone' is missing from .*tool.clipping\.json.*"
+                                            r"`upgrade-harness golden --record-builtin`"):
+        store.get("clipping", "gone")  # a key a newer tool added, say: the built-ins are recorded apart
 
     recording = GoldenStore(team, fallback=tool)
     recording.record("clipping", "norm", encode_array(np.float32(4.0)))

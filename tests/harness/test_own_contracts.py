@@ -254,3 +254,17 @@ def test_compare_takes_the_mode_on_its_command_line(mixed, tmp_path):
     assert cli.main([str(f) for f in files] + ["--builtin", "report", "--json", str(tmp_path / "s.json")]) == 0
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["builtin_mode"] == "report" and summary["headline"].startswith("OK: your contracts unchanged")
+
+
+def test_an_own_family_may_not_take_a_built_in_familys_name_even_with_the_built_ins_off(pytester):
+    """Its golden values would be read from the tool's file of that name: refused, with the fix."""
+    pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
+    (pytester.path / "contracts").mkdir()
+    (pytester.path / "contracts" / "test_training.py").write_text("def test_loss(check):\n    check.exact('x', 1, 1)\n")
+    (pytester.path / "tool").mkdir()
+    (pytester.path / "tool" / "training.json").write_text("{}")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--harness-report=r.json", "--harness-golden-dir=golden",
+                                          "--harness-own-contracts=contracts", "--harness-builtin-golden-dir=tool",
+                                          "contracts")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*contract family 'training' comes from both*test_training.py and *training.json*"])

@@ -36,18 +36,21 @@ def test_a_float64_value_keeps_float64():
     assert precision.of(third, np.asarray(third)) == precision.Precision("float64")
 
 
-def test_bfloat16_and_float16_values_are_told_apart_by_their_bits():
-    bf16 = np.array([0.69140625, 0.51171875, 0.40234375], ml_dtypes.bfloat16).astype(np.float64)
-    assert precision.infer(bf16) == "bfloat16"
-    fp16 = np.array([0.6931, 0.5122, 0.4021], np.float16).astype(np.float64)
-    assert precision.infer(fp16) == "float16"
+def test_nothing_narrower_than_float32_is_guessed():
+    """1.25, 0.625 and 100.0 fit bfloat16 too: a float32 result judged in bfloat16 ulps would let a 0.4%
+    change pass, so a 16-bit precision is only ever stated."""
+    nice = np.array([1.25, 0.625, 100.0, 7.0])
+    assert precision.of(nice, nice).dtype == "float32"
+    bf16 = np.array([0.69140625, 0.51171875], ml_dtypes.bfloat16).astype(np.float64)
+    assert precision.of(bf16, bf16).dtype == "float32"
+    assert precision.of(bf16, bf16, "bfloat16").dtype == "bfloat16"
 
 
-def test_values_that_fit_every_format_are_taken_as_float32():
-    """0, 0.5, 1.0 and 0.75 have at most 2 significant bits: they say nothing of where they came from."""
-    simple = np.array([0.0, 0.5, 1.0, 0.75, -2.0])
-    assert precision.significant_bits(simple).tolist() == [0, 1, 1, 2, 1]
-    assert precision.infer(simple) == "float32"
+def test_a_value_with_nothing_to_judge_in_ulps_keeps_its_dtype():
+    """Zeros, NaN and inf hold in every format: there is no evidence, and no ulp to judge them in."""
+    for values in ([0.0, -0.0], [np.nan, np.nan], [np.inf, 0.0]):
+        arr = np.asarray(values)
+        assert precision.of(values, arr) == precision.Precision("float64")
 
 
 def test_an_array_that_carries_its_dtype_is_not_second_guessed():
@@ -67,6 +70,31 @@ def test_a_stated_dtype_must_hold_the_value():
         precision.of(1.0 / 3.0, np.asarray(1.0 / 3.0), "float32")
     with pytest.raises(TypeError, match="give one of"):
         precision.of(0.5, np.asarray(0.5), "float8")
+
+
+STATED_CONTRACT = '''
+import json
+import pytest
+
+pytestmark = pytest.mark.family("team")
+
+
+def test_loss(check):
+    check.golden("loss", json.load(open("losses.json"))[0], dtype="bfloat16")
+'''
+
+
+def test_a_stated_precision_the_candidate_no_longer_fits_is_a_dtype_change(suite, pytester):
+    """Not a TypeError blaming the contract: the contract's statement held at the baseline."""
+    pytester.makepyfile(test_team=STATED_CONTRACT)
+    (pytester.path / "losses.json").write_text(json.dumps([0.69140625]))  # a bfloat16 value
+    result, _ = suite("test_team.py", "--harness-record-golden", report="recording.json")
+    assert result.ret == 0, result.stdout.str()
+    (pytester.path / "losses.json").write_text(json.dumps([float(LOSS32)]))  # computed in float32 now
+    result, doc = suite("test_team.py")
+    assert result.ret == 1 and doc["checks"][0]["outcome"] == "failed"
+    message = doc["checks"][0]["message"]
+    assert "computed in float32 now" in message and "in bfloat16 at baseline" in message
 
 
 LOSS_CONTRACT = '''

@@ -320,8 +320,12 @@ def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tm
     note = builtin_golden.mismatch_note(older, tmp_path / "golden")
     assert "optax 0.2.5 (the tool's: 0.2.6)" in note and "upgrade-harness golden --record-builtin" in note
     (tmp_path / "golden").mkdir()
-    (tmp_path / "golden" / "clipping.json").write_text("{}")  # the team recorded its own copy
-    assert builtin_golden.mismatch_note(older, tmp_path / "golden") is None
+    (tmp_path / "golden" / "clipping.json").write_text("{}")  # the team recorded a copy of one family
+    note = builtin_golden.mismatch_note(older, tmp_path / "golden")
+    assert "of accumulation, masks, schedules, shapes, training come with the tool" in note  # not clipping
+    for name in ("accumulation", "masks", "schedules", "shapes", "training"):
+        (tmp_path / "golden" / f"{name}.json").write_text("{}")
+    assert builtin_golden.mismatch_note(older, tmp_path / "golden") is None  # all its own now
 
 
 def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
@@ -369,3 +373,17 @@ def test_the_teams_own_pytest_leaves_the_contracts_alone(pytester, plugin):
     result.assert_outcomes(passed=1)
     assert "fixture 'check' not found" not in result.stdout.str()
 
+
+
+def test_init_gives_an_existing_contracts_directory_the_hook_and_never_overwrites_a_conftest(tmp_path, capsys):
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    _write(tmp_path / "contracts" / "test_mine.py", A_CONTRACT)
+    assert init.main([], tmp_path) == 0
+    assert "def pytest_ignore_collect" in (tmp_path / "contracts" / "conftest.py").read_text()
+    other = tmp_path / "other"
+    _write(other / "requirements.txt", REQUIREMENTS)
+    _write(other / "contracts" / "conftest.py", "# ours\n")
+    capsys.readouterr()
+    assert init.main([], other) == 0
+    assert (other / "contracts" / "conftest.py").read_text() == "# ours\n"
+    assert "left contracts/conftest.py as it is" in capsys.readouterr().out
