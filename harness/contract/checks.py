@@ -131,10 +131,8 @@ class Check:
     def golden(self, key: str, value, *, exact: bool = False, scale=None, why: str | None = None,
                dtype: str | None = None) -> None:
         """The value equals the baseline's recording, within the golden ulps of the precision it was
-        computed in: its own dtype, or for a Python float / NumPy float64 holding exactly float32 (or
-        bfloat16/float16) values, that dtype (harness.contract.precision). ``dtype`` states it outright,
-        e.g. ``check.golden("loss", float(loss), dtype="float32")``.
-
+        computed in (harness.contract.precision: a Python float holding float32 values is judged as
+        float32); ``dtype`` states it outright, e.g. ``check.golden("loss", float(loss), dtype="float32")``.
         ``scale``/``why``: as for reference(), where the value is a cancellation of larger operands.
         """
         __tracebackhide__ = True
@@ -142,44 +140,24 @@ class Check:
         if dtype is not None:
             precision.check_stated(dtype)
         if self.recording:
-            entry = encode_array(arr)
-            judged = precision.of(value, arr, dtype) if not exact else precision.Precision(_dtype_name(arr))
-            if judged.why:  # the file says why the value is not judged in its own dtype
-                entry.update(precision=judged.dtype, why=judged.why)
-            self.store.record(self.family, key, entry)
+            self.store.record(self.family, key, {**encode_array(arr), **precision.noted(value, arr, dtype, exact)})
             self._add_kind(GOLDEN)
             return
         expected, entry = self.store.get_array(self.family, key)
-        label = f"golden:{key}"
-        observed_dtype = _dtype_name(arr)
-        if observed_dtype != entry["dtype"]:  # the key's failure: its values are not compared across dtypes
-            self._note(Comparison(
-                label, GOLDEN, False, EXACT, observed_dtype, list(arr.shape), expected=entry["dtype"],
-                observed=observed_dtype, message=f"{label}: dtype {observed_dtype} observed, "
-                f"{entry['dtype']} recorded at baseline"))
-            return
+        label, observed_dtype = f"golden:{key}", _dtype_name(arr)
         recorded = dtype or entry.get("precision") or entry["dtype"]
-        if recorded != observed_dtype and not exact:
-            arr = self._in_precision(label, arr, recorded)
-            if arr is None:  # the key's failure: computed in another precision now
-                return
-        if exact:
+        changed = None
+        if observed_dtype != entry["dtype"]:
+            changed = precision.dtype_changed(label, arr, entry["dtype"])
+        elif not exact and recorded != observed_dtype:
+            changed = precision.no_longer_fits(label, arr, recorded)
+        if changed is not None:  # the key's failure: its values are not compared across precisions
+            self._note(changed)
+        elif exact:
             self._note(compare_exact(GOLDEN, label, arr, expected, self._first(label)))
-        else:
+        else:  # in the recorded precision: lossless, since the values fit it
+            arr = arr.astype(precision.numpy_dtype(recorded)) if recorded != observed_dtype else arr
             self._note(self._within(GOLDEN, label, arr, expected, scale, why))
-
-    def _in_precision(self, label: str, arr: np.ndarray, recorded: str) -> np.ndarray | None:
-        """The value in the precision it was recorded in (lossless); None after noting a dtype change
-        when it no longer fits: the computation now runs wider than at the baseline."""
-        __tracebackhide__ = True
-        if precision.holds(arr, recorded):
-            return arr.astype(precision.numpy_dtype(recorded))
-        now = precision.INFERRED if precision.holds(arr, precision.INFERRED) else _dtype_name(arr)
-        self._note(Comparison(
-            label, GOLDEN, False, EXACT, now, list(arr.shape), expected=recorded, observed=now,
-            message=f"{label}: computed in {now} now (its values are not all exactly {recorded}), in "
-                    f"{recorded} at baseline"))
-        return None
 
     def golden_exact(self, key: str, value) -> None:
         __tracebackhide__ = True

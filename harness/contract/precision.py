@@ -19,6 +19,9 @@ import dataclasses
 import ml_dtypes
 import numpy as np
 
+from harness.model.enums import ComparisonKind
+from harness.model.report import EXACT, Comparison
+
 STATED = ("float64", "float32", "bfloat16", "float16")  # what dtype= may say
 INFERRED = "float32"  # the one precision guessed from a float64's bits
 INFERRED_WHY = ("a float64 whose values are all exactly float32 values: computed in float32 and converted "
@@ -74,3 +77,27 @@ def inferred_float32(value, arr: np.ndarray) -> bool:
         return False
     x = np.asarray(arr, np.float64)
     return bool(np.any(np.isfinite(x) & (x != 0))) and holds(x, INFERRED)
+
+
+def noted(value, arr: np.ndarray, stated: str | None, exact: bool) -> dict:
+    """What a golden entry records beside its dtype: the precision it is judged in and why, when that
+    is not its own dtype (nothing for exact comparisons, which have no ulps)."""
+    judged = Precision(str(arr.dtype)) if exact else of(value, arr, stated)
+    return {"precision": judged.dtype, "why": judged.why} if judged.why else {}
+
+
+def dtype_changed(label: str, arr: np.ndarray, recorded: str) -> Comparison:
+    observed = str(arr.dtype)
+    return Comparison(label, ComparisonKind.GOLDEN, False, EXACT, observed, list(arr.shape), expected=recorded,
+                      observed=observed, message=f"{label}: dtype {observed} observed, {recorded} recorded at baseline")
+
+
+def no_longer_fits(label: str, arr: np.ndarray, recorded: str) -> Comparison | None:
+    """A dtype change when the value no longer fits the precision it was recorded in (the computation now
+    runs wider than at the baseline); None when it fits."""
+    if holds(arr, recorded):
+        return None
+    now = INFERRED if holds(arr, INFERRED) else str(arr.dtype)
+    return Comparison(label, ComparisonKind.GOLDEN, False, EXACT, now, list(arr.shape), expected=recorded,
+                      observed=now, message=f"{label}: computed in {now} now (its values are not all exactly "
+                                            f"{recorded}), in {recorded} at baseline")
