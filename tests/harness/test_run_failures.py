@@ -165,3 +165,22 @@ def test_a_killed_candidate_says_which_signal_after_how_many_checks(tmp_path, mo
     assert report.problem == "was killed by SIGKILL after 7 of 345 checks (often out of memory)"
     summary = json.loads((tmp_path / "reports" / "upgrade-summary.json").read_text())
     assert summary["headline"] == headline
+
+
+def test_a_killed_nox_session_is_explained_by_the_host(tmp_path, monkeypatch):
+    """nox itself killed (its entry session could not say why): the host reads nox's return code and the
+    progress file and sets the partial report's problem."""
+    from harness.model import progress
+
+    monkeypatch.setattr(paths, "REPORTS", tmp_path)
+    partial = upgrade_reports.load("candidate")
+    partial.update(status=Status.PARTIAL.value, finished_at=None, problem=None)
+    (tmp_path / "candidate.json").write_text(json.dumps(partial))
+    progress.write(tmp_path / "progress.json", Progress(Phase.RUNNING, 212, 345))
+    entry = matrix.entries()["candidate"]
+    upgrade._explain_ending(entry, -signal.SIGKILL, tmp_path / "progress.json", None)
+    said = report_io.load(tmp_path / "candidate.json")
+    assert said.problem == "was killed by SIGKILL after 212 of 345 checks (often out of memory)"
+    assert said.status == Status.PARTIAL and len(said.checks) == len(partial["checks"])
+    upgrade._explain_ending(entry, 1, tmp_path / "progress.json", None)  # a reason given is kept
+    assert report_io.load(tmp_path / "candidate.json").problem == said.problem
