@@ -5,6 +5,7 @@ An entry that cannot be installed still leaves a report (status unresolvable, wi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -17,7 +18,7 @@ from harness.errors import HarnessError
 from harness.model import progress, report_io
 from harness.model.progress import Phase, Progress
 from harness.model.report import EntryInfo, now, unresolvable
-from harness.stack import harness_source, paths, project
+from harness.stack import ending, harness_source, paths, project
 from harness.stack.locks import check_current, compile_lock, lock_command, lock_path, uv, write_if_missing
 from harness.stack.matrix import Entry
 
@@ -124,9 +125,24 @@ def run_entry(session, entry: Entry, pytest_args=(), report_name: str | None = N
     _tell_progress(Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
     # From the project's root: nox itself runs in the noxfile's folder, which for a team's project is
     # the installed harness/stack/, whose modules (bisect.py) `python -m` would put before the stdlib's.
-    with session.chdir(found.root):
+    with session.chdir(found.root), explained(entry, path):
         session.run("python", "-m", "pytest", *suite_arguments(found), f"--junitxml={junit}",
                     "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
+
+
+@contextlib.contextmanager
+def explained(entry: Entry, report: Path):
+    """When the suite's process ends early (killed, crashed, interrupted), say why in its report: a killed
+    pytest leaves a partial report with no reason in it. nox's failure carries the return code."""
+    started = now()
+    try:
+        yield
+    except Exception as exc:
+        code = getattr(exc, "return_code", None)  # nox.command.CommandFailed's
+        if code is not None:
+            state = progress.read(os.environ[env_vars.PROGRESS]) if os.environ.get(env_vars.PROGRESS) else None
+            ending.record(report, entry_info(entry), ending.explain(code, state), started)
+        raise
 
 
 def suite_arguments(found: project.Project) -> list[str]:

@@ -12,6 +12,8 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError
@@ -35,14 +37,30 @@ def harness_requirements() -> list[str]:
     return [d for d in needed if not d.startswith("numpy")]
 
 
-def parse_lock(text: str) -> dict[str, str]:
-    """name -> version of every `name==version` line of a compiled lock (names normalized)."""
+def parse_lock(text: str, source: str = "the lock") -> dict[str, str]:
+    """name -> version of every requirement of a compiled lock (names normalized); HarnessError naming
+    `source`, the line number and what is wrong when a line is not a requirement pinned to one version
+    (a damaged lock would otherwise install some other stack, or fail minutes later)."""
     found = {}
-    for line in text.splitlines():
-        match = PIN_LINE.match(line.strip())
-        if match:
-            found[match.group(1).lower().replace("_", "-")] = match.group(2)
+    for number, line in enumerate(text.splitlines(), start=1):
+        wanted = line.split(" #", 1)[0].strip().removesuffix("\\").strip()
+        if not wanted or wanted.startswith(("#", "--")):  # comments, `# via` notes, pip options (--hash=...)
+            continue
+        try:
+            requirement = Requirement(wanted)
+        except InvalidRequirement as exc:
+            raise _bad_line(source, number, line, f"is not a requirement ({str(exc).splitlines()[0]})") from None
+        specifiers = list(requirement.specifier)
+        if requirement.url is None and (len(specifiers) != 1 or specifiers[0].operator not in ("==", "===")):
+            raise _bad_line(source, number, line, "is not pinned to one version (name==version)")
+        if specifiers:
+            found[canonicalize_name(requirement.name)] = specifiers[0].version
     return found
+
+
+def _bad_line(source: str, number: int, line: str, what: str) -> HarnessError:
+    return HarnessError(f"{source}, line {number}: `{line.strip()}` {what}; restore the file or re-lock with "
+                        f"`{lock_command()}`.")
 
 
 def _same_version(locked: str | None, pinned: str) -> bool:
@@ -59,7 +77,12 @@ def lock_command() -> str:
 
 def check_current(entry: Entry, lock: Path) -> None:
     """A committed lock must still lock the entry's pins: pins edited without re-locking would run another stack."""
-    locked = parse_lock(lock.read_text())
+    try:
+        text = lock.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"lock file {lock} is unreadable ({exc}); restore it or re-lock with "
+                           f"`{lock_command()}`.") from None
+    locked = parse_lock(text, source=str(lock))
     stale = [f"{pkg}=={version} (the lock has {locked.get(pkg, 'none')})"
              for pkg, version in entry.pins.items() if not _same_version(locked.get(pkg), version)]
     if stale:

@@ -17,13 +17,13 @@ from pathlib import Path
 
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
-from harness.model import report_io
+from harness.model import progress as progress_io, report_io
 from harness.model.enums import BuiltinMode, Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
-from harness.stack import (bisect, builtin_golden, cli_args, entry as stack_entry, harness_source, matrix, paths,
-                           plan, progress, project, project_options, run_lock, upgrade_args)
+from harness.stack import (bisect, builtin_golden, cli_args, ending, entry as stack_entry, harness_source, matrix,
+                           paths, plan, preflight, progress, project, project_options, run_lock, upgrade_args)
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
@@ -91,6 +91,7 @@ def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None 
     Each entry writes its phase and checks done to a progress file that the display shows."""
     env = _child_environment(args, only, seed, replay)
     pending, running, codes, jobs = list(entries), {}, {}, args.jobs
+    by_name = {e.name: e for e in entries}
     with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
             _stopped_on_exit(running):
         while pending or running:
@@ -111,10 +112,27 @@ def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None 
                     log.close()
                     codes[name] = proc.returncode
                     del running[name]
+                    if proc.returncode != 0:
+                        _explain_ending(by_name[name], proc.returncode, Path(files) / f"{name}.json", replay)
                     shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s "
                                          f"(log: reports/{log_name})")
             shown.refresh()
     return codes
+
+
+def _explain_ending(entry: matrix.Entry, return_code: int, progress_file: Path, replay: Path | None) -> None:
+    """An entry whose session failed and left a partial report without a reason (nox itself was killed,
+    or its session could not say why): the reason from nox's return code and the checks done. A session
+    that failed before its suite started (no report, nox not killed) is told from its log instead."""
+    report = paths.REPORTS / f"{REPLAY if replay is not None else entry.name}.json"
+    state = progress_io.read(progress_file)
+    if return_code < 0:
+        problem = ending.explain(return_code, state)
+    elif report.exists():
+        problem = f"its session ended with exit status {return_code} {ending.where(state)} (see {report.stem}.log)"
+    else:
+        return
+    ending.record(report, stack_entry.entry_info(entry), problem, now())
 
 
 def _judge_pair() -> tuple[Report, EntryVerdict] | None:
@@ -137,7 +155,8 @@ def _selection(name: str, ids: list[str]) -> Path:
 
 
 def _prepare(argv, invoked_from: str | None) -> argparse.Namespace:
-    """Arguments, a Python and a writable reports directory: HarnessError (exit 2) before anything runs."""
+    """Arguments, a Python, a writable reports directory and a plan that can run (harness.stack.preflight):
+    HarnessError (exit 2) before anything runs or moves."""
     args = upgrade_args.parse(argv)
     if args.candidate is not None:
         matrix.parse_candidate(args.candidate)  # bad input is told before anything else
@@ -149,19 +168,26 @@ def _prepare(argv, invoked_from: str | None) -> argparse.Namespace:
     if args.offline:
         os.environ["UV_OFFLINE"] = "1"  # this run's resolutions too
     upgrade_args.check_writable(paths.REPORTS)
+    # Every committed lock, interpreter and golden file, before anything is moved, written or run.
+    preflight.check(matrix.upgrade_plan(matrix.entries(args.candidate)))
     return args
 
 
 def _plan(args) -> list[matrix.Entry] | int:
-    """Every entry resolved before any suite runs; the exit status when the candidate cannot be."""
+    """Every entry resolved and checked before any suite runs, then last run's reports moved aside; the
+    exit status when the candidate cannot be resolved. A plan that cannot run (HarnessError from the
+    checks) leaves last run's reports where they are."""
     try:
         entries = plan.build(args.candidate, paths.REPORTS / "locks", args.pre)
     except HarnessError as exc:
+        _keep_previous()
         requested = matrix.entries(args.candidate)[matrix.CANDIDATE]
         stack_entry.write_unresolvable(requested, str(exc), now())
         print(f"upgrade: {exc}\nupgrade: CANNOT JUDGE: candidate is unresolvable (exit status 2; "
               f"{paths.REPORTS / matrix.CANDIDATE}.json says why)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
+    preflight.check(entries)  # the locks the plan resolved, too
+    _keep_previous()
     plan.write(entries, paths.REPORTS / plan.PLAN_FILE)
     found = project.load()
     runs_builtin = found.builtin != BuiltinMode.OFF and not paths.IS_CHECKOUT
@@ -172,6 +198,13 @@ def _plan(args) -> list[matrix.Entry] | int:
         for note in entry.notes:
             print(f"upgrade: {entry.name}: {note}")
     return entries
+
+
+def _keep_previous() -> None:
+    kept = keep_previous([e.name for e in matrix.upgrade_plan(matrix.entries())] + [
+        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(paths.REPORTS)])
+    if kept:
+        print(f"upgrade: last run's reports moved to {paths.REPORTS}/previous/ ({len(kept)} files)")
 
 
 def _replay(base_entry: matrix.Entry, args, seed: int, candidate: Report, judged: EntryVerdict) -> Path | None:
@@ -207,7 +240,9 @@ def _run_plan(args, plan: list[matrix.Entry], seed: int) -> tuple[list[matrix.En
         run_entries([e for e in singles if not e.problem], args, seed,
                     only=_selection("attribution-selection.txt", changed))
         return [*pair, *singles], replay
-    if singles:
+    if singles and judged is None:  # the verdict says why; nothing can be attributed
+        print("upgrade: the baseline or the candidate did not complete; the single-package entries are not run")
+    elif singles:
         print("upgrade: no check changed on the candidate; the single-package entries are not needed")
     return pair, replay
 
@@ -233,10 +268,6 @@ def upgrade(argv, invoked_from: str | None = None) -> int:
 
 
 def _upgrade(args) -> int:
-    kept = keep_previous([e.name for e in matrix.upgrade_plan(matrix.entries())] + [
-        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(paths.REPORTS)])
-    if kept:
-        print(f"upgrade: last run's reports moved to {paths.REPORTS}/previous/ ({len(kept)} files)")
     entries = _plan(args)
     if isinstance(entries, int):
         return entries

@@ -89,6 +89,14 @@ def compare_entry(base: Report, other: Report, replay: Report | None = None) -> 
     )
 
 
+def _incomplete(name: str, status: Status, problem: str | None, subject: str) -> str:
+    """A partial run says why when its report knows (harness.stack.ending words it to follow the name:
+    "candidate was killed by SIGKILL after 212 of 345 checks (often out of memory)"); otherwise its status."""
+    if status == Status.PARTIAL and problem:
+        return f"{name} {problem}"
+    return f"{subject} is {status}"
+
+
 def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: list[CheckRecord],
               not_counted: frozenset[str] = frozenset()) -> list[str]:
     """Short reasons the verdict cannot be given; the details are printed below the headline. A check in
@@ -96,7 +104,7 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
     change), a built-in one whose contracts are reported only."""
     problems = []
     if base.status != Status.COMPLETE:
-        problems.append(f"the baseline report is {base.status}")
+        problems.append(_incomplete("the baseline", base.status, base.problem, "the baseline report"))
     if baseline_failures:
         problems.append(f"the baseline fails {len(baseline_failures)} of its own checks "
                         "(golden files or baseline stack changed)")
@@ -104,7 +112,7 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
     # partial (harness.verdict.cause says so), never the verdict impossible.
     for v in verdicts[:1]:
         if v.status != Status.COMPLETE:
-            problems.append(f"{v.name} is {v.status}")
+            problems.append(_incomplete(v.name, v.status, v.problem, v.name))
         # An own check that errors on the baseline too (a golden value not recorded yet) is said as the
         # project's change, in the headline, not counted as a check the harness could not judge.
         not_judged = [c for c in v.changes if c.mark == Mark.NOT_JUDGED and c.check_id not in not_counted]

@@ -1,0 +1,186 @@
+"""Fault injection: a plan that cannot run is refused in seconds with last run's reports untouched, and a
+run that could not judge says why (a killed entry: which signal, after how many checks)."""
+
+import dataclasses
+import json
+import shutil
+import signal
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.model import report_io
+from harness.model.enums import Status
+from harness.model.progress import Phase, Progress
+from harness.stack import ending, locks, matrix, paths, project, upgrade
+
+import upgrade_reports
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def last_run(tmp_path, monkeypatch):
+    """A reports directory holding a previous run's reports (and its own previous/)."""
+    reports = tmp_path / "reports"
+    (reports / "previous").mkdir(parents=True)
+    for name in ("baseline.json", "candidate.json", "candidate.log", "upgrade-summary.md", "upgrade-plan.json"):
+        (reports / name).write_text(f"last run's {name}\n")
+    (reports / "previous" / "baseline.json").write_text("the run before\n")
+    monkeypatch.setattr(paths, "REPORTS", reports)
+    return reports
+
+
+@pytest.fixture
+def lock_copies(tmp_path, monkeypatch):
+    """The checkout's locks copied where the project reads them from, to be damaged."""
+    copies = tmp_path / "locks"
+    shutil.copytree(ROOT / "locks", copies)
+    real = project.load()
+    monkeypatch.setattr(project, "load", lambda: dataclasses.replace(real, locks=copies))
+    return copies
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda line: line.replace("==", "=", 1), "is not a requirement"),
+    (lambda line: line.split("==")[0] + ">=0.1", "is not pinned to one version (name==version)"),
+])
+def test_a_damaged_lock_is_refused_before_anything_runs_or_moves(last_run, lock_copies, monkeypatch, capsys,
+                                                                 damage, words):
+    lock = lock_copies / "baseline.txt"
+    lines = lock.read_text().splitlines()
+    number = next(i for i, line in enumerate(lines, start=1) if line.startswith("jaxlib=="))
+    lines[number - 1] = damage(lines[number - 1])
+    lock.write_text("\n".join(lines) + "\n")
+    before = _tree(last_run)
+    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("an entry ran on a damaged lock"))
+
+    started = time.perf_counter()
+    assert upgrade.upgrade([]) == 2
+    assert time.perf_counter() - started < 5
+
+    err = capsys.readouterr().err
+    assert f"{lock}, line {number}: `{lines[number - 1]}` {words}" in err
+    assert "re-lock with `nox -s lock`" in err and "nothing was run" in err
+    assert _tree(last_run) == before  # nothing moved to previous/, nothing written
+
+
+def test_a_corrupt_golden_file_is_refused_before_anything_runs(last_run, tmp_path, monkeypatch, capsys):
+    golden = tmp_path / "golden"
+    shutil.copytree(ROOT / "golden", golden)
+    (golden / "schedules.json").write_text('{"cosine": [0.1, ')  # cut short, as a full disk leaves it
+    real = project.load()
+    monkeypatch.setattr(project, "load", lambda: dataclasses.replace(real, golden=golden))
+    before = _tree(last_run)
+    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("an entry ran"))
+    assert upgrade.upgrade([]) == 2
+    assert f"golden file {golden / 'schedules.json'} is unreadable" in capsys.readouterr().err
+    assert _tree(last_run) == before
+
+
+def test_a_lock_reads_pins_markers_and_notes_and_names_a_bad_line():
+    text = "# header\nnumpy==2.0.0\n    # via jax\ncolorama==0.4.6 ; sys_platform == 'win32'\nml_dtypes==0.6.0\n"
+    assert locks.parse_lock(text) == {"numpy": "2.0.0", "colorama": "0.4.6", "ml-dtypes": "0.6.0"}
+    with pytest.raises(HarnessError, match=r"^x.txt, line 3: `optax 0.2.6` is not a requirement"):
+        locks.parse_lock(text.replace("    # via jax", "optax 0.2.6"), "x.txt")
+
+
+@pytest.mark.parametrize("code, state, said", [
+    (-signal.SIGKILL, Progress(Phase.RUNNING, 212, 345),
+     "was killed by SIGKILL after 212 of 345 checks (often out of memory)"),
+    (-signal.SIGSEGV, Progress(Phase.COLLECTING), "crashed with SIGSEGV while collecting its checks"),
+    (-signal.SIGTERM, Progress(Phase.RUNNING, 3, 10),
+     "was killed by SIGTERM after 3 of 10 checks (a stop request: a job's time limit or a shutdown)"),
+    (2, Progress(Phase.RUNNING, 40, 345), "was interrupted after 40 of 345 checks"),
+    (-signal.SIGKILL, None, "was killed by SIGKILL before its suite started (often out of memory)"),
+])
+def test_why_a_suite_ended_early_is_worded_to_follow_the_entry_name(code, state, said):
+    assert ending.explain(code, state) == said
+
+
+# A fake entry session: the candidate's "pytest" writes a partial report and some progress, then is
+# killed as the kernel's OOM killer kills it (SIGKILL: no handler runs, nothing more is written).
+FAKE_NOXFILE = '''
+import os, shutil, sys
+from pathlib import Path
+import nox
+from harness import env_vars
+from harness.stack import entry as stack_entry, matrix
+
+REPORTS = os.environ[env_vars.REPORTS_DIR]
+KILLED = """
+import os, shutil, signal, sys
+from harness.model import progress
+from harness.model.progress import Phase, Progress
+shutil.copy(sys.argv[1], sys.argv[2])
+from harness import env_vars
+for done in range(@DONE@ + 1):
+    progress.write(os.environ[env_vars.PROGRESS], Progress(Phase.RUNNING, done, @TOTAL@))
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@nox.session(python=False)
+def baseline(session):
+    shutil.copy("@BASELINE@", os.path.join(REPORTS, "baseline.json"))
+
+
+@nox.session(python=False)
+def candidate(session):
+    report = os.path.join(REPORTS, "candidate.json")
+    with stack_entry.explained(matrix.entries()["candidate"], Path(report)):
+        session.run(sys.executable, "-c", KILLED, "@PARTIAL@", report, external=True)
+'''
+
+
+def test_a_killed_candidate_says_which_signal_after_how_many_checks(tmp_path, monkeypatch, capsys):
+    base, partial = upgrade_reports.load("baseline"), upgrade_reports.load("candidate")
+    partial.update(status=Status.PARTIAL.value, finished_at=None, problem=None)
+    (tmp_path / "baseline.json").write_text(json.dumps(base))
+    (tmp_path / "partial.json").write_text(json.dumps(partial))
+    noxfile = tmp_path / "noxfile.py"
+    noxfile.write_text(FAKE_NOXFILE.replace("@BASELINE@", str(tmp_path / "baseline.json"))
+                       .replace("@PARTIAL@", str(tmp_path / "partial.json"))
+                       .replace("@TOTAL@", "345").replace("@DONE@", "7"))
+    monkeypatch.setattr(paths, "NOXFILE", noxfile)
+    monkeypatch.setattr(paths, "REPORTS", tmp_path / "reports")
+
+    assert upgrade.upgrade([]) == 2
+
+    out = capsys.readouterr().out
+    headline = "CANNOT JUDGE: candidate was killed by SIGKILL after 7 of 345 checks (often out of memory)"
+    assert f"VERDICT  {headline}" in out
+    assert "single-package entries are not needed" not in out
+    assert "the single-package entries are not run" in out
+    report = report_io.load(tmp_path / "reports" / "candidate.json")
+    assert report.status == Status.PARTIAL
+    assert report.problem == "was killed by SIGKILL after 7 of 345 checks (often out of memory)"
+    summary = json.loads((tmp_path / "reports" / "upgrade-summary.json").read_text())
+    assert summary["headline"] == headline
+
+
+def test_a_killed_nox_session_is_explained_by_the_host(tmp_path, monkeypatch):
+    """nox itself killed (its entry session could not say why): the host reads nox's return code and the
+    progress file and sets the partial report's problem."""
+    from harness.model import progress
+
+    monkeypatch.setattr(paths, "REPORTS", tmp_path)
+    partial = upgrade_reports.load("candidate")
+    partial.update(status=Status.PARTIAL.value, finished_at=None, problem=None)
+    (tmp_path / "candidate.json").write_text(json.dumps(partial))
+    progress.write(tmp_path / "progress.json", Progress(Phase.RUNNING, 212, 345))
+    entry = matrix.entries()["candidate"]
+    upgrade._explain_ending(entry, -signal.SIGKILL, tmp_path / "progress.json", None)
+    said = report_io.load(tmp_path / "candidate.json")
+    assert said.problem == "was killed by SIGKILL after 212 of 345 checks (often out of memory)"
+    assert said.status == Status.PARTIAL and len(said.checks) == len(partial["checks"])
+    upgrade._explain_ending(entry, 1, tmp_path / "progress.json", None)  # a reason given is kept
+    assert report_io.load(tmp_path / "candidate.json").problem == said.problem
