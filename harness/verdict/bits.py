@@ -50,6 +50,14 @@ def _relation(base: Comparison, other: Comparison) -> tuple[list[str], list[str]
     return [], []
 
 
+def _comparable(base: Comparison, other: Comparison) -> int:
+    """How many values of a comparison are set bit for bit against the baseline's (both kept exactly)."""
+    b, o = base.values, other.values
+    if b is None or o is None or b.values is None or o.values is None or b.dtype != o.dtype or b.shape != o.shape:
+        return 0
+    return len(b.values)
+
+
 def _moved(base: Comparison, other: Comparison) -> BitsMoved | None:
     now_identical, now_differ = _relation(base, other)
     b, o = base.values, other.values
@@ -88,13 +96,13 @@ def moved(base: CheckRecord, other: CheckRecord) -> BitsMoved | None:
     not comparable value for value and are left out.
     """
     before = {c.label: c for c in base.comparisons if c.count == 1}
-    parts = [m for c in other.comparisons if c.count == 1 and c.label in before
-             for m in [_moved(before[c.label], c)] if m is not None]
+    pairs = [(before[c.label], c) for c in other.comparisons if c.count == 1 and c.label in before]
+    parts = [m for b, o in pairs for m in [_moved(b, o)] if m is not None]
     if not parts:
         return None
     largest = max(parts, key=lambda m: m.max_ulps or 0)
-    return BitsMoved(
-        values=sum(m.values for m in parts), compared=sum(m.compared for m in parts), max_ulps=largest.max_ulps,
+    return BitsMoved(  # compared: every value set against the baseline's, the unmoved comparisons' too
+        values=sum(m.values for m in parts), compared=sum(_comparable(b, o) for b, o in pairs), max_ulps=largest.max_ulps,
         largest=largest.largest, sign_flips=sum(m.sign_flips for m in parts),
         nonfinite_appeared=sum(m.nonfinite_appeared for m in parts),
         nonfinite_vanished=sum(m.nonfinite_vanished for m in parts),

@@ -269,3 +269,18 @@ def test_the_upgrade_log_names_each_kind_of_change_it_attributes(base, judge):
     both = _fail(copy.deepcopy(moved), "test_reference")
     broken = _fail(copy.deepcopy(base), "test_reference")
     assert compare.changed_text(judge(broken, both).entries[0]) == "1 check moved bits only and 1 failing in both"
+
+
+def test_values_compared_count_the_comparisons_that_did_not_move(base, judge):
+    """A check of 12 golden losses of which 4 moved says 4 of 12, not 4 of 4."""
+    cand = _candidate(base)
+    comparisons = _check(cand, "test_golden_value")["comparisons"]
+    base_comparisons = _check(base, "test_golden_value")["comparisons"]
+    still = copy.deepcopy(comparisons[0]) | {"label": "golden:still"}  # a second comparison, unmoved
+    base_comparisons.append(copy.deepcopy(still))
+    comparisons.append(still)
+    comparisons[0]["values"]["values"][1] = 0.20000001788139343
+    comparisons[0]["values"]["digest"] = "moved"
+    change = next(c for c in judge(base, cand).entries[0].changes if c.mark == Mark.BITS_CHANGED)
+    assert change.bits.values == 1 and change.bits.compared == 4
+    assert change.detail.startswith("1 of 4 values changed bits")
