@@ -140,6 +140,6 @@ def page(verdict: Verdict, others: list[Report]) -> str:
 <p>Each dot is a check's largest error as a fraction of its tolerance (log scale): right of the red line fails.</p>
 <div id="tolerances">{charts.tolerances(verdict, docs)}</div>
 {_performance_table(verdict)}
-<p class="detail">Exit status {verdict.exit_status} ({render.EXIT_MEANING}).</p>
+<p class="detail">Exit status {verdict.exit_status} ({render.exit_meaning(verdict)}).</p>
 </body></html>
 """

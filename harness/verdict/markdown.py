@@ -11,7 +11,7 @@ import dataclasses
 
 from harness.model.verdict import SLOWER_THRESHOLD, Verdict
 from harness.verdict import groups, views
-from harness.verdict.render import EXIT_MEANING
+from harness.verdict.render import exit_meaning
 
 COMMENT_BUDGET = 20_000  # a reviewer's one-minute read; GitHub's own limit is 65,536
 
@@ -148,7 +148,7 @@ def _tables(verdict: Verdict, cuts: Cuts) -> list[str]:
 
 def _page(verdict: Verdict, cuts: Cuts, links: str) -> str:
     out = _head(verdict) + _changes(verdict, cuts) + _tables(verdict, cuts)
-    out += ["", f"Exit status {verdict.exit_status} ({EXIT_MEANING})." + (f" {links}" if links else "")]
+    out += ["", f"Exit status {verdict.exit_status} ({exit_meaning(verdict)})." + (f" {links}" if links else "")]
     return "\n".join(out) + "\n"
 
 

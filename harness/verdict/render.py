@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from harness.model.codec import to_json
-from harness.model.enums import Mark
+from harness.model.enums import BuiltinMode, Mark
 from harness.model.verdict import SLOWER_THRESHOLD, Verdict
 from harness.verdict import groups, views
 
 EXIT_MEANING = "0 no contract changed, 1 a contract changed, 2 the harness could not judge"
+REPORT_EXIT_MEANING = ("0 none of your contracts changed, 1 one of them changed or fails on the baseline, 2 the harness "
+                       "could not judge; the built-in contracts are reported only")
+
+
+def exit_meaning(verdict: Verdict) -> str:
+    """What the exit status means for this verdict: with the built-ins reported only, your contracts decide."""
+    reported = verdict.builtin == BuiltinMode.REPORT and verdict.baseline.own_families
+    return REPORT_EXIT_MEANING if reported else EXIT_MEANING
 
 
 def _text_group(group: groups.ChangeGroup, cases: bool, first_changed: dict[str, str]) -> list[str]:

@@ -135,7 +135,7 @@ def test_report_mode_is_ok_when_only_builtin_contracts_changed(mixed, judge):
     reported = judge(mixed, cand, builtin=BuiltinMode.REPORT)
     old = _optax(mixed)
     assert reported.exit_status == 0
-    assert reported.headline == (f"OK: your contracts unchanged on candidate (2 checks); built-in contracts (reported "
+    assert reported.headline == (f"OK: your contracts hold on candidate (2 checks); built-in contracts (reported "
                                  f"only): 1 check in 1 contract changed, from optax {old} → 9.9")
     judged = judge(mixed, cand)  # the same reports, the built-in contracts judged: today's verdict
     assert judged.exit_status == 1 and judged.builtin == BuiltinMode.JUDGE
@@ -145,7 +145,7 @@ def test_report_mode_is_ok_when_only_builtin_contracts_changed(mixed, judge):
 def test_report_mode_counts_own_bits_moves_as_informational(mixed, judge):
     verdict = judge(mixed, _moved_bits(_candidate(mixed)), builtin=BuiltinMode.REPORT)
     assert verdict.exit_status == 0
-    assert verdict.headline == ("OK: your contracts unchanged on candidate (2 checks, 1 with bits changed); "
+    assert verdict.headline == ("OK: your contracts hold on candidate (2 checks; 1 moved bits within tolerance); "
                                 "built-in contracts (reported only): unchanged")
 
 
@@ -155,7 +155,7 @@ def test_report_mode_keeps_an_own_baseline_failure_the_teams_change(mixed, judge
     assert verdict.exit_status == 1
     assert verdict.headline == ("CHANGED: 1 check of your own contracts fails on the baseline itself "
                                 "(mine/test_golden_value): your code changed since its golden values were recorded, "
-                                "not the stack; otherwise your contracts unchanged on candidate (2 checks); "
+                                "not the stack; otherwise your contracts hold on candidate (2 checks); "
                                 "built-in contracts (reported only): unchanged")
 
 
@@ -164,7 +164,7 @@ def test_report_mode_reports_a_builtin_baseline_failure_without_blocking_the_ver
     cand = _fail(_candidate(mixed), "test_reference")
     reported = judge(broken, cand, builtin=BuiltinMode.REPORT)
     assert reported.exit_status == 0
-    assert reported.headline == ("OK: your contracts unchanged on candidate (2 checks); built-in contracts (reported "
+    assert reported.headline == ("OK: your contracts hold on candidate (2 checks); built-in contracts (reported "
                                  "only): not judged, the baseline fails 1 of them (golden files or baseline stack "
                                  "changed)")
     assert judge(broken, cand).exit_status == 2  # judged, the same failure means no verdict
@@ -253,7 +253,7 @@ def test_compare_takes_the_mode_on_its_command_line(mixed, tmp_path):
     assert cli.main([str(f) for f in files]) == 1  # judged by default, as before
     assert cli.main([str(f) for f in files] + ["--builtin", "report", "--json", str(tmp_path / "s.json")]) == 0
     summary = json.loads((tmp_path / "s.json").read_text())
-    assert summary["builtin_mode"] == "report" and summary["headline"].startswith("OK: your contracts unchanged")
+    assert summary["builtin_mode"] == "report" and summary["headline"].startswith("OK: your contracts hold")
 
 
 def test_an_own_family_may_not_take_a_built_in_familys_name_even_with_the_built_ins_off(pytester):
@@ -268,3 +268,24 @@ def test_an_own_family_may_not_take_a_built_in_familys_name_even_with_the_built_
                                           "contracts")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*contract family 'training' comes from both*test_training.py and *training.json*"])
+
+
+def test_in_report_mode_the_line_under_the_headline_and_the_exit_meaning_speak_of_your_contracts(base, judge):
+    """The bits line under an OK about your contracts must not carry the built-in checks' moves, and the
+    footer must not say 'no contract changed' above 24 built-in changes."""
+    own_base = copy.deepcopy(base)
+    own_base["own_families"] = ["demo"]
+    cand = _candidate(own_base)
+    own_base["checks"].append(copy.deepcopy(_check(own_base, "test_golden_value")) | {"id": "builtin/test_b",
+                                                                                      "family": "builtin"})
+    cand["checks"].append(copy.deepcopy(_check(cand, "test_golden_value")) | {"id": "builtin/test_b",
+                                                                              "family": "builtin"})
+    moved = _check(cand, "test_golden_value")["comparisons"][0]["values"]
+    moved["values"][1], moved["digest"] = 0.20000001788139343, "moved"
+    builtin_values = next(c for c in cand["checks"] if c["id"] == "builtin/test_b")["comparisons"][0]["values"]
+    builtin_values["values"] = [0.10000000149011612, 0.3000000119]
+    builtin_values["digest"] = "moved a lot"
+    verdict = judge(own_base, cand, builtin=BuiltinMode.REPORT)
+    assert verdict.exit_status == 0 and "builtin/test_b" not in (verdict.bits_line or "")
+    assert verdict.bits_line.startswith("1 value in 1 check changed bits")
+    assert "0 none of your contracts changed" in markdown.markdown(verdict)
