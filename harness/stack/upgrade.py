@@ -9,6 +9,7 @@ import contextlib
 import os
 import json
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -23,7 +24,7 @@ from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
 from harness.stack import (bisect, builtin_golden, cli_args, entry as stack_entry, harness_source, matrix, paths,
-                           plan, progress, project, project_options, run_lock, upgrade_args)
+                           lifeline, plan, progress, project, project_options, run_lock, upgrade_args)
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
@@ -50,6 +51,7 @@ def _child_environment(args, only: Path | None, seed: int, replay: Path | None) 
     """What every entry of this run is told: the plan, the selection, one seed, examples to replay."""
     env = {k: v for k, v in os.environ.items()
            if k not in (env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME, env_vars.PLAN)}
+    env[env_vars.RUN_ID] = args.run_id  # the run its reports belong to; it dies with this run
     env[env_vars.SEED] = str(seed)  # every entry draws the same examples
     env[env_vars.PLAN] = str(paths.REPORTS / plan.PLAN_FILE)  # the entries, resolved once
     env[env_vars.REPORTS_DIR] = str(paths.REPORTS)
@@ -68,10 +70,17 @@ def envdir() -> Path:
     return paths.ROOT / ".nox" if paths.REPORTS == paths.ROOT / "reports" else paths.REPORTS / ".nox"
 
 
+def new_run_id() -> str:
+    """A run's id: when it started, and enough randomness that two runs never share one."""
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{random.getrandbits(24):06x}"
+
+
 @contextlib.contextmanager
 def _stopped_on_exit(running: dict):
     """On Ctrl-C or an error, stop the entries still running (and close their logs) before the run's
-    lock is released, so no child keeps writing into reports/ behind a new run."""
+    lock is released, so no child keeps writing into reports/ behind a new run. SIGTERM makes an entry's
+    session kill its whole process group (harness.stack.lifeline); a SIGKILL the run cannot catch is
+    handled by the kernel, which sends each session that SIGTERM when the run dies."""
     try:
         yield
     finally:
@@ -81,7 +90,9 @@ def _stopped_on_exit(running: dict):
                 try:
                     proc.wait(timeout=10)
                 except subprocess.TimeoutExpired:
-                    proc.kill()
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)  # the session and everything it started
+                    proc.wait()
             log.close()
 
 
@@ -102,7 +113,8 @@ def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None 
                 cmd = [sys.executable, "-m", "nox", "-f", str(paths.NOXFILE), "-s", entry.name,
                        "--envdir", str(envdir())]
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=paths.ROOT,
-                                        env={**env, env_vars.PROGRESS: str(file)})
+                                        env={**env, env_vars.PROGRESS: str(file)},
+                                        **lifeline.popen_options(run_lock.held_fds()))
                 running[entry.name] = (proc, log, log_name, time.perf_counter())
                 shown.started(entry.name, file, f"  {entry.name:12s} started   {entry.pin_text}")
             time.sleep(0.2)
@@ -139,6 +151,7 @@ def _selection(name: str, ids: list[str]) -> Path:
 def _prepare(argv, invoked_from: str | None) -> argparse.Namespace:
     """Arguments, a Python and a writable reports directory: HarnessError (exit 2) before anything runs."""
     args = upgrade_args.parse(argv)
+    args.run_id = new_run_id()
     if args.candidate is not None:
         matrix.parse_candidate(args.candidate)  # bad input is told before anything else
     find_python(matrix.load_pins().python)  # a project may set its own
