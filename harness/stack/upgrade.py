@@ -24,29 +24,12 @@ from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
 from harness.stack import (bisect, builtin_golden, cli_args, entry as stack_entry, harness_source, matrix, paths,
-                           lifeline, plan, progress, project, project_options, run_lock, upgrade_args)
+                           lifeline, plan, progress, project, project_options, run_dir, run_lock, upgrade_args)
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
 
 
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
-SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt",
-                 "replay-selection.txt", "replay-examples.json", "upgrade-plan.json", "bisect.json",
-                 "bisect-selection.txt")
-
-
-def keep_previous(names: list[str]) -> list[str]:
-    """Move last run's reports to reports/previous/ so a new run never silently overwrites them."""
-    reports = paths.REPORTS
-    files = [f"{name}{suffix}" for name in names for suffix in (".json", ".junit.xml", ".log")]
-    kept = [name for name in dict.fromkeys([*files, *SUMMARY_FILES]) if (reports / name).exists()]
-    if kept:
-        (reports / "previous").mkdir(exist_ok=True)
-    for name in kept:
-        os.replace(reports / name, reports / "previous" / name)
-    return kept
-
-
 def _child_environment(args, only: Path | None, seed: int, replay: Path | None) -> dict[str, str]:
     """What every entry of this run is told: the plan, the selection, one seed, examples to replay."""
     env = {k: v for k, v in os.environ.items()
@@ -67,7 +50,8 @@ def _child_environment(args, only: Path | None, seed: int, replay: Path | None) 
 def envdir() -> Path:
     """The entries' environments: .nox/ beside the default reports/, DIR/.nox for `--reports DIR`, so two
     upgrades in two reports directories never install into one environment."""
-    return paths.ROOT / ".nox" if paths.REPORTS == paths.ROOT / "reports" else paths.REPORTS / ".nox"
+    reports = paths.REPORTS_HOME or paths.REPORTS  # not the run's own directory: environments outlive runs
+    return paths.ROOT / ".nox" if reports == paths.ROOT / "reports" else reports / ".nox"
 
 
 def new_run_id() -> str:
@@ -173,7 +157,7 @@ def _plan(args) -> list[matrix.Entry] | int:
         requested = matrix.entries(args.candidate)[matrix.CANDIDATE]
         stack_entry.write_unresolvable(requested, str(exc), now())
         print(f"upgrade: {exc}\nupgrade: CANNOT JUDGE: candidate is unresolvable (exit status 2; "
-              f"{paths.REPORTS / matrix.CANDIDATE}.json says why)", file=sys.stderr)
+              f"{paths.REPORTS_HOME or paths.REPORTS}/{matrix.CANDIDATE}.json says why)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     plan.write(entries, paths.REPORTS / plan.PLAN_FILE)
     found = project.load()
@@ -237,7 +221,7 @@ def upgrade(argv, invoked_from: str | None = None) -> int:
     try:
         args = _prepare(argv, invoked_from)
         with run_lock.hold(paths.REPORTS, ["nox", "-s", "upgrade", "--", *argv]):
-            return _upgrade(args)
+            return _in_run_directory(args)
     except cli_args.HelpShown:
         return 0
     except HarnessError as exc:
@@ -245,11 +229,35 @@ def upgrade(argv, invoked_from: str | None = None) -> int:
         return exc.exit_status
 
 
-def _upgrade(args) -> int:
-    kept = keep_previous([e.name for e in matrix.upgrade_plan(matrix.entries())] + [
+def _in_run_directory(args) -> int:
+    """Run in reports/.runs/<run id>/ and publish into reports/ only a run that finished (any verdict,
+    CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's."""
+    left = run_dir.prune(paths.REPORTS)
+    if left is not None:
+        print(f"upgrade: note: an earlier run did not finish; its files are in {left}/")
+    saved = os.environ.get(env_vars.RUN_ID)
+    os.environ[env_vars.RUN_ID] = args.run_id  # the reports this process writes (unresolvable entries) carry it
+    try:
+        with run_dir.writing(args.run_id) as run:
+            code = _upgrade(args)
+    except BaseException:
+        print(f"upgrade: stopped; this run's files stay in {paths.REPORTS / run_dir.RUNS / args.run_id}/ "
+              "(not published to the reports directory)", file=sys.stderr)
+        raise
+    finally:
+        if saved is None:
+            del os.environ[env_vars.RUN_ID]
+        else:
+            os.environ[env_vars.RUN_ID] = saved
+    kept = run_dir.keep_previous([e.name for e in matrix.upgrade_plan(matrix.entries())] + [
         matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(paths.REPORTS)])
+    run_dir.publish(run, paths.REPORTS)
     if kept:
         print(f"upgrade: last run's reports moved to {paths.REPORTS}/previous/ ({len(kept)} files)")
+    return code
+
+
+def _upgrade(args) -> int:
     entries = _plan(args)
     if isinstance(entries, int):
         return entries
@@ -262,7 +270,7 @@ def _upgrade(args) -> int:
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
     silent = [e for e in ran if not (paths.REPORTS / f"{e.name}.json").exists()]
     for entry in silent:
-        print(f"upgrade: entry {entry.name} wrote no report; the end of {paths.REPORTS}/{entry.name}.log says:\n"
+        print(f"upgrade: entry {entry.name} wrote no report; the end of {paths.REPORTS_HOME}/{entry.name}.log says:\n"
               + cli_args.log_tail(paths.REPORTS / f"{entry.name}.log"), file=sys.stderr)
         if entry not in ran[:2]:  # an attribution entry: the attribution is partial, the verdict stands
             stack_entry.write_unresolvable(entry, f"its session wrote no report (see {entry.name}.log)", now())
@@ -274,5 +282,5 @@ def _upgrade(args) -> int:
     bisected = bisect.run(args, entries, seed, run_entries, replay) if args.bisect else None
     replay_args += ["--bisect", str(bisected)] if bisected else []
     return cli.main([str(reports / f"{e.name}.json") for e in ran] + replay_args + verdict_mode() + [
-        "--markdown", str(reports / "upgrade-summary.md"), "--json", str(reports / "upgrade-summary.json"),
+        "--run-id", args.run_id, "--markdown", str(reports / "upgrade-summary.md"), "--json", str(reports / "upgrade-summary.json"),
         "--html", str(reports / "upgrade-report.html")])
