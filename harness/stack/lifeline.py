@@ -3,10 +3,12 @@ SIGKILL that runs no clean-up, as an out-of-memory killer sends), so no entry of
 reports/ beside the next run.
 
 Each entry's nox session starts as the leader of its own process group: its installer and its pytest
-(and whatever they start) are in that group. On Linux the kernel sends the session SIGTERM when the
-run dies (prctl PR_SET_PDEATHSIG, asked for between fork and exec), and the session's handler kills its
-whole group with SIGKILL, so one hook covers the entire chain nox -> uv / pytest -> ... (a death signal
-asked for by each level would not reach a level that forgot to ask). The run stops its entries on
+(and whatever they start) are in that group. As its first step the session asks the kernel (Linux
+prctl PR_SET_PDEATHSIG) for SIGTERM when the run dies, and handles SIGTERM by killing its whole group
+with SIGKILL: one hook covers the entire chain nox -> uv / pytest -> ... (a death signal asked for by
+each level would miss any level that forgot to ask, and does not survive a fork). The session asks
+itself, not a preexec_fn between fork and exec, which is unsafe while the run's display has threads;
+before it asks it has started nothing, and a run that died meanwhile is seen by its parent pid. The run stops its entries on
 Ctrl-C the same way: SIGTERM to each session. The children inherit the run lock's file descriptor
 (harness.stack.run_lock), so the lock stays held until the last of them has exited.
 
@@ -21,7 +23,6 @@ import ctypes.util
 import os
 import signal
 import sys
-from typing import Callable
 
 from harness import env_vars
 
@@ -37,7 +38,7 @@ def _libc():
         return None
 
 
-_LIBC = _libc()  # loaded here: the child between fork and exec must not load libraries
+_LIBC = _libc()
 
 
 def dies_with_parent() -> bool:
@@ -45,19 +46,16 @@ def dies_with_parent() -> bool:
     return _LIBC is not None
 
 
-def _child_setup(parent: int) -> Callable[[], None]:
-    def setup() -> None:  # runs in the child between fork and exec: no imports, no allocation of note
-        if _LIBC is not None:
-            _LIBC.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-            if os.getppid() != parent:  # the run died before the request took effect
-                os._exit(1)
-    return setup
-
-
 def popen_options(inherit: tuple[int, ...] = ()) -> dict:
-    """subprocess.Popen's options for an entry: its own process group, SIGTERM when the run dies, and
-    the file descriptors (the run lock) it keeps open for as long as it lives."""
-    return {"process_group": 0, "preexec_fn": _child_setup(os.getpid()), "pass_fds": inherit}
+    """subprocess.Popen's options for an entry: its own process group, and the file descriptors (the
+    run lock) it keeps open for as long as it lives. Nothing runs between fork and exec (no preexec_fn:
+    the run's display has threads); the session asks for its death signal itself (follow_run)."""
+    return {"process_group": 0, "pass_fds": inherit}
+
+
+def child_environment() -> dict[str, str]:
+    """What an entry is told so that it can follow this run: the run's process id."""
+    return {env_vars.RUN_PID: str(os.getpid())}
 
 
 def end_group(signum, frame) -> None:
@@ -65,8 +63,16 @@ def end_group(signum, frame) -> None:
 
 
 def follow_run() -> None:
-    """In an entry's nox session started by `upgrade`: on SIGTERM (the run died or stopped it), kill
-    the session's whole process group. Nothing otherwise: a session a user started from a shell or a
-    script shares their process group and keeps nox's own handling."""
-    if os.environ.get(env_vars.RUN_ID) and os.getpgrp() == os.getpid():
-        signal.signal(signal.SIGTERM, end_group)
+    """In an entry's nox session started by `upgrade`, first thing: on SIGTERM (the run died, or stopped
+    it) kill the session's whole process group, and ask the kernel for that SIGTERM when the run dies;
+    a run that died before the request took effect is seen at once (the parent is no longer the run).
+    Nothing otherwise: a session a user started from a shell or a script shares their process group and
+    keeps nox's own handling."""
+    run = os.environ.get(env_vars.RUN_PID)
+    if not run or os.getpgrp() != os.getpid():
+        return
+    signal.signal(signal.SIGTERM, end_group)
+    if _LIBC is not None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != int(run):
+        end_group(signal.SIGTERM, None)

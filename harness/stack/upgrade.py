@@ -34,7 +34,8 @@ def _child_environment(args, only: Path | None, seed: int, replay: Path | None) 
     """What every entry of this run is told: the plan, the selection, one seed, examples to replay."""
     env = {k: v for k, v in os.environ.items()
            if k not in (env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME, env_vars.PLAN)}
-    env[env_vars.RUN_ID] = args.run_id  # the run its reports belong to; it dies with this run
+    env[env_vars.RUN_ID] = args.run_id  # the run its reports belong to
+    env.update(lifeline.child_environment())  # and dies with
     env[env_vars.SEED] = str(seed)  # every entry draws the same examples
     env[env_vars.PLAN] = str(paths.REPORTS / plan.PLAN_FILE)  # the entries, resolved once
     env[env_vars.REPORTS_DIR] = str(paths.REPORTS)

@@ -42,7 +42,8 @@ class Run:
         self.reports.mkdir()
         self.pids.mkdir()
         (self.reports / "baseline.json").write_text(PREVIOUS)
-        env = {k: v for k, v in os.environ.items() if k not in (env_vars.REPORTS_DIR, env_vars.RUN_ID)}
+        env = {k: v for k, v in os.environ.items()
+               if k not in (env_vars.REPORTS_DIR, env_vars.RUN_ID, env_vars.RUN_PID)}
         env.update(FAKE_RUN_PIDS=str(self.pids), FAKE_RUN_SLEEP=str(ENTRY_SLEEP_S), **extra_env)
         self.driver = subprocess.Popen([sys.executable, str(FAKE / "driver.py"), str(self.reports),
                                         str(FAKE / "noxfile.py")], env=env, start_new_session=True,
@@ -145,7 +146,20 @@ def test_the_lock_is_held_until_the_last_entry_has_exited(tmp_path):
 
 def test_a_session_started_outside_an_upgrade_keeps_its_signals(monkeypatch):
     """`nox -s baseline` from a shell or a script: its SIGTERM must not kill the caller's process group."""
-    monkeypatch.delenv(env_vars.RUN_ID, raising=False)
+    monkeypatch.delenv(env_vars.RUN_PID, raising=False)
     before = signal.getsignal(signal.SIGTERM)
     lifeline.follow_run()
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_session_whose_run_died_before_it_asked_ends_at_once(tmp_path):
+    """The run died between starting the session and the session's request: its parent is not the run."""
+    marker = tmp_path / "went-on"
+    code = f"from harness.stack import lifeline; lifeline.follow_run(); open({str(marker)!r}, 'w')"
+    dead_run = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code], start_new_session=True, timeout=30,
+                          env={**os.environ, env_vars.RUN_PID: dead_run.stdout.strip()})
+    assert proc.returncode == -signal.SIGKILL and not marker.exists()
+    alive = subprocess.run([sys.executable, "-c", code], start_new_session=True, timeout=30,
+                           env={**os.environ, env_vars.RUN_PID: str(os.getpid())})
+    assert alive.returncode == 0 and marker.exists()  # its parent is the run: it goes on
