@@ -25,3 +25,5 @@ TEST_UV = "HARNESS_TEST_UV"  # the harness's own tests (`nox -s tests`): the run
 BUILTIN_GOLDEN_DIR = "HARNESS_BUILTIN_GOLDEN_DIR"  # a team's project: the tool's own golden values of the built-in contracts
 WHEEL = "HARNESS_WHEEL"  # the harness wheel `upgrade` built once for its child sessions (an installed tool)
 BUILTIN = "HARNESS_BUILTIN"  # `--builtin judge|report` or `--no-builtin` ("off"): harness.model.enums.BuiltinMode
+RUN_PID = "HARNESS_RUN_PID"  # the upgrade's process: its entries die with it (harness.stack.lifeline)
+RUN_ID = "HARNESS_RUN_ID"  # the upgrade run an entry belongs to: its reports carry it, it dies with that run

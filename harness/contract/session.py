@@ -88,6 +88,7 @@ class Recorder:
             timings=Timings(total_s=round(time.perf_counter() - self.started, 3)),
             performance=dict(sorted(self.performance.items())), summary=Summary.of(checks),
             problem=None, selection=self.selection, own_families=sorted(self.own_families) or None,
+            run_id=os.environ.get(env_vars.RUN_ID) or None,
         )
 
     def write(self, status: Status, force: bool = False) -> None:

@@ -273,6 +273,8 @@ class Report:
     selection: list[str] | None  # the check ids an attribution run was limited to; None for all
     # The families that are the project's own contracts (--contracts DIR), not the built-in ones.
     own_families: list[str] | None = _optional()
+    # The upgrade run that wrote it (HARNESS_RUN_ID): a verdict never judges reports of two runs together.
+    run_id: str | None = _optional()
 
     def check(self, check_id: str) -> CheckRecord | None:
         return next((c for c in self.checks if c.id == check_id), None)

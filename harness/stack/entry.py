@@ -6,6 +6,7 @@ An entry that cannot be installed still leaves a report (status unresolvable, wi
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shlex
@@ -86,7 +87,9 @@ def _uv_pip(session, installer: str, args: list[str]) -> None:
 
 
 def write_unresolvable(entry: Entry, problem: str, started: str, report_name: str | None = None) -> None:
-    report_io.write(report_path(entry, report_name), unresolvable(entry_info(entry), problem, started))
+    report = unresolvable(entry_info(entry), problem, started)
+    report_io.write(report_path(entry, report_name),
+                    dataclasses.replace(report, run_id=os.environ.get(env_vars.RUN_ID) or None))
 
 
 def suite_environment(entry: Entry, report: str, venv: str, golden: Path) -> dict[str, str]:

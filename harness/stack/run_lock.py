@@ -14,14 +14,34 @@ from harness.errors import HarnessError
 from harness.model.report import now
 
 LOCK_NAME = ".upgrade.lock"
+_HELD: list[int] = []  # the file descriptors of the locks this process holds
+
+
+def held_fds() -> tuple[int, ...]:
+    """The held locks' file descriptors, for the run's entries to inherit: a flock belongs to the open
+    file description, so the lock stays held until the run and every entry it started have exited."""
+    return tuple(_HELD)
 
 
 def _holder(path: Path) -> str:
     try:
         info = json.loads(path.read_text() or "{}")
-        return f"pid {info['pid']}, started {info['started']}: {info['command']}"
+        text = f"pid {info['pid']}, started {info['started']}: {info['command']}"
     except (OSError, ValueError, KeyError, TypeError):
         return "details unreadable"
+    if not _alive(info["pid"]):
+        text += "; that process has ended but entries it started still hold the lock while they stop"
+    return text
+
+
+def _alive(pid) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, ValueError, TypeError, OverflowError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextlib.contextmanager
@@ -45,6 +65,9 @@ def hold(reports: Path, command: list[str]):
         handle.truncate()
         handle.write(json.dumps({"pid": os.getpid(), "started": now(), "command": " ".join(command or sys.argv)}))
         handle.flush()
+        _HELD.append(handle.fileno())
         yield
     finally:
-        handle.close()  # releases the lock
+        if handle.fileno() in _HELD:
+            _HELD.remove(handle.fileno())
+        handle.close()  # releases the lock once no entry of the run holds it either

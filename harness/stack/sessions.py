@@ -22,7 +22,7 @@ import nox
 from harness import env_vars
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import (entry as stack_entry, locks, matrix, paths, plan, project, project_options,
+from harness.stack import (entry as stack_entry, lifeline, locks, matrix, paths, plan, project, project_options,
                            upgrade as upgrade_run)
 from harness.stack.interpreters import find_python
 
@@ -52,6 +52,7 @@ def stack_session(name: str, tags: tuple[str, ...] = ()):
 
 def _entry_session(entry: matrix.Entry) -> None:
     def run(session: nox.Session) -> None:
+        lifeline.follow_run()  # started by `upgrade`: die with it, the installer and pytest too
         require_python(session)
         # `upgrade` names the baseline's replay of the candidate's failing examples differently.
         report_name = os.environ.get(env_vars.REPORT_NAME) or None

@@ -5,134 +5,25 @@ entries, then print the verdict. Each entry runs as a child nox session with its
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import json
 import random
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
-from harness.model import progress as progress_io, report_io
+from harness.model import report_io
 from harness.model.enums import BuiltinMode, Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
-from harness.stack import (bisect, builtin_golden, cli_args, ending, entry as stack_entry, harness_source, matrix,
-                           paths, plan, preflight, progress, project, project_options, run_lock, upgrade_args)
+from harness.stack import (bisect, builtin_golden, cli_args, entry as stack_entry, harness_source, matrix, paths,
+                           plan, preflight, project, project_options, run_dir, run_lock, upgrade_args)
+from harness.stack.entry_runs import REPLAY, new_run_id, run_entries
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
-
-
-REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
-SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt",
-                 "replay-selection.txt", "replay-examples.json", "upgrade-plan.json", "bisect.json",
-                 "bisect-selection.txt")
-
-
-def keep_previous(names: list[str]) -> list[str]:
-    """Move last run's reports to reports/previous/ so a new run never silently overwrites them."""
-    reports = paths.REPORTS
-    files = [f"{name}{suffix}" for name in names for suffix in (".json", ".junit.xml", ".log")]
-    kept = [name for name in dict.fromkeys([*files, *SUMMARY_FILES]) if (reports / name).exists()]
-    if kept:
-        (reports / "previous").mkdir(exist_ok=True)
-    for name in kept:
-        os.replace(reports / name, reports / "previous" / name)
-    return kept
-
-
-def _child_environment(args, only: Path | None, seed: int, replay: Path | None) -> dict[str, str]:
-    """What every entry of this run is told: the plan, the selection, one seed, examples to replay."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in (env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME, env_vars.PLAN)}
-    env[env_vars.SEED] = str(seed)  # every entry draws the same examples
-    env[env_vars.PLAN] = str(paths.REPORTS / plan.PLAN_FILE)  # the entries, resolved once
-    env[env_vars.REPORTS_DIR] = str(paths.REPORTS)
-    if args.offline:
-        env["UV_OFFLINE"] = "1"
-    if only is not None:
-        env[env_vars.ONLY] = str(only)
-    if replay is not None:
-        env.update({env_vars.REPLAY: str(replay), env_vars.REPORT_NAME: REPLAY})
-    return env
-
-
-def envdir() -> Path:
-    """The entries' environments: .nox/ beside the default reports/, DIR/.nox for `--reports DIR`, so two
-    upgrades in two reports directories never install into one environment."""
-    return paths.ROOT / ".nox" if paths.REPORTS == paths.ROOT / "reports" else paths.REPORTS / ".nox"
-
-
-@contextlib.contextmanager
-def _stopped_on_exit(running: dict):
-    """On Ctrl-C or an error, stop the entries still running (and close their logs) before the run's
-    lock is released, so no child keeps writing into reports/ behind a new run."""
-    try:
-        yield
-    finally:
-        for proc, log, *_ in running.values():
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-            log.close()
-
-
-def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None = None,
-                replay: Path | None = None) -> dict[str, int]:
-    """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log.
-    Each entry writes its phase and checks done to a progress file that the display shows."""
-    env = _child_environment(args, only, seed, replay)
-    pending, running, codes, jobs = list(entries), {}, {}, args.jobs
-    by_name = {e.name: e for e in entries}
-    with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
-            _stopped_on_exit(running):
-        while pending or running:
-            while pending and len(running) < max(1, jobs):
-                entry = pending.pop(0)
-                log_name = f"{REPLAY if replay is not None else entry.name}.log"
-                log = open(paths.REPORTS / log_name, "w")
-                file = Path(files) / f"{entry.name}.json"
-                cmd = [sys.executable, "-m", "nox", "-f", str(paths.NOXFILE), "-s", entry.name,
-                       "--envdir", str(envdir())]
-                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=paths.ROOT,
-                                        env={**env, env_vars.PROGRESS: str(file)})
-                running[entry.name] = (proc, log, log_name, time.perf_counter())
-                shown.started(entry.name, file, f"  {entry.name:12s} started   {entry.pin_text}")
-            time.sleep(0.2)
-            for name, (proc, log, log_name, t0) in list(running.items()):
-                if proc.poll() is not None:
-                    log.close()
-                    codes[name] = proc.returncode
-                    del running[name]
-                    if proc.returncode != 0:
-                        _explain_ending(by_name[name], proc.returncode, Path(files) / f"{name}.json", replay)
-                    shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s "
-                                         f"(log: reports/{log_name})")
-            shown.refresh()
-    return codes
-
-
-def _explain_ending(entry: matrix.Entry, return_code: int, progress_file: Path, replay: Path | None) -> None:
-    """An entry whose session failed and left a partial report without a reason (nox itself was killed,
-    or its session could not say why): the reason from nox's return code and the checks done. A session
-    that failed before its suite started (no report, nox not killed) is told from its log instead."""
-    report = paths.REPORTS / f"{REPLAY if replay is not None else entry.name}.json"
-    state = progress_io.read(progress_file)
-    if return_code < 0:
-        problem = ending.explain(return_code, state)
-    elif report.exists():
-        problem = f"its session ended with exit status {return_code} {ending.where(state)} (see {report.stem}.log)"
-    else:
-        return
-    ending.record(report, stack_entry.entry_info(entry), problem, now())
 
 
 def _judge_pair() -> tuple[Report, EntryVerdict] | None:
@@ -158,6 +49,7 @@ def _prepare(argv, invoked_from: str | None) -> argparse.Namespace:
     """Arguments, a Python, a writable reports directory and a plan that can run (harness.stack.preflight):
     HarnessError (exit 2) before anything runs or moves."""
     args = upgrade_args.parse(argv)
+    args.run_id = new_run_id()
     if args.candidate is not None:
         matrix.parse_candidate(args.candidate)  # bad input is told before anything else
     find_python(matrix.load_pins().python)  # a project may set its own
@@ -174,20 +66,18 @@ def _prepare(argv, invoked_from: str | None) -> argparse.Namespace:
 
 
 def _plan(args) -> list[matrix.Entry] | int:
-    """Every entry resolved and checked before any suite runs, then last run's reports moved aside; the
-    exit status when the candidate cannot be resolved. A plan that cannot run (HarnessError from the
-    checks) leaves last run's reports where they are."""
+    """Every entry resolved and checked before any suite runs; the exit status when the candidate cannot
+    be resolved. A plan that cannot run (HarnessError from the checks) publishes nothing: last run's
+    reports stay where they are (harness.stack.run_dir)."""
     try:
         entries = plan.build(args.candidate, paths.REPORTS / "locks", args.pre)
     except HarnessError as exc:
-        _keep_previous()
         requested = matrix.entries(args.candidate)[matrix.CANDIDATE]
         stack_entry.write_unresolvable(requested, str(exc), now())
         print(f"upgrade: {exc}\nupgrade: CANNOT JUDGE: candidate is unresolvable (exit status 2; "
-              f"{paths.REPORTS / matrix.CANDIDATE}.json says why)", file=sys.stderr)
+              f"{paths.REPORTS_HOME or paths.REPORTS}/{matrix.CANDIDATE}.json says why)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     preflight.check(entries)  # the locks the plan resolved, too
-    _keep_previous()
     plan.write(entries, paths.REPORTS / plan.PLAN_FILE)
     found = project.load()
     runs_builtin = found.builtin != BuiltinMode.OFF and not paths.IS_CHECKOUT
@@ -198,13 +88,6 @@ def _plan(args) -> list[matrix.Entry] | int:
         for note in entry.notes:
             print(f"upgrade: {entry.name}: {note}")
     return entries
-
-
-def _keep_previous() -> None:
-    kept = keep_previous([e.name for e in matrix.upgrade_plan(matrix.entries())] + [
-        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(paths.REPORTS)])
-    if kept:
-        print(f"upgrade: last run's reports moved to {paths.REPORTS}/previous/ ({len(kept)} files)")
 
 
 def _replay(base_entry: matrix.Entry, args, seed: int, candidate: Report, judged: EntryVerdict) -> Path | None:
@@ -259,12 +142,40 @@ def upgrade(argv, invoked_from: str | None = None) -> int:
     try:
         args = _prepare(argv, invoked_from)
         with run_lock.hold(paths.REPORTS, ["nox", "-s", "upgrade", "--", *argv]):
-            return _upgrade(args)
+            return _in_run_directory(args)
     except cli_args.HelpShown:
         return 0
     except HarnessError as exc:
         print(f"upgrade: {exc}", file=sys.stderr)
         return exc.exit_status
+
+
+def _in_run_directory(args) -> int:
+    """Run in reports/.runs/<run id>/ and publish into reports/ only a run that finished (any verdict,
+    CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's."""
+    left = run_dir.prune(paths.REPORTS)
+    if left is not None:
+        print(f"upgrade: note: an earlier run did not finish; its files are in {left}/")
+    saved = os.environ.get(env_vars.RUN_ID)
+    os.environ[env_vars.RUN_ID] = args.run_id  # the reports this process writes (unresolvable entries) carry it
+    try:
+        with run_dir.writing(args.run_id) as run:
+            code = _upgrade(args)
+    except BaseException:
+        print(f"upgrade: stopped; this run's files stay in {paths.REPORTS / run_dir.RUNS / args.run_id}/ "
+              "(not published to the reports directory)", file=sys.stderr)
+        raise
+    finally:
+        if saved is None:
+            del os.environ[env_vars.RUN_ID]
+        else:
+            os.environ[env_vars.RUN_ID] = saved
+    kept = run_dir.keep_previous([e.name for e in matrix.upgrade_plan(matrix.entries())] + [
+        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(paths.REPORTS)])
+    run_dir.publish(run, paths.REPORTS)
+    if kept:
+        print(f"upgrade: last run's reports moved to {paths.REPORTS}/previous/ ({len(kept)} files)")
+    return code
 
 
 def _upgrade(args) -> int:
@@ -280,7 +191,7 @@ def _upgrade(args) -> int:
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
     silent = [e for e in ran if not (paths.REPORTS / f"{e.name}.json").exists()]
     for entry in silent:
-        print(f"upgrade: entry {entry.name} wrote no report; the end of {paths.REPORTS}/{entry.name}.log says:\n"
+        print(f"upgrade: entry {entry.name} wrote no report; the end of {paths.REPORTS_HOME}/{entry.name}.log says:\n"
               + cli_args.log_tail(paths.REPORTS / f"{entry.name}.log"), file=sys.stderr)
         if entry not in ran[:2]:  # an attribution entry: the attribution is partial, the verdict stands
             stack_entry.write_unresolvable(entry, f"its session wrote no report (see {entry.name}.log)", now())
@@ -292,5 +203,5 @@ def _upgrade(args) -> int:
     bisected = bisect.run(args, entries, seed, run_entries, replay) if args.bisect else None
     replay_args += ["--bisect", str(bisected)] if bisected else []
     return cli.main([str(reports / f"{e.name}.json") for e in ran] + replay_args + verdict_mode() + [
-        "--markdown", str(reports / "upgrade-summary.md"), "--json", str(reports / "upgrade-summary.json"),
+        "--run-id", args.run_id, "--markdown", str(reports / "upgrade-summary.md"), "--json", str(reports / "upgrade-summary.json"),
         "--html", str(reports / "upgrade-report.html")])

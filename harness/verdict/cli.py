@@ -20,8 +20,8 @@ from harness.model.verdict import Verdict
 from harness.verdict import compare, html, markdown, render
 
 
-def load_all(paths: list[str]) -> tuple[Report, list[Report]]:
-    """The baseline and the other reports, all validated and from one harness version."""
+def load_all(paths: list[str], run_id: str | None = None) -> tuple[Report, list[Report]]:
+    """The baseline and the other reports, all validated, from one harness version and one run."""
     docs = [report_io.load(p) for p in paths]
     versions = {d.harness_version for d in docs}
     if len(versions) > 1:
@@ -29,7 +29,23 @@ def load_all(paths: list[str]) -> tuple[Report, list[Report]]:
             f"the reports were written by different harness versions ({', '.join(sorted(versions))}); "
             "re-run all sessions with one harness version before comparing."
         )
+    one_run(dict(zip(paths, docs)), run_id)
     return docs[0], docs[1:]
+
+
+def one_run(reports: dict[str, Report], run_id: str | None) -> None:
+    """HarnessError unless the reports come from one upgrade run (the named one, when given): a report
+    left by another run (one that was stopped, or ran beside this one) is never judged with this run's.
+    Reports of sessions run by hand carry no run id and may be judged together."""
+    runs = {path: r.run_id for path, r in reports.items() if r.run_id is not None or run_id is not None}
+    expected = run_id or next(iter(runs.values()), None)
+    strays = {path: found for path, found in runs.items() if found != expected}
+    if strays:
+        named = "; ".join(f"{path} by run {found or '(none: a session run by hand)'}" for path, found in strays.items())
+        raise report_io.ReportProblem(
+            f"the reports are not all from one upgrade run: {named}, not run {expected}. A report of another run "
+            "is never judged with this one's; run the upgrade again (or judge reports of one run together)."
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
                         default=BuiltinMode.JUDGE.value,
                         help="judge (default): the built-in contracts' changes decide the exit status too; report: "
                              "only the project's own contracts decide, the built-in ones are shown after them")
+    parser.add_argument("--run-id", help="the upgrade run every report must come from (set by `nox -s upgrade`)")
     parser.add_argument("--replay", help="the baseline's report of re-running the candidate's failing examples: "
                                          "a property the baseline fails too is 'failing in both', not a change")
     return parser
@@ -65,8 +82,10 @@ def main(argv=None) -> int:
         print("compare: give the baseline report and at least one other report.", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     try:
-        base, others = load_all(args.reports)
+        base, others = load_all(args.reports, args.run_id)
         replay = report_io.load(args.replay) if args.replay else None
+        if replay is not None:
+            one_run({args.replay: replay}, args.run_id or base.run_id)
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status

@@ -223,3 +223,14 @@ def test_report_describes_the_profile_given_on_the_command_line(suite):
     _, doc = suite("--harness-profile=nightly", "-k", "test_reference")
     assert doc["hypothesis"]["profile"] == "nightly" and doc["hypothesis"]["max_examples"] == 600
     assert doc["hypothesis"]["derandomize"] is False and isinstance(doc["hypothesis"]["seed"], int)
+
+
+def test_report_carries_the_upgrade_run_it_belongs_to(suite, monkeypatch):
+    from harness import env_vars
+
+    _, by_hand = suite("-k", "test_reference")
+    assert "run_id" not in by_hand  # a session run by hand belongs to no run
+    monkeypatch.setenv(env_vars.RUN_ID, "20260101T000000-1-abcdef")
+    _, doc = suite("-k", "test_reference", report="in-a-run.json")
+    report_io.validate(doc)
+    assert doc["run_id"] == "20260101T000000-1-abcdef"

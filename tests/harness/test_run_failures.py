@@ -16,7 +16,7 @@ from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.progress import Phase, Progress
-from harness.stack import ending, locks, matrix, paths, project, upgrade
+from harness.stack import ending, entry_runs, locks, matrix, paths, project, upgrade
 
 import upgrade_reports
 
@@ -109,7 +109,7 @@ def test_why_a_suite_ended_early_is_worded_to_follow_the_entry_name(code, state,
 # A fake entry session: the candidate's "pytest" writes a partial report and some progress, then is
 # killed as the kernel's OOM killer kills it (SIGKILL: no handler runs, nothing more is written).
 FAKE_NOXFILE = '''
-import os, shutil, sys
+import json, os, sys
 from pathlib import Path
 import nox
 from harness import env_vars
@@ -117,11 +117,13 @@ from harness.stack import entry as stack_entry, matrix
 
 REPORTS = os.environ[env_vars.REPORTS_DIR]
 KILLED = """
-import os, shutil, signal, sys
+import json, os, signal, sys
+from pathlib import Path
 from harness.model import progress
 from harness.model.progress import Phase, Progress
-shutil.copy(sys.argv[1], sys.argv[2])
 from harness import env_vars
+doc = json.loads(Path(sys.argv[1]).read_text()) | {"run_id": os.environ[env_vars.RUN_ID]}  # a report of this run
+Path(sys.argv[2]).write_text(json.dumps(doc))
 for done in range(@DONE@ + 1):
     progress.write(os.environ[env_vars.PROGRESS], Progress(Phase.RUNNING, done, @TOTAL@))
 os.kill(os.getpid(), signal.SIGKILL)
@@ -130,7 +132,8 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 @nox.session(python=False)
 def baseline(session):
-    shutil.copy("@BASELINE@", os.path.join(REPORTS, "baseline.json"))
+    doc = json.loads(Path("@BASELINE@").read_text()) | {"run_id": os.environ[env_vars.RUN_ID]}
+    Path(REPORTS, "baseline.json").write_text(json.dumps(doc))
 
 
 @nox.session(python=False)
@@ -178,9 +181,9 @@ def test_a_killed_nox_session_is_explained_by_the_host(tmp_path, monkeypatch):
     (tmp_path / "candidate.json").write_text(json.dumps(partial))
     progress.write(tmp_path / "progress.json", Progress(Phase.RUNNING, 212, 345))
     entry = matrix.entries()["candidate"]
-    upgrade._explain_ending(entry, -signal.SIGKILL, tmp_path / "progress.json", None)
+    entry_runs.explain_ending(entry, -signal.SIGKILL, tmp_path / "progress.json", None)
     said = report_io.load(tmp_path / "candidate.json")
     assert said.problem == "was killed by SIGKILL after 212 of 345 checks (often out of memory)"
     assert said.status == Status.PARTIAL and len(said.checks) == len(partial["checks"])
-    upgrade._explain_ending(entry, 1, tmp_path / "progress.json", None)  # a reason given is kept
+    entry_runs.explain_ending(entry, 1, tmp_path / "progress.json", None)  # a reason given is kept
     assert report_io.load(tmp_path / "candidate.json").problem == said.problem

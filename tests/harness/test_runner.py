@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from harness.stack import locks, matrix, paths, upgrade
+from harness.stack import entry_runs, locks, matrix, paths, run_dir, upgrade
 from harness.errors import HarnessError
 
 
@@ -28,7 +28,7 @@ def test_previous_reports_are_kept_not_overwritten(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "REPORTS", tmp_path)
     (tmp_path / "baseline.json").write_text("old")
     (tmp_path / "upgrade-summary.md").write_text("old verdict")
-    kept = upgrade.keep_previous(["baseline"])
+    kept = run_dir.keep_previous(["baseline"])
     assert sorted(kept) == ["baseline.json", "upgrade-summary.md"]
     assert (tmp_path / "previous" / "baseline.json").read_text() == "old"
     assert not (tmp_path / "baseline.json").exists()
@@ -65,7 +65,7 @@ def test_upgrade_without_python_312_says_what_to_install(monkeypatch, capsys, tm
 
 def test_entry_without_report_is_cannot_judge(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(paths, "REPORTS", tmp_path)
-    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: (tmp_path / "baseline.log").write_text("boom\n"))
+    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: (paths.REPORTS / "baseline.log").write_text("boom\n"))
     assert upgrade.upgrade([]) == 2
     err = capsys.readouterr().err
     assert "entry baseline wrote no report" in err and "boom" in err
@@ -82,7 +82,7 @@ def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monk
                         lambda: builds.append(1) or {env_vars.WHEEL: "/cache/built.whl"})
 
     def run_entries(entries, args, seed, **kw):
-        told.append(upgrade._child_environment(args, None, seed, None).get(env_vars.WHEEL))
+        told.append(entry_runs.child_environment(args, None, seed, None).get(env_vars.WHEEL))
 
     monkeypatch.setattr(upgrade, "run_entries", run_entries)
     upgrade.upgrade([])
