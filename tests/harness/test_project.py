@@ -369,3 +369,40 @@ def test_the_teams_own_pytest_leaves_the_contracts_alone(pytester, plugin):
     result.assert_outcomes(passed=1)
     assert "fixture 'check' not found" not in result.stdout.str()
 
+
+
+CRLF_PYPROJECT = ('# the team\'s project\r\n[project]\r\nname = "team"  # our name\r\n\r\n'
+                  '[tool.ruff]  # lint settings\r\nline-length = 100\r\n\r\n'
+                  '[build-system]\r\nrequires = ["hatchling"]\r\n')
+
+
+def test_init_keeps_a_crlf_pyproject_with_comments_as_written(tmp_path, capsys):
+    """The team's file keeps its bytes, comments and CRLF line endings; what init adds is CRLF too,
+    with the comments that explain each key, and a quote or a backslash in a path round-trips."""
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    (tmp_path / "pyproject.toml").write_bytes(CRLF_PYPROJECT.encode())
+    (tmp_path / ".gitignore").write_bytes(b"*.pyc\r\n")
+    contracts = 'team "contracts"\\v1'
+    assert init.main(["--contracts", contracts], tmp_path) == 0
+    written = (tmp_path / "pyproject.toml").read_bytes().decode()
+    assert written.count("\n") == written.count("\r\n"), "a line ending other than CRLF was written"
+    for line in CRLF_PYPROJECT.splitlines(keepends=True):
+        assert line in written, f"the team's line {line!r} was lost"
+    assert written.index("[project]") < written.index("[tool.ruff]") < written.index("[build-system]")
+    assert "# golden values recorded from the baseline" in written and "# [tool.upgrade-harness.candidate]" in written
+    data = project.read_toml(tmp_path / "pyproject.toml")
+    table = data["tool"]["upgrade-harness"]
+    assert table["contracts"] == [contracts] and table["baseline-from"] == "requirements.txt"
+    assert data["tool"]["ruff"] == {"line-length": 100} and data["build-system"] == {"requires": ["hatchling"]}
+    assert (tmp_path / contracts / "conftest.py").is_file()
+    assert (tmp_path / ".gitignore").read_bytes() == b"*.pyc\r\nreports/\r\n.nox/\r\n"
+
+
+def test_init_refuses_an_inline_tool_table_and_changes_nothing(tmp_path):
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    before = 'tool = { ruff = { line-length = 100 } }\n'
+    _write(tmp_path / "pyproject.toml", before)
+    with pytest.raises(HarnessError, match=r"`tool` is not a table .*add \[tool.upgrade-harness\] by hand"):
+        init.main([], tmp_path)
+    assert (tmp_path / "pyproject.toml").read_text() == before
+    assert not (tmp_path / "contracts").exists() and not (tmp_path / "noxfile.py").exists()
