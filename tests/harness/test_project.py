@@ -406,3 +406,17 @@ def test_init_refuses_an_inline_tool_table_and_changes_nothing(tmp_path):
         init.main([], tmp_path)
     assert (tmp_path / "pyproject.toml").read_text() == before
     assert not (tmp_path / "contracts").exists() and not (tmp_path / "noxfile.py").exists()
+
+
+def test_reports_dir_is_taken_from_the_shells_directory(tmp_path, monkeypatch, capsys):
+    """`upgrade-harness upgrade --reports x` typed in a subdirectory writes to that subdirectory's x/,
+    though nox runs in the project's root (here the candidate cannot resolve: its report says why)."""
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    assert init.main([], tmp_path) == 0
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    monkeypatch.delenv(env_vars.INVOKED_FROM, raising=False)
+    monkeypatch.delenv(env_vars.REPORTS_DIR, raising=False)
+    assert cli.main(["upgrade", "--reports", "x", "--offline", "--candidate", "optax==0.0.0.1"]) == 2
+    assert (tmp_path / "sub" / "x" / "candidate.json").is_file()
+    assert not (tmp_path / "x").exists() and not (tmp_path / "reports" / "candidate.json").exists()
