@@ -82,13 +82,17 @@ def _note(out: tomlkit.items.Table, key: str, text: str) -> None:
     out[key].trivia.comment_ws = "  "
 
 
-def table(baseline_from: str, contracts: str, builtin: str) -> tomlkit.items.Table:
+def table(baseline_from: str, contracts: str, builtin: str, outside_index: str = "refuse") -> tomlkit.items.Table:
     """The [tool.upgrade-harness] table with the comments that say what each key is for (tomlkit writes
     the values, so a path with a quote or a backslash is a valid TOML string)."""
     out = tomlkit.table()
     out.add(tomlkit.comment("The stack your training runs with today; its exact pins are the baseline the golden "
                             "values come from."))
     out.add("baseline-from", baseline_from)
+    if outside_index == "ignore":
+        out.add(pins_from.OUTSIDE_INDEX_KEY, "ignore")
+        _note(out, pins_from.OUTSIDE_INDEX_KEY, "its index options, URLs, paths and -e lines are not installed: "
+                                                "only its exact pins, from the package index")
     out.add(tomlkit.comment('Your own contract modules: pytest files using the `check` fixture (README: "Your own '
                             'contracts").'))
     out.add("contracts", [contracts])
@@ -155,19 +159,24 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                              "(default), judge them like your own, or off")
     parser.add_argument("--no-builtin", action="store_const", const="off", dest="builtin",
                         help="the same as --builtin off")
+    parser.add_argument(f"--{pins_from.OUTSIDE_INDEX_KEY}", choices=project.OUTSIDE_INDEX, default="refuse",
+                        dest="outside_index",
+                        help="ignore: your baseline's file may also point outside the package index (index options, "
+                             "URLs, paths, -e); only its exact pins of jax, jaxlib, optax, flax, numpy are installed, "
+                             "from the index (default: refuse such a file)")
     return cli_args.parse(parser, argv)
 
 
-def _baseline_file(root: Path, given: str | None) -> str:
+def _baseline_file(root: Path, given: str | None, outside_index: str) -> str:
     """The file the baseline's pins come from, checked now: a range or a missing pin is said at init."""
     if given:
-        pins_from.read((root / given).resolve())
+        pins_from.read((root / given).resolve(), outside_index)
         return given
     problems = []
     for name in BASELINE_FILES:
         if (root / name).is_file():
             try:
-                pins_from.read(root / name)
+                pins_from.read(root / name, outside_index)
                 return name
             except HarnessError as exc:
                 problems.append(str(exc))
@@ -198,9 +207,10 @@ def main(argv: list[str], root: Path) -> int:
     if pyproject.is_file() and project.TABLE in project.read_toml(pyproject).get("tool", {}):
         raise HarnessError(f"{pyproject} already has a [tool.{project.TABLE}] table; nothing was changed "
                            "(edit the table, or remove it to start again).")
-    baseline_from = _baseline_file(root, args.baseline_from)
+    baseline_from = _baseline_file(root, args.baseline_from, args.outside_index)
     text = pyproject.read_bytes().decode("utf-8") if pyproject.is_file() else ""
-    new_text = with_table(text, table(baseline_from, args.contracts, args.builtin), pyproject)  # refusals first
+    new_text = with_table(text, table(baseline_from, args.contracts, args.builtin, args.outside_index),
+                          pyproject)  # refusals first
     said = []
     contracts = root / args.contracts
     if not contracts.is_dir():

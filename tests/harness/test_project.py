@@ -1,6 +1,7 @@
 """A team's project: baseline pins read from its own files, its [tool.upgrade-harness] table, `init`,
 and the `upgrade-harness` command's refusals. Each bad input gets one message naming the fix."""
 
+import re
 import textwrap
 
 import pytest
@@ -32,7 +33,12 @@ def test_requirements_with_comments_markers_and_includes(tmp_path):
         requests>=2
         ./vendored/thing
         """)
-    assert pins_from.read(path) == PINS
+    with pytest.raises(HarnessError) as refused:  # changed on purpose: these lines were skipped silently
+        pins_from.read(path)
+    assert ("requirements.txt:3: '--index-url https://example.invalid/simple': another package index" in str(refused.value)
+            and "requirements.txt:8: './vendored/thing': a local path or a URL" in str(refused.value))
+    assert 'pins-outside-index = "ignore"' in str(refused.value)
+    assert pins_from.read(path, "ignore") == PINS
 
 
 def test_pyproject_dependencies_and_dependency_groups(tmp_path):
@@ -420,3 +426,79 @@ def test_reports_dir_is_taken_from_the_shells_directory(tmp_path, monkeypatch, c
     assert cli.main(["upgrade", "--reports", "x", "--offline", "--candidate", "optax==0.0.0.1"]) == 2
     assert (tmp_path / "sub" / "x" / "candidate.json").is_file()
     assert not (tmp_path / "x").exists() and not (tmp_path / "reports" / "candidate.json").exists()
+
+
+def test_constraints_pin_what_a_requirement_leaves_open(tmp_path):
+    _write(tmp_path / "constraints.txt", "jax==0.11.2\njaxlib==0.11.2\nnumpy==2.5.5\nscipy==1.0\n")
+    path = _write(tmp_path / "requirements.txt", """\
+        -c constraints.txt
+        jax[cpu]
+        jaxlib>=0.11
+        optax==0.2.6
+        flax==0.12.12
+        """)
+    assert pins_from.read(path) == PINS  # numpy: the constraint alone pins it, as pip installs it with jax
+    _write(tmp_path / "constraints.txt", "jax==0.11.2\njaxlib==0.10.0\nnumpy==2.5.5\n")
+    with pytest.raises(HarnessError, match=r"requirements.txt:3: jaxlib>=0.11 does not allow 0.10.0, which "
+                                           r"constraints.txt:2 pins \(a constraint\); make them agree"):
+        pins_from.read(path)
+    _write(tmp_path / "constraints.txt", "jax>=0.11\njaxlib==0.11.2\nnumpy==2.5.5\n")
+    with pytest.raises(HarnessError, match=r"constraints.txt:1: jax is a range \(>=0.11\)"):
+        pins_from.read(path)
+    _write(tmp_path / "constraints.txt", "--extra-index-url https://example.invalid/simple\njax==0.11.2\n"
+                                         "jaxlib==0.11.2\nnumpy==2.5.5\n")
+    with pytest.raises(HarnessError, match=r"constraints.txt:1: '--extra-index-url https://example.invalid/simple'"):
+        pins_from.read(path)
+    (tmp_path / "constraints.txt").unlink()
+    with pytest.raises(HarnessError, match=r"requirements.txt:1: includes .*constraints.txt, which does not exist"):
+        pins_from.read(path)
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("-e .", "an editable install"),
+    ("--find-links=./wheels", "another package index or a directory of files"),
+    ("-i https://example.invalid/simple", "another package index"),
+    ("mylib @ https://example.invalid/mylib-1.0.whl", "a direct URL"),
+    ("../shared/mylib", "a local path or a URL"),
+])
+def test_lines_outside_the_index_are_refused_unless_the_table_ignores_them(tmp_path, capsys, line, reason):
+    path = _write(tmp_path / "requirements.txt", REQUIREMENTS + line + "\n")
+    where = f"requirements.txt:{len(PINS) + 1}: {line!r}: {reason}"
+    with pytest.raises(HarnessError, match=re.escape(where)):
+        pins_from.read(path)
+    with pytest.raises(HarnessError, match=re.escape(where)) as refused:  # init says it before writing anything
+        init.main([], tmp_path)
+    assert "init --pins-outside-index ignore" in str(refused.value) and not (tmp_path / "pyproject.toml").exists()
+    assert init.main(["--pins-outside-index", "ignore"], tmp_path) == 0
+    table = project.read_toml(tmp_path / "pyproject.toml")["tool"]["upgrade-harness"]
+    assert table["pins-outside-index"] == "ignore"
+    assert pins_from.read(path, table["pins-outside-index"]) == PINS
+
+
+def test_the_harness_packages_from_a_url_are_refused_even_when_ignored(tmp_path):
+    path = _write(tmp_path / "requirements.txt", REQUIREMENTS.replace(
+        "jaxlib==0.11.2", "jaxlib @ https://example.invalid/jaxlib-0.11.2+cuda-cp312-linux.whl"))
+    for mode in ("refuse", "ignore"):
+        with pytest.raises(HarnessError, match=r"requirements.txt:2: jaxlib comes from https://example.invalid/\S+, "
+                                               r"not the package index.*Pin the version instead \(jaxlib==X.Y.Z\)"):
+            pins_from.read(path, mode)
+
+
+def test_the_table_takes_pins_outside_index_ignore_and_no_other_value(tmp_path, monkeypatch):
+    _write(tmp_path / "requirements.txt", REQUIREMENTS + "-e .\n")
+    (tmp_path / "contracts").mkdir()
+    _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
+                                        'contracts = ["contracts"]\npins-outside-index = "ignore"\n')
+    monkeypatch.setattr(project.paths, "ROOT", tmp_path)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    from harness.stack import project_pins
+    assert project_pins.load().baseline == PINS
+    _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
+                                        'contracts = ["contracts"]\npins-outside-index = "yes"\n')
+    with pytest.raises(HarnessError, match=r'pins-outside-index must be "refuse" \(the default\) or "ignore" '
+                                           r"\(not 'yes'\)"):
+        project_pins.load()
+    _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
+                                        'contracts = ["contracts"]\n')
+    with pytest.raises(HarnessError, match=r"requirements.txt:6: '-e .': an editable install"):
+        project_pins.load()
