@@ -29,7 +29,7 @@ from pathlib import Path
 from harness import env_vars
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import paths
+from harness.stack import name_clash, paths
 
 TABLE = "upgrade-harness"
 BUILTIN_PACKAGE = "harness.builtin"
@@ -148,7 +148,7 @@ def _project(root: Path) -> Project:
     if baseline_from is None:
         raise HarnessError(f'{source}: [tool.{TABLE}] needs baseline-from, the file that pins your stack, '
                            'e.g. baseline-from = "requirements.txt" (or uv.lock, or pyproject.toml).')
-    return Project(
+    found = Project(
         root=root,
         own_contracts=_dirs(root, _strings(table.get("contracts", []), "contracts", source), "contracts", str(source)),
         golden=root / _path(table.get("golden", "golden"), "golden", source),
@@ -158,6 +158,13 @@ def _project(root: Path) -> Project:
         pythonpath=_dirs(root, _strings(table.get("pythonpath", ["."]), "pythonpath", source), "pythonpath", str(source)),
         python=python, candidate=dict(candidate) if candidate else None, pins_outside_index=outside_index,
     )
+    name_clash.check(root, found.pythonpath, TABLE)
+    return found
+
+
+def at(root: Path) -> Project:
+    """The project whose table is in `root`/pyproject.toml, as its table says (no run's options)."""
+    return _project(root)
 
 
 def _checkout() -> Project:

@@ -502,3 +502,38 @@ def test_the_table_takes_pins_outside_index_ignore_and_no_other_value(tmp_path, 
                                         'contracts = ["contracts"]\n')
     with pytest.raises(HarnessError, match=r"requirements.txt:6: '-e .': an editable install"):
         project_pins.load()
+
+
+@pytest.mark.parametrize("where", ["root", "pythonpath", "module"])
+def test_a_team_package_named_harness_is_found_before_anything_runs(tmp_path, monkeypatch, capsys, where):
+    """The team's own `harness` (at the root, where the contract run starts, or on its pythonpath) would
+    hide the tool's package: `upgrade-harness` refuses before nox starts, naming it and the fix."""
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    assert init.main([], tmp_path) == 0
+    before = (tmp_path / "pyproject.toml").read_text()
+    if where == "pythonpath":
+        (tmp_path / "pyproject.toml").write_text(before.replace('pythonpath = ["."]', 'pythonpath = ["src"]'))
+    own = {"root": tmp_path / "harness", "pythonpath": tmp_path / "src" / "harness",
+           "module": tmp_path / "harness.py"}[where]
+    if where == "module":
+        own.write_text("TEAM = True\n")
+    else:
+        _write(own / "__init__.py", "TEAM = True\n")
+    (tmp_path / "harness_data").mkdir()  # another name is fine
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert f"{own} is a package named `harness`, the name of upgrade-harness's own package" in err, err
+    assert ("pythonpath puts" in err) == (where == "pythonpath") and "Rename yours" in err
+    assert "nox >" not in err  # refused before nox started
+    monkeypatch.setattr(project.paths, "ROOT", tmp_path)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    with pytest.raises(HarnessError, match="named `harness`"):  # the sessions refuse too (a team's own noxfile)
+        project.load()
+
+
+def test_a_namespace_directory_named_harness_and_this_checkout_are_not_clashes(tmp_path):
+    from harness.stack import name_clash
+    (tmp_path / "harness").mkdir()  # no __init__.py: the tool's regular package wins over it
+    assert name_clash.shadowing(tmp_path) is None
+    assert name_clash.shadowing(name_clash.paths.PACKAGE.parent) is None  # the tool's own checkout
