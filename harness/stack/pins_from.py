@@ -56,7 +56,7 @@ def read(path: Path, outside_index: str = "refuse") -> dict[str, str]:
     if not path.is_file():
         raise HarnessError(f"--baseline-from: {path} does not exist; give {_FORMATS}.")
     if path.name == "uv.lock":
-        found = _from_uv_lock(path)
+        found = _from_uv_lock(path, outside_index)
     elif path.suffix == ".toml":
         found = _from_pyproject(path, outside_index)
     else:
@@ -233,12 +233,27 @@ def _from_pyproject(path: Path, outside_index: str = "refuse") -> dict[str, str]
     return _from_requirement_lines([Line(where, text) for where, text in lines], path, outside_index)
 
 
-def _from_uv_lock(path: Path) -> dict[str, str]:
+PYPI = "https://pypi.org/simple"
+
+
+def _from_uv_lock(path: Path, outside_index: str = "refuse") -> dict[str, str]:
+    """The locked versions of the harness's packages, each from the package index (its `source`)."""
     found: dict[str, set[str]] = {}
+    outside: list[Outside] = []
     for package in project.read_toml(path).get("package", []):
         name = canonicalize_name(package.get("name", ""))
-        if name in PACKAGES and "version" in package:
-            found.setdefault(name, set()).add(package["version"])
+        if name not in PACKAGES or "version" not in package:
+            continue
+        source = package.get("source", {"registry": PYPI})
+        where, text = f"{path.name} [[package]] {name} {package['version']}", f"source = {source}"
+        if "registry" not in source:
+            raise HarnessError(f"{where}: {name} is locked from {source}, not the package index: the harness installs "
+                               f"the baseline from the index, which would not be the {name} you run. Lock it from the "
+                               "index if the index has the same build.")
+        if source["registry"].rstrip("/") != PYPI:
+            outside.append(Outside(where, text, f"another package index ({source['registry']})"))
+        found.setdefault(name, set()).add(package["version"])
+    _check_outside(outside, path, outside_index)
     forked = {name: versions for name, versions in found.items() if len(versions) > 1}
     if forked:
         name, versions = next(iter(forked.items()))

@@ -537,3 +537,27 @@ def test_a_namespace_directory_named_harness_and_this_checkout_are_not_clashes(t
     (tmp_path / "harness").mkdir()  # no __init__.py: the tool's regular package wins over it
     assert name_clash.shadowing(tmp_path) is None
     assert name_clash.shadowing(name_clash.paths.PACKAGE.parent) is None  # the tool's own checkout
+
+
+PYPI_SOURCE = '{ registry = "https://pypi.org/simple" }'
+
+
+def _uv_lock(sources: dict[str, str]) -> str:
+    return "version = 1\n" + "".join(
+        f'\n[[package]]\nname = "{name}"\nversion = "{version}"\nsource = {sources.get(name, PYPI_SOURCE)}\n'
+        for name, version in PINS.items())
+
+
+def test_a_uv_lock_from_another_index_or_a_url_is_refused(tmp_path):
+    path = tmp_path / "uv.lock"
+    path.write_text(_uv_lock({}))
+    assert pins_from.read(path) == PINS
+    path.write_text(_uv_lock({"jaxlib": '{ registry = "https://example.invalid/simple" }'}))
+    with pytest.raises(HarnessError, match=r"uv.lock \[\[package\]\] jaxlib 0.11.2: .*another package index "
+                                           r"\(https://example.invalid/simple\)"):
+        pins_from.read(path)
+    assert pins_from.read(path, "ignore") == PINS
+    path.write_text(_uv_lock({"optax": '{ path = "../optax" }'}))
+    for mode in ("refuse", "ignore"):
+        with pytest.raises(HarnessError, match=r"optax is locked from \{'path': '../optax'\}, not the package index"):
+            pins_from.read(path, mode)
