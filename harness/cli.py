@@ -67,8 +67,11 @@ def _run_session(command: str, rest: list[str]) -> int:
     if root is None:
         raise HarnessError(f"no pyproject.toml with a [tool.{project.TABLE}] table in {Path.cwd()} or above; "
                            "run `upgrade-harness init` in your project's root first.")
+    project.at(root)  # the table's problems (and a package of the team's named `harness`) before nox starts
     options, rest = project_options.split(rest)
-    env = {**os.environ, env_vars.PROJECT: str(root), **project_options.environment(options, Path.cwd())}
+    # nox runs in the project's root; paths the user typed (--reports DIR) are taken from the shell's directory.
+    env = {**os.environ, env_vars.PROJECT: str(root), env_vars.INVOKED_FROM: str(Path.cwd()),
+           **project_options.environment(options, Path.cwd())}
     sessions = Path(__file__).resolve().parent / "stack" / "sessions.py"
     nox = [sys.executable, "-m", "nox", "-f", str(sessions), "--envdir", str(root / ".nox")]
     if command == "list":

@@ -36,13 +36,24 @@ RECORDING_FAILED = re.compile(r"golden: NOT written: \d+ checks did not pass whi
 
 @dataclasses.dataclass(frozen=True)
 class Workspace:
-    """The checkout accept works in (a test gives a temporary one)."""
+    """The checkout accept works in (a test gives a temporary one), and the reports it adopts: reports/,
+    or the directory `--reports DIR` names (as `upgrade --reports DIR` wrote them)."""
 
     root: Path
+    reports_dir: Path | None = None
 
     @property
     def reports(self) -> Path:
-        return self.root / "reports"
+        return self.reports_dir or self.root / "reports"
+
+    @property
+    def recording_log(self) -> Path:
+        """Where the golden session's output goes: the checkout's reports/, whichever reports are adopted."""
+        return self.root / "reports" / "golden-recording.log"
+
+    def shown(self, name: str) -> str:
+        """A report's name as the user knows it: reports/NAME, or its whole path under --reports DIR."""
+        return f"reports/{name}" if self.reports_dir is None else str(self.reports / name)
 
     @property
     def matrix(self) -> Path:
@@ -110,16 +121,19 @@ def _parse(argv) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="nox -s accept --", description="Adopt the judged candidate as the "
                                      "new baseline: pins, locks, golden values, golden/CHANGELOG.md.")
     parser.add_argument("--reason", help="why the changes are accepted (written to golden/CHANGELOG.md)")
+    parser.add_argument("--reports", type=Path, metavar="DIR",
+                        help="adopt the verdict `upgrade --reports DIR` wrote there (default: reports/)")
     return cli_args.parse(parser, argv)
 
 
 def judged(ws: Workspace) -> tuple[Report, Report, Verdict]:
     """The baseline, the candidate and the verdict on them, or HarnessError saying why there is none."""
     files = [ws.reports / f"{name}.json" for name in (matrix.BASELINE, matrix.CANDIDATE)]
-    missing = [f"reports/{f.name}" for f in files if not f.exists()]
+    missing = [ws.shown(f.name) for f in files if not f.exists()]
     if missing:
+        given = "" if ws.reports_dir is None else f" -- --reports {ws.reports}"
         raise HarnessError(f"there is no verdict to accept ({' and '.join(missing)} missing); "
-                           "run `nox -s upgrade` first, then `nox -s accept`.")
+                           f"run `nox -s upgrade{given}` first, then `nox -s accept{given}`.")
     base, candidate = (report_io.load(f) for f in files)
     if candidate.status != Status.COMPLETE:
         raise HarnessError(f"the candidate's report is {candidate.status.value}"
@@ -200,7 +214,7 @@ def stopped(done: int, problem: str) -> HarnessError:
 
 def _recording_failed(ws: Workspace, code: int) -> HarnessError:
     """The golden session failed: its log's end, and what to do when checks fail on the new baseline."""
-    log = ws.reports / "golden-recording.log"
+    log = ws.recording_log
     problem = (f"`nox -s golden -- --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
                f"{cli_args.log_tail(log)}")
     failing = RECORDING_FAILED.search(log.read_text(errors="replace")) if log.exists() else None
@@ -247,12 +261,20 @@ def _report(plan: Plan, accepted: golden_changelog.Accepted) -> None:
     print(f"accept: next: {NEXT}. (`{UNDO}` undoes it all.)")
 
 
-def accept(argv, log=None, steps: Steps | None = None, root: Path | None = None) -> int:
-    """nox -s accept: refuse, or adopt the candidate; the exit status (0 done, 2 refused or stopped)."""
-    ws, steps = Workspace(root or paths.ROOT), steps or Steps.real(log)
-    try:  # never while an upgrade is rewriting the reports it adopts
-        with run_lock.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):
-            return _accept(ws, steps, _parse(argv))
+def accept(argv, log=None, steps: Steps | None = None, root: Path | None = None,
+           invoked_from: Path | None = None) -> int:
+    """nox -s accept: refuse, or adopt the candidate; the exit status (0 done, 2 refused or stopped).
+    `--reports DIR` is taken from `invoked_from`, the directory the command was typed in."""
+    steps = steps or Steps.real(log)
+    try:
+        args = _parse(argv)
+        reports = (Path(invoked_from or ".") / args.reports).resolve() if args.reports else None
+        ws = Workspace(root or paths.ROOT, reports)
+        if reports is not None and not reports.is_dir():
+            raise HarnessError(f"--reports {args.reports}: {reports} is not a directory; give the one "
+                               "`upgrade --reports DIR` wrote its verdict to.")
+        with run_lock.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):  # never while an upgrade writes them
+            return _accept(ws, steps, args)
     except cli_args.HelpShown:
         return 0
     except HarnessError as exc:

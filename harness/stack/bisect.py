@@ -5,8 +5,11 @@ the check too; with one bumped group, that group) is bisected over its releases 
 baseline's and the candidate's (harness.stack.bisect_search): each probed release is an entry of the
 plan (reports/bisect-<group>-<release>.json) with the other packages at the baseline's pins, running
 only the checks still undecided. A release that does not resolve or cannot import there is tried again
-with the candidate's other pins (said in the answer); when neither works it is unknown, and the answer
-is a range naming it. The result is reports/bisect.json (harness.model.bisection), shown in the verdict.
+with the candidate's other pins (said in the answer); there a check that another bumped group changes
+on its own (its single-package entry says so) is unknown, since its answer would depend on those pins.
+When neither works it is unknown, and the answer is a range naming it. The release list comes from the
+package index: with --offline no group is bisected, and the bisection says why. The result is
+reports/bisect.json (harness.model.bisection), shown in the verdict.
 """
 
 from __future__ import annotations
@@ -62,7 +65,14 @@ class _Context:
     base: matrix.Entry
     cand: matrix.Entry
     fetch: Callable[[str], dict]
+    others_change: dict[str, set[str] | None] = dataclasses.field(default_factory=dict)  # see depends_on_others
     probes: list[Probe] = dataclasses.field(default_factory=list)
+
+    def depends_on_others(self, group: str, check: str) -> bool:
+        """Whether another bumped group changes `check` on its own (or cannot say: its single-package
+        entry is missing), so that a probe with the candidate's other pins cannot tell this group's part."""
+        return any(changes is None or check in changes
+                   for other, changes in self.others_change.items() if other != group)
 
     def others(self, group: str, pins: dict[str, str]) -> str:
         """'jax 0.11.2': the other bumped groups' packages in `pins` (jaxlib named only apart from jax)."""
@@ -157,9 +167,14 @@ def _probe(ctx: _Context, group: str, named: dict[str, str], checks: list[str]) 
         with_pins = ctx.others(group, defaults)
         if changed is not None:
             note = f"{release} probed with {with_pins}: {_failures(failed)}" if failed else ""
+            confounded = [c for c in changed if failed and changed[c] is not None and ctx.depends_on_others(group, c)]
+            changed = {c: None if c in confounded else v for c, v in changed.items()}
+            why = (f"{release} not judged: {_failures(failed)}, and {with_pins} changes the check on its own"
+                   if confounded else "")
             print(f"upgrade: bisect {group} {release}" + (f" ({note})" if note else "") + ": "
-                  f"{sum(bool(v) for v in changed.values())} of {len(checks)} checks changed")
-            return bisect_search.Seen(changed, note)
+                  f"{sum(bool(v) for v in changed.values())} of {len(checks)} checks changed"
+                  + (f", {len(confounded)} unknown: {with_pins} changes them on its own" if confounded else ""))
+            return bisect_search.Seen(changed, note, why)
         failed.append((outcome, with_pins))
         print(f"upgrade: bisect {group} {release}: {outcome} with {with_pins}")
     return bisect_search.Seen({}, f"{release} {_failures(failed)}")
@@ -200,6 +215,11 @@ def _bisect_group(ctx: _Context, group: str, checks: list[str]) -> tuple[list[st
     return between, [_answer(c, group, versions, spans[c]) for c in checks]
 
 
+def _offline_index(package: str) -> dict:
+    raise HarnessError(f"--offline: the releases of {package} between baseline and candidate come from the package "
+                       "index, which an offline run never asks; run `upgrade --bisect` with network access")
+
+
 def run(args, entries: list[matrix.Entry], seed: int, run_entries: Callable, replay: Path | None = None,
         fetch: Callable[[str], dict] = bisect_search.fetch_index) -> Path | None:
     """Bisect every blamed group; reports/bisect.json, or None when no contract changed (or none can be)."""
@@ -215,7 +235,11 @@ def run(args, entries: list[matrix.Entry], seed: int, run_entries: Callable, rep
     if not blamed:
         print("upgrade: nothing to bisect: no contract change is caused by one package group alone")
         return None
-    ctx = _Context(args, seed, run_entries, base_report, entries[0], entries[1], fetch)
+    if getattr(args, "offline", False):
+        fetch = _offline_index
+    others_change = {group: None if verdict is None else {c.check_id for c in verdict.contract_changes}
+                     for group, verdict in singles.items()}
+    ctx = _Context(args, seed, run_entries, base_report, entries[0], entries[1], fetch, others_change)
     releases, results, notes = {}, [], []
     for group, checks in blamed.items():
         try:

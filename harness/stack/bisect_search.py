@@ -60,10 +60,12 @@ def all_releases(package: str, fetch: Callable[[str], dict] = fetch_index) -> se
 @dataclasses.dataclass(frozen=True)
 class Seen:
     """What one probe of a release said: per check True (changed), False (unchanged) or None (unknown),
-    and a note (why it is unknown, or how the release was installed)."""
+    and a note (why it is unknown, or how the release was installed); `why_unknown`, when given, is
+    what the checks it left unknown are told instead (the others judged there get the note)."""
 
     changed: dict[str, bool | None]
     note: str = ""
+    why_unknown: str = ""
 
 
 @dataclasses.dataclass
@@ -104,7 +106,7 @@ def search(count: int, checks: list[str], probe: Callable[[int, list[str]], Seen
         for check in batch:
             state, changed = states[check], seen.changed.get(check)
             if changed is None:
-                state.unknown[index] = seen.note or "not judged"
+                state.unknown[index] = seen.why_unknown or seen.note or "not judged"
                 continue
             state.hi, state.lo = (index, state.lo) if changed else (state.hi, index)
             if seen.note:

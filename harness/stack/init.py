@@ -8,8 +8,12 @@ changes what is already there: an existing table or noxfile is left alone and sa
 from __future__ import annotations
 
 import argparse
-import json
+import re
 from pathlib import Path
+
+import tomlkit
+import tomlkit.exceptions
+import tomlkit.items
 
 from harness.errors import HarnessError
 from harness.stack import cli_args, pins_from, project
@@ -75,29 +79,77 @@ GITIGNORE = ("reports/", ".nox/")
 BUILTIN_MODES = ("report", "judge", "off")  # `init --builtin`: what the table's builtin key says
 
 
-def _toml_string(text: str) -> str:
-    """A TOML basic string (json's escaping is TOML's for these characters)."""
-    return json.dumps(text)
+def _note(out: tomlkit.items.Table, key: str, text: str) -> None:
+    """A comment after the key's value, two spaces out as a person writes it."""
+    out[key].comment(text)
+    out[key].trivia.comment_ws = "  "
 
 
-def table(baseline_from: str, contracts: str, builtin: str) -> str:
-    value = "false" if builtin == "off" else _toml_string(builtin)
-    return f'''
-[tool.upgrade-harness]
-# The stack your training runs with today; its exact pins are the baseline the golden values come from.
-baseline-from = {_toml_string(baseline_from)}
-# Your own contract modules: pytest files using the `check` fixture (README: "Your own contracts").
-contracts = [{_toml_string(contracts)}]
-golden = "golden"      # golden values recorded from the baseline (`upgrade-harness golden`): commit them
-locks = "locks"        # the baseline's full lock, written on first use: commit it
-# The built-in Optax / Flax NNX contracts: "report" runs them and lists their changes after yours, while
-# only your contracts decide the verdict and the exit status; "judge" lets them decide too; false skips them.
-builtin = {value}
-pythonpath = ["."]     # where your contracts import your training code from
-# The bump to judge; without this table, the harness's own candidate (the newest releases it knows).
-# [tool.upgrade-harness.candidate]
-# optax = "0.2.8"
-'''
+def table(baseline_from: str, contracts: str, builtin: str, outside_index: str = "refuse") -> tomlkit.items.Table:
+    """The [tool.upgrade-harness] table with the comments that say what each key is for (tomlkit writes
+    the values, so a path with a quote or a backslash is a valid TOML string)."""
+    out = tomlkit.table()
+    out.add(tomlkit.comment("The stack your training runs with today; its exact pins are the baseline the golden "
+                            "values come from."))
+    out.add("baseline-from", baseline_from)
+    if outside_index == "ignore":
+        out.add(pins_from.OUTSIDE_INDEX_KEY, "ignore")
+        _note(out, pins_from.OUTSIDE_INDEX_KEY, "its index options, URLs, paths and -e lines are not installed: "
+                                                "only its exact pins, from the package index")
+    out.add(tomlkit.comment('Your own contract modules: pytest files using the `check` fixture (README: "Your own '
+                            'contracts").'))
+    out.add("contracts", [contracts])
+    out.add("golden", "golden")
+    _note(out, "golden", "golden values recorded from the baseline (`upgrade-harness golden`): commit them")
+    out.add("locks", "locks")
+    _note(out, "locks", "the baseline's full lock, written on first use: commit it")
+    out.add(tomlkit.comment('The built-in Optax / Flax NNX contracts: "report" runs them and lists their changes '
+                            "after yours, while"))
+    out.add(tomlkit.comment('only your contracts decide the verdict and the exit status; "judge" lets them decide '
+                            "too; false skips them."))
+    out.add("builtin", False if builtin == "off" else builtin)
+    out.add("pythonpath", ["."])
+    _note(out, "pythonpath", "where your contracts import your training code from")
+    out.add(tomlkit.comment("The bump to judge; without this table, the harness's own candidate (the newest "
+                            "releases it knows)."))
+    out.add(tomlkit.comment(f"[tool.{project.TABLE}.candidate]"))
+    out.add(tomlkit.comment('optax = "0.2.8"'))
+    return out
+
+
+def _newline(text: str) -> str | None:
+    """The file's line ending when every line has the same one (CRLF or LF); None for a mix."""
+    crlf = text.count("\r\n")
+    lone = text.count("\n") - crlf
+    if crlf and lone:
+        return None
+    return "\r\n" if crlf else "\n"
+
+
+def _in_line_endings(original: str, new: str) -> str:
+    """`new` (tomlkit writes what it adds with LF) in the line endings of `original`."""
+    if _newline(original) == "\r\n":
+        return re.sub(r"(?<!\r)\n", "\r\n", new)
+    return new
+
+
+def with_table(text: str, added: tomlkit.items.Table, source: Path) -> str:
+    """`text` (a pyproject.toml, maybe empty) with [tool.upgrade-harness] added; everything already
+    there (comments, order, line endings) kept as written."""
+    try:
+        doc = tomlkit.parse(text)
+    except tomlkit.exceptions.ParseError as exc:
+        raise HarnessError(f"{source} cannot be read as TOML ({exc}); fix it and run init again.") from None
+    tool = doc.get("tool")
+    if tool is None:
+        tool = tomlkit.table(is_super_table=True)
+        doc.append("tool", tool)
+    elif not isinstance(tool, tomlkit.items.Table):
+        raise HarnessError(f"{source}: `tool` is not a table (it is written inline); write it as [tool.*] tables, "
+                           f"or add [tool.{project.TABLE}] by hand (README: \"The table\").")
+    tool.append(project.TABLE, added)
+    written = _in_line_endings(text, tomlkit.dumps(doc))
+    return written.lstrip("\r\n") if not text.strip() else written
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -110,19 +162,24 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                              "(default), judge them like your own, or off")
     parser.add_argument("--no-builtin", action="store_const", const="off", dest="builtin",
                         help="the same as --builtin off")
+    parser.add_argument(f"--{pins_from.OUTSIDE_INDEX_KEY}", choices=project.OUTSIDE_INDEX, default="refuse",
+                        dest="outside_index",
+                        help="ignore: your baseline's file may also point outside the package index (index options, "
+                             "URLs, paths, -e); only its exact pins of jax, jaxlib, optax, flax, numpy are installed, "
+                             "from the index (default: refuse such a file)")
     return cli_args.parse(parser, argv)
 
 
-def _baseline_file(root: Path, given: str | None) -> str:
+def _baseline_file(root: Path, given: str | None, outside_index: str) -> str:
     """The file the baseline's pins come from, checked now: a range or a missing pin is said at init."""
     if given:
-        pins_from.read((root / given).resolve())
+        pins_from.read((root / given).resolve(), outside_index)
         return given
     problems = []
     for name in BASELINE_FILES:
         if (root / name).is_file():
             try:
-                pins_from.read(root / name)
+                pins_from.read(root / name, outside_index)
                 return name
             except HarnessError as exc:
                 problems.append(str(exc))
@@ -132,12 +189,15 @@ def _baseline_file(root: Path, given: str | None) -> str:
 
 
 def _append_gitignore(root: Path) -> list[str]:
+    """reports/ and .nox/ added to .gitignore unless it ignores them already, in the file's line endings."""
     path = root / ".gitignore"
-    have = path.read_text().splitlines() if path.is_file() else []
+    text = path.read_bytes().decode("utf-8", errors="surrogateescape") if path.is_file() else ""
+    have = [line.strip() for line in text.splitlines()]
     missing = [line for line in GITIGNORE if line not in have and line.rstrip("/") not in have]
     if missing:
-        text = path.read_text() if path.is_file() else ""
-        path.write_text(text + ("\n" if text and not text.endswith("\n") else "") + "\n".join(missing) + "\n")
+        newline = _newline(text) or "\n"
+        added = ("" if not text or text.endswith("\n") else newline) + newline.join(missing) + newline
+        path.write_bytes((text + added).encode("utf-8", errors="surrogateescape"))
     return missing
 
 
@@ -150,7 +210,10 @@ def main(argv: list[str], root: Path) -> int:
     if pyproject.is_file() and project.TABLE in project.read_toml(pyproject).get("tool", {}):
         raise HarnessError(f"{pyproject} already has a [tool.{project.TABLE}] table; nothing was changed "
                            "(edit the table, or remove it to start again).")
-    baseline_from = _baseline_file(root, args.baseline_from)
+    baseline_from = _baseline_file(root, args.baseline_from, args.outside_index)
+    text = pyproject.read_bytes().decode("utf-8") if pyproject.is_file() else ""
+    new_text = with_table(text, table(baseline_from, args.contracts, args.builtin, args.outside_index),
+                          pyproject)  # refusals first
     said = []
     contracts = root / args.contracts
     if not contracts.is_dir():
@@ -165,9 +228,7 @@ def main(argv: list[str], root: Path) -> int:
         said.append(f"left {args.contracts}/conftest.py as it is; so that your own pytest does not collect the "
                     "contracts (they need the harness's `check` fixture), add:\n      "
                     + "\n      ".join(hook.splitlines()))
-    text = pyproject.read_text() if pyproject.is_file() else ""
-    pyproject.write_text(text + ("\n" if text and not text.endswith("\n") else "")
-                         + table(baseline_from, args.contracts, args.builtin).lstrip("\n" if not text else ""))
+    pyproject.write_text(new_text, newline="")
     said.append(f"{'added the table to' if text else 'wrote'} pyproject.toml: [tool.{project.TABLE}], "
                 f"baseline from {baseline_from}")
     noxfile = root / "noxfile.py"

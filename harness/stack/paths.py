@@ -30,3 +30,9 @@ SUITE_INI = PACKAGE / "contract" / "pytest.ini"
 BUILTIN_GOLDEN = PACKAGE / "builtin" / "golden" if (PACKAGE / "builtin" / "golden").is_dir() else SOURCE / "golden"
 # The noxfile the entries' child sessions load: this checkout's, or the package's sessions for a project.
 NOXFILE = SOURCE / "noxfile.py" if IS_CHECKOUT else PACKAGE / "stack" / "sessions.py"
+
+
+def invoked_from(session_dir: str) -> Path:
+    """The directory the user typed the command in, which relative paths they gave are taken from: the
+    `upgrade-harness` command's (it runs nox in the project's root), else nox's own invoked_from."""
+    return Path(os.environ.get(env_vars.INVOKED_FROM) or session_dir)

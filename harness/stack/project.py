@@ -8,6 +8,7 @@
     builtin = "report"                   # the built-in Optax contracts: "judge", "report" or false
     pythonpath = ["."]                   # what the contracts import the project's code from
     python = "3.12"                      # optional: the entries' Python (default: the harness's)
+    pins-outside-index = "ignore"        # optional: the baseline's file may have index options, URLs, paths, -e
     [tool.upgrade-harness.candidate]     # optional: the default candidate (default: the harness's)
     optax = "0.2.8"
 
@@ -28,11 +29,13 @@ from pathlib import Path
 from harness import env_vars
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import paths
+from harness.stack import name_clash, paths
 
 TABLE = "upgrade-harness"
 BUILTIN_PACKAGE = "harness.builtin"
-KEYS = ("baseline-from", "contracts", "golden", "locks", "builtin", "pythonpath", "python", "candidate")
+KEYS = ("baseline-from", "contracts", "golden", "locks", "builtin", "pythonpath", "python", "candidate",
+        "pins-outside-index")
+OUTSIDE_INDEX = ("refuse", "ignore")  # pins-outside-index: what the baseline's file may say besides index pins
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +51,9 @@ class Project:
     pythonpath: tuple[Path, ...] = ()
     python: str | None = None
     candidate: dict[str, str] | None = None
+    # "ignore": the baseline's file may point outside the package index (other indexes, URLs, paths, -e);
+    # the harness still installs only the exact pins of its packages, from the index. "refuse": it may not.
+    pins_outside_index: str = "refuse"
 
     @property
     def suite(self) -> list[str]:
@@ -133,11 +139,16 @@ def _project(root: Path) -> Project:
     python = table.get("python")
     if python is not None and not isinstance(python, str):
         raise HarnessError(f'{source}: [tool.{TABLE}] python must be a string, e.g. python = "3.12".')
+    outside_index = table.get("pins-outside-index", "refuse")
+    if outside_index not in OUTSIDE_INDEX:
+        raise HarnessError(f'{source}: [tool.{TABLE}] pins-outside-index must be "refuse" (the default) or "ignore" '
+                           f'(not {outside_index!r}): "ignore" says your pins of jax, jaxlib, optax, flax and numpy '
+                           "are the package index's builds, whatever else the baseline's file points at.")
     baseline_from = table.get("baseline-from")
     if baseline_from is None:
         raise HarnessError(f'{source}: [tool.{TABLE}] needs baseline-from, the file that pins your stack, '
                            'e.g. baseline-from = "requirements.txt" (or uv.lock, or pyproject.toml).')
-    return Project(
+    found = Project(
         root=root,
         own_contracts=_dirs(root, _strings(table.get("contracts", []), "contracts", source), "contracts", str(source)),
         golden=root / _path(table.get("golden", "golden"), "golden", source),
@@ -145,8 +156,15 @@ def _project(root: Path) -> Project:
         builtin=builtin,
         baseline_from=root / _path(baseline_from, "baseline-from", source),
         pythonpath=_dirs(root, _strings(table.get("pythonpath", ["."]), "pythonpath", source), "pythonpath", str(source)),
-        python=python, candidate=dict(candidate) if candidate else None,
+        python=python, candidate=dict(candidate) if candidate else None, pins_outside_index=outside_index,
     )
+    name_clash.check(root, found.pythonpath, TABLE)
+    return found
+
+
+def at(root: Path) -> Project:
+    """The project whose table is in `root`/pyproject.toml, as its table says (no run's options)."""
+    return _project(root)
 
 
 def _checkout() -> Project:

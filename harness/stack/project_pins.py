@@ -11,7 +11,7 @@ from harness.stack import matrix, paths, pins_from, project
 def load() -> matrix.Pins:
     found = project.load()
     defaults = matrix.load_pins(paths.DEFAULT_MATRIX)
-    baseline = pins_from.read(found.baseline_from)
+    baseline = pins_from.read(found.baseline_from, found.pins_outside_index)
     # The harness's candidate moves what it bumps over its own baseline; the project's other pins stay.
     # Only forward: a team already past the harness's candidate keeps its own version.
     moved = {p: v for p, v in defaults.candidate.items()

@@ -87,7 +87,7 @@ def golden(session: nox.Session) -> None:
     tool's own values unless --record-builtin records the team's copy (a baseline unlike the tool's)."""
     require_python(session)
     options, rest = project_options.split(session.posargs)
-    os.environ.update(project_options.environment(options, Path(session.invoked_from)))
+    os.environ.update(project_options.environment(options, paths.invoked_from(session.invoked_from)))
     flags = ("--accept-changes", "--record-builtin")
     unknown = [a for a in rest if a not in flags]
     if unknown:
@@ -116,7 +116,7 @@ def golden(session: nox.Session) -> None:
 @nox.session(python=False)
 def upgrade(session: nox.Session) -> None:
     """Baseline vs candidate (and single-package entries), then the verdict. Exit 0/1/2."""
-    code = upgrade_run.upgrade(session.posargs, invoked_from=session.invoked_from)
+    code = upgrade_run.upgrade(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from)))
     if code:
         # nox maps every failure to 1; the verdict's status (1 changed, 2 cannot judge) must survive.
         raise SystemExit(code)
@@ -139,6 +139,6 @@ def accept(session: nox.Session) -> None:
                       "and commit the lock and golden/ with the pins")
     from harness.stack import accept as accept_run
 
-    code = accept_run.accept(session.posargs, log=session)
+    code = accept_run.accept(session.posargs, log=session, invoked_from=paths.invoked_from(session.invoked_from))
     if code:
         raise SystemExit(code)  # nox maps every failure to 1; a refusal is 2

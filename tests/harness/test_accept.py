@@ -238,3 +238,23 @@ def test_a_candidate_on_the_baseline_versions_has_nothing_to_accept(checkout, do
     assert accept.accept([], steps=fakes.steps(), root=checkout) == 0
     assert "nothing to accept" in capsys.readouterr().out
     assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
+
+
+def test_reports_dir_is_taken_from_where_the_command_was_typed(checkout, docs, capsys, tmp_path):
+    """`accept -- --reports DIR` adopts the verdict `upgrade -- --reports DIR` wrote, DIR taken from the
+    shell's directory; a DIR without a verdict is refused naming it, and nothing is changed."""
+    shell = tmp_path / "elsewhere"
+    (shell / "runs" / "one").mkdir(parents=True)
+    base, cand = docs
+    (shell / "runs" / "one" / "baseline.json").write_text(json.dumps(base))
+    (shell / "runs" / "one" / "candidate.json").write_text(json.dumps(cand))
+    fakes = Fakes()
+    assert accept.accept(["--reports", "runs"], steps=fakes.steps(), root=checkout, invoked_from=shell) == 2
+    err = capsys.readouterr().err
+    assert f"({shell / 'runs' / 'baseline.json'} and {shell / 'runs' / 'candidate.json'} missing)" in err, err
+    assert f"`nox -s accept -- --reports {shell / 'runs'}`" in err
+    assert accept.accept(["--reports", "nowhere"], steps=fakes.steps(), root=checkout, invoked_from=shell) == 2
+    assert f"{shell / 'nowhere'} is not a directory" in capsys.readouterr().err
+    assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
+    assert accept.accept(["--reports", "runs/one"], steps=fakes.steps(), root=checkout, invoked_from=shell) == 0
+    assert matrix.load_pins(checkout / matrix.MATRIX_FILE).baseline == CAND and fakes.recorded == [checkout]

@@ -211,3 +211,42 @@ def test_last_runs_bisection_reports_are_found_for_keep_previous(tmp_path):
                  "bisect-jax-0.12.0-candidate-pins.json", "bisect-selection.txt", "bisect.json"):
         (tmp_path / name).write_text("")
     assert bisect.report_names(tmp_path) == ["bisect-jax-0.12.0-candidate-pins", "bisect-optax-0.2.7"]
+
+
+def test_a_retried_probe_is_unknown_for_checks_the_candidates_other_pins_change_on_their_own(reports, monkeypatch):
+    """jax-only changes the EARLY checks too: optax 0.2.7 judged only with jax 0.12.0.1 cannot tell optax's
+    part of them, so they stay a range naming 0.2.7; checks jax leaves alone are judged there as before."""
+    jax_only = raw("jax-only")
+    optax_only = {c["id"]: c for c in raw("optax-only")["checks"]}
+    jax_only["checks"] = [optax_only[c["id"]] if c["id"].startswith(EARLY) else c for c in jax_only["checks"]]
+    (reports / "jax-only.json").write_text(json.dumps(jax_only))
+    runs = []
+    installs = {("0.2.7", "0.11.2"): raw("candidate-optax-0.2.7"), ("0.2.7", "0.12.0.1"): mixed(early_only=True)}
+    jax = {"0.11.2": files(), "0.12.0.1": files()}  # no jax release between: jax's answer needs no probe
+    fetch = lambda package: {"releases": {"optax": {v: files() for v in ["0.2.6", "0.2.7", "0.2.8"]},  # noqa: E731
+                                          "jax": jax, "jaxlib": jax}[package]}
+    found = bisection.read(bisect.run(Args(), entries(), 1, fake_stack(monkeypatch, reports, installs, runs), fetch=fetch))
+    optax = [r for r in found.checks if r.group == "optax"]
+    early = [r for r in optax if r.check_id.startswith(EARLY)]
+    assert early and len(early) < len(optax)
+    for result in early:
+        assert not result.exact and result.text == ("optax 0.2.7–0.2.8 (0.2.7 not judged: not importable with "
+                                                     "jax 0.11.2, and jax 0.12.0.1 changes the check on its own)")
+    for result in optax:
+        if result not in early:  # unchanged at 0.2.7 with jax 0.12.0.1, which leaves them alone: 0.2.8
+            assert result.exact and result.text == ("optax 0.2.8 (0.2.7 probed with jax 0.12.0.1: not importable "
+                                                    "with jax 0.11.2)")
+
+
+def test_offline_bisection_never_asks_the_index(reports, monkeypatch, capsys):
+    asked = []
+
+    class Offline(Args):
+        offline = True
+
+    found = bisection.read(bisect.run(Offline(), entries(), 1, fake_stack(monkeypatch, reports, {}, []),
+                                      fetch=lambda package: asked.append(package) or {}))
+    assert asked == [] and found.checks == [] and found.probes == []
+    assert found.notes[0].startswith("optax not bisected: --offline: the releases of optax between baseline and "
+                                     "candidate come from the package index") and "with network access" in found.notes[0]
+    assert "optax not bisected: --offline" in capsys.readouterr().out

@@ -1,6 +1,7 @@
 """A team's project: baseline pins read from its own files, its [tool.upgrade-harness] table, `init`,
 and the `upgrade-harness` command's refusals. Each bad input gets one message naming the fix."""
 
+import re
 import textwrap
 
 import pytest
@@ -32,7 +33,12 @@ def test_requirements_with_comments_markers_and_includes(tmp_path):
         requests>=2
         ./vendored/thing
         """)
-    assert pins_from.read(path) == PINS
+    with pytest.raises(HarnessError) as refused:  # changed on purpose: these lines were skipped silently
+        pins_from.read(path)
+    assert ("requirements.txt:3: '--index-url https://example.invalid/simple': another package index" in str(refused.value)
+            and "requirements.txt:8: './vendored/thing': a local path or a URL" in str(refused.value))
+    assert 'pins-outside-index = "ignore"' in str(refused.value)
+    assert pins_from.read(path, "ignore") == PINS
 
 
 def test_pyproject_dependencies_and_dependency_groups(tmp_path):
@@ -387,3 +393,189 @@ def test_init_gives_an_existing_contracts_directory_the_hook_and_never_overwrite
     assert init.main([], other) == 0
     assert (other / "contracts" / "conftest.py").read_text() == "# ours\n"
     assert "left contracts/conftest.py as it is" in capsys.readouterr().out
+
+
+CRLF_PYPROJECT = ('# the team\'s project\r\n[project]\r\nname = "team"  # our name\r\n\r\n'
+                  '[tool.ruff]  # lint settings\r\nline-length = 100\r\n\r\n'
+                  '[build-system]\r\nrequires = ["hatchling"]\r\n')
+
+
+def test_init_keeps_a_crlf_pyproject_with_comments_as_written(tmp_path, capsys):
+    """The team's file keeps its bytes, comments and CRLF line endings; what init adds is CRLF too,
+    with the comments that explain each key, and a quote or a backslash in a path round-trips."""
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    (tmp_path / "pyproject.toml").write_bytes(CRLF_PYPROJECT.encode())
+    (tmp_path / ".gitignore").write_bytes(b"*.pyc\r\n")
+    contracts = 'team "contracts"\\v1'
+    assert init.main(["--contracts", contracts], tmp_path) == 0
+    written = (tmp_path / "pyproject.toml").read_bytes().decode()
+    assert written.count("\n") == written.count("\r\n"), "a line ending other than CRLF was written"
+    for line in CRLF_PYPROJECT.splitlines(keepends=True):
+        assert line in written, f"the team's line {line!r} was lost"
+    assert written.index("[project]") < written.index("[tool.ruff]") < written.index("[build-system]")
+    assert "# golden values recorded from the baseline" in written and "# [tool.upgrade-harness.candidate]" in written
+    data = project.read_toml(tmp_path / "pyproject.toml")
+    table = data["tool"]["upgrade-harness"]
+    assert table["contracts"] == [contracts] and table["baseline-from"] == "requirements.txt"
+    assert data["tool"]["ruff"] == {"line-length": 100} and data["build-system"] == {"requires": ["hatchling"]}
+    assert (tmp_path / contracts / "conftest.py").is_file()
+    assert (tmp_path / ".gitignore").read_bytes() == b"*.pyc\r\nreports/\r\n.nox/\r\n"
+
+
+def test_init_refuses_an_inline_tool_table_and_changes_nothing(tmp_path):
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    before = 'tool = { ruff = { line-length = 100 } }\n'
+    _write(tmp_path / "pyproject.toml", before)
+    with pytest.raises(HarnessError, match=r"`tool` is not a table .*add \[tool.upgrade-harness\] by hand"):
+        init.main([], tmp_path)
+    assert (tmp_path / "pyproject.toml").read_text() == before
+    assert not (tmp_path / "contracts").exists() and not (tmp_path / "noxfile.py").exists()
+
+
+def test_reports_dir_is_taken_from_the_shells_directory(tmp_path, monkeypatch, capsys):
+    """`upgrade-harness upgrade --reports x` typed in a subdirectory writes to that subdirectory's x/,
+    though nox runs in the project's root (here the candidate cannot resolve: its report says why)."""
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    assert init.main([], tmp_path) == 0
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    monkeypatch.delenv(env_vars.INVOKED_FROM, raising=False)
+    monkeypatch.delenv(env_vars.REPORTS_DIR, raising=False)
+    assert cli.main(["upgrade", "--reports", "x", "--offline", "--candidate", "optax==0.0.0.1"]) == 2
+    assert (tmp_path / "sub" / "x" / "candidate.json").is_file()
+    assert not (tmp_path / "x").exists() and not (tmp_path / "reports" / "candidate.json").exists()
+
+
+def test_constraints_pin_what_a_requirement_leaves_open(tmp_path):
+    _write(tmp_path / "constraints.txt", "jax==0.11.2\njaxlib==0.11.2\nnumpy==2.5.5\nscipy==1.0\n")
+    path = _write(tmp_path / "requirements.txt", """\
+        -c constraints.txt
+        jax[cpu]
+        jaxlib>=0.11
+        optax==0.2.6
+        flax==0.12.12
+        """)
+    assert pins_from.read(path) == PINS  # numpy: the constraint alone pins it, as pip installs it with jax
+    _write(tmp_path / "constraints.txt", "jax==0.11.2\njaxlib==0.10.0\nnumpy==2.5.5\n")
+    with pytest.raises(HarnessError, match=r"requirements.txt:3: jaxlib>=0.11 does not allow 0.10.0, which "
+                                           r"constraints.txt:2 pins \(a constraint\); make them agree"):
+        pins_from.read(path)
+    _write(tmp_path / "constraints.txt", "jax>=0.11\njaxlib==0.11.2\nnumpy==2.5.5\n")
+    with pytest.raises(HarnessError, match=r"constraints.txt:1: jax is a range \(>=0.11\)"):
+        pins_from.read(path)
+    _write(tmp_path / "constraints.txt", "--extra-index-url https://example.invalid/simple\njax==0.11.2\n"
+                                         "jaxlib==0.11.2\nnumpy==2.5.5\n")
+    with pytest.raises(HarnessError, match=r"constraints.txt:1: '--extra-index-url https://example.invalid/simple'"):
+        pins_from.read(path)
+    (tmp_path / "constraints.txt").unlink()
+    with pytest.raises(HarnessError, match=r"requirements.txt:1: includes .*constraints.txt, which does not exist"):
+        pins_from.read(path)
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("-e .", "an editable install"),
+    ("--find-links=./wheels", "another package index or a directory of files"),
+    ("-i https://example.invalid/simple", "another package index"),
+    ("mylib @ https://example.invalid/mylib-1.0.whl", "a direct URL"),
+    ("../shared/mylib", "a local path or a URL"),
+])
+def test_lines_outside_the_index_are_refused_unless_the_table_ignores_them(tmp_path, capsys, line, reason):
+    path = _write(tmp_path / "requirements.txt", REQUIREMENTS + line + "\n")
+    where = f"requirements.txt:{len(PINS) + 1}: {line!r}: {reason}"
+    with pytest.raises(HarnessError, match=re.escape(where)):
+        pins_from.read(path)
+    with pytest.raises(HarnessError, match=re.escape(where)) as refused:  # init says it before writing anything
+        init.main([], tmp_path)
+    assert "init --pins-outside-index ignore" in str(refused.value) and not (tmp_path / "pyproject.toml").exists()
+    assert init.main(["--pins-outside-index", "ignore"], tmp_path) == 0
+    table = project.read_toml(tmp_path / "pyproject.toml")["tool"]["upgrade-harness"]
+    assert table["pins-outside-index"] == "ignore"
+    assert pins_from.read(path, table["pins-outside-index"]) == PINS
+
+
+def test_the_harness_packages_from_a_url_are_refused_even_when_ignored(tmp_path):
+    path = _write(tmp_path / "requirements.txt", REQUIREMENTS.replace(
+        "jaxlib==0.11.2", "jaxlib @ https://example.invalid/jaxlib-0.11.2+cuda-cp312-linux.whl"))
+    for mode in ("refuse", "ignore"):
+        with pytest.raises(HarnessError, match=r"requirements.txt:2: jaxlib comes from https://example.invalid/\S+, "
+                                               r"not the package index.*Pin the version instead \(jaxlib==X.Y.Z\)"):
+            pins_from.read(path, mode)
+
+
+def test_the_table_takes_pins_outside_index_ignore_and_no_other_value(tmp_path, monkeypatch):
+    _write(tmp_path / "requirements.txt", REQUIREMENTS + "-e .\n")
+    (tmp_path / "contracts").mkdir()
+    _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
+                                        'contracts = ["contracts"]\npins-outside-index = "ignore"\n')
+    monkeypatch.setattr(project.paths, "ROOT", tmp_path)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    from harness.stack import project_pins
+    assert project_pins.load().baseline == PINS
+    _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
+                                        'contracts = ["contracts"]\npins-outside-index = "yes"\n')
+    with pytest.raises(HarnessError, match=r'pins-outside-index must be "refuse" \(the default\) or "ignore" '
+                                           r"\(not 'yes'\)"):
+        project_pins.load()
+    _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
+                                        'contracts = ["contracts"]\n')
+    with pytest.raises(HarnessError, match=r"requirements.txt:6: '-e .': an editable install"):
+        project_pins.load()
+
+
+@pytest.mark.parametrize("where", ["root", "pythonpath", "module"])
+def test_a_team_package_named_harness_is_found_before_anything_runs(tmp_path, monkeypatch, capsys, where):
+    """The team's own `harness` (at the root, where the contract run starts, or on its pythonpath) would
+    hide the tool's package: `upgrade-harness` refuses before nox starts, naming it and the fix."""
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    assert init.main([], tmp_path) == 0
+    before = (tmp_path / "pyproject.toml").read_text()
+    if where == "pythonpath":
+        (tmp_path / "pyproject.toml").write_text(before.replace('pythonpath = ["."]', 'pythonpath = ["src"]'))
+    own = {"root": tmp_path / "harness", "pythonpath": tmp_path / "src" / "harness",
+           "module": tmp_path / "harness.py"}[where]
+    if where == "module":
+        own.write_text("TEAM = True\n")
+    else:
+        _write(own / "__init__.py", "TEAM = True\n")
+    (tmp_path / "harness_data").mkdir()  # another name is fine
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert f"{own} is a package named `harness`, the name of upgrade-harness's own package" in err, err
+    assert ("pythonpath puts" in err) == (where == "pythonpath") and "Rename yours" in err
+    assert "nox >" not in err  # refused before nox started
+    monkeypatch.setattr(project.paths, "ROOT", tmp_path)
+    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    with pytest.raises(HarnessError, match="named `harness`"):  # the sessions refuse too (a team's own noxfile)
+        project.load()
+
+
+def test_a_namespace_directory_named_harness_and_this_checkout_are_not_clashes(tmp_path):
+    from harness.stack import name_clash
+    (tmp_path / "harness").mkdir()  # no __init__.py: the tool's regular package wins over it
+    assert name_clash.shadowing(tmp_path) is None
+    assert name_clash.shadowing(name_clash.paths.PACKAGE.parent) is None  # the tool's own checkout
+
+
+PYPI_SOURCE = '{ registry = "https://pypi.org/simple" }'
+
+
+def _uv_lock(sources: dict[str, str]) -> str:
+    return "version = 1\n" + "".join(
+        f'\n[[package]]\nname = "{name}"\nversion = "{version}"\nsource = {sources.get(name, PYPI_SOURCE)}\n'
+        for name, version in PINS.items())
+
+
+def test_a_uv_lock_from_another_index_or_a_url_is_refused(tmp_path):
+    path = tmp_path / "uv.lock"
+    path.write_text(_uv_lock({}))
+    assert pins_from.read(path) == PINS
+    path.write_text(_uv_lock({"jaxlib": '{ registry = "https://example.invalid/simple" }'}))
+    with pytest.raises(HarnessError, match=r"uv.lock \[\[package\]\] jaxlib 0.11.2: .*another package index "
+                                           r"\(https://example.invalid/simple\)"):
+        pins_from.read(path)
+    assert pins_from.read(path, "ignore") == PINS
+    path.write_text(_uv_lock({"optax": '{ path = "../optax" }'}))
+    for mode in ("refuse", "ignore"):
+        with pytest.raises(HarnessError, match=r"optax is locked from \{'path': '../optax'\}, not the package index"):
+            pins_from.read(path, mode)
