@@ -82,10 +82,13 @@ def wheel(package: Path, cache: Path, uv: str | None) -> Path:
 
 
 def _build_into(kept: Path, package: Path, files: list[Path], project_text: str, uv: str) -> None:
-    """Build in a scratch directory beside `kept`, then move the finished wheel's directory into place."""
+    """Build from a source staged outside the project (uv looks upwards from a source for the project it
+    belongs to, and would read the team's own pyproject.toml), then move the finished wheel into place
+    through a scratch directory beside `kept`."""
     kept.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".building-", dir=kept.parent) as work:
-        source, out = Path(work) / "source", Path(work) / "wheel"
+    with tempfile.TemporaryDirectory(prefix="harness-wheel-source-") as staged, \
+            tempfile.TemporaryDirectory(prefix=".building-", dir=kept.parent) as work:
+        source, out = Path(staged) / "source", Path(work) / "wheel"
         for rel in files:
             (source / "harness" / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(package / rel, source / "harness" / rel)

@@ -253,3 +253,13 @@ def test_an_editable_install_of_the_checkout_writes_nothing_into_it(checkout_cop
     assert found[0] == str(checkout_copy.path / "harness" / "__init__.py")
     assert found[1] == "harness.contract.plugin"
     checkout_copy.assert_unchanged()
+
+
+def test_the_teams_own_pyproject_around_the_cache_is_never_read(installed, uv_bin, tmp_path):
+    """The cache lives in the team's .nox/; uv looks upwards from what it builds for a project to belong
+    to, and a team's pyproject.toml it cannot read (a [project] table without a version) must not matter."""
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "pyproject.toml").write_text('[project]\nname = "team"\n\n[tool.upgrade-harness]\nbuiltin = false\n')
+    built = harness_wheel.wheel(installed, team / ".nox" / "harness-wheel", uv_bin)
+    assert built.suffix == ".whl" and built.is_relative_to(team / ".nox" / "harness-wheel")
