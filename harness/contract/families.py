@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 
-
 def family(item) -> str:
     marker = item.get_closest_marker("family")
     if marker:

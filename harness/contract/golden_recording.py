@@ -63,12 +63,16 @@ def say_changes(say, changes) -> None:
 def _difference(old, new) -> str:
     """old -> new; when the values are the same, what else changed (a dtype, the judged precision)."""
     if isinstance(old, dict) and isinstance(new, dict) and "values" in old and old.get("values") == new.get("values"):
-        judged = {"precision": lambda e: e.get("precision", e.get("dtype"))}  # absent: its own dtype
-        moved = [f"{field} {get(old)} -> {get(new)}" for field, get in
-                 {"dtype": lambda e: e.get("dtype"), "shape": lambda e: e.get("shape"), **judged}.items()
-                 if get(old) != get(new)]
+        before, after = _form(old), _form(new)
+        moved = [f"{field} {before[field]} -> {after[field]}" for field in before if before[field] != after[field]]
         return "values unchanged; " + (", ".join(moved) or "its notes changed")
     return f"{_short(old)} -> {_short(new)}"
+
+
+def _form(entry: dict) -> dict:
+    """What a golden value's form is beside its values; an absent precision is its own dtype's."""
+    return {"dtype": entry.get("dtype"), "shape": entry.get("shape"),
+            "precision": entry.get("precision", entry.get("dtype"))}
 
 
 def _short(entry) -> str:

@@ -86,10 +86,15 @@ def noted(value, arr: np.ndarray, stated: str | None, exact: bool) -> dict:
     return {"precision": judged.dtype, "why": judged.why} if judged.why else {}
 
 
+def _changed(label: str, arr: np.ndarray, recorded: str, now: str, message: str) -> Comparison:
+    """A failed golden comparison of two dtype names (the verdict marks it a dtype/state change)."""
+    return Comparison(label, ComparisonKind.GOLDEN, False, EXACT, now, list(arr.shape), expected=recorded,
+                      observed=now, message=message)
+
+
 def dtype_changed(label: str, arr: np.ndarray, recorded: str) -> Comparison:
     observed = str(arr.dtype)
-    return Comparison(label, ComparisonKind.GOLDEN, False, EXACT, observed, list(arr.shape), expected=recorded,
-                      observed=observed, message=f"{label}: dtype {observed} observed, {recorded} recorded at baseline")
+    return _changed(label, arr, recorded, observed, f"{label}: dtype {observed} observed, {recorded} recorded at baseline")
 
 
 def no_longer_fits(label: str, arr: np.ndarray, recorded: str) -> Comparison | None:
@@ -98,6 +103,5 @@ def no_longer_fits(label: str, arr: np.ndarray, recorded: str) -> Comparison | N
     if holds(arr, recorded):
         return None
     now = INFERRED if holds(arr, INFERRED) else str(arr.dtype)
-    return Comparison(label, ComparisonKind.GOLDEN, False, EXACT, now, list(arr.shape), expected=recorded,
-                      observed=now, message=f"{label}: computed in {now} now (its values are not all exactly "
-                                            f"{recorded}), in {recorded} at baseline")
+    return _changed(label, arr, recorded, now, f"{label}: computed in {now} now (its values are not all exactly "
+                                               f"{recorded}), in {recorded} at baseline")

@@ -174,7 +174,7 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
         status, headline = _with_own_failures(*_headline(candidate, found, why, {f.name for f in own_families}),
                                               own.headline_part(own_families))
     changed_bits = [c for c in candidate.changes if c.mark == Mark.BITS_CHANGED] if candidate else []
-    if reported and base.own_families:  # the line under the headline speaks of what decides: your contracts
+    if reported:  # the line under the headline speaks of what decides: your contracts (report mode has some)
         changed_bits = [c for c in changed_bits if c.family in base.own_families]
     return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found,
                    own_families=own_families, own_changes=own.changes(base, verdicts) if candidate else [],

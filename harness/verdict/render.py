@@ -13,9 +13,9 @@ REPORT_EXIT_MEANING = ("0 none of your contracts changed, 1 one of them changed 
 
 
 def exit_meaning(verdict: Verdict) -> str:
-    """What the exit status means for this verdict: with the built-ins reported only, your contracts decide."""
-    reported = verdict.builtin == BuiltinMode.REPORT and verdict.baseline.own_families
-    return REPORT_EXIT_MEANING if reported else EXIT_MEANING
+    """What the exit status means for this verdict: with the built-ins reported only (a mode the verdict
+    applies only when the project has contracts of its own), your contracts decide."""
+    return REPORT_EXIT_MEANING if verdict.builtin == BuiltinMode.REPORT else EXIT_MEANING
 
 
 def _text_group(group: groups.ChangeGroup, cases: bool, first_changed: dict[str, str]) -> list[str]:

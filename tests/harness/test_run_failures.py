@@ -5,8 +5,6 @@ import dataclasses
 import json
 import shutil
 import signal
-import sys
-import textwrap
 import time
 from pathlib import Path
 
