@@ -13,6 +13,7 @@ from typing import Any
 
 from harness import __version__
 from harness.model.enums import CheckKind, ComparisonKind, Outcome, Status
+from harness.model.reuse import ReusedFrom
 
 SCHEMA_VERSION = 3
 
@@ -275,6 +276,8 @@ class Report:
     own_families: list[str] | None = _optional()
     # The upgrade run that wrote it (HARNESS_RUN_ID): a verdict never judges reports of two runs together.
     run_id: str | None = _optional()
+    # Set when this run reused an earlier run's report instead of running the entry again.
+    reused: ReusedFrom | None = _optional()
 
     def check(self, check_id: str) -> CheckRecord | None:
         return next((c for c in self.checks if c.id == check_id), None)

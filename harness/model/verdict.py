@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from harness.model.enums import BuiltinMode, CheckKind, Mark, Status
-from harness.model.report import CheckRecord, Report, Tolerance, WarningRecord
+from harness.model.report import CheckRecord, Report, ReusedFrom, Tolerance, WarningRecord
 
 # A steady-state time this many times the baseline's is flagged "slower". Informational only:
 # entries share two cores during `nox -s upgrade`, so ratios below ~1.5 are mostly noise.
@@ -82,6 +82,7 @@ class EntryVerdict:
     requested_python: str
     timings: list[Timing]
     resolution_notes: list[str] = dataclasses.field(default_factory=list)  # why pins differ from the request
+    reused: ReusedFrom | None = None  # its report came from an earlier run (nothing that determines it changed)
 
     @property
     def contract_changes(self) -> list[Change]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from harness import env_vars
 from harness.model import progress as progress_io
 from harness.model.report import now
-from harness.stack import ending, entry as stack_entry, lifeline, matrix, paths, plan, progress, run_lock
+from harness.stack import ending, entry as stack_entry, entry_reuse, lifeline, matrix, paths, plan, progress, run_lock
 
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
 def child_environment(args, only: Path | None, seed: int, replay: Path | None) -> dict[str, str]:
@@ -76,24 +76,33 @@ def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None 
     """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log.
     Each entry writes its phase and checks done to a progress file that the display shows."""
     env = child_environment(args, only, seed, replay)
-    pending, running, codes, jobs = list(entries), {}, {}, args.jobs
+    pending, running, codes, jobs, attempts = list(entries), {}, {}, args.jobs, {}
     by_name = {e.name: e for e in entries}
     with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
             _stopped_on_exit(running):
         while pending or running:
             while pending and len(running) < max(1, jobs):
                 entry = pending.pop(0)
-                log_name = f"{REPLAY if replay is not None else entry.name}.log"
-                log = open(paths.REPORTS / log_name, "w")
+                stem = REPLAY if replay is not None else entry.name
+                looked = entry_reuse.attempt(entry, env, seed, only, replay, paths.REPORTS / f"{stem}.json",
+                                             paths.REPORTS / f"{stem}.log", getattr(args, "fresh", False))
+                if looked.reused is not None:
+                    codes[entry.name], attempts[entry.name] = 0, looked
+                    shown.finished(entry.name, f"  {entry.name:12s} reused    the report of "
+                                               f"{entry_reuse.when(looked.reused.reused.finished_at)} (log: "
+                                               f"reports/{stem}.log)")
+                    continue
+                log = open(paths.REPORTS / f"{stem}.log", "w")
                 file = Path(files) / f"{entry.name}.json"
                 cmd = [sys.executable, "-m", "nox", "-f", str(paths.NOXFILE), "-s", entry.name,
                        "--envdir", str(envdir())]
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=paths.ROOT,
                                         env={**env, env_vars.PROGRESS: str(file)},
                                         **lifeline.popen_options(run_lock.held_fds()))
-                running[entry.name] = (proc, log, log_name, time.perf_counter())
-                shown.started(entry.name, file, f"  {entry.name:12s} started   {entry.pin_text}")
-            time.sleep(0.2)
+                running[entry.name], attempts[entry.name] = (proc, log, f"{stem}.log", time.perf_counter()), looked
+                why = f" (ran: {looked.why_ran})" if looked.why_ran else ""
+                shown.started(entry.name, file, f"  {entry.name:12s} started   {entry.pin_text}{why}")
+            time.sleep(0.2 if running else 0)
             for name, (proc, log, log_name, t0) in list(running.items()):
                 if proc.poll() is not None:
                     log.close()
@@ -101,6 +110,9 @@ def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None 
                     del running[name]
                     if proc.returncode != 0:
                         explain_ending(by_name[name], proc.returncode, Path(files) / f"{name}.json", replay)
+                    stem = Path(log_name).stem
+                    entry_reuse.keep(attempts[name], by_name[name], env, seed, replay, paths.REPORTS / f"{stem}.json",
+                                     paths.REPORTS / log_name)
                     shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s "
                                          f"(log: reports/{log_name})")
             shown.refresh()

@@ -26,6 +26,9 @@ def parse(argv) -> argparse.Namespace:
                              "changed checks on the releases between baseline and candidate)")
     parser.add_argument("--offline", action="store_true",
                         help="never use the network: environments and uv's cache must already hold every stack")
+    parser.add_argument("--fresh", action="store_true",
+                        help="run every entry, even one whose report an earlier run computed from the same "
+                             "inputs (by default that report is reused; the verdict says which and from when)")
     project_options.add(parser)
     args = cli_args.parse(parser, argv)
     if args.jobs < 1:

@@ -85,7 +85,7 @@ def compare_entry(base: Report, other: Report, replay: Report | None = None) -> 
         counts={mark: sum(c.mark == mark for c in changes) for mark in Mark},
         requested=other.entry.requested, requested_python=other.entry.python,
         resolution_notes=list(other.entry.notes or []),
-        timings=compare_performance(base, other),
+        timings=compare_performance(base, other), reused=other.reused,
     )
 
 

@@ -132,13 +132,15 @@ def as_json(verdict: Verdict) -> dict:
         "own_changes": to_json(verdict.own_changes),  # the project's own moved checks, each with its cause
         "builtin_mode": str(verdict.builtin),  # judge: the built-in contracts decide too; report: only shown
         "mode_note": verdict.mode_note,
+        # `reused`: the report came from an earlier run (its run, when it finished, the entry that computed it).
         "baseline": {"versions": base.environment.versions, "status": str(base.status),
-                     "summary": to_json(base.summary)},
+                     "summary": to_json(base.summary), "reused": to_json(base.reused)},
         "baseline_failures": [{"id": c.id, "message": c.message} for c in verdict.baseline_failures],
         "entries": [
             {"name": e.name, "versions": e.versions, "status": str(e.status), "problem": e.problem,
              "counts": to_json(e.counts), "changes": to_json(e.changed),
-             "unchanged": e.counts.get(Mark.UNCHANGED, 0), "new_warnings": to_json(e.new_warnings)}
+             "unchanged": e.counts.get(Mark.UNCHANGED, 0), "new_warnings": to_json(e.new_warnings),
+             "reused": to_json(e.reused)}
             for e in verdict.entries
         ],
     }

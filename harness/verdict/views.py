@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from harness.model.enums import BuiltinMode, Mark, Outcome, Status
-from harness.model.report import EXACT, STACK_VERSION_KEYS, CheckRecord, Summary, Tolerance
+from harness.model.report import EXACT, STACK_VERSION_KEYS, CheckRecord, ReusedFrom, Summary, Tolerance
 from harness.model.verdict import Change, EntryVerdict, Timing, Verdict
 from harness.verdict import groups, own
 
@@ -56,11 +56,21 @@ def marks_text(entry: EntryVerdict) -> str:
 def entry_rows(verdict: Verdict) -> list[EntryRow]:
     """The baseline, then one row per entry: versions, status and what changed."""
     base = verdict.baseline
-    rows = [EntryRow("baseline", versions_text(base.environment.versions), base.status, counts_text(base.summary))]
+    rows = [EntryRow("baseline", versions_text(base.environment.versions), status_text("baseline", base.status, base.reused),
+                     counts_text(base.summary))]
     for e in verdict.entries:
         versions = e.versions if e.status != Status.UNRESOLVABLE else dict(e.requested, python=e.requested_python)
-        rows.append(EntryRow(e.name, versions_text(versions), e.status, marks_text(e)))
+        rows.append(EntryRow(e.name, versions_text(versions), status_text(e.name, e.status, e.reused), marks_text(e)))
     return rows
+
+
+def status_text(name: str, status: Status, reused: ReusedFrom | None) -> str:
+    """`complete`, or `complete, reused from 2026-12-02 00:36 UTC` for a report an earlier run computed."""
+    if reused is None:
+        return status
+    stamp = reused.finished_at or ""
+    at = f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else "an earlier run"
+    return f"{status}, reused from {at}" + (f" (entry {reused.entry})" if reused.entry != name else "")
 
 
 def changed(verdict: Verdict, entry: EntryVerdict) -> list[Change]:

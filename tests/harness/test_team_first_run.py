@@ -3,7 +3,9 @@ with training code, its own tests and exact pins, no harness files. The tool is 
 read-only copy of this checkout; `init` writes the table, the noxfile and contracts/; the team writes a
 contract that records `float(loss)` of its float32 training loop; `golden`; `upgrade --no-builtin` on
 the default candidate says "bits changed" and exits 0 (a float32 loss moved by a few float32 ulps is not
-a change); the team's own `pytest` still passes; and the checkout's copy is unchanged.
+a change); the same upgrade again reuses both reports (nothing that determines them changed) and gives
+the same verdict within 5 s, and `--fresh` the same verdict again; the team's own `pytest` still passes;
+and the checkout's copy is unchanged.
 
 Each step's wall time is printed (pytest -s) for the README.
 """
@@ -35,6 +37,12 @@ from regressor import train
 def test_the_schedule_warms_up():
     assert float(train.schedule()(0)) == 0.0 and float(train.schedule()(train.WARMUP_STEPS)) > 0.0
 '''
+
+
+def _without_reuse(summary: dict) -> dict:
+    """The verdict as judged: where its reports came from set aside."""
+    return {**summary, "baseline": {**summary["baseline"], "reused": None},
+            "entries": [{**e, "reused": None} for e in summary["entries"]]}
 
 
 def _timed(times: dict, step: str, done: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
@@ -75,6 +83,22 @@ def test_a_teams_first_run_from_nothing(tool, checkout_copy, tmp_path):
     assert summary["headline"].startswith("OK"), summary["headline"]
     assert summary["bits_line"] and "bits" in summary["bits_line"], summary
     assert "losses: 1 check, unchanged on candidate, 1 with bits changed" in done.stdout, done.stdout[-3000:]
+
+    # The same pins again: nothing that determines either report changed, so both are reused.
+    times["_start"] = time.perf_counter()
+    again = _timed(times, "upgrade --no-builtin again", run_tool(tool, project, "upgrade", "--no-builtin"))
+    assert again.returncode == 0, said(again)
+    ran = done.stdout.count(" started   ")  # baseline, candidate and the entries attributing the moved bits
+    assert again.stdout.count(" reused    the report of ") == ran >= 2 and " started " not in again.stdout, said(again)
+    reran = json.loads((project / "reports" / "upgrade-summary.json").read_text())
+    assert reran["baseline"]["reused"]["entry"] == "baseline" and reran["entries"][0]["reused"]["entry"] == "candidate"
+    assert _without_reuse(reran) == _without_reuse(summary)
+    assert times["upgrade --no-builtin again"] <= 5.0, times  # the issue's budget for a verdict with nothing changed
+    times["_start"] = time.perf_counter()
+    fresh = _timed(times, "upgrade --no-builtin --fresh", run_tool(tool, project, "upgrade", "--no-builtin", "--fresh"))
+    assert fresh.returncode == 0 and " reused " not in fresh.stdout, said(fresh)
+    assert _without_reuse(json.loads((project / "reports" / "upgrade-summary.json").read_text())) == \
+        _without_reuse(summary)
 
     times["_start"] = time.perf_counter()
     done = _timed(times, "pytest (the team's own)", subprocess.run(

@@ -1,0 +1,135 @@
+"""The report key changes with exactly the inputs that determine an entry's report: one test per part,
+and the inputs that must not count (an entry's name, a comment in a lock, the host-only code, a seed
+under a derandomized profile, the compilation cache's directory) leave it as it was."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from harness import env_vars
+from harness.model.enums import BuiltinMode
+from harness.stack import paths, project, report_key
+from harness.stack.matrix import Entry
+
+LOCK = "# resolved for candidate at 2026-12-01\njax==0.11.2\njaxlib==0.11.2\noptax==0.2.6\n"
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    """A team's project and a harness package of a few files, with one entry locked in it."""
+    package = tmp_path / "harness"
+    for part in ("contract", "builtin", "model", "stack", "verdict"):
+        (package / part).mkdir(parents=True)
+        (package / part / "mod.py").write_text(f"# {part}\n")
+    monkeypatch.setattr(paths, "PACKAGE", package)
+    monkeypatch.setattr(paths, "BUILTIN_GOLDEN", package / "builtin" / "golden")
+    monkeypatch.setattr(report_key, "find_python", lambda version: sys.executable)
+    root = tmp_path / "team"
+    for folder in ("contracts", "golden", "locks", "regressor", "reports/.cache", ".nox/baseline"):
+        (root / folder).mkdir(parents=True)
+    (root / "contracts" / "test_losses.py").write_text("def test_losses(check): ...\n")
+    (root / "regressor" / "train.py").write_text("LR = 0.1\n")
+    (root / "golden" / "losses.json").write_text('{"values": {}}\n')
+    (root / "locks" / "baseline.txt").write_text(LOCK)
+    found = project.Project(root=root, own_contracts=(root / "contracts",), golden=root / "golden",
+                            locks=root / "locks", builtin=BuiltinMode.REPORT, baseline_from=None, pythonpath=(root,))
+    entry = Entry("baseline", {"jax": "0.11.2"}, "", lock_file=str(root / "locks" / "baseline.txt"))
+    return root, package, found, entry
+
+
+def _key(found, entry, environ=None, seed=1, replay=None):
+    return report_key.key_of(entry, found, environ or {env_vars.PROFILE: "ci"}, seed, replay)
+
+
+@pytest.mark.parametrize("edit, part", [
+    (lambda root, package: (root / "locks/baseline.txt").write_text(LOCK + "numpy==2.5.5\n"), "lock"),
+    (lambda root, package: (package / "contract/mod.py").write_text("# the plugin, changed\n"), "harness"),
+    (lambda root, package: (package / "builtin/mod.py").write_text("# a built-in contract, changed\n"), "harness"),
+    (lambda root, package: (package / "model/mod.py").write_text("# the report model, changed\n"), "harness"),
+    (lambda root, package: (root / "contracts/test_losses.py").write_text("def test_losses(check): pass\n"),
+     "contracts"),
+    (lambda root, package: (root / "regressor/train.py").write_text("LR = 0.2\n"), "contracts"),
+    (lambda root, package: (root / "golden/losses.json").write_text('{"values": {"a": 1}}\n'), "golden"),
+], ids=["lock", "plugin", "builtin-contract", "model", "own-contract", "own-code", "golden"])
+def test_a_changed_input_changes_exactly_its_part(world, edit, part):
+    root, package, found, entry = world
+    before = _key(found, entry)
+    edit(root, package)
+    assert _key(found, entry).changed(before) == [part]
+
+
+@pytest.mark.parametrize("edit", [
+    lambda root, package: (root / "locks/baseline.txt").write_text(LOCK.replace("2026-12-01", "2026-12-02")),
+    lambda root, package: (package / "stack/mod.py").write_text("# the host side, changed\n"),
+    lambda root, package: (package / "verdict/mod.py").write_text("# the verdict, changed\n"),
+    lambda root, package: (root / "README.md").write_text("notes\n"),
+    lambda root, package: (root / "reports/.cache/x.py").write_text("# the cache itself\n"),
+    lambda root, package: (root / ".nox/baseline/lib.py").write_text("# an environment\n"),
+    lambda root, package: (package / "contract/__pycache__").mkdir() or (package / "contract/__pycache__/m.pyc")
+    .write_bytes(b"\0"),
+], ids=["lock-comment", "host-side", "verdict", "readme", "cache", "environment-dir", "bytecode"])
+def test_inputs_that_do_not_determine_the_report_leave_the_key(world, edit):
+    root, package, found, entry = world
+    before = _key(found, entry)
+    edit(root, package)
+    assert _key(found, entry).changed(before) == []
+
+
+def test_entries_of_one_stack_share_a_key_whatever_their_names(world):
+    root, _, found, entry = world
+    (root / "locks" / "jax-only.txt").write_text(LOCK.replace("resolved for candidate", "resolved for jax-only"))
+    other = Entry("jax-only", {"jax": "0.11.2"}, "", lock_file=str(root / "locks" / "jax-only.txt"))
+    assert _key(found, other).digest == _key(found, entry).digest
+
+
+def test_the_python_interpreter_is_a_part(world, monkeypatch):
+    _, _, found, entry = world
+    before = _key(found, entry)
+    monkeypatch.setattr(report_key, "python_digest", lambda executable: "another interpreter")
+    assert _key(found, entry).changed(before) == ["python"]
+
+
+def test_which_contracts_run_is_a_part(world):
+    _, _, found, entry = world
+    import dataclasses
+
+    assert _key(dataclasses.replace(found, builtin=BuiltinMode.OFF), entry).changed(_key(found, entry)) == ["suite"]
+
+
+def test_the_seed_counts_only_under_a_random_profile(world):
+    _, _, found, entry = world
+    ci = {env_vars.PROFILE: "ci"}
+    assert _key(found, entry, ci, seed=1).changed(_key(found, entry, ci, seed=2)) == []
+    nightly = {env_vars.PROFILE: "nightly"}
+    assert _key(found, entry, nightly, seed=1).changed(_key(found, entry, nightly, seed=2)) == ["hypothesis"]
+    assert _key(found, entry, nightly, seed=1).changed(_key(found, entry, ci, seed=1)) == ["hypothesis"]
+
+
+def test_numeric_environment_variables_are_a_part_and_others_are_not(world):
+    _, _, found, entry = world
+    plain = {env_vars.PROFILE: "ci", "HOME": "/root"}
+    before = _key(found, entry, plain)
+    assert _key(found, entry, {**plain, "XLA_FLAGS": "--xla_cpu_enable_fast_math=true"}).changed(before) == [
+        "environment"]
+    assert _key(found, entry, {**plain, "JAX_ENABLE_X64": "1"}).changed(before) == ["environment"]
+    assert _key(found, entry, {**plain, "HOME": "/elsewhere", "JAX_COMPILATION_CACHE_DIR": "/tmp/c"}).changed(
+        before) == []
+
+
+def test_the_replayed_examples_are_a_part(world, tmp_path):
+    _, _, found, entry = world
+    examples = tmp_path / "replay-examples.json"
+    examples.write_text('{"a": "blob1"}')
+    first = _key(found, entry, replay=examples)
+    assert first.changed(_key(found, entry)) == ["replay"]
+    examples.write_text('{"a": "blob2"}')
+    assert _key(found, entry, replay=examples).changed(first) == ["replay"]
+
+
+def test_the_cpu_model_and_features_are_read_from_cpuinfo():
+    x86 = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: sse avx2\n\nprocessor\t: 1\nmodel name\t: other\n"
+    assert report_key.cpu_fields(x86) == {"model name": "AMD EPYC", "flags": "sse avx2"}
+    arm = "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"
+    assert report_key.cpu_fields(arm) == {"Features": "fp asimd", "CPU implementer": "0x41", "CPU part": "0xd0c"}
