@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack import cli_args, paths, project_options
+from harness.stack import cli_args, envs, paths, project_options
 
 
 def parse(argv) -> argparse.Namespace:
@@ -26,11 +26,22 @@ def parse(argv) -> argparse.Namespace:
                              "changed checks on the releases between baseline and candidate)")
     parser.add_argument("--offline", action="store_true",
                         help="never use the network: environments and uv's cache must already hold every stack")
+    parser.add_argument("--envs-size-limit", type=envs_size, metavar="SIZE",
+                        help="after the run, remove entry environments no current plan uses, least recently used "
+                             "first, while .nox/ holds more than SIZE (e.g. 10GiB, 0, off; default: the project's "
+                             "envs-size-limit, else 10GiB)")
     project_options.add(parser)
     args = cli_args.parse(parser, argv)
     if args.jobs < 1:
         raise HarnessError(f"--jobs {args.jobs}: give at least 1.")
     return args
+
+
+def envs_size(text: str) -> float:
+    try:
+        return envs.parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def check_writable(directory: Path) -> None:
