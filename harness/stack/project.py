@@ -23,11 +23,10 @@ This checkout is a project too: its own pins (harness/matrix.toml), locks/ and g
 from __future__ import annotations
 
 import dataclasses
-import os
 import tomllib
 from pathlib import Path
 
-from harness import env_vars
+from harness import run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import envs, name_clash, paths
@@ -189,14 +188,14 @@ def load() -> Project:
     """The project being judged, with this run's --contracts / --builtin / --no-builtin / --baseline-from
     applied."""
     found = _checkout() if paths.IS_CHECKOUT else _project(paths.ROOT)
-    extra = [d for d in os.environ.get(env_vars.CONTRACT_DIRS, "").split(os.pathsep) if d]
-    if extra:
-        found = dataclasses.replace(found, own_contracts=tuple(dict.fromkeys(
-            found.own_contracts + _dirs(Path.cwd(), extra, "--contracts", "given with --contracts"))))
-    if os.environ.get(env_vars.BUILTIN):  # set by project_options from --builtin MODE or --no-builtin
-        found = dataclasses.replace(found, builtin=BuiltinMode(os.environ[env_vars.BUILTIN]))
-    if os.environ.get(env_vars.BASELINE_FROM):
-        found = dataclasses.replace(found, baseline_from=Path(os.environ[env_vars.BASELINE_FROM]).resolve())
+    given = run_options.from_environment()  # this run's options, told by the command or the session
+    if given.contracts:
+        found = dataclasses.replace(found, own_contracts=tuple(dict.fromkeys(found.own_contracts + _dirs(
+            Path.cwd(), [str(d) for d in given.contracts], "--contracts", "given with --contracts"))))
+    if given.builtin:  # --builtin MODE or --no-builtin
+        found = dataclasses.replace(found, builtin=BuiltinMode(given.builtin))
+    if given.baseline_from:
+        found = dataclasses.replace(found, baseline_from=given.baseline_from.resolve())
     if not found.suite:
         raise HarnessError("there are no contracts to run: the built-in ones are switched off and no "
                            f"contracts directory is given; set contracts = [\"DIR\"] in [tool.{TABLE}] or pass --contracts DIR.")
