@@ -11,25 +11,25 @@ from pathlib import Path
 
 import pytest
 
-from harness import env_vars
+from harness import run_options
 
 
 def add(parser) -> None:
+    """The pytest options a harness run is given, their defaults from the variables an entry's session sets
+    (harness.run_options declares both), and the suite's own arguments."""
     group = parser.getgroup("upgrade-harness")
-    group.addoption("--harness-report", default=os.environ.get(env_vars.REPORT), help="report path")
-    group.addoption("--harness-entry", default=os.environ.get(env_vars.ENTRY, "local"), help="matrix entry name")
-    group.addoption("--harness-golden-dir", default=os.environ.get(env_vars.GOLDEN_DIR), help="golden directory")
-    group.addoption("--harness-builtin-golden-dir", default=os.environ.get(env_vars.BUILTIN_GOLDEN_DIR),
-                    help="where a family missing from the golden directory is read from (the tool's own values)")
-    group.addoption("--harness-only", default=os.environ.get(env_vars.ONLY),
-                    help="file of check ids (family/test[params]) to run; the rest are deselected")
+    for name, spec in run_options.specs().items():
+        if spec.pytest is None:
+            continue
+        shown = {k: v for k, v in spec.argparse.items() if k in ("help", "metavar")}
+        if spec.env is None:  # a flag the golden session passes as an argument
+            group.addoption(spec.pytest, action="store_true", **shown)
+            continue
+        default = getattr(run_options.RunOptions(), name)
+        group.addoption(spec.pytest, default=os.environ.get(spec.env, default), **shown)
     group.addoption("--harness-own-contracts", default=None,
                     help="the project's own contract directories (their families are the project's own)")
     group.addoption("--harness-record-golden", action="store_true", help="record golden values")
-    group.addoption("--harness-accept-changes", action="store_true", help="allow changing recorded golden values")
-    group.addoption("--harness-profile", default=os.environ.get(env_vars.PROFILE), metavar="NAME",
-                    help="the harness's Hypothesis profile: dev, ci or nightly (default: HARNESS_PROFILE, "
-                         "else ci under CI and dev otherwise); --hypothesis-profile stays Hypothesis's own")
 
 
 def harness_run(config) -> bool:

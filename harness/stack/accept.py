@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from harness import env_vars
+from harness import run_options
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import report_io
 from harness.model.enums import Status
@@ -79,8 +79,7 @@ def git(root: Path, args: list[str]) -> str:
 def record_golden(root: Path) -> int:
     """`nox -s golden -- --accept-changes` as a child nox session, so it reads the new pins; its
     output goes to reports/golden-recording.log."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in (env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME)}
+    env = run_options.inherited(os.environ)  # the new pins, never a run's plan, selection or replay
     cmd = [sys.executable, "-m", "nox", "-f", str(root / "noxfile.py"), "-s", "golden", "--", "--accept-changes"]
     (root / "reports").mkdir(exist_ok=True)
     with open(root / "reports" / "golden-recording.log", "w") as log:

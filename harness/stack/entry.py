@@ -19,7 +19,7 @@ from harness.errors import HarnessError
 from harness.model import progress, report_io
 from harness.model.progress import Phase, Progress
 from harness.model.report import EntryInfo, now, unresolvable
-from harness.stack import ending, harness_source, paths, project
+from harness.stack import ending, envs, harness_source, paths, project
 from harness.stack.locks import check_current, compile_lock, lock_command, lock_path, uv, write_if_missing
 from harness.stack.matrix import Entry
 
@@ -119,6 +119,7 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path) -> dic
 
 def run_entry(session, entry: Entry, pytest_args=(), report_name: str | None = None, install: bool = True) -> None:
     """Install the entry's stack and run the contract suite, writing reports/<entry>.json."""
+    envs.mark_used(session.virtualenv.location, session.name)  # its last use, for pruning (harness.stack.envs)
     if install:
         install_entry(session, entry, report_name)
     path = report_path(entry, report_name)

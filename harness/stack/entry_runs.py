@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import env_vars
+from harness import env_vars, run_options
 from harness.model import progress as progress_io
 from harness.model.report import now
 from harness.stack import ending, entry as stack_entry, entry_reuse, lifeline, matrix, paths, plan, progress, run_lock
@@ -22,8 +22,7 @@ from harness.stack import ending, entry as stack_entry, entry_reuse, lifeline, m
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
 def child_environment(args, only: Path | None, seed: int, replay: Path | None) -> dict[str, str]:
     """What every entry of this run is told: the plan, the selection, one seed, examples to replay."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in (env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME, env_vars.PLAN)}
+    env = run_options.inherited(os.environ)  # never another run's plan, selection or replay
     env[env_vars.RUN_ID] = args.run_id  # the run its reports belong to
     env.update(lifeline.child_environment())  # and dies with
     env[env_vars.SEED] = str(seed)  # every entry draws the same examples

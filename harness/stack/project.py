@@ -9,6 +9,7 @@
     pythonpath = ["."]                   # what the contracts import the project's code from
     python = "3.12"                      # optional: the entries' Python (default: the harness's)
     pins-outside-index = "ignore"        # optional: the baseline's file may have index options, URLs, paths, -e
+    envs-size-limit = "10GiB"            # optional: unused entry environments in .nox/ are pruned beyond it
     [tool.upgrade-harness.candidate]     # optional: the default candidate (default: the harness's)
     optax = "0.2.8"
 
@@ -22,19 +23,18 @@ This checkout is a project too: its own pins (harness/matrix.toml), locks/ and g
 from __future__ import annotations
 
 import dataclasses
-import os
 import tomllib
 from pathlib import Path
 
-from harness import env_vars
+from harness import run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import name_clash, paths
+from harness.stack import envs, name_clash, paths
 
 TABLE = "upgrade-harness"
 BUILTIN_PACKAGE = "harness.builtin"
 KEYS = ("baseline-from", "contracts", "golden", "locks", "builtin", "pythonpath", "python", "candidate",
-        "pins-outside-index")
+        "pins-outside-index", "envs-size-limit")
 OUTSIDE_INDEX = ("refuse", "ignore")  # pins-outside-index: what the baseline's file may say besides index pins
 
 
@@ -54,6 +54,8 @@ class Project:
     # "ignore": the baseline's file may point outside the package index (other indexes, URLs, paths, -e);
     # the harness still installs only the exact pins of its packages, from the index. "refuse": it may not.
     pins_outside_index: str = "refuse"
+    # Entry environments no current plan uses are pruned while all of them are over this (bytes; inf: never).
+    envs_size_limit: float = envs.DEFAULT_LIMIT
 
     @property
     def suite(self) -> list[str]:
@@ -130,6 +132,15 @@ def _builtin(table: dict, source: Path) -> BuiltinMode:
                        '"report" shows them after yours while only yours decide, false does not run them.')
 
 
+def _envs_size_limit(table: dict, source: Path) -> float:
+    value = table.get("envs-size-limit", envs.DEFAULT_LIMIT)
+    try:
+        return envs.parse_size("off" if value is False else str(value))
+    except ValueError as exc:
+        raise HarnessError(f"{source}: [tool.{TABLE}] envs-size-limit: {exc}; "
+                           'e.g. envs-size-limit = "10GiB".') from None
+
+
 def _project(root: Path) -> Project:
     table, source = _table(root), root / "pyproject.toml"
     builtin = _builtin(table, source)
@@ -157,6 +168,7 @@ def _project(root: Path) -> Project:
         baseline_from=root / _path(baseline_from, "baseline-from", source),
         pythonpath=_dirs(root, _strings(table.get("pythonpath", ["."]), "pythonpath", source), "pythonpath", str(source)),
         python=python, candidate=dict(candidate) if candidate else None, pins_outside_index=outside_index,
+        envs_size_limit=_envs_size_limit(table, source),
     )
     name_clash.check(root, found.pythonpath, TABLE)
     return found
@@ -176,14 +188,14 @@ def load() -> Project:
     """The project being judged, with this run's --contracts / --builtin / --no-builtin / --baseline-from
     applied."""
     found = _checkout() if paths.IS_CHECKOUT else _project(paths.ROOT)
-    extra = [d for d in os.environ.get(env_vars.CONTRACT_DIRS, "").split(os.pathsep) if d]
-    if extra:
-        found = dataclasses.replace(found, own_contracts=tuple(dict.fromkeys(
-            found.own_contracts + _dirs(Path.cwd(), extra, "--contracts", "given with --contracts"))))
-    if os.environ.get(env_vars.BUILTIN):  # set by project_options from --builtin MODE or --no-builtin
-        found = dataclasses.replace(found, builtin=BuiltinMode(os.environ[env_vars.BUILTIN]))
-    if os.environ.get(env_vars.BASELINE_FROM):
-        found = dataclasses.replace(found, baseline_from=Path(os.environ[env_vars.BASELINE_FROM]).resolve())
+    given = run_options.from_environment()  # this run's options, told by the command or the session
+    if given.contracts:
+        found = dataclasses.replace(found, own_contracts=tuple(dict.fromkeys(found.own_contracts + _dirs(
+            Path.cwd(), [str(d) for d in given.contracts], "--contracts", "given with --contracts"))))
+    if given.builtin:  # --builtin MODE or --no-builtin
+        found = dataclasses.replace(found, builtin=BuiltinMode(given.builtin))
+    if given.baseline_from:
+        found = dataclasses.replace(found, baseline_from=given.baseline_from.resolve())
     if not found.suite:
         raise HarnessError("there are no contracts to run: the built-in ones are switched off and no "
                            f"contracts directory is given; set contracts = [\"DIR\"] in [tool.{TABLE}] or pass --contracts DIR.")

@@ -1,32 +1,22 @@
 """The options that say which project's contracts and pins one run uses, on any command line:
-`--contracts DIR` (repeatable), `--builtin judge|report`, `--no-builtin`, `--baseline-from PATH`.
-They reach every child session through the environment (harness.env_vars), as absolute paths: nox
-runs its sessions from the noxfile's directory, not from where the command was typed.
+`--contracts DIR` (repeatable), `--builtin judge|report`, `--no-builtin`, `--baseline-from PATH`
+(declared in harness.run_options, group PROJECT). They reach every child session through the
+environment, as absolute paths: nox runs its sessions from the noxfile's directory, not from where
+the command was typed. Also the golden session's own options.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from harness import env_vars
+from harness import run_options
 from harness.errors import HarnessError
-from harness.model.enums import BuiltinMode
+from harness.stack import cli_args
 
 
 def add(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--contracts", action="append", type=Path, default=[], metavar="DIR",
-                        help="a directory of your own contract modules (pytest files using the `check` fixture); "
-                             "repeatable, added to the contracts of [tool.upgrade-harness]")
-    builtin = parser.add_mutually_exclusive_group()
-    builtin.add_argument("--builtin", choices=[BuiltinMode.JUDGE.value, BuiltinMode.REPORT.value],
-                         help="judge: the built-in contracts' changes decide the exit status too; report: they are "
-                              "shown after yours, but only yours decide (overrides the table's builtin)")
-    builtin.add_argument("--no-builtin", action="store_true",
-                         help="run only your own contracts, not the built-in Optax/Flax ones")
-    parser.add_argument("--baseline-from", type=Path, metavar="PATH",
-                        help="read the baseline's pins from this requirements.txt, uv.lock or pyproject.toml")
+    run_options.add_arguments(parser, run_options.PROJECT)
 
 
 def split(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -43,13 +33,18 @@ def split(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 def environment(options: argparse.Namespace, invoked_from: Path) -> dict[str, str]:
     """The variables that carry the options to the sessions (empty when none is given)."""
-    env = {}
-    if options.contracts:
-        env[env_vars.CONTRACT_DIRS] = os.pathsep.join(str((invoked_from / d).resolve()) for d in options.contracts)
-    if options.no_builtin:
-        env[env_vars.BUILTIN] = BuiltinMode.OFF.value
-    elif options.builtin:
-        env[env_vars.BUILTIN] = options.builtin
-    if options.baseline_from:
-        env[env_vars.BASELINE_FROM] = str((invoked_from / options.baseline_from).resolve())
-    return env
+    return run_options.environment(run_options.from_namespace(options), run_options.PROJECT, invoked_from)
+
+
+def parse_golden(argv: list[str]) -> argparse.Namespace:
+    """`golden`'s options: its own flags and the project options; HarnessError naming them all otherwise."""
+    options, rest = split(argv)
+    parser = argparse.ArgumentParser(prog="golden", add_help=False, allow_abbrev=False)
+    run_options.add_arguments(parser, run_options.GOLDEN)
+    own = [s.flags[0] for s in run_options.specs(run_options.HOST).values() if run_options.GOLDEN in s.commands]
+    known, unknown = parser.parse_known_args([a for a in rest if a in own])
+    unknown += [a for a in rest if a not in own]
+    if unknown:
+        raise HarnessError(f"golden: unknown arguments {unknown}; it takes {', '.join(own)}, --contracts DIR, "
+                           "--builtin judge|report, --no-builtin")
+    return argparse.Namespace(**{**vars(known), **vars(options)})  # the project options as split() read them

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nox
 
-from harness import env_vars
+from harness import env_vars, run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import (entry as stack_entry, lifeline, locks, matrix, paths, plan, project, project_options,
@@ -86,15 +86,13 @@ def golden(session: nox.Session) -> None:
     In a team's project only its own contracts are recorded: the built-in ones are judged against the
     tool's own values unless --record-builtin records the team's copy (a baseline unlike the tool's)."""
     require_python(session)
-    options, rest = project_options.split(session.posargs)
+    try:
+        options = project_options.parse_golden(session.posargs)
+    except HarnessError as exc:
+        session.error(str(exc))
     os.environ.update(project_options.environment(options, paths.invoked_from(session.invoked_from)))
-    flags = ("--accept-changes", "--record-builtin")
-    unknown = [a for a in rest if a not in flags]
-    if unknown:
-        session.error(f"golden: unknown arguments {unknown}; it takes {', '.join(flags)}, --contracts DIR, "
-                      "--builtin judge|report, --no-builtin")
-    if "--record-builtin" in rest:
-        if options.no_builtin:
+    if options.record_builtin:
+        if options.builtin == BuiltinMode.OFF.value:
             session.error("golden: --record-builtin records the built-in contracts' values, --no-builtin skips "
                           "them: give one of the two")
         os.environ[env_vars.BUILTIN] = BuiltinMode.JUDGE.value  # run them, whatever the table's builtin says
@@ -105,7 +103,8 @@ def golden(session: nox.Session) -> None:
         except HarnessError as exc:
             session.error(f"golden: {str(exc).rstrip('.')}; the built-in contracts are judged against the tool's "
                           "own golden values (`--record-builtin` records your copy, for a baseline unlike the tool's)")
-    args = ["--harness-record-golden"] + (["--harness-accept-changes"] if "--accept-changes" in rest else [])
+    accepting = run_options.specs()["accept_changes"].pytest  # the contract side's spelling of --accept-changes
+    args = ["--harness-record-golden"] + ([accepting] if options.accept_changes else [])
     try:  # read now: --baseline-from may have just been given
         baseline = matrix.entries()[matrix.BASELINE]
     except HarnessError as exc:

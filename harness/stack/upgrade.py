@@ -20,7 +20,7 @@ from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.model.report import now
 from harness.stack import (bisect, builtin_golden, cli_args, entry as stack_entry, harness_source, matrix, paths,
-                           plan, preflight, project, project_options, run_dir, run_lock, upgrade_args)
+                           plan, preflight, project, project_options, prune_envs, run_dir, run_lock, upgrade_args)
 from harness.stack.entry_runs import REPLAY, new_run_id, run_entries
 from harness.stack.interpreters import find_python
 from harness.verdict import cli, compare
@@ -175,6 +175,8 @@ def _in_run_directory(args) -> int:
     run_dir.publish(run, paths.REPORTS)
     if kept:
         print(f"upgrade: last run's reports moved to {paths.REPORTS}/previous/ ({len(kept)} files)")
+    for line in prune_envs.after_run(args.envs_size_limit):
+        print(f"upgrade: {line}")
     return code
 
 

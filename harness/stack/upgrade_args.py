@@ -7,32 +7,24 @@ import argparse
 import os
 from pathlib import Path
 
+from harness import run_options
 from harness.errors import HarnessError
-from harness.stack import cli_args, paths, project_options
+from harness.stack import cli_args, envs, paths
 
 
 def parse(argv) -> argparse.Namespace:
     # The usage names the command that was typed: this checkout's session, or the team's command.
     prog = "nox -s upgrade --" if paths.IS_CHECKOUT else "upgrade-harness upgrade"
     parser = argparse.ArgumentParser(prog=prog, add_help=True)
-    parser.add_argument("--candidate", help='candidate pins, e.g. "jax==X jaxlib==X optax==Y"; a version may be '
-                                            '"latest", and "--candidate latest" takes the newest jax, jaxlib, '
-                                            "optax and flax that install together")
-    parser.add_argument("--pre", action="store_true", help="let `latest` take pre-releases")
-    parser.add_argument("--jobs", type=int, default=2, help="entries run at once (default 2)")
-    parser.add_argument("--reports", type=Path, help="write reports here instead of reports/ (one run per directory)")
-    parser.add_argument("--bisect", action="store_true",
-                        help="for each changed contract, find the release that first changed it (runs the "
-                             "changed checks on the releases between baseline and candidate)")
-    parser.add_argument("--offline", action="store_true",
-                        help="never use the network: environments and uv's cache must already hold every stack")
-    parser.add_argument("--fresh", action="store_true",
-                        help="run every entry, even one whose report an earlier run computed from the same "
-                             "inputs (by default that report is reused; the verdict says which and from when)")
-    project_options.add(parser)
+    run_options.add_arguments(parser, run_options.UPGRADE)  # its own options, and the project's
     args = cli_args.parse(parser, argv)
     if args.jobs < 1:
         raise HarnessError(f"--jobs {args.jobs}: give at least 1.")
+    if args.envs_size_limit is not None:
+        try:
+            args.envs_size_limit = envs.parse_size(args.envs_size_limit)
+        except ValueError as exc:
+            raise HarnessError(f"--envs-size-limit: {exc}.") from None
     return args
 
 

@@ -1,0 +1,203 @@
+"""Every option of a run, declared once: a field of RunOptions whose Spec says how it is typed on which
+command, which variable carries it to the child processes, and which pytest option the contract side
+reads it from. The argument parsers (harness.stack.upgrade_args, project_options, the golden session),
+the child environments (harness.stack.entry_runs, project_options) and the contract side's options
+(harness.contract.options) are all derived from here.
+
+Plain Python on purpose: the contract plugin imports it in every pytest process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from pathlib import Path
+
+from harness import env_vars
+
+# Who carries an option to the child processes: the `upgrade-harness` command and the sessions (PROJECT),
+# an upgrade to its entries (RUN), an entry's session to its pytest run (ENTRY); HOST options stay in the process.
+PROJECT, RUN, ENTRY, HOST = "project", "run", "entry", "host"
+UPGRADE, GOLDEN = "upgrade", "golden"  # the commands with options of their own
+OFF = "off"  # --no-builtin: the built-in contracts are not run (harness.model.enums.BuiltinMode.OFF)
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """How one option is spelled and carried."""
+
+    group: str
+    flags: tuple[str, ...] = ()  # on the command line; a second flag stores OFF (--builtin / --no-builtin)
+    commands: tuple[str, ...] = ()  # the commands that take the flags (PROJECT options: every command)
+    env: str | None = None  # the variable that carries it to a child process
+    kind: type = str  # str, Path, tuple (paths, os.pathsep-separated), bool ("1"), int
+    pytest: str | None = None  # the contract side's pytest option that reads it
+    own_run: bool = False  # the run's own (its plan, selection, replay): never inherited by another run's children
+    argparse: dict = dataclasses.field(default_factory=dict)  # add_argument's other keywords (help, choices...)
+
+
+def _option(default, **spec):
+    return dataclasses.field(default=default, metadata={"spec": Spec(**spec)})
+
+
+_BUILTIN_HELP = ("judge: the built-in contracts' changes decide the exit status too; report: they are shown after "
+                 "yours, but only yours decide (overrides the table's builtin)")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """One run's options (defaults: not given)."""
+
+    candidate: str | None = _option(None, group=HOST, flags=("--candidate",), commands=(UPGRADE,),
+                                    env=env_vars.CANDIDATE, own_run=True, argparse=dict(help=(
+                                        'candidate pins, e.g. "jax==X jaxlib==X optax==Y"; a version may be '
+                                        '"latest", and "--candidate latest" takes the newest jax, jaxlib, optax '
+                                        "and flax that install together")))
+    pre: bool = _option(False, group=HOST, flags=("--pre",), commands=(UPGRADE,), kind=bool,
+                        argparse=dict(help="let `latest` take pre-releases"))
+    jobs: int = _option(2, group=HOST, flags=("--jobs",), commands=(UPGRADE,), kind=int,
+                        argparse=dict(type=int, help="entries run at once (default 2)"))
+    reports: Path | None = _option(None, group=HOST, flags=("--reports",), commands=(UPGRADE,), kind=Path,
+                                   argparse=dict(type=Path, help="write reports here instead of reports/ (one run "
+                                                                 "per directory)"))
+    bisect: bool = _option(False, group=HOST, flags=("--bisect",), commands=(UPGRADE,), kind=bool, argparse=dict(
+        help="for each changed contract, find the release that first changed it (runs the changed checks on the "
+             "releases between baseline and candidate)"))
+    fresh: bool = _option(False, group=HOST, flags=("--fresh",), commands=(UPGRADE,), kind=bool, argparse=dict(
+        help="run every entry, even one whose report an earlier run computed from the same inputs (by default "
+             "that report is reused; the verdict says which and from when)"))
+    offline: bool = _option(False, group=RUN, flags=("--offline",), commands=(UPGRADE,), env="UV_OFFLINE", kind=bool,
+                            argparse=dict(help="never use the network: environments and uv's cache must already "
+                                               "hold every stack"))
+    # Bytes, once harness.stack.upgrade_args has read the size typed.
+    envs_size_limit: float | None = _option(None, group=HOST, flags=("--envs-size-limit",), commands=(UPGRADE,),
+                                          argparse=dict(metavar="SIZE", help=(
+                                              "after the run, remove entry environments no current plan uses, least "
+                                              "recently used first, while .nox/ holds more than SIZE (e.g. 10GiB, 0, "
+                                              "off; default: the project's envs-size-limit, else 10GiB)")))
+    contracts: tuple[Path, ...] = _option((), group=PROJECT, flags=("--contracts",), env=env_vars.CONTRACT_DIRS,
+                                          kind=tuple, argparse=dict(action="append", type=Path, metavar="DIR", help=(
+                                              "a directory of your own contract modules (pytest files using the "
+                                              "`check` fixture); repeatable, added to the contracts of "
+                                              "[tool.upgrade-harness]")))
+    builtin: str | None = _option(None, group=PROJECT, flags=("--builtin", "--no-builtin"), env=env_vars.BUILTIN,
+                                  argparse=dict(choices=["judge", "report"], help=_BUILTIN_HELP, off_help=(
+                                      "run only your own contracts, not the built-in Optax/Flax ones")))
+    baseline_from: Path | None = _option(None, group=PROJECT, flags=("--baseline-from",), env=env_vars.BASELINE_FROM,
+                                         kind=Path, argparse=dict(type=Path, metavar="PATH", help=(
+                                             "read the baseline's pins from this requirements.txt, uv.lock or "
+                                             "pyproject.toml")))
+    accept_changes: bool = _option(False, group=HOST, flags=("--accept-changes",), commands=(GOLDEN,), kind=bool,
+                                   pytest="--harness-accept-changes",
+                                   argparse=dict(help="allow changing recorded golden values"))
+    record_builtin: bool = _option(False, group=HOST, flags=("--record-builtin",), commands=(GOLDEN,), kind=bool,
+                                   argparse=dict(help="record the built-in contracts' values too (a baseline "
+                                                      "unlike the tool's)"))
+    # Set by an upgrade for its entries, never typed.
+    run_id: str | None = _option(None, group=RUN, env=env_vars.RUN_ID)
+    seed: int | None = _option(None, group=RUN, env=env_vars.SEED, kind=int)
+    plan: Path | None = _option(None, group=RUN, env=env_vars.PLAN, kind=Path, own_run=True)
+    reports_dir: Path | None = _option(None, group=RUN, env=env_vars.REPORTS_DIR, kind=Path)
+    only: Path | None = _option(None, group=RUN, env=env_vars.ONLY, kind=Path, own_run=True, pytest="--harness-only",
+                                argparse=dict(help="file of check ids (family/test[params]) to run; the rest are "
+                                                   "deselected"))
+    replay: Path | None = _option(None, group=RUN, env=env_vars.REPLAY, kind=Path, own_run=True)
+    report_name: str | None = _option(None, group=RUN, env=env_vars.REPORT_NAME, own_run=True)
+    # Set by an entry's session for its pytest run (harness.stack.entry), read by the contract side.
+    report: Path | None = _option(None, group=ENTRY, env=env_vars.REPORT, kind=Path, pytest="--harness-report",
+                                  argparse=dict(help="report path"))
+    entry: str = _option("local", group=ENTRY, env=env_vars.ENTRY, pytest="--harness-entry",
+                         argparse=dict(help="matrix entry name"))
+    golden_dir: Path | None = _option(None, group=ENTRY, env=env_vars.GOLDEN_DIR, kind=Path,
+                                      pytest="--harness-golden-dir", argparse=dict(help="golden directory"))
+    builtin_golden_dir: Path | None = _option(None, group=ENTRY, env=env_vars.BUILTIN_GOLDEN_DIR, kind=Path,
+                                              pytest="--harness-builtin-golden-dir", argparse=dict(help=(
+                                                  "where a family missing from the golden directory is read from "
+                                                  "(the tool's own values)")))
+    profile: str | None = _option(None, group=ENTRY, env=env_vars.PROFILE, pytest="--harness-profile", argparse=dict(
+        metavar="NAME", help="the harness's Hypothesis profile: dev, ci or nightly (default: HARNESS_PROFILE, else ci "
+                             "under CI and dev otherwise); --hypothesis-profile stays Hypothesis's own"))
+
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(RunOptions)}
+
+
+def specs(group: str | None = None) -> dict[str, Spec]:
+    """field -> its Spec, in declaration order (those of one group, or all)."""
+    found = {f.name: f.metadata["spec"] for f in dataclasses.fields(RunOptions)}
+    return {name: s for name, s in found.items() if group is None or s.group == group}
+
+
+def own_run_variables() -> tuple[str, ...]:
+    """The variables a child process must not inherit from its parent's environment: the run sets its own."""
+    return tuple(s.env for s in specs().values() if s.own_run and s.env)
+
+
+def inherited(environ) -> dict[str, str]:
+    """`environ` without the variables of another run's own."""
+    dropped = set(own_run_variables())
+    return {k: v for k, v in environ.items() if k not in dropped}
+
+
+def takes(spec: Spec, command: str) -> bool:
+    return bool(spec.flags) and (spec.group == PROJECT or command in spec.commands)
+
+
+def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """The flags `command` takes; the PROJECT options with every command."""
+    for name, spec in specs().items():
+        if not takes(spec, command):
+            continue
+        extra = dict(spec.argparse)
+        off_help = extra.pop("off_help", None)
+        if spec.kind is bool:
+            extra["action"] = "store_true"
+        default = _DEFAULTS[name]
+        target = parser.add_mutually_exclusive_group() if len(spec.flags) > 1 else parser
+        target.add_argument(spec.flags[0], dest=name, default=list(default) if default == () else default, **extra)
+        if len(spec.flags) > 1:  # --builtin MODE or --no-builtin: one value
+            target.add_argument(spec.flags[1], dest=name, action="store_const", const=OFF, help=off_help)
+
+
+def from_namespace(args: argparse.Namespace) -> RunOptions:
+    """The options an argument parser read (the ones it does not take stay at their defaults)."""
+    given = {k: v for k, v in vars(args).items() if k in specs() and v is not None}
+    if "contracts" in given:
+        given["contracts"] = tuple(given["contracts"])
+    return RunOptions(**given)
+
+
+def _encode(value, spec: Spec, invoked_from: Path) -> str:
+    if spec.kind is bool:
+        return "1"
+    if spec.kind is tuple:
+        return os.pathsep.join(str((invoked_from / p).resolve()) for p in value)
+    if spec.kind is Path:
+        return str((invoked_from / value).resolve())  # children run elsewhere: absolute paths
+    return str(value)
+
+
+def environment(options: RunOptions, group: str, invoked_from: Path = Path(".")) -> dict[str, str]:
+    """The variables that carry `group`'s given options to a child process."""
+    env = {}
+    for name, spec in specs(group).items():
+        value = getattr(options, name)
+        if spec.env and value not in (None, False, ()):
+            env[spec.env] = _encode(value, spec, invoked_from)
+    return env
+
+
+def _decode(text: str, spec: Spec):
+    if spec.kind is bool:
+        return text == "1"
+    if spec.kind is tuple:
+        return tuple(Path(p) for p in text.split(os.pathsep) if p)
+    return spec.kind(text)
+
+
+def from_environment(environ=None) -> RunOptions:
+    """The options a child process was told through its environment."""
+    environ = os.environ if environ is None else environ
+    return RunOptions(**{name: _decode(environ[spec.env], spec) for name, spec in specs().items()
+                         if spec.env and environ.get(spec.env)})

@@ -1,0 +1,127 @@
+"""Each run option is declared once (harness.run_options) and reaches every place it must: the commands'
+parsers, the child processes' environment, and the reader on the other side."""
+
+from pathlib import Path
+
+import pytest
+
+from harness import env_vars, run_options
+from harness.contract import options as contract_options
+from harness.run_options import ENTRY, GOLDEN, HOST, PROJECT, RUN, UPGRADE, RunOptions
+from harness.stack import accept, entry_runs, project_options, upgrade_args
+
+# A value to type for each kind of option, and what it reads as.
+SAMPLES = {str: ("x-1", "x-1"), int: ("7", 7), Path: ("/abs/file", Path("/abs/file")),
+           tuple: ("/abs/dir", (Path("/abs/dir"),))}
+PARSERS = {UPGRADE: upgrade_args.parse, GOLDEN: project_options.parse_golden,
+           PROJECT: lambda argv: project_options.split(argv)[0]}
+
+
+def _typed(name, spec):
+    """A command line giving the option, and the value it must read as."""
+    if spec.kind is bool:
+        return [spec.flags[0]], True
+    if name == "builtin":
+        return [spec.flags[0], "report"], "report"
+    if name == "envs_size_limit":  # a size, read into bytes
+        return [spec.flags[0], "1KiB"], 1024
+    text, value = SAMPLES[spec.kind]
+    return [spec.flags[0], text], value
+
+
+@pytest.mark.parametrize("name, spec", run_options.specs().items(), ids=list(run_options.specs()))
+def test_every_option_reaches_its_parsers_its_children_and_its_reader(name, spec, monkeypatch):
+    assert spec.group in (PROJECT, RUN, ENTRY, HOST)
+    assert spec.group == HOST or spec.env, f"{name} is carried to child processes: it needs a variable"
+    if spec.flags:  # every command that takes it parses it
+        argv, value = _typed(name, spec)
+        commands = [UPGRADE, GOLDEN, PROJECT] if spec.group == PROJECT else list(spec.commands)
+        assert commands, f"{name} has a flag but no command takes it"
+        for command in commands:
+            parsed = run_options.from_namespace(PARSERS[command](argv))
+            assert getattr(parsed, name) == value, (command, argv)
+    if spec.env and spec.group != HOST:  # carried to the children and read back there
+        value = _typed(name, spec)[1] if spec.flags else SAMPLES[spec.kind if spec.kind is not bool else str][1]
+        value = True if spec.kind is bool else value
+        given = RunOptions(**{name: value})
+        env = run_options.environment(given, spec.group)
+        assert spec.env in env
+        assert getattr(run_options.from_environment(env), name) == value
+    if spec.pytest and spec.env:  # the contract side's option reads the variable
+        monkeypatch.setenv(spec.env, "from-the-variable")
+        assert _pytest_options()[spec.pytest].get("default") == "from-the-variable"
+    elif spec.pytest:
+        assert _pytest_options()[spec.pytest].get("action") == "store_true"
+
+
+def _pytest_options() -> dict[str, dict]:
+    found = {}
+
+    class Group:
+        def addoption(self, name, **kw):
+            found[name] = kw
+
+    class Parser:
+        def getgroup(self, name):
+            return Group()
+
+    contract_options.add(Parser())
+    return found
+
+
+def test_the_contract_side_reads_every_variable_an_entry_is_given_for_its_pytest():
+    declared = {s.pytest for s in run_options.specs().values() if s.pytest}
+    own = {"--harness-own-contracts", "--harness-record-golden"}  # arguments, not run options
+    assert set(_pytest_options()) == declared | own
+
+
+def test_existing_upgrade_command_lines_read_as_before():
+    args = upgrade_args.parse(["--candidate", "jax==0.12.0.1", "--pre", "--jobs", "3", "--reports", "out",
+                               "--bisect", "--offline", "--contracts", "a", "--contracts", "b", "--no-builtin",
+                               "--baseline-from", "req.txt", "--envs-size-limit", "1GiB"])
+    assert (args.candidate, args.pre, args.jobs, args.reports, args.bisect, args.offline) == (
+        "jax==0.12.0.1", True, 3, Path("out"), True, True)
+    assert (args.contracts, args.builtin, args.baseline_from) == ([Path("a"), Path("b")], "off", Path("req.txt"))
+    assert args.envs_size_limit == 2**30
+    plain = upgrade_args.parse([])
+    assert (plain.candidate, plain.pre, plain.jobs, plain.reports, plain.contracts, plain.builtin) == (
+        None, False, 2, None, [], None)
+    assert plain.envs_size_limit is None
+
+
+def test_project_options_reach_the_sessions_as_absolute_paths(tmp_path):
+    options, rest = project_options.split(["--contracts", "mine", "--builtin", "report", "-x"])
+    assert rest == ["-x"]
+    assert project_options.environment(options, tmp_path) == {
+        env_vars.CONTRACT_DIRS: str(tmp_path / "mine"), env_vars.BUILTIN: "report"}
+
+
+def test_golden_takes_its_own_flags_and_the_project_options_and_names_them_when_wrong():
+    args = project_options.parse_golden(["--accept-changes", "--no-builtin"])
+    assert args.accept_changes and not args.record_builtin and args.builtin == "off"
+    with pytest.raises(Exception) as raised:
+        project_options.parse_golden(["--frobnicate"])
+    message = str(raised.value)
+    assert "golden: unknown arguments ['--frobnicate']" in message
+    assert "--accept-changes" in message and "--record-builtin" in message and "--contracts DIR" in message
+
+
+def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeypatch, tmp_path):
+    own = {env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME, env_vars.PLAN}
+    assert set(run_options.own_run_variables()) == own
+    for name in own:
+        monkeypatch.setenv(name, "from another run")
+
+    class Args:
+        run_id, offline = "run-A", False
+
+    child = entry_runs.child_environment(Args, None, 1, None)
+    assert not {k for k in own if child.get(k) == "from another run"}
+    seen = {}
+    monkeypatch.setattr(accept.subprocess, "run", lambda cmd, **kw: seen.update(kw["env"]) or _Done())
+    accept.record_golden(tmp_path)
+    assert seen and not own & set(seen)  # the golden recording accept starts: the plan too (was kept)
+
+
+class _Done:
+    returncode = 0
