@@ -3,11 +3,9 @@ contract run what to do. One name each, read by both sides."""
 
 REPORT = "HARNESS_REPORT"  # where the contract run writes its report
 ENTRY = "HARNESS_ENTRY"  # the matrix entry's name
+ENTRY_INFO = "HARNESS_ENTRY_INFO"  # the entry as its report describes it (harness.model.report.EntryInfo, JSON)
 GOLDEN_DIR = "HARNESS_GOLDEN_DIR"  # the golden store
 ONLY = "HARNESS_ONLY"  # a file of check ids: run just those (attribution, replay)
-REQUESTED = "HARNESS_REQUESTED"  # the entry's pins, as JSON
-LOCKED = "HARNESS_LOCKED"  # "1" when installed from a committed lock file
-PYTHON = "HARNESS_PYTHON"  # the Python version the matrix asked for
 PROFILE = "HARNESS_PROFILE"  # the Hypothesis profile: dev, ci, nightly
 SEED = "HARNESS_HYPOTHESIS_SEED"  # one seed for every entry of an upgrade (random profiles)
 REPLAY = "HARNESS_REPLAY"  # a JSON file: check id -> the @reproduce_failure arguments to replay
@@ -17,7 +15,6 @@ REPORT_NAME = "HARNESS_REPORT_NAME"  # another report name for an entry's sessio
 PROGRESS = "HARNESS_PROGRESS"  # a file where an entry writes its phase and checks done, for `upgrade` to show
 PLAN = "HARNESS_PLAN"  # the upgrade's resolved plan (harness.stack.plan): the child sessions' entries
 REPORTS_DIR = "HARNESS_REPORTS_DIR"  # where reports go, when not reports/ (`nox -s upgrade -- --reports DIR`)
-RESOLUTION = "HARNESS_RESOLUTION"  # JSON: how the entry was resolved (notes, resolved_at), for its report
 INVOKED_FROM = "HARNESS_INVOKED_FROM"  # the directory `upgrade-harness` was typed in (its nox runs in the project's root)
 PROJECT = "HARNESS_PROJECT"  # a team's project root (its [tool.upgrade-harness] table); unset: this checkout
 BASELINE_FROM = "HARNESS_BASELINE_FROM"  # `--baseline-from PATH`: the file the baseline's pins are read from

@@ -20,6 +20,7 @@ from harness.contract import environment, hypothesis_profiles, options, replay, 
 from harness.contract.golden import GoldenStore
 from harness.contract.warning_log import WarningLog
 from harness.model import report_io
+from harness.model.codec import from_json
 from harness.model.enums import Status
 from harness.model.report import (
     SCHEMA_VERSION, CheckRecord, EntryInfo, Environment, HypothesisSettings, JaxPlatform, PerformanceRecord, Report,
@@ -72,15 +73,19 @@ class Recorder:
                                            machine=environment.machine(), jax=JaxPlatform(**environment.jax_platform()))
         return self.environment
 
+    def _entry(self) -> EntryInfo:
+        """The matrix entry, as its session described it (HARNESS_ENTRY_INFO); a hand run: its name only."""
+        described = os.environ.get(env_vars.ENTRY_INFO)
+        if described:
+            return from_json(EntryInfo, json.loads(described))
+        return EntryInfo(name=self.config.getoption("--harness-entry"), python=self._environment().versions["python"],
+                         requested={}, locked=False)
+
     def report(self, status: Status) -> Report:
         checks = list(self.checks.values())
         return Report(
             schema_version=SCHEMA_VERSION, harness_version=__version__,
-            entry=EntryInfo(name=self.config.getoption("--harness-entry"),
-                            python=os.environ.get(env_vars.PYTHON) or self._environment().versions["python"],
-                            requested=json.loads(os.environ.get(env_vars.REQUESTED, "{}")),
-                            locked=os.environ.get(env_vars.LOCKED, "0") == "1",
-                            **json.loads(os.environ.get(env_vars.RESOLUTION) or "{}")),
+            entry=self._entry(),
             status=status, exit_status=self.exit_status, started_at=self.started_at,
             finished_at=now() if status == Status.COMPLETE else None, environment=self._environment(),
             hypothesis=HypothesisSettings(**self.hypothesis, examples_run=self.examples_run),

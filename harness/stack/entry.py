@@ -17,6 +17,7 @@ from pathlib import Path
 from harness import env_vars
 from harness.errors import HarnessError
 from harness.model import progress, report_io
+from harness.model.codec import to_json
 from harness.model.progress import Phase, Progress
 from harness.model.report import EntryInfo, now, unresolvable
 from harness.stack import ending, envs, harness_source, paths, project
@@ -100,10 +101,7 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path) -> dic
         # A team's project reads the built-in contracts' golden values from the tool unless it recorded its own.
         **({} if paths.IS_CHECKOUT else {env_vars.BUILTIN_GOLDEN_DIR: str(paths.BUILTIN_GOLDEN)}),
         env_vars.ENTRY: entry.name,
-        env_vars.REQUESTED: json.dumps(entry.pins),
-        env_vars.LOCKED: "1" if entry.locked else "0",
-        env_vars.PYTHON: entry.python,
-        env_vars.RESOLUTION: json.dumps({"resolved_at": entry.resolved_at, "notes": list(entry.notes) or None}),
+        env_vars.ENTRY_INFO: json.dumps(to_json(entry_info(entry))),  # one typed object, as the report holds it
         # Derandomized unless asked otherwise: identical pins must give identical reports.
         env_vars.PROFILE: os.environ.get(env_vars.PROFILE, "ci"),
         # Keep bytecode: without it every run recompiles JAX's sources (~2.7 s of each run).
