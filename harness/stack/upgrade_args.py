@@ -11,9 +11,10 @@ from harness.errors import HarnessError
 from harness.stack import cli_args, paths, project_options
 
 
-def parse(argv) -> argparse.Namespace:
+def parse(argv, command: str = "upgrade") -> argparse.Namespace:
+    """`command`: upgrade, or plan (its first step alone, for CI), which takes the same options."""
     # The usage names the command that was typed: this checkout's session, or the team's command.
-    prog = "nox -s upgrade --" if paths.IS_CHECKOUT else "upgrade-harness upgrade"
+    prog = f"nox -s {command} --" if paths.IS_CHECKOUT else f"upgrade-harness {command}"
     parser = argparse.ArgumentParser(prog=prog, add_help=True)
     parser.add_argument("--candidate", help='candidate pins, e.g. "jax==X jaxlib==X optax==Y"; a version may be '
                                             '"latest", and "--candidate latest" takes the newest jax, jaxlib, '
