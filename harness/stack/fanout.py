@@ -17,6 +17,7 @@ $GITHUB_OUTPUT (matrix, count, run_id, seed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -38,12 +39,26 @@ def _publish(runs: list[EntryRun], directory: Path, run_id: str | None, seed: st
     github_output(matrix=table, count=str(len(runs)), run_id=run_id or "", seed=seed or "")
 
 
+@contextlib.contextmanager
+def _told(name: str, value: str):
+    """The variable set while the block runs, then as it was."""
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = saved
+
+
 def plan(argv, invoked_from: str | None) -> int:
     """Resolve the plan once (`upgrade`'s options), write it, print the baseline and candidate as a matrix."""
     try:
         args = run_plan.prepare(argv, invoked_from, command="plan")
-        os.environ[env_vars.RUN_ID] = args.run_id  # an unresolvable candidate's report carries it
-        entries = run_plan.resolve(args)
+        with _told(env_vars.RUN_ID, args.run_id):  # an unresolvable candidate's report carries it
+            entries = run_plan.resolve(args)
     except cli_args.HelpShown:
         return 0
     except HarnessError as exc:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.model import bisection, report_io
-from harness.model.enums import BuiltinMode
+from harness.model.enums import BuiltinMode, Status
 from harness.model.report import Report
 from harness.stack import followups, matrix, plan, project
 from harness.stack.entry_runs import REPLAY
@@ -29,6 +29,17 @@ def verdict_builtin() -> BuiltinMode:
     return BuiltinMode.REPORT if project.load().builtin == BuiltinMode.REPORT else BuiltinMode.JUDGE
 
 
+def _unplanned(directory: Path) -> str:
+    """Why a run made no plan, when its candidate's report says: the candidate did not resolve."""
+    try:
+        report = report_io.load(directory / f"{matrix.CANDIDATE}.json")
+    except HarnessError:
+        return ""
+    if report.status != Status.UNRESOLVABLE:
+        return ""
+    return f" The run made none: its candidate does not resolve ({report.problem.rstrip('.')}); CANNOT JUDGE."
+
+
 def planned_entries(directory: Path) -> list[matrix.Entry]:
     """Baseline, candidate and the single-package entries of the run's plan, in the plan's order."""
     path = directory / plan.PLAN_FILE
@@ -36,7 +47,8 @@ def planned_entries(directory: Path) -> list[matrix.Entry]:
         raise HarnessError(f"{directory} is not a directory; give the directory that holds one run's "
                            f"reports and its {plan.PLAN_FILE}.")
     if not path.is_file():
-        raise HarnessError(f"{path} is missing: the run's plan says which report is which; {FETCH}.")
+        raise HarnessError(f"{path} is missing: the run's plan says which report is which; {FETCH}."
+                           + _unplanned(directory))
     try:
         found = plan.read(path)
     except HarnessError as exc:

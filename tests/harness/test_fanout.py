@@ -2,6 +2,7 @@
 `nox -s upgrade`, from real reports of the default matrix (upgrade_reports) written where and as each entry's
 session writes them; a missing, foreign or corrupt report stops the judge naming the file and the fix."""
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -215,3 +216,38 @@ def test_the_plans_locks_are_found_where_the_plan_is_moved(tmp_path):
     shutil.move(tmp_path / "run", tmp_path / "moved")
     lock = Path(plan.read(tmp_path / "moved" / plan.PLAN_FILE)["candidate"].lock_file)
     assert lock == tmp_path / "moved" / "locks" / "candidate.txt" and lock.read_text() == "jax==0.12.0.1\n"
+
+
+def test_a_candidate_that_does_not_resolve_stops_the_plan_and_the_judge_says_why(tmp_path, monkeypatch, capsys):
+    from harness.errors import HarnessError
+    from harness.stack import run_plan
+
+    def unresolvable(*args, **kwargs):
+        raise HarnessError("jax 0.0.404 is not on the index")
+
+    monkeypatch.setattr(run_plan.plan, "build", unresolvable)
+    monkeypatch.setattr(paths, "REPORTS", tmp_path / "unused")  # --reports sets it
+    ci = tmp_path / "ci"
+    code, _, outputs = _step(fanout.plan, ["--reports", str(ci), "--candidate", "jax==0.0.404"], capsys, tmp_path,
+                             monkeypatch)
+    assert code == 2 and outputs == {} and not (ci / plan.PLAN_FILE).exists()
+    assert json.loads((ci / "candidate.json").read_text())["run_id"]  # of the run that could not plan
+    assert fanout.judge_directory([str(ci)], None) == 2
+    err = capsys.readouterr().err
+    assert "upgrade-plan.json is missing" in err and "its candidate does not resolve (jax 0.0.404 is not on" in err
+
+
+def test_an_attribution_entry_the_plan_could_not_resolve_is_reported_not_run(tmp_path, monkeypatch, capsys):
+    ci, out, _ = _ci(tmp_path, monkeypatch, capsys, Sessions(_sources(changed=True)))
+    entries = plan.read(ci / plan.PLAN_FILE)
+    entries["optax-only"] = dataclasses.replace(entries["optax-only"], problem="optax 0.2.8 needs a newer jax")
+    plan.write(list(entries.values()), ci / plan.PLAN_FILE)
+    for name in ("optax-only.json", "attribution-selection.txt"):
+        (ci / name).unlink()
+    code, follow, _ = _step(fanout.follow_ups, [str(ci)], capsys, tmp_path, monkeypatch)
+    assert code == 0 and [row["report"] for row in follow["include"]] == ["baseline-replay", "jax-only"]
+    written = json.loads((ci / "optax-only.json").read_text())
+    assert (written["status"], written["problem"], written["run_id"]) == (
+        "unresolvable", "optax 0.2.8 needs a newer jax", out["run_id"])
+    assert fanout.judge_directory([str(ci)], None) == 1  # a partial attribution, said in the verdict
+    assert "optax 0.2.8 needs a newer jax" in (ci / "upgrade-summary.md").read_text()
