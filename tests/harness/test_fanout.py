@@ -251,3 +251,24 @@ def test_an_attribution_entry_the_plan_could_not_resolve_is_reported_not_run(tmp
         "unresolvable", "optax 0.2.8 needs a newer jax", out["run_id"])
     assert fanout.judge_directory([str(ci)], None) == 1  # a partial attribution, said in the verdict
     assert "optax 0.2.8 needs a newer jax" in (ci / "upgrade-summary.md").read_text()
+
+
+def test_upgrade_harness_judge_in_a_teams_project_judges_a_directory_from_the_shells_directory(
+        published, tmp_path, monkeypatch):
+    """`upgrade-harness judge DIR` typed in a subdirectory: DIR from there, though nox runs in the project's root."""
+    from harness import cli
+    from harness.stack import init
+
+    code, run = published
+    project = tmp_path / "team"
+    project.mkdir()
+    pins = upgrade_reports.load("baseline")["entry"]["requested"]
+    (project / "requirements.txt").write_text("".join(f"{k}=={v}\n" for k, v in pins.items()))
+    assert init.main([], project) == 0
+    (project / "ci").mkdir()
+    shutil.copytree(run, project / "ci" / "downloaded")
+    monkeypatch.chdir(project / "ci")
+    monkeypatch.delenv(env_vars.INVOKED_FROM, raising=False)
+    assert cli.main(["judge", "downloaded"]) == code == 1
+    assert all((project / "ci" / "downloaded" / name).is_file() for name in SUMMARIES)
+    assert not (project / "downloaded").exists()
