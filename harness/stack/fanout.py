@@ -17,12 +17,12 @@ $GITHUB_OUTPUT (matrix, count, run_id, seed).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import random
 import sys
 from pathlib import Path
+from unittest import mock
 
 from harness import env_vars
 from harness.errors import HarnessError
@@ -39,25 +39,14 @@ def _publish(runs: list[EntryRun], directory: Path, run_id: str | None, seed: st
     github_output(matrix=table, count=str(len(runs)), run_id=run_id or "", seed=seed or "")
 
 
-@contextlib.contextmanager
-def _told(name: str, value: str):
-    """The variable set while the block runs, then as it was."""
-    saved = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ[name]
-        else:
-            os.environ[name] = saved
-
-
 def plan(argv, invoked_from: str | None) -> int:
     """Resolve the plan once (`upgrade`'s options), write it, print the baseline and candidate as a matrix."""
     try:
         args = run_plan.prepare(argv, invoked_from, command="plan")
-        with _told(env_vars.RUN_ID, args.run_id):  # an unresolvable candidate's report carries it
+        if args.bisect:
+            raise HarnessError("--bisect probes releases one after another with `nox -s upgrade -- --bisect`; "
+                               "the steps one by one do not bisect: drop it here.")
+        with mock.patch.dict(os.environ, {env_vars.RUN_ID: args.run_id}):  # an unresolvable candidate's report carries it
             entries = run_plan.resolve(args)
     except cli_args.HelpShown:
         return 0

@@ -272,3 +272,12 @@ def test_upgrade_harness_judge_in_a_teams_project_judges_a_directory_from_the_sh
     assert cli.main(["judge", "downloaded"]) == code == 1
     assert all((project / "ci" / "downloaded" / name).is_file() for name in SUMMARIES)
     assert not (project / "downloaded").exists()
+
+
+def test_the_plan_step_refuses_bisect_and_bad_arguments(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(paths, "REPORTS", tmp_path / "unused")
+    assert fanout.plan(["--reports", str(tmp_path / "ci"), "--bisect"], None) == 2
+    assert "the steps one by one do not bisect" in capsys.readouterr().err
+    assert not (tmp_path / "ci" / plan.PLAN_FILE).exists()
+    assert fanout.plan(["--frobnicate"], None) == 2
+    assert "nox -s plan: bad arguments" in capsys.readouterr().err
