@@ -7,7 +7,8 @@
   nox -s tests                   the harness's own tests and the contracts on the baseline
   nox -s lock                    regenerate locks/<entry>.txt for every matrix entry
   nox -s accept -- --reason ".." adopt the judged candidate as the baseline: pins, locks, golden values
-  nox -l --json -t matrix        the matrix entries as JSON (the nightly workflow fans out over it)
+  nox -s plan / followups / judge -- DIR   the upgrade's steps one by one: CI runs each entry as a job
+  nox -l --json -t matrix        the matrix entries as JSON
 
 Every session but `tests` is the package's (harness/stack/sessions.py), the same ones a team's project
 runs; harness/matrix.toml is the single source of the entries and their pins.

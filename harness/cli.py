@@ -6,6 +6,8 @@
   upgrade-harness lock       write the baseline's lock (locks/baseline.txt) from the pinned versions
   upgrade-harness run ENTRY  one entry's contracts (baseline, candidate) -> reports/ENTRY.json
   upgrade-harness list       the entries with their pins
+  upgrade-harness judge DIR  the verdict on a directory of one run's reports (CI artifacts), as `upgrade` writes it
+  upgrade-harness plan / followups DIR   an upgrade's other steps one by one, for CI (harness.stack.fanout)
 
 Every command but `init` runs the package's nox sessions (harness/stack/sessions.py) in the nearest
 directory upwards whose pyproject.toml has the table. `--contracts DIR` (repeatable),
@@ -26,6 +28,7 @@ from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 
 COMMANDS = {  # command -> the nox session it runs (None: the command is not a session)
     "init": None, "golden": "golden", "upgrade": "upgrade", "lock": "lock", "run": None, "list": None,
+    "judge": "judge", "plan": "plan", "followups": "followups",
 }
 
 

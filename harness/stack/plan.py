@@ -53,14 +53,26 @@ def build(candidate_text: str | None, locks_dir: Path, prerelease: bool = False)
     return [base, cand, *singles]
 
 
+def _relative(lock_file: str | None, folder: Path) -> str | None:
+    """A lock beside the plan, named relative to it: the plan still holds where it is moved or downloaded
+    (a finished run's published reports/, a CI job's artifact)."""
+    if lock_file is None or not Path(lock_file).absolute().is_relative_to(folder):
+        return lock_file
+    return Path(lock_file).absolute().relative_to(folder).as_posix()
+
+
 def write(entries: list[matrix.Entry], path: Path) -> None:
-    path.write_text(json.dumps([dataclasses.asdict(e) for e in entries], indent=1) + "\n")
+    folder = path.parent.absolute()
+    rows = [dataclasses.asdict(dataclasses.replace(e, lock_file=_relative(e.lock_file, folder))) for e in entries]
+    path.write_text(json.dumps(rows, indent=1) + "\n")
 
 
 def read(path: Path) -> dict[str, matrix.Entry]:
-    """The plan's entries by name (for the child sessions)."""
+    """The plan's entries by name (for the child sessions), their locks as paths to open."""
+    folder = path.parent.absolute()
     try:
         rows = json.loads(path.read_text())
-        return {row["name"]: matrix.Entry(**{**row, "notes": tuple(row["notes"])}) for row in rows}
+        return {row["name"]: matrix.Entry(**{**row, "notes": tuple(row["notes"]), "lock_file": row["lock_file"] and
+                                             str(folder / row["lock_file"])}) for row in rows}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HarnessError(f"the upgrade's plan {path} is unreadable ({exc}); run `nox -s upgrade` again.") from None

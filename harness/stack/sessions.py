@@ -10,6 +10,7 @@ this file. Importing it registers the sessions with nox.
   nox -s golden                  record golden values from the baseline (shows what changed)
   nox -s lock                    regenerate the locks of the matrix's committed entries
   nox -s accept -- --reason ".." adopt the judged candidate as the baseline: pins, locks, golden values
+  nox -s plan / followups / judge -- DIR   the upgrade's steps one by one, for CI (harness.stack.fanout)
 """
 
 from __future__ import annotations
@@ -119,6 +120,35 @@ def upgrade(session: nox.Session) -> None:
     if code:
         # nox maps every failure to 1; the verdict's status (1 changed, 2 cannot judge) must survive.
         raise SystemExit(code)
+
+
+def _exit(code: int) -> None:
+    if code:
+        raise SystemExit(code)  # nox maps every failure to 1; 1 changed and 2 cannot judge must survive
+
+
+@nox.session(name="plan", python=False)
+def plan_session(session: nox.Session) -> None:
+    """CI's first step: resolve the upgrade's plan once, print its baseline and candidate as a matrix."""
+    from harness.stack import fanout
+
+    _exit(fanout.plan(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
+
+
+@nox.session(python=False)
+def followups(session: nox.Session) -> None:
+    """CI, after baseline and candidate: the replay and attribution runs DIR needs, as a matrix."""
+    from harness.stack import fanout
+
+    _exit(fanout.follow_ups(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
+
+
+@nox.session(python=False)
+def judge(session: nox.Session) -> None:
+    """The verdict on a directory of one run's reports (CI artifacts): as `upgrade` writes it. Exit 0/1/2."""
+    from harness.stack import fanout
+
+    _exit(fanout.judge_directory(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
 
 
 @nox.session(python=False)

@@ -12,9 +12,10 @@ from harness.errors import HarnessError
 from harness.stack import cli_args, envs, paths
 
 
-def parse(argv) -> argparse.Namespace:
+def parse(argv, command: str = "upgrade") -> argparse.Namespace:
+    """`command`: upgrade, or plan (its first step alone, for CI), which takes the same options."""
     # The usage names the command that was typed: this checkout's session, or the team's command.
-    prog = "nox -s upgrade --" if paths.IS_CHECKOUT else "upgrade-harness upgrade"
+    prog = f"nox -s {command} --" if paths.IS_CHECKOUT else f"upgrade-harness {command}"
     parser = argparse.ArgumentParser(prog=prog, add_help=True)
     run_options.add_arguments(parser, run_options.UPGRADE)  # its own options, and the project's
     args = cli_args.parse(parser, argv)

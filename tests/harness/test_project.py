@@ -335,16 +335,17 @@ def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tm
 
 
 def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
-    from harness.stack import upgrade
+    # The verdict is a typed call now (harness.verdict.judgement), told a mode, not a command line.
+    from harness.stack import judge
 
     monkeypatch.setattr(project.paths, "IS_CHECKOUT", True)
-    assert upgrade.verdict_mode() == []  # this checkout: judged, the verdict's command line as ever
+    assert judge.verdict_builtin() == BuiltinMode.JUDGE  # this checkout: judged, as ever
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = "report"\n')
     monkeypatch.setattr(project.paths, "ROOT", root)
     monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
-    assert upgrade.verdict_mode() == ["--builtin", "report"]
+    assert judge.verdict_builtin() == BuiltinMode.REPORT
     monkeypatch.setenv(env_vars.BUILTIN, "judge")  # `--builtin judge` for this run
-    assert upgrade.verdict_mode() == []
+    assert judge.verdict_builtin() == BuiltinMode.JUDGE
 
 
 def test_init_writes_valid_files_and_says_how_builtins_are_judged(tmp_path):

@@ -1,7 +1,9 @@
-"""The GitHub workflows pass maintained linters, fan out over exactly the matrix, and their shell steps
-do what the reviewer asked: verdict in the job summary always, the PR comment only where the token may
-write and with its links last, the failing step last, the nightly issue closed on a clean night."""
+"""The GitHub workflows pass maintained linters, run each entry of the plan as a job of its own and judge
+in a final job, and their shell steps do what the reviewer asked: verdict in the job summary always, the
+PR comment only where the token may write and with its links last, the failing step last, the nightly
+issue closed on a clean night."""
 
+import fnmatch
 import json
 import os
 import re
@@ -13,7 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.stack import release_set
+from harness import env_vars
+from harness.stack import followups, release_set
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -22,6 +25,7 @@ RUN_URL_EXPR = "${{ github.server_url }}/${{ github.repository }}/actions/runs/$
 RUN_URL = "https://github.example/o/r/actions/runs/42"
 SUMMARY = "reports/upgrade-summary.md"
 HTML = "reports/upgrade-report.html"
+FAN_OUT = ["plan", "entry", "followups", "followup", "judge"]  # the upgrade's jobs, in the order they run
 FAKE_GH = """#!/bin/sh
 printf '%s\\n' "$*" >> "$GH_LOG"
 case "$1 $2" in "issue list"|"api repos/"*) if [ -n "$GH_FOUND" ]; then echo "$GH_FOUND"; fi;; esac
@@ -129,16 +133,86 @@ def test_runner_tools_go_into_a_venv_never_the_system_interpreter(workflow):
     assert tool_jobs, "no job runs the runner tools: the test reads the wrong structure"
 
 
+@pytest.mark.parametrize("workflow", [p.name for p in WORKFLOWS])
+def test_each_entry_is_a_job_of_a_matrix_from_the_plan_and_one_job_judges_them_all(workflow):
+    jobs = _load(workflow)["jobs"]
+    assert [name for name in jobs if name in FAN_OUT] == FAN_OUT
+    plan = _step(jobs["plan"]["steps"], "nox -s plan")
+    assert plan["run"].startswith(".venv/bin/nox -s plan")
+    assert jobs["plan"]["outputs"] == {k: f"${{{{ steps.{plan['id']}.outputs.{k} }}}}" for k in ("matrix", "run_id", "seed")}
+    assert jobs["entry"]["needs"] == "plan"
+    assert jobs["entry"]["strategy"] == {"fail-fast": False, "matrix": "${{ fromJSON(needs.plan.outputs.matrix) }}"}
+    follow = _step(jobs["followups"]["steps"], "nox -s followups")
+    assert follow["run"].strip() == ".venv/bin/nox -s followups -- reports"
+    assert jobs["followups"]["needs"] == ["plan", "entry"]
+    assert jobs["followups"]["outputs"] == {k: f"${{{{ steps.{follow['id']}.outputs.{k} }}}}" for k in ("matrix", "count")}
+    # the replay and the attribution only when the candidate changed something
+    assert jobs["followup"]["if"] == "needs.followups.outputs.count != '0'"
+    assert jobs["followup"]["strategy"]["matrix"] == "${{ fromJSON(needs.followups.outputs.matrix) }}"
+    assert [n for n in jobs["judge"]["needs"] if n != "latest"] == FAN_OUT[:-1]
+    assert jobs["judge"]["if"].startswith("${{ !cancelled()")  # judged whatever an entry's job did
+    nox = [(name, s["run"]) for name, job in jobs.items() for s in job["steps"] if "nox -s upgrade" in s.get("run", "")]
+    assert nox == []  # no job runs the whole upgrade in one
+
+
+@pytest.mark.parametrize("workflow", [p.name for p in WORKFLOWS])
+@pytest.mark.parametrize("job", ["entry", "followup"])
+def test_an_entry_job_runs_its_row_told_the_plan_the_run_and_the_seed(workflow, job, tmp_path):
+    spec = _load(workflow)["jobs"][job]
+    env = spec["env"]
+    assert env[env_vars.PLAN] == "${{ github.workspace }}/reports/upgrade-plan.json"
+    assert env[env_vars.RUN_ID] == "${{ needs.plan.outputs.run_id }}"
+    assert env[env_vars.SEED] == "${{ needs.plan.outputs.seed }}"
+    row = {env_vars.REPORT_NAME: "report", env_vars.ONLY: "only", env_vars.REPLAY: "replay", "ENTRY": "entry"}
+    assert {k: env[k] for k in row} == {k: f"${{{{ matrix.{v} }}}}" for k, v in row.items()}
+    assert set(followups.EntryRun("e", "r").row(Path("reports"))) == set(row.values())  # the rows the steps print
+    # A failing contract is the judge's to count: the entry's job goes on to upload its report.
+    venv = tmp_path / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "nox").write_text('#!/bin/sh\necho "$*" > nox-args\nexit 1\n')
+    (venv / "nox").chmod(0o755)
+    _run_step(_step(spec["steps"], "nox -s"), tmp_path, {"ENTRY": "jax-only"})
+    assert (tmp_path / "nox-args").read_text().strip() == "-s jax-only"
+    (upload,) = [s for s in spec["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert upload["if"] == "always()" and upload["with"]["name"] == "run-entry-${{ matrix.report }}"
+    assert upload["with"]["path"].splitlines() == [f"reports/${{{{ matrix.report }}}}{suffix}"
+                                                   for suffix in (".json", ".junit.xml")]
+
+
+@pytest.mark.parametrize("workflow", [p.name for p in WORKFLOWS])
+def test_every_file_a_step_writes_reaches_the_jobs_that_read_it(workflow):
+    jobs = _load(workflow)["jobs"]
+    uploads = {job: [s["with"] for s in jobs[job]["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
+               for job in FAN_OUT}
+    downloads = {job: [s["with"] for s in jobs[job]["steps"] if s.get("uses", "").startswith("actions/download-artifact@")]
+                 for job in FAN_OUT}
+    (plan,), (follow,) = uploads["plan"], uploads["followups"]
+    assert plan["path"] == "reports/" and plan["name"] == "run-plan"
+    written = [followups.EXAMPLES, followups.REPLAY_SELECTION, followups.ATTRIBUTION_SELECTION, "optax-only.json"]
+    patterns = [p.removeprefix("reports/") for p in follow["path"].split()]
+    assert all(any(fnmatch.fnmatch(name, p) for p in patterns) for name in written)
+    made = [plan["name"], follow["name"], "run-entry-baseline", "run-entry-baseline-replay"]
+    assert [u["name"] for u in uploads["entry"]] == [u["name"] for u in uploads["followup"]] == ["run-entry-${{ matrix.report }}"]
+    for job, wanted in (("followups", made[::2]), ("judge", made)):
+        (got,) = downloads[job]
+        assert got["path"] == "reports" and got["merge-multiple"] is True
+        assert all(fnmatch.fnmatch(name, got["pattern"]) for name in wanted), (job, got["pattern"])
+    (entry,) = downloads["entry"]
+    assert entry == {"name": "run-plan", "path": "reports"}
+    (followup,) = downloads["followup"]
+    assert followup["pattern"] == "run-{plan,followups}" and followup["merge-multiple"] is True
+
+
 def test_pr_workflow_runs_on_pin_changes_without_pull_request_target():
     workflow = _load("upgrade-pr.yml")
     triggers = workflow.get("on", workflow.get(True))  # PyYAML reads the key `on` as True
     assert list(triggers) == ["pull_request"]
     assert {"harness/matrix.toml", "harness/stack/matrix.py", "harness/builtin/**", "locks/**", "golden/**"} <= set(triggers["pull_request"]["paths"])
-    assert workflow["jobs"]["upgrade"]["env"]["RUN_URL"] == RUN_URL_EXPR
+    assert workflow["jobs"]["judge"]["env"]["RUN_URL"] == RUN_URL_EXPR
 
 
 def test_pr_verdict_goes_to_the_job_summary_always(tmp_path):
-    steps = _steps("upgrade-pr.yml", "upgrade")
+    steps = _steps("upgrade-pr.yml", "judge")
     step = _step(steps, "$GITHUB_STEP_SUMMARY")
     assert step["if"] == "always()"
     assert step["env"]["HTML_ID"] == f"${{{{ steps.{_upload_of(steps, HTML)['id']}.outputs.artifact-id }}}}"
@@ -150,13 +224,13 @@ def test_pr_verdict_goes_to_the_job_summary_always(tmp_path):
 
 
 def test_pr_summary_says_so_when_there_is_no_verdict(tmp_path):
-    _run_step(_step(_steps("upgrade-pr.yml", "upgrade"), "$GITHUB_STEP_SUMMARY"), tmp_path,
+    _run_step(_step(_steps("upgrade-pr.yml", "judge"), "$GITHUB_STEP_SUMMARY"), tmp_path,
               {"RUN_URL": RUN_URL, "HTML_ID": ""})
     assert "no verdict" in (tmp_path / "summary.md").read_text()
 
 
 def test_pr_comment_only_where_the_token_may_write():
-    step = _step(_steps("upgrade-pr.yml", "upgrade"), "upgrade-harness-verdict")
+    step = _step(_steps("upgrade-pr.yml", "judge"), "upgrade-harness-verdict")
     conditions = [c.strip() for c in step["if"].split("&&")]
     assert "github.event.pull_request.head.repo.full_name == github.repository" in conditions
     assert set(conditions) <= {"always()", "github.event.pull_request.head.repo.full_name == github.repository"}
@@ -164,7 +238,7 @@ def test_pr_comment_only_where_the_token_may_write():
 
 @pytest.mark.parametrize("existing", ["", "991"])
 def test_pr_comment_is_the_verdict_then_the_links(tmp_path, existing):
-    steps = _steps("upgrade-pr.yml", "upgrade")
+    steps = _steps("upgrade-pr.yml", "judge")
     step = _step(steps, "upgrade-harness-verdict")
     assert step["env"]["HTML_ID"] == f"${{{{ steps.{_upload_of(steps, HTML)['id']}.outputs.artifact-id }}}}"
     (tmp_path / "reports").mkdir()
@@ -180,8 +254,8 @@ def test_pr_comment_is_the_verdict_then_the_links(tmp_path, existing):
 
 
 def test_pr_fails_with_the_verdict_status_as_its_last_step():
-    steps = _steps("upgrade-pr.yml", "upgrade")
-    upgrade = _step(steps, ".venv/bin/nox -s upgrade")
+    steps = _steps("upgrade-pr.yml", "judge")
+    upgrade = _step(steps, ".venv/bin/nox -s judge -- reports")
     last = steps[-1]
     assert last["if"] == f"steps.{upgrade['id']}.outputs.status != '0'"
     assert last["env"]["STATUS"] == f"${{{{ steps.{upgrade['id']}.outputs.status }}}}"
@@ -197,7 +271,7 @@ NIGHTLY = "nightly.yml"
 STATE = ".nightly/last-judged.json"
 LABEL = "jax 0.12.0.1, optax 0.2.8, flax 0.12.12, numpy 2.5.5, Python 3.12"
 OTHER_LABEL = "jax 0.12.0, optax 0.2.8, flax 0.12.11, numpy 2.5.5, Python 3.12"
-SET_OUTPUT = "${{ needs.upgrade.outputs.release_set }}"
+SET_OUTPUT = "${{ needs.judge.outputs.release_set }}"
 
 
 def _nightly_jobs():
@@ -211,27 +285,26 @@ def _action(steps, name):
 
 
 def _status_step_id():
-    return _step(_nightly_jobs()["upgrade"]["steps"], "nox -s upgrade")["id"]
+    return _step(_nightly_jobs()["judge"]["steps"], "nox -s judge")["id"]
 
 
-def test_nightly_resolves_then_runs_one_upgrade_on_the_latest_releases_without_a_fan_out():
+def test_nightly_resolves_the_latest_releases_before_planning_the_upgrade_on_them():
     jobs = _nightly_jobs()
-    assert list(jobs) == ["latest", "upgrade", "issue"]
-    assert not any("strategy" in job for job in jobs.values())
-    nox_runs = [(name, s["run"]) for name, job in jobs.items() for s in job["steps"] if "nox" in s.get("run", "")]
-    assert len(nox_runs) == 1 and nox_runs[0][0] == "upgrade"
-    assert ".venv/bin/nox -s upgrade -- --candidate latest" in nox_runs[0][1]
+    assert list(jobs) == ["latest", *FAN_OUT, "issue"]
     resolve_step = _step(jobs["latest"]["steps"], "latest_cli resolve")
     assert resolve_step["run"].startswith(".venv/bin/python -m harness.stack.latest_cli resolve")
     assert jobs["latest"]["outputs"]["decision"] == f"${{{{ steps.{resolve_step['id']}.outputs.decision }}}}"
+    assert _step(jobs["plan"]["steps"], "nox -s plan")["run"].strip() == ".venv/bin/nox -s plan -- --candidate latest"
+    assert all(job["env"]["HARNESS_PROFILE"] == "nightly" for job in (jobs["entry"], jobs["followup"]))
 
 
 def test_nightly_runs_no_suites_when_the_release_set_was_judged_already(tmp_path):
     assert (release_set.Action.NEW_SET.value, release_set.Action.SAME_AS_LAST.value) == ("run", "skip")
     jobs = _nightly_jobs()
-    assert jobs["upgrade"]["needs"] == "latest" and jobs["upgrade"]["if"] == "needs.latest.outputs.decision == 'run'"
-    # the issue job hangs on the upgrade job's status, which only a run of the upgrade sets
-    assert jobs["issue"]["needs"] == "upgrade" and "needs.upgrade.outputs.status == " in jobs["issue"]["if"]
+    assert jobs["plan"]["needs"] == "latest" and jobs["plan"]["if"] == "needs.latest.outputs.decision == 'run'"
+    assert "needs.latest.outputs.decision == 'run'" in jobs["judge"]["if"]  # no verdict of a skipped night
+    # the issue job hangs on the judge job's status, which only a judged run sets
+    assert jobs["issue"]["needs"] == "judge" and "needs.judge.outputs.status == " in jobs["issue"]["if"]
     summary = _step(jobs["latest"]["steps"], "$SUMMARY")
     assert "if" not in summary  # the decision is in the summary whether it runs or skips
     resolve_id = _step(jobs["latest"]["steps"], "latest_cli resolve")["id"]
@@ -243,7 +316,7 @@ def test_nightly_runs_no_suites_when_the_release_set_was_judged_already(tmp_path
 
 def test_nightly_restores_the_last_judged_set_before_resolving_and_saves_it_only_once_judged():
     jobs = _nightly_jobs()
-    latest, upgrade = jobs["latest"]["steps"], jobs["upgrade"]["steps"]
+    latest, upgrade = jobs["latest"]["steps"], jobs["judge"]["steps"]
     assert not any(s.get("uses", "").startswith("actions/cache@") for job in jobs.values() for s in job["steps"])
     restore, save = _action(latest, "actions/cache/restore"), _action(upgrade, "actions/cache/save")
     resolve_step, record = _step(latest, "latest_cli resolve"), _step(upgrade, "latest_cli record")
@@ -257,7 +330,7 @@ def test_nightly_restores_the_last_judged_set_before_resolving_and_saves_it_only
     status = _status_step_id()
     assert record["if"] == f"steps.{status}.outputs.status == '0' || steps.{status}.outputs.status == '1'"
     assert save["if"] == f"steps.{record['id']}.outcome == 'success'"
-    assert upgrade.index(_step(upgrade, "nox -s upgrade")) < upgrade.index(record) < upgrade.index(save)
+    assert upgrade.index(_step(upgrade, "nox -s judge")) < upgrade.index(record) < upgrade.index(save)
 
 
 @pytest.mark.parametrize("exit_code, verdict, status", [(0, True, "0"), (1, True, "1"), (2, False, "2"),
@@ -269,20 +342,20 @@ def test_nightly_upgrade_status_is_a_judgement_only_with_a_verdict(tmp_path, exi
     write = f"echo 'VERDICT' > {SUMMARY}; " if verdict else ""
     (venv / "nox").write_text(f"#!/bin/sh\necho \"$*\" > nox-args\n{write}exit {exit_code}\n")
     (venv / "nox").chmod(0o755)
-    _run_step(_step(_nightly_jobs()["upgrade"]["steps"], "nox -s upgrade"), tmp_path,
+    _run_step(_step(_nightly_jobs()["judge"]["steps"], "nox -s judge"), tmp_path,
               {"GITHUB_OUTPUT": str(tmp_path / "out")})
     assert (tmp_path / "out").read_text().splitlines() == [f"status={status}"]
-    assert (tmp_path / "nox-args").read_text().strip() == "-s upgrade -- --candidate latest"
+    assert (tmp_path / "nox-args").read_text().strip() == "-s judge -- reports"
 
 
 def _summary_step():
-    steps = _nightly_jobs()["upgrade"]["steps"]
+    steps = _nightly_jobs()["judge"]["steps"]
     return steps, _step(steps, "$GITHUB_STEP_SUMMARY")
 
 
 def test_nightly_summary_and_issue_body_are_the_release_set_the_verdict_then_the_links(tmp_path):
     steps, step = _summary_step()
-    assert _nightly_jobs()["upgrade"]["env"]["RUN_URL"] == RUN_URL_EXPR
+    assert _nightly_jobs()["judge"]["env"]["RUN_URL"] == RUN_URL_EXPR
     assert step["if"] == "always()"
     html = _upload_of(steps, HTML)
     assert html["with"]["name"] == "upgrade-verdict" and "reports/upgrade-summary.*" in html["with"]["path"]
@@ -309,7 +382,7 @@ def test_nightly_summary_says_so_when_there_is_no_verdict(tmp_path):
 
 
 def test_nightly_fails_only_when_the_harness_could_not_judge_as_its_last_step():
-    steps = _nightly_jobs()["upgrade"]["steps"]
+    steps = _nightly_jobs()["judge"]["steps"]
     status = _status_step_id()
     assert steps[-1]["if"] == f"steps.{status}.outputs.status != '0' && steps.{status}.outputs.status != '1'"
     assert steps[-1]["run"].strip() == "exit 2"
@@ -342,8 +415,8 @@ def _issues(*pairs):
 def test_nightly_issue_title_names_the_release_set():
     env = _nightly_jobs()["issue"]["env"]
     assert env["ISSUE_PREFIX"].startswith("Nightly") and env["ISSUE_TITLE"] == env["ISSUE_PREFIX"] + SET_OUTPUT
-    record = _step(_nightly_jobs()["upgrade"]["steps"], "latest_cli record")
-    assert _nightly_jobs()["upgrade"]["outputs"]["release_set"].startswith(
+    record = _step(_nightly_jobs()["judge"]["steps"], "latest_cli record")
+    assert _nightly_jobs()["judge"]["outputs"]["release_set"].startswith(
         f"${{{{ steps.{record['id']}.outputs.release_set")
 
 
@@ -356,7 +429,7 @@ def test_nightly_issue_title_names_the_release_set():
 ])
 def test_nightly_regression_opens_or_updates_the_one_issue_of_its_release_set(tmp_path, open_issues, expected):
     step, calls = _issue_run(tmp_path, "gh issue create", _issues(*open_issues))
-    assert step["if"] == "needs.upgrade.outputs.status == '1'"
+    assert step["if"] == "needs.judge.outputs.status == '1'"
     assert calls[0].startswith("issue list --state open") and "--json number,title" in calls[0]
     assert calls[1:] == [expected]
 
@@ -369,6 +442,6 @@ def test_nightly_regression_opens_or_updates_the_one_issue_of_its_release_set(tm
 ])
 def test_nightly_closes_every_nightly_issue_on_a_clean_night(tmp_path, open_issues, closed):
     step, calls = _issue_run(tmp_path, "gh issue close", _issues(*open_issues))
-    assert step["if"] == "needs.upgrade.outputs.status == '0'"
+    assert step["if"] == "needs.judge.outputs.status == '0'"
     assert calls[0].startswith("issue list --state open")
     assert calls[1:] == [f"issue close {n} --comment Clean night: {RUN_URL}" for n in closed]

@@ -1,0 +1,283 @@
+"""An upgrade's steps one by one (CI's matrix jobs) and `judge DIR`: the same follow-ups and the same verdict as
+`nox -s upgrade`, from real reports of the default matrix (upgrade_reports) written where and as each entry's
+session writes them; a missing, foreign or corrupt report stops the judge naming the file and the fix."""
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import upgrade_reports
+from harness import env_vars
+from harness.stack import entry_runs, fanout, matrix, paths, plan, upgrade
+
+ROOT = Path(__file__).resolve().parents[2]
+PROPERTY = "accumulation/test_property_emits_mean_and_zeros"  # passes on the baseline fixture
+SUMMARIES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html")
+
+
+def _with_property_regression(doc: dict) -> dict:
+    """The candidate failing a property the baseline passes, with the example Hypothesis would print."""
+    check = next(c for c in doc["checks"] if c["id"] == PROPERTY)
+    check.update(outcome="failed", exception="ContractFailure", message="reference:emitted mean: off",
+                 falsifying_example="grads=...", reproduce_failure="'6.170.17', b'AEICaQ=='")
+    check["comparisons"][1]["passed"] = False
+    return doc
+
+
+def _sources(changed: bool) -> dict[str, dict]:
+    """Report documents by entry: the candidate changed (the fixture's 21 contracts and a failing property),
+    or the baseline's own checks again (nothing changed)."""
+    found = {name: upgrade_reports.load(name) for name in upgrade_reports.ENTRIES}
+    found["candidate"] = _with_property_regression(found["candidate"]) if changed else upgrade_reports.load("baseline")
+    return found
+
+
+class Sessions:
+    """What each entry's session writes: its report (run id, entry and pins as the plan told it)."""
+
+    def __init__(self, sources: dict[str, dict]):
+        self.sources, self.runs = sources, []
+
+    def write(self, directory: Path, entry: matrix.Entry, report: str, run_id: str) -> None:
+        doc = json.loads(json.dumps(self.sources["baseline" if report == entry_runs.REPLAY else entry.name]))
+        doc["entry"].update(name=entry.name, requested=dict(entry.pins))
+        (directory / f"{report}.json").write_text(json.dumps(dict(doc, run_id=run_id)))
+        self.runs.append(report)
+
+    def run_entries(self, entries, args, seed, only=None, replay=None):  # upgrade's run_entries
+        for entry in entries:
+            self.write(paths.REPORTS, entry, entry_runs.REPLAY if replay else entry.name, args.run_id)
+
+    def run_rows(self, directory: Path, rows: list[dict], run_id: str) -> None:  # one CI job per row
+        entries = plan.read(directory / plan.PLAN_FILE)
+        for row in rows:
+            self.write(directory, entries[row["entry"]], row["report"], run_id)
+
+
+def _local(tmp_path, monkeypatch, sessions: Sessions) -> tuple[int, Path]:
+    """`nox -s upgrade` on the default matrix, its entries' sessions writing `sessions`' reports."""
+    reports = tmp_path / "local"
+    reports.mkdir()
+    monkeypatch.setattr(paths, "REPORTS", reports)
+    monkeypatch.setattr(upgrade, "run_entries", sessions.run_entries)
+    return upgrade.upgrade([]), reports
+
+
+@pytest.fixture(scope="module")
+def changed_run(tmp_path_factory) -> tuple[int, Path]:
+    """One upgrade of a changed candidate (made once: the tests judge copies of its directory)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return _local(tmp_path_factory.mktemp("changed"), monkeypatch, Sessions(_sources(changed=True)))
+
+
+@pytest.fixture
+def published(changed_run, tmp_path) -> tuple[int, Path]:
+    """A copy of the changed run's published reports directory, without its verdict."""
+    code, local = changed_run
+    copy = tmp_path / "published"
+    shutil.copytree(local, copy, ignore=shutil.ignore_patterns(*SUMMARIES))
+    return code, copy
+
+
+def _step(step, argv, capsys, tmp_path, monkeypatch) -> tuple[int, dict, dict]:
+    """Run a step as its CI job does: its exit status, the matrix it printed last, its $GITHUB_OUTPUT."""
+    output = tmp_path / "github-output"
+    output.unlink(missing_ok=True)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    code = step(argv, None)
+    printed = capsys.readouterr().out.strip().splitlines()
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines()) if output.exists() else {}
+    return code, json.loads(printed[-1]) if code == 0 else {}, outputs
+
+
+def _ci(tmp_path, monkeypatch, capsys, sessions: Sessions) -> tuple[Path, dict, list[dict]]:
+    """plan, the baseline and candidate jobs, followups, the follow-up jobs: the directory the judge job
+    downloads every artifact into, the plan's outputs and the follow-up rows."""
+    ci = tmp_path / "ci"
+    monkeypatch.setattr(paths, "REPORTS", tmp_path / "unused")  # the steps are told their directory
+    code, first, out = _step(fanout.plan, ["--reports", str(ci)], capsys, tmp_path, monkeypatch)
+    assert code == 0 and out["count"] == "2" and out["run_id"] and out["seed"].isdigit()
+    assert json.loads(out["matrix"]) == first
+    assert first["include"] == [{"entry": e, "report": e, "only": "", "replay": ""} for e in ("baseline", "candidate")]
+    sessions.run_rows(ci, first["include"], out["run_id"])
+    monkeypatch.setenv(env_vars.RUN_ID, out["run_id"])
+    code, follow, follow_out = _step(fanout.follow_ups, [str(ci)], capsys, tmp_path, monkeypatch)
+    assert code == 0 and follow_out["count"] == str(len(follow["include"])) and follow_out["run_id"] == out["run_id"]
+    sessions.run_rows(ci, follow["include"], out["run_id"])
+    return ci, out, follow["include"]
+
+
+def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_path, monkeypatch, capsys):
+    local_sessions = Sessions(_sources(changed=True))
+    local_code, local = _local(tmp_path, monkeypatch, local_sessions)
+    assert local_code == 1
+    capsys.readouterr()
+    ci_sessions = Sessions(_sources(changed=True))
+    ci, out, rows = _ci(tmp_path, monkeypatch, capsys, ci_sessions)
+    assert rows == [
+        {"entry": "baseline", "report": "baseline-replay", "only": str(ci / "replay-selection.txt"),
+         "replay": str(ci / "replay-examples.json")},
+        *({"entry": e, "report": e, "only": str(ci / "attribution-selection.txt"), "replay": ""}
+          for e in ("jax-only", "optax-only"))]
+    assert sorted(ci_sessions.runs) == sorted(local_sessions.runs)  # the same sessions, as jobs
+    assert (ci / "replay-selection.txt").read_text() == f"{PROPERTY}\n"
+    assert json.loads((ci / "replay-examples.json").read_text()) == {PROPERTY: "'6.170.17', b'AEICaQ=='"}
+    attributed = set((ci / "attribution-selection.txt").read_text().split())
+    changed_before = {c["check_id"] for c in upgrade_reports.verdict_before()["entries"][0]["changes"]
+                      if c["mark"] != "unchanged"}
+    assert PROPERTY in attributed and changed_before <= attributed
+    for name in ("attribution-selection.txt", "replay-selection.txt", "replay-examples.json"):
+        assert (ci / name).read_text() == (local / name).read_text(), name
+    assert fanout.judge_directory([str(ci)], None) == local_code
+    for name in SUMMARIES:
+        assert (ci / name).read_text() == (local / name).read_text(), name
+
+
+def test_judge_on_a_published_reports_directory_copied_elsewhere_gives_the_upgrades_verdict(changed_run, tmp_path):
+    code, local = changed_run
+    copied = tmp_path / "downloaded"
+    copied.mkdir()
+    for report in [*local.glob("*.json"), local / "upgrade-plan.json"]:
+        if not report.name.startswith("upgrade-summary"):
+            shutil.copy(report, copied / report.name)
+    assert fanout.judge_directory([str(copied)], None) == code == 1
+    for name in SUMMARIES:
+        assert (copied / name).read_text() == (local / name).read_text(), name
+
+
+def test_an_unchanged_candidate_has_no_follow_ups_and_judges_clean(tmp_path, monkeypatch, capsys):
+    local_code, local = _local(tmp_path, monkeypatch, Sessions(_sources(changed=False)))
+    capsys.readouterr()
+    ci, out, rows = _ci(tmp_path, monkeypatch, capsys, Sessions(_sources(changed=False)))
+    assert rows == []
+    assert not any((ci / name).exists() for name in ("attribution-selection.txt", "replay-selection.txt"))
+    assert fanout.judge_directory([str(ci)], None) == local_code == 0
+    assert (ci / "upgrade-summary.json").read_text() == (local / "upgrade-summary.json").read_text()
+
+
+def test_the_nox_session_judges_a_directory_with_the_verdicts_exit_status(published):
+    _, local = published
+    # The package's sessions, as `upgrade-harness judge` runs them; DIR from the directory it was typed in.
+    done = subprocess.run([sys.executable, "-m", "nox", "-f", str(ROOT / "harness" / "stack" / "sessions.py"),
+                           "-s", "judge", "--", local.name], capture_output=True, text=True, cwd=local.parent)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert all((local / name).is_file() for name in SUMMARIES)
+
+
+def _drop(name):
+    return lambda d: (d / name).unlink()
+
+
+def _foreign_run(d):
+    doc = json.loads((d / "candidate.json").read_text())
+    (d / "candidate.json").write_text(json.dumps(dict(doc, run_id="20260101T000000-1-aaaaaa")))
+
+
+@pytest.mark.parametrize("spoil, words", [
+    (_drop("upgrade-plan.json"), ["upgrade-plan.json is missing", "gh run download"]),
+    (_drop("candidate.json"), ["candidate.json is missing", "candidate's report", "gh run download"]),
+    (_drop("optax-only.json"), ["optax-only.json is missing", "attribution entry optax-only", "nox -s optax-only"]),
+    (_drop("baseline-replay.json"), ["baseline-replay.json is missing", "baseline replay"]),
+    (lambda d: (d / "candidate.json").write_text("{not json"), ["candidate's report is unusable", "unreadable",
+                                                                "re-run its job"]),
+    (_foreign_run, ["candidate.json is from run 20260101T000000-1-aaaaaa", "another run"]),
+    (lambda d: shutil.copy(d / "baseline.json", d / "candidate.json"),
+     ["candidate.json is not this plan's candidate", "it ran entry baseline"]),
+    (lambda d: (d / "upgrade-plan.json").write_text("[]"), ["plans no baseline and no candidate"]),
+])
+def test_a_missing_foreign_or_corrupt_report_cannot_be_judged(published, capsys, spoil, words):
+    _, local = published
+    spoil(local)
+    assert fanout.judge_directory([str(local)], None) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("judge: ") and all(w in err for w in words), err
+    assert not any((local / name).exists() for name in SUMMARIES)
+
+
+def test_judge_needs_a_directory(tmp_path, capsys):
+    assert fanout.judge_directory([str(tmp_path / "absent")], None) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    assert fanout.judge_directory([], None) == 2
+
+
+def test_the_plans_locks_are_found_where_the_plan_is_moved(tmp_path):
+    """A CI job downloads the plan elsewhere; a finished run publishes it out of its run directory."""
+    made = tmp_path / "run" / "locks" / "candidate.txt"
+    made.parent.mkdir(parents=True)
+    made.write_text("jax==0.12.0.1\n")
+    entry = matrix.Entry("candidate", {"jax": "0.12.0.1"}, "c", locked=False, lock_file=str(made))
+    plan.write([entry], tmp_path / "run" / plan.PLAN_FILE)
+    assert json.loads((tmp_path / "run" / plan.PLAN_FILE).read_text())[0]["lock_file"] == "locks/candidate.txt"
+    shutil.move(tmp_path / "run", tmp_path / "moved")
+    lock = Path(plan.read(tmp_path / "moved" / plan.PLAN_FILE)["candidate"].lock_file)
+    assert lock == tmp_path / "moved" / "locks" / "candidate.txt" and lock.read_text() == "jax==0.12.0.1\n"
+
+
+def test_a_candidate_that_does_not_resolve_stops_the_plan_and_the_judge_says_why(tmp_path, monkeypatch, capsys):
+    from harness.errors import HarnessError
+    from harness.stack import run_plan
+
+    def unresolvable(*args, **kwargs):
+        raise HarnessError("jax 0.0.404 is not on the index")
+
+    monkeypatch.setattr(run_plan.plan, "build", unresolvable)
+    monkeypatch.setattr(paths, "REPORTS", tmp_path / "unused")  # --reports sets it
+    ci = tmp_path / "ci"
+    code, _, outputs = _step(fanout.plan, ["--reports", str(ci), "--candidate", "jax==0.0.404"], capsys, tmp_path,
+                             monkeypatch)
+    assert code == 2 and outputs == {} and not (ci / plan.PLAN_FILE).exists()
+    assert json.loads((ci / "candidate.json").read_text())["run_id"]  # of the run that could not plan
+    assert fanout.judge_directory([str(ci)], None) == 2
+    err = capsys.readouterr().err
+    assert "upgrade-plan.json is missing" in err and "its candidate does not resolve (jax 0.0.404 is not on" in err
+
+
+def test_an_attribution_entry_the_plan_could_not_resolve_is_reported_not_run(tmp_path, monkeypatch, capsys):
+    ci, out, _ = _ci(tmp_path, monkeypatch, capsys, Sessions(_sources(changed=True)))
+    entries = plan.read(ci / plan.PLAN_FILE)
+    entries["optax-only"] = dataclasses.replace(entries["optax-only"], problem="optax 0.2.8 needs a newer jax")
+    plan.write(list(entries.values()), ci / plan.PLAN_FILE)
+    for name in ("optax-only.json", "attribution-selection.txt"):
+        (ci / name).unlink()
+    code, follow, _ = _step(fanout.follow_ups, [str(ci)], capsys, tmp_path, monkeypatch)
+    assert code == 0 and [row["report"] for row in follow["include"]] == ["baseline-replay", "jax-only"]
+    written = json.loads((ci / "optax-only.json").read_text())
+    assert (written["status"], written["problem"], written["run_id"]) == (
+        "unresolvable", "optax 0.2.8 needs a newer jax", out["run_id"])
+    assert fanout.judge_directory([str(ci)], None) == 1  # a partial attribution, said in the verdict
+    assert "optax 0.2.8 needs a newer jax" in (ci / "upgrade-summary.md").read_text()
+
+
+def test_upgrade_harness_judge_in_a_teams_project_judges_a_directory_from_the_shells_directory(
+        published, tmp_path, monkeypatch):
+    """`upgrade-harness judge DIR` typed in a subdirectory: DIR from there, though nox runs in the project's root."""
+    from harness import cli
+    from harness.stack import init
+
+    code, run = published
+    project = tmp_path / "team"
+    project.mkdir()
+    pins = upgrade_reports.load("baseline")["entry"]["requested"]
+    (project / "requirements.txt").write_text("".join(f"{k}=={v}\n" for k, v in pins.items()))
+    assert init.main([], project) == 0
+    (project / "ci").mkdir()
+    shutil.copytree(run, project / "ci" / "downloaded")
+    monkeypatch.chdir(project / "ci")
+    monkeypatch.delenv(env_vars.INVOKED_FROM, raising=False)
+    assert cli.main(["judge", "downloaded"]) == code == 1
+    assert all((project / "ci" / "downloaded" / name).is_file() for name in SUMMARIES)
+    assert not (project / "downloaded").exists()
+
+
+def test_the_plan_step_refuses_bisect_and_bad_arguments(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(paths, "REPORTS", tmp_path / "unused")
+    assert fanout.plan(["--reports", str(tmp_path / "ci"), "--bisect"], None) == 2
+    assert "the steps one by one do not bisect" in capsys.readouterr().err
+    assert not (tmp_path / "ci" / plan.PLAN_FILE).exists()
+    assert fanout.plan(["--frobnicate"], None) == 2
+    assert "nox -s plan: bad arguments" in capsys.readouterr().err
