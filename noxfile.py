@@ -25,7 +25,8 @@ import uv
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import env_vars  # noqa: E402
-from harness.stack import entry as stack_entry, matrix  # noqa: E402
+from harness.stack.environments import entry as stack_entry  # noqa: E402
+from harness.stack.pins import matrix
 from harness.stack.sessions import ENTRIES, require_python, stack_session  # noqa: E402,F401 (registers them)
 
 

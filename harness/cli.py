@@ -7,7 +7,7 @@
   upgrade-harness run ENTRY  one entry's contracts (baseline, candidate) -> reports/ENTRY.json
   upgrade-harness list       the entries with their pins
   upgrade-harness judge DIR  the verdict on a directory of one run's reports (CI artifacts), as `upgrade` writes it
-  upgrade-harness plan / followups DIR   an upgrade's other steps one by one, for CI (harness.stack.fanout)
+  upgrade-harness plan / followups DIR   an upgrade's other steps one by one, for CI (harness.stack.run.fanout)
 
 Every command but `init` runs the package's nox sessions (harness/stack/sessions.py) in the nearest
 directory upwards whose pyproject.toml has the table. `--contracts DIR` (repeatable),
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CANNOT_JUDGE
     try:
         if command == "init":
-            from harness.stack import init
+            from harness.stack.commands import init
 
             return init.main(rest, Path.cwd())
         return _run_session(command, rest)

@@ -1,7 +1,7 @@
 """Every option of a run, declared once: a field of RunOptions whose Spec says how it is typed on which
 command, which variable carries it to the child processes, and which pytest option the contract side
-reads it from. The argument parsers (harness.stack.upgrade_args, project_options, the golden session),
-the child environments (harness.stack.entry_runs, project_options) and the contract side's options
+reads it from. The argument parsers (harness.stack.commands.upgrade_args, project_options, the golden session),
+the child environments (harness.stack.run.entry_runs, project_options) and the contract side's options
 (harness.contract.options) are all derived from here.
 
 Plain Python on purpose: the contract plugin imports it in every pytest process.
@@ -70,7 +70,7 @@ class RunOptions:
     offline: bool = _option(False, group=RUN, flags=("--offline",), commands=(UPGRADE,), env="UV_OFFLINE", kind=bool,
                             argparse=dict(help="never use the network: environments and uv's cache must already "
                                                "hold every stack"))
-    # Bytes, once harness.stack.upgrade_args has read the size typed.
+    # Bytes, once harness.stack.commands.upgrade_args has read the size typed.
     envs_size_limit: float | None = _option(None, group=HOST, flags=("--envs-size-limit",), commands=(UPGRADE,),
                                           argparse=dict(metavar="SIZE", help=(
                                               "after the run, remove entry environments no current plan uses, least "
@@ -104,7 +104,7 @@ class RunOptions:
                                                    "deselected"))
     replay: Path | None = _option(None, group=RUN, env=env_vars.REPLAY, kind=Path, own_run=True)
     report_name: str | None = _option(None, group=RUN, env=env_vars.REPORT_NAME, own_run=True)
-    # Set by an entry's session for its pytest run (harness.stack.entry), read by the contract side.
+    # Set by an entry's session for its pytest run (harness.stack.environments.entry), read by the contract side.
     report: Path | None = _option(None, group=ENTRY, env=env_vars.REPORT, kind=Path, pytest="--harness-report",
                                   argparse=dict(help="report path"))
     entry: str = _option("local", group=ENTRY, env=env_vars.ENTRY, pytest="--harness-entry",

@@ -1,5 +1,5 @@
 """reports/bisect.json: which release of the blamed package first changed each contract
-(`nox -s upgrade -- --bisect`, harness.stack.bisect). Written by the host side, read by the verdict.
+(`nox -s upgrade -- --bisect`, harness.stack.commands.bisect). Written by the host side, read by the verdict.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Where a reused report came from: a run reuses an entry's report when nothing that determines it
-changed since the run that computed it (harness.stack.report_key)."""
+changed since the run that computed it (harness.stack.run.report_key)."""
 
 from __future__ import annotations
 
@@ -12,5 +12,5 @@ class ReusedFrom:
 
     run_id: str | None  # the run that computed it
     finished_at: str | None  # when that run's entry finished
-    key: str  # the content key (harness.stack.report_key)
+    key: str  # the content key (harness.stack.run.report_key)
     entry: str  # the entry that computed it (a candidate bumping only jax and a jax-only entry share one)

@@ -20,7 +20,7 @@ SOURCE = PACKAGE.parent  # this checkout, when the harness runs from one
 ROOT = Path(os.environ.get(env_vars.PROJECT) or SOURCE).resolve()  # the project being judged
 IS_CHECKOUT = ROOT == SOURCE.resolve()
 REPORTS = Path(os.environ.get(env_vars.REPORTS_DIR) or ROOT / "reports")  # `upgrade -- --reports DIR`
-# While an upgrade runs, REPORTS is its run directory and this the reports/ it publishes to (harness.stack.run_dir).
+# While an upgrade runs, REPORTS is its run directory and this the reports/ it publishes to (harness.stack.run.run_dir).
 REPORTS_HOME: Path | None = None
 ADHOC_LOCKS = ROOT / ".nox" / "adhoc-locks"
 WHEEL_CACHE = ROOT / ".nox" / "harness-wheel"  # the harness wheels the entries install, by content hash

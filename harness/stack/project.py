@@ -29,7 +29,8 @@ from pathlib import Path
 from harness import run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import envs, name_clash, paths
+from harness.stack import name_clash, paths
+from harness.stack.environments import envs
 
 TABLE = "upgrade-harness"
 BUILTIN_PACKAGE = "harness.builtin"

@@ -10,7 +10,7 @@ this file. Importing it registers the sessions with nox.
   nox -s golden                  record golden values from the baseline (shows what changed)
   nox -s lock                    regenerate the locks of the matrix's committed entries
   nox -s accept -- --reason ".." adopt the judged candidate as the baseline: pins, locks, golden values
-  nox -s plan / followups / judge -- DIR   the upgrade's steps one by one, for CI (harness.stack.fanout)
+  nox -s plan / followups / judge -- DIR   the upgrade's steps one by one, for CI (harness.stack.run.fanout)
 """
 
 from __future__ import annotations
@@ -23,9 +23,12 @@ import nox
 from harness import env_vars, run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import (entry as stack_entry, lifeline, locks, matrix, paths, plan, project, project_options,
-                           upgrade as upgrade_run)
-from harness.stack.interpreters import find_python
+from harness.stack import paths, project, project_options
+from harness.stack.commands import upgrade as upgrade_run
+from harness.stack.environments import entry as stack_entry
+from harness.stack.pins import locks, matrix, plan
+from harness.stack.run import lifeline
+from harness.stack.environments.interpreters import find_python
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
@@ -130,7 +133,7 @@ def _exit(code: int) -> None:
 @nox.session(name="plan", python=False)
 def plan_session(session: nox.Session) -> None:
     """CI's first step: resolve the upgrade's plan once, print its baseline and candidate as a matrix."""
-    from harness.stack import fanout
+    from harness.stack.run import fanout
 
     _exit(fanout.plan(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
 
@@ -138,7 +141,7 @@ def plan_session(session: nox.Session) -> None:
 @nox.session(python=False)
 def followups(session: nox.Session) -> None:
     """CI, after baseline and candidate: the replay and attribution runs DIR needs, as a matrix."""
-    from harness.stack import fanout
+    from harness.stack.run import fanout
 
     _exit(fanout.follow_ups(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
 
@@ -146,7 +149,7 @@ def followups(session: nox.Session) -> None:
 @nox.session(python=False)
 def judge(session: nox.Session) -> None:
     """The verdict on a directory of one run's reports (CI artifacts): as `upgrade` writes it. Exit 0/1/2."""
-    from harness.stack import fanout
+    from harness.stack.run import fanout
 
     _exit(fanout.judge_directory(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
 
@@ -166,7 +169,7 @@ def accept(session: nox.Session) -> None:
         session.error("in your project the baseline is the file [tool.upgrade-harness] baseline-from names: bump "
                       "the pins there, then run `upgrade-harness lock` and `upgrade-harness golden --accept-changes` "
                       "and commit the lock and golden/ with the pins")
-    from harness.stack import accept as accept_run
+    from harness.stack.commands import accept as accept_run
 
     code = accept_run.accept(session.posargs, log=session, invoked_from=paths.invoked_from(session.invoked_from))
     if code:

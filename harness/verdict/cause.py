@@ -18,7 +18,7 @@ def _versions(entry: EntryVerdict) -> dict[str, str | None]:
 
 def _single_text(base: dict[str, str | None], entry: EntryVerdict) -> str:
     """A single-package entry by the group it is named for ("jax-only": jax/jaxlib); packages that had to
-    move with it (harness.stack.resolve) follow as "with flax 0.12.6"."""
+    move with it (harness.stack.pins.resolve) follow as "with flax 0.12.6"."""
     full = bump_text(base, entry)
     group = entry.name.removesuffix("-only")
     parts = full.split(", ")

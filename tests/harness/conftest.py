@@ -25,7 +25,7 @@ import harness.contract.session  # noqa: F401
 from harness import env_vars
 from harness.model import report_io
 from harness.model.enums import BuiltinMode
-from harness.stack import locks
+from harness.stack.pins import locks
 from harness.verdict import compare
 
 try:

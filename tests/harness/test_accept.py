@@ -11,7 +11,8 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.model import report_io
-from harness.stack import accept, golden_changelog, matrix
+from harness.stack.commands import accept, golden_changelog
+from harness.stack.pins import matrix
 from harness.verdict import compare
 
 BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
@@ -116,7 +117,7 @@ def test_refuses_without_reports(checkout, capsys):
 
 
 def test_refuses_while_an_upgrade_is_writing_the_reports(checkout, docs, capsys):
-    from harness.stack import run_lock
+    from harness.stack.run import run_lock
 
     _write(checkout, *docs)
     with run_lock.hold(checkout / "reports", ["nox", "-s", "upgrade"]):

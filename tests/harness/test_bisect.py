@@ -14,7 +14,9 @@ from harness.errors import HarnessError
 from harness.model import bisection, report_io
 from harness.model.enums import CheckKind, Mark
 from harness.model.verdict import Change
-from harness.stack import bisect, bisect_search, matrix, paths, plan, resolve
+from harness.stack import paths
+from harness.stack.commands import bisect, bisect_search
+from harness.stack.pins import matrix, plan, resolve
 from harness.verdict import cli, compare, groups
 
 import upgrade_reports

@@ -8,8 +8,10 @@ import os
 import pytest
 
 from harness.errors import HarnessError
-from harness.stack import envs, paths, project, upgrade
-from harness.stack.matrix import BASELINE
+from harness.stack import paths, project
+from harness.stack.commands import upgrade
+from harness.stack.environments import envs
+from harness.stack.pins.matrix import BASELINE
 
 KIB = 1024
 DAY = 86400

@@ -13,7 +13,10 @@ import pytest
 
 import upgrade_reports
 from harness import env_vars
-from harness.stack import entry_runs, fanout, matrix, paths, plan, upgrade
+from harness.stack import paths
+from harness.stack.commands import upgrade
+from harness.stack.pins import matrix, plan
+from harness.stack.run import entry_runs, fanout
 
 ROOT = Path(__file__).resolve().parents[2]
 PROPERTY = "accumulation/test_property_emits_mean_and_zeros"  # passes on the baseline fixture
@@ -220,7 +223,7 @@ def test_the_plans_locks_are_found_where_the_plan_is_moved(tmp_path):
 
 def test_a_candidate_that_does_not_resolve_stops_the_plan_and_the_judge_says_why(tmp_path, monkeypatch, capsys):
     from harness.errors import HarnessError
-    from harness.stack import run_plan
+    from harness.stack.run import run_plan
 
     def unresolvable(*args, **kwargs):
         raise HarnessError("jax 0.0.404 is not on the index")
@@ -257,7 +260,7 @@ def test_upgrade_harness_judge_in_a_teams_project_judges_a_directory_from_the_sh
         published, tmp_path, monkeypatch):
     """`upgrade-harness judge DIR` typed in a subdirectory: DIR from there, though nox runs in the project's root."""
     from harness import cli
-    from harness.stack import init
+    from harness.stack.commands import init
 
     code, run = published
     project = tmp_path / "team"

@@ -20,7 +20,9 @@ from packaging.requirements import Requirement
 
 from harness import env_vars
 from harness.errors import HarnessError
-from harness.stack import harness_source, harness_wheel, locks, paths
+from harness.stack import paths
+from harness.stack.environments import harness_source, harness_wheel
+from harness.stack.pins import locks
 
 ORIGINS = {  # install kind -> what the installer recorded about where it came from (PEP 610)
     "path": {"url": "file:///gone/upgrade-harness", "dir_info": {}},

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from harness.stack import interpreters
+from harness.stack.environments import interpreters
 from harness.errors import HarnessError
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.stack import matrix
+from harness.stack.pins import matrix
 from harness.errors import HarnessError
 
 

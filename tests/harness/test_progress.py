@@ -12,7 +12,7 @@ from harness import env_vars
 from harness.contract.progress import ProgressWriter
 from harness.model import progress as progress_file
 from harness.model.progress import Phase, Progress
-from harness.stack import progress
+from harness.stack.run import progress
 
 
 class Clock:

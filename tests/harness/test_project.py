@@ -9,7 +9,9 @@ import pytest
 from harness import cli, env_vars
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import init, pins_from, project, project_options
+from harness.stack import project, project_options
+from harness.stack.commands import init
+from harness.stack.pins import pins_from
 
 PINS = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
 REQUIREMENTS = "".join(f"{name}=={version}\n" for name, version in PINS.items())
@@ -189,7 +191,8 @@ def test_a_bad_builtin_option_is_refused_with_the_choices(argv):
 
 
 def test_upgrade_usage_names_the_command_that_was_typed(monkeypatch, capsys):
-    from harness.stack import cli_args, upgrade_args
+    from harness.stack import cli_args
+    from harness.stack.commands import upgrade_args
 
     for is_checkout, prog in ((True, "usage: nox -s upgrade --"), (False, "usage: upgrade-harness upgrade ")):
         monkeypatch.setattr(upgrade_args.paths, "IS_CHECKOUT", is_checkout)
@@ -243,7 +246,7 @@ def test_the_command_outside_a_project_says_to_init(tmp_path, monkeypatch, capsy
 
 
 def test_baseline_from_is_refused_in_this_checkout(monkeypatch):
-    from harness.stack import matrix
+    from harness.stack.pins import matrix
 
     monkeypatch.setenv(env_vars.BASELINE_FROM, "/somewhere/requirements.txt")
     monkeypatch.setattr(matrix.paths, "IS_CHECKOUT", True)
@@ -252,7 +255,7 @@ def test_baseline_from_is_refused_in_this_checkout(monkeypatch):
 
 
 def test_a_lock_is_current_when_its_versions_are_the_same_releases(tmp_path):
-    from harness.stack import locks, matrix
+    from harness.stack.pins import locks, matrix
 
     lock = _write(tmp_path / "baseline.txt", "numpy==2.0.0\n    # via jax\noptax==0.2.6\n")
     locks.check_current(matrix.Entry("baseline", {"numpy": "2.0", "optax": "0.2.6"}, ""), lock)
@@ -275,7 +278,7 @@ def test_an_include_that_does_not_exist_is_named(tmp_path):
 
 
 def _project_pins(tmp_path, monkeypatch, requirements):
-    from harness.stack import project_pins
+    from harness.stack.pins import project_pins
 
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
     (root / "requirements.txt").write_text(requirements)
@@ -292,7 +295,7 @@ def test_the_default_candidate_moves_only_forward(tmp_path, monkeypatch):
 
 
 def test_a_one_run_baseline_is_resolved_for_the_run_not_written_over_the_lock(tmp_path, monkeypatch):
-    from harness.stack import matrix
+    from harness.stack.pins import matrix
 
     _project_pins(tmp_path, monkeypatch, REQUIREMENTS)
     assert matrix.entries()[matrix.BASELINE].locked
@@ -305,7 +308,7 @@ def test_a_one_run_baseline_is_resolved_for_the_run_not_written_over_the_lock(tm
 def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkeypatch):
     import shlex
 
-    from harness.stack import entry
+    from harness.stack.environments import entry
 
     root = _project(tmp_path / "ML projects", 'baseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
     monkeypatch.setattr(project.paths, "ROOT", root)
@@ -316,7 +319,8 @@ def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkey
 
 
 def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tmp_path):
-    from harness.stack import builtin_golden, matrix
+    from harness.stack.commands import builtin_golden
+    from harness.stack.pins import matrix
 
     recorded = builtin_golden.tool_versions()
     assert recorded["optax"] == "0.2.6"  # the tool's golden values come from its own baseline
@@ -336,7 +340,7 @@ def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tm
 
 def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
     # The verdict is a typed call now (harness.verdict.judgement), told a mode, not a command line.
-    from harness.stack import judge
+    from harness.stack.commands import judge
 
     monkeypatch.setattr(project.paths, "IS_CHECKOUT", True)
     assert judge.verdict_builtin() == BuiltinMode.JUDGE  # this checkout: judged, as ever
@@ -510,7 +514,7 @@ def test_the_table_takes_pins_outside_index_ignore_and_no_other_value(tmp_path, 
                                         'contracts = ["contracts"]\npins-outside-index = "ignore"\n')
     monkeypatch.setattr(project.paths, "ROOT", tmp_path)
     monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
-    from harness.stack import project_pins
+    from harness.stack.pins import project_pins
     assert project_pins.load().baseline == PINS
     _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
                                         'contracts = ["contracts"]\npins-outside-index = "yes"\n')

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.stack import latest_cli, matrix, release_set, resolve
-from harness.stack.release_set import Action, ReleaseSet
+from harness.stack.commands import latest_cli
+from harness.stack.pins import matrix, release_set, resolve
+from harness.stack.pins.release_set import Action, ReleaseSet
 
 ROOT = Path(__file__).resolve().parents[2]
 TONIGHT = {"jax": "0.12.0.1", "jaxlib": "0.12.0.1", "optax": "0.2.8", "flax": "0.12.12", "numpy": "2.5.5"}
@@ -215,7 +216,7 @@ def test_record_without_readable_versions_exits_2_and_keeps_the_old_state(tmp_pa
 
 def test_the_cli_runs_as_a_module(tmp_path):
     report = _report(tmp_path / "candidate.json", {**TONIGHT, "python": "3.12.1"})
-    done = subprocess.run([sys.executable, "-m", "harness.stack.latest_cli", "record", "--report", str(report),
+    done = subprocess.run([sys.executable, "-m", "harness.stack.commands.latest_cli", "record", "--report", str(report),
                            "--out", str(tmp_path / "s.json")], cwd=ROOT, capture_output=True, text=True,
                           env={k: v for k, v in os.environ.items() if k != "GITHUB_OUTPUT"})
     assert done.returncode == 0, done.stderr

@@ -14,8 +14,9 @@ from harness.model import report_io
 from harness.model.codec import from_json
 from harness.model.enums import Status
 from harness.model.report import EntryInfo, Report, Summary
-from harness.stack import entry_reuse, paths, report_cache
-from harness.stack.report_key import ReportKey
+from harness.stack import paths
+from harness.stack.run import entry_reuse, report_cache
+from harness.stack.run.report_key import ReportKey
 
 PARTS = {"lock": "l1", "python": "p", "harness": "h", "contracts": "", "suite": "s", "golden": "g1",
          "hypothesis": "ci", "environment": "e", "machine": "m", "replay": ""}
@@ -148,7 +149,7 @@ def test_fresh_never_reuses(reports, candidate, monkeypatch):
 
 
 def test_a_reused_report_is_written_with_a_log_that_says_where_it_came_from(reports, candidate, monkeypatch):
-    from harness.stack.matrix import Entry
+    from harness.stack.pins.matrix import Entry
 
     key = _stored(reports, candidate)
     monkeypatch.setattr(entry_reuse, "_key", lambda *args: key)

@@ -10,8 +10,9 @@ import pytest
 
 from harness import env_vars
 from harness.model.enums import BuiltinMode
-from harness.stack import paths, project, report_key
-from harness.stack.matrix import Entry
+from harness.stack import paths, project
+from harness.stack.run import report_key
+from harness.stack.pins.matrix import Entry
 
 LOCK = "# resolved for candidate at 2026-12-01\njax==0.11.2\njaxlib==0.11.2\noptax==0.2.6\n"
 

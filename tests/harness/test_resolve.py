@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.stack import locks, matrix, plan, resolve, run_lock
+from harness.stack.pins import locks, matrix, plan, resolve
+from harness.stack.run import run_lock
 
 BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
 RELEASES = {"jax": ["0.9.2", "0.11.2", "0.12.0.1"], "jaxlib": ["0.9.2", "0.11.2", "0.12.0.1"],
@@ -115,6 +116,6 @@ def test_jax_at_latest_takes_jaxlib_along():
 
 
 def test_an_empty_candidate_is_refused_not_ignored():
-    from harness.stack import upgrade
+    from harness.stack.commands import upgrade
 
     assert upgrade.upgrade(["--candidate", ""]) == 2

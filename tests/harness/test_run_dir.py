@@ -7,7 +7,9 @@ import pytest
 
 import upgrade_reports
 from harness import env_vars
-from harness.stack import paths, run_dir, upgrade
+from harness.stack import paths
+from harness.stack.commands import upgrade
+from harness.stack.run import run_dir
 from harness.verdict import cli
 
 OLD = "the last finished run's"
@@ -114,7 +116,8 @@ def test_only_the_newest_unfinished_run_directory_is_kept(tmp_path):
 def test_a_report_the_run_itself_writes_carries_its_id(tmp_path, monkeypatch):
     """An attribution entry the plan could not resolve is reported by the run: judged with its run's reports."""
     from harness.model import report_io
-    from harness.stack import entry as stack_entry, matrix
+    from harness.stack.environments import entry as stack_entry
+    from harness.stack.pins import matrix
 
     monkeypatch.setattr(paths, "REPORTS", tmp_path)
     monkeypatch.setenv(env_vars.RUN_ID, "run-A")

@@ -14,7 +14,10 @@ from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.progress import Phase, Progress
-from harness.stack import ending, entry_runs, locks, matrix, paths, project, upgrade
+from harness.stack import paths, project
+from harness.stack.commands import upgrade
+from harness.stack.pins import locks, matrix
+from harness.stack.run import ending, entry_runs
 
 import upgrade_reports
 
@@ -111,7 +114,8 @@ import json, os, sys
 from pathlib import Path
 import nox
 from harness import env_vars
-from harness.stack import entry as stack_entry, matrix
+from harness.stack.environments import entry as stack_entry
+from harness.stack.pins import matrix
 
 REPORTS = os.environ[env_vars.REPORTS_DIR]
 KILLED = """

@@ -16,7 +16,7 @@ import pytest
 
 from harness import env_vars
 from harness.errors import HarnessError
-from harness.stack import lifeline, run_lock
+from harness.stack.run import lifeline, run_lock
 
 FAKE = Path(__file__).parent / "fixtures" / "fake-run"
 ENTRIES = ("baseline", "candidate")

@@ -8,7 +8,9 @@ import pytest
 from harness import env_vars, run_options
 from harness.contract import options as contract_options
 from harness.run_options import ENTRY, GOLDEN, HOST, PROJECT, RUN, UPGRADE, RunOptions
-from harness.stack import accept, entry_runs, project_options, upgrade_args
+from harness.stack import project_options
+from harness.stack.commands import accept, upgrade_args
+from harness.stack.run import entry_runs
 
 # A value to type for each kind of option, and what it reads as.
 SAMPLES = {str: ("x-1", "x-1"), int: ("7", 7), Path: ("/abs/file", Path("/abs/file")),

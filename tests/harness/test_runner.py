@@ -4,7 +4,10 @@ import shutil
 
 import pytest
 
-from harness.stack import entry_runs, locks, matrix, paths, run_dir, upgrade
+from harness.stack import paths
+from harness.stack.commands import upgrade
+from harness.stack.pins import locks, matrix
+from harness.stack.run import entry_runs, run_dir
 from harness.errors import HarnessError
 
 
@@ -51,7 +54,7 @@ def test_nonexistent_version_is_an_unresolvable_entry(tmp_path):
 
 
 def test_upgrade_without_python_312_says_what_to_install(monkeypatch, capsys, tmp_path):
-    from harness.stack import interpreters
+    from harness.stack.environments import interpreters
 
     interpreters.find_python.cache_clear()
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -73,7 +76,7 @@ def test_entry_without_report_is_cannot_judge(tmp_path, monkeypatch, capsys):
 
 def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monkeypatch):
     from harness import env_vars
-    from harness.stack import harness_source
+    from harness.stack.environments import harness_source
 
     monkeypatch.setattr(paths, "REPORTS", tmp_path)
     monkeypatch.setenv(env_vars.WHEEL, "/stale/from/the/shell.whl")
@@ -95,7 +98,7 @@ def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monk
 
 
 def test_a_harness_wheel_that_cannot_be_built_stops_the_upgrade_with_the_reason(tmp_path, monkeypatch, capsys):
-    from harness.stack import harness_source
+    from harness.stack.environments import harness_source
 
     def fail():
         raise HarnessError("building the harness wheel for the entries failed (`uv build ...`): no hatchling")

@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from harness import env_vars
-from harness.stack import followups, release_set
+from harness.stack.pins import release_set
+from harness.stack.run import followups
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -207,7 +208,7 @@ def test_pr_workflow_runs_on_pin_changes_without_pull_request_target():
     workflow = _load("upgrade-pr.yml")
     triggers = workflow.get("on", workflow.get(True))  # PyYAML reads the key `on` as True
     assert list(triggers) == ["pull_request"]
-    assert {"harness/matrix.toml", "harness/stack/matrix.py", "harness/builtin/**", "locks/**", "golden/**"} <= set(triggers["pull_request"]["paths"])
+    assert {"harness/matrix.toml", "harness/stack/pins/matrix.py", "harness/builtin/**", "locks/**", "golden/**"} <= set(triggers["pull_request"]["paths"])
     assert workflow["jobs"]["judge"]["env"]["RUN_URL"] == RUN_URL_EXPR
 
 
@@ -292,7 +293,7 @@ def test_nightly_resolves_the_latest_releases_before_planning_the_upgrade_on_the
     jobs = _nightly_jobs()
     assert list(jobs) == ["latest", *FAN_OUT, "issue"]
     resolve_step = _step(jobs["latest"]["steps"], "latest_cli resolve")
-    assert resolve_step["run"].startswith(".venv/bin/python -m harness.stack.latest_cli resolve")
+    assert resolve_step["run"].startswith(".venv/bin/python -m harness.stack.commands.latest_cli resolve")
     assert jobs["latest"]["outputs"]["decision"] == f"${{{{ steps.{resolve_step['id']}.outputs.decision }}}}"
     assert _step(jobs["plan"]["steps"], "nox -s plan")["run"].strip() == ".venv/bin/nox -s plan -- --candidate latest"
     assert all(job["env"]["HARNESS_PROFILE"] == "nightly" for job in (jobs["entry"], jobs["followup"]))

@@ -1,0 +1,1 @@
+"""What a user runs: upgrade, judge, accept, bisect, init, latest, golden changelog, pruning."""

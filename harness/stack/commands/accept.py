@@ -1,0 +1,300 @@
+"""`nox -s accept`: adopt the judged candidate as the new baseline.
+
+The baseline pins in matrix.toml become the candidate's installed versions, the locks are resolved
+again, the golden values are recorded again from the new baseline, and golden/CHANGELOG.md says why.
+It refuses (exit 2) unless there is a fresh verdict on a complete candidate and golden/ is committed,
+so the only golden change under review is this one. The expensive steps (Steps) can be replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from harness import run_options
+from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
+from harness.model import report_io
+from harness.model.enums import Status
+from harness.model.report import Report
+from harness.model.verdict import Verdict
+from harness.stack import cli_args, paths
+from harness.stack.commands import golden_changelog
+from harness.stack.pins import locks, matrix
+from harness.stack.run import run_lock
+from harness.stack.commands.upgrade import REPLAY
+from harness.verdict import compare
+
+UNDO = "git checkout -- harness/matrix.toml locks golden"
+NEXT = "review `git diff`, then commit harness/matrix.toml locks/ golden/"
+# harness.contract.golden_recording's words when a check fails while recording (nothing is written then)
+RECORDING_FAILED = re.compile(r"golden: NOT written: \d+ checks did not pass while recording: [^\n]*")
+
+
+@dataclasses.dataclass(frozen=True)
+class Workspace:
+    """The checkout accept works in (a test gives a temporary one), and the reports it adopts: reports/,
+    or the directory `--reports DIR` names (as `upgrade --reports DIR` wrote them)."""
+
+    root: Path
+    reports_dir: Path | None = None
+
+    @property
+    def reports(self) -> Path:
+        return self.reports_dir or self.root / "reports"
+
+    @property
+    def recording_log(self) -> Path:
+        """Where the golden session's output goes: the checkout's reports/, whichever reports are adopted."""
+        return self.root / "reports" / "golden-recording.log"
+
+    def shown(self, name: str) -> str:
+        """A report's name as the user knows it: reports/NAME, or its whole path under --reports DIR."""
+        return f"reports/{name}" if self.reports_dir is None else str(self.reports / name)
+
+    @property
+    def matrix(self) -> Path:
+        return self.root / matrix.MATRIX_FILE
+
+    @property
+    def changelog(self) -> Path:
+        return self.root / "golden" / "CHANGELOG.md"
+
+
+def git(root: Path, args: list[str]) -> str:
+    """git's output in the checkout; HarnessError when git is missing or this is not a git checkout."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise HarnessError("git is not installed; accept needs it to check golden/ and to list what changed.") from None
+    if done.returncode != 0:
+        raise HarnessError(f"`git {' '.join(args)}` failed in {root} ({done.stderr.strip()}); "
+                           "run accept in the project's git checkout.")
+    return done.stdout
+
+
+def record_golden(root: Path) -> int:
+    """`nox -s golden -- --accept-changes` as a child nox session, so it reads the new pins; its
+    output goes to reports/golden-recording.log."""
+    env = run_options.inherited(os.environ)  # the new pins, never a run's plan, selection or replay
+    cmd = [sys.executable, "-m", "nox", "-f", str(root / "noxfile.py"), "-s", "golden", "--", "--accept-changes"]
+    (root / "reports").mkdir(exist_ok=True)
+    with open(root / "reports" / "golden-recording.log", "w") as log:
+        return subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root, check=False).returncode
+
+
+class _Printer:
+    """A stand-in for the nox session's logger when accept runs outside nox."""
+
+    @staticmethod
+    def log(message: str) -> None:
+        print(f"accept: {message}", flush=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Steps:
+    """The expensive or outside-world steps; tests pass fakes."""
+
+    lock: Callable[[list[matrix.Entry]], None]  # write the lock files of these entries
+    record_golden: Callable[[Path], int]  # record golden values from the baseline; the exit status
+    git: Callable[[Path, list[str]], str] = git
+
+    @classmethod
+    def real(cls, log=None) -> Steps:
+        return cls(lock=lambda entries: locks.write_locks(log or _Printer(), entries), record_golden=record_golden)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What accepting will do: the matrix before and after, and the verdict being accepted."""
+
+    before: matrix.Pins
+    after: matrix.Pins
+    verdict: Verdict
+
+
+def _parse(argv) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="nox -s accept --", description="Adopt the judged candidate as the "
+                                     "new baseline: pins, locks, golden values, golden/CHANGELOG.md.")
+    parser.add_argument("--reason", help="why the changes are accepted (written to golden/CHANGELOG.md)")
+    parser.add_argument("--reports", type=Path, metavar="DIR",
+                        help="adopt the verdict `upgrade --reports DIR` wrote there (default: reports/)")
+    return cli_args.parse(parser, argv)
+
+
+def judged(ws: Workspace) -> tuple[Report, Report, Verdict]:
+    """The baseline, the candidate and the verdict on them, or HarnessError saying why there is none."""
+    files = [ws.reports / f"{name}.json" for name in (matrix.BASELINE, matrix.CANDIDATE)]
+    missing = [ws.shown(f.name) for f in files if not f.exists()]
+    if missing:
+        given = "" if ws.reports_dir is None else f" -- --reports {ws.reports}"
+        raise HarnessError(f"there is no verdict to accept ({' and '.join(missing)} missing); "
+                           f"run `nox -s upgrade{given}` first, then `nox -s accept{given}`.")
+    base, candidate = (report_io.load(f) for f in files)
+    if candidate.status != Status.COMPLETE:
+        raise HarnessError(f"the candidate's report is {candidate.status.value}"
+                           f"{f' ({candidate.problem})' if candidate.problem else ''}; only a complete, judged "
+                           "candidate can be accepted. Fix that and run `nox -s upgrade` again.")
+    replay_file = ws.reports / f"{REPLAY}.json"
+    replay = report_io.load(replay_file) if replay_file.exists() else None
+    verdict = compare.judge(base, [candidate], replay)
+    if verdict.exit_status == EXIT_CANNOT_JUDGE:
+        raise HarnessError(f"the verdict could not judge the candidate ({verdict.headline}); fix what it names "
+                           "and run `nox -s upgrade` again before accepting.")
+    return base, candidate, verdict
+
+
+def check_fresh(base: Report, pins: matrix.Pins) -> None:
+    """The verdict must be on the baseline matrix.toml pins now; otherwise it judged another stack."""
+    ran = base.environment.versions
+    differ = [f"{pkg} {ran.get(pkg)} (matrix.toml: {pins.baseline[pkg]})"
+              for pkg in matrix.PACKAGES if ran.get(pkg) != pins.baseline[pkg]]
+    if base.entry.python != pins.python:
+        differ.insert(0, f"python {base.entry.python} (matrix.toml: {pins.python})")
+    if differ:
+        raise HarnessError(f"the verdict is stale: reports/baseline.json ran {', '.join(differ)}, not matrix.toml's "
+                           "baseline. Run `nox -s upgrade` again to judge the candidate against the current "
+                           "baseline, then `nox -s accept`.")
+
+
+def check_golden_committed(ws: Workspace, steps: Steps) -> None:
+    status = steps.git(ws.root, ["status", "--porcelain", "--", "golden/"]).rstrip()
+    if status:
+        raise HarnessError(f"golden/ has uncommitted changes:\n{status}\nCommit or discard them first "
+                           "(`git checkout -- golden/`): accept's re-recording must be the only golden change "
+                           "under review.")
+
+
+def accepted_pins(candidate: Report, before: matrix.Pins) -> matrix.Pins:
+    """The candidate's exact installed versions (and its python) as the baseline; [candidate] unchanged."""
+    versions = candidate.environment.versions
+    missing = [pkg for pkg in matrix.PACKAGES if not versions.get(pkg)]
+    if missing:
+        raise HarnessError(f"reports/candidate.json does not say which {', '.join(missing)} it ran; "
+                           "run `nox -s upgrade` again with this harness.")
+    return matrix.Pins(candidate.entry.python, {pkg: versions[pkg] for pkg in matrix.PACKAGES},
+                       dict(before.candidate))
+
+
+def prepare(ws: Workspace, steps: Steps) -> Plan:
+    """Every refusal, before anything is changed."""
+    base, candidate, verdict = judged(ws)
+    before = matrix.load_pins(ws.matrix)
+    check_fresh(base, before)
+    check_golden_committed(ws, steps)
+    return Plan(before, accepted_pins(candidate, before), verdict)
+
+
+def golden_stat(ws: Workspace, steps: Steps) -> str:
+    """The golden files the recording changed: git's diff stat, and any new file."""
+    stat = steps.git(ws.root, ["diff", "--stat", "--", "golden/"])
+    new = steps.git(ws.root, ["ls-files", "--others", "--exclude-standard", "--", "golden/"]).split()
+    return stat + "".join(f" {name} (new file)\n" for name in new if not name.endswith("CHANGELOG.md"))
+
+
+_DONE = ("matrix.toml's [baseline] pins set to the candidate's versions", "locks/ re-written",
+         "golden values recorded from the new baseline", "golden/CHANGELOG.md entry appended")
+_FINISH = ("set matrix.toml's [baseline] by hand", "`nox -s lock`", "`nox -s golden -- --accept-changes`",
+           "add the entry to golden/CHANGELOG.md by hand")
+
+
+def stopped(done: int, problem: str) -> HarnessError:
+    """A failure midway: what is done, what is not, and how to finish or undo."""
+    if done == 0:
+        return HarnessError(f"{problem}\nNothing was changed; fix that and run `nox -s accept` again.")
+    return HarnessError(
+        f"{problem}\nState: done: {'; '.join(_DONE[:done])}. NOT done: {'; '.join(_DONE[done:])}.\n"
+        f"To finish by hand: {', then '.join(_FINISH[done:])}. Or undo it all with `{UNDO}` (and remove any new "
+        "file `git status` shows), then run `nox -s upgrade` and `nox -s accept` again once the cause is fixed.")
+
+
+def _recording_failed(ws: Workspace, code: int) -> HarnessError:
+    """The golden session failed: its log's end, and what to do when checks fail on the new baseline."""
+    log = ws.recording_log
+    problem = (f"`nox -s golden -- --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
+               f"{cli_args.log_tail(log)}")
+    failing = RECORDING_FAILED.search(log.read_text(errors="replace")) if log.exists() else None
+    if failing:
+        problem += (f"\n{failing.group(0)}.\nRecording cannot accept those: they fail on the new baseline against "
+                    "what the contract test itself states (an exact value, a reference, a property). If the new "
+                    "behaviour is intended, change those contracts in harness/builtin first.")
+    return HarnessError(problem)
+
+
+def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden_changelog.Accepted:
+    """Pins, locks, golden values, changelog, in that order; HarnessError (from `stopped`) midway."""
+    done = 0
+    try:
+        matrix.write_pins(plan.after, ws.matrix)
+        done = 1
+        print(f"accept: matrix.toml [baseline] is now {golden_changelog.stack_text(plan.after)}", flush=True)
+        steps.lock([e for e in matrix.entries(pins=plan.after).values() if e.locked])
+        done = 2
+        print("accept: recording golden values from the new baseline (log: reports/golden-recording.log)", flush=True)
+        code = steps.record_golden(ws.root)
+        if code:
+            raise _recording_failed(ws, code)
+        done = 3
+        accepted = golden_changelog.Accepted(
+            when=dt.datetime.now(dt.timezone.utc), before=plan.before, after=plan.after,
+            headline=plan.verdict.headline, bits_line=plan.verdict.bits_line,
+            changes=plan.verdict.entries[0].changed, reason=reason, golden_stat=golden_stat(ws, steps))
+        golden_changelog.append(ws.changelog, golden_changelog.entry_text(accepted))
+    except Exception as exc:  # noqa: BLE001  any failure: say what state the checkout is in
+        problem = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+        raise stopped(done, f"accept stopped: {problem}") from None
+    return accepted
+
+
+def _report(plan: Plan, accepted: golden_changelog.Accepted) -> None:
+    print(f"accept: accepted {golden_changelog.moves(plan.before, plan.after)} ({plan.verdict.headline}; "
+          f"{len(accepted.changes)} changes listed)")
+    same = plan.after.candidate == plan.after.baseline
+    print(f"accept: [candidate] left as it is ({'now equal to the baseline' if same else 'still differs'}); "
+          "locks/ re-written")
+    print("accept: golden files changed:\n" + (accepted.golden_stat.rstrip() or "  none"))
+    print("accept: golden/CHANGELOG.md: entry appended")
+    print(f"accept: next: {NEXT}. (`{UNDO}` undoes it all.)")
+
+
+def accept(argv, log=None, steps: Steps | None = None, root: Path | None = None,
+           invoked_from: Path | None = None) -> int:
+    """nox -s accept: refuse, or adopt the candidate; the exit status (0 done, 2 refused or stopped).
+    `--reports DIR` is taken from `invoked_from`, the directory the command was typed in."""
+    steps = steps or Steps.real(log)
+    try:
+        args = _parse(argv)
+        reports = (Path(invoked_from or ".") / args.reports).resolve() if args.reports else None
+        ws = Workspace(root or paths.ROOT, reports)
+        if reports is not None and not reports.is_dir():
+            raise HarnessError(f"--reports {args.reports}: {reports} is not a directory; give the one "
+                               "`upgrade --reports DIR` wrote its verdict to.")
+        with run_lock.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):  # never while an upgrade writes them
+            return _accept(ws, steps, args)
+    except cli_args.HelpShown:
+        return 0
+    except HarnessError as exc:
+        print(f"accept: refused: {exc}", file=sys.stderr)
+        return exc.exit_status
+
+
+def _accept(ws: Workspace, steps: Steps, args) -> int:
+    plan = prepare(ws, steps)  # a HarnessError here is a refusal (accept() says so)
+    if plan.after == plan.before:
+        print(f"accept: nothing to accept: the candidate ran the baseline's versions "
+              f"({golden_changelog.stack_text(plan.before)}).")
+        return 0
+    print(f"accept: {plan.verdict.headline}; adopting the candidate as the new baseline")
+    try:
+        accepted = apply(ws, plan, steps, args.reason)
+    except HarnessError as exc:
+        print(f"accept: {exc}", file=sys.stderr)
+        return exc.exit_status
+    _report(plan, accepted)
+    return 0

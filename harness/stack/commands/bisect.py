@@ -1,0 +1,263 @@
+"""`nox -s upgrade -- --bisect`: for each changed contract, the release that first changed it.
+
+After attribution, each package group blamed for a contract change (its single-package entry changes
+the check too; with one bumped group, that group) is bisected over its releases strictly between the
+baseline's and the candidate's (harness.stack.commands.bisect_search): each probed release is an entry of the
+plan (reports/bisect-<group>-<release>.json) with the other packages at the baseline's pins, running
+only the checks still undecided. A release that does not resolve or cannot import there is tried again
+with the candidate's other pins (said in the answer); there a check that another bumped group changes
+on its own (its single-package entry says so) is unknown, since its answer would depend on those pins.
+When neither works it is unknown, and the answer is a range naming it. The release list comes from the
+package index: with --offline no group is bisected, and the bisection says why. The result is
+reports/bisect.json (harness.model.bisection), shown in the verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.model import bisection, report_io
+from harness.model.bisection import Bisection, FirstChanged, Probe
+from harness.model.enums import Mark, Status
+from harness.model.report import Report
+from harness.model.verdict import EntryVerdict
+from harness.stack import paths
+from harness.stack.commands import bisect_search
+from harness.stack.pins import matrix, plan, resolve
+from harness.verdict import compare, import_failure
+
+PREFIX = "bisect-"
+SELECTION = "bisect-selection.txt"
+_SUFFIXES = (".json", ".junit.xml", ".log")
+
+
+def report_names(reports: Path) -> list[str]:
+    """The bisection reports a last run left (for keep_previous)."""
+    names = {p.name[:-len(s)] for p in reports.glob(f"{PREFIX}*") for s in _SUFFIXES if p.name.endswith(s)}
+    return sorted(names)
+
+
+def blame(candidate: EntryVerdict, singles: dict[str, EntryVerdict | None], bumped: list[str]) -> dict[str, list[str]]:
+    """group -> the candidate's changed contracts it is blamed for: those its single-package entry changes
+    too; with no single-package entries (one group bumped), all of them."""
+    changed = sorted({c.check_id for c in candidate.contract_changes})
+    if not singles:
+        return {bumped[0]: changed} if len(bumped) == 1 and changed else {}
+    found = {}
+    for group, verdict in singles.items():
+        theirs = {c.check_id for c in verdict.contract_changes} if verdict is not None else set()
+        if any(c in theirs for c in changed):
+            found[group] = [c for c in changed if c in theirs]
+    return found
+
+
+@dataclasses.dataclass
+class _Context:
+    """One bisection: how to run entries, and what every probe is judged against."""
+
+    args: argparse.Namespace
+    seed: int
+    run: Callable
+    base_report: Report
+    base: matrix.Entry
+    cand: matrix.Entry
+    fetch: Callable[[str], dict]
+    others_change: dict[str, set[str] | None] = dataclasses.field(default_factory=dict)  # see depends_on_others
+    probes: list[Probe] = dataclasses.field(default_factory=list)
+
+    def depends_on_others(self, group: str, check: str) -> bool:
+        """Whether another bumped group changes `check` on its own (or cannot say: its single-package
+        entry is missing), so that a probe with the candidate's other pins cannot tell this group's part."""
+        return any(changes is None or check in changes
+                   for other, changes in self.others_change.items() if other != group)
+
+    def others(self, group: str, pins: dict[str, str]) -> str:
+        """'jax 0.11.2': the other bumped groups' packages in `pins` (jaxlib named only apart from jax)."""
+        shown = []
+        for other in matrix.bumped_groups(self.base.pins, self.cand.pins):
+            if other != group:
+                lead, *rest = matrix.GROUPS[other]
+                shown += [f"{lead} {pins.get(lead)}"] + [f"{p} {pins.get(p)}" for p in rest
+                                                         if pins.get(p) != pins.get(lead)]
+        return ", ".join(shown) or "the other packages"
+
+
+def _load(entries: list[matrix.Entry], replay: Path | None):
+    """The baseline report, the candidate's verdict and each single-package entry's; None when unusable."""
+    try:
+        base, cand = (report_io.load(paths.REPORTS / f"{e.name}.json") for e in entries[:2])
+        replayed = report_io.load(replay) if replay is not None and replay.exists() else None
+    except HarnessError:
+        return None
+    if base.status != Status.COMPLETE or cand.status != Status.COMPLETE:
+        return None
+    singles = {}
+    for entry in entries[2:]:
+        try:
+            report = report_io.load(paths.REPORTS / f"{entry.name}.json")
+        except HarnessError:
+            report = None
+        usable = report is not None and report.status == Status.COMPLETE
+        singles[entry.name.removesuffix("-only")] = compare.compare_entry(base, report) if usable else None
+    return base, compare.compare_entry(base, cand, replayed), singles
+
+
+def _add_to_plan(entry: matrix.Entry) -> None:
+    """The child session reads its entry from the plan file: add (or replace) this one."""
+    path = paths.REPORTS / plan.PLAN_FILE
+    found = plan.read(path) if path.exists() else {}
+    found[entry.name] = entry
+    plan.write(list(found.values()), path)
+
+
+def _judge(ctx: _Context, name: str, checks: list[str]) -> tuple[dict[str, bool | None] | None, str]:
+    """Per check: changed (a contract-changing mark) or not, None when not judged; or why nothing is."""
+    try:
+        report = report_io.load(paths.REPORTS / f"{name}.json")
+    except HarnessError:
+        return None, "not installable"
+    if report.status != Status.COMPLETE:
+        return None, "not installable"
+    verdict = compare.compare_entry(ctx.base_report, report)
+    if import_failure.find(ctx.base_report, report, verdict.changes) is not None:
+        return None, "not importable"
+    marks = {c.check_id: c.mark for c in verdict.changes}
+    return {c: None if marks.get(c, Mark.NOT_JUDGED) == Mark.NOT_JUDGED else marks[c].changes_contract
+            for c in checks}, "judged"
+
+
+def _attempt(ctx: _Context, group: str, name: str, named: dict[str, str], defaults: dict[str, str],
+             checks: list[str]) -> tuple[dict[str, bool | None] | None, str]:
+    """Resolve the release with the other packages at `defaults`, run the checks there, judge them."""
+    started = time.perf_counter()
+    release = named[matrix.GROUPS[group][0]]
+    try:
+        found = resolve.resolve(named, defaults, ctx.base.python, ctx.args.pre)
+    except HarnessError:
+        ctx.probes.append(Probe(name, group, release, {}, checks, "not installable", [], None, 0.0))
+        return None, "not installable"
+    lock = paths.REPORTS / "locks" / f"{name}.txt"
+    resolve.write_lock(found, lock)
+    entry = matrix.Entry(name, found.pins, f"{group} {release}, bisecting", ctx.base.python, locked=False,
+                         lock_file=str(lock), notes=tuple(found.notes), resolved_at=found.resolved_at)
+    _add_to_plan(entry)
+    selection = paths.REPORTS / SELECTION
+    selection.write_text("\n".join(checks) + "\n")
+    ctx.run([entry], ctx.args, ctx.seed, only=selection)
+    changed, outcome = _judge(ctx, name, checks)
+    ctx.probes.append(Probe(name, group, release, found.pins, checks, outcome,
+                            [c for c, v in (changed or {}).items() if v], "; ".join(found.notes) or None,
+                            round(time.perf_counter() - started, 1)))
+    return changed, outcome
+
+
+def _probe(ctx: _Context, group: str, named: dict[str, str], checks: list[str]) -> bisect_search.Seen:
+    """The release with the baseline's other pins; when it does not resolve or import there, with the
+    candidate's (when they differ)."""
+    release = named[matrix.GROUPS[group][0]]
+    failed: list[tuple[str, str]] = []  # (outcome, with which pins)
+    tries = [(ctx.base.pins, f"{PREFIX}{group}-{release}")]
+    if ctx.others(group, ctx.cand.pins) != ctx.others(group, ctx.base.pins):  # else nothing else to try
+        tries.append((ctx.cand.pins, f"{PREFIX}{group}-{release}-candidate-pins"))
+    for defaults, name in tries:
+        changed, outcome = _attempt(ctx, group, name, named, defaults, checks)
+        with_pins = ctx.others(group, defaults)
+        if changed is not None:
+            note = f"{release} probed with {with_pins}: {_failures(failed)}" if failed else ""
+            confounded = [c for c in changed if failed and changed[c] is not None and ctx.depends_on_others(group, c)]
+            changed = {c: None if c in confounded else v for c, v in changed.items()}
+            why = (f"{release} not judged: {_failures(failed)}, and {with_pins} changes the check on its own"
+                   if confounded else "")
+            print(f"upgrade: bisect {group} {release}" + (f" ({note})" if note else "") + ": "
+                  f"{sum(bool(v) for v in changed.values())} of {len(checks)} checks changed"
+                  + (f", {len(confounded)} unknown: {with_pins} changes them on its own" if confounded else ""))
+            return bisect_search.Seen(changed, note, why)
+        failed.append((outcome, with_pins))
+        print(f"upgrade: bisect {group} {release}: {outcome} with {with_pins}")
+    return bisect_search.Seen({}, f"{release} {_failures(failed)}")
+
+
+def _failures(failed: list[tuple[str, str]]) -> str:
+    """'not importable with jax 0.11.2 nor with jax 0.12.0.1'."""
+    if len({outcome for outcome, _ in failed}) == 1:
+        return f"{failed[0][0]} with " + " nor with ".join(pins for _, pins in failed)
+    return ", ".join(f"{outcome} with {pins}" for outcome, pins in failed)
+
+
+def _answer(check: str, group: str, versions: list[str], span: bisect_search.Span) -> FirstChanged:
+    package = matrix.GROUPS[group][0]
+    first, last = versions[span.first], versions[span.last]
+    said = [*span.unknown.values(), *(span.notes[i] for i in sorted(span.notes))]
+    text = f"{package} {first}" if first == last else f"{package} {first}–{last}"
+    text += f" ({'; '.join(dict.fromkeys(said))})" if said else ""
+    return FirstChanged(check, group, package, first, last, text)
+
+
+def _bisect_group(ctx: _Context, group: str, checks: list[str]) -> tuple[list[str], list[FirstChanged]]:
+    """One group's releases between baseline and candidate, searched for all its checks at once."""
+    lead, *followers = matrix.GROUPS[group]
+    old, new = ctx.base.pins[lead], ctx.cand.pins[lead]
+    between = bisect_search.releases(lead, old, new, ctx.args.pre, ctx.fetch)
+    following = {p: bisect_search.all_releases(p, ctx.fetch) for p in followers if p in ctx.base.pins}
+    print(f"upgrade: bisecting {lead} {old} → {new} for {len(checks)} changed checks over the "
+          f"{len(between)} release{'s' * (len(between) != 1)} between ({', '.join(between) or 'none'})")
+    versions = [old, *between, new]
+
+    def probe(index: int, batch: list[str]) -> bisect_search.Seen:
+        release = versions[index]  # jaxlib follows jax when it has that release
+        named = {lead: release, **{p: release for p, found in following.items() if release in found}}
+        return _probe(ctx, group, named, batch)
+
+    spans = bisect_search.search(len(between), checks, probe)
+    return between, [_answer(c, group, versions, spans[c]) for c in checks]
+
+
+def _offline_index(package: str) -> dict:
+    raise HarnessError(f"--offline: the releases of {package} between baseline and candidate come from the package "
+                       "index, which an offline run never asks; run `upgrade --bisect` with network access")
+
+
+def run(args, entries: list[matrix.Entry], seed: int, run_entries: Callable, replay: Path | None = None,
+        fetch: Callable[[str], dict] = bisect_search.fetch_index) -> Path | None:
+    """Bisect every blamed group; reports/bisect.json, or None when no contract changed (or none can be)."""
+    started = time.perf_counter()
+    loaded = _load(entries, replay)
+    if loaded is None:
+        return None
+    base_report, candidate, singles = loaded
+    if not candidate.contract_changes:
+        print("upgrade: no contract changed: nothing to bisect")
+        return None
+    blamed = blame(candidate, singles, matrix.bumped_groups(entries[0].pins, entries[1].pins))
+    if not blamed:
+        print("upgrade: nothing to bisect: no contract change is caused by one package group alone")
+        return None
+    if getattr(args, "offline", False):
+        fetch = _offline_index
+    others_change = {group: None if verdict is None else {c.check_id for c in verdict.contract_changes}
+                     for group, verdict in singles.items()}
+    ctx = _Context(args, seed, run_entries, base_report, entries[0], entries[1], fetch, others_change)
+    releases, results, notes = {}, [], []
+    for group, checks in blamed.items():
+        try:
+            releases[group], found = _bisect_group(ctx, group, checks)
+        except HarnessError as exc:
+            notes.append(f"{group} not bisected: {exc}")
+            continue
+        results += found
+    unblamed = {c.check_id for c in candidate.contract_changes} - {c for ids in blamed.values() for c in ids}
+    if unblamed:
+        notes.append(f"{len(unblamed)} changed checks no single package group changes alone: not bisected")
+    seconds = round(time.perf_counter() - started, 1)
+    path = paths.REPORTS / bisection.BISECT_FILE
+    bisection.write(path, Bisection(dict(entries[0].pins), dict(entries[1].pins), releases, results, ctx.probes,
+                                    seconds, notes))
+    for note in notes:
+        print(f"upgrade: bisect: {note}")
+    print(f"upgrade: bisection done in {seconds:.1f}s ({len(ctx.probes)} probes): {path}")
+    return path

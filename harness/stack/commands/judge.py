@@ -1,0 +1,118 @@
+"""`judge DIR` (`nox -s judge -- DIR`, `upgrade-harness judge DIR`): the verdict on a directory of one
+run's reports produced anywhere (CI jobs' artifacts downloaded into one folder, a published reports/),
+written there as `nox -s upgrade` writes it. The run's plan (upgrade-plan.json) says which report is the
+baseline, the candidate and the attribution entries; the follow-ups are decided again from the baseline
+and the candidate (harness.stack.run.followups), so the verdict needs exactly the reports the run made.
+A missing, unreadable or foreign report stops it (exit 2) naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.model import bisection, report_io
+from harness.model.enums import BuiltinMode, Status
+from harness.model.report import Report
+from harness.stack import project
+from harness.stack.pins import matrix, plan
+from harness.stack.run import followups
+from harness.stack.run.entry_runs import REPLAY
+from harness.verdict import judgement
+
+FETCH = ("download every artifact of the run into it (`gh run download RUN_ID --dir DIR`), or judge the "
+         "reports directory of a finished `nox -s upgrade`")
+
+
+def verdict_builtin() -> BuiltinMode:
+    """REPORT when the project (its table, or this run's --builtin) reports the built-in contracts only;
+    JUDGE otherwise, so that the checkout's verdict is judged as ever."""
+    return BuiltinMode.REPORT if project.load().builtin == BuiltinMode.REPORT else BuiltinMode.JUDGE
+
+
+def _unplanned(directory: Path) -> str:
+    """Why a run made no plan, when its candidate's report says: the candidate did not resolve."""
+    try:
+        report = report_io.load(directory / f"{matrix.CANDIDATE}.json")
+    except HarnessError:
+        return ""
+    if report.status != Status.UNRESOLVABLE:
+        return ""
+    return f" The run made none: its candidate does not resolve ({report.problem.rstrip('.')}); CANNOT JUDGE."
+
+
+def planned_entries(directory: Path) -> list[matrix.Entry]:
+    """Baseline, candidate and the single-package entries of the run's plan, in the plan's order."""
+    path = directory / plan.PLAN_FILE
+    if not directory.is_dir():
+        raise HarnessError(f"{directory} is not a directory; give the directory that holds one run's "
+                           f"reports and its {plan.PLAN_FILE}.")
+    if not path.is_file():
+        raise HarnessError(f"{path} is missing: the run's plan says which report is which; {FETCH}."
+                           + _unplanned(directory))
+    try:
+        found = plan.read(path)
+    except HarnessError as exc:
+        raise HarnessError(f"{str(exc).rstrip('.')}; {FETCH}.") from None
+    missing = [n for n in (matrix.BASELINE, matrix.CANDIDATE) if n not in found]
+    if missing:
+        raise HarnessError(f"{path} plans no {' and no '.join(missing)}: it is not an upgrade's plan; {FETCH}.")
+    singles = [found[name] for name in (f"{g}-only" for g in matrix.GROUPS) if name in found]
+    return [found[matrix.BASELINE], found[matrix.CANDIDATE], *singles]
+
+
+def _rerun(entry: matrix.Entry) -> str:
+    return f"re-run its job (`nox -s {entry.name}` told the plan and the run's id), then judge again"
+
+
+def _load(path: Path, entry: matrix.Entry, role: str) -> Report:
+    """The report of `entry` at `path`; HarnessError naming the file and the fix."""
+    if not path.is_file():
+        raise HarnessError(f"{path} is missing: it is the {role}'s report, which the verdict needs; "
+                           f"{FETCH}, or {_rerun(entry)}.")
+    try:
+        report = report_io.load(path)
+    except HarnessError as exc:
+        raise HarnessError(f"the {role}'s report is unusable: {str(exc).rstrip('.')}; {_rerun(entry)}.") from None
+    if report.entry.name != entry.name or report.entry.requested != entry.pins:
+        raise HarnessError(
+            f"{path} is not this plan's {role}: it ran entry {report.entry.name} "
+            f"({' '.join(f'{k}=={v}' for k, v in report.entry.requested.items())}), the plan's {entry.name} is "
+            f"{entry.pin_text}. Judge each run's reports in a directory of their own, with that run's plan.")
+    return report
+
+
+def _of_run(path: Path, entry: matrix.Entry, role: str, run_id: str | None) -> None:
+    """HarnessError unless the report at `path` is `entry`'s and from run `run_id` (the baseline's)."""
+    found = _load(path, entry, role).run_id
+    if found != run_id:
+        raise HarnessError(
+            f"{path} is from run {found or '(none: a session run by hand)'}, the baseline's report from run "
+            f"{run_id or '(none: a session run by hand)'}: a report of another run is never judged with this "
+            f"one's. Judge each run's reports in a directory of their own; {_rerun(entry)}.")
+
+
+def inputs(directory: Path) -> judgement.Inputs:
+    """The reports of the run in `directory` that its verdict judges; HarnessError when one is wanting."""
+    entries = planned_entries(directory)
+    base = _load(directory / f"{matrix.BASELINE}.json", entries[0], "baseline")
+    run_id = base.run_id
+    _of_run(directory / f"{matrix.CANDIDATE}.json", entries[1], "candidate", run_id)
+    follow = followups.decide(directory, entries)
+    by_name = {e.name: e for e in entries}
+    for name in follow.reports():
+        _of_run(directory / f"{name}.json", by_name[name], f"attribution entry {name}", run_id)
+    replay = directory / f"{REPLAY}.json" if follow.examples else None
+    if replay is not None:
+        _of_run(replay, entries[0], "baseline replay", run_id)
+    bisected = directory / bisection.BISECT_FILE
+    return judgement.Inputs(
+        tuple(directory / f"{name}.json" for name in [e.name for e in entries[:2]] + follow.reports()),
+        replay=replay, bisect=bisected if bisected.is_file() else None, run_id=run_id)
+
+
+def judge(directory: Path) -> int:
+    """The verdict on the run in `directory`, written beside its reports; the exit status (0/1/2)."""
+    found = dataclasses.replace(inputs(directory), builtin=verdict_builtin())
+    return judgement.judge(found, judgement.Outputs.beside(directory))

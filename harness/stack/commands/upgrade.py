@@ -1,0 +1,123 @@
+"""`nox -s upgrade`: run baseline and candidate, attribute what changed with the single-package
+entries, then print the verdict. Each entry runs as a child nox session with its log in reports/.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+from harness import env_vars
+from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
+from harness.model.report import now
+from harness.stack import cli_args, paths
+from harness.stack.commands import bisect, judge, prune_envs
+from harness.stack.environments import entry as stack_entry, harness_source
+from harness.stack.pins import matrix
+from harness.stack.run import followups, run_dir, run_lock, run_plan
+from harness.stack.run.entry_runs import REPLAY, run_entries
+from harness.verdict import judgement
+
+
+def _follow_up(args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None]:
+    """The replay and the attribution harness.stack.run.followups decides from baseline and candidate, run
+    here one after the other; the entries the verdict judges, and the replay's report."""
+    singles, follow = entries[2:], followups.decide(paths.REPORTS, entries)
+    followups.write(follow, paths.REPORTS, args.run_id)
+    replay = None
+    if follow.examples:
+        print(f"upgrade: {follow.replay_note()}")
+        run_entries([entries[0]], args, seed, only=paths.REPORTS / followups.REPLAY_SELECTION,
+                    replay=paths.REPORTS / followups.EXAMPLES)
+        replay = paths.REPORTS / f"{REPLAY}.json"
+    if follow.attributes:
+        print(f"upgrade: {follow.attribution_note()}")
+        run_entries(follow.attribution, args, seed, only=paths.REPORTS / followups.ATTRIBUTION_SELECTION)
+        return [*entries[:2], *singles], replay
+    note = follow.skipped_note(singles)
+    if note:
+        print(f"upgrade: {note}")
+    return entries[:2], replay
+
+
+def _run_plan(args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None]:
+    """Baseline and candidate; the baseline again on the candidate's failing examples of properties that
+    fail there only; then the single-package entries on just the checks that changed."""
+    pair = entries[:2]
+    print(f"upgrade: running {', '.join(e.name for e in pair)}, {args.jobs} at a time")
+    run_entries(pair, args, seed)
+    return _follow_up(args, entries, seed)
+
+
+def upgrade(argv, invoked_from: str | None = None) -> int:
+    """nox -s upgrade: resolve the plan, run it, compare, print the verdict, return the exit status."""
+    try:
+        args = run_plan.prepare(argv, invoked_from)
+        with run_lock.hold(paths.REPORTS, ["nox", "-s", "upgrade", "--", *argv]):
+            return _in_run_directory(args)
+    except cli_args.HelpShown:
+        return 0
+    except HarnessError as exc:
+        print(f"upgrade: {exc}", file=sys.stderr)
+        return exc.exit_status
+
+
+def _in_run_directory(args) -> int:
+    """Run in reports/.runs/<run id>/ and publish into reports/ only a run that finished (any verdict,
+    CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's."""
+    left = run_dir.prune(paths.REPORTS)
+    if left is not None:
+        print(f"upgrade: note: an earlier run did not finish; its files are in {left}/")
+    saved = os.environ.get(env_vars.RUN_ID)
+    os.environ[env_vars.RUN_ID] = args.run_id  # the reports this process writes (unresolvable entries) carry it
+    try:
+        with run_dir.writing(args.run_id) as run:
+            code = _upgrade(args)
+    except BaseException:
+        print(f"upgrade: stopped; this run's files stay in {paths.REPORTS / run_dir.RUNS / args.run_id}/ "
+              "(not published to the reports directory)", file=sys.stderr)
+        raise
+    finally:
+        if saved is None:
+            del os.environ[env_vars.RUN_ID]
+        else:
+            os.environ[env_vars.RUN_ID] = saved
+    kept = run_dir.keep_previous([e.name for e in matrix.upgrade_plan(matrix.entries())] + [
+        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(paths.REPORTS)])
+    run_dir.publish(run, paths.REPORTS)
+    if kept:
+        print(f"upgrade: last run's reports moved to {paths.REPORTS}/previous/ ({len(kept)} files)")
+    for line in prune_envs.after_run(args.envs_size_limit):
+        print(f"upgrade: {line}")
+    return code
+
+
+def _upgrade(args) -> int:
+    entries = run_plan.resolve(args)
+    if isinstance(entries, int):
+        return entries
+    # The harness every entry installs, built once here (an installed tool) and named to the children.
+    os.environ.pop(env_vars.WHEEL, None)
+    os.environ.update(harness_source.child_environment())
+    started = time.perf_counter()
+    seed = random.getrandbits(32)
+    ran, replay = _run_plan(args, entries, seed)
+    print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
+    silent = [e for e in ran if not (paths.REPORTS / f"{e.name}.json").exists()]
+    for entry in silent:
+        print(f"upgrade: entry {entry.name} wrote no report; the end of {paths.REPORTS_HOME}/{entry.name}.log says:\n"
+              + cli_args.log_tail(paths.REPORTS / f"{entry.name}.log"), file=sys.stderr)
+        if entry not in ran[:2]:  # an attribution entry: the attribution is partial, the verdict stands
+            stack_entry.write_unresolvable(entry, f"its session wrote no report (see {entry.name}.log)", now())
+    if any(e in ran[:2] for e in silent):
+        print("upgrade: CANNOT JUDGE (exit status 2)", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    reports = paths.REPORTS
+    bisected = bisect.run(args, entries, seed, run_entries, replay) if args.bisect else None
+    inputs = judgement.Inputs(tuple(reports / f"{e.name}.json" for e in ran),
+                              replay=replay if replay is not None and replay.exists() else None,
+                              bisect=bisected, builtin=judge.verdict_builtin(), run_id=args.run_id)
+    return judgement.judge(inputs, judgement.Outputs.beside(reports))

@@ -1,0 +1,43 @@
+"""`nox -s upgrade -- ...` (`upgrade-harness upgrade ...` in a team's project): the options, read and
+checked before anything runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from harness import run_options
+from harness.errors import HarnessError
+from harness.stack import cli_args, paths
+from harness.stack.environments import envs
+
+
+def parse(argv, command: str = "upgrade") -> argparse.Namespace:
+    """`command`: upgrade, or plan (its first step alone, for CI), which takes the same options."""
+    # The usage names the command that was typed: this checkout's session, or the team's command.
+    prog = f"nox -s {command} --" if paths.IS_CHECKOUT else f"upgrade-harness {command}"
+    parser = argparse.ArgumentParser(prog=prog, add_help=True)
+    run_options.add_arguments(parser, run_options.UPGRADE)  # its own options, and the project's
+    args = cli_args.parse(parser, argv)
+    if args.jobs < 1:
+        raise HarnessError(f"--jobs {args.jobs}: give at least 1.")
+    if args.envs_size_limit is not None:
+        try:
+            args.envs_size_limit = envs.parse_size(args.envs_size_limit)
+        except ValueError as exc:
+            raise HarnessError(f"--envs-size-limit: {exc}.") from None
+    return args
+
+
+def check_writable(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".write-probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise HarnessError(
+            f"reports directory {directory} is not writable ({exc.strerror or exc}); "
+            "fix its permissions (or remove the file in its place) and run again."
+        ) from None

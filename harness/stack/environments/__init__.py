@@ -1,0 +1,1 @@
+"""The entries' environments: interpreters, the harness they install, one entry's session."""

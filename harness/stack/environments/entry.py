@@ -1,0 +1,175 @@
+"""One matrix entry in its nox session: install exactly its locked stack, then run the contract suite.
+
+An entry that cannot be installed still leaves a report (status unresolvable, with the reason).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from harness import env_vars
+from harness.errors import HarnessError
+from harness.model import progress, report_io
+from harness.model.codec import to_json
+from harness.model.progress import Phase, Progress
+from harness.model.report import EntryInfo, now, unresolvable
+from harness.stack import paths, project
+from harness.stack.environments import envs, harness_source
+from harness.stack.run import ending
+from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, uv, write_if_missing
+from harness.stack.pins.matrix import Entry
+
+
+def entry_info(entry: Entry) -> EntryInfo:
+    return EntryInfo(name=entry.name, python=entry.python, requested=dict(entry.pins), locked=entry.locked,
+                     resolved_at=entry.resolved_at, notes=list(entry.notes) or None)
+
+
+def report_path(entry: Entry, report_name: str | None = None):
+    return paths.REPORTS / f"{report_name or entry.name}.json"
+
+
+def install_entry(session, entry: Entry, report_name: str | None = None) -> None:
+    """Make the session's virtualenv hold exactly the entry's resolved stack, plus the harness."""
+    started = now()
+    lock = lock_path(entry)
+    try:
+        if entry.problem:  # the upgrade's plan could not resolve it
+            raise HarnessError(entry.problem)
+        if not entry.locked and not entry.lock_file:
+            _tell_progress(Phase.RESOLVING)
+            compile_lock(entry, lock)
+        elif written := write_if_missing(entry):
+            session.log(f"wrote {written}: the {entry.name} stack fully resolved (commit it)")
+        elif not lock.exists():
+            raise HarnessError(f"lock file {lock} is missing; generate it with `{lock_command()}` "
+                               "(or run the upgrade again to resolve its plan).")
+        elif entry.locked:
+            check_current(entry, lock)
+        _tell_progress(Phase.INSTALLING)
+        installer, itself = uv(), harness_source.install_args()
+        if installer and session.venv_backend == "uv":
+            for args in (["sync", "--quiet", str(lock)], ["install", "--quiet", "--no-deps", *itself]):
+                _uv_pip(session, installer, args)
+        else:
+            session.install("-r", str(lock))
+            session.install("--no-deps", *itself)
+    except HarnessError as exc:
+        write_unresolvable(entry, str(exc), started, report_name)
+        session.error(str(exc))
+    except Exception as exc:  # nox's CommandFailed: the installer's own output is above
+        problem = f"installing {entry.pin_text} failed ({exc}); the installer's output is in the session log."
+        write_unresolvable(entry, problem, started, report_name)
+        session.error(problem)
+
+
+def _tell_progress(phase: Phase) -> None:
+    """When `nox -s upgrade` runs this entry, it shows what the entry is doing from this file."""
+    path = os.environ.get(env_vars.PROGRESS)
+    if path:
+        progress.write(path, Progress(phase))
+
+
+def _uv_pip(session, installer: str, args: list[str]) -> None:
+    """`uv pip ...` from uv's cache first: an environment that already matches its lock then needs no
+    network (and no index round trip); only when the cache lacks something does it go online."""
+    env = {**os.environ, "VIRTUAL_ENV": session.virtualenv.location}
+    # --python names the target: uv prefers UV_PYTHON to VIRTUAL_ENV, and an outer nox session (or a
+    # user's shell) may have set it to another environment, which the sync would then rewrite.
+    args = [*args, "--python", os.path.join(session.virtualenv.location, "bin", "python")]
+    if subprocess.run([installer, "pip", *args, "--offline"], env=env, capture_output=True).returncode == 0:
+        return
+    session.run_install(installer, "pip", *args, external=True, env={"VIRTUAL_ENV": session.virtualenv.location})
+
+
+def write_unresolvable(entry: Entry, problem: str, started: str, report_name: str | None = None) -> None:
+    report = unresolvable(entry_info(entry), problem, started)
+    report_io.write(report_path(entry, report_name),
+                    dataclasses.replace(report, run_id=os.environ.get(env_vars.RUN_ID) or None))
+
+
+def suite_environment(entry: Entry, report: str, venv: str, golden: Path) -> dict[str, str]:
+    """What the contract suite's pytest run is told through its environment."""
+    return {
+        env_vars.REPORT: report,
+        env_vars.GOLDEN_DIR: str(golden),
+        # A team's project reads the built-in contracts' golden values from the tool unless it recorded its own.
+        **({} if paths.IS_CHECKOUT else {env_vars.BUILTIN_GOLDEN_DIR: str(paths.BUILTIN_GOLDEN)}),
+        env_vars.ENTRY: entry.name,
+        env_vars.ENTRY_INFO: json.dumps(to_json(entry_info(entry))),  # one typed object, as the report holds it
+        # Derandomized unless asked otherwise: identical pins must give identical reports.
+        env_vars.PROFILE: os.environ.get(env_vars.PROFILE, "ci"),
+        # Keep bytecode: without it every run recompiles JAX's sources (~2.7 s of each run).
+        "PYTHONDONTWRITEBYTECODE": "",
+        # JAX's persistent compilation cache, one per environment: a rerun loads the ~600 small
+        # executables the suite compiles instead of compiling them again (about half of a cold run).
+        # Keys include the jax/jaxlib versions and flags, so a cached executable is the same program.
+        "JAX_COMPILATION_CACHE_DIR": os.path.join(venv, "jax-compilation-cache"),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    }
+
+
+def run_entry(session, entry: Entry, pytest_args=(), report_name: str | None = None, install: bool = True) -> None:
+    """Install the entry's stack and run the contract suite, writing reports/<entry>.json."""
+    envs.mark_used(session.virtualenv.location, session.name)  # its last use, for pruning (harness.stack.environments.envs)
+    if install:
+        install_entry(session, entry, report_name)
+    path = report_path(entry, report_name)
+    found = project.load()
+    env = suite_environment(entry, str(path), session.virtualenv.location, found.golden)
+    junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
+    _tell_progress(Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
+    # From the project's root: nox itself runs in the noxfile's folder, which for a team's project is
+    # the installed harness/stack/, whose modules (bisect.py) `python -m` would put before the stdlib's.
+    with session.chdir(found.root), explained(entry, path):
+        session.run("python", "-m", "pytest", *suite_arguments(found), f"--junitxml={junit}",
+                    "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
+
+
+@contextlib.contextmanager
+def explained(entry: Entry, report: Path):
+    """When the suite's process ends early (killed, crashed, interrupted), say why in its report: a killed
+    pytest leaves a partial report with no reason in it. nox's failure carries the return code."""
+    started = now()
+    try:
+        yield
+    except Exception as exc:
+        code = getattr(exc, "return_code", None)  # nox.command.CommandFailed's
+        if code is not None:
+            state = progress.read(os.environ[env_vars.PROGRESS]) if os.environ.get(env_vars.PROGRESS) else None
+            ending.record(report, entry_info(entry), ending.explain(code, state), started)
+        raise
+
+
+def suite_arguments(found: project.Project) -> list[str]:
+    """pytest's arguments for the project's contracts: the harness's own settings (not the project's
+    pytest configuration), the plugin, the project's import path, then the contract directories."""
+    args = ["-c", str(paths.SUITE_INI), "--rootdir", str(found.root), "-q", "-p", "no:randomly",
+            "-p", "harness.contract.plugin"]
+    if found.pythonpath:
+        # pytest reads a `paths` setting with shlex.split: a root with a space in it must be quoted.
+        args += ["-o", "pythonpath=" + shlex.join(str(p) for p in found.pythonpath)]
+    if found.own_contracts:  # the plugin tells a project's families from the built-in ones
+        args += ["--harness-own-contracts", os.pathsep.join(str(p) for p in found.own_contracts)]
+    return args + found.suite
+
+
+def ensure_chromium(session) -> None:
+    """The HTML report is checked in headless Chromium: install Debian's package when it is missing."""
+    if shutil.which("chromium") or shutil.which("chromium-browser"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run("apt-get", "update", "-qq", external=True, env=env)
+        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env=env)
+    else:
+        session.warn("headless Chromium is missing and cannot be installed here (needs root and apt-get): "
+                     "the HTML rendering check will fail. Install Debian's `chromium` package and run again.")

@@ -1,0 +1,42 @@
+"""What each entry installs as the harness itself (--no-deps: its dependencies are in the entry's lock).
+
+- The harness running from a checkout (this repository, or a tool installed editable from one): that
+  checkout, editable. It is the code the host itself runs, so it cannot be moved or deleted under a
+  run, an edit reaches every entry without a rebuild, and hatchling's editable install writes nothing
+  into it (a .pth file in the entry's environment).
+- Any other install (from a path, a git URL or the index): one wheel built from the installed package
+  (harness.stack.environments.harness_wheel), never from where it was installed from. `nox -s upgrade` builds it
+  once and hands its path to the child sessions in HARNESS_WHEEL; a session run alone finds it in the
+  cache under the project's .nox/.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness import env_vars
+from harness.stack import paths
+from harness.stack.environments import harness_wheel
+from harness.stack.pins.locks import uv
+
+
+def runs_from_checkout() -> bool:
+    return (paths.SOURCE / "pyproject.toml").is_file()
+
+
+def install_args() -> list[str]:
+    """The installer's arguments for the harness; HarnessError when its wheel cannot be built."""
+    if runs_from_checkout():
+        return ["-e", str(paths.SOURCE)]
+    passed = os.environ.get(env_vars.WHEEL)
+    if passed and Path(passed).is_file():
+        return [passed]
+    return [str(harness_wheel.wheel(paths.PACKAGE, paths.WHEEL_CACHE, uv()))]
+
+
+def child_environment() -> dict[str, str]:
+    """What the entries' child sessions are told: the wheel to install, built here once ({} from a checkout)."""
+    if runs_from_checkout():
+        return {}
+    return {env_vars.WHEEL: str(harness_wheel.wheel(paths.PACKAGE, paths.WHEEL_CACHE, uv()))}

@@ -1,0 +1,81 @@
+"""What an upgrade needs, checked before its first suite starts: a damaged lock, a missing interpreter
+or an unreadable golden store would otherwise cost a whole suite's run before the verdict says why.
+
+Nothing here writes: a refused plan leaves the reports directory exactly as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.model.enums import BuiltinMode
+from harness.stack import paths, project
+from harness.stack.pins import locks, matrix
+from harness.stack.environments.interpreters import find_python
+
+
+def check(entries: list[matrix.Entry]) -> None:
+    """HarnessError listing every problem found, each naming its file (and line) and the fix."""
+    problems = list(dict.fromkeys(problem for entry in entries for problem in _entry_problems(entry)))
+    problems += _golden_problems()
+    if problems:
+        raise HarnessError("the upgrade cannot run; nothing was run and reports/ is as it was:\n  - "
+                           + "\n  - ".join(problems))
+
+
+def _entry_problems(entry: matrix.Entry) -> list[str]:
+    if entry.problem:  # a single-package entry the plan could not resolve: reported, never run
+        return []
+    problems = []
+    try:
+        find_python(entry.python)
+    except HarnessError as exc:
+        problems.append(str(exc))
+    if not (entry.locked or entry.lock_file):  # resolved when its session starts
+        return problems
+    lock = locks.lock_path(entry)
+    if not lock.exists():
+        if paths.IS_CHECKOUT or entry.lock_file:  # a team's project resolves a missing committed lock itself
+            problems.append(f"lock file {lock} of {entry.name} is missing; generate it with "
+                            f"`{locks.lock_command()}`.")
+        return problems
+    try:
+        locks.check_current(entry, lock)
+    except HarnessError as exc:
+        problems.append(str(exc))
+    return problems
+
+
+def golden_dirs() -> list[Path]:
+    """The golden stores the suite reads: the project's, and the tool's own for the built-in contracts."""
+    found = project.load()
+    dirs = [found.golden]
+    if not paths.IS_CHECKOUT and found.builtin != BuiltinMode.OFF:
+        dirs.append(paths.BUILTIN_GOLDEN)
+    return list(dict.fromkeys(dirs))
+
+
+def _golden_problems() -> list[str]:
+    """Every golden file must read as JSON. A store not recorded yet is no problem here: its checks
+    say so in the verdict."""
+    problems = []
+    for directory in golden_dirs():
+        if not directory.exists():
+            continue
+        if not directory.is_dir():
+            problems.append(f"the golden store {directory} is not a directory; move the file away.")
+            continue
+        try:
+            files = sorted(directory.glob("*.json"))
+        except OSError as exc:
+            problems.append(f"the golden store {directory} is unreadable ({exc.strerror or exc}); fix its permissions.")
+            continue
+        for file in files:
+            try:
+                json.loads(file.read_text())
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                problems.append(f"golden file {file} is unreadable ({exc}); restore it from version control "
+                                "(`git checkout -- <file>`) or record it again.")
+    return problems

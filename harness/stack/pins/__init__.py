@@ -1,0 +1,1 @@
+"""What each entry installs: the matrix's pins, a team's pins, resolution, locks, the plan."""

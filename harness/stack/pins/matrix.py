@@ -1,0 +1,239 @@
+"""The version matrix: the one place that says which stacks the harness compares.
+
+The pins live in harness/matrix.toml (data, so `nox -s accept` can rewrite them safely); a team's
+project takes its baseline from its own files and its default candidate from here
+(harness.stack.project). Every other part (noxfile sessions, lock files, reports, the upgrade verdict) reads the
+entries from here. Entries pin python, jax, jaxlib, optax, flax and numpy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+from pathlib import Path
+
+from harness import env_vars
+from harness.atomic import atomic_write_text
+from harness.errors import HarnessError
+from harness.model.report import STACK_VERSION_KEYS
+from harness.stack import paths
+
+PACKAGES = STACK_VERSION_KEYS[1:]  # what an entry pins besides python: jax, jaxlib, optax, flax, numpy
+
+# Packages that are bumped together when attributing a change: jaxlib follows jax.
+GROUPS = {"jax": ("jax", "jaxlib"), "optax": ("optax",), "flax": ("flax",), "numpy": ("numpy",)}
+
+BASELINE = "baseline"
+CANDIDATE = "candidate"
+
+
+MATRIX_FILE = "harness/matrix.toml"  # relative to the checkout (accept rewrites it)
+_VERSION = re.compile(r"^[A-Za-z0-9_.+!\-]+$")
+_PYTHON_VERSION = re.compile(r"^3\.[0-9]+$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Pins:
+    """matrix.toml: the Python of every entry, and the baseline's and the candidate's package pins."""
+
+    python: str
+    baseline: dict[str, str]
+    candidate: dict[str, str]
+
+
+def matrix_path() -> Path:
+    return paths.DEFAULT_MATRIX
+
+
+def _table(data: dict, name: str, source: Path) -> dict[str, str]:
+    table = data.get(name)
+    if not isinstance(table, dict) or set(table) != set(PACKAGES):
+        found = sorted(table) if isinstance(table, dict) else "nothing"
+        raise HarnessError(f"{source}: [{name}] must pin exactly {', '.join(PACKAGES)} (found {found}); "
+                           "fix the file (git diff shows what changed).")
+    bad = [k for k, v in table.items() if not isinstance(v, str) or not _VERSION.match(v)]
+    if bad:
+        raise HarnessError(f"{source}: [{name}] {', '.join(bad)}: write each pin as an exact version string, "
+                           'e.g. jax = "0.11.2".')
+    return {pkg: table[pkg] for pkg in PACKAGES}
+
+
+def parse_pins(text: str, source: Path) -> Pins:
+    """matrix.toml's text as checked pins; HarnessError naming the file and the fix when it is wrong."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise HarnessError(f"{source} is not valid TOML ({exc}); fix it (git diff shows what changed).") from None
+    python = data.get("python")
+    if not isinstance(python, str) or not _PYTHON_VERSION.match(python):
+        raise HarnessError(f'{source}: python must be a major.minor version string, e.g. python = "3.12".')
+    return Pins(python, _table(data, "baseline", source), _table(data, "candidate", source))
+
+
+def load_pins(path: Path | None = None) -> Pins:
+    """Read and check matrix.toml (read at every call: `nox -s accept` rewrites it); in a team's project,
+    its baseline and default candidate (harness.stack.pins.project_pins)."""
+    if path is None and os.environ.get(env_vars.BASELINE_FROM) and paths.IS_CHECKOUT:
+        raise HarnessError("--baseline-from is for your own project, whose golden values are recorded from that "
+                           "baseline; this checkout's baseline is harness/matrix.toml. Run `upgrade-harness init` "
+                           "in your project's root, then `upgrade-harness upgrade --baseline-from PATH` there.")
+    if path is None and not paths.IS_CHECKOUT:
+        from harness.stack.pins import project_pins  # it reads the defaults from here
+
+        return project_pins.load()
+    path = path or matrix_path()
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise HarnessError(f"{path} is missing; restore it with `git checkout -- {path.name}`.") from None
+    except OSError as exc:
+        raise HarnessError(f"{path} is unreadable ({exc.strerror or exc}); fix its permissions.") from None
+    return parse_pins(text, path)
+
+
+def render_pins(pins: Pins, header: str) -> str:
+    """matrix.toml's fixed format: the header comments, python, then the two tables in PACKAGES order."""
+    lines = [header.rstrip("\n"), "", f'python = "{pins.python}"']
+    for name, table in (("baseline", pins.baseline), ("candidate", pins.candidate)):
+        lines += ["", f"[{name}]", *(f'{pkg} = "{table[pkg]}"' for pkg in PACKAGES)]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def header_of(text: str) -> str:
+    """The comment lines (and blank lines between them) before matrix.toml's first setting."""
+    lines = []
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            break
+        lines.append(line.rstrip())
+    return "\n".join(lines).strip("\n")
+
+
+def write_pins(pins: Pins, path: Path | None = None) -> None:
+    """Rewrite matrix.toml keeping its header comments; refuses pins that would not read back the same."""
+    path = path or matrix_path()
+    text = render_pins(pins, header_of(path.read_text() if path.exists() else ""))
+    if parse_pins(text, path) != pins:
+        raise HarnessError(f"cannot write {path}: the pins would not read back unchanged ({pins}).")
+    atomic_write_text(path, text)
+
+
+PYTHON = load_pins(matrix_path()).python  # the default; a project may set its own (project_pins)
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One stack to run the contract suite in."""
+
+    name: str
+    pins: dict[str, str]
+    description: str
+    python: str = PYTHON
+    locked: bool = True  # False for an ad-hoc candidate: resolved live, no lock file.
+    # Set by the upgrade's plan (harness.stack.pins.plan), which resolves every entry before any suite runs:
+    lock_file: str | None = None  # the lock it resolved (installed as is, never resolved again)
+    notes: tuple[str, ...] = ()  # why pins differ from what was asked ("flax 0.12.12 → 0.12.6: ...")
+    resolved_at: str | None = None
+    problem: str | None = None  # why it could not be resolved: it is reported unresolvable, not run
+
+    @property
+    def requirements(self) -> list[str]:
+        return [f"{pkg}=={self.pins[pkg]}" for pkg in PACKAGES if pkg in self.pins]
+
+    @property
+    def pin_text(self) -> str:
+        return " ".join(self.requirements)
+
+
+def bumped_groups(base: dict[str, str], other: dict[str, str]) -> list[str]:
+    """The package groups whose pins differ between two stacks."""
+    return [g for g, pkgs in GROUPS.items() if any(base.get(p) != other.get(p) for p in pkgs)]
+
+
+def single_package_entries(base: Entry, candidate: Entry) -> list[Entry]:
+    """One entry per bumped group, the rest at baseline: tells which package caused a change."""
+    groups = bumped_groups(base.pins, candidate.pins)
+    if len(groups) < 2:
+        return []
+    entries = []
+    for group in groups:
+        pins = dict(base.pins)
+        pins.update({p: candidate.pins[p] for p in GROUPS[group] if p in candidate.pins})
+        entries.append(
+            Entry(
+                name=f"{group}-only",
+                pins=pins,
+                description=f"baseline with only {'/'.join(GROUPS[group])} bumped to the candidate",
+                python=base.python,
+                locked=candidate.locked,
+            )
+        )
+    return entries
+
+
+_REQ = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([A-Za-z0-9_.+\-!]+)\s*$")
+
+
+LATEST = "latest"  # `--candidate latest`, or `optax==latest`: the newest release that resolves
+LATEST_PACKAGES = ("jax", "jaxlib", "optax", "flax")  # what `--candidate latest` moves
+
+
+def parse_candidate(text: str) -> dict[str, str]:
+    """Parse `--candidate "jax==X jaxlib==X optax==Y flax==Z"` (a version may be `latest`; the whole
+    candidate may be `latest`) into pins."""
+    pins: dict[str, str] = {}
+    for token in text.replace(",", " ").split():
+        if token.lower() == LATEST:
+            pins.update({pkg: LATEST for pkg in LATEST_PACKAGES})
+            continue
+        match = _REQ.match(token)
+        if not match:
+            raise HarnessError(
+                f"--candidate: cannot read {token!r}. Write exact pins (or `latest`) separated by spaces, "
+                f'e.g. --candidate "jax==0.12.0.1 jaxlib==0.12.0.1 optax==latest", or --candidate latest.'
+            )
+        name = match.group(1).lower().replace("_", "-")
+        if name not in PACKAGES:
+            raise HarnessError(
+                f"--candidate: {name!r} is not a package the matrix pins; "
+                f"the candidate may pin {', '.join(PACKAGES)}."
+            )
+        pins[name] = LATEST if match.group(2).lower() == LATEST else match.group(2)
+    for group in GROUPS.values():  # jax==latest takes the newest jaxlib too, unless one is named
+        if any(pins.get(p) == LATEST for p in group):
+            pins.update({p: LATEST for p in group if p not in pins})
+    if not pins:
+        raise HarnessError('--candidate is empty; give pins such as "jax==0.12.0.1 jaxlib==0.12.0.1".')
+    return pins
+
+
+def entries(candidate_override: str | None = None, pins: Pins | None = None) -> dict[str, Entry]:
+    """All matrix entries by name (from matrix.toml unless `pins` are given), with the candidate
+    replaced when an ad-hoc one is given."""
+    pins = pins or load_pins()
+    py, locked = pins.python, paths.IS_CHECKOUT  # a project's candidate is resolved by the plan
+    # A one-run --baseline-from is resolved for the run, never written over the committed lock.
+    baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py,
+                     locked=not os.environ.get(env_vars.BASELINE_FROM))
+    if candidate_override:
+        adhoc = dict(pins.baseline)
+        adhoc.update(parse_candidate(candidate_override))
+        candidate = Entry(CANDIDATE, adhoc, "ad-hoc candidate given with --candidate", py, locked=False)
+    else:
+        candidate = Entry(CANDIDATE, dict(pins.candidate), "the newest releases: the bump under review", py,
+                          locked=locked)
+    skew_pins = dict(pins.baseline, jax=pins.candidate["jax"])
+    result = {e.name: e for e in [baseline, candidate, *single_package_entries(baseline, candidate)]}
+    if not candidate_override and locked:
+        result["jaxlib-skew"] = Entry(
+            "jaxlib-skew", skew_pins, "new jax on the baseline jaxlib, a pairing jax allows", py
+        )
+    return result
+
+
+def upgrade_plan(all_entries: dict[str, Entry]) -> list[Entry]:
+    """What `nox -s upgrade` runs: baseline, candidate, and the single-package entries."""
+    base, cand = all_entries[BASELINE], all_entries[CANDIDATE]
+    return [base, cand, *single_package_entries(base, cand)]

@@ -1,0 +1,78 @@
+"""The upgrade's plan: every entry resolved to exact pins, with its lock, before any suite starts.
+
+A pin that does not exist or does not fit fails here, in seconds, with the resolver's reason. The
+candidate's unnamed packages, and the single-package entries' other packages, stay at the baseline's
+pins when those resolve, else move to the newest that do (harness.stack.pins.resolve), and say so. A
+single-package entry that cannot be resolved is kept with its problem: it is reported unresolvable
+(a partial attribution), never run. The child sessions read the plan (HARNESS_PLAN), so each entry is
+installed from exactly the lock resolved here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.stack.pins import locks, matrix, resolve
+
+PLAN_FILE = "upgrade-plan.json"
+
+
+def _resolved(entry: matrix.Entry, named: dict[str, str], baseline: dict[str, str], locks_dir: Path,
+              prerelease: bool) -> matrix.Entry:
+    """The entry with the exact pins and lock its request resolves to."""
+    found = resolve.resolve(named, baseline, entry.python, prerelease)
+    lock = locks_dir / f"{entry.name}.txt"
+    resolve.write_lock(found, lock)
+    return dataclasses.replace(entry, pins=found.pins, locked=False, lock_file=str(lock), notes=tuple(found.notes),
+                               resolved_at=found.resolved_at)
+
+
+def build(candidate_text: str | None, locks_dir: Path, prerelease: bool = False) -> list[matrix.Entry]:
+    """Baseline, candidate and single-package entries, resolved; HarnessError when the candidate cannot be."""
+    all_entries = matrix.entries(candidate_text)
+    base, cand = all_entries[matrix.BASELINE], all_entries[matrix.CANDIDATE]
+    if cand.locked:  # the matrix's own candidate: committed locks, nothing to resolve
+        return matrix.upgrade_plan(all_entries)
+    written = locks.write_if_missing(base)  # a project's first run: the candidate is resolved beside it
+    if written:
+        print(f"upgrade: wrote {written}: the baseline's stack fully resolved (commit it)")
+    # An ad-hoc candidate names its pins; a project's default candidate, what it moves from the baseline.
+    named = (matrix.parse_candidate(candidate_text) if candidate_text
+             else {p: v for p, v in cand.pins.items() if base.pins.get(p) != v})
+    cand = _resolved(cand, named, base.pins, locks_dir, prerelease)
+    singles = []
+    for single in matrix.single_package_entries(base, cand):
+        group = {p: cand.pins[p] for p in single.pins if single.pins[p] != base.pins[p]}
+        try:
+            singles.append(_resolved(single, group, base.pins, locks_dir, prerelease))
+        except HarnessError as exc:
+            singles.append(dataclasses.replace(single, locked=False, problem=str(exc)))
+    return [base, cand, *singles]
+
+
+def _relative(lock_file: str | None, folder: Path) -> str | None:
+    """A lock beside the plan, named relative to it: the plan still holds where it is moved or downloaded
+    (a finished run's published reports/, a CI job's artifact)."""
+    if lock_file is None or not Path(lock_file).absolute().is_relative_to(folder):
+        return lock_file
+    return Path(lock_file).absolute().relative_to(folder).as_posix()
+
+
+def write(entries: list[matrix.Entry], path: Path) -> None:
+    folder = path.parent.absolute()
+    rows = [dataclasses.asdict(dataclasses.replace(e, lock_file=_relative(e.lock_file, folder))) for e in entries]
+    path.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def read(path: Path) -> dict[str, matrix.Entry]:
+    """The plan's entries by name (for the child sessions), their locks as paths to open."""
+    folder = path.parent.absolute()
+    try:
+        rows = json.loads(path.read_text())
+        return {row["name"]: matrix.Entry(**{**row, "notes": tuple(row["notes"]), "lock_file": row["lock_file"] and
+                                             str(folder / row["lock_file"])}) for row in rows}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise HarnessError(f"the upgrade's plan {path} is unreadable ({exc}); run `nox -s upgrade` again.") from None

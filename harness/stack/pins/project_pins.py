@@ -1,0 +1,25 @@
+"""A team's project's pins: its baseline from its own files, its default candidate from its table or
+else the harness's own candidate (harness/matrix.toml), for the packages that candidate moves."""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from harness.stack import paths, project
+from harness.stack.pins import matrix, pins_from
+
+
+def load() -> matrix.Pins:
+    found = project.load()
+    defaults = matrix.load_pins(paths.DEFAULT_MATRIX)
+    baseline = pins_from.read(found.baseline_from, found.pins_outside_index)
+    # The harness's candidate moves what it bumps over its own baseline; the project's other pins stay.
+    # Only forward: a team already past the harness's candidate keeps its own version.
+    moved = {p: v for p, v in defaults.candidate.items()
+             if defaults.baseline.get(p) != v and Version(v) > Version(baseline[p])}
+    candidate = dict(baseline, **(found.candidate if found.candidate is not None else moved))
+    unknown = sorted(set(candidate) - set(matrix.PACKAGES))
+    if unknown:
+        raise matrix.HarnessError(f"[tool.{project.TABLE}.candidate] pins {', '.join(unknown)}; "
+                                  f"it may pin {', '.join(matrix.PACKAGES)}.")
+    return matrix.Pins(found.python or defaults.python, baseline, candidate)

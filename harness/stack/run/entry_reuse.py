@@ -1,0 +1,78 @@
+"""Before an entry runs: is its report already known? After: keep it for the next run.
+
+The upgrade asks here for each entry it is about to start (harness.stack.run.entry_runs). A reused report
+is written where the entry's own would be, with a log that says where it came from, so everything
+after (the verdict, attribution, publishing) treats it as this run's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+from harness import env_vars
+from harness.errors import HarnessError
+from harness.model import report_io
+from harness.model.report import Report
+from harness.stack import project
+from harness.stack.environments import entry as stack_entry
+from harness.stack.run import report_cache
+from harness.stack.pins.matrix import Entry
+from harness.stack.run.report_key import ReportKey, key_of
+
+
+@dataclasses.dataclass(frozen=True)
+class Attempt:
+    """One entry's look-up: its key (None: not computable before it runs), and the report reused if any."""
+
+    key: ReportKey | None
+    reused: Report | None = None
+    why_ran: str = ""  # said when an earlier report existed but could not be reused
+
+
+def when(stamp: str | None) -> str:
+    """An ISO time as the verdict shows it: `2026-12-02 00:36 UTC`."""
+    return f"{stamp[:10]} {stamp[11:16]} UTC" if stamp and len(stamp) >= 16 else "an earlier run"
+
+
+def _selection(only: Path | None) -> list[str] | None:
+    return [line.strip() for line in only.read_text().splitlines() if line.strip()] if only else None
+
+
+def _key(entry: Entry, environ: dict[str, str], seed: int, replay: Path | None) -> ReportKey | None:
+    try:
+        return key_of(entry, project.load(), environ, seed, replay)
+    except (OSError, HarnessError):  # no lock yet (resolved inside its session), or no interpreter
+        return None
+
+
+def attempt(entry: Entry, environ: dict[str, str], seed: int, only: Path | None, replay: Path | None,
+            report_file: Path, log_file: Path, fresh: bool) -> Attempt:
+    """Reuse the entry's report when nothing that determines it changed (never with --fresh): written to
+    `report_file` as this run's entry, with a log saying where it came from."""
+    key = _key(entry, environ, seed, replay)
+    if key is None or fresh:
+        return Attempt(key)
+    selection = _selection(only)
+    found = report_cache.lookup(key, selection, entry.name)
+    if found.report is None:
+        return Attempt(key, why_ran="" if found.why_not == "no earlier report" else found.why_not)
+    report = report_cache.reused(found.report, stack_entry.entry_info(entry), environ.get(env_vars.RUN_ID), key)
+    try:
+        report_io.write(report_file, report, derived=True)  # validated when it was read from the cache
+        log_file.write_text(f"reused the report of entry {report.reused.entry} from {when(report.reused.finished_at)} "
+                            f"(run {report.reused.run_id}): nothing that determines it changed (key "
+                            f"{key.digest}); `--fresh` runs it again. That run's log:\n\n{found.log}")
+    except (OSError, HarnessError) as exc:
+        print(f"upgrade: {entry.name}: cannot reuse its report ({exc}); running it", file=sys.stderr)
+        return Attempt(key)
+    return Attempt(key, report)
+
+
+def keep(done: Attempt, entry: Entry, environ: dict[str, str], seed: int, replay: Path | None,
+         report_file: Path, log_file: Path) -> None:
+    """After the entry ran: keep its report for the next run (a lock resolved in the session counts now)."""
+    key = done.key or _key(entry, environ, seed, replay)
+    if key is not None and done.reused is None:
+        report_cache.store(key, report_file, log_file)

@@ -1,0 +1,112 @@
+"""An upgrade's steps one by one, so that CI runs each entry as a job of its own (a GitHub Actions matrix)
+and the wall time is the slowest entry plus the verdict, not their sum:
+
+  nox -s plan -- [upgrade's options]   resolve the plan once into the reports directory; the baseline and
+                                       the candidate as a matrix, with the run's id and Hypothesis seed
+  nox -s <entry>                       each row: told HARNESS_PLAN, HARNESS_RUN_ID, HARNESS_HYPOTHESIS_SEED,
+                                       and the row's HARNESS_REPORT_NAME, HARNESS_ONLY, HARNESS_REPLAY
+  nox -s followups -- DIR              after baseline and candidate: the replay and the attribution entries
+                                       as a matrix, empty when nothing changed (harness.stack.run.followups)
+  nox -s judge -- DIR                  the verdict on the run's reports (harness.stack.commands.judge)
+
+`nox -s upgrade` runs the same steps in one process (the same functions), so the two never drift. Each
+step prints its matrix as the last line of its output and, under GitHub Actions, writes it to
+$GITHUB_OUTPUT (matrix, count, run_id, seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+from pathlib import Path
+from unittest import mock
+
+from harness import env_vars
+from harness.errors import HarnessError
+from harness.model import report_io
+from harness.stack import cli_args, paths, project_options
+from harness.stack.commands import judge
+from harness.stack.pins import matrix
+from harness.stack.run import followups, run_plan
+from harness.stack.run.followups import EntryRun
+from harness.stack.commands.latest_cli import github_output
+
+
+def _publish(runs: list[EntryRun], directory: Path, run_id: str | None, seed: str | None) -> None:
+    """The matrix of entry runs: printed last (JSON on one line), and to $GITHUB_OUTPUT under Actions."""
+    table = json.dumps({"include": [r.row(directory) for r in runs]}, separators=(",", ":"))
+    print(table)
+    github_output(matrix=table, count=str(len(runs)), run_id=run_id or "", seed=seed or "")
+
+
+def plan(argv, invoked_from: str | None) -> int:
+    """Resolve the plan once (`upgrade`'s options), write it, print the baseline and candidate as a matrix."""
+    try:
+        args = run_plan.prepare(argv, invoked_from, command="plan")
+        if args.bisect:
+            raise HarnessError("--bisect probes releases one after another with `nox -s upgrade -- --bisect`; "
+                               "the steps one by one do not bisect: drop it here.")
+        with mock.patch.dict(os.environ, {env_vars.RUN_ID: args.run_id}):  # an unresolvable candidate's report carries it
+            entries = run_plan.resolve(args)
+    except cli_args.HelpShown:
+        return 0
+    except HarnessError as exc:
+        print(f"plan: {exc}", file=sys.stderr)
+        return exc.exit_status
+    if isinstance(entries, int):  # the candidate does not resolve: its report says why
+        return entries
+    _publish(followups.first_runs(entries), paths.REPORTS, args.run_id, str(random.getrandbits(32)))
+    return 0
+
+
+def _directory(argv, invoked_from: str | None, command: str) -> Path:
+    parser = argparse.ArgumentParser(prog=f"nox -s {command} --" if paths.IS_CHECKOUT else f"upgrade-harness {command}",
+                                     description="DIR: one run's reports and its upgrade-plan.json")
+    parser.add_argument("directory", type=Path, metavar="DIR")
+    return Path(invoked_from or ".") / cli_args.parse(parser, argv).directory
+
+
+def _run_id(directory: Path) -> str | None:
+    """The run's id: this job's HARNESS_RUN_ID, else the one the baseline's report carries."""
+    try:
+        return os.environ.get(env_vars.RUN_ID) or report_io.load(directory / f"{matrix.BASELINE}.json").run_id
+    except HarnessError:
+        return None
+
+
+def follow_ups(argv, invoked_from: str | None) -> int:
+    """After baseline and candidate: write the replay's and the attribution's files into DIR (and the
+    reports of attribution entries that cannot run), print the runs they need as a matrix."""
+    try:
+        directory = _directory(argv, invoked_from, "followups")
+        entries = judge.planned_entries(directory)
+        follow = followups.decide(directory, entries)
+        followups.write(follow, directory, _run_id(directory))
+    except cli_args.HelpShown:
+        return 0
+    except HarnessError as exc:
+        print(f"followups: {exc}", file=sys.stderr)
+        return exc.exit_status
+    for note in (follow.replay_note() if follow.examples else None,
+                 follow.attribution_note() if follow.attributes else follow.skipped_note(entries[2:])):
+        if note:
+            print(f"followups: {note}")
+    _publish(follow.runs(entries[0]), directory, _run_id(directory), os.environ.get(env_vars.SEED))
+    return 0
+
+
+def judge_directory(argv, invoked_from: str | None) -> int:
+    """The verdict on DIR's reports, written into DIR; 0 unchanged, 1 changed, 2 cannot judge. The
+    project options (`--builtin report`...) say how the verdict judges, as they do for `upgrade`."""
+    try:
+        options, rest = project_options.split(argv)
+        os.environ.update(project_options.environment(options, Path(invoked_from or ".")))
+        return judge.judge(_directory(rest, invoked_from, "judge"))
+    except cli_args.HelpShown:
+        return 0
+    except HarnessError as exc:
+        print(f"judge: {exc}", file=sys.stderr)
+        return exc.exit_status

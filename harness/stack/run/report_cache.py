@@ -1,0 +1,162 @@
+"""Reports kept by content key (harness.stack.run.report_key): an entry whose inputs did not change since a
+finished run is not run again; its report is taken from that run, says so (Report.reused), and is
+judged like a fresh one.
+
+One record a file, `<key>-<selection>.json` in the reports directory's `.cache/`: the key's parts, the
+digest of the report as it was validated, and the report. A complete run of all checks also serves an
+attribution entry limited to some of them (its checks, filtered). A record that is unreadable, altered
+or of another schema is never trusted: the entry runs, and the record is replaced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from harness.atomic import atomic_write_text
+from harness.errors import HarnessError
+from harness.model import report_io
+from harness.model.codec import from_json, to_json
+from harness.model.enums import Status
+from harness.model.report import SCHEMA_VERSION, EntryInfo, Report, ReusedFrom, Summary
+from harness.stack import paths
+from harness.stack.run.report_key import PART_NAMES, ReportKey
+
+CACHE = ".cache"
+KEEP = 48  # records kept, newest first: a few candidates' worth of entries and their attributions
+
+
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """What the cache holds for one key: a report to reuse, or why the entry runs."""
+
+    report: Report | None
+    why_not: str  # when report is None: "no earlier report", "changed since ...", "record ... unreadable"
+    log: str = ""  # the session log of the run that computed it
+
+
+def directory() -> Path:
+    """Beside the published reports (not a run's own directory: records outlive runs)."""
+    return (paths.REPORTS_HOME or paths.REPORTS) / CACHE
+
+
+def _selection_tag(selection: list[str] | None) -> str:
+    if selection is None:
+        return "all"
+    return hashlib.sha256("\n".join(sorted(selection)).encode()).hexdigest()[:12]
+
+
+def _record_path(key: ReportKey, selection: list[str] | None) -> Path:
+    return directory() / f"{key.digest}-{_selection_tag(selection)}.json"
+
+
+def _read(path: Path) -> Report:
+    """The record's report, checked against the digest it was stored with; HarnessError if not the same."""
+    try:
+        record = json.loads(path.read_text())
+        text = json.dumps(record["report"], sort_keys=True)
+        stored = record["report_digest"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise HarnessError(f"record {path.name} is unreadable ({exc})") from None
+    if hashlib.sha256(text.encode()).hexdigest() != stored:
+        raise HarnessError(f"record {path.name} was altered after it was written")
+    # The very document validated when it was stored; its key covers the harness's model and schema (the
+    # "harness" part), so a record of another schema is under another key. Checked again all the same:
+    if record["report"].get("schema_version") != SCHEMA_VERSION:
+        raise HarnessError(f"record {path.name} is of schema version {record['report'].get('schema_version')}")
+    try:
+        return from_json(Report, record["report"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise HarnessError(f"record {path.name} does not fit the report model ({exc})") from None
+
+
+def _log(path: Path) -> str:
+    try:
+        return str(json.loads(path.read_text()).get("log", ""))
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def _filtered(report: Report, selection: list[str]) -> Report:
+    """A complete run's report limited to the checks an attribution entry asks for, as that run writes it."""
+    wanted = set(selection)
+    checks = [c for c in report.checks if c.id in wanted]
+    ids = {c.id for c in checks}
+    warnings = [dataclasses.replace(w, checks=[c for c in w.checks if c in ids]) for w in report.warnings]
+    return dataclasses.replace(report, checks=checks, summary=Summary.of(checks), selection=list(selection),
+                               warnings=[w for w in warnings if w.checks])
+
+
+def lookup(key: ReportKey, selection: list[str] | None, entry_name: str) -> Found:
+    """The report to reuse for `key` (a run of all checks serves any selection), or why there is none."""
+    problems = []
+    for path in dict.fromkeys([_record_path(key, None), _record_path(key, selection)]):
+        if not path.exists():
+            continue
+        try:
+            report = _read(path)
+        except HarnessError as exc:
+            problems.append(str(exc))
+            path.unlink(missing_ok=True)  # never trusted again
+            continue
+        os.utime(path)  # recently used: kept by the pruning
+        of_all = path == _record_path(key, None)
+        return Found(_filtered(report, selection) if of_all and selection is not None else report, "", _log(path))
+    if problems:
+        return Found(None, "; ".join(problems) + ": recomputed")
+    return Found(None, _why_changed(key, entry_name))
+
+
+def _why_changed(key: ReportKey, entry_name: str) -> str:
+    """Which inputs changed since this entry's last kept report (the newest record of its name)."""
+    records = sorted(directory().glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in records:
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if record.get("entry") == entry_name and isinstance(record.get("key"), dict):
+            changed = key.changed(ReportKey(record["key"]))
+            if changed:
+                return "changed since its last report: " + "; ".join(PART_NAMES[c] for c in changed)
+            return "its last report was of other checks"
+    return "no earlier report"
+
+
+def reused(found: Report, info: EntryInfo, run_id: str | None, key: ReportKey) -> Report:
+    """The kept report as this run's entry: its name and pins, this run's id, and where it came from."""
+    origin = found.reused or ReusedFrom(found.run_id, found.finished_at, key.digest, found.entry.name)
+    return dataclasses.replace(found, entry=info, run_id=run_id, reused=origin)
+
+
+def store(key: ReportKey, report_file: Path, log_file: Path) -> bool:
+    """Keep a finished entry's report under its key; a partial or reused one is not kept (False)."""
+    try:
+        report = report_io.load(report_file)
+    except HarnessError:
+        return False
+    if report.status != Status.COMPLETE or report.reused is not None:
+        return False
+    doc = to_json(report)
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    try:
+        log = log_file.read_text(errors="replace")
+    except OSError:
+        log = ""
+    record = {"entry": report.entry.name, "key": key.parts, "report_digest": digest, "log": log, "report": doc}
+    try:
+        directory().mkdir(parents=True, exist_ok=True)
+        atomic_write_text(_record_path(key, report.selection), json.dumps(record) + "\n")
+    except OSError:
+        return False  # a cache that cannot be written costs a rerun, never the verdict
+    _prune()
+    return True
+
+
+def _prune() -> None:
+    records = sorted(directory().glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in records[KEEP:]:
+        old.unlink(missing_ok=True)

@@ -1,0 +1,80 @@
+"""Each upgrade writes into its own run directory, reports/.runs/<run id>/, and only a run that finished
+is published into reports/, so nothing a stopped or killed run (or an entry of it) writes can land
+among the reports of another run. The run lock (harness.stack.run.run_lock) is held meanwhile: publishing
+never interleaves with another run's.
+
+While the run lasts, paths.REPORTS is its run directory (everything that writes or reads the run's files
+reads paths.REPORTS at call time, and the entries are told it through HARNESS_REPORTS_DIR), and
+paths.REPORTS_HOME the reports directory it will be published to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from pathlib import Path
+
+from harness.stack import paths
+
+RUNS = ".runs"
+# The files of a run besides its entries' reports, junit files and logs.
+SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt",
+                 "replay-selection.txt", "replay-examples.json", "upgrade-plan.json", "bisect.json",
+                 "bisect-selection.txt")
+
+
+def keep_previous(names: list[str]) -> list[str]:
+    """Move last run's reports to reports/previous/ so a new run never silently overwrites them."""
+    reports = paths.REPORTS  # the reports directory: called after the run, to publish it
+    files = [f"{name}{suffix}" for name in names for suffix in (".json", ".junit.xml", ".log")]
+    kept = [name for name in dict.fromkeys([*files, *SUMMARY_FILES]) if (reports / name).exists()]
+    if kept:
+        (reports / "previous").mkdir(exist_ok=True)
+    for name in kept:
+        os.replace(reports / name, reports / "previous" / name)
+    return kept
+
+
+@contextlib.contextmanager
+def writing(run_id: str):
+    """The run's directory, made paths.REPORTS until the run ends (published or not)."""
+    home = paths.REPORTS
+    run = home / RUNS / run_id
+    run.mkdir(parents=True)
+    paths.REPORTS, paths.REPORTS_HOME = run, home
+    try:
+        yield run
+    finally:
+        paths.REPORTS, paths.REPORTS_HOME = home, None
+
+
+def unfinished(home: Path) -> list[Path]:
+    """Run directories left by runs that never finished (stopped, killed): oldest first."""
+    runs = home / RUNS
+    return sorted((p for p in runs.iterdir() if p.is_dir()), key=lambda p: p.name) if runs.is_dir() else []
+
+
+def prune(home: Path, keep: int = 1) -> Path | None:
+    """Remove unfinished runs' directories but the newest `keep` (called under the run lock, so none of
+    them is live); the newest one kept, for its logs, or None."""
+    left = unfinished(home)
+    for stale in left[:-keep] if keep else left:
+        shutil.rmtree(stale, ignore_errors=True)
+    return left[-1] if keep and left else None
+
+
+def publish(run: Path, home: Path) -> list[str]:
+    """Move every file (and folder) of the finished run into `home`, each with one rename, so a reader
+    sees a report whole or not at all; then remove the run directory. The names moved."""
+    moved = []
+    for item in sorted(run.iterdir()):
+        target = home / item.name
+        if item.is_dir() and target.is_dir():
+            shutil.rmtree(target)  # a folder (the plan's locks/) is replaced whole, as it was rewritten whole
+        os.replace(item, target)
+        moved.append(item.name)
+    run.rmdir()
+    with contextlib.suppress(OSError):
+        (home / RUNS).rmdir()  # only when no unfinished run's directory is left in it
+    return moved
