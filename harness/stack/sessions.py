@@ -26,7 +26,7 @@ from harness.model.enums import BuiltinMode
 from harness.stack import paths, project, project_options
 from harness.stack.commands import upgrade as upgrade_run
 from harness.stack.environments import entry as stack_entry
-from harness.stack.pins import locks, matrix, plan
+from harness.stack.pins import current, locks, matrix, plan
 from harness.stack.run import lifeline
 from harness.stack.environments.interpreters import find_python
 
@@ -34,10 +34,15 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["upgrade"]
 
+def _candidate(text: str | None) -> matrix.CandidateRequest | None:
+    """An ad-hoc candidate handed to this child session as text, parsed here, at its edge."""
+    return matrix.CandidateRequest.parse(text) if text else None
+
+
 # `nox -s upgrade` resolves every entry first and hands its children the plan; otherwise the matrix.
 try:
     ENTRIES = (plan.read(Path(os.environ[env_vars.PLAN])) if os.environ.get(env_vars.PLAN)
-               else matrix.entries(os.environ.get(env_vars.CANDIDATE)))
+               else current.entries(_candidate(os.environ.get(env_vars.CANDIDATE))))
     PYTHON: str | None = find_python(ENTRIES[matrix.BASELINE].python)
     NO_PYTHON = ""
 except HarnessError as exc:  # reported when a session that needs it runs, not when listing
@@ -110,7 +115,7 @@ def golden(session: nox.Session) -> None:
     accepting = run_options.specs()["accept_changes"].pytest  # the contract side's spelling of --accept-changes
     args = ["--harness-record-golden"] + ([accepting] if options.accept_changes else [])
     try:  # read now: --baseline-from may have just been given
-        baseline = matrix.entries()[matrix.BASELINE]
+        baseline = current.entries()[matrix.BASELINE]
     except HarnessError as exc:
         session.error(str(exc).rstrip("."))
     stack_entry.run_entry(session, baseline, pytest_args=args, report_name="golden-recording")

@@ -11,7 +11,7 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import project, project_options
 from harness.stack.commands import init
-from harness.stack.pins import pins_from
+from harness.stack.pins import current, pins_from
 
 PINS = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
 REQUIREMENTS = "".join(f"{name}=={version}\n" for name, version in PINS.items())
@@ -251,7 +251,7 @@ def test_baseline_from_is_refused_in_this_checkout(monkeypatch):
     monkeypatch.setenv(env_vars.BASELINE_FROM, "/somewhere/requirements.txt")
     monkeypatch.setattr(matrix.paths, "IS_CHECKOUT", True)
     with pytest.raises(HarnessError, match="--baseline-from is for your own project"):
-        matrix.load_pins()
+        current.pins()
 
 
 def test_a_lock_is_current_when_its_versions_are_the_same_releases(tmp_path):
@@ -298,10 +298,10 @@ def test_a_one_run_baseline_is_resolved_for_the_run_not_written_over_the_lock(tm
     from harness.stack.pins import matrix
 
     _project_pins(tmp_path, monkeypatch, REQUIREMENTS)
-    assert matrix.entries()[matrix.BASELINE].locked
+    assert current.entries()[matrix.BASELINE].locked
     other = _write(tmp_path / "other.txt", REQUIREMENTS.replace("optax==0.2.6", "optax==0.2.5"))
     monkeypatch.setenv(env_vars.BASELINE_FROM, str(other))
-    baseline = matrix.entries()[matrix.BASELINE]
+    baseline = current.entries()[matrix.BASELINE]
     assert baseline.pins["optax"] == "0.2.5" and not baseline.locked
 
 

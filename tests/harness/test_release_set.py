@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.stack.commands import latest_cli
-from harness.stack.pins import matrix, release_set, resolve
+from harness.stack.pins import current, matrix, release_set, resolve
 from harness.stack.pins.release_set import Action, ReleaseSet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,7 +121,7 @@ def fake_resolve(monkeypatch, tmp_path):
                                   resolved_at="2026-12-01T03:20:00+00:00")
 
     monkeypatch.setattr(resolve, "resolve", fake)
-    monkeypatch.setattr(matrix, "load_pins", lambda path=None: PINS)
+    monkeypatch.setattr(current, "pins", lambda: PINS)
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github-output"))
     return calls
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.stack.pins import locks, matrix, plan, resolve
+from harness.stack.pins import current, locks, matrix, plan, resolve
 from harness.stack.run import run_lock
 
 BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
@@ -83,7 +83,7 @@ def test_a_version_that_does_not_exist_fails_with_the_resolvers_reason():
 
 
 def test_plan_keeps_an_unbuildable_attribution_entry_with_its_problem(tmp_path, monkeypatch):
-    monkeypatch.setattr(matrix, "load_pins", lambda path=None: matrix.Pins("3.12", dict(BASE), dict(BASE)))
+    monkeypatch.setattr(current, "pins", lambda: matrix.Pins("3.12", dict(BASE), dict(BASE)))
     real = resolve.resolve
 
     def refuse_optax_only(named, defaults, python, prerelease=False):
@@ -92,7 +92,7 @@ def test_plan_keeps_an_unbuildable_attribution_entry_with_its_problem(tmp_path, 
         return real(named, defaults, python, prerelease)
 
     monkeypatch.setattr(resolve, "resolve", refuse_optax_only)
-    entries = plan.build("jax==0.12.0.1 jaxlib==0.12.0.1 optax==0.2.8", tmp_path)
+    entries = plan.build(matrix.CandidateRequest.parse("jax==0.12.0.1 jaxlib==0.12.0.1 optax==0.2.8"), tmp_path)
     names = {e.name: e for e in entries}
     assert names["candidate"].pins["optax"] == "0.2.8" and (tmp_path / "candidate.txt").exists()
     assert names["optax-only"].problem.startswith("cannot resolve optax==0.2.8")

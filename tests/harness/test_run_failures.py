@@ -16,7 +16,7 @@ from harness.model.enums import Status
 from harness.model.progress import Phase, Progress
 from harness.stack import paths, project
 from harness.stack.commands import upgrade
-from harness.stack.pins import locks, matrix
+from harness.stack.pins import current, locks, matrix
 from harness.stack.run import ending, entry_runs
 
 import upgrade_reports
@@ -141,7 +141,7 @@ def baseline(session):
 @nox.session(python=False)
 def candidate(session):
     report = os.path.join(REPORTS, "candidate.json")
-    with stack_entry.explained(matrix.entries()["candidate"], Path(report)):
+    with stack_entry.explained(current.entries()["candidate"], Path(report)):
         session.run(sys.executable, "-c", KILLED, "@PARTIAL@", report, external=True)
 '''
 
@@ -182,7 +182,7 @@ def test_a_killed_nox_session_is_explained_by_the_host(tmp_path, monkeypatch):
     partial.update(status=Status.PARTIAL.value, finished_at=None, problem=None)
     (tmp_path / "candidate.json").write_text(json.dumps(partial))
     progress.write(tmp_path / "progress.json", Progress(Phase.RUNNING, 212, 345))
-    entry = matrix.entries()["candidate"]
+    entry = current.entries()["candidate"]
     entry_runs.explain_ending(entry, -signal.SIGKILL, tmp_path / "progress.json", None)
     said = report_io.load(tmp_path / "candidate.json")
     assert said.problem == "was killed by SIGKILL after 212 of 345 checks (often out of memory)"

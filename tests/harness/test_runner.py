@@ -6,7 +6,7 @@ import pytest
 
 from harness.stack import paths
 from harness.stack.commands import upgrade
-from harness.stack.pins import locks, matrix
+from harness.stack.pins import current, locks, matrix
 from harness.stack.run import entry_runs, run_dir
 from harness.errors import HarnessError
 
@@ -40,12 +40,12 @@ def test_previous_reports_are_kept_not_overwritten(tmp_path, monkeypatch):
 def test_harness_requirements_come_from_pyproject():
     reqs = locks.harness_requirements()
     assert {"pytest", "hypothesis", "jsonschema"} <= set(reqs)
-    assert "numpy==" + matrix.entries()["baseline"].pins["numpy"] in locks.lock_input(matrix.entries()["baseline"])
+    assert "numpy==" + current.entries()["baseline"].pins["numpy"] in locks.lock_input(current.entries()["baseline"])
 
 
 @pytest.mark.skipif(shutil.which("uv") is None, reason="uv resolves the stacks")
 def test_nonexistent_version_is_an_unresolvable_entry(tmp_path):
-    entry = matrix.entries("jax==0.0.999 jaxlib==0.0.999")["candidate"]
+    entry = current.entries(matrix.CandidateRequest.parse("jax==0.0.999 jaxlib==0.0.999"))["candidate"]
     with pytest.raises(HarnessError) as info:
         locks.compile_lock(entry, tmp_path / "lock.txt")
     message = str(info.value)

@@ -234,7 +234,7 @@ def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden
         matrix.write_pins(plan.after, ws.matrix)
         done = 1
         print(f"accept: matrix.toml [baseline] is now {golden_changelog.stack_text(plan.after)}", flush=True)
-        steps.lock([e for e in matrix.entries(pins=plan.after).values() if e.locked])
+        steps.lock([e for e in matrix.entries(plan.after).values() if e.locked])
         done = 2
         print("accept: recording golden values from the new baseline (log: reports/golden-recording.log)", flush=True)
         code = steps.record_golden(ws.root)

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack.pins import matrix, release_set, resolve
+from harness.stack.pins import current, matrix, release_set, resolve
 from harness.stack.pins.release_set import ReleaseSet
 
 
@@ -39,7 +39,7 @@ def github_output(**values: str) -> None:
 
 def resolve_latest(prerelease: bool) -> tuple[ReleaseSet, list[str]]:
     """Tonight's release set and uv's notes (which version is latest, which pin had to move)."""
-    pins = matrix.load_pins()
+    pins = current.pins()
     named = {pkg: matrix.LATEST for pkg in matrix.LATEST_PACKAGES}
     resolution = resolve.resolve(named, pins.baseline, pins.python, prerelease=prerelease)
     return ReleaseSet.of(resolution.pins, pins.python, resolution.resolved_at), resolution.notes

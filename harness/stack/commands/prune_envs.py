@@ -8,7 +8,7 @@ from __future__ import annotations
 from harness.errors import HarnessError
 from harness.stack import paths, project
 from harness.stack.environments import envs
-from harness.stack.pins import matrix, plan
+from harness.stack.pins import current, plan
 from harness.stack.run import entry_runs
 
 SESSIONS = ("tests", "golden")  # environments of sessions that are not entries of a plan
@@ -17,7 +17,7 @@ SESSIONS = ("tests", "golden")  # environments of sessions that are not entries 
 def current_sessions() -> set[str]:
     """The sessions whose environments are in use: the published plan's (bisection probes included), the
     matrix's entries, and the sessions that are not entries. HarnessError when the matrix cannot be read."""
-    names = {*SESSIONS, *matrix.entries()}
+    names = {*SESSIONS, *current.entries()}
     published = paths.REPORTS / plan.PLAN_FILE
     if published.exists():
         names |= set(plan.read(published))

@@ -16,7 +16,7 @@ from harness.model.report import now
 from harness.stack import cli_args, paths
 from harness.stack.commands import bisect, judge, prune_envs
 from harness.stack.environments import entry as stack_entry, harness_source
-from harness.stack.pins import matrix
+from harness.stack.pins import current, matrix
 from harness.stack.run import followups, run_dir, run_lock, run_plan
 from harness.stack.run.entry_runs import REPLAY, run_entries
 from harness.verdict import judgement
@@ -85,7 +85,7 @@ def _in_run_directory(args) -> int:
             del os.environ[env_vars.RUN_ID]
         else:
             os.environ[env_vars.RUN_ID] = saved
-    kept = run_dir.keep_previous([e.name for e in matrix.upgrade_plan(matrix.entries())] + [
+    kept = run_dir.keep_previous([e.name for e in matrix.upgrade_plan(current.entries())] + [
         matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(paths.REPORTS)])
     run_dir.publish(run, paths.REPORTS)
     if kept:

@@ -72,18 +72,9 @@ def parse_pins(text: str, source: Path) -> Pins:
     return Pins(python, _table(data, "baseline", source), _table(data, "candidate", source))
 
 
-def load_pins(path: Path | None = None) -> Pins:
-    """Read and check matrix.toml (read at every call: `nox -s accept` rewrites it); in a team's project,
-    its baseline and default candidate (harness.stack.pins.project_pins)."""
-    if path is None and os.environ.get(env_vars.BASELINE_FROM) and paths.IS_CHECKOUT:
-        raise HarnessError("--baseline-from is for your own project, whose golden values are recorded from that "
-                           "baseline; this checkout's baseline is harness/matrix.toml. Run `upgrade-harness init` "
-                           "in your project's root, then `upgrade-harness upgrade --baseline-from PATH` there.")
-    if path is None and not paths.IS_CHECKOUT:
-        from harness.stack.pins import project_pins  # it reads the defaults from here
-
-        return project_pins.load()
-    path = path or matrix_path()
+def load_pins(path: Path) -> Pins:
+    """Read and check a matrix.toml (read at every call: `nox -s accept` rewrites it). The pins of the
+    project being judged, this checkout's or a team's, are harness.stack.pins.current's."""
     try:
         text = path.read_text()
     except FileNotFoundError:
@@ -180,6 +171,18 @@ LATEST = "latest"  # `--candidate latest`, or `optax==latest`: the newest releas
 LATEST_PACKAGES = ("jax", "jaxlib", "optax", "flax")  # what `--candidate latest` moves
 
 
+@dataclasses.dataclass(frozen=True)
+class CandidateRequest:
+    """`--candidate` as typed, parsed once where it comes in: the pins it names (a version may be LATEST)."""
+
+    text: str
+    pins: dict[str, str]
+
+    @classmethod
+    def parse(cls, text: str) -> CandidateRequest:
+        return cls(text, parse_candidate(text))
+
+
 def parse_candidate(text: str) -> dict[str, str]:
     """Parse `--candidate "jax==X jaxlib==X optax==Y flax==Z"` (a version may be `latest`; the whole
     candidate may be `latest`) into pins."""
@@ -209,17 +212,15 @@ def parse_candidate(text: str) -> dict[str, str]:
     return pins
 
 
-def entries(candidate_override: str | None = None, pins: Pins | None = None) -> dict[str, Entry]:
-    """All matrix entries by name (from matrix.toml unless `pins` are given), with the candidate
-    replaced when an ad-hoc one is given."""
-    pins = pins or load_pins()
+def entries(pins: Pins, candidate_override: CandidateRequest | None = None) -> dict[str, Entry]:
+    """All matrix entries of `pins` by name, with the candidate replaced when an ad-hoc one is given."""
     py, locked = pins.python, paths.IS_CHECKOUT  # a project's candidate is resolved by the plan
     # A one-run --baseline-from is resolved for the run, never written over the committed lock.
     baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py,
                      locked=not os.environ.get(env_vars.BASELINE_FROM))
     if candidate_override:
         adhoc = dict(pins.baseline)
-        adhoc.update(parse_candidate(candidate_override))
+        adhoc.update(candidate_override.pins)
         candidate = Entry(CANDIDATE, adhoc, "ad-hoc candidate given with --candidate", py, locked=False)
     else:
         candidate = Entry(CANDIDATE, dict(pins.candidate), "the newest releases: the bump under review", py,

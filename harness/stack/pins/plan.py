@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack.pins import locks, matrix, resolve
+from harness.stack.pins import current, locks, matrix, resolve
 
 PLAN_FILE = "upgrade-plan.json"
 
@@ -30,9 +30,9 @@ def _resolved(entry: matrix.Entry, named: dict[str, str], baseline: dict[str, st
                                resolved_at=found.resolved_at)
 
 
-def build(candidate_text: str | None, locks_dir: Path, prerelease: bool = False) -> list[matrix.Entry]:
+def build(candidate: matrix.CandidateRequest | None, locks_dir: Path, prerelease: bool = False) -> list[matrix.Entry]:
     """Baseline, candidate and single-package entries, resolved; HarnessError when the candidate cannot be."""
-    all_entries = matrix.entries(candidate_text)
+    all_entries = current.entries(candidate)
     base, cand = all_entries[matrix.BASELINE], all_entries[matrix.CANDIDATE]
     if cand.locked:  # the matrix's own candidate: committed locks, nothing to resolve
         return matrix.upgrade_plan(all_entries)
@@ -40,7 +40,7 @@ def build(candidate_text: str | None, locks_dir: Path, prerelease: bool = False)
     if written:
         print(f"upgrade: wrote {written}: the baseline's stack fully resolved (commit it)")
     # An ad-hoc candidate names its pins; a project's default candidate, what it moves from the baseline.
-    named = (matrix.parse_candidate(candidate_text) if candidate_text
+    named = (candidate.pins if candidate is not None
              else {p: v for p, v in cand.pins.items() if base.pins.get(p) != v})
     cand = _resolved(cand, named, base.pins, locks_dir, prerelease)
     singles = []

@@ -15,7 +15,7 @@ from harness.model.report import now
 from harness.stack import paths, project, project_options
 from harness.stack.commands import builtin_golden, upgrade_args
 from harness.stack.environments import entry as stack_entry, preflight
-from harness.stack.pins import matrix, plan
+from harness.stack.pins import current, matrix, plan
 from harness.stack.run.entry_runs import new_run_id
 from harness.stack.environments.interpreters import find_python
 
@@ -25,9 +25,9 @@ def prepare(argv, invoked_from: str | None, command: str = "upgrade") -> argpars
     HarnessError (exit 2) before anything runs or moves."""
     args = upgrade_args.parse(argv, command)
     args.run_id = new_run_id()
-    if args.candidate is not None:
-        matrix.parse_candidate(args.candidate)  # bad input is told before anything else
-    find_python(matrix.load_pins().python)  # a project may set its own
+    if args.candidate is not None:  # parsed once, here: bad input is told before anything else
+        args.candidate = matrix.CandidateRequest.parse(args.candidate)
+    find_python(current.pins().python)  # a project may set its own
     # This run's --contracts / --builtin / --no-builtin / --baseline-from reach the plan, every entry and the verdict.
     os.environ.update(project_options.environment(args, Path(invoked_from or ".")))
     if args.reports:
@@ -36,7 +36,7 @@ def prepare(argv, invoked_from: str | None, command: str = "upgrade") -> argpars
         os.environ["UV_OFFLINE"] = "1"  # this run's resolutions too
     upgrade_args.check_writable(paths.REPORTS)
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
-    preflight.check(matrix.upgrade_plan(matrix.entries(args.candidate)))
+    preflight.check(matrix.upgrade_plan(current.entries(args.candidate)))
     return args
 
 
@@ -47,7 +47,7 @@ def resolve(args) -> list[matrix.Entry] | int:
     try:
         entries = plan.build(args.candidate, paths.REPORTS / "locks", args.pre)
     except HarnessError as exc:
-        requested = matrix.entries(args.candidate)[matrix.CANDIDATE]
+        requested = current.entries(args.candidate)[matrix.CANDIDATE]
         stack_entry.write_unresolvable(requested, str(exc), now())
         print(f"upgrade: {exc}\nupgrade: CANNOT JUDGE: candidate is unresolvable (exit status 2; "
               f"{paths.REPORTS_HOME or paths.REPORTS}/{matrix.CANDIDATE}.json says why)", file=sys.stderr)

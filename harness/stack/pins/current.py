@@ -1,0 +1,29 @@
+"""The pins of the project being judged: this checkout's harness/matrix.toml, or a team's own baseline
+and default candidate (harness.stack.pins.project_pins). The one place that chooses between the two, so
+neither the matrix nor a team's pins need the other to read theirs."""
+
+from __future__ import annotations
+
+import os
+
+from harness import env_vars
+from harness.errors import HarnessError
+from harness.stack import paths
+from harness.stack.pins import matrix, project_pins
+from harness.stack.pins.matrix import CandidateRequest, Entry, Pins
+
+
+def pins() -> Pins:
+    """Read now (`nox -s accept` rewrites them; `--baseline-from` may have just been given)."""
+    if not paths.IS_CHECKOUT:
+        return project_pins.load()
+    if os.environ.get(env_vars.BASELINE_FROM):
+        raise HarnessError("--baseline-from is for your own project, whose golden values are recorded from that "
+                           "baseline; this checkout's baseline is harness/matrix.toml. Run `upgrade-harness init` "
+                           "in your project's root, then `upgrade-harness upgrade --baseline-from PATH` there.")
+    return matrix.load_pins(matrix.matrix_path())
+
+
+def entries(candidate: CandidateRequest | None = None) -> dict[str, Entry]:
+    """The project's entries by name, the candidate replaced by an ad-hoc request when one is given."""
+    return matrix.entries(pins(), candidate)
