@@ -160,3 +160,24 @@ def test_a_reused_report_is_written_with_a_log_that_says_where_it_came_from(repo
     assert written == done.reused and written.run_id == "run-2" and written.reused.key == key.digest
     assert "reused the report of entry candidate" in (reports / "c.log").read_text()
     assert (reports / "c.log").read_text().endswith("344 passed\n")
+
+
+def test_the_verdict_says_which_reports_were_reused_and_from_when(candidate):
+    from harness.model.report import ReusedFrom
+    from harness.verdict import compare, markdown, render
+
+    base = from_json(Report, main_reports.load("baseline"))
+    origin = ReusedFrom("20261202T004000-1-abcdef", "2026-12-02T00:40:12+00:00", "k" * 24, "candidate")
+    reused_base = dataclasses.replace(base, reused=dataclasses.replace(origin, entry="baseline"))
+    as_jax_only = dataclasses.replace(candidate, entry=dataclasses.replace(candidate.entry, name="jax-only"),
+                                      reused=origin)
+    verdict = compare.judge(reused_base, [candidate, as_jax_only])
+    text = render.text(verdict)
+    assert "[complete, reused from 2026-12-02 00:40 UTC]" in text  # the baseline's row
+    assert "[complete, reused from 2026-12-02 00:40 UTC (entry candidate)]" in text  # computed by another entry
+    rows = [line for line in text.splitlines() if line.startswith("  candidate ")]
+    assert rows and "reused" not in rows[0]  # the candidate ran in this run
+    assert "reused from 2026-12-02 00:40 UTC (entry candidate)" in markdown.markdown(verdict)
+    summary = render.as_json(verdict)
+    assert summary["baseline"]["reused"]["finished_at"] == "2026-12-02T00:40:12+00:00"
+    assert [e["reused"] and e["reused"]["entry"] for e in summary["entries"]] == [None, "candidate"]
