@@ -5,7 +5,8 @@
   noxfile `upgrade-harness init` writes): its [tool.upgrade-harness] table says where its contracts,
   golden values and locks are (harness.stack.project).
 
-Read as paths.REPORTS at call time, so a test can point them elsewhere.
+Where a command's reports go is not here: it is part of the workspace the command is handed
+(harness.stack.workspace).
 """
 
 from __future__ import annotations
@@ -19,9 +20,6 @@ PACKAGE = Path(__file__).resolve().parents[1]  # the harness package (in a check
 SOURCE = PACKAGE.parent  # this checkout, when the harness runs from one
 ROOT = Path(os.environ.get(env_vars.PROJECT) or SOURCE).resolve()  # the project being judged
 IS_CHECKOUT = ROOT == SOURCE.resolve()
-REPORTS = Path(os.environ.get(env_vars.REPORTS_DIR) or ROOT / "reports")  # `upgrade -- --reports DIR`
-# While an upgrade runs, REPORTS is its run directory and this the reports/ it publishes to (harness.stack.run.run_dir).
-REPORTS_HOME: Path | None = None
 ADHOC_LOCKS = ROOT / ".nox" / "adhoc-locks"
 WHEEL_CACHE = ROOT / ".nox" / "harness-wheel"  # the harness wheels the entries install, by content hash
 DEFAULT_MATRIX = PACKAGE / "matrix.toml"  # this checkout's pins; a project's default candidate

@@ -1,0 +1,35 @@
+"""The workspace a command is handed: which project, where its reports go, and a run's own directory
+while it runs, without repointing anything shared."""
+
+from pathlib import Path
+
+from harness import env_vars
+from harness.stack import paths
+from harness.stack.workspace import Workspace
+
+
+def test_a_teams_project_keeps_its_reports_and_environments_in_its_root(tmp_path):
+    ws = Workspace.of(tmp_path)
+    assert (ws.root, ws.is_checkout, ws.reports, ws.home) == (tmp_path.resolve(), False, tmp_path.resolve() / "reports",
+                                                              None)
+    assert ws.envdir == tmp_path.resolve() / ".nox"
+    assert Workspace.of(paths.SOURCE).is_checkout
+
+
+def test_another_reports_directory_has_environments_of_its_own(tmp_path):
+    ws = Workspace.of(tmp_path / "project").with_reports(tmp_path / "elsewhere")
+    assert ws.envdir == tmp_path / "elsewhere" / ".nox"
+
+
+def test_a_run_writes_into_its_directory_and_keeps_what_outlives_it_in_the_reports_directory(tmp_path):
+    ws = Workspace.of(tmp_path)
+    run = ws.running(ws.reports / ".runs" / "run-A")
+    assert run.reports == ws.reports / ".runs" / "run-A" and run.published == ws.reports == run.home
+    assert run.envdir == ws.envdir == tmp_path.resolve() / ".nox"  # environments outlive runs
+    assert ws.reports == tmp_path.resolve() / "reports" and ws.home is None  # the command's own is untouched
+
+
+def test_an_entry_is_told_its_run_directory_through_the_environment(tmp_path):
+    told = Workspace.from_environment({env_vars.REPORTS_DIR: str(tmp_path / "run")})
+    assert told.reports == tmp_path / "run"
+    assert Workspace.from_environment({}).reports == Path(told.root) / "reports"
