@@ -38,7 +38,7 @@ class Workspace:
         """As the environment says: HARNESS_PROJECT (set by `upgrade-harness` and a team's noxfile; else this
         checkout) and HARNESS_REPORTS_DIR (an upgrade tells its entries the run's directory)."""
         reports = environ.get(env_vars.REPORTS_DIR)
-        return cls(paths.ROOT, paths.IS_CHECKOUT, Path(reports) if reports else paths.ROOT / "reports")
+        return cls.of(paths.project_root(environ), Path(reports) if reports else None)
 
     def with_reports(self, reports: Path) -> Workspace:
         """The same project, its reports in another directory (`--reports DIR`)."""

@@ -155,7 +155,7 @@ def test_a_killed_candidate_says_which_signal_after_how_many_checks(tmp_path, mo
     noxfile.write_text(FAKE_NOXFILE.replace("@BASELINE@", str(tmp_path / "baseline.json"))
                        .replace("@PARTIAL@", str(tmp_path / "partial.json"))
                        .replace("@TOTAL@", "345").replace("@DONE@", "7"))
-    monkeypatch.setattr(paths, "NOXFILE", noxfile)
+    monkeypatch.setitem(vars(paths), "NOXFILE", noxfile)  # read when asked: gone again after the test
 
     assert upgrade.upgrade(Workspace.of(paths.SOURCE, tmp_path / "reports"), []) == 2
 
