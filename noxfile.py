@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import env_vars  # noqa: E402
 from harness.stack.environments import entry as stack_entry  # noqa: E402
 from harness.stack.pins import matrix
+from harness.stack.workspace import Workspace  # noqa: E402
 from harness.stack.sessions import ENTRIES, require_python, stack_session  # noqa: E402,F401 (registers them)
 
 
@@ -34,12 +35,14 @@ from harness.stack.sessions import ENTRIES, require_python, stack_session  # noq
 def tests(session: nox.Session) -> None:
     """Layer contracts, the contracts in the baseline stack, then the harness's own tests (CI runs this)."""
     require_python(session)
-    stack_entry.install_entry(session, ENTRIES[matrix.BASELINE])
+    ws = Workspace.from_environment()
+    stack_entry.install_entry(session, ws, ENTRIES[matrix.BASELINE])
     session.install("-r", "locks/tests.txt")
     stack_entry.ensure_chromium(session)
     session.run("lint-imports")  # the layer contracts in pyproject.toml
     # The contracts first: the harness's tests read their report (every allowance named).
-    stack_entry.run_entry(session, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False)
+    stack_entry.run_entry(session, ws, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False)
     session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs,
-                env={env_vars.BASELINE_REPORT: str(stack_entry.report_path(ENTRIES[matrix.BASELINE], "tests-baseline")),
+                env={env_vars.BASELINE_REPORT: str(stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE],
+                                                                           "tests-baseline")),
                      env_vars.TEST_UV: uv.find_uv_bin()})  # the example's end-to-end test installs a tool with it

@@ -9,8 +9,9 @@
   upgrade-harness judge DIR  the verdict on a directory of one run's reports (CI artifacts), as `upgrade` writes it
   upgrade-harness plan / followups DIR   an upgrade's other steps one by one, for CI (harness.stack.run.fanout)
 
-Every command but `init` runs the package's nox sessions (harness/stack/sessions.py) in the nearest
-directory upwards whose pyproject.toml has the table. `--contracts DIR` (repeatable),
+Every command but `init` works on the nearest directory upwards whose pyproject.toml has the table:
+`upgrade` and `judge` in this process (their sessions would only call them), the others by running the
+package's nox sessions (harness/stack/sessions.py) there. `--contracts DIR` (repeatable),
 `--builtin judge|report`, `--no-builtin` and `--baseline-from PATH` go with any of them and override the
 table for that run.
 """
@@ -22,6 +23,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
@@ -62,8 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_status
 
 
+IN_PROCESS = ("upgrade", "judge")  # commands whose session does nothing but call them: no nox process started
+
+
 def _run_session(command: str, rest: list[str]) -> int:
-    """Run the command's nox session in the project, told the project's root and this run's options."""
+    """Run the command's nox session in the project, told the project's root and this run's options; or,
+    for `upgrade` and `judge`, what their session would run, here."""
     from harness.stack import project, project_options
 
     root = project.find_root(Path.cwd())
@@ -75,6 +81,8 @@ def _run_session(command: str, rest: list[str]) -> int:
     # nox runs in the project's root; paths the user typed (--reports DIR) are taken from the shell's directory.
     env = {**os.environ, env_vars.PROJECT: str(root), env_vars.INVOKED_FROM: str(Path.cwd()),
            **project_options.environment(options, Path.cwd())}
+    if command in IN_PROCESS:
+        return _in_process(command, rest, env)
     sessions = Path(__file__).resolve().parent / "stack" / "sessions.py"
     nox = [sys.executable, "-m", "nox", "-f", str(sessions), "--envdir", str(root / ".nox")]
     if command == "list":
@@ -89,6 +97,27 @@ def _run_session(command: str, rest: list[str]) -> int:
         cmd = [*nox, "-s", COMMANDS[command], "--", *rest]
     try:
         return subprocess.run(cmd, cwd=root, env=env, check=False).returncode
+    except KeyboardInterrupt:
+        return 130
+
+
+
+def _in_process(command: str, rest: list[str], env: dict[str, str]) -> int:
+    """The command as its session runs it, told what the session would be told (the project, where the user
+    typed it, this run's options) and handed the project's workspace."""
+    from harness.stack.workspace import Workspace
+
+    typed_in = env[env_vars.INVOKED_FROM]
+    try:
+        with mock.patch.dict(os.environ, env):  # as the session's process would have been told
+            ws = Workspace.from_environment()
+            if command == "upgrade":
+                from harness.stack.commands import upgrade
+
+                return upgrade.upgrade(ws, rest, invoked_from=typed_in)
+            from harness.stack.run import fanout
+
+            return fanout.judge_directory(rest, invoked_from=typed_in)
     except KeyboardInterrupt:
         return 130
 

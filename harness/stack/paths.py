@@ -5,7 +5,8 @@
   noxfile `upgrade-harness init` writes): its [tool.upgrade-harness] table says where its contracts,
   golden values and locks are (harness.stack.project).
 
-Read as paths.REPORTS at call time, so a test can point them elsewhere.
+Where a command's reports go is not here: it is part of the workspace the command is handed
+(harness.stack.workspace).
 """
 
 from __future__ import annotations
@@ -17,19 +18,33 @@ from harness import env_vars
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the harness package (in a checkout or site-packages)
 SOURCE = PACKAGE.parent  # this checkout, when the harness runs from one
-ROOT = Path(os.environ.get(env_vars.PROJECT) or SOURCE).resolve()  # the project being judged
-IS_CHECKOUT = ROOT == SOURCE.resolve()
-REPORTS = Path(os.environ.get(env_vars.REPORTS_DIR) or ROOT / "reports")  # `upgrade -- --reports DIR`
-# While an upgrade runs, REPORTS is its run directory and this the reports/ it publishes to (harness.stack.run.run_dir).
-REPORTS_HOME: Path | None = None
-ADHOC_LOCKS = ROOT / ".nox" / "adhoc-locks"
-WHEEL_CACHE = ROOT / ".nox" / "harness-wheel"  # the harness wheels the entries install, by content hash
 DEFAULT_MATRIX = PACKAGE / "matrix.toml"  # this checkout's pins; a project's default candidate
 SUITE_INI = PACKAGE / "contract" / "pytest.ini"
 # The built-in contracts' golden values the tool ships: in its wheel, or this checkout's golden/.
 BUILTIN_GOLDEN = PACKAGE / "builtin" / "golden" if (PACKAGE / "builtin" / "golden").is_dir() else SOURCE / "golden"
-# The noxfile the entries' child sessions load: this checkout's, or the package's sessions for a project.
-NOXFILE = SOURCE / "noxfile.py" if IS_CHECKOUT else PACKAGE / "stack" / "sessions.py"
+
+
+def project_root(environ=os.environ) -> Path:
+    """The project being judged: HARNESS_PROJECT, else this checkout."""
+    return Path(environ.get(env_vars.PROJECT) or SOURCE).resolve()
+
+
+def __getattr__(name: str):
+    """ROOT, IS_CHECKOUT and what follows from them, read from the environment when asked, never frozen at
+    import: the `upgrade-harness` command sets HARNESS_PROJECT and then runs `upgrade` in its own process.
+    (What a command is handed, harness.stack.workspace, replaces them where it has reached.)"""
+    root = project_root()
+    is_checkout = root == SOURCE.resolve()
+    found = {
+        "ROOT": root, "IS_CHECKOUT": is_checkout,
+        "ADHOC_LOCKS": root / ".nox" / "adhoc-locks",
+        "WHEEL_CACHE": root / ".nox" / "harness-wheel",  # the harness wheels the entries install, by content hash
+        # The noxfile the entries' child sessions load: this checkout's, or the package's sessions for a project.
+        "NOXFILE": SOURCE / "noxfile.py" if is_checkout else PACKAGE / "stack" / "sessions.py",
+    }
+    if name not in found:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return found[name]
 
 
 def invoked_from(session_dir: str) -> Path:

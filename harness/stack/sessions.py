@@ -29,6 +29,7 @@ from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import current, locks, matrix, plan
 from harness.stack.run import lifeline
 from harness.stack.environments.interpreters import find_python
+from harness.stack.workspace import Workspace
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
@@ -65,7 +66,8 @@ def _entry_session(entry: matrix.Entry) -> None:
         require_python(session)
         # `upgrade` names the baseline's replay of the candidate's failing examples differently.
         report_name = os.environ.get(env_vars.REPORT_NAME) or None
-        stack_entry.run_entry(session, entry, pytest_args=session.posargs, report_name=report_name)
+        stack_entry.run_entry(session, Workspace.from_environment(), entry, pytest_args=session.posargs,
+                              report_name=report_name)
 
     run.__doc__ = f"{entry.pin_text}  ({entry.description})"
     stack_session(entry.name, tags=("matrix",))(run)
@@ -118,13 +120,15 @@ def golden(session: nox.Session) -> None:
         baseline = current.entries()[matrix.BASELINE]
     except HarnessError as exc:
         session.error(str(exc).rstrip("."))
-    stack_entry.run_entry(session, baseline, pytest_args=args, report_name="golden-recording")
+    stack_entry.run_entry(session, Workspace.from_environment(), baseline, pytest_args=args,
+                          report_name="golden-recording")
 
 
 @nox.session(python=False)
 def upgrade(session: nox.Session) -> None:
     """Baseline vs candidate (and single-package entries), then the verdict. Exit 0/1/2."""
-    code = upgrade_run.upgrade(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from)))
+    code = upgrade_run.upgrade(Workspace.from_environment(), session.posargs,
+                               invoked_from=str(paths.invoked_from(session.invoked_from)))
     if code:
         # nox maps every failure to 1; the verdict's status (1 changed, 2 cannot judge) must survive.
         raise SystemExit(code)
@@ -140,7 +144,8 @@ def plan_session(session: nox.Session) -> None:
     """CI's first step: resolve the upgrade's plan once, print its baseline and candidate as a matrix."""
     from harness.stack.run import fanout
 
-    _exit(fanout.plan(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
+    _exit(fanout.plan(Workspace.from_environment(), session.posargs,
+                      invoked_from=str(paths.invoked_from(session.invoked_from))))
 
 
 @nox.session(python=False)

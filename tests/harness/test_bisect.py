@@ -15,6 +15,7 @@ from harness.model import bisection, report_io
 from harness.model.enums import CheckKind, Mark
 from harness.model.verdict import Change
 from harness.stack import paths
+from harness.stack.workspace import Workspace
 from harness.stack.commands import bisect, bisect_search
 from harness.stack.pins import matrix, plan, resolve
 from harness.verdict import cli, compare, groups
@@ -96,11 +97,15 @@ def mixed(early_only: bool) -> dict:
 
 
 @pytest.fixture
-def reports(tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "REPORTS", tmp_path)
+def reports(tmp_path):
     for name in upgrade_reports.ENTRIES:
         (tmp_path / f"{name}.json").write_text(json.dumps(raw(name)))
     return tmp_path
+
+
+def _checkout(reports):
+    """This checkout, its reports (the run's directory) in `reports`."""
+    return Workspace.of(paths.SOURCE, reports)
 
 
 def entries():
@@ -122,7 +127,8 @@ def fake_stack(monkeypatch, reports, installs, runs):
             raise HarnessError(f"cannot resolve optax=={pins['optax']} with jax=={pins['jax']}")
         return resolve.Resolution(pins, "", [], "2026-01-01T00:00:00Z")
 
-    def fake_run(to_run, args, seed, only=None):
+    def fake_run(ws, to_run, args, seed, only=None):
+        assert ws.reports == reports  # the run's workspace, handed on
         for entry in to_run:
             assert entry.name in plan.read(reports / plan.PLAN_FILE)
             runs.append((entry.name, only.read_text().split()))
@@ -145,7 +151,7 @@ def test_a_release_that_fails_with_the_baselines_jax_is_probed_with_the_candidat
     installs = {("0.2.7", "0.11.2"): raw("candidate-optax-0.2.7") if first_try == "not importable" else False,
                 ("0.2.7", "0.12.0.1"): mixed(early_only=True)}
     run = fake_stack(monkeypatch, reports, installs, runs)
-    found = bisection.read(bisect.run(Args(), entries(), 1, run, fetch=index(["0.2.7"])))
+    found = bisection.read(bisect.run(_checkout(reports), Args(), entries(), 1, run, fetch=index(["0.2.7"])))
     candidate = compare.compare_entry(*(report_io.load(reports / f"{n}.json") for n in ("baseline", "candidate")))
     changed = sorted({c.check_id for c in candidate.contract_changes})
     assert sorted(r.check_id for r in found.checks) == changed  # all from optax: jax-only changed bits only
@@ -163,7 +169,8 @@ def test_a_release_installable_nowhere_gives_a_range_naming_it(reports, monkeypa
     runs = []
     installs = {("0.2.7", "0.11.2"): False, ("0.2.7", "0.12.0.1"): False, ("0.2.7.1", "0.11.2"): mixed(True)}
     run = fake_stack(monkeypatch, reports, installs, runs)
-    found = bisection.read(bisect.run(Args(), entries(), 1, run, fetch=index(["0.2.7", "0.2.7.1"])))
+    found = bisection.read(bisect.run(_checkout(reports), Args(), entries(), 1, run,
+                                      fetch=index(["0.2.7", "0.2.7.1"])))
     early = [r for r in found.checks if r.check_id.startswith(EARLY)]
     assert early and all(r.text == "optax 0.2.7–0.2.7.1 (0.2.7 not installable with jax 0.11.2 nor with "
                                    "jax 0.12.0.1)" and not r.exact for r in early)
@@ -173,7 +180,8 @@ def test_a_release_installable_nowhere_gives_a_range_naming_it(reports, monkeypa
 
 def test_the_verdict_says_where_each_contract_first_changed(reports, monkeypatch, capsys):
     installs = {("0.2.7", "0.11.2"): raw("candidate-optax-0.2.7"), ("0.2.7", "0.12.0.1"): mixed(early_only=True)}
-    found = bisect.run(Args(), entries(), 1, fake_stack(monkeypatch, reports, installs, []), fetch=index(["0.2.7"]))
+    found = bisect.run(_checkout(reports), Args(), entries(), 1, fake_stack(monkeypatch, reports, installs, []),
+                       fetch=index(["0.2.7"]))
     capsys.readouterr()
     md = reports / "summary.md"
     cli.main([str(reports / f"{n}.json") for n in upgrade_reports.ENTRIES] + ["--bisect", str(found),
@@ -227,7 +235,8 @@ def test_a_retried_probe_is_unknown_for_checks_the_candidates_other_pins_change_
     jax = {"0.11.2": files(), "0.12.0.1": files()}  # no jax release between: jax's answer needs no probe
     fetch = lambda package: {"releases": {"optax": {v: files() for v in ["0.2.6", "0.2.7", "0.2.8"]},  # noqa: E731
                                           "jax": jax, "jaxlib": jax}[package]}
-    found = bisection.read(bisect.run(Args(), entries(), 1, fake_stack(monkeypatch, reports, installs, runs), fetch=fetch))
+    found = bisection.read(bisect.run(_checkout(reports), Args(), entries(), 1,
+                                      fake_stack(monkeypatch, reports, installs, runs), fetch=fetch))
     optax = [r for r in found.checks if r.group == "optax"]
     early = [r for r in optax if r.check_id.startswith(EARLY)]
     assert early and len(early) < len(optax)
@@ -246,7 +255,8 @@ def test_offline_bisection_never_asks_the_index(reports, monkeypatch, capsys):
     class Offline(Args):
         offline = True
 
-    found = bisection.read(bisect.run(Offline(), entries(), 1, fake_stack(monkeypatch, reports, {}, []),
+    found = bisection.read(bisect.run(_checkout(reports), Offline(), entries(), 1,
+                                      fake_stack(monkeypatch, reports, {}, []),
                                       fetch=lambda package: asked.append(package) or {}))
     assert asked == [] and found.checks == [] and found.probes == []
     assert found.notes[0].startswith("optax not bisected: --offline: the releases of optax between baseline and "

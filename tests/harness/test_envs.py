@@ -9,6 +9,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.stack import paths, project
+from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.environments import envs
 from harness.stack.pins.matrix import BASELINE
@@ -139,27 +140,27 @@ def test_the_project_table_sets_the_limit(tmp_path, monkeypatch):
     assert 'envs-size-limit = "10GiB"' in str(raised.value)
 
 
-def test_a_bad_limit_on_the_command_line_is_refused_before_anything_runs(capsys, monkeypatch):
+def test_a_bad_limit_on_the_command_line_is_refused_before_anything_runs(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("ran with a bad limit"))
-    assert upgrade.upgrade(["--envs-size-limit", "10 gigs"]) == 2
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, tmp_path), ["--envs-size-limit", "10 gigs"]) == 2
     err = capsys.readouterr().err
     assert "--envs-size-limit: cannot read '10 gigs' as a size" in err
 
 
-def _fake_run(entries, args, seed, **kw):
+def _fake_run(ws, entries, args, seed, **kw):
     for entry in entries:
-        (paths.REPORTS / f"{entry.name}.json").write_text(json.dumps({"not": "a report"}))
+        (ws.reports / f"{entry.name}.json").write_text(json.dumps({"not": "a report"}))
 
 
 def test_an_upgrade_prunes_its_envdir_after_the_run_and_says_what_went(tmp_path, monkeypatch, capsys):
     reports = tmp_path / "reports-elsewhere"  # `--reports DIR`: the entries' environments are DIR/.nox
-    monkeypatch.setattr(paths, "REPORTS", reports)
     monkeypatch.setattr(upgrade, "run_entries", _fake_run)
     envdir = reports / ".nox"
     for name in (BASELINE, "jaxlib-skew", "golden", "bisect-optax-0-2-7", "bisect-jax-0-11-3"):
         _env(envdir, name, kib=64, used_days=0)
     os.utime(envdir / "bisect-jax-0-11-3" / envs.STAMP, (T0 + 5 * DAY,) * 2)
-    upgrade.upgrade(["--envs-size-limit", "200KiB"])  # five of 64 KiB and more: the two probes must go
+    # five of 64 KiB and more: the two probes must go
+    upgrade.upgrade(Workspace.of(paths.SOURCE, reports), ["--envs-size-limit", "200KiB"])
     out = capsys.readouterr().out
     assert _names(envdir) == [BASELINE, "golden", "jaxlib-skew"]
     assert "removed bisect-optax-0-2-7 (last used" in out and "removed bisect-jax-0-11-3" in out

@@ -14,6 +14,7 @@ import pytest
 import upgrade_reports
 from harness import env_vars
 from harness.stack import paths
+from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import matrix, plan
 from harness.stack.run import entry_runs, fanout
@@ -52,9 +53,9 @@ class Sessions:
         (directory / f"{report}.json").write_text(json.dumps(dict(doc, run_id=run_id)))
         self.runs.append(report)
 
-    def run_entries(self, entries, args, seed, only=None, replay=None):  # upgrade's run_entries
+    def run_entries(self, ws, entries, args, seed, only=None, replay=None):  # upgrade's run_entries
         for entry in entries:
-            self.write(paths.REPORTS, entry, entry_runs.REPLAY if replay else entry.name, args.run_id)
+            self.write(ws.reports, entry, entry_runs.REPLAY if replay else entry.name, args.run_id)
 
     def run_rows(self, directory: Path, rows: list[dict], run_id: str) -> None:  # one CI job per row
         entries = plan.read(directory / plan.PLAN_FILE)
@@ -62,13 +63,22 @@ class Sessions:
             self.write(directory, entries[row["entry"]], row["report"], run_id)
 
 
+def _checkout(reports: Path) -> Workspace:
+    """This checkout, its reports in `reports`."""
+    return Workspace.of(paths.SOURCE, reports)
+
+
+def _plan(unused: Path):
+    """The plan step as its session calls it, in a workspace whose reports `--reports` replaces."""
+    return lambda argv, invoked_from: fanout.plan(_checkout(unused), argv, invoked_from)
+
+
 def _local(tmp_path, monkeypatch, sessions: Sessions) -> tuple[int, Path]:
     """`nox -s upgrade` on the default matrix, its entries' sessions writing `sessions`' reports."""
     reports = tmp_path / "local"
     reports.mkdir()
-    monkeypatch.setattr(paths, "REPORTS", reports)
     monkeypatch.setattr(upgrade, "run_entries", sessions.run_entries)
-    return upgrade.upgrade([]), reports
+    return upgrade.upgrade(_checkout(reports), []), reports
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +112,8 @@ def _ci(tmp_path, monkeypatch, capsys, sessions: Sessions) -> tuple[Path, dict, 
     """plan, the baseline and candidate jobs, followups, the follow-up jobs: the directory the judge job
     downloads every artifact into, the plan's outputs and the follow-up rows."""
     ci = tmp_path / "ci"
-    monkeypatch.setattr(paths, "REPORTS", tmp_path / "unused")  # the steps are told their directory
-    code, first, out = _step(fanout.plan, ["--reports", str(ci)], capsys, tmp_path, monkeypatch)
+    # the steps are told their directory
+    code, first, out = _step(_plan(tmp_path / "unused"), ["--reports", str(ci)], capsys, tmp_path, monkeypatch)
     assert code == 0 and out["count"] == "2" and out["run_id"] and out["seed"].isdigit()
     assert json.loads(out["matrix"]) == first
     assert first["include"] == [{"entry": e, "report": e, "only": "", "replay": ""} for e in ("baseline", "candidate")]
@@ -229,10 +239,9 @@ def test_a_candidate_that_does_not_resolve_stops_the_plan_and_the_judge_says_why
         raise HarnessError("jax 0.0.404 is not on the index")
 
     monkeypatch.setattr(run_plan.plan, "build", unresolvable)
-    monkeypatch.setattr(paths, "REPORTS", tmp_path / "unused")  # --reports sets it
-    ci = tmp_path / "ci"
-    code, _, outputs = _step(fanout.plan, ["--reports", str(ci), "--candidate", "jax==0.0.404"], capsys, tmp_path,
-                             monkeypatch)
+    ci = tmp_path / "ci"  # --reports sets it
+    code, _, outputs = _step(_plan(tmp_path / "unused"), ["--reports", str(ci), "--candidate", "jax==0.0.404"], capsys,
+                             tmp_path, monkeypatch)
     assert code == 2 and outputs == {} and not (ci / plan.PLAN_FILE).exists()
     assert json.loads((ci / "candidate.json").read_text())["run_id"]  # of the run that could not plan
     assert fanout.judge_directory([str(ci)], None) == 2
@@ -278,9 +287,9 @@ def test_upgrade_harness_judge_in_a_teams_project_judges_a_directory_from_the_sh
 
 
 def test_the_plan_step_refuses_bisect_and_bad_arguments(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(paths, "REPORTS", tmp_path / "unused")
-    assert fanout.plan(["--reports", str(tmp_path / "ci"), "--bisect"], None) == 2
+    unused = _checkout(tmp_path / "unused")
+    assert fanout.plan(unused, ["--reports", str(tmp_path / "ci"), "--bisect"], None) == 2
     assert "the steps one by one do not bisect" in capsys.readouterr().err
     assert not (tmp_path / "ci" / plan.PLAN_FILE).exists()
-    assert fanout.plan(["--frobnicate"], None) == 2
+    assert fanout.plan(unused, ["--frobnicate"], None) == 2
     assert "nox -s plan: bad arguments" in capsys.readouterr().err

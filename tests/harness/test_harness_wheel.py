@@ -207,7 +207,7 @@ def test_from_a_checkout_the_entries_install_it_editable_without_a_build(tmp_pat
 
 def test_any_other_install_gives_the_wheel_of_the_installed_package_wherever_it_came_from(checkout_wheel, uv_bin,
                                                                                          tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "WHEEL_CACHE", tmp_path / "project" / ".nox" / "harness-wheel")
+    monkeypatch.setitem(vars(paths), "WHEEL_CACHE", tmp_path / "project" / ".nox" / "harness-wheel")
     monkeypatch.setattr(harness_source, "uv", lambda: uv_bin)
     monkeypatch.delenv(env_vars.WHEEL, raising=False)
     given = {}
@@ -235,7 +235,7 @@ def test_a_child_session_installs_the_wheel_its_parent_built(installed, tmp_path
 def test_the_parent_builds_its_own_wheel_whatever_its_environment_says(installed, uv_bin, tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "PACKAGE", installed)
     monkeypatch.setattr(paths, "SOURCE", installed.parent)
-    monkeypatch.setattr(paths, "WHEEL_CACHE", tmp_path / "cache")
+    monkeypatch.setitem(vars(paths), "WHEEL_CACHE", tmp_path / "cache")
     monkeypatch.setattr(harness_source, "uv", lambda: uv_bin)
     stale = tmp_path / "stale.whl"
     stale.write_bytes(b"")

@@ -9,7 +9,7 @@ import pytest
 from harness import cli, env_vars
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import project, project_options
+from harness.stack import paths, project, project_options
 from harness.stack.commands import init
 from harness.stack.pins import current, pins_from
 
@@ -113,8 +113,7 @@ def _project(tmp_path, table: str):
 ])
 def test_a_bad_table_is_refused_with_the_fix(tmp_path, monkeypatch, table, words):
     root = _project(tmp_path, table)
-    monkeypatch.setattr(project.paths, "ROOT", root)
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
     with pytest.raises(HarnessError) as raised:
         project.load()
     assert words in str(raised.value)
@@ -123,8 +122,7 @@ def test_a_bad_table_is_refused_with_the_fix(tmp_path, monkeypatch, table, words
 def test_the_table_and_this_runs_options(tmp_path, monkeypatch):
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\n')
     (root / "more").mkdir()
-    monkeypatch.setattr(project.paths, "ROOT", root)
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
     found = project.load()
     assert found.own_contracts == (root / "contracts",) and found.builtin and found.golden == root / "golden"
     assert found.suite == ["--pyargs", "harness.builtin", str(root / "contracts")]
@@ -145,8 +143,7 @@ def test_the_table_and_this_runs_options(tmp_path, monkeypatch):
 ])
 def test_the_builtin_key_says_what_the_builtin_contracts_count_for(tmp_path, monkeypatch, value, mode):
     root = _project(tmp_path, f'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = {value}\n')
-    monkeypatch.setattr(project.paths, "ROOT", root)
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
     found = project.load()
     assert found.builtin == mode
     assert ("harness.builtin" in found.suite) == (mode != BuiltinMode.OFF)
@@ -154,13 +151,12 @@ def test_the_builtin_key_says_what_the_builtin_contracts_count_for(tmp_path, mon
 
 def test_without_the_key_the_builtin_contracts_are_judged(tmp_path, monkeypatch):
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\n')
-    monkeypatch.setattr(project.paths, "ROOT", root)
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
     assert project.load().builtin == BuiltinMode.JUDGE
 
 
 def test_this_checkout_judges_the_builtin_contracts(monkeypatch):
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", True)
+    monkeypatch.delenv(env_vars.PROJECT, raising=False)  # this checkout
     assert project.load().builtin == BuiltinMode.JUDGE
 
 
@@ -173,8 +169,7 @@ def test_this_checkout_judges_the_builtin_contracts(monkeypatch):
 ])
 def test_builtin_on_the_command_line_overrides_the_table_for_one_run(tmp_path, monkeypatch, table_value, argv, mode):
     root = _project(tmp_path, f'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = {table_value}\n')
-    monkeypatch.setattr(project.paths, "ROOT", root)
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
     options, rest = project_options.split([*argv, "--jobs", "1"])
     assert rest == ["--jobs", "1"]
     for name, value in project_options.environment(options, root).items():
@@ -190,12 +185,12 @@ def test_a_bad_builtin_option_is_refused_with_the_choices(argv):
     assert "not with --no-builtin" in str(raised.value)
 
 
-def test_upgrade_usage_names_the_command_that_was_typed(monkeypatch, capsys):
+def test_upgrade_usage_names_the_command_that_was_typed(monkeypatch, capsys, tmp_path):
     from harness.stack import cli_args
     from harness.stack.commands import upgrade_args
 
     for is_checkout, prog in ((True, "usage: nox -s upgrade --"), (False, "usage: upgrade-harness upgrade ")):
-        monkeypatch.setattr(upgrade_args.paths, "IS_CHECKOUT", is_checkout)
+        monkeypatch.setenv(env_vars.PROJECT, str(paths.SOURCE if is_checkout else tmp_path))
         with pytest.raises(cli_args.HelpShown):
             upgrade_args.parse(["--help"])
         usage = capsys.readouterr().out
@@ -249,7 +244,7 @@ def test_baseline_from_is_refused_in_this_checkout(monkeypatch):
     from harness.stack.pins import matrix
 
     monkeypatch.setenv(env_vars.BASELINE_FROM, "/somewhere/requirements.txt")
-    monkeypatch.setattr(matrix.paths, "IS_CHECKOUT", True)
+    monkeypatch.delenv(env_vars.PROJECT, raising=False)  # this checkout
     with pytest.raises(HarnessError, match="--baseline-from is for your own project"):
         current.pins()
 
@@ -282,8 +277,7 @@ def _project_pins(tmp_path, monkeypatch, requirements):
 
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
     (root / "requirements.txt").write_text(requirements)
-    monkeypatch.setattr(project.paths, "ROOT", root)
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
     return project_pins.load()
 
 
@@ -311,8 +305,7 @@ def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkey
     from harness.stack.environments import entry
 
     root = _project(tmp_path / "ML projects", 'baseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
-    monkeypatch.setattr(project.paths, "ROOT", root)
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
     args = entry.suite_arguments(project.load())
     value = args[args.index("-o") + 1].removeprefix("pythonpath=")
     assert shlex.split(value) == [str(root)]  # how pytest reads a `paths` setting
@@ -342,11 +335,10 @@ def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
     # The verdict is a typed call now (harness.verdict.judgement), told a mode, not a command line.
     from harness.stack.commands import judge
 
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", True)
+    monkeypatch.delenv(env_vars.PROJECT, raising=False)  # this checkout
     assert judge.verdict_builtin() == BuiltinMode.JUDGE  # this checkout: judged, as ever
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = "report"\n')
-    monkeypatch.setattr(project.paths, "ROOT", root)
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
     assert judge.verdict_builtin() == BuiltinMode.REPORT
     monkeypatch.setenv(env_vars.BUILTIN, "judge")  # `--builtin judge` for this run
     assert judge.verdict_builtin() == BuiltinMode.JUDGE
@@ -512,8 +504,7 @@ def test_the_table_takes_pins_outside_index_ignore_and_no_other_value(tmp_path, 
     (tmp_path / "contracts").mkdir()
     _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
                                         'contracts = ["contracts"]\npins-outside-index = "ignore"\n')
-    monkeypatch.setattr(project.paths, "ROOT", tmp_path)
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    monkeypatch.setenv(env_vars.PROJECT, str(tmp_path))  # a team\'s project
     from harness.stack.pins import project_pins
     assert project_pins.load().baseline == PINS
     _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
@@ -549,8 +540,7 @@ def test_a_team_package_named_harness_is_found_before_anything_runs(tmp_path, mo
     assert f"{own} is a package named `harness`, the name of upgrade-harness's own package" in err, err
     assert ("pythonpath puts" in err) == (where == "pythonpath") and "Rename yours" in err
     assert "nox >" not in err  # refused before nox started
-    monkeypatch.setattr(project.paths, "ROOT", tmp_path)
-    monkeypatch.setattr(project.paths, "IS_CHECKOUT", False)
+    monkeypatch.setenv(env_vars.PROJECT, str(tmp_path))  # a team\'s project
     with pytest.raises(HarnessError, match="named `harness`"):  # the sessions refuse too (a team's own noxfile)
         project.load()
 

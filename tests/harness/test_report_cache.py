@@ -14,7 +14,6 @@ from harness.model import report_io
 from harness.model.codec import from_json
 from harness.model.enums import Status
 from harness.model.report import EntryInfo, Report, Summary
-from harness.stack import paths
 from harness.stack.run import entry_reuse, report_cache
 from harness.stack.run.report_key import ReportKey
 
@@ -23,9 +22,7 @@ PARTS = {"lock": "l1", "python": "p", "harness": "h", "contracts": "", "suite": 
 
 
 @pytest.fixture
-def reports(tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "REPORTS", tmp_path / "reports")
-    monkeypatch.setattr(paths, "REPORTS_HOME", None)
+def reports(tmp_path):
     (tmp_path / "reports").mkdir()
     return tmp_path / "reports"
 
@@ -40,17 +37,21 @@ def candidate() -> Report:
     return dataclasses.replace(full, checks=checks, summary=Summary.of(checks), warnings=[w for w in warnings if w.checks])
 
 
+def _lookup(reports, key: ReportKey, selection: list[str] | None, entry_name: str) -> report_cache.Found:
+    return report_cache.lookup(reports / report_cache.CACHE, key, selection, entry_name)
+
+
 def _stored(reports, report: Report, parts=PARTS, name="candidate") -> ReportKey:
     key = ReportKey(dict(parts))
     report_io.write(reports / f"{name}.json", report)
     (reports / f"{name}.log").write_text("344 passed\n")
-    assert report_cache.store(key, reports / f"{name}.json", reports / f"{name}.log")
+    assert report_cache.store(reports / report_cache.CACHE, key, reports / f"{name}.json", reports / f"{name}.log")
     return key
 
 
 def test_a_kept_report_is_found_under_its_key_and_becomes_this_runs_entry(reports, candidate):
     key = _stored(reports, candidate)
-    found = report_cache.lookup(key, None, "candidate")
+    found = _lookup(reports, key, None, "candidate")
     assert found.report == candidate and found.log == "344 passed\n"
     info = EntryInfo("jax-only", "3.12", {"jax": "0.12.0.1"}, locked=False)
     mine = report_cache.reused(found.report, info, "run-2", key)
@@ -62,16 +63,16 @@ def test_a_kept_report_is_found_under_its_key_and_becomes_this_runs_entry(report
 
 def test_another_key_finds_nothing_and_says_which_inputs_changed(reports, candidate):
     _stored(reports, candidate)
-    found = report_cache.lookup(ReportKey({**PARTS, "golden": "g2", "lock": "l2"}), None, "candidate")
+    found = _lookup(reports, ReportKey({**PARTS, "golden": "g2", "lock": "l2"}), None, "candidate")
     assert found.report is None
     assert found.why_not == "changed since its last report: the resolved lock (every package and version); the golden files"
-    assert report_cache.lookup(ReportKey({**PARTS, "lock": "l3"}), None, "baseline").why_not == "no earlier report"
+    assert _lookup(reports, ReportKey({**PARTS, "lock": "l3"}), None, "baseline").why_not == "no earlier report"
 
 
 def test_a_complete_run_serves_a_selection_with_just_those_checks(reports, candidate):
     key = _stored(reports, candidate)
     wanted = [c.id for c in candidate.checks if c.outcome != "passed"][:3] + ["family/test_gone"]
-    found = report_cache.lookup(key, wanted, "jax-only").report
+    found = _lookup(reports, key, wanted, "jax-only").report
     assert [c.id for c in found.checks] == [c.id for c in candidate.checks if c.id in wanted]
     assert found.selection == wanted and found.summary.total == 3
     assert all(set(w.checks) <= set(wanted) and w.checks for w in found.warnings)
@@ -81,9 +82,9 @@ def test_a_selection_run_serves_the_same_selection_only(reports, candidate):
     wanted = [c.id for c in candidate.checks][:5]
     selected = dataclasses.replace(candidate, checks=candidate.checks[:5], selection=wanted)
     key = _stored(reports, selected)
-    assert report_cache.lookup(key, wanted, "jax-only").report.selection == wanted
-    assert report_cache.lookup(key, None, "jax-only").report is None
-    assert report_cache.lookup(key, wanted[:2], "jax-only").report is None
+    assert _lookup(reports, key, wanted, "jax-only").report.selection == wanted
+    assert _lookup(reports, key, None, "jax-only").report is None
+    assert _lookup(reports, key, wanted[:2], "jax-only").report is None
 
 
 @pytest.mark.parametrize("damage, said", [
@@ -97,7 +98,7 @@ def test_a_damaged_record_is_recomputed_never_trusted(reports, candidate, damage
     record = json.loads(path.read_text())
     damage(record)
     path.write_text(json.dumps(record))
-    found = report_cache.lookup(key, None, "candidate")
+    found = _lookup(reports, key, None, "candidate")
     assert found.report is None and said in found.why_not and "recomputed" in found.why_not
     assert not path.exists()  # replaced by the entry's next run, never read again
 
@@ -106,7 +107,7 @@ def test_a_truncated_record_is_recomputed(reports, candidate):
     key = _stored(reports, candidate)
     [path] = (reports / report_cache.CACHE).glob("*.json")
     path.write_text(path.read_text()[:1000])
-    assert "unreadable" in report_cache.lookup(key, None, "candidate").why_not
+    assert "unreadable" in _lookup(reports, key, None, "candidate").why_not
 
 
 def test_a_record_of_another_schema_is_recomputed(reports, candidate):
@@ -118,16 +119,16 @@ def test_a_record_of_another_schema_is_recomputed(reports, candidate):
     record["report"]["schema_version"] = 2
     record["report_digest"] = hashlib.sha256(json.dumps(record["report"], sort_keys=True).encode()).hexdigest()
     path.write_text(json.dumps(record))
-    assert "schema version 2" in report_cache.lookup(key, None, "candidate").why_not
+    assert "schema version 2" in _lookup(reports, key, None, "candidate").why_not
 
 
 def test_partial_and_reused_reports_are_not_kept(reports, candidate):
     key = ReportKey(PARTS)
     report_io.write(reports / "partial.json", dataclasses.replace(candidate, status=Status.PARTIAL))
-    assert not report_cache.store(key, reports / "partial.json", reports / "none.log")
+    assert not report_cache.store(reports / report_cache.CACHE, key, reports / "partial.json", reports / "none.log")
     again = report_cache.reused(candidate, candidate.entry, "run-2", key)
     report_io.write(reports / "again.json", again)
-    assert not report_cache.store(key, reports / "again.json", reports / "none.log")
+    assert not report_cache.store(reports / report_cache.CACHE, key, reports / "again.json", reports / "none.log")
     assert not list((reports / report_cache.CACHE).glob("*.json"))
 
 
@@ -137,14 +138,15 @@ def test_the_oldest_records_beyond_the_limit_are_removed(reports, candidate, mon
     for lock in ("a", "b", "c"):
         _stored(reports, small, {**PARTS, "lock": lock})
     assert len(list((reports / report_cache.CACHE).glob("*.json"))) == 2
-    assert report_cache.lookup(ReportKey({**PARTS, "lock": "a"}), None, "candidate").report is None
+    assert _lookup(reports, ReportKey({**PARTS, "lock": "a"}), None, "candidate").report is None
 
 
 def test_fresh_never_reuses(reports, candidate, monkeypatch):
     key = _stored(reports, candidate)
     monkeypatch.setattr(entry_reuse, "_key", lambda *args: key)
     entry = type("E", (), {"name": "candidate"})()
-    done = entry_reuse.attempt(entry, {}, 0, None, None, reports / "c.json", reports / "c.log", fresh=True)
+    done = entry_reuse.attempt(reports / report_cache.CACHE, entry, {}, 0, None, None, reports / "c.json",
+                               reports / "c.log", fresh=True)
     assert done.reused is None and not (reports / "c.json").exists()
 
 
@@ -154,8 +156,8 @@ def test_a_reused_report_is_written_with_a_log_that_says_where_it_came_from(repo
     key = _stored(reports, candidate)
     monkeypatch.setattr(entry_reuse, "_key", lambda *args: key)
     entry = Entry("candidate", {"jax": "0.12.0.1"}, "")
-    done = entry_reuse.attempt(entry, {"HARNESS_RUN_ID": "run-2"}, 0, None, None, reports / "c.json",
-                               reports / "c.log", fresh=False)
+    done = entry_reuse.attempt(reports / report_cache.CACHE, entry, {"HARNESS_RUN_ID": "run-2"}, 0, None, None,
+                               reports / "c.json", reports / "c.log", fresh=False)
     written = report_io.load(reports / "c.json")
     assert written == done.reused and written.run_id == "run-2" and written.reused.key == key.digest
     assert "reused the report of entry candidate" in (reports / "c.log").read_text()

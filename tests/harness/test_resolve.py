@@ -115,7 +115,9 @@ def test_jax_at_latest_takes_jaxlib_along():
     assert resolve.resolve(matrix.parse_candidate("jax==latest"), BASE, "3.12").pins["jaxlib"] == "0.12.0.1"
 
 
-def test_an_empty_candidate_is_refused_not_ignored():
+def test_an_empty_candidate_is_refused_not_ignored(tmp_path):
+    from harness.stack import paths
     from harness.stack.commands import upgrade
+    from harness.stack.workspace import Workspace
 
-    assert upgrade.upgrade(["--candidate", ""]) == 2
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, tmp_path), ["--candidate", ""]) == 2

@@ -8,6 +8,7 @@ import pytest
 import upgrade_reports
 from harness import env_vars
 from harness.stack import paths
+from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.run import run_dir
 from harness.verdict import cli
@@ -44,9 +45,13 @@ def test_reports_of_one_run_or_of_sessions_run_by_hand_are_judged(tmp_path):
     assert cli.main(by_hand) in (0, 1)
 
 
+def _checkout(reports):
+    """This checkout, its reports in `reports`."""
+    return Workspace.of(paths.SOURCE, reports)
+
+
 @pytest.fixture
-def reports(tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "REPORTS", tmp_path)
+def reports(tmp_path):
     for name in ("baseline.json", "candidate.json", "upgrade-summary.md"):
         (tmp_path / name).write_text(OLD)
     return tmp_path
@@ -54,19 +59,19 @@ def reports(tmp_path, monkeypatch):
 
 def _entries_writing(seen: list):
     """A run_entries that writes each entry's report (a real one, with the run's id) where a run's entries do."""
-    def run_entries(entries, args, seed, **kw):
-        seen.append(paths.REPORTS)
+    def run_entries(ws, entries, args, seed, **kw):
+        seen.append(ws.reports)
         for entry in entries:
             doc = dict(upgrade_reports.load(entry.name), run_id=args.run_id)
-            (paths.REPORTS / f"{entry.name}.json").write_text(json.dumps(doc))
-            (paths.REPORTS / f"{entry.name}.log").write_text(f"{entry.name} ran\n")
+            (ws.reports / f"{entry.name}.json").write_text(json.dumps(doc))
+            (ws.reports / f"{entry.name}.log").write_text(f"{entry.name} ran\n")
     return run_entries
 
 
 def test_a_finished_run_is_published_and_the_last_one_kept_in_previous(reports, monkeypatch):
     seen = []
     monkeypatch.setattr(upgrade, "run_entries", _entries_writing(seen))
-    assert upgrade.upgrade([]) in (0, 1)
+    assert upgrade.upgrade(_checkout(reports), []) in (0, 1)
     assert seen and seen[0].parent == reports / run_dir.RUNS  # the entries wrote into the run's directory
     run_id = seen[0].name
     assert json.loads((reports / "baseline.json").read_text())["run_id"] == run_id
@@ -76,20 +81,20 @@ def test_a_finished_run_is_published_and_the_last_one_kept_in_previous(reports, 
     for name in ("baseline.json", "candidate.json", "upgrade-summary.md"):
         assert (reports / "previous" / name).read_text() == OLD
     assert not (reports / run_dir.RUNS).exists()
-    assert env_vars.RUN_ID not in __import__("os").environ and paths.REPORTS == reports
+    assert env_vars.RUN_ID not in __import__("os").environ and not hasattr(paths, "REPORTS")  # no global to leak
 
 
 def test_a_stopped_run_publishes_nothing_and_its_files_stay_in_its_run_directory(reports, monkeypatch, capsys):
     seen = []
     write = _entries_writing(seen)
 
-    def interrupted(entries, args, seed, **kw):
-        write(entries[:1], args, seed)
+    def interrupted(ws, entries, args, seed, **kw):
+        write(ws, entries[:1], args, seed)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(upgrade, "run_entries", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        upgrade.upgrade([])
+        upgrade.upgrade(_checkout(reports), [])
     for name in ("baseline.json", "candidate.json", "upgrade-summary.md"):
         assert (reports / name).read_text() == OLD
     assert not (reports / "previous").exists() and not (reports / "baseline.log").exists()
@@ -98,7 +103,7 @@ def test_a_stopped_run_publishes_nothing_and_its_files_stay_in_its_run_directory
 
     # The next run says where the unfinished one's files are, publishes its own, and leaves the stopped run's alone.
     monkeypatch.setattr(upgrade, "run_entries", _entries_writing(seen))
-    assert upgrade.upgrade([]) in (0, 1)
+    assert upgrade.upgrade(_checkout(reports), []) in (0, 1)
     assert f"an earlier run did not finish; its files are in {seen[0]}/" in capsys.readouterr().out
     assert json.loads((reports / "baseline.json").read_text())["run_id"] == seen[1].name != seen[0].name
     assert (reports / "previous" / "baseline.json").read_text() == OLD
@@ -119,8 +124,7 @@ def test_a_report_the_run_itself_writes_carries_its_id(tmp_path, monkeypatch):
     from harness.stack.environments import entry as stack_entry
     from harness.stack.pins import matrix
 
-    monkeypatch.setattr(paths, "REPORTS", tmp_path)
     monkeypatch.setenv(env_vars.RUN_ID, "run-A")
     single = matrix.Entry(name="optax-only", pins={"optax": "9.9.9"}, description="optax alone")
-    stack_entry.write_unresolvable(single, "no such optax", "2026-01-01T00:00:00+00:00")
+    stack_entry.write_unresolvable(tmp_path, single, "no such optax", "2026-01-01T00:00:00+00:00")
     assert report_io.load(tmp_path / "optax-only.json").run_id == "run-A"

@@ -15,6 +15,7 @@ from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.progress import Phase, Progress
 from harness.stack import paths, project
+from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import current, locks, matrix
 from harness.stack.run import ending, entry_runs
@@ -29,14 +30,13 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def last_run(tmp_path, monkeypatch):
+def last_run(tmp_path):
     """A reports directory holding a previous run's reports (and its own previous/)."""
     reports = tmp_path / "reports"
     (reports / "previous").mkdir(parents=True)
     for name in ("baseline.json", "candidate.json", "candidate.log", "upgrade-summary.md", "upgrade-plan.json"):
         (reports / name).write_text(f"last run's {name}\n")
     (reports / "previous" / "baseline.json").write_text("the run before\n")
-    monkeypatch.setattr(paths, "REPORTS", reports)
     return reports
 
 
@@ -65,7 +65,7 @@ def test_a_damaged_lock_is_refused_before_anything_runs_or_moves(last_run, lock_
     monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("an entry ran on a damaged lock"))
 
     started = time.perf_counter()
-    assert upgrade.upgrade([]) == 2
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), []) == 2
     assert time.perf_counter() - started < 5
 
     err = capsys.readouterr().err
@@ -82,7 +82,7 @@ def test_a_corrupt_golden_file_is_refused_before_anything_runs(last_run, tmp_pat
     monkeypatch.setattr(project, "load", lambda: dataclasses.replace(real, golden=golden))
     before = _tree(last_run)
     monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("an entry ran"))
-    assert upgrade.upgrade([]) == 2
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), []) == 2
     assert f"golden file {golden / 'schedules.json'} is unreadable" in capsys.readouterr().err
     assert _tree(last_run) == before
 
@@ -115,7 +115,7 @@ from pathlib import Path
 import nox
 from harness import env_vars
 from harness.stack.environments import entry as stack_entry
-from harness.stack.pins import matrix
+from harness.stack.pins import current, matrix
 
 REPORTS = os.environ[env_vars.REPORTS_DIR]
 KILLED = """
@@ -155,10 +155,9 @@ def test_a_killed_candidate_says_which_signal_after_how_many_checks(tmp_path, mo
     noxfile.write_text(FAKE_NOXFILE.replace("@BASELINE@", str(tmp_path / "baseline.json"))
                        .replace("@PARTIAL@", str(tmp_path / "partial.json"))
                        .replace("@TOTAL@", "345").replace("@DONE@", "7"))
-    monkeypatch.setattr(paths, "NOXFILE", noxfile)
-    monkeypatch.setattr(paths, "REPORTS", tmp_path / "reports")
+    monkeypatch.setitem(vars(paths), "NOXFILE", noxfile)  # read when asked: gone again after the test
 
-    assert upgrade.upgrade([]) == 2
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, tmp_path / "reports"), []) == 2
 
     out = capsys.readouterr().out
     headline = "CANNOT JUDGE: candidate was killed by SIGKILL after 7 of 345 checks (often out of memory)"
@@ -177,15 +176,14 @@ def test_a_killed_nox_session_is_explained_by_the_host(tmp_path, monkeypatch):
     progress file and sets the partial report's problem."""
     from harness.model import progress
 
-    monkeypatch.setattr(paths, "REPORTS", tmp_path)
     partial = upgrade_reports.load("candidate")
     partial.update(status=Status.PARTIAL.value, finished_at=None, problem=None)
     (tmp_path / "candidate.json").write_text(json.dumps(partial))
     progress.write(tmp_path / "progress.json", Progress(Phase.RUNNING, 212, 345))
     entry = current.entries()["candidate"]
-    entry_runs.explain_ending(entry, -signal.SIGKILL, tmp_path / "progress.json", None)
+    entry_runs.explain_ending(tmp_path, entry, -signal.SIGKILL, tmp_path / "progress.json", None)
     said = report_io.load(tmp_path / "candidate.json")
     assert said.problem == "was killed by SIGKILL after 212 of 345 checks (often out of memory)"
     assert said.status == Status.PARTIAL and len(said.checks) == len(partial["checks"])
-    entry_runs.explain_ending(entry, 1, tmp_path / "progress.json", None)  # a reason given is kept
+    entry_runs.explain_ending(tmp_path, entry, 1, tmp_path / "progress.json", None)  # a reason given is kept
     assert report_io.load(tmp_path / "candidate.json").problem == said.problem

@@ -8,9 +8,10 @@ import pytest
 from harness import env_vars, run_options
 from harness.contract import options as contract_options
 from harness.run_options import ENTRY, GOLDEN, HOST, PROJECT, RUN, UPGRADE, RunOptions
-from harness.stack import project_options
+from harness.stack import paths, project_options
 from harness.stack.commands import accept, upgrade_args
 from harness.stack.run import entry_runs
+from harness.stack.workspace import Workspace
 
 # A value to type for each kind of option, and what it reads as.
 SAMPLES = {str: ("x-1", "x-1"), int: ("7", 7), Path: ("/abs/file", Path("/abs/file")),
@@ -117,7 +118,7 @@ def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeyp
     class Args:
         run_id, offline = "run-A", False
 
-    child = entry_runs.child_environment(Args, None, 1, None)
+    child = entry_runs.child_environment(Workspace.of(paths.SOURCE, tmp_path), Args, None, 1, None)
     assert not {k for k in own if child.get(k) == "from another run"}
     seen = {}
     monkeypatch.setattr(accept.subprocess, "run", lambda cmd, **kw: seen.update(kw["env"]) or _Done())

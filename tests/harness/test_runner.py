@@ -5,33 +5,38 @@ import shutil
 import pytest
 
 from harness.stack import paths
+from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import current, locks, matrix
 from harness.stack.run import entry_runs, run_dir
 from harness.errors import HarnessError
 
 
-def test_bad_upgrade_arguments_exit_2(capsys):
-    assert upgrade.upgrade(["--candidate", "jax>=1"]) == 2
+def _checkout(reports):
+    """This checkout, its reports in `reports`."""
+    return Workspace.of(paths.SOURCE, reports)
+
+
+def test_bad_upgrade_arguments_exit_2(capsys, tmp_path):
+    ws = _checkout(tmp_path)
+    assert upgrade.upgrade(ws, ["--candidate", "jax>=1"]) == 2
     assert "cannot read 'jax>=1'" in capsys.readouterr().err
-    assert upgrade.upgrade(["--frobnicate"]) == 2
-    assert upgrade.upgrade(["--help"]) == 0
+    assert upgrade.upgrade(ws, ["--frobnicate"]) == 2
+    assert upgrade.upgrade(ws, ["--help"]) == 0
 
 
 def test_reports_directory_that_is_a_file_is_refused(tmp_path, monkeypatch, capsys):
     blocked = tmp_path / "reports"
     blocked.write_text("not a directory")
-    monkeypatch.setattr(paths, "REPORTS", blocked)
-    assert upgrade.upgrade([]) == 2
+    assert upgrade.upgrade(_checkout(blocked), []) == 2
     err = capsys.readouterr().err
     assert "reports directory" in err and "not writable" in err
 
 
-def test_previous_reports_are_kept_not_overwritten(tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "REPORTS", tmp_path)
+def test_previous_reports_are_kept_not_overwritten(tmp_path):
     (tmp_path / "baseline.json").write_text("old")
     (tmp_path / "upgrade-summary.md").write_text("old verdict")
-    kept = run_dir.keep_previous(["baseline"])
+    kept = run_dir.keep_previous(tmp_path, ["baseline"])
     assert sorted(kept) == ["baseline.json", "upgrade-summary.md"]
     assert (tmp_path / "previous" / "baseline.json").read_text() == "old"
     assert not (tmp_path / "baseline.json").exists()
@@ -60,16 +65,15 @@ def test_upgrade_without_python_312_says_what_to_install(monkeypatch, capsys, tm
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "none"))
     try:
-        assert upgrade.upgrade([]) == 2
+        assert upgrade.upgrade(_checkout(tmp_path), []) == 2
     finally:
         interpreters.find_python.cache_clear()
     assert "pyenv install 3.12" in capsys.readouterr().err
 
 
 def test_entry_without_report_is_cannot_judge(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(paths, "REPORTS", tmp_path)
-    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: (paths.REPORTS / "baseline.log").write_text("boom\n"))
-    assert upgrade.upgrade([]) == 2
+    monkeypatch.setattr(upgrade, "run_entries", lambda ws, *a, **k: (ws.reports / "baseline.log").write_text("boom\n"))
+    assert upgrade.upgrade(_checkout(tmp_path), []) == 2
     err = capsys.readouterr().err
     assert "entry baseline wrote no report" in err and "boom" in err
 
@@ -78,22 +82,21 @@ def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monk
     from harness import env_vars
     from harness.stack.environments import harness_source
 
-    monkeypatch.setattr(paths, "REPORTS", tmp_path)
     monkeypatch.setenv(env_vars.WHEEL, "/stale/from/the/shell.whl")
     builds, told = [], []
     monkeypatch.setattr(harness_source, "child_environment",
                         lambda: builds.append(1) or {env_vars.WHEEL: "/cache/built.whl"})
 
-    def run_entries(entries, args, seed, **kw):
-        told.append(entry_runs.child_environment(args, None, seed, None).get(env_vars.WHEEL))
+    def run_entries(ws, entries, args, seed, **kw):
+        told.append(entry_runs.child_environment(ws, args, None, seed, None).get(env_vars.WHEEL))
 
     monkeypatch.setattr(upgrade, "run_entries", run_entries)
-    upgrade.upgrade([])
+    upgrade.upgrade(_checkout(tmp_path), [])
     assert builds == [1] and told and set(told) == {"/cache/built.whl"}
 
     monkeypatch.setattr(harness_source, "child_environment", lambda: {})  # from a checkout: -e, no wheel
     told.clear()
-    upgrade.upgrade([])
+    upgrade.upgrade(_checkout(tmp_path), [])
     assert told and set(told) == {None}
 
 
@@ -103,8 +106,7 @@ def test_a_harness_wheel_that_cannot_be_built_stops_the_upgrade_with_the_reason(
     def fail():
         raise HarnessError("building the harness wheel for the entries failed (`uv build ...`): no hatchling")
 
-    monkeypatch.setattr(paths, "REPORTS", tmp_path)
     monkeypatch.setattr(harness_source, "child_environment", fail)
     monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("entries ran without a harness to install"))
-    assert upgrade.upgrade([]) == 2
+    assert upgrade.upgrade(_checkout(tmp_path), []) == 2
     assert "upgrade: building the harness wheel for the entries failed" in capsys.readouterr().err

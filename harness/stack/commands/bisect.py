@@ -26,7 +26,7 @@ from harness.model.bisection import Bisection, FirstChanged, Probe
 from harness.model.enums import Mark, Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
-from harness.stack import paths
+from harness.stack.workspace import Workspace
 from harness.stack.commands import bisect_search
 from harness.stack.pins import matrix, plan, resolve
 from harness.verdict import compare, import_failure
@@ -58,8 +58,9 @@ def blame(candidate: EntryVerdict, singles: dict[str, EntryVerdict | None], bump
 
 @dataclasses.dataclass
 class _Context:
-    """One bisection: how to run entries, and what every probe is judged against."""
+    """One bisection: where (the run's workspace), how to run entries, and what every probe is judged against."""
 
+    ws: Workspace
     args: argparse.Namespace
     seed: int
     run: Callable
@@ -87,10 +88,10 @@ class _Context:
         return ", ".join(shown) or "the other packages"
 
 
-def _load(entries: list[matrix.Entry], replay: Path | None):
+def _load(reports: Path, entries: list[matrix.Entry], replay: Path | None):
     """The baseline report, the candidate's verdict and each single-package entry's; None when unusable."""
     try:
-        base, cand = (report_io.load(paths.REPORTS / f"{e.name}.json") for e in entries[:2])
+        base, cand = (report_io.load(reports / f"{e.name}.json") for e in entries[:2])
         replayed = report_io.load(replay) if replay is not None and replay.exists() else None
     except HarnessError:
         return None
@@ -99,7 +100,7 @@ def _load(entries: list[matrix.Entry], replay: Path | None):
     singles = {}
     for entry in entries[2:]:
         try:
-            report = report_io.load(paths.REPORTS / f"{entry.name}.json")
+            report = report_io.load(reports / f"{entry.name}.json")
         except HarnessError:
             report = None
         usable = report is not None and report.status == Status.COMPLETE
@@ -107,9 +108,9 @@ def _load(entries: list[matrix.Entry], replay: Path | None):
     return base, compare.compare_entry(base, cand, replayed), singles
 
 
-def _add_to_plan(entry: matrix.Entry) -> None:
+def _add_to_plan(reports: Path, entry: matrix.Entry) -> None:
     """The child session reads its entry from the plan file: add (or replace) this one."""
-    path = paths.REPORTS / plan.PLAN_FILE
+    path = reports / plan.PLAN_FILE
     found = plan.read(path) if path.exists() else {}
     found[entry.name] = entry
     plan.write(list(found.values()), path)
@@ -118,7 +119,7 @@ def _add_to_plan(entry: matrix.Entry) -> None:
 def _judge(ctx: _Context, name: str, checks: list[str]) -> tuple[dict[str, bool | None] | None, str]:
     """Per check: changed (a contract-changing mark) or not, None when not judged; or why nothing is."""
     try:
-        report = report_io.load(paths.REPORTS / f"{name}.json")
+        report = report_io.load(ctx.ws.reports / f"{name}.json")
     except HarnessError:
         return None, "not installable"
     if report.status != Status.COMPLETE:
@@ -141,14 +142,14 @@ def _attempt(ctx: _Context, group: str, name: str, named: dict[str, str], defaul
     except HarnessError:
         ctx.probes.append(Probe(name, group, release, {}, checks, "not installable", [], None, 0.0))
         return None, "not installable"
-    lock = paths.REPORTS / "locks" / f"{name}.txt"
+    lock = ctx.ws.reports / "locks" / f"{name}.txt"
     resolve.write_lock(found, lock)
     entry = matrix.Entry(name, found.pins, f"{group} {release}, bisecting", ctx.base.python, locked=False,
                          lock_file=str(lock), notes=tuple(found.notes), resolved_at=found.resolved_at)
-    _add_to_plan(entry)
-    selection = paths.REPORTS / SELECTION
+    _add_to_plan(ctx.ws.reports, entry)
+    selection = ctx.ws.reports / SELECTION
     selection.write_text("\n".join(checks) + "\n")
-    ctx.run([entry], ctx.args, ctx.seed, only=selection)
+    ctx.run(ctx.ws, [entry], ctx.args, ctx.seed, only=selection)
     changed, outcome = _judge(ctx, name, checks)
     ctx.probes.append(Probe(name, group, release, found.pins, checks, outcome,
                             [c for c, v in (changed or {}).items() if v], "; ".join(found.notes) or None,
@@ -222,11 +223,11 @@ def _offline_index(package: str) -> dict:
                        "index, which an offline run never asks; run `upgrade --bisect` with network access")
 
 
-def run(args, entries: list[matrix.Entry], seed: int, run_entries: Callable, replay: Path | None = None,
+def run(ws: Workspace, args, entries: list[matrix.Entry], seed: int, run_entries: Callable, replay: Path | None = None,
         fetch: Callable[[str], dict] = bisect_search.fetch_index) -> Path | None:
     """Bisect every blamed group; reports/bisect.json, or None when no contract changed (or none can be)."""
     started = time.perf_counter()
-    loaded = _load(entries, replay)
+    loaded = _load(ws.reports, entries, replay)
     if loaded is None:
         return None
     base_report, candidate, singles = loaded
@@ -241,7 +242,7 @@ def run(args, entries: list[matrix.Entry], seed: int, run_entries: Callable, rep
         fetch = _offline_index
     others_change = {group: None if verdict is None else {c.check_id for c in verdict.contract_changes}
                      for group, verdict in singles.items()}
-    ctx = _Context(args, seed, run_entries, base_report, entries[0], entries[1], fetch, others_change)
+    ctx = _Context(ws, args, seed, run_entries, base_report, entries[0], entries[1], fetch, others_change)
     releases, results, notes = {}, [], []
     for group, checks in blamed.items():
         try:
@@ -254,7 +255,7 @@ def run(args, entries: list[matrix.Entry], seed: int, run_entries: Callable, rep
     if unblamed:
         notes.append(f"{len(unblamed)} changed checks no single package group changes alone: not bisected")
     seconds = round(time.perf_counter() - started, 1)
-    path = paths.REPORTS / bisection.BISECT_FILE
+    path = ws.reports / bisection.BISECT_FILE
     bisection.write(path, Bisection(dict(entries[0].pins), dict(entries[1].pins), releases, results, ctx.probes,
                                     seconds, notes))
     for note in notes:

@@ -13,29 +13,30 @@ from pathlib import Path
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import now
-from harness.stack import cli_args, paths
+from harness.stack import cli_args
 from harness.stack.commands import bisect, judge, prune_envs
 from harness.stack.environments import entry as stack_entry, harness_source
 from harness.stack.pins import current, matrix
 from harness.stack.run import followups, run_dir, run_lock, run_plan
 from harness.stack.run.entry_runs import REPLAY, run_entries
+from harness.stack.workspace import Workspace
 from harness.verdict import judgement
 
 
-def _follow_up(args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None]:
+def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None]:
     """The replay and the attribution harness.stack.run.followups decides from baseline and candidate, run
     here one after the other; the entries the verdict judges, and the replay's report."""
-    singles, follow = entries[2:], followups.decide(paths.REPORTS, entries)
-    followups.write(follow, paths.REPORTS, args.run_id)
+    singles, follow = entries[2:], followups.decide(ws.reports, entries)
+    followups.write(follow, ws.reports, args.run_id)
     replay = None
     if follow.examples:
         print(f"upgrade: {follow.replay_note()}")
-        run_entries([entries[0]], args, seed, only=paths.REPORTS / followups.REPLAY_SELECTION,
-                    replay=paths.REPORTS / followups.EXAMPLES)
-        replay = paths.REPORTS / f"{REPLAY}.json"
+        run_entries(ws, [entries[0]], args, seed, only=ws.reports / followups.REPLAY_SELECTION,
+                    replay=ws.reports / followups.EXAMPLES)
+        replay = ws.reports / f"{REPLAY}.json"
     if follow.attributes:
         print(f"upgrade: {follow.attribution_note()}")
-        run_entries(follow.attribution, args, seed, only=paths.REPORTS / followups.ATTRIBUTION_SELECTION)
+        run_entries(ws, follow.attribution, args, seed, only=ws.reports / followups.ATTRIBUTION_SELECTION)
         return [*entries[:2], *singles], replay
     note = follow.skipped_note(singles)
     if note:
@@ -43,21 +44,21 @@ def _follow_up(args, entries: list[matrix.Entry], seed: int) -> tuple[list[matri
     return entries[:2], replay
 
 
-def _run_plan(args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None]:
+def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None]:
     """Baseline and candidate; the baseline again on the candidate's failing examples of properties that
     fail there only; then the single-package entries on just the checks that changed."""
     pair = entries[:2]
     print(f"upgrade: running {', '.join(e.name for e in pair)}, {args.jobs} at a time")
-    run_entries(pair, args, seed)
-    return _follow_up(args, entries, seed)
+    run_entries(ws, pair, args, seed)
+    return _follow_up(ws, args, entries, seed)
 
 
-def upgrade(argv, invoked_from: str | None = None) -> int:
+def upgrade(ws: Workspace, argv, invoked_from: str | None = None) -> int:
     """nox -s upgrade: resolve the plan, run it, compare, print the verdict, return the exit status."""
     try:
-        args = run_plan.prepare(argv, invoked_from)
-        with run_lock.hold(paths.REPORTS, ["nox", "-s", "upgrade", "--", *argv]):
-            return _in_run_directory(args)
+        ws, args = run_plan.prepare(ws, argv, invoked_from)
+        with run_lock.hold(ws.reports, ["nox", "-s", "upgrade", "--", *argv]):
+            return _in_run_directory(ws, args)
     except cli_args.HelpShown:
         return 0
     except HarnessError as exc:
@@ -65,19 +66,19 @@ def upgrade(argv, invoked_from: str | None = None) -> int:
         return exc.exit_status
 
 
-def _in_run_directory(args) -> int:
+def _in_run_directory(ws: Workspace, args) -> int:
     """Run in reports/.runs/<run id>/ and publish into reports/ only a run that finished (any verdict,
     CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's."""
-    left = run_dir.prune(paths.REPORTS)
+    left = run_dir.prune(ws.reports)
     if left is not None:
         print(f"upgrade: note: an earlier run did not finish; its files are in {left}/")
     saved = os.environ.get(env_vars.RUN_ID)
     os.environ[env_vars.RUN_ID] = args.run_id  # the reports this process writes (unresolvable entries) carry it
     try:
-        with run_dir.writing(args.run_id) as run:
-            code = _upgrade(args)
+        run = run_dir.start(ws, args.run_id)
+        code = _upgrade(run, args)
     except BaseException:
-        print(f"upgrade: stopped; this run's files stay in {paths.REPORTS / run_dir.RUNS / args.run_id}/ "
+        print(f"upgrade: stopped; this run's files stay in {ws.reports / run_dir.RUNS / args.run_id}/ "
               "(not published to the reports directory)", file=sys.stderr)
         raise
     finally:
@@ -85,18 +86,19 @@ def _in_run_directory(args) -> int:
             del os.environ[env_vars.RUN_ID]
         else:
             os.environ[env_vars.RUN_ID] = saved
-    kept = run_dir.keep_previous([e.name for e in matrix.upgrade_plan(current.entries())] + [
-        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(paths.REPORTS)])
-    run_dir.publish(run, paths.REPORTS)
+    kept = run_dir.keep_previous(ws.reports, [e.name for e in matrix.upgrade_plan(current.entries())] + [
+        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(ws.reports)])
+    run_dir.publish(run.reports, ws.reports)
     if kept:
-        print(f"upgrade: last run's reports moved to {paths.REPORTS}/previous/ ({len(kept)} files)")
-    for line in prune_envs.after_run(args.envs_size_limit):
+        print(f"upgrade: last run's reports moved to {ws.reports}/previous/ ({len(kept)} files)")
+    for line in prune_envs.after_run(ws, args.envs_size_limit):
         print(f"upgrade: {line}")
     return code
 
 
-def _upgrade(args) -> int:
-    entries = run_plan.resolve(args)
+def _upgrade(ws: Workspace, args) -> int:
+    """In the run's workspace: the plan, its entries, the follow-ups (and the bisection), the verdict."""
+    entries = run_plan.resolve(ws, args)
     if isinstance(entries, int):
         return entries
     # The harness every entry installs, built once here (an installed tool) and named to the children.
@@ -104,19 +106,20 @@ def _upgrade(args) -> int:
     os.environ.update(harness_source.child_environment())
     started = time.perf_counter()
     seed = random.getrandbits(32)
-    ran, replay = _run_plan(args, entries, seed)
+    ran, replay = _run_plan(ws, args, entries, seed)
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
-    silent = [e for e in ran if not (paths.REPORTS / f"{e.name}.json").exists()]
+    silent = [e for e in ran if not (ws.reports / f"{e.name}.json").exists()]
     for entry in silent:
-        print(f"upgrade: entry {entry.name} wrote no report; the end of {paths.REPORTS_HOME}/{entry.name}.log says:\n"
-              + cli_args.log_tail(paths.REPORTS / f"{entry.name}.log"), file=sys.stderr)
+        print(f"upgrade: entry {entry.name} wrote no report; the end of {ws.home}/{entry.name}.log says:\n"
+              + cli_args.log_tail(ws.reports / f"{entry.name}.log"), file=sys.stderr)
         if entry not in ran[:2]:  # an attribution entry: the attribution is partial, the verdict stands
-            stack_entry.write_unresolvable(entry, f"its session wrote no report (see {entry.name}.log)", now())
+            stack_entry.write_unresolvable(ws.reports, entry, f"its session wrote no report (see {entry.name}.log)",
+                                           now())
     if any(e in ran[:2] for e in silent):
         print("upgrade: CANNOT JUDGE (exit status 2)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
-    reports = paths.REPORTS
-    bisected = bisect.run(args, entries, seed, run_entries, replay) if args.bisect else None
+    reports = ws.reports
+    bisected = bisect.run(ws, args, entries, seed, run_entries, replay) if args.bisect else None
     inputs = judgement.Inputs(tuple(reports / f"{e.name}.json" for e in ran),
                               replay=replay if replay is not None and replay.exists() else None,
                               bisect=bisected, builtin=judge.verdict_builtin(), run_id=args.run_id)

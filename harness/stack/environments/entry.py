@@ -25,6 +25,7 @@ from harness.stack.environments import envs, harness_source
 from harness.stack.run import ending
 from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, uv, write_if_missing
 from harness.stack.pins.matrix import Entry
+from harness.stack.workspace import Workspace
 
 
 def entry_info(entry: Entry) -> EntryInfo:
@@ -32,11 +33,11 @@ def entry_info(entry: Entry) -> EntryInfo:
                      resolved_at=entry.resolved_at, notes=list(entry.notes) or None)
 
 
-def report_path(entry: Entry, report_name: str | None = None):
-    return paths.REPORTS / f"{report_name or entry.name}.json"
+def report_path(reports: Path, entry: Entry, report_name: str | None = None) -> Path:
+    return reports / f"{report_name or entry.name}.json"
 
 
-def install_entry(session, entry: Entry, report_name: str | None = None) -> None:
+def install_entry(session, ws: Workspace, entry: Entry, report_name: str | None = None) -> None:
     """Make the session's virtualenv hold exactly the entry's resolved stack, plus the harness."""
     started = now()
     lock = lock_path(entry)
@@ -62,11 +63,11 @@ def install_entry(session, entry: Entry, report_name: str | None = None) -> None
             session.install("-r", str(lock))
             session.install("--no-deps", *itself)
     except HarnessError as exc:
-        write_unresolvable(entry, str(exc), started, report_name)
+        write_unresolvable(ws.reports, entry, str(exc), started, report_name)
         session.error(str(exc))
     except Exception as exc:  # nox's CommandFailed: the installer's own output is above
         problem = f"installing {entry.pin_text} failed ({exc}); the installer's output is in the session log."
-        write_unresolvable(entry, problem, started, report_name)
+        write_unresolvable(ws.reports, entry, problem, started, report_name)
         session.error(problem)
 
 
@@ -89,9 +90,9 @@ def _uv_pip(session, installer: str, args: list[str]) -> None:
     session.run_install(installer, "pip", *args, external=True, env={"VIRTUAL_ENV": session.virtualenv.location})
 
 
-def write_unresolvable(entry: Entry, problem: str, started: str, report_name: str | None = None) -> None:
+def write_unresolvable(reports: Path, entry: Entry, problem: str, started: str, report_name: str | None = None) -> None:
     report = unresolvable(entry_info(entry), problem, started)
-    report_io.write(report_path(entry, report_name),
+    report_io.write(report_path(reports, entry, report_name),
                     dataclasses.replace(report, run_id=os.environ.get(env_vars.RUN_ID) or None))
 
 
@@ -117,12 +118,13 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path) -> dic
     }
 
 
-def run_entry(session, entry: Entry, pytest_args=(), report_name: str | None = None, install: bool = True) -> None:
+def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name: str | None = None,
+              install: bool = True) -> None:
     """Install the entry's stack and run the contract suite, writing reports/<entry>.json."""
     envs.mark_used(session.virtualenv.location, session.name)  # its last use, for pruning (harness.stack.environments.envs)
     if install:
-        install_entry(session, entry, report_name)
-    path = report_path(entry, report_name)
+        install_entry(session, ws, entry, report_name)
+    path = report_path(ws.reports, entry, report_name)
     found = project.load()
     env = suite_environment(entry, str(path), session.virtualenv.location, found.golden)
     junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report

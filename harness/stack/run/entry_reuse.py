@@ -47,15 +47,15 @@ def _key(entry: Entry, environ: dict[str, str], seed: int, replay: Path | None) 
         return None
 
 
-def attempt(entry: Entry, environ: dict[str, str], seed: int, only: Path | None, replay: Path | None,
+def attempt(cache: Path, entry: Entry, environ: dict[str, str], seed: int, only: Path | None, replay: Path | None,
             report_file: Path, log_file: Path, fresh: bool) -> Attempt:
-    """Reuse the entry's report when nothing that determines it changed (never with --fresh): written to
-    `report_file` as this run's entry, with a log saying where it came from."""
+    """Reuse the entry's report kept in `cache` when nothing that determines it changed (never with --fresh):
+    written to `report_file` as this run's entry, with a log saying where it came from."""
     key = _key(entry, environ, seed, replay)
     if key is None or fresh:
         return Attempt(key)
     selection = _selection(only)
-    found = report_cache.lookup(key, selection, entry.name)
+    found = report_cache.lookup(cache, key, selection, entry.name)
     if found.report is None:
         return Attempt(key, why_ran="" if found.why_not == "no earlier report" else found.why_not)
     report = report_cache.reused(found.report, stack_entry.entry_info(entry), environ.get(env_vars.RUN_ID), key)
@@ -70,9 +70,9 @@ def attempt(entry: Entry, environ: dict[str, str], seed: int, only: Path | None,
     return Attempt(key, report)
 
 
-def keep(done: Attempt, entry: Entry, environ: dict[str, str], seed: int, replay: Path | None,
+def keep(cache: Path, done: Attempt, entry: Entry, environ: dict[str, str], seed: int, replay: Path | None,
          report_file: Path, log_file: Path) -> None:
     """After the entry ran: keep its report for the next run (a lock resolved in the session counts now)."""
     key = done.key or _key(entry, environ, seed, replay)
     if key is not None and done.reused is None:
-        report_cache.store(key, report_file, log_file)
+        report_cache.store(cache, key, report_file, log_file)

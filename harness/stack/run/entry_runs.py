@@ -20,17 +20,18 @@ from harness.model.report import now
 from harness.stack import paths
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix, plan
-from harness.stack.run import ending, entry_reuse, lifeline, progress, run_lock
+from harness.stack.run import ending, entry_reuse, lifeline, progress, report_cache, run_lock
+from harness.stack.workspace import Workspace
 
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
-def child_environment(args, only: Path | None, seed: int, replay: Path | None) -> dict[str, str]:
+def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay: Path | None) -> dict[str, str]:
     """What every entry of this run is told: the plan, the selection, one seed, examples to replay."""
     env = run_options.inherited(os.environ)  # never another run's plan, selection or replay
     env[env_vars.RUN_ID] = args.run_id  # the run its reports belong to
     env.update(lifeline.child_environment())  # and dies with
     env[env_vars.SEED] = str(seed)  # every entry draws the same examples
-    env[env_vars.PLAN] = str(paths.REPORTS / plan.PLAN_FILE)  # the entries, resolved once
-    env[env_vars.REPORTS_DIR] = str(paths.REPORTS)
+    env[env_vars.PLAN] = str(ws.reports / plan.PLAN_FILE)  # the entries, resolved once
+    env[env_vars.REPORTS_DIR] = str(ws.reports)
     if args.offline:
         env["UV_OFFLINE"] = "1"
     if only is not None:
@@ -38,13 +39,6 @@ def child_environment(args, only: Path | None, seed: int, replay: Path | None) -
     if replay is not None:
         env.update({env_vars.REPLAY: str(replay), env_vars.REPORT_NAME: REPLAY})
     return env
-
-
-def envdir() -> Path:
-    """The entries' environments: .nox/ beside the default reports/, DIR/.nox for `--reports DIR`, so two
-    upgrades in two reports directories never install into one environment."""
-    reports = paths.REPORTS_HOME or paths.REPORTS  # not the run's own directory: environments outlive runs
-    return paths.ROOT / ".nox" if reports == paths.ROOT / "reports" else reports / ".nox"
 
 
 def new_run_id() -> str:
@@ -73,11 +67,12 @@ def _stopped_on_exit(running: dict):
             log.close()
 
 
-def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None = None,
+def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, only: Path | None = None,
                 replay: Path | None = None) -> dict[str, int]:
     """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log.
     Each entry writes its phase and checks done to a progress file that the display shows."""
-    env = child_environment(args, only, seed, replay)
+    env = child_environment(ws, args, only, seed, replay)
+    reports, cache = ws.reports, report_cache.directory(ws.published)  # records outlive the run's directory
     pending, running, codes, jobs, attempts = list(entries), {}, {}, args.jobs, {}
     by_name = {e.name: e for e in entries}
     with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
@@ -86,19 +81,19 @@ def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None 
             while pending and len(running) < max(1, jobs):
                 entry = pending.pop(0)
                 stem = REPLAY if replay is not None else entry.name
-                looked = entry_reuse.attempt(entry, env, seed, only, replay, paths.REPORTS / f"{stem}.json",
-                                             paths.REPORTS / f"{stem}.log", getattr(args, "fresh", False))
+                looked = entry_reuse.attempt(cache, entry, env, seed, only, replay, reports / f"{stem}.json",
+                                             reports / f"{stem}.log", getattr(args, "fresh", False))
                 if looked.reused is not None:
                     codes[entry.name], attempts[entry.name] = 0, looked
                     shown.finished(entry.name, f"  {entry.name:12s} reused    the report of "
                                                f"{entry_reuse.when(looked.reused.reused.finished_at)} (log: "
                                                f"reports/{stem}.log)")
                     continue
-                log = open(paths.REPORTS / f"{stem}.log", "w")
+                log = open(reports / f"{stem}.log", "w")
                 file = Path(files) / f"{entry.name}.json"
                 cmd = [sys.executable, "-m", "nox", "-f", str(paths.NOXFILE), "-s", entry.name,
-                       "--envdir", str(envdir())]
-                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=paths.ROOT,
+                       "--envdir", str(ws.envdir)]
+                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ws.root,
                                         env={**env, env_vars.PROGRESS: str(file)},
                                         **lifeline.popen_options(run_lock.held_fds()))
                 running[entry.name], attempts[entry.name] = (proc, log, f"{stem}.log", time.perf_counter()), looked
@@ -111,21 +106,22 @@ def run_entries(entries: list[matrix.Entry], args, seed: int, only: Path | None 
                     codes[name] = proc.returncode
                     del running[name]
                     if proc.returncode != 0:
-                        explain_ending(by_name[name], proc.returncode, Path(files) / f"{name}.json", replay)
+                        explain_ending(reports, by_name[name], proc.returncode, Path(files) / f"{name}.json", replay)
                     stem = Path(log_name).stem
-                    entry_reuse.keep(attempts[name], by_name[name], env, seed, replay, paths.REPORTS / f"{stem}.json",
-                                     paths.REPORTS / log_name)
+                    entry_reuse.keep(cache, attempts[name], by_name[name], env, seed, replay,
+                                     reports / f"{stem}.json", reports / log_name)
                     shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s "
                                          f"(log: reports/{log_name})")
             shown.refresh()
     return codes
 
 
-def explain_ending(entry: matrix.Entry, return_code: int, progress_file: Path, replay: Path | None) -> None:
+def explain_ending(reports: Path, entry: matrix.Entry, return_code: int, progress_file: Path,
+                   replay: Path | None) -> None:
     """An entry whose session failed and left a partial report without a reason (nox itself was killed,
     or its session could not say why): the reason from nox's return code and the checks done. A session
     that failed before its suite started (no report, nox not killed) is told from its log instead."""
-    report = paths.REPORTS / f"{REPLAY if replay is not None else entry.name}.json"
+    report = reports / f"{REPLAY if replay is not None else entry.name}.json"
     state = progress_io.read(progress_file)
     if return_code < 0:
         problem = ending.explain(return_code, state)

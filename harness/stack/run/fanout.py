@@ -33,6 +33,7 @@ from harness.stack.pins import matrix
 from harness.stack.run import followups, run_plan
 from harness.stack.run.followups import EntryRun
 from harness.stack.commands.latest_cli import github_output
+from harness.stack.workspace import Workspace
 
 
 def _publish(runs: list[EntryRun], directory: Path, run_id: str | None, seed: str | None) -> None:
@@ -42,15 +43,15 @@ def _publish(runs: list[EntryRun], directory: Path, run_id: str | None, seed: st
     github_output(matrix=table, count=str(len(runs)), run_id=run_id or "", seed=seed or "")
 
 
-def plan(argv, invoked_from: str | None) -> int:
+def plan(ws: Workspace, argv, invoked_from: str | None) -> int:
     """Resolve the plan once (`upgrade`'s options), write it, print the baseline and candidate as a matrix."""
     try:
-        args = run_plan.prepare(argv, invoked_from, command="plan")
+        ws, args = run_plan.prepare(ws, argv, invoked_from, command="plan")
         if args.bisect:
             raise HarnessError("--bisect probes releases one after another with `nox -s upgrade -- --bisect`; "
                                "the steps one by one do not bisect: drop it here.")
         with mock.patch.dict(os.environ, {env_vars.RUN_ID: args.run_id}):  # an unresolvable candidate's report carries it
-            entries = run_plan.resolve(args)
+            entries = run_plan.resolve(ws, args)
     except cli_args.HelpShown:
         return 0
     except HarnessError as exc:
@@ -58,7 +59,7 @@ def plan(argv, invoked_from: str | None) -> int:
         return exc.exit_status
     if isinstance(entries, int):  # the candidate does not resolve: its report says why
         return entries
-    _publish(followups.first_runs(entries), paths.REPORTS, args.run_id, str(random.getrandbits(32)))
+    _publish(followups.first_runs(entries), ws.reports, args.run_id, str(random.getrandbits(32)))
     return 0
 
 

@@ -22,7 +22,6 @@ from harness.model import report_io
 from harness.model.codec import from_json, to_json
 from harness.model.enums import Status
 from harness.model.report import SCHEMA_VERSION, EntryInfo, Report, ReusedFrom, Summary
-from harness.stack import paths
 from harness.stack.run.report_key import PART_NAMES, ReportKey
 
 CACHE = ".cache"
@@ -38,9 +37,9 @@ class Found:
     log: str = ""  # the session log of the run that computed it
 
 
-def directory() -> Path:
-    """Beside the published reports (not a run's own directory: records outlive runs)."""
-    return (paths.REPORTS_HOME or paths.REPORTS) / CACHE
+def directory(reports: Path) -> Path:
+    """Beside the published reports (not a run's own directory: records outlive runs): Workspace.published."""
+    return reports / CACHE
 
 
 def _selection_tag(selection: list[str] | None) -> str:
@@ -49,8 +48,8 @@ def _selection_tag(selection: list[str] | None) -> str:
     return hashlib.sha256("\n".join(sorted(selection)).encode()).hexdigest()[:12]
 
 
-def _record_path(key: ReportKey, selection: list[str] | None) -> Path:
-    return directory() / f"{key.digest}-{_selection_tag(selection)}.json"
+def _record_path(cache: Path, key: ReportKey, selection: list[str] | None) -> Path:
+    return cache / f"{key.digest}-{_selection_tag(selection)}.json"
 
 
 def _read(path: Path) -> Report:
@@ -90,10 +89,10 @@ def _filtered(report: Report, selection: list[str]) -> Report:
                                warnings=[w for w in warnings if w.checks])
 
 
-def lookup(key: ReportKey, selection: list[str] | None, entry_name: str) -> Found:
+def lookup(cache: Path, key: ReportKey, selection: list[str] | None, entry_name: str) -> Found:
     """The report to reuse for `key` (a run of all checks serves any selection), or why there is none."""
     problems = []
-    for path in dict.fromkeys([_record_path(key, None), _record_path(key, selection)]):
+    for path in dict.fromkeys([_record_path(cache, key, None), _record_path(cache, key, selection)]):
         if not path.exists():
             continue
         try:
@@ -103,16 +102,16 @@ def lookup(key: ReportKey, selection: list[str] | None, entry_name: str) -> Foun
             path.unlink(missing_ok=True)  # never trusted again
             continue
         os.utime(path)  # recently used: kept by the pruning
-        of_all = path == _record_path(key, None)
+        of_all = path == _record_path(cache, key, None)
         return Found(_filtered(report, selection) if of_all and selection is not None else report, "", _log(path))
     if problems:
         return Found(None, "; ".join(problems) + ": recomputed")
-    return Found(None, _why_changed(key, entry_name))
+    return Found(None, _why_changed(cache, key, entry_name))
 
 
-def _why_changed(key: ReportKey, entry_name: str) -> str:
+def _why_changed(cache: Path, key: ReportKey, entry_name: str) -> str:
     """Which inputs changed since this entry's last kept report (the newest record of its name)."""
-    records = sorted(directory().glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    records = sorted(cache.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
     for path in records:
         try:
             record = json.loads(path.read_text())
@@ -132,7 +131,7 @@ def reused(found: Report, info: EntryInfo, run_id: str | None, key: ReportKey) -
     return dataclasses.replace(found, entry=info, run_id=run_id, reused=origin)
 
 
-def store(key: ReportKey, report_file: Path, log_file: Path) -> bool:
+def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path) -> bool:
     """Keep a finished entry's report under its key; a partial or reused one is not kept (False)."""
     try:
         report = report_io.load(report_file)
@@ -148,15 +147,15 @@ def store(key: ReportKey, report_file: Path, log_file: Path) -> bool:
         log = ""
     record = {"entry": report.entry.name, "key": key.parts, "report_digest": digest, "log": log, "report": doc}
     try:
-        directory().mkdir(parents=True, exist_ok=True)
-        atomic_write_text(_record_path(key, report.selection), json.dumps(record) + "\n")
+        cache.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(_record_path(cache, key, report.selection), json.dumps(record) + "\n")
     except OSError:
         return False  # a cache that cannot be written costs a rerun, never the verdict
-    _prune()
+    _prune(cache)
     return True
 
 
-def _prune() -> None:
-    records = sorted(directory().glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+def _prune(cache: Path) -> None:
+    records = sorted(cache.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in records[KEEP:]:
         old.unlink(missing_ok=True)

@@ -3,9 +3,9 @@ is published into reports/, so nothing a stopped or killed run (or an entry of i
 among the reports of another run. The run lock (harness.stack.run.run_lock) is held meanwhile: publishing
 never interleaves with another run's.
 
-While the run lasts, paths.REPORTS is its run directory (everything that writes or reads the run's files
-reads paths.REPORTS at call time, and the entries are told it through HARNESS_REPORTS_DIR), and
-paths.REPORTS_HOME the reports directory it will be published to.
+While the run lasts, its steps are handed a workspace (harness.stack.workspace) whose reports are the run's
+directory (the entries are told it through HARNESS_REPORTS_DIR) and whose home is the reports directory
+it will be published to.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
-from harness.stack import paths
+from harness.stack.workspace import Workspace
 
 RUNS = ".runs"
 # The files of a run besides its entries' reports, junit files and logs.
@@ -24,9 +24,8 @@ SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.h
                  "bisect-selection.txt")
 
 
-def keep_previous(names: list[str]) -> list[str]:
+def keep_previous(reports: Path, names: list[str]) -> list[str]:
     """Move last run's reports to reports/previous/ so a new run never silently overwrites them."""
-    reports = paths.REPORTS  # the reports directory: called after the run, to publish it
     files = [f"{name}{suffix}" for name in names for suffix in (".json", ".junit.xml", ".log")]
     kept = [name for name in dict.fromkeys([*files, *SUMMARY_FILES]) if (reports / name).exists()]
     if kept:
@@ -36,17 +35,11 @@ def keep_previous(names: list[str]) -> list[str]:
     return kept
 
 
-@contextlib.contextmanager
-def writing(run_id: str):
-    """The run's directory, made paths.REPORTS until the run ends (published or not)."""
-    home = paths.REPORTS
-    run = home / RUNS / run_id
+def start(ws: Workspace, run_id: str) -> Workspace:
+    """The run's directory, made: the workspace the run's steps write into (published or not)."""
+    run = ws.reports / RUNS / run_id
     run.mkdir(parents=True)
-    paths.REPORTS, paths.REPORTS_HOME = run, home
-    try:
-        yield run
-    finally:
-        paths.REPORTS, paths.REPORTS_HOME = home, None
+    return ws.running(run)
 
 
 def unfinished(home: Path) -> list[Path]:

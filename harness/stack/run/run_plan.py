@@ -12,17 +12,20 @@ from pathlib import Path
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.enums import BuiltinMode
 from harness.model.report import now
-from harness.stack import paths, project, project_options
+from harness.stack import project, project_options
 from harness.stack.commands import builtin_golden, upgrade_args
 from harness.stack.environments import entry as stack_entry, preflight
 from harness.stack.pins import current, matrix, plan
 from harness.stack.run.entry_runs import new_run_id
 from harness.stack.environments.interpreters import find_python
+from harness.stack.workspace import Workspace
 
 
-def prepare(argv, invoked_from: str | None, command: str = "upgrade") -> argparse.Namespace:
+def prepare(ws: Workspace, argv, invoked_from: str | None,
+            command: str = "upgrade") -> tuple[Workspace, argparse.Namespace]:
     """Arguments, a Python, a writable reports directory and a plan that can run (harness.stack.environments.preflight):
-    HarnessError (exit 2) before anything runs or moves."""
+    HarnessError (exit 2) before anything runs or moves. The workspace with the reports directory the
+    arguments name (`--reports DIR`), and the arguments."""
     args = upgrade_args.parse(argv, command)
     args.run_id = new_run_id()
     if args.candidate is not None:  # parsed once, here: bad input is told before anything else
@@ -31,31 +34,31 @@ def prepare(argv, invoked_from: str | None, command: str = "upgrade") -> argpars
     # This run's --contracts / --builtin / --no-builtin / --baseline-from reach the plan, every entry and the verdict.
     os.environ.update(project_options.environment(args, Path(invoked_from or ".")))
     if args.reports:
-        paths.REPORTS = (Path(invoked_from or ".") / args.reports).resolve()
+        ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
     if args.offline:
         os.environ["UV_OFFLINE"] = "1"  # this run's resolutions too
-    upgrade_args.check_writable(paths.REPORTS)
+    upgrade_args.check_writable(ws.reports)
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
     preflight.check(matrix.upgrade_plan(current.entries(args.candidate)))
-    return args
+    return ws, args
 
 
-def resolve(args) -> list[matrix.Entry] | int:
+def resolve(ws: Workspace, args) -> list[matrix.Entry] | int:
     """Every entry resolved and checked before any suite runs; the exit status when the candidate cannot
     be resolved. A plan that cannot run (HarnessError from the checks) publishes nothing: last run's
     reports stay where they are (harness.stack.run.run_dir)."""
     try:
-        entries = plan.build(args.candidate, paths.REPORTS / "locks", args.pre)
+        entries = plan.build(args.candidate, ws.reports / "locks", args.pre)
     except HarnessError as exc:
         requested = current.entries(args.candidate)[matrix.CANDIDATE]
-        stack_entry.write_unresolvable(requested, str(exc), now())
+        stack_entry.write_unresolvable(ws.reports, requested, str(exc), now())
         print(f"upgrade: {exc}\nupgrade: CANNOT JUDGE: candidate is unresolvable (exit status 2; "
-              f"{paths.REPORTS_HOME or paths.REPORTS}/{matrix.CANDIDATE}.json says why)", file=sys.stderr)
+              f"{ws.published}/{matrix.CANDIDATE}.json says why)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     preflight.check(entries)  # the locks the plan resolved, too
-    plan.write(entries, paths.REPORTS / plan.PLAN_FILE)
+    plan.write(entries, ws.reports / plan.PLAN_FILE)
     found = project.load()
-    runs_builtin = found.builtin != BuiltinMode.OFF and not paths.IS_CHECKOUT
+    runs_builtin = found.builtin != BuiltinMode.OFF and not ws.is_checkout
     note = builtin_golden.mismatch_note(entries[0], found.golden) if runs_builtin else None
     if note:
         print(f"upgrade: note: {note}")

@@ -1,0 +1,61 @@
+"""The project a command works on and where its reports go, built once where the command comes in (the nox
+session, the `upgrade-harness` command, a test) and handed down, never kept in module globals: a run in
+progress gets a workspace of its own (`running`) instead of repointing a shared one.
+
+What does not depend on the project (the harness package's own files) stays in harness.stack.paths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Mapping
+
+from harness import env_vars
+from harness.stack import paths
+
+
+@dataclasses.dataclass(frozen=True)
+class Workspace:
+    """root: the project judged; is_checkout: whether it is this checkout (pins in harness/matrix.toml) or a
+    team's project; reports: where this command reads and writes reports, the run's own directory while an
+    upgrade runs; home: then the reports directory the run publishes to (None otherwise)."""
+
+    root: Path
+    is_checkout: bool
+    reports: Path
+    home: Path | None = None
+
+    @classmethod
+    def of(cls, root: Path, reports: Path | None = None) -> Workspace:
+        """The project at `root`, its reports in `reports` (default: root/reports)."""
+        root = Path(root).resolve()
+        return cls(root, root == paths.SOURCE.resolve(), Path(reports) if reports else root / "reports")
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> Workspace:
+        """As the environment says: HARNESS_PROJECT (set by `upgrade-harness` and a team's noxfile; else this
+        checkout) and HARNESS_REPORTS_DIR (an upgrade tells its entries the run's directory)."""
+        reports = environ.get(env_vars.REPORTS_DIR)
+        return cls.of(paths.project_root(environ), Path(reports) if reports else None)
+
+    def with_reports(self, reports: Path) -> Workspace:
+        """The same project, its reports in another directory (`--reports DIR`)."""
+        return dataclasses.replace(self, reports=reports, home=None)
+
+    def running(self, run: Path) -> Workspace:
+        """While a run is in progress: it writes into `run`, and publishes to this workspace's reports."""
+        return dataclasses.replace(self, reports=run, home=self.reports)
+
+    @property
+    def published(self) -> Path:
+        """The reports directory itself, never a run's own directory: what outlives runs is kept there."""
+        return self.home or self.reports
+
+    @property
+    def envdir(self) -> Path:
+        """The entries' environments: .nox/ beside the default reports/, DIR/.nox for `--reports DIR`, so two
+        upgrades in two reports directories never install into one environment."""
+        published = self.published
+        return self.root / ".nox" if published == self.root / "reports" else published / ".nox"
