@@ -30,6 +30,9 @@ def add(parser) -> None:
     group.addoption("--harness-profile", default=os.environ.get(env_vars.PROFILE), metavar="NAME",
                     help="the harness's Hypothesis profile: dev, ci or nightly (default: HARNESS_PROFILE, "
                          "else ci under CI and dev otherwise); --hypothesis-profile stays Hypothesis's own")
+    group.addoption("--harness-phases", action="store_true",
+                    help="print where the run's time went: start-up, collection, JAX compiling, Hypothesis, the "
+                         "contract bodies, report writing (harness.contract.phases)")
 
 
 def harness_run(config) -> bool:
