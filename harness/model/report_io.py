@@ -6,6 +6,7 @@ Reports are written atomically, so a reader (the comparison, a reviewer) never s
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from pathlib import Path
 
@@ -54,15 +55,28 @@ def parse(doc: dict, source: str = "report") -> Report:
 
 
 def load(path: str | Path) -> Report:
-    """Read, validate and type a report, or raise ReportProblem saying what is wrong and what to do."""
+    """Read, validate and type a report, or raise ReportProblem saying what is wrong and what to do.
+    The same bytes read again in this process (`upgrade` judges the pair, then gives the verdict) are
+    not validated again: validating an entry's report costs ~0.4 s."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text())
+        raw = path.read_bytes()
+        key = (str(path), hashlib.sha256(raw).digest())
+        if key in _LOADED:
+            return _LOADED[key]
+        doc = json.loads(raw)
     except FileNotFoundError:
         raise ReportProblem(f"report {path} does not exist; run its session first (`nox -s <entry>`).") from None
     except (OSError, ValueError) as exc:
         raise ReportProblem(f"report {path} is unreadable ({exc}); run its session again.") from None
-    return parse(doc, f"report {path}")
+    report = parse(doc, f"report {path}")
+    _LOADED[key] = report
+    while len(_LOADED) > 8:  # a run reads a handful: keep the latest
+        del _LOADED[next(iter(_LOADED))]
+    return report
+
+
+_LOADED: dict[tuple[str, bytes], Report] = {}  # (path, sha256 of its bytes) -> the typed report
 
 
 def write(path: str | Path, report: Report, *, check: bool = True) -> None:
