@@ -10,6 +10,8 @@ The global norm has a successor in newer Optax (optax.tree.norm): both are featu
 call time and their presence is a golden fact, so a removed API shows up as a changed fact.
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -193,6 +195,7 @@ _MAGNITUDE = {"float32": 1e6, "bfloat16": 1e4, "float16": 16.0}
 _MAGNITUDE_BESIDE_FLOAT16 = {"float32": 1e3, "float16": 16.0}
 
 
+@functools.cache  # one strategy per (layout, mix): built anew in every example, it cost a third of the draw
 def _grads(template, mix):
     """A pytree laid out like the template, leaf i in dtype mix[i % len(mix)], as NumPy arrays."""
     layout = strategies.TEMPLATES[template]

@@ -9,6 +9,8 @@ compared as its real and imaginary parts (float32 each: the precision of complex
 The global-norm functions are feature-detected at call time (optax.global_norm, optax.tree.norm).
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -117,6 +119,7 @@ _LAYOUT = {"complex64": "size1", "complex64+float32": "dense"}
 _NORM_FLOOR = 1e-12
 
 
+@functools.cache  # one strategy per (layout, mix): built anew in every example, it cost a third of the draw
 def _tree(template, mix):
     """A tree laid out like the template, leaf i in dtype mix[i % len(mix)]; a complex leaf's real and
     imaginary parts are float32 arrays (any magnitude up to 1e6, zeros, never subnormal)."""

@@ -60,6 +60,10 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.stash[_PROGRESS] = ProgressWriter.from_environment()
+    if config.getoption("--harness-phases"):
+        from harness.contract.phases import Phases
+
+        config.pluginmanager.register(Phases(lambda: _running(config)), "harness-phases")
     config.addinivalue_line("markers", "family(name): the contract family of the checks in a module")
     config.addinivalue_line("markers", "performance: a timing, reported under performance, not a contract")
     if options.harness_run(config):

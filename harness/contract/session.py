@@ -50,6 +50,7 @@ class Recorder:
         self.warnings = WarningLog()
         self.examples_run = 0
         self.last_write = 0.0
+        self.writing_s = 0.0  # every write of the report, for --harness-phases
         self.exit_status: int | None = None
         self.own_contracts = [Path(p) for p in (config.getoption("--harness-own-contracts") or "").split(os.pathsep) if p]
         self.own_families: set[str] = set()
@@ -103,6 +104,9 @@ class Recorder:
             return
         if not force and time.perf_counter() - self.last_write < PROGRESS_INTERVAL_S:
             return
+        self._environment()  # measured once, the first time (it imports JAX): not report writing
+        started = time.perf_counter()
         report_io.write(self.report_path, self.report(status), check=force)
         self.last_write = time.perf_counter()
+        self.writing_s += self.last_write - started
 

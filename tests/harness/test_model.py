@@ -2,6 +2,7 @@
 the round trip JSON -> model -> JSON unchanged."""
 
 import dataclasses
+import json
 import enum
 import re
 import typing
@@ -89,3 +90,28 @@ def test_older_schema_is_refused_with_the_rerun_message():
     doc = dict(main_reports.load("jax-only"), schema_version=1)
     with pytest.raises(report_io.ReportProblem, match="Re-run the sessions"):
         report_io.parse(doc)
+
+
+def test_a_report_read_again_unchanged_is_validated_once(tmp_path, monkeypatch):
+    """`upgrade` reads the pair's reports to judge them, then again for the verdict: validated once."""
+    path = tmp_path / "jax-only.json"
+    path.write_text(json.dumps(main_reports.load("jax-only")))
+    validated = []
+    real = report_io.validate
+    monkeypatch.setattr(report_io, "validate", lambda doc, source="report": validated.append(source) or real(doc, source))
+    first = report_io.load(path)
+    assert report_io.load(path) == first and len(validated) == 1
+
+
+def test_a_report_changed_in_place_is_read_again_and_a_corrupted_one_refused(tmp_path):
+    path = tmp_path / "jax-only.json"
+    text = json.dumps(main_reports.load("jax-only"))
+    path.write_text(text)
+    report_io.load(path)
+    changed = text.replace('"name": "jax-only"', '"name": "jax-onlx"', 1)  # the same size, other bytes
+    assert len(changed) == len(text) and changed != text
+    path.write_text(changed)
+    assert report_io.load(path).entry.name == "jax-onlx"
+    path.write_text(changed.replace('"checks"', '"chex"'))
+    with pytest.raises(report_io.ReportProblem, match="chex|checks"):
+        report_io.load(path)

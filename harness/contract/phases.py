@@ -1,0 +1,223 @@
+"""--harness-phases: where one contract run's time goes, printed when the run ends.
+
+  nox -s baseline -- --harness-phases        (or any pytest run of the contracts with the option)
+
+Top-level phases, wall and CPU seconds: start-up (the interpreter, pytest and its plugins), the run's
+set-up (the recorder and its first partial report, which imports JAX to describe the platform),
+collection (the contract modules and what they import), the checks, and the end (the final report,
+the terminal summary, temporary directories). The checks are split by wall time into: JAX tracing,
+lowering and compiling, persistent-cache loads included (jax.monitoring's compile events, nested
+traces counted once); Hypothesis drawing examples (its own per-draw timers); the rest of Hypothesis's
+engine (everything a property spends outside its body, discarded examples included); and the contract
+bodies (running the computations, the NumPy references, the comparisons). Report writing (every write
+of the report) is shown apart; it falls within set-up, the checks and the end.
+
+Registered by the plugin as a plugin of its own, only when asked for: a run without the option pays nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+import time
+
+from typing import TYPE_CHECKING, Callable
+
+import pytest
+
+if TYPE_CHECKING:
+    from harness.contract.session import Recorder
+
+_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
+                   "/jax/core/compile/backend_compile_duration")
+_CACHE_LOAD_EVENT = "/jax/compilation_cache/cache_retrieval_time_sec"
+_LISTENING: list[Phases] = []  # jax.monitoring keeps its listeners for the process: one forwards to these
+_REGISTERED: list[bool] = []
+
+
+def _now() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _process_age() -> float | None:
+    """Seconds since this process started (Linux's /proc), for the start-up phase; None elsewhere."""
+    try:
+        with open("/proc/self/stat") as fh:
+            started_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0.0, uptime - started_ticks / os.sysconf("SC_CLK_TCK"))
+
+
+def _union(intervals: list[tuple[float, float]], start: float, end: float) -> float:
+    """Seconds covered by the intervals within [start, end], overlaps (nested traces) counted once."""
+    total, reach = 0.0, start
+    for a, b in sorted(intervals):
+        a, b = max(a, reach), min(b, end)
+        if b > a:
+            total, reach = total + b - a, b
+    return total
+
+
+def _cell(seconds: float | None) -> str:
+    if seconds is None:
+        return " " * 8
+    return f" {'?':>7s}" if math.isnan(seconds) else f" {seconds:7.2f}"
+
+
+def _on_duration(event: str, duration: float, **_) -> None:
+    for phases in _LISTENING:
+        phases.jax_event(event, duration)
+
+
+class Phases:
+    """The marks of one run and what happened between them; prints the table at unconfigure."""
+
+    def __init__(self, recorder: Callable[[], Recorder | None]):
+        self.recorder = recorder  # the run's recorder, when it has one: its report writing is shown
+        age = _process_age()
+        self.marks: dict[str, tuple[float, float]] = {}
+        self.mark("configured")
+        # CPU time counts from the process's start; its wall start is known on Linux only.
+        self.marks["start"] = (self.marks["configured"][0] - age if age is not None else math.nan, 0.0)
+        self.compiling: list[tuple[float, float]] = []
+        self.compiles = self.cache_loads = self.examples = self.items = 0
+        self.property_s = self.bodies_s = self.draws_s = self.drawn_in_bodies_s = 0.0
+        self.draw_timers = True  # Hypothesis's per-draw timers were readable
+        self.listening = False
+
+    def mark(self, name: str) -> None:
+        self.marks[name] = _now()
+
+    # -- JAX ------------------------------------------------------------------------------------------
+    def listen(self) -> None:
+        """Follow JAX's compile events once JAX is imported (the run's set-up imports it)."""
+        if self.listening or "jax" not in sys.modules:
+            return
+        import jax.monitoring
+
+        if not _REGISTERED:
+            jax.monitoring.register_event_duration_secs_listener(_on_duration)
+            _REGISTERED.append(True)
+        _LISTENING.append(self)
+        self.listening = True
+
+    def jax_event(self, event: str, duration: float) -> None:
+        if event in _COMPILE_EVENTS:
+            end = time.perf_counter()
+            self.compiling.append((end - duration, end))
+            self.compiles += event == _COMPILE_EVENTS[2]
+        elif event == _CACHE_LOAD_EVENT:
+            self.cache_loads += 1
+
+    # -- hooks ----------------------------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionstart(self, session):
+        try:
+            return (yield)
+        finally:
+            self.listen()
+            self.mark("set up")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session):
+        self.listen()
+        self.items = len(session.items)
+        self.mark("collected")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item):
+        handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+        if handle is None:
+            return (yield)
+        inner = handle.inner_test
+        handle.inner_test = self._timed(inner)
+        started = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            self.property_s += time.perf_counter() - started
+            handle.inner_test = inner
+
+    def _timed(self, inner):
+        @functools.wraps(inner)
+        def timed(*args, **kwargs):
+            before, started = self._drawn(), time.perf_counter()
+            self.examples += 1
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.bodies_s += time.perf_counter() - started
+                after = self._drawn()
+                self.draws_s += after
+                self.drawn_in_bodies_s += after - before
+        return timed
+
+    def _drawn(self) -> float:
+        """Seconds this example has spent drawing so far (Hypothesis's own timers; 0 when unreadable)."""
+        try:
+            from hypothesis.control import current_build_context
+
+            return math.fsum(current_build_context().data.draw_times.values())
+        except Exception:  # an internal of Hypothesis: the table then says the split is unknown
+            self.draw_timers = False
+            return 0.0
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session):
+        self.mark("checked")
+
+    def pytest_unconfigure(self, config):
+        self.mark("ended")
+        if self in _LISTENING:
+            _LISTENING.remove(self)
+        print("\n" + "\n".join(self.table()), flush=True)
+
+    # -- the table ------------------------------------------------------------------------------------
+    def _span(self, start: str, end: str) -> tuple[float, float]:
+        (w0, c0), (w1, c1) = self.marks[start], self.marks[end]
+        return w1 - w0, c1 - c0
+
+    def table(self) -> list[str]:
+        rows: list[tuple[str, float | None, float | None, str]] = []
+        steps = [("start-up (Python, pytest, plugins)", "start", "configured"),
+                 ("set-up (recorder, first report, JAX import)", "configured", "set up"),
+                 ("collection (contract modules and their imports)", "set up", "collected"),
+                 (f"checks ({self.items} items)", "collected", "checked"),
+                 ("end (final report, summary, temporary files)", "checked", "ended")]
+        for label, start, end in steps:
+            wall, cpu = self._span(start, end)
+            rows.append((label, wall, cpu, ""))
+            if start == "collected":
+                rows += self._checks(wall)
+        wall, cpu = self._span("start", "ended")
+        rows.append(("total", wall, cpu, ""))
+        recorder = self.recorder()
+        if recorder is not None:
+            rows.append(("report writing (every write, within the phases above)", recorder.writing_s, None, ""))
+        lines = ["upgrade-harness: where this contract run's time went (--harness-phases; seconds)",
+                 f"{'phase':58s} {'wall':>7s} {'cpu':>7s}"]
+        for label, wall, cpu, note in rows:
+            lines.append(f"{label:58s}{_cell(wall)}{_cell(cpu)}  {note}".rstrip())
+        return lines
+
+    def _checks(self, checks_wall: float) -> list[tuple[str, float | None, None, str]]:
+        start, end = self.marks["collected"][0], self.marks["checked"][0]
+        compiling = _union(self.compiling, start, end)
+        outside = max(0.0, self.property_s - self.bodies_s)  # a property's time outside its body
+        drawn_outside = self.draws_s - self.drawn_in_bodies_s
+        engine = max(0.0, outside - drawn_outside)
+        bodies = max(0.0, checks_wall - compiling - self.draws_s - engine)
+        draws = self.draws_s if self.draw_timers else None
+        return [
+            ("  JAX tracing, lowering, compiling", compiling, None,
+             f"{self.compiles} compiles, {self.cache_loads} loaded from the persistent cache"),
+            ("  Hypothesis: drawing examples", draws, None,
+             f"{self.examples} examples" if self.draw_timers else "unknown: Hypothesis's draw timers unreadable"),
+            ("  Hypothesis: the rest of its engine", engine, None, ""),
+            ("  contract bodies (computations, references, comparisons)", bodies, None, ""),
+        ]
