@@ -94,6 +94,10 @@ class RunOptions:
     record_builtin: bool = _option(False, group=HOST, flags=("--record-builtin",), commands=(GOLDEN,), kind=bool,
                                    argparse=dict(help="record the built-in contracts' values too (a baseline "
                                                       "unlike the tool's)"))
+    # Given to a contract run by hand (`nox -s baseline -- --harness-phases`): where its time went.
+    phases: bool = _option(False, group=HOST, kind=bool, pytest="--harness-phases", argparse=dict(
+        help="print where the run's time went: start-up, collection, JAX compiling, Hypothesis, the contract "
+             "bodies, report writing (harness.contract.phases)"))
     # Set by an upgrade for its entries, never typed.
     run_id: str | None = _option(None, group=RUN, env=env_vars.RUN_ID)
     seed: int | None = _option(None, group=RUN, env=env_vars.SEED, kind=int)

@@ -30,9 +30,6 @@ def add(parser) -> None:
     group.addoption("--harness-own-contracts", default=None,
                     help="the project's own contract directories (their families are the project's own)")
     group.addoption("--harness-record-golden", action="store_true", help="record golden values")
-    group.addoption("--harness-phases", action="store_true",
-                    help="print where the run's time went: start-up, collection, JAX compiling, Hypothesis, the "
-                         "contract bodies, report writing (harness.contract.phases)")
 
 
 def harness_run(config) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.stack import entry
+from harness.stack.environments import entry
 
 PACKAGE = '''[build-system]
 requires = ["hatchling>=1.26"]
@@ -57,6 +57,8 @@ def test_a_matching_environment_is_left_as_it_is_and_a_changed_harness_is_rebuil
 class _Session:
     """What run_entry uses of a nox session: the environment's location, chdir and run (recorded)."""
 
+    name = "baseline"
+
     def __init__(self, venv: Path):
         self.virtualenv = type("Venv", (), {"location": str(venv)})()
         self.commands: list[tuple] = []
@@ -73,10 +75,14 @@ class _Session:
 def test_the_suites_temporary_files_are_in_the_entrys_environment(tmp_path, monkeypatch):
     """Not under the shared /tmp/pytest-of-<user>/, where pytest cleans up the numbered directories of
     every run, those of another entry running at the same time included."""
-    from harness.stack import matrix, paths
+    from harness.stack import paths
+    from harness.stack.pins import matrix
 
-    monkeypatch.setattr(paths, "REPORTS", tmp_path / "reports")
+    from harness.stack.pins import current
+    from harness.stack.workspace import Workspace
+
     session = _Session(tmp_path / "venv")
-    entry.run_entry(session, matrix.entries()[matrix.BASELINE], install=False)
+    entry.run_entry(session, Workspace.of(paths.SOURCE, tmp_path / "reports"), current.entries()[matrix.BASELINE],
+                    install=False)
     (command,) = session.commands
     assert f"--basetemp={tmp_path / 'venv' / 'pytest-tmp'}" in command
