@@ -117,7 +117,7 @@ def _in_process(command: str, rest: list[str], env: dict[str, str]) -> int:
                 return upgrade.upgrade(ws, rest, invoked_from=typed_in)
             from harness.stack.run import fanout
 
-            return fanout.judge_directory(rest, invoked_from=typed_in)
+            return fanout.judge_directory(ws, rest, invoked_from=typed_in)
     except KeyboardInterrupt:
         return 130
 

@@ -5,8 +5,8 @@
   noxfile `upgrade-harness init` writes): its [tool.upgrade-harness] table says where its contracts,
   golden values and locks are (harness.stack.project).
 
-Where a command's reports go is not here: it is part of the workspace the command is handed
-(harness.stack.workspace).
+What depends on the project (its root, whether it is this checkout, its reports, the matrix it reads,
+its .nox/) is not here: it is the workspace a command is handed (harness.stack.workspace).
 """
 
 from __future__ import annotations
@@ -27,24 +27,6 @@ BUILTIN_GOLDEN = PACKAGE / "builtin" / "golden" if (PACKAGE / "builtin" / "golde
 def project_root(environ=os.environ) -> Path:
     """The project being judged: HARNESS_PROJECT, else this checkout."""
     return Path(environ.get(env_vars.PROJECT) or SOURCE).resolve()
-
-
-def __getattr__(name: str):
-    """ROOT, IS_CHECKOUT and what follows from them, read from the environment when asked, never frozen at
-    import: the `upgrade-harness` command sets HARNESS_PROJECT and then runs `upgrade` in its own process.
-    (What a command is handed, harness.stack.workspace, replaces them where it has reached.)"""
-    root = project_root()
-    is_checkout = root == SOURCE.resolve()
-    found = {
-        "ROOT": root, "IS_CHECKOUT": is_checkout,
-        "ADHOC_LOCKS": root / ".nox" / "adhoc-locks",
-        "WHEEL_CACHE": root / ".nox" / "harness-wheel",  # the harness wheels the entries install, by content hash
-        # The noxfile the entries' child sessions load: this checkout's, or the package's sessions for a project.
-        "NOXFILE": SOURCE / "noxfile.py" if is_checkout else PACKAGE / "stack" / "sessions.py",
-    }
-    if name not in found:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return found[name]
 
 
 def invoked_from(session_dir: str) -> Path:

@@ -29,8 +29,9 @@ from pathlib import Path
 from harness import run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import name_clash, paths
+from harness.stack import name_clash
 from harness.stack.environments import envs
+from harness.stack.workspace import Workspace
 
 TABLE = "upgrade-harness"
 BUILTIN_PACKAGE = "harness.builtin"
@@ -180,15 +181,15 @@ def at(root: Path) -> Project:
     return _project(root)
 
 
-def _checkout() -> Project:
-    return Project(root=paths.ROOT, own_contracts=(), golden=paths.ROOT / "golden", locks=paths.ROOT / "locks",
+def _checkout(root: Path) -> Project:
+    return Project(root=root, own_contracts=(), golden=root / "golden", locks=root / "locks",
                    builtin=BuiltinMode.JUDGE, baseline_from=None)
 
 
-def load() -> Project:
-    """The project being judged, with this run's --contracts / --builtin / --no-builtin / --baseline-from
+def load(ws: Workspace) -> Project:
+    """The workspace's project, with this run's --contracts / --builtin / --no-builtin / --baseline-from
     applied."""
-    found = _checkout() if paths.IS_CHECKOUT else _project(paths.ROOT)
+    found = _checkout(ws.root) if ws.is_checkout else _project(ws.root)
     given = run_options.from_environment()  # this run's options, told by the command or the session
     if given.contracts:
         found = dataclasses.replace(found, own_contracts=tuple(dict.fromkeys(found.own_contracts + _dirs(

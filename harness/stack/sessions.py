@@ -43,7 +43,7 @@ def _candidate(text: str | None) -> matrix.CandidateRequest | None:
 # `nox -s upgrade` resolves every entry first and hands its children the plan; otherwise the matrix.
 try:
     ENTRIES = (plan.read(Path(os.environ[env_vars.PLAN])) if os.environ.get(env_vars.PLAN)
-               else current.entries(_candidate(os.environ.get(env_vars.CANDIDATE))))
+               else current.entries(Workspace.from_environment(), _candidate(os.environ.get(env_vars.CANDIDATE))))
     PYTHON: str | None = find_python(ENTRIES[matrix.BASELINE].python)
     NO_PYTHON = ""
 except HarnessError as exc:  # reported when a session that needs it runs, not when listing
@@ -102,25 +102,26 @@ def golden(session: nox.Session) -> None:
     except HarnessError as exc:
         session.error(str(exc))
     os.environ.update(project_options.environment(options, paths.invoked_from(session.invoked_from)))
+    ws = Workspace.from_environment()
     if options.record_builtin:
         if options.builtin == BuiltinMode.OFF.value:
             session.error("golden: --record-builtin records the built-in contracts' values, --no-builtin skips "
                           "them: give one of the two")
         os.environ[env_vars.BUILTIN] = BuiltinMode.JUDGE.value  # run them, whatever the table's builtin says
-    elif not paths.IS_CHECKOUT:
+    elif not ws.is_checkout:
         os.environ[env_vars.BUILTIN] = BuiltinMode.OFF.value
         try:
-            project.load()
+            project.load(ws)
         except HarnessError as exc:
             session.error(f"golden: {str(exc).rstrip('.')}; the built-in contracts are judged against the tool's "
                           "own golden values (`--record-builtin` records your copy, for a baseline unlike the tool's)")
     accepting = run_options.specs()["accept_changes"].pytest  # the contract side's spelling of --accept-changes
     args = ["--harness-record-golden"] + ([accepting] if options.accept_changes else [])
     try:  # read now: --baseline-from may have just been given
-        baseline = current.entries()[matrix.BASELINE]
+        baseline = current.entries(ws)[matrix.BASELINE]
     except HarnessError as exc:
         session.error(str(exc).rstrip("."))
-    stack_entry.run_entry(session, Workspace.from_environment(), baseline, pytest_args=args,
+    stack_entry.run_entry(session, ws, baseline, pytest_args=args,
                           report_name="golden-recording")
 
 
@@ -153,7 +154,7 @@ def followups(session: nox.Session) -> None:
     """CI, after baseline and candidate: the replay and attribution runs DIR needs, as a matrix."""
     from harness.stack.run import fanout
 
-    _exit(fanout.follow_ups(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
+    _exit(fanout.follow_ups(Workspace.from_environment(), session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
 
 
 @nox.session(python=False)
@@ -161,7 +162,7 @@ def judge(session: nox.Session) -> None:
     """The verdict on a directory of one run's reports (CI artifacts): as `upgrade` writes it. Exit 0/1/2."""
     from harness.stack.run import fanout
 
-    _exit(fanout.judge_directory(session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
+    _exit(fanout.judge_directory(Workspace.from_environment(), session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
 
 
 @nox.session(python=False)
@@ -169,18 +170,19 @@ def lock(session: nox.Session) -> None:
     """Regenerate the committed locks (the full resolved stack of each locked matrix entry) with uv."""
     if not ENTRIES:
         session.error(NO_PYTHON.rstrip("."))
-    locks.write_locks(session, [e for e in ENTRIES.values() if e.locked])
+    locks.write_locks(Workspace.from_environment(), session, [e for e in ENTRIES.values() if e.locked])
 
 
 @nox.session(python=False)
 def accept(session: nox.Session) -> None:
     """Adopt the judged candidate as the new baseline: pins, locks, golden values, golden/CHANGELOG.md."""
-    if not paths.IS_CHECKOUT:
+    ws = Workspace.from_environment()
+    if not ws.is_checkout:
         session.error("in your project the baseline is the file [tool.upgrade-harness] baseline-from names: bump "
                       "the pins there, then run `upgrade-harness lock` and `upgrade-harness golden --accept-changes` "
                       "and commit the lock and golden/ with the pins")
     from harness.stack.commands import accept as accept_run
 
-    code = accept_run.accept(session.posargs, log=session, invoked_from=paths.invoked_from(session.invoked_from))
+    code = accept_run.accept(ws, session.posargs, log=session, invoked_from=paths.invoked_from(session.invoked_from))
     if code:
         raise SystemExit(code)  # nox maps every failure to 1; a refusal is 2

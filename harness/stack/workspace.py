@@ -1,4 +1,4 @@
-"""The project a command works on and where its reports go, built once where the command comes in (the nox
+"""The project a command works on, its pins and where its reports go, built once where the command comes in (the nox
 session, the `upgrade-harness` command, a test) and handed down, never kept in module globals: a run in
 progress gets a workspace of its own (`running`) instead of repointing a shared one.
 
@@ -14,24 +14,42 @@ from typing import Mapping
 
 from harness import env_vars
 from harness.stack import paths
+from harness.stack.pins.matrix import MATRIX_FILE
 
 
 @dataclasses.dataclass(frozen=True)
 class Workspace:
     """root: the project judged; is_checkout: whether it is this checkout (pins in harness/matrix.toml) or a
     team's project; reports: where this command reads and writes reports, the run's own directory while an
-    upgrade runs; home: then the reports directory the run publishes to (None otherwise)."""
+    upgrade runs; home: then the reports directory the run publishes to (None otherwise); matrix: the
+    harness's pins (this checkout's baseline and candidate; a project's default candidate); noxfile: the
+    sessions the entries' child processes load (None: the checkout's noxfile.py, or the package's
+    sessions for a project)."""
 
     root: Path
     is_checkout: bool
     reports: Path
     home: Path | None = None
+    matrix: Path = paths.DEFAULT_MATRIX
+    noxfile: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.noxfile is None:
+            default = self.root / "noxfile.py" if self.is_checkout else paths.PACKAGE / "stack" / "sessions.py"
+            object.__setattr__(self, "noxfile", default)
 
     @classmethod
     def of(cls, root: Path, reports: Path | None = None) -> Workspace:
         """The project at `root`, its reports in `reports` (default: root/reports)."""
         root = Path(root).resolve()
         return cls(root, root == paths.SOURCE.resolve(), Path(reports) if reports else root / "reports")
+
+    @classmethod
+    def checkout(cls, root: Path, reports: Path | None = None) -> Workspace:
+        """A checkout of the harness at `root` (this one, or a copy a test works in): its own pins,
+        root/harness/matrix.toml, which `nox -s accept` rewrites."""
+        root = Path(root).resolve()
+        return cls(root, True, Path(reports) if reports else root / "reports", matrix=root / MATRIX_FILE)
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] = os.environ) -> Workspace:
@@ -59,3 +77,13 @@ class Workspace:
         upgrades in two reports directories never install into one environment."""
         published = self.published
         return self.root / ".nox" if published == self.root / "reports" else published / ".nox"
+
+    @property
+    def adhoc_locks(self) -> Path:
+        """Where an entry that is not committed (an ad-hoc candidate) has its lock resolved."""
+        return self.root / ".nox" / "adhoc-locks"
+
+    @property
+    def wheel_cache(self) -> Path:
+        """The harness wheels the entries install (an installed tool), by content hash."""
+        return self.root / ".nox" / "harness-wheel"

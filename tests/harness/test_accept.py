@@ -13,6 +13,7 @@ from harness.errors import HarnessError
 from harness.model import report_io
 from harness.stack.commands import accept, golden_changelog
 from harness.stack.pins import matrix
+from harness.stack.workspace import Workspace
 from harness.verdict import compare
 
 BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
@@ -105,7 +106,7 @@ class Fakes:
 
 def _refused(checkout, capsys, words: str) -> None:
     fakes = Fakes()
-    assert accept.accept([], steps=fakes.steps(), root=checkout) == 2
+    assert accept.accept(Workspace.checkout(checkout), [], steps=fakes.steps()) == 2
     err = capsys.readouterr().err
     assert "refused" in err and words in err, err
     assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
@@ -151,7 +152,7 @@ def test_refuses_uncommitted_golden_changes(checkout, docs, capsys, change):
     target = checkout / "golden" / ("demo.json" if change == "modified" else "new.json")
     target.write_text('{"values": {"a": 3}}\n')
     fakes = Fakes()
-    assert accept.accept([], steps=fakes.steps(), root=checkout) == 2
+    assert accept.accept(Workspace.checkout(checkout), [], steps=fakes.steps()) == 2
     err = capsys.readouterr().err
     assert "golden/ has uncommitted changes" in err and target.name in err and "Commit or discard" in err
     assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked
@@ -182,8 +183,8 @@ def test_pins_that_would_not_read_back_are_refused(tmp_path, bad):
 def test_accept_adopts_the_candidate_and_appends_to_the_changelog(checkout, docs, capsys):
     _write(checkout, *docs)
     fakes = Fakes()
-    assert accept.accept(["--reason", "optax 0.2.8 dtype changes\nare intended"], steps=fakes.steps(),
-                         root=checkout) == 0
+    assert accept.accept(Workspace.checkout(checkout), ["--reason", "optax 0.2.8 dtype changes\nare intended"],
+                         steps=fakes.steps()) == 0
     assert matrix.load_pins(checkout / matrix.MATRIX_FILE) == matrix.Pins("3.12", CAND, CAND)
     assert (checkout / matrix.MATRIX_FILE).read_text().startswith(HEADER + "\n\n")
     assert {e.name: e.pins for e in fakes.locked} == {"baseline": CAND, "candidate": CAND, "jaxlib-skew": CAND}
@@ -212,7 +213,7 @@ def test_a_changelog_is_created_with_its_header(checkout, docs):
     _write(checkout, *docs)
     (checkout / "golden" / "CHANGELOG.md").unlink()
     _git(checkout, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "no changelog")
-    assert accept.accept([], steps=Fakes().steps(), root=checkout) == 0
+    assert accept.accept(Workspace.checkout(checkout), [], steps=Fakes().steps()) == 0
     log = (checkout / "golden" / "CHANGELOG.md").read_text()
     assert log.startswith(golden_changelog.HEADER + "\n## ") and "- Reason: (none given)" in log
 
@@ -220,7 +221,7 @@ def test_a_changelog_is_created_with_its_header(checkout, docs):
 def test_a_failed_recording_says_what_state_things_are_in(checkout, docs, capsys):
     _write(checkout, *docs)
     fakes = Fakes(golden_status=1)
-    assert accept.accept([], steps=fakes.steps(), root=checkout) == 2
+    assert accept.accept(Workspace.checkout(checkout), [], steps=fakes.steps()) == 2
     err = capsys.readouterr().err
     assert "`nox -s golden -- --accept-changes` exited 1" in err and "    1 failed, 5 passed" in err
     assert "1 checks did not pass while recording: demo/test_exact." in err
@@ -236,7 +237,7 @@ def test_a_candidate_on_the_baseline_versions_has_nothing_to_accept(checkout, do
     base, _ = docs
     _write(checkout, base, _as_entry(base, "candidate", BASE))
     fakes = Fakes()
-    assert accept.accept([], steps=fakes.steps(), root=checkout) == 0
+    assert accept.accept(Workspace.checkout(checkout), [], steps=fakes.steps()) == 0
     assert "nothing to accept" in capsys.readouterr().out
     assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
 
@@ -250,12 +251,12 @@ def test_reports_dir_is_taken_from_where_the_command_was_typed(checkout, docs, c
     (shell / "runs" / "one" / "baseline.json").write_text(json.dumps(base))
     (shell / "runs" / "one" / "candidate.json").write_text(json.dumps(cand))
     fakes = Fakes()
-    assert accept.accept(["--reports", "runs"], steps=fakes.steps(), root=checkout, invoked_from=shell) == 2
+    assert accept.accept(Workspace.checkout(checkout), ["--reports", "runs"], steps=fakes.steps(), invoked_from=shell) == 2
     err = capsys.readouterr().err
     assert f"({shell / 'runs' / 'baseline.json'} and {shell / 'runs' / 'candidate.json'} missing)" in err, err
     assert f"`nox -s accept -- --reports {shell / 'runs'}`" in err
-    assert accept.accept(["--reports", "nowhere"], steps=fakes.steps(), root=checkout, invoked_from=shell) == 2
+    assert accept.accept(Workspace.checkout(checkout), ["--reports", "nowhere"], steps=fakes.steps(), invoked_from=shell) == 2
     assert f"{shell / 'nowhere'} is not a directory" in capsys.readouterr().err
     assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
-    assert accept.accept(["--reports", "runs/one"], steps=fakes.steps(), root=checkout, invoked_from=shell) == 0
+    assert accept.accept(Workspace.checkout(checkout), ["--reports", "runs/one"], steps=fakes.steps(), invoked_from=shell) == 0
     assert matrix.load_pins(checkout / matrix.MATRIX_FILE).baseline == CAND and fakes.recorded == [checkout]

@@ -121,7 +121,7 @@ class Args:
 def fake_stack(monkeypatch, reports, installs, runs):
     """resolve: installs[(optax, jax)] is False (no resolution) or the probe report to write; the runner
     writes it, after checking that the child session will find its entry in the plan file."""
-    def fake_resolve(named, defaults, python, prerelease=False):
+    def fake_resolve(ws, named, defaults, python, prerelease=False):
         pins = {**defaults, **named}
         if installs.get((pins["optax"], pins["jax"])) is False:
             raise HarnessError(f"cannot resolve optax=={pins['optax']} with jax=={pins['jax']}")

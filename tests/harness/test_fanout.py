@@ -68,6 +68,13 @@ def _checkout(reports: Path) -> Workspace:
     return Workspace.of(paths.SOURCE, reports)
 
 
+CHECKOUT = Workspace.of(paths.SOURCE)  # the judge and followups steps take their directory as an argument
+
+
+def _follow_ups(argv, invoked_from):
+    return fanout.follow_ups(CHECKOUT, argv, invoked_from)
+
+
 def _plan(unused: Path):
     """The plan step as its session calls it, in a workspace whose reports `--reports` replaces."""
     return lambda argv, invoked_from: fanout.plan(_checkout(unused), argv, invoked_from)
@@ -119,7 +126,7 @@ def _ci(tmp_path, monkeypatch, capsys, sessions: Sessions) -> tuple[Path, dict, 
     assert first["include"] == [{"entry": e, "report": e, "only": "", "replay": ""} for e in ("baseline", "candidate")]
     sessions.run_rows(ci, first["include"], out["run_id"])
     monkeypatch.setenv(env_vars.RUN_ID, out["run_id"])
-    code, follow, follow_out = _step(fanout.follow_ups, [str(ci)], capsys, tmp_path, monkeypatch)
+    code, follow, follow_out = _step(_follow_ups, [str(ci)], capsys, tmp_path, monkeypatch)
     assert code == 0 and follow_out["count"] == str(len(follow["include"])) and follow_out["run_id"] == out["run_id"]
     sessions.run_rows(ci, follow["include"], out["run_id"])
     return ci, out, follow["include"]
@@ -146,7 +153,7 @@ def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_
     assert PROPERTY in attributed and changed_before <= attributed
     for name in ("attribution-selection.txt", "replay-selection.txt", "replay-examples.json"):
         assert (ci / name).read_text() == (local / name).read_text(), name
-    assert fanout.judge_directory([str(ci)], None) == local_code
+    assert fanout.judge_directory(CHECKOUT, [str(ci)], None) == local_code
     for name in SUMMARIES:
         assert (ci / name).read_text() == (local / name).read_text(), name
 
@@ -158,7 +165,7 @@ def test_judge_on_a_published_reports_directory_copied_elsewhere_gives_the_upgra
     for report in [*local.glob("*.json"), local / "upgrade-plan.json"]:
         if not report.name.startswith("upgrade-summary"):
             shutil.copy(report, copied / report.name)
-    assert fanout.judge_directory([str(copied)], None) == code == 1
+    assert fanout.judge_directory(CHECKOUT, [str(copied)], None) == code == 1
     for name in SUMMARIES:
         assert (copied / name).read_text() == (local / name).read_text(), name
 
@@ -169,7 +176,7 @@ def test_an_unchanged_candidate_has_no_follow_ups_and_judges_clean(tmp_path, mon
     ci, out, rows = _ci(tmp_path, monkeypatch, capsys, Sessions(_sources(changed=False)))
     assert rows == []
     assert not any((ci / name).exists() for name in ("attribution-selection.txt", "replay-selection.txt"))
-    assert fanout.judge_directory([str(ci)], None) == local_code == 0
+    assert fanout.judge_directory(CHECKOUT, [str(ci)], None) == local_code == 0
     assert (ci / "upgrade-summary.json").read_text() == (local / "upgrade-summary.json").read_text()
 
 
@@ -206,16 +213,16 @@ def _foreign_run(d):
 def test_a_missing_foreign_or_corrupt_report_cannot_be_judged(published, capsys, spoil, words):
     _, local = published
     spoil(local)
-    assert fanout.judge_directory([str(local)], None) == 2
+    assert fanout.judge_directory(CHECKOUT, [str(local)], None) == 2
     err = capsys.readouterr().err
     assert err.startswith("judge: ") and all(w in err for w in words), err
     assert not any((local / name).exists() for name in SUMMARIES)
 
 
 def test_judge_needs_a_directory(tmp_path, capsys):
-    assert fanout.judge_directory([str(tmp_path / "absent")], None) == 2
+    assert fanout.judge_directory(CHECKOUT, [str(tmp_path / "absent")], None) == 2
     assert "is not a directory" in capsys.readouterr().err
-    assert fanout.judge_directory([], None) == 2
+    assert fanout.judge_directory(CHECKOUT, [], None) == 2
 
 
 def test_the_plans_locks_are_found_where_the_plan_is_moved(tmp_path):
@@ -244,7 +251,7 @@ def test_a_candidate_that_does_not_resolve_stops_the_plan_and_the_judge_says_why
                              tmp_path, monkeypatch)
     assert code == 2 and outputs == {} and not (ci / plan.PLAN_FILE).exists()
     assert json.loads((ci / "candidate.json").read_text())["run_id"]  # of the run that could not plan
-    assert fanout.judge_directory([str(ci)], None) == 2
+    assert fanout.judge_directory(CHECKOUT, [str(ci)], None) == 2
     err = capsys.readouterr().err
     assert "upgrade-plan.json is missing" in err and "its candidate does not resolve (jax 0.0.404 is not on" in err
 
@@ -256,12 +263,12 @@ def test_an_attribution_entry_the_plan_could_not_resolve_is_reported_not_run(tmp
     plan.write(list(entries.values()), ci / plan.PLAN_FILE)
     for name in ("optax-only.json", "attribution-selection.txt"):
         (ci / name).unlink()
-    code, follow, _ = _step(fanout.follow_ups, [str(ci)], capsys, tmp_path, monkeypatch)
+    code, follow, _ = _step(_follow_ups, [str(ci)], capsys, tmp_path, monkeypatch)
     assert code == 0 and [row["report"] for row in follow["include"]] == ["baseline-replay", "jax-only"]
     written = json.loads((ci / "optax-only.json").read_text())
     assert (written["status"], written["problem"], written["run_id"]) == (
         "unresolvable", "optax 0.2.8 needs a newer jax", out["run_id"])
-    assert fanout.judge_directory([str(ci)], None) == 1  # a partial attribution, said in the verdict
+    assert fanout.judge_directory(CHECKOUT, [str(ci)], None) == 1  # a partial attribution, said in the verdict
     assert "optax 0.2.8 needs a newer jax" in (ci / "upgrade-summary.md").read_text()
 
 

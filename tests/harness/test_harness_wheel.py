@@ -23,6 +23,7 @@ from harness.errors import HarnessError
 from harness.stack import paths
 from harness.stack.environments import harness_source, harness_wheel
 from harness.stack.pins import locks
+from harness.stack.workspace import Workspace
 
 ORIGINS = {  # install kind -> what the installer recorded about where it came from (PEP 610)
     "path": {"url": "file:///gone/upgrade-harness", "dir_info": {}},
@@ -201,13 +202,14 @@ def test_from_a_checkout_the_entries_install_it_editable_without_a_build(tmp_pat
     monkeypatch.setattr(paths, "SOURCE", tmp_path)
     monkeypatch.setattr(harness_wheel, "wheel", lambda *a: pytest.fail("built a wheel for a checkout"))
     monkeypatch.setenv(env_vars.WHEEL, str(tmp_path / "pyproject.toml"))  # a stale one is not used either
-    assert harness_source.install_args() == ["-e", str(tmp_path)]
-    assert harness_source.child_environment() == {}
+    ws = Workspace.of(tmp_path)
+    assert harness_source.install_args(ws) == ["-e", str(tmp_path)]
+    assert harness_source.child_environment(ws) == {}
 
 
 def test_any_other_install_gives_the_wheel_of_the_installed_package_wherever_it_came_from(checkout_wheel, uv_bin,
                                                                                          tmp_path, monkeypatch):
-    monkeypatch.setitem(vars(paths), "WHEEL_CACHE", tmp_path / "project" / ".nox" / "harness-wheel")
+    ws = Workspace.of(tmp_path / "project")
     monkeypatch.setattr(harness_source, "uv", lambda: uv_bin)
     monkeypatch.delenv(env_vars.WHEEL, raising=False)
     given = {}
@@ -215,10 +217,10 @@ def test_any_other_install_gives_the_wheel_of_the_installed_package_wherever_it_
         package = _install_copy(checkout_wheel, tmp_path / kind / "site-packages", origin)
         monkeypatch.setattr(paths, "PACKAGE", package)
         monkeypatch.setattr(paths, "SOURCE", package.parent)
-        given[kind] = harness_source.install_args()
-        assert harness_source.child_environment() == {env_vars.WHEEL: given[kind][0]}
+        given[kind] = harness_source.install_args(ws)
+        assert harness_source.child_environment(ws) == {env_vars.WHEEL: given[kind][0]}
     wheel = given["path"][0]
-    assert Path(wheel).parent.parent == paths.WHEEL_CACHE and wheel.endswith(".whl")
+    assert Path(wheel).parent.parent == tmp_path / "project" / ".nox" / "harness-wheel" and wheel.endswith(".whl")
     assert given == {kind: [wheel] for kind in ORIGINS}  # the same package: one wheel, never the origin
 
 
@@ -229,19 +231,19 @@ def test_a_child_session_installs_the_wheel_its_parent_built(installed, tmp_path
     passed = tmp_path / "upgrade_harness-0.1.0+0123456789abcdef-py3-none-any.whl"
     passed.write_bytes(b"")
     monkeypatch.setenv(env_vars.WHEEL, str(passed))
-    assert harness_source.install_args() == [str(passed)]
+    assert harness_source.install_args(Workspace.of(tmp_path)) == [str(passed)]
 
 
 def test_the_parent_builds_its_own_wheel_whatever_its_environment_says(installed, uv_bin, tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "PACKAGE", installed)
     monkeypatch.setattr(paths, "SOURCE", installed.parent)
-    monkeypatch.setitem(vars(paths), "WHEEL_CACHE", tmp_path / "cache")
+    ws = Workspace.of(tmp_path / "project")  # its wheel cache: the project's .nox/harness-wheel
     monkeypatch.setattr(harness_source, "uv", lambda: uv_bin)
     stale = tmp_path / "stale.whl"
     stale.write_bytes(b"")
     monkeypatch.setenv(env_vars.WHEEL, str(stale))
-    told = harness_source.child_environment()[env_vars.WHEEL]
-    assert Path(told).parent.parent == tmp_path / "cache"
+    told = harness_source.child_environment(ws)[env_vars.WHEEL]
+    assert Path(told).parent.parent == tmp_path / "project" / ".nox" / "harness-wheel"
 
 
 def test_an_editable_install_of_the_checkout_writes_nothing_into_it(checkout_copy, uv_bin, tmp_path):

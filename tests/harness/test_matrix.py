@@ -4,10 +4,11 @@ import pytest
 
 from harness.stack.pins import current, matrix
 from harness.errors import HarnessError
+from harness.stack.workspace import Workspace
 
 
 def test_static_matrix_has_the_named_entries_and_full_pins():
-    entries = current.entries()
+    entries = current.entries(Workspace.from_environment())
     assert list(entries) == ["baseline", "candidate", "jax-only", "optax-only", "jaxlib-skew"]
     for entry in entries.values():
         assert set(entry.pins) == set(matrix.PACKAGES) and entry.python == "3.12"
@@ -17,7 +18,7 @@ def test_static_matrix_has_the_named_entries_and_full_pins():
 
 
 def test_single_package_entries_bump_one_group_each():
-    entries = current.entries()
+    entries = current.entries(Workspace.from_environment())
     base, cand = entries["baseline"], entries["candidate"]
     for single in matrix.single_package_entries(base, cand):
         assert matrix.bumped_groups(base.pins, single.pins) == [single.name.removesuffix("-only")]
@@ -25,7 +26,7 @@ def test_single_package_entries_bump_one_group_each():
 
 
 def test_adhoc_candidate_replaces_the_candidate_and_is_unlocked():
-    entries = current.entries(matrix.CandidateRequest.parse("jax==0.12.0.1 jaxlib==0.12.0.1"))
+    entries = current.entries(Workspace.from_environment(), matrix.CandidateRequest.parse("jax==0.12.0.1 jaxlib==0.12.0.1"))
     cand = entries["candidate"]
     assert not cand.locked and cand.pins["jax"] == "0.12.0.1" and cand.pins["optax"] == "0.2.6"
     assert [e.name for e in matrix.upgrade_plan(entries)] == ["baseline", "candidate"]  # one group: no attribution

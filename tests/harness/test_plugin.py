@@ -248,7 +248,7 @@ def test_the_entry_travels_to_the_report_as_one_typed_object(suite, monkeypatch)
 
     entry = Entry("jax-only", {"jax": "0.12.0.1", "optax": "0.2.6"}, "", python="3.12", locked=False,
                   notes=("flax 0.12.12 → 0.12.6: does not resolve",), resolved_at="2026-12-02T00:10:00+00:00")
-    env = stack_entry.suite_environment(entry, "report.json", "/venv", Path("golden"))
+    env = stack_entry.suite_environment(entry, "report.json", "/venv", Path("golden"), is_checkout=True)
     monkeypatch.setenv(env_vars.ENTRY_INFO, env[env_vars.ENTRY_INFO])
     _, report = suite("-k", "golden_value", "--harness-entry=jax-only")
     assert report["entry"] == to_json(EntryInfo("jax-only", "3.12", {"jax": "0.12.0.1", "optax": "0.2.6"}, False,

@@ -12,6 +12,7 @@ from harness.model.enums import BuiltinMode
 from harness.stack import paths, project, project_options
 from harness.stack.commands import init
 from harness.stack.pins import current, pins_from
+from harness.stack.workspace import Workspace
 
 PINS = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
 REQUIREMENTS = "".join(f"{name}=={version}\n" for name, version in PINS.items())
@@ -115,7 +116,7 @@ def test_a_bad_table_is_refused_with_the_fix(tmp_path, monkeypatch, table, words
     root = _project(tmp_path, table)
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
     with pytest.raises(HarnessError) as raised:
-        project.load()
+        project.load(Workspace.from_environment())
     assert words in str(raised.value)
 
 
@@ -123,14 +124,14 @@ def test_the_table_and_this_runs_options(tmp_path, monkeypatch):
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\n')
     (root / "more").mkdir()
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
-    found = project.load()
+    found = project.load(Workspace.from_environment())
     assert found.own_contracts == (root / "contracts",) and found.builtin and found.golden == root / "golden"
     assert found.suite == ["--pyargs", "harness.builtin", str(root / "contracts")]
     options, rest = project_options.split(["--contracts", "more", "--no-builtin", "--jobs", "1"])
     assert rest == ["--jobs", "1"]
     for name, value in project_options.environment(options, root).items():
         monkeypatch.setenv(name, value)
-    found = project.load()
+    found = project.load(Workspace.from_environment())
     assert found.suite == [str(root / "contracts"), str(root / "more")]
     assert project.find_root(root / "contracts") == root
 
@@ -144,7 +145,7 @@ def test_the_table_and_this_runs_options(tmp_path, monkeypatch):
 def test_the_builtin_key_says_what_the_builtin_contracts_count_for(tmp_path, monkeypatch, value, mode):
     root = _project(tmp_path, f'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = {value}\n')
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
-    found = project.load()
+    found = project.load(Workspace.from_environment())
     assert found.builtin == mode
     assert ("harness.builtin" in found.suite) == (mode != BuiltinMode.OFF)
 
@@ -152,12 +153,12 @@ def test_the_builtin_key_says_what_the_builtin_contracts_count_for(tmp_path, mon
 def test_without_the_key_the_builtin_contracts_are_judged(tmp_path, monkeypatch):
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\n')
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
-    assert project.load().builtin == BuiltinMode.JUDGE
+    assert project.load(Workspace.from_environment()).builtin == BuiltinMode.JUDGE
 
 
 def test_this_checkout_judges_the_builtin_contracts(monkeypatch):
     monkeypatch.delenv(env_vars.PROJECT, raising=False)  # this checkout
-    assert project.load().builtin == BuiltinMode.JUDGE
+    assert project.load(Workspace.from_environment()).builtin == BuiltinMode.JUDGE
 
 
 @pytest.mark.parametrize("table_value, argv, mode", [
@@ -174,7 +175,7 @@ def test_builtin_on_the_command_line_overrides_the_table_for_one_run(tmp_path, m
     assert rest == ["--jobs", "1"]
     for name, value in project_options.environment(options, root).items():
         monkeypatch.setenv(name, value)
-    assert project.load().builtin == mode
+    assert project.load(Workspace.from_environment()).builtin == mode
 
 
 @pytest.mark.parametrize("argv", [["--builtin", "maybe"], ["--builtin", "report", "--no-builtin"], ["--builtin"]])
@@ -192,7 +193,7 @@ def test_upgrade_usage_names_the_command_that_was_typed(monkeypatch, capsys, tmp
     for is_checkout, prog in ((True, "usage: nox -s upgrade --"), (False, "usage: upgrade-harness upgrade ")):
         monkeypatch.setenv(env_vars.PROJECT, str(paths.SOURCE if is_checkout else tmp_path))
         with pytest.raises(cli_args.HelpShown):
-            upgrade_args.parse(["--help"])
+            upgrade_args.parse(Workspace.from_environment(), ["--help"])
         usage = capsys.readouterr().out
         assert usage.startswith(prog), usage
         assert "--builtin {judge,report}" in usage
@@ -246,16 +247,17 @@ def test_baseline_from_is_refused_in_this_checkout(monkeypatch):
     monkeypatch.setenv(env_vars.BASELINE_FROM, "/somewhere/requirements.txt")
     monkeypatch.delenv(env_vars.PROJECT, raising=False)  # this checkout
     with pytest.raises(HarnessError, match="--baseline-from is for your own project"):
-        current.pins()
+        current.pins(Workspace.from_environment())
 
 
 def test_a_lock_is_current_when_its_versions_are_the_same_releases(tmp_path):
     from harness.stack.pins import locks, matrix
 
     lock = _write(tmp_path / "baseline.txt", "numpy==2.0.0\n    # via jax\noptax==0.2.6\n")
-    locks.check_current(matrix.Entry("baseline", {"numpy": "2.0", "optax": "0.2.6"}, ""), lock)
+    ws = Workspace.from_environment()
+    locks.check_current(ws, matrix.Entry("baseline", {"numpy": "2.0", "optax": "0.2.6"}, ""), lock)
     with pytest.raises(HarnessError, match=r"optax==0.2.7 \(the lock has 0.2.6\); re-lock"):
-        locks.check_current(matrix.Entry("baseline", {"numpy": "2.0", "optax": "0.2.7"}, ""), lock)
+        locks.check_current(ws, matrix.Entry("baseline", {"numpy": "2.0", "optax": "0.2.7"}, ""), lock)
 
 
 @pytest.mark.parametrize("table, words", [
@@ -278,7 +280,7 @@ def _project_pins(tmp_path, monkeypatch, requirements):
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
     (root / "requirements.txt").write_text(requirements)
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
-    return project_pins.load()
+    return project_pins.load(Workspace.from_environment())
 
 
 def test_the_default_candidate_moves_only_forward(tmp_path, monkeypatch):
@@ -292,10 +294,10 @@ def test_a_one_run_baseline_is_resolved_for_the_run_not_written_over_the_lock(tm
     from harness.stack.pins import matrix
 
     _project_pins(tmp_path, monkeypatch, REQUIREMENTS)
-    assert current.entries()[matrix.BASELINE].locked
+    assert current.entries(Workspace.from_environment())[matrix.BASELINE].locked
     other = _write(tmp_path / "other.txt", REQUIREMENTS.replace("optax==0.2.6", "optax==0.2.5"))
     monkeypatch.setenv(env_vars.BASELINE_FROM, str(other))
-    baseline = current.entries()[matrix.BASELINE]
+    baseline = current.entries(Workspace.from_environment())[matrix.BASELINE]
     assert baseline.pins["optax"] == "0.2.5" and not baseline.locked
 
 
@@ -306,7 +308,7 @@ def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkey
 
     root = _project(tmp_path / "ML projects", 'baseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
-    args = entry.suite_arguments(project.load())
+    args = entry.suite_arguments(project.load(Workspace.from_environment()))
     value = args[args.index("-o") + 1].removeprefix("pythonpath=")
     assert shlex.split(value) == [str(root)]  # how pytest reads a `paths` setting
 
@@ -336,12 +338,12 @@ def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
     from harness.stack.commands import judge
 
     monkeypatch.delenv(env_vars.PROJECT, raising=False)  # this checkout
-    assert judge.verdict_builtin() == BuiltinMode.JUDGE  # this checkout: judged, as ever
+    assert judge.verdict_builtin(Workspace.from_environment()) == BuiltinMode.JUDGE  # this checkout, as ever
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = "report"\n')
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
-    assert judge.verdict_builtin() == BuiltinMode.REPORT
+    assert judge.verdict_builtin(Workspace.from_environment()) == BuiltinMode.REPORT
     monkeypatch.setenv(env_vars.BUILTIN, "judge")  # `--builtin judge` for this run
-    assert judge.verdict_builtin() == BuiltinMode.JUDGE
+    assert judge.verdict_builtin(Workspace.from_environment()) == BuiltinMode.JUDGE
 
 
 def test_init_writes_valid_files_and_says_how_builtins_are_judged(tmp_path):
@@ -506,16 +508,16 @@ def test_the_table_takes_pins_outside_index_ignore_and_no_other_value(tmp_path, 
                                         'contracts = ["contracts"]\npins-outside-index = "ignore"\n')
     monkeypatch.setenv(env_vars.PROJECT, str(tmp_path))  # a team\'s project
     from harness.stack.pins import project_pins
-    assert project_pins.load().baseline == PINS
+    assert project_pins.load(Workspace.from_environment()).baseline == PINS
     _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
                                         'contracts = ["contracts"]\npins-outside-index = "yes"\n')
     with pytest.raises(HarnessError, match=r'pins-outside-index must be "refuse" \(the default\) or "ignore" '
                                            r"\(not 'yes'\)"):
-        project_pins.load()
+        project_pins.load(Workspace.from_environment())
     _write(tmp_path / "pyproject.toml", '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\n'
                                         'contracts = ["contracts"]\n')
     with pytest.raises(HarnessError, match=r"requirements.txt:6: '-e .': an editable install"):
-        project_pins.load()
+        project_pins.load(Workspace.from_environment())
 
 
 @pytest.mark.parametrize("where", ["root", "pythonpath", "module"])
@@ -542,7 +544,7 @@ def test_a_team_package_named_harness_is_found_before_anything_runs(tmp_path, mo
     assert "nox >" not in err  # refused before nox started
     monkeypatch.setenv(env_vars.PROJECT, str(tmp_path))  # a team\'s project
     with pytest.raises(HarnessError, match="named `harness`"):  # the sessions refuse too (a team's own noxfile)
-        project.load()
+        project.load(Workspace.from_environment())
 
 
 def test_a_namespace_directory_named_harness_and_this_checkout_are_not_clashes(tmp_path):

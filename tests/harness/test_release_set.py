@@ -115,13 +115,13 @@ def fake_resolve(monkeypatch, tmp_path):
     """resolve.resolve answering from TONIGHT (no uv, no network); the calls it got are recorded."""
     calls = []
 
-    def fake(named, defaults, python, prerelease=False):
+    def fake(ws, named, defaults, python, prerelease=False):
         calls.append((dict(named), dict(defaults), python, prerelease))
         return resolve.Resolution(pins=dict(TONIGHT), lock="", notes=["optax latest = 0.2.8"],
                                   resolved_at="2026-12-01T03:20:00+00:00")
 
     monkeypatch.setattr(resolve, "resolve", fake)
-    monkeypatch.setattr(current, "pins", lambda: PINS)
+    monkeypatch.setattr(current, "pins", lambda ws: PINS)
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github-output"))
     return calls
 

@@ -15,7 +15,9 @@ from harness.model.codec import from_json
 from harness.model.enums import Status
 from harness.model.report import EntryInfo, Report, Summary
 from harness.stack.run import entry_reuse, report_cache
+from harness.stack import paths
 from harness.stack.run.report_key import ReportKey
+from harness.stack.workspace import Workspace
 
 PARTS = {"lock": "l1", "python": "p", "harness": "h", "contracts": "", "suite": "s", "golden": "g1",
          "hypothesis": "ci", "environment": "e", "machine": "m", "replay": ""}
@@ -35,6 +37,10 @@ def candidate() -> Report:
     kept = {c.id for c in checks}
     warnings = [dataclasses.replace(w, checks=[c for c in w.checks if c in kept]) for w in full.warnings]
     return dataclasses.replace(full, checks=checks, summary=Summary.of(checks), warnings=[w for w in warnings if w.checks])
+
+
+def _checkout(reports) -> Workspace:
+    return Workspace.of(paths.SOURCE, reports)
 
 
 def _lookup(reports, key: ReportKey, selection: list[str] | None, entry_name: str) -> report_cache.Found:
@@ -145,7 +151,7 @@ def test_fresh_never_reuses(reports, candidate, monkeypatch):
     key = _stored(reports, candidate)
     monkeypatch.setattr(entry_reuse, "_key", lambda *args: key)
     entry = type("E", (), {"name": "candidate"})()
-    done = entry_reuse.attempt(reports / report_cache.CACHE, entry, {}, 0, None, None, reports / "c.json",
+    done = entry_reuse.attempt(_checkout(reports), reports / report_cache.CACHE, entry, {}, 0, None, None, reports / "c.json",
                                reports / "c.log", fresh=True)
     assert done.reused is None and not (reports / "c.json").exists()
 
@@ -156,8 +162,8 @@ def test_a_reused_report_is_written_with_a_log_that_says_where_it_came_from(repo
     key = _stored(reports, candidate)
     monkeypatch.setattr(entry_reuse, "_key", lambda *args: key)
     entry = Entry("candidate", {"jax": "0.12.0.1"}, "")
-    done = entry_reuse.attempt(reports / report_cache.CACHE, entry, {"HARNESS_RUN_ID": "run-2"}, 0, None, None,
-                               reports / "c.json", reports / "c.log", fresh=False)
+    done = entry_reuse.attempt(_checkout(reports), reports / report_cache.CACHE, entry, {"HARNESS_RUN_ID": "run-2"}, 0,
+                               None, None, reports / "c.json", reports / "c.log", fresh=False)
     written = report_io.load(reports / "c.json")
     assert written == done.reused and written.run_id == "run-2" and written.reused.key == key.digest
     assert "reused the report of entry candidate" in (reports / "c.log").read_text()

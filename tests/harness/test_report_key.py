@@ -13,6 +13,7 @@ from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
 from harness.stack.run import report_key
 from harness.stack.pins.matrix import Entry
+from harness.stack.workspace import Workspace
 
 LOCK = "# resolved for candidate at 2026-12-01\njax==0.11.2\njaxlib==0.11.2\noptax==0.2.6\n"
 
@@ -41,7 +42,7 @@ def world(tmp_path, monkeypatch):
 
 
 def _key(found, entry, environ=None, seed=1, replay=None):
-    return report_key.key_of(entry, found, environ or {env_vars.PROFILE: "ci"}, seed, replay)
+    return report_key.key_of(Workspace.of(found.root), entry, found, environ or {env_vars.PROFILE: "ci"}, seed, replay)
 
 
 @pytest.mark.parametrize("edit, part", [

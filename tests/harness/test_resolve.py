@@ -9,8 +9,11 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.stack.pins import current, locks, matrix, plan, resolve
+from harness.stack import paths
 from harness.stack.run import run_lock
+from harness.stack.workspace import Workspace
 
+CHECKOUT = Workspace.of(paths.SOURCE)
 BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
 RELEASES = {"jax": ["0.9.2", "0.11.2", "0.12.0.1"], "jaxlib": ["0.9.2", "0.11.2", "0.12.0.1"],
             "optax": ["0.2.6", "0.2.8"], "flax": ["0.12.6", "0.12.12"], "numpy": ["2.5.5"]}
@@ -54,19 +57,19 @@ def offline_uv(monkeypatch):
 
 
 def test_unnamed_packages_stay_at_the_baseline_when_that_resolves():
-    found = resolve.resolve({"optax": "0.2.8"}, BASE, "3.12")
+    found = resolve.resolve(CHECKOUT, {"optax": "0.2.8"}, BASE, "3.12")
     assert found.pins == dict(BASE, optax="0.2.8") and found.notes == []
 
 
 def test_an_unnamed_package_that_does_not_fit_moves_to_the_newest_that_does_and_says_why():
-    found = resolve.resolve({"jax": "0.9.2", "jaxlib": "0.9.2"}, BASE, "3.12")
+    found = resolve.resolve(CHECKOUT, {"jax": "0.9.2", "jaxlib": "0.9.2"}, BASE, "3.12")
     assert found.pins == {"jax": "0.9.2", "jaxlib": "0.9.2", "optax": "0.2.6", "flax": "0.12.6", "numpy": "2.5.5"}
     assert found.notes == ["flax 0.12.12 → 0.12.6: 0.12.12 does not resolve with jax==0.9.2 jaxlib==0.9.2 "
                            "(it needs jax>=0.11.1)"]  # optax could stay: it did not move
 
 
 def test_latest_takes_the_newest_that_resolve_and_says_which():
-    found = resolve.resolve(matrix.parse_candidate("latest"), BASE, "3.12")
+    found = resolve.resolve(CHECKOUT, matrix.parse_candidate("latest"), BASE, "3.12")
     assert found.pins == {"jax": "0.12.0.1", "jaxlib": "0.12.0.1", "optax": "0.2.8", "flax": "0.12.12",
                           "numpy": "2.5.5"}
     assert "optax latest = 0.2.8" in found.notes
@@ -74,25 +77,25 @@ def test_latest_takes_the_newest_that_resolve_and_says_which():
 
 def test_one_package_at_latest_keeps_the_others_at_the_baseline():
     assert matrix.parse_candidate("optax==latest") == {"optax": matrix.LATEST}
-    assert resolve.resolve({"optax": matrix.LATEST}, BASE, "3.12").pins == dict(BASE, optax="0.2.8")
+    assert resolve.resolve(CHECKOUT, {"optax": matrix.LATEST}, BASE, "3.12").pins == dict(BASE, optax="0.2.8")
 
 
 def test_a_version_that_does_not_exist_fails_with_the_resolvers_reason():
     with pytest.raises(HarnessError, match="there is no version of jax==9.9.9"):
-        resolve.resolve({"jax": "9.9.9", "jaxlib": "9.9.9"}, BASE, "3.12")
+        resolve.resolve(CHECKOUT, {"jax": "9.9.9", "jaxlib": "9.9.9"}, BASE, "3.12")
 
 
 def test_plan_keeps_an_unbuildable_attribution_entry_with_its_problem(tmp_path, monkeypatch):
-    monkeypatch.setattr(current, "pins", lambda: matrix.Pins("3.12", dict(BASE), dict(BASE)))
+    monkeypatch.setattr(current, "pins", lambda ws: matrix.Pins("3.12", dict(BASE), dict(BASE)))
     real = resolve.resolve
 
-    def refuse_optax_only(named, defaults, python, prerelease=False):
+    def refuse_optax_only(ws, named, defaults, python, prerelease=False):
         if set(named) == {"optax"}:
             raise HarnessError("cannot resolve optax==0.2.8 for Python 3.12: (made up)")
-        return real(named, defaults, python, prerelease)
+        return real(ws, named, defaults, python, prerelease)
 
     monkeypatch.setattr(resolve, "resolve", refuse_optax_only)
-    entries = plan.build(matrix.CandidateRequest.parse("jax==0.12.0.1 jaxlib==0.12.0.1 optax==0.2.8"), tmp_path)
+    entries = plan.build(CHECKOUT, matrix.CandidateRequest.parse("jax==0.12.0.1 jaxlib==0.12.0.1 optax==0.2.8"), tmp_path)
     names = {e.name: e for e in entries}
     assert names["candidate"].pins["optax"] == "0.2.8" and (tmp_path / "candidate.txt").exists()
     assert names["optax-only"].problem.startswith("cannot resolve optax==0.2.8")
@@ -112,7 +115,7 @@ def test_a_second_upgrade_on_the_same_reports_refuses_naming_the_first(tmp_path)
 
 def test_jax_at_latest_takes_jaxlib_along():
     assert matrix.parse_candidate("jax==latest") == {"jax": matrix.LATEST, "jaxlib": matrix.LATEST}
-    assert resolve.resolve(matrix.parse_candidate("jax==latest"), BASE, "3.12").pins["jaxlib"] == "0.12.0.1"
+    assert resolve.resolve(CHECKOUT, matrix.parse_candidate("jax==latest"), BASE, "3.12").pins["jaxlib"] == "0.12.0.1"
 
 
 def test_an_empty_candidate_is_refused_not_ignored(tmp_path):

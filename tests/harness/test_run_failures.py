@@ -45,8 +45,8 @@ def lock_copies(tmp_path, monkeypatch):
     """The checkout's locks copied where the project reads them from, to be damaged."""
     copies = tmp_path / "locks"
     shutil.copytree(ROOT / "locks", copies)
-    real = project.load()
-    monkeypatch.setattr(project, "load", lambda: dataclasses.replace(real, locks=copies))
+    real = project.load(Workspace.from_environment())
+    monkeypatch.setattr(project, "load", lambda ws: dataclasses.replace(real, locks=copies))
     return copies
 
 
@@ -78,8 +78,8 @@ def test_a_corrupt_golden_file_is_refused_before_anything_runs(last_run, tmp_pat
     golden = tmp_path / "golden"
     shutil.copytree(ROOT / "golden", golden)
     (golden / "schedules.json").write_text('{"cosine": [0.1, ')  # cut short, as a full disk leaves it
-    real = project.load()
-    monkeypatch.setattr(project, "load", lambda: dataclasses.replace(real, golden=golden))
+    real = project.load(Workspace.from_environment())
+    monkeypatch.setattr(project, "load", lambda ws: dataclasses.replace(real, golden=golden))
     before = _tree(last_run)
     monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("an entry ran"))
     assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), []) == 2
@@ -116,6 +116,7 @@ import nox
 from harness import env_vars
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import current, matrix
+from harness.stack.workspace import Workspace
 
 REPORTS = os.environ[env_vars.REPORTS_DIR]
 KILLED = """
@@ -141,7 +142,7 @@ def baseline(session):
 @nox.session(python=False)
 def candidate(session):
     report = os.path.join(REPORTS, "candidate.json")
-    with stack_entry.explained(current.entries()["candidate"], Path(report)):
+    with stack_entry.explained(current.entries(Workspace.from_environment())["candidate"], Path(report)):
         session.run(sys.executable, "-c", KILLED, "@PARTIAL@", report, external=True)
 '''
 
@@ -155,9 +156,9 @@ def test_a_killed_candidate_says_which_signal_after_how_many_checks(tmp_path, mo
     noxfile.write_text(FAKE_NOXFILE.replace("@BASELINE@", str(tmp_path / "baseline.json"))
                        .replace("@PARTIAL@", str(tmp_path / "partial.json"))
                        .replace("@TOTAL@", "345").replace("@DONE@", "7"))
-    monkeypatch.setitem(vars(paths), "NOXFILE", noxfile)  # read when asked: gone again after the test
+    ws = dataclasses.replace(Workspace.of(paths.SOURCE, tmp_path / "reports"), noxfile=noxfile)
 
-    assert upgrade.upgrade(Workspace.of(paths.SOURCE, tmp_path / "reports"), []) == 2
+    assert upgrade.upgrade(ws, []) == 2
 
     out = capsys.readouterr().out
     headline = "CANNOT JUDGE: candidate was killed by SIGKILL after 7 of 345 checks (often out of memory)"
@@ -180,7 +181,7 @@ def test_a_killed_nox_session_is_explained_by_the_host(tmp_path, monkeypatch):
     partial.update(status=Status.PARTIAL.value, finished_at=None, problem=None)
     (tmp_path / "candidate.json").write_text(json.dumps(partial))
     progress.write(tmp_path / "progress.json", Progress(Phase.RUNNING, 212, 345))
-    entry = current.entries()["candidate"]
+    entry = current.entries(Workspace.from_environment())["candidate"]
     entry_runs.explain_ending(tmp_path, entry, -signal.SIGKILL, tmp_path / "progress.json", None)
     said = report_io.load(tmp_path / "candidate.json")
     assert said.problem == "was killed by SIGKILL after 212 of 345 checks (often out of memory)"

@@ -16,7 +16,8 @@ from harness.stack.workspace import Workspace
 # A value to type for each kind of option, and what it reads as.
 SAMPLES = {str: ("x-1", "x-1"), int: ("7", 7), Path: ("/abs/file", Path("/abs/file")),
            tuple: ("/abs/dir", (Path("/abs/dir"),))}
-PARSERS = {UPGRADE: upgrade_args.parse, GOLDEN: project_options.parse_golden,
+CHECKOUT = Workspace.of(paths.SOURCE)
+PARSERS = {UPGRADE: lambda argv: upgrade_args.parse(CHECKOUT, argv), GOLDEN: project_options.parse_golden,
            PROJECT: lambda argv: project_options.split(argv)[0]}
 
 
@@ -79,14 +80,14 @@ def test_the_contract_side_reads_every_variable_an_entry_is_given_for_its_pytest
 
 
 def test_existing_upgrade_command_lines_read_as_before():
-    args = upgrade_args.parse(["--candidate", "jax==0.12.0.1", "--pre", "--jobs", "3", "--reports", "out",
-                               "--bisect", "--offline", "--contracts", "a", "--contracts", "b", "--no-builtin",
-                               "--baseline-from", "req.txt", "--envs-size-limit", "1GiB"])
+    args = upgrade_args.parse(CHECKOUT, ["--candidate", "jax==0.12.0.1", "--pre", "--jobs", "3", "--reports", "out",
+                                         "--bisect", "--offline", "--contracts", "a", "--contracts", "b", "--no-builtin",
+                                         "--baseline-from", "req.txt", "--envs-size-limit", "1GiB"])
     assert (args.candidate, args.pre, args.jobs, args.reports, args.bisect, args.offline) == (
         "jax==0.12.0.1", True, 3, Path("out"), True, True)
     assert (args.contracts, args.builtin, args.baseline_from) == ([Path("a"), Path("b")], "off", Path("req.txt"))
     assert args.envs_size_limit == 2**30
-    plain = upgrade_args.parse([])
+    plain = upgrade_args.parse(CHECKOUT, [])
     assert (plain.candidate, plain.pre, plain.jobs, plain.reports, plain.contracts, plain.builtin) == (
         None, False, 2, None, [], None)
     assert plain.envs_size_limit is None

@@ -45,12 +45,13 @@ def test_previous_reports_are_kept_not_overwritten(tmp_path):
 def test_harness_requirements_come_from_pyproject():
     reqs = locks.harness_requirements()
     assert {"pytest", "hypothesis", "jsonschema"} <= set(reqs)
-    assert "numpy==" + current.entries()["baseline"].pins["numpy"] in locks.lock_input(current.entries()["baseline"])
+    baseline = current.entries(Workspace.from_environment())["baseline"]
+    assert "numpy==" + baseline.pins["numpy"] in locks.lock_input(baseline)
 
 
 @pytest.mark.skipif(shutil.which("uv") is None, reason="uv resolves the stacks")
 def test_nonexistent_version_is_an_unresolvable_entry(tmp_path):
-    entry = current.entries(matrix.CandidateRequest.parse("jax==0.0.999 jaxlib==0.0.999"))["candidate"]
+    entry = current.entries(Workspace.from_environment(), matrix.CandidateRequest.parse("jax==0.0.999 jaxlib==0.0.999"))["candidate"]
     with pytest.raises(HarnessError) as info:
         locks.compile_lock(entry, tmp_path / "lock.txt")
     message = str(info.value)
@@ -85,7 +86,7 @@ def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monk
     monkeypatch.setenv(env_vars.WHEEL, "/stale/from/the/shell.whl")
     builds, told = [], []
     monkeypatch.setattr(harness_source, "child_environment",
-                        lambda: builds.append(1) or {env_vars.WHEEL: "/cache/built.whl"})
+                        lambda ws: builds.append(1) or {env_vars.WHEEL: "/cache/built.whl"})
 
     def run_entries(ws, entries, args, seed, **kw):
         told.append(entry_runs.child_environment(ws, args, None, seed, None).get(env_vars.WHEEL))
@@ -94,7 +95,7 @@ def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monk
     upgrade.upgrade(_checkout(tmp_path), [])
     assert builds == [1] and told and set(told) == {"/cache/built.whl"}
 
-    monkeypatch.setattr(harness_source, "child_environment", lambda: {})  # from a checkout: -e, no wheel
+    monkeypatch.setattr(harness_source, "child_environment", lambda ws: {})  # from a checkout: -e, no wheel
     told.clear()
     upgrade.upgrade(_checkout(tmp_path), [])
     assert told and set(told) == {None}
@@ -103,7 +104,7 @@ def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monk
 def test_a_harness_wheel_that_cannot_be_built_stops_the_upgrade_with_the_reason(tmp_path, monkeypatch, capsys):
     from harness.stack.environments import harness_source
 
-    def fail():
+    def fail(ws):
         raise HarnessError("building the harness wheel for the entries failed (`uv build ...`): no hatchling")
 
     monkeypatch.setattr(harness_source, "child_environment", fail)

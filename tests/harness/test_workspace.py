@@ -67,4 +67,39 @@ def test_upgrade_harness_upgrade_runs_the_command_in_its_own_process_told_what_i
     assert (ws.root, ws.is_checkout, ws.reports, ws.home) == (root, False, root / "reports", None)
     assert argv == ["--candidate", "jax==0.12.0.1"] and typed_in == str(project / "sub")
     assert (told_project, told_builtin) == (str(root), "off")
-    assert env_vars.PROJECT not in os.environ and paths.ROOT == paths.SOURCE.resolve()  # nothing left behind
+    assert env_vars.PROJECT not in os.environ and paths.project_root() == paths.SOURCE.resolve()  # nothing left behind
+
+
+def test_what_follows_from_the_project_is_the_workspaces_own(tmp_path):
+    team, checkout = Workspace.of(tmp_path / "team"), Workspace.checkout(tmp_path / "copy")
+    root = (tmp_path / "team").resolve()
+    assert (team.adhoc_locks, team.wheel_cache) == (root / ".nox" / "adhoc-locks", root / ".nox" / "harness-wheel")
+    assert team.noxfile == paths.PACKAGE / "stack" / "sessions.py"  # a project's entries load the package's sessions
+    assert team.matrix == paths.DEFAULT_MATRIX  # the harness's pins: a project's default candidate
+    copy = (tmp_path / "copy").resolve()
+    assert checkout.is_checkout and checkout.noxfile == copy / "noxfile.py"
+    assert checkout.matrix == copy / "harness" / "matrix.toml" and checkout.reports == copy / "reports"
+    assert Workspace.of(paths.SOURCE).matrix == paths.SOURCE / "harness" / "matrix.toml"
+    kept = Workspace.of(tmp_path / "team", tmp_path / "r").running(tmp_path / "run")  # a run keeps its project's
+    assert (kept.noxfile, kept.matrix, kept.wheel_cache) == (team.noxfile, team.matrix, team.wheel_cache)
+
+
+def test_two_projects_are_read_in_one_process_each_from_its_own_workspace(tmp_path, monkeypatch):
+    from harness.errors import HarnessError
+    from harness.stack import project
+    from harness.stack.pins import current, locks, matrix
+
+    monkeypatch.delenv(env_vars.PROJECT, raising=False)  # the environment names neither
+    for name, golden in (("a", "golden-a"), ("b", "golden-b")):
+        (tmp_path / name / "contracts").mkdir(parents=True)
+        (tmp_path / name / "pyproject.toml").write_text(
+            f'[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\ncontracts = ["contracts"]\ngolden = "{golden}"\n')
+    a, b = Workspace.of(tmp_path / "a"), Workspace.of(tmp_path / "b")
+    assert project.load(a).golden == a.root / "golden-a" and project.load(b).golden == b.root / "golden-b"
+    assert project.load(Workspace.of(paths.SOURCE)).golden == paths.SOURCE / "golden"
+    with pytest.raises(HarnessError, match="requirements.txt"):  # a's baseline file is missing: a's error
+        current.pins(a)
+    adhoc = matrix.Entry("candidate", {}, "", locked=False)
+    assert locks.lock_path(a, adhoc) == a.root / ".nox" / "adhoc-locks" / "candidate.txt"
+    assert (locks.lock_command(a), locks.lock_command(Workspace.of(paths.SOURCE))) == ("upgrade-harness lock",
+                                                                                       "nox -s lock")

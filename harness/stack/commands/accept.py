@@ -24,11 +24,12 @@ from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.stack import cli_args, paths
+from harness.stack import cli_args
 from harness.stack.commands import golden_changelog
 from harness.stack.pins import locks, matrix
 from harness.stack.run import run_lock
 from harness.stack.commands.upgrade import REPLAY
+from harness.stack.workspace import Workspace
 from harness.verdict import compare
 
 UNDO = "git checkout -- harness/matrix.toml locks golden"
@@ -37,34 +38,27 @@ NEXT = "review `git diff`, then commit harness/matrix.toml locks/ golden/"
 RECORDING_FAILED = re.compile(r"golden: NOT written: \d+ checks did not pass while recording: [^\n]*")
 
 
-@dataclasses.dataclass(frozen=True)
-class Workspace:
-    """The checkout accept works in (a test gives a temporary one), and the reports it adopts: reports/,
-    or the directory `--reports DIR` names (as `upgrade --reports DIR` wrote them)."""
+# accept works in a checkout's workspace (harness.stack.workspace; a test gives a temporary checkout): its
+# pins (ws.matrix), and the reports it adopts: reports/, or the directory `--reports DIR` names (as
+# `upgrade --reports DIR` wrote them).
 
-    root: Path
-    reports_dir: Path | None = None
+def _given_reports(ws: Workspace) -> bool:
+    """Whether the reports adopted are another directory than the checkout's reports/ (`--reports DIR`)."""
+    return ws.reports != ws.root / "reports"
 
-    @property
-    def reports(self) -> Path:
-        return self.reports_dir or self.root / "reports"
 
-    @property
-    def recording_log(self) -> Path:
-        """Where the golden session's output goes: the checkout's reports/, whichever reports are adopted."""
-        return self.root / "reports" / "golden-recording.log"
+def recording_log(ws: Workspace) -> Path:
+    """Where the golden session's output goes: the checkout's reports/, whichever reports are adopted."""
+    return ws.root / "reports" / "golden-recording.log"
 
-    def shown(self, name: str) -> str:
-        """A report's name as the user knows it: reports/NAME, or its whole path under --reports DIR."""
-        return f"reports/{name}" if self.reports_dir is None else str(self.reports / name)
 
-    @property
-    def matrix(self) -> Path:
-        return self.root / matrix.MATRIX_FILE
+def shown(ws: Workspace, name: str) -> str:
+    """A report's name as the user knows it: reports/NAME, or its whole path under --reports DIR."""
+    return str(ws.reports / name) if _given_reports(ws) else f"reports/{name}"
 
-    @property
-    def changelog(self) -> Path:
-        return self.root / "golden" / "CHANGELOG.md"
+
+def changelog(ws: Workspace) -> Path:
+    return ws.root / "golden" / "CHANGELOG.md"
 
 
 def git(root: Path, args: list[str]) -> str:
@@ -106,8 +100,8 @@ class Steps:
     git: Callable[[Path, list[str]], str] = git
 
     @classmethod
-    def real(cls, log=None) -> Steps:
-        return cls(lock=lambda entries: locks.write_locks(log or _Printer(), entries), record_golden=record_golden)
+    def real(cls, ws: Workspace, log=None) -> Steps:
+        return cls(lock=lambda entries: locks.write_locks(ws, log or _Printer(), entries), record_golden=record_golden)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,9 +125,9 @@ def _parse(argv) -> argparse.Namespace:
 def judged(ws: Workspace) -> tuple[Report, Report, Verdict]:
     """The baseline, the candidate and the verdict on them, or HarnessError saying why there is none."""
     files = [ws.reports / f"{name}.json" for name in (matrix.BASELINE, matrix.CANDIDATE)]
-    missing = [ws.shown(f.name) for f in files if not f.exists()]
+    missing = [shown(ws, f.name) for f in files if not f.exists()]
     if missing:
-        given = "" if ws.reports_dir is None else f" -- --reports {ws.reports}"
+        given = f" -- --reports {ws.reports}" if _given_reports(ws) else ""
         raise HarnessError(f"there is no verdict to accept ({' and '.join(missing)} missing); "
                            f"run `nox -s upgrade{given}` first, then `nox -s accept{given}`.")
     base, candidate = (report_io.load(f) for f in files)
@@ -216,7 +210,7 @@ def stopped(done: int, problem: str) -> HarnessError:
 
 def _recording_failed(ws: Workspace, code: int) -> HarnessError:
     """The golden session failed: its log's end, and what to do when checks fail on the new baseline."""
-    log = ws.recording_log
+    log = recording_log(ws)
     problem = (f"`nox -s golden -- --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
                f"{cli_args.log_tail(log)}")
     failing = RECORDING_FAILED.search(log.read_text(errors="replace")) if log.exists() else None
@@ -234,7 +228,7 @@ def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden
         matrix.write_pins(plan.after, ws.matrix)
         done = 1
         print(f"accept: matrix.toml [baseline] is now {golden_changelog.stack_text(plan.after)}", flush=True)
-        steps.lock([e for e in matrix.entries(plan.after).values() if e.locked])
+        steps.lock([e for e in matrix.entries(plan.after, committed=ws.is_checkout).values() if e.locked])
         done = 2
         print("accept: recording golden values from the new baseline (log: reports/golden-recording.log)", flush=True)
         code = steps.record_golden(ws.root)
@@ -245,7 +239,7 @@ def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden
             when=dt.datetime.now(dt.timezone.utc), before=plan.before, after=plan.after,
             headline=plan.verdict.headline, bits_line=plan.verdict.bits_line,
             changes=plan.verdict.entries[0].changed, reason=reason, golden_stat=golden_stat(ws, steps))
-        golden_changelog.append(ws.changelog, golden_changelog.entry_text(accepted))
+        golden_changelog.append(changelog(ws), golden_changelog.entry_text(accepted))
     except Exception as exc:  # noqa: BLE001  any failure: say what state the checkout is in
         problem = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
         raise stopped(done, f"accept stopped: {problem}") from None
@@ -263,15 +257,15 @@ def _report(plan: Plan, accepted: golden_changelog.Accepted) -> None:
     print(f"accept: next: {NEXT}. (`{UNDO}` undoes it all.)")
 
 
-def accept(argv, log=None, steps: Steps | None = None, root: Path | None = None,
-           invoked_from: Path | None = None) -> int:
-    """nox -s accept: refuse, or adopt the candidate; the exit status (0 done, 2 refused or stopped).
-    `--reports DIR` is taken from `invoked_from`, the directory the command was typed in."""
-    steps = steps or Steps.real(log)
+def accept(ws: Workspace, argv, log=None, steps: Steps | None = None, invoked_from: Path | None = None) -> int:
+    """nox -s accept in the checkout `ws`: refuse, or adopt the candidate; the exit status (0 done, 2 refused
+    or stopped). `--reports DIR` is taken from `invoked_from`, the directory the command was typed in."""
+    steps = steps or Steps.real(ws, log)
     try:
         args = _parse(argv)
         reports = (Path(invoked_from or ".") / args.reports).resolve() if args.reports else None
-        ws = Workspace(root or paths.ROOT, reports)
+        if reports is not None:
+            ws = ws.with_reports(reports)
         if reports is not None and not reports.is_dir():
             raise HarnessError(f"--reports {args.reports}: {reports} is not a directory; give the one "
                                "`upgrade --reports DIR` wrote its verdict to.")

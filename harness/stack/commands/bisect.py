@@ -138,7 +138,7 @@ def _attempt(ctx: _Context, group: str, name: str, named: dict[str, str], defaul
     started = time.perf_counter()
     release = named[matrix.GROUPS[group][0]]
     try:
-        found = resolve.resolve(named, defaults, ctx.base.python, ctx.args.pre)
+        found = resolve.resolve(ctx.ws, named, defaults, ctx.base.python, ctx.args.pre)
     except HarnessError:
         ctx.probes.append(Probe(name, group, release, {}, checks, "not installable", [], None, 0.0))
         return None, "not installable"

@@ -19,16 +19,17 @@ from harness.stack import project
 from harness.stack.pins import matrix, plan
 from harness.stack.run import followups
 from harness.stack.run.entry_runs import REPLAY
+from harness.stack.workspace import Workspace
 from harness.verdict import judgement
 
 FETCH = ("download every artifact of the run into it (`gh run download RUN_ID --dir DIR`), or judge the "
          "reports directory of a finished `nox -s upgrade`")
 
 
-def verdict_builtin() -> BuiltinMode:
+def verdict_builtin(ws: Workspace) -> BuiltinMode:
     """REPORT when the project (its table, or this run's --builtin) reports the built-in contracts only;
     JUDGE otherwise, so that the checkout's verdict is judged as ever."""
-    return BuiltinMode.REPORT if project.load().builtin == BuiltinMode.REPORT else BuiltinMode.JUDGE
+    return BuiltinMode.REPORT if project.load(ws).builtin == BuiltinMode.REPORT else BuiltinMode.JUDGE
 
 
 def _unplanned(directory: Path) -> str:
@@ -112,7 +113,8 @@ def inputs(directory: Path) -> judgement.Inputs:
         replay=replay, bisect=bisected if bisected.is_file() else None, run_id=run_id)
 
 
-def judge(directory: Path) -> int:
-    """The verdict on the run in `directory`, written beside its reports; the exit status (0/1/2)."""
-    found = dataclasses.replace(inputs(directory), builtin=verdict_builtin())
+def judge(ws: Workspace, directory: Path) -> int:
+    """The verdict on the run in `directory` (of the workspace's project), written beside its reports; the
+    exit status (0/1/2)."""
+    found = dataclasses.replace(inputs(directory), builtin=verdict_builtin(ws))
     return judgement.judge(found, judgement.Outputs.beside(directory))

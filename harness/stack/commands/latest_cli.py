@@ -24,6 +24,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.stack.pins import current, matrix, release_set, resolve
 from harness.stack.pins.release_set import ReleaseSet
+from harness.stack.workspace import Workspace
 
 
 
@@ -37,17 +38,18 @@ def github_output(**values: str) -> None:
             fh.write(f"{key}={' '.join(value.split())}\n")
 
 
-def resolve_latest(prerelease: bool) -> tuple[ReleaseSet, list[str]]:
-    """Tonight's release set and uv's notes (which version is latest, which pin had to move)."""
-    pins = current.pins()
+def resolve_latest(ws: Workspace, prerelease: bool) -> tuple[ReleaseSet, list[str]]:
+    """Tonight's release set of the workspace's project and uv's notes (which version is latest, which pin
+    had to move)."""
+    pins = current.pins(ws)
     named = {pkg: matrix.LATEST for pkg in matrix.LATEST_PACKAGES}
-    resolution = resolve.resolve(named, pins.baseline, pins.python, prerelease=prerelease)
+    resolution = resolve.resolve(ws, named, pins.baseline, pins.python, prerelease=prerelease)
     return ReleaseSet.of(resolution.pins, pins.python, resolution.resolved_at), resolution.notes
 
 
-def run_resolve(state: Path, out: Path, prerelease: bool) -> int:
+def run_resolve(ws: Workspace, state: Path, out: Path, prerelease: bool) -> int:
     try:
-        current, notes = resolve_latest(prerelease)
+        current, notes = resolve_latest(ws, prerelease)
     except HarnessError as exc:
         print(f"latest: cannot resolve the newest releases, so nothing is judged tonight and the last judged "
               f"set is kept: {exc}", file=sys.stderr)
@@ -118,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.command == "resolve":
-        return run_resolve(args.state, args.out, args.pre)
+        return run_resolve(Workspace.from_environment(), args.state, args.out, args.pre)
     return run_record(args.report, args.out)
 
 

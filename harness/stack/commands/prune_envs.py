@@ -5,7 +5,6 @@ entries (the checkout's `tests`, `golden`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.stack import project
@@ -16,11 +15,11 @@ from harness.stack.workspace import Workspace
 SESSIONS = ("tests", "golden")  # environments of sessions that are not entries of a plan
 
 
-def current_sessions(reports: Path) -> set[str]:
+def current_sessions(ws: Workspace) -> set[str]:
     """The sessions whose environments are in use: the published plan's (bisection probes included), the
     matrix's entries, and the sessions that are not entries. HarnessError when the matrix cannot be read."""
-    names = {*SESSIONS, *current.entries()}
-    published = reports / plan.PLAN_FILE
+    names = {*SESSIONS, *current.entries(ws)}
+    published = ws.published / plan.PLAN_FILE
     if published.exists():
         names |= set(plan.read(published))
     return names
@@ -29,8 +28,8 @@ def current_sessions(reports: Path) -> set[str]:
 def after_run(ws: Workspace, limit: float | None) -> list[str]:
     """Prune with this run's limit (None: the project's) and say what was removed, or why nothing was."""
     try:
-        keep = current_sessions(ws.published)
-        limit = project.load().envs_size_limit if limit is None else limit
+        keep = current_sessions(ws)
+        limit = project.load(ws).envs_size_limit if limit is None else limit
     except HarnessError as exc:
         return [f"note: the environments are not pruned: {str(exc).rstrip('.')}."]
     return envs.describe(envs.prune(ws.envdir, keep, limit))

@@ -86,7 +86,7 @@ def _in_run_directory(ws: Workspace, args) -> int:
             del os.environ[env_vars.RUN_ID]
         else:
             os.environ[env_vars.RUN_ID] = saved
-    kept = run_dir.keep_previous(ws.reports, [e.name for e in matrix.upgrade_plan(current.entries())] + [
+    kept = run_dir.keep_previous(ws.reports, [e.name for e in matrix.upgrade_plan(current.entries(ws))] + [
         matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(ws.reports)])
     run_dir.publish(run.reports, ws.reports)
     if kept:
@@ -103,7 +103,7 @@ def _upgrade(ws: Workspace, args) -> int:
         return entries
     # The harness every entry installs, built once here (an installed tool) and named to the children.
     os.environ.pop(env_vars.WHEEL, None)
-    os.environ.update(harness_source.child_environment())
+    os.environ.update(harness_source.child_environment(ws))
     started = time.perf_counter()
     seed = random.getrandbits(32)
     ran, replay = _run_plan(ws, args, entries, seed)
@@ -122,5 +122,5 @@ def _upgrade(ws: Workspace, args) -> int:
     bisected = bisect.run(ws, args, entries, seed, run_entries, replay) if args.bisect else None
     inputs = judgement.Inputs(tuple(reports / f"{e.name}.json" for e in ran),
                               replay=replay if replay is not None and replay.exists() else None,
-                              bisect=bisected, builtin=judge.verdict_builtin(), run_id=args.run_id)
+                              bisect=bisected, builtin=judge.verdict_builtin(ws), run_id=args.run_id)
     return judgement.judge(inputs, judgement.Outputs.beside(reports))

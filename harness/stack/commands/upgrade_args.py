@@ -9,15 +9,19 @@ from pathlib import Path
 
 from harness import run_options
 from harness.errors import HarnessError
-from harness.stack import cli_args, paths
+from harness.stack import cli_args
 from harness.stack.environments import envs
+from harness.stack.workspace import Workspace
 
 
-def parse(argv, command: str = "upgrade") -> argparse.Namespace:
+def prog(ws: Workspace, command: str) -> str:
+    """The usage names the command that was typed: this checkout's session, or the team's command."""
+    return f"nox -s {command} --" if ws.is_checkout else f"upgrade-harness {command}"
+
+
+def parse(ws: Workspace, argv, command: str = "upgrade") -> argparse.Namespace:
     """`command`: upgrade, or plan (its first step alone, for CI), which takes the same options."""
-    # The usage names the command that was typed: this checkout's session, or the team's command.
-    prog = f"nox -s {command} --" if paths.IS_CHECKOUT else f"upgrade-harness {command}"
-    parser = argparse.ArgumentParser(prog=prog, add_help=True)
+    parser = argparse.ArgumentParser(prog=prog(ws, command), add_help=True)
     run_options.add_arguments(parser, run_options.UPGRADE)  # its own options, and the project's
     args = cli_args.parse(parser, argv)
     if args.jobs < 1:

@@ -40,22 +40,22 @@ def report_path(reports: Path, entry: Entry, report_name: str | None = None) -> 
 def install_entry(session, ws: Workspace, entry: Entry, report_name: str | None = None) -> None:
     """Make the session's virtualenv hold exactly the entry's resolved stack, plus the harness."""
     started = now()
-    lock = lock_path(entry)
+    lock = lock_path(ws, entry)
     try:
         if entry.problem:  # the upgrade's plan could not resolve it
             raise HarnessError(entry.problem)
         if not entry.locked and not entry.lock_file:
             _tell_progress(Phase.RESOLVING)
             compile_lock(entry, lock)
-        elif written := write_if_missing(entry):
+        elif written := write_if_missing(ws, entry):
             session.log(f"wrote {written}: the {entry.name} stack fully resolved (commit it)")
         elif not lock.exists():
-            raise HarnessError(f"lock file {lock} is missing; generate it with `{lock_command()}` "
+            raise HarnessError(f"lock file {lock} is missing; generate it with `{lock_command(ws)}` "
                                "(or run the upgrade again to resolve its plan).")
         elif entry.locked:
-            check_current(entry, lock)
+            check_current(ws, entry, lock)
         _tell_progress(Phase.INSTALLING)
-        installer, itself = uv(), harness_source.install_args()
+        installer, itself = uv(), harness_source.install_args(ws)
         if installer and session.venv_backend == "uv":
             _uv_pip(session, installer, ["sync", "--quiet", str(lock), str(harness_requirement(itself, session.virtualenv.location))])
         else:
@@ -106,13 +106,14 @@ def write_unresolvable(reports: Path, entry: Entry, problem: str, started: str, 
                     dataclasses.replace(report, run_id=os.environ.get(env_vars.RUN_ID) or None))
 
 
-def suite_environment(entry: Entry, report: str, venv: str, golden: Path) -> dict[str, str]:
-    """What the contract suite's pytest run is told through its environment."""
+def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_checkout: bool) -> dict[str, str]:
+    """What the contract suite's pytest run is told through its environment (is_checkout: whether the
+    project judged is this checkout, whose golden/ holds the built-in contracts' values)."""
     return {
         env_vars.REPORT: report,
         env_vars.GOLDEN_DIR: str(golden),
         # A team's project reads the built-in contracts' golden values from the tool unless it recorded its own.
-        **({} if paths.IS_CHECKOUT else {env_vars.BUILTIN_GOLDEN_DIR: str(paths.BUILTIN_GOLDEN)}),
+        **({} if is_checkout else {env_vars.BUILTIN_GOLDEN_DIR: str(paths.BUILTIN_GOLDEN)}),
         env_vars.ENTRY: entry.name,
         env_vars.ENTRY_INFO: json.dumps(to_json(entry_info(entry))),  # one typed object, as the report holds it
         # Derandomized unless asked otherwise: identical pins must give identical reports.
@@ -135,8 +136,8 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     if install:
         install_entry(session, ws, entry, report_name)
     path = report_path(ws.reports, entry, report_name)
-    found = project.load()
-    env = suite_environment(entry, str(path), session.virtualenv.location, found.golden)
+    found = project.load(ws)
+    env = suite_environment(entry, str(path), session.virtualenv.location, found.golden, ws.is_checkout)
     junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
     # pytest's temporary files in the entry's environment: under the shared /tmp/pytest-of-<user>/ two
     # entries running at once each cleaned up the numbered directories of every other pytest run there.

@@ -19,24 +19,26 @@ from harness import env_vars
 from harness.stack import paths
 from harness.stack.environments import harness_wheel
 from harness.stack.pins.locks import uv
+from harness.stack.workspace import Workspace
 
 
 def runs_from_checkout() -> bool:
     return (paths.SOURCE / "pyproject.toml").is_file()
 
 
-def install_args() -> list[str]:
-    """The installer's arguments for the harness; HarnessError when its wheel cannot be built."""
+def install_args(ws: Workspace) -> list[str]:
+    """The installer's arguments for the harness; HarnessError when its wheel cannot be built (into the
+    workspace's wheel cache)."""
     if runs_from_checkout():
         return ["-e", str(paths.SOURCE)]
     passed = os.environ.get(env_vars.WHEEL)
     if passed and Path(passed).is_file():
         return [passed]
-    return [str(harness_wheel.wheel(paths.PACKAGE, paths.WHEEL_CACHE, uv()))]
+    return [str(harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv()))]
 
 
-def child_environment() -> dict[str, str]:
+def child_environment(ws: Workspace) -> dict[str, str]:
     """What the entries' child sessions are told: the wheel to install, built here once ({} from a checkout)."""
     if runs_from_checkout():
         return {}
-    return {env_vars.WHEEL: str(harness_wheel.wheel(paths.PACKAGE, paths.WHEEL_CACHE, uv()))}
+    return {env_vars.WHEEL: str(harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv()))}

@@ -14,18 +14,19 @@ from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
 from harness.stack.pins import locks, matrix
 from harness.stack.environments.interpreters import find_python
+from harness.stack.workspace import Workspace
 
 
-def check(entries: list[matrix.Entry]) -> None:
+def check(ws: Workspace, entries: list[matrix.Entry]) -> None:
     """HarnessError listing every problem found, each naming its file (and line) and the fix."""
-    problems = list(dict.fromkeys(problem for entry in entries for problem in _entry_problems(entry)))
-    problems += _golden_problems()
+    problems = list(dict.fromkeys(problem for entry in entries for problem in _entry_problems(ws, entry)))
+    problems += _golden_problems(ws)
     if problems:
         raise HarnessError("the upgrade cannot run; nothing was run and reports/ is as it was:\n  - "
                            + "\n  - ".join(problems))
 
 
-def _entry_problems(entry: matrix.Entry) -> list[str]:
+def _entry_problems(ws: Workspace, entry: matrix.Entry) -> list[str]:
     if entry.problem:  # a single-package entry the plan could not resolve: reported, never run
         return []
     problems = []
@@ -35,33 +36,33 @@ def _entry_problems(entry: matrix.Entry) -> list[str]:
         problems.append(str(exc))
     if not (entry.locked or entry.lock_file):  # resolved when its session starts
         return problems
-    lock = locks.lock_path(entry)
+    lock = locks.lock_path(ws, entry)
     if not lock.exists():
-        if paths.IS_CHECKOUT or entry.lock_file:  # a team's project resolves a missing committed lock itself
+        if ws.is_checkout or entry.lock_file:  # a team's project resolves a missing committed lock itself
             problems.append(f"lock file {lock} of {entry.name} is missing; generate it with "
-                            f"`{locks.lock_command()}`.")
+                            f"`{locks.lock_command(ws)}`.")
         return problems
     try:
-        locks.check_current(entry, lock)
+        locks.check_current(ws, entry, lock)
     except HarnessError as exc:
         problems.append(str(exc))
     return problems
 
 
-def golden_dirs() -> list[Path]:
+def golden_dirs(ws: Workspace) -> list[Path]:
     """The golden stores the suite reads: the project's, and the tool's own for the built-in contracts."""
-    found = project.load()
+    found = project.load(ws)
     dirs = [found.golden]
-    if not paths.IS_CHECKOUT and found.builtin != BuiltinMode.OFF:
+    if not ws.is_checkout and found.builtin != BuiltinMode.OFF:
         dirs.append(paths.BUILTIN_GOLDEN)
     return list(dict.fromkeys(dirs))
 
 
-def _golden_problems() -> list[str]:
+def _golden_problems(ws: Workspace) -> list[str]:
     """Every golden file must read as JSON. A store not recorded yet is no problem here: its checks
     say so in the verdict."""
     problems = []
-    for directory in golden_dirs():
+    for directory in golden_dirs(ws):
         if not directory.exists():
             continue
         if not directory.is_dir():

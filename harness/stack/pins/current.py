@@ -8,22 +8,22 @@ import os
 
 from harness import env_vars
 from harness.errors import HarnessError
-from harness.stack import paths
 from harness.stack.pins import matrix, project_pins
 from harness.stack.pins.matrix import CandidateRequest, Entry, Pins
+from harness.stack.workspace import Workspace
 
 
-def pins() -> Pins:
+def pins(ws: Workspace) -> Pins:
     """Read now (`nox -s accept` rewrites them; `--baseline-from` may have just been given)."""
-    if not paths.IS_CHECKOUT:
-        return project_pins.load()
+    if not ws.is_checkout:
+        return project_pins.load(ws)
     if os.environ.get(env_vars.BASELINE_FROM):
         raise HarnessError("--baseline-from is for your own project, whose golden values are recorded from that "
                            "baseline; this checkout's baseline is harness/matrix.toml. Run `upgrade-harness init` "
                            "in your project's root, then `upgrade-harness upgrade --baseline-from PATH` there.")
-    return matrix.load_pins(matrix.matrix_path())
+    return matrix.load_pins(ws.matrix)
 
 
-def entries(candidate: CandidateRequest | None = None) -> dict[str, Entry]:
+def entries(ws: Workspace, candidate: CandidateRequest | None = None) -> dict[str, Entry]:
     """The project's entries by name, the candidate replaced by an ad-hoc request when one is given."""
-    return matrix.entries(pins(), candidate)
+    return matrix.entries(pins(ws), candidate, committed=ws.is_checkout)

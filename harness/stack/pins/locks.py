@@ -21,6 +21,7 @@ from harness.stack import paths, project
 from harness.stack.environments import installed
 from harness.stack.environments.interpreters import find_python
 from harness.stack.pins.matrix import Entry
+from harness.stack.workspace import Workspace
 
 LOCK_COMMAND = "nox -s lock"  # this checkout's
 LOCK_COMMAND_PROJECT = "upgrade-harness lock"  # a team's project's
@@ -38,10 +39,11 @@ def harness_requirements() -> list[str]:
     return [d for d in needed if not d.startswith("numpy")]
 
 
-def parse_lock(text: str, source: str = "the lock") -> dict[str, str]:
+def parse_lock(text: str, source: str = "the lock", relock: str = LOCK_COMMAND) -> dict[str, str]:
     """name -> version of every requirement of a compiled lock (names normalized); HarnessError naming
     `source`, the line number and what is wrong when a line is not a requirement pinned to one version
-    (a damaged lock would otherwise install some other stack, or fail minutes later)."""
+    (a damaged lock would otherwise install some other stack, or fail minutes later), and the command that
+    re-locks it (`relock`: lock_command of the workspace)."""
     found = {}
     for number, line in enumerate(text.splitlines(), start=1):
         wanted = line.split(" #", 1)[0].strip().removesuffix("\\").strip()
@@ -50,18 +52,19 @@ def parse_lock(text: str, source: str = "the lock") -> dict[str, str]:
         try:
             requirement = Requirement(wanted)
         except InvalidRequirement as exc:
-            raise _bad_line(source, number, line, f"is not a requirement ({str(exc).splitlines()[0]})") from None
+            raise _bad_line(source, number, line, f"is not a requirement ({str(exc).splitlines()[0]})",
+                            relock) from None
         specifiers = list(requirement.specifier)
         if requirement.url is None and (len(specifiers) != 1 or specifiers[0].operator not in ("==", "===")):
-            raise _bad_line(source, number, line, "is not pinned to one version (name==version)")
+            raise _bad_line(source, number, line, "is not pinned to one version (name==version)", relock)
         if specifiers:
             found[canonicalize_name(requirement.name)] = specifiers[0].version
     return found
 
 
-def _bad_line(source: str, number: int, line: str, what: str) -> HarnessError:
+def _bad_line(source: str, number: int, line: str, what: str, relock: str) -> HarnessError:
     return HarnessError(f"{source}, line {number}: `{line.strip()}` {what}; restore the file or re-lock with "
-                        f"`{lock_command()}`.")
+                        f"`{relock}`.")
 
 
 def _same_version(locked: str | None, pinned: str) -> bool:
@@ -72,33 +75,34 @@ def _same_version(locked: str | None, pinned: str) -> bool:
         return locked == pinned
 
 
-def lock_command() -> str:
-    return LOCK_COMMAND if paths.IS_CHECKOUT else LOCK_COMMAND_PROJECT
+def lock_command(ws: Workspace) -> str:
+    """What re-locks the workspace's committed entries: this checkout's session, or the team's command."""
+    return LOCK_COMMAND if ws.is_checkout else LOCK_COMMAND_PROJECT
 
 
-def check_current(entry: Entry, lock: Path) -> None:
+def check_current(ws: Workspace, entry: Entry, lock: Path) -> None:
     """A committed lock must still lock the entry's pins: pins edited without re-locking would run another stack."""
     try:
         text = lock.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise HarnessError(f"lock file {lock} is unreadable ({exc}); restore it or re-lock with "
-                           f"`{lock_command()}`.") from None
-    locked = parse_lock(text, source=str(lock))
+                           f"`{lock_command(ws)}`.") from None
+    locked = parse_lock(text, source=str(lock), relock=lock_command(ws))
     stale = [f"{pkg}=={version} (the lock has {locked.get(pkg, 'none')})"
              for pkg, version in entry.pins.items() if not _same_version(locked.get(pkg), version)]
     if stale:
         raise HarnessError(f"{lock} no longer matches the {entry.name} pins: {', '.join(stale)}; "
-                           f"re-lock with `{lock_command()}`.")
+                           f"re-lock with `{lock_command(ws)}`.")
 
 
-def write_if_missing(entry: Entry) -> Path | None:
+def write_if_missing(ws: Workspace, entry: Entry) -> Path | None:
     """In a team's project, a committed entry whose lock is missing gets it resolved now from its pins
     (the first run after `init`): the path written, for the user to commit; None when there was one.
     This checkout's locks are committed with the matrix, so a missing one is an error there."""
-    lock = lock_path(entry)
-    if lock.exists() or paths.IS_CHECKOUT or not entry.locked:
+    lock = lock_path(ws, entry)
+    if lock.exists() or ws.is_checkout or not entry.locked:
         return None
-    compile_lock(entry, lock, header_command=lock_command())
+    compile_lock(entry, lock, header_command=lock_command(ws))
     return lock
 
 
@@ -106,10 +110,10 @@ def lock_input(entry: Entry) -> str:
     return "\n".join(entry.requirements + harness_requirements()) + "\n"
 
 
-def lock_path(entry: Entry) -> Path:
+def lock_path(ws: Workspace, entry: Entry) -> Path:
     if entry.lock_file:  # resolved by the upgrade's plan
         return Path(entry.lock_file)
-    return (project.load().locks if entry.locked else paths.ADHOC_LOCKS) / f"{entry.name}.txt"
+    return (project.load(ws).locks if entry.locked else ws.adhoc_locks) / f"{entry.name}.txt"
 
 
 def uv() -> str | None:
@@ -157,7 +161,7 @@ def compile_lock(entry: Entry, output: Path, header_command: str | None = None) 
         )
 
 
-def write_locks(session, entries: list[Entry]) -> None:
+def write_locks(ws: Workspace, session, entries: list[Entry]) -> None:
     for entry in entries:
-        compile_lock(entry, lock_path(entry), header_command=lock_command())
-        session.log(f"wrote {lock_path(entry).relative_to(paths.ROOT)} for {entry.name}: {entry.pin_text}")
+        compile_lock(entry, lock_path(ws, entry), header_command=lock_command(ws))
+        session.log(f"wrote {lock_path(ws, entry).relative_to(ws.root)} for {entry.name}: {entry.pin_text}")

@@ -212,9 +212,10 @@ def parse_candidate(text: str) -> dict[str, str]:
     return pins
 
 
-def entries(pins: Pins, candidate_override: CandidateRequest | None = None) -> dict[str, Entry]:
-    """All matrix entries of `pins` by name, with the candidate replaced when an ad-hoc one is given."""
-    py, locked = pins.python, paths.IS_CHECKOUT  # a project's candidate is resolved by the plan
+def entries(pins: Pins, candidate_override: CandidateRequest | None = None, *, committed: bool) -> dict[str, Entry]:
+    """All matrix entries of `pins` by name, with the candidate replaced when an ad-hoc one is given.
+    committed: whether the candidate's lock is committed (this checkout's); a project's is resolved by the plan."""
+    py, locked = pins.python, committed
     # A one-run --baseline-from is resolved for the run, never written over the committed lock.
     baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py,
                      locked=not os.environ.get(env_vars.BASELINE_FROM))

@@ -16,38 +16,41 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.stack.pins import current, locks, matrix, resolve
+from harness.stack.workspace import Workspace
 
 PLAN_FILE = "upgrade-plan.json"
 
 
-def _resolved(entry: matrix.Entry, named: dict[str, str], baseline: dict[str, str], locks_dir: Path,
+def _resolved(ws: Workspace, entry: matrix.Entry, named: dict[str, str], baseline: dict[str, str], locks_dir: Path,
               prerelease: bool) -> matrix.Entry:
     """The entry with the exact pins and lock its request resolves to."""
-    found = resolve.resolve(named, baseline, entry.python, prerelease)
+    found = resolve.resolve(ws, named, baseline, entry.python, prerelease)
     lock = locks_dir / f"{entry.name}.txt"
     resolve.write_lock(found, lock)
     return dataclasses.replace(entry, pins=found.pins, locked=False, lock_file=str(lock), notes=tuple(found.notes),
                                resolved_at=found.resolved_at)
 
 
-def build(candidate: matrix.CandidateRequest | None, locks_dir: Path, prerelease: bool = False) -> list[matrix.Entry]:
-    """Baseline, candidate and single-package entries, resolved; HarnessError when the candidate cannot be."""
-    all_entries = current.entries(candidate)
+def build(ws: Workspace, candidate: matrix.CandidateRequest | None, locks_dir: Path,
+          prerelease: bool = False) -> list[matrix.Entry]:
+    """The workspace's baseline, candidate and single-package entries, resolved; HarnessError when the candidate
+    cannot be."""
+    all_entries = current.entries(ws, candidate)
     base, cand = all_entries[matrix.BASELINE], all_entries[matrix.CANDIDATE]
     if cand.locked:  # the matrix's own candidate: committed locks, nothing to resolve
         return matrix.upgrade_plan(all_entries)
-    written = locks.write_if_missing(base)  # a project's first run: the candidate is resolved beside it
+    written = locks.write_if_missing(ws, base)  # a project's first run: the candidate is resolved beside it
     if written:
         print(f"upgrade: wrote {written}: the baseline's stack fully resolved (commit it)")
     # An ad-hoc candidate names its pins; a project's default candidate, what it moves from the baseline.
     named = (candidate.pins if candidate is not None
              else {p: v for p, v in cand.pins.items() if base.pins.get(p) != v})
-    cand = _resolved(cand, named, base.pins, locks_dir, prerelease)
+    cand = _resolved(ws, cand, named, base.pins, locks_dir, prerelease)
     singles = []
     for single in matrix.single_package_entries(base, cand):
         group = {p: cand.pins[p] for p in single.pins if single.pins[p] != base.pins[p]}
         try:
-            singles.append(_resolved(single, group, base.pins, locks_dir, prerelease))
+            singles.append(_resolved(ws, single, group, base.pins, locks_dir, prerelease))
         except HarnessError as exc:
             singles.append(dataclasses.replace(single, locked=False, problem=str(exc)))
     return [base, cand, *singles]

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from harness.stack import paths, project
+from harness.stack import project
 from harness.stack.pins import matrix, pins_from
+from harness.stack.workspace import Workspace
 
 
-def load() -> matrix.Pins:
-    found = project.load()
-    defaults = matrix.load_pins(paths.DEFAULT_MATRIX)
+def load(ws: Workspace) -> matrix.Pins:
+    found = project.load(ws)
+    defaults = matrix.load_pins(ws.matrix)
     baseline = pins_from.read(found.baseline_from, found.pins_outside_index)
     # The harness's candidate moves what it bumps over its own baseline; the project's other pins stay.
     # Only forward: a team already past the harness's candidate keeps its own version.

@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.model.report import now
 from harness.stack import project
+from harness.stack.workspace import Workspace
 from harness.stack.pins import locks
 from harness.stack.pins.locks import PIN_LINE, parse_lock
 from harness.stack.pins.matrix import LATEST
@@ -39,20 +40,20 @@ def _requirements(named: dict[str, str], defaults: dict[str, str], free: set[str
     return "\n".join(lines + locks.harness_requirements()) + "\n"
 
 
-def _compile(requirements: str, python: str, prerelease: bool, latest: frozenset[str] = frozenset()):
+def _compile(ws: Workspace, requirements: str, python: str, prerelease: bool, latest: frozenset[str] = frozenset()):
     """One resolution for this Python only (a universal lock may fork a package by Python version). The
     baseline's lock seeds it as uv's preferences, so packages nobody moved (ml-dtypes, scipy, chex...)
     stay at the baseline's versions instead of whatever is newest today: a change is then the bump's."""
     with tempfile.TemporaryDirectory(prefix="harness-resolve-") as scratch:
         output = Path(scratch) / "lock.txt"
-        baseline_lock = project.load().locks / "baseline.txt"
+        baseline_lock = project.load(ws).locks / "baseline.txt"
         if baseline_lock.exists():  # a package asked at `latest` must not be held back by its preference
             kept = [ln for ln in baseline_lock.read_text().splitlines()
                     if not ((m := PIN_LINE.match(ln.strip())) and m.group(1).lower() in latest)]
             output.write_text("\n".join(kept) + "\n")
         done = locks.uv_compile(requirements, python, output=output, prerelease=prerelease, universal=False)
         text = output.read_text() if done.returncode == 0 and output.exists() else ""
-    return (parse_lock(text), text) if done.returncode == 0 else (None, locks.uv_reason(done))
+    return (parse_lock(text, relock=locks.lock_command(ws)), text) if done.returncode == 0 else (None, locks.uv_reason(done))
 
 
 def _latest(named: dict[str, str]) -> frozenset[str]:
@@ -69,14 +70,14 @@ def _needs(pkg: str, reason: str) -> str:
     return f" (it needs {match.group(1)})" if match else ""
 
 
-def _follow(named, defaults, python, prerelease, reason) -> tuple[dict[str, str] | None, str, list[str]]:
+def _follow(ws, named, defaults, python, prerelease, reason) -> tuple[dict[str, str] | None, str, list[str]]:
     """Free the unnamed packages, then pin back each one that can stay at its default: the fewest moves."""
     free = set(defaults) - set(named)
-    found, text = _compile(_requirements(named, defaults, free), python, prerelease, _latest(named))
+    found, text = _compile(ws, _requirements(named, defaults, free), python, prerelease, _latest(named))
     if found is None:
         return None, text, []
     for pkg in [p for p in defaults if p in free and found.get(p) != defaults[p]]:
-        again, again_text = _compile(_requirements(named, defaults, free - {pkg}), python, prerelease,
+        again, again_text = _compile(ws, _requirements(named, defaults, free - {pkg}), python, prerelease,
                                      _latest(named))
         if again is not None:
             free, found, text = free - {pkg}, again, again_text
@@ -85,13 +86,15 @@ def _follow(named, defaults, python, prerelease, reason) -> tuple[dict[str, str]
     return found, text, notes
 
 
-def resolve(named: dict[str, str], defaults: dict[str, str], python: str, prerelease: bool = False) -> Resolution:
+def resolve(ws: Workspace, named: dict[str, str], defaults: dict[str, str], python: str,
+            prerelease: bool = False) -> Resolution:
     """Exact pins for `named` (exact or LATEST) with every other package of `defaults` kept at its pin when
-    that resolves, else at the newest version that does; HarnessError with uv's reason when nothing does."""
-    found, text = _compile(_requirements(named, defaults, set()), python, prerelease, _latest(named))
+    that resolves, else at the newest version that does; HarnessError with uv's reason when nothing does.
+    The workspace's baseline lock seeds the resolution."""
+    found, text = _compile(ws, _requirements(named, defaults, set()), python, prerelease, _latest(named))
     notes: list[str] = []
     if found is None and set(defaults) - set(named):
-        found, text, notes = _follow(named, defaults, python, prerelease, reason=text)
+        found, text, notes = _follow(ws, named, defaults, python, prerelease, reason=text)
     if found is None:
         unreachable = "error sending request" in text or "Failed to fetch" in text
         fix = ("The package index is unreachable: run again when it is, or with --offline if uv's cache already "

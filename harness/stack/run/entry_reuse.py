@@ -20,6 +20,7 @@ from harness.stack.environments import entry as stack_entry
 from harness.stack.run import report_cache
 from harness.stack.pins.matrix import Entry
 from harness.stack.run.report_key import ReportKey, key_of
+from harness.stack.workspace import Workspace
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,18 +41,18 @@ def _selection(only: Path | None) -> list[str] | None:
     return [line.strip() for line in only.read_text().splitlines() if line.strip()] if only else None
 
 
-def _key(entry: Entry, environ: dict[str, str], seed: int, replay: Path | None) -> ReportKey | None:
+def _key(ws: Workspace, entry: Entry, environ: dict[str, str], seed: int, replay: Path | None) -> ReportKey | None:
     try:
-        return key_of(entry, project.load(), environ, seed, replay)
+        return key_of(ws, entry, project.load(ws), environ, seed, replay)
     except (OSError, HarnessError):  # no lock yet (resolved inside its session), or no interpreter
         return None
 
 
-def attempt(cache: Path, entry: Entry, environ: dict[str, str], seed: int, only: Path | None, replay: Path | None,
-            report_file: Path, log_file: Path, fresh: bool) -> Attempt:
+def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str], seed: int, only: Path | None,
+            replay: Path | None, report_file: Path, log_file: Path, fresh: bool) -> Attempt:
     """Reuse the entry's report kept in `cache` when nothing that determines it changed (never with --fresh):
     written to `report_file` as this run's entry, with a log saying where it came from."""
-    key = _key(entry, environ, seed, replay)
+    key = _key(ws, entry, environ, seed, replay)
     if key is None or fresh:
         return Attempt(key)
     selection = _selection(only)
@@ -70,9 +71,9 @@ def attempt(cache: Path, entry: Entry, environ: dict[str, str], seed: int, only:
     return Attempt(key, report)
 
 
-def keep(cache: Path, done: Attempt, entry: Entry, environ: dict[str, str], seed: int, replay: Path | None,
-         report_file: Path, log_file: Path) -> None:
+def keep(ws: Workspace, cache: Path, done: Attempt, entry: Entry, environ: dict[str, str], seed: int,
+         replay: Path | None, report_file: Path, log_file: Path) -> None:
     """After the entry ran: keep its report for the next run (a lock resolved in the session counts now)."""
-    key = done.key or _key(entry, environ, seed, replay)
+    key = done.key or _key(ws, entry, environ, seed, replay)
     if key is not None and done.reused is None:
         report_cache.store(cache, key, report_file, log_file)

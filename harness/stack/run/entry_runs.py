@@ -17,7 +17,6 @@ from pathlib import Path
 from harness import env_vars, run_options
 from harness.model import progress as progress_io
 from harness.model.report import now
-from harness.stack import paths
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix, plan
 from harness.stack.run import ending, entry_reuse, lifeline, progress, report_cache, run_lock
@@ -81,7 +80,7 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
             while pending and len(running) < max(1, jobs):
                 entry = pending.pop(0)
                 stem = REPLAY if replay is not None else entry.name
-                looked = entry_reuse.attempt(cache, entry, env, seed, only, replay, reports / f"{stem}.json",
+                looked = entry_reuse.attempt(ws, cache, entry, env, seed, only, replay, reports / f"{stem}.json",
                                              reports / f"{stem}.log", getattr(args, "fresh", False))
                 if looked.reused is not None:
                     codes[entry.name], attempts[entry.name] = 0, looked
@@ -91,7 +90,7 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                     continue
                 log = open(reports / f"{stem}.log", "w")
                 file = Path(files) / f"{entry.name}.json"
-                cmd = [sys.executable, "-m", "nox", "-f", str(paths.NOXFILE), "-s", entry.name,
+                cmd = [sys.executable, "-m", "nox", "-f", str(ws.noxfile), "-s", entry.name,
                        "--envdir", str(ws.envdir)]
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ws.root,
                                         env={**env, env_vars.PROGRESS: str(file)},
@@ -108,7 +107,7 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                     if proc.returncode != 0:
                         explain_ending(reports, by_name[name], proc.returncode, Path(files) / f"{name}.json", replay)
                     stem = Path(log_name).stem
-                    entry_reuse.keep(cache, attempts[name], by_name[name], env, seed, replay,
+                    entry_reuse.keep(ws, cache, attempts[name], by_name[name], env, seed, replay,
                                      reports / f"{stem}.json", reports / log_name)
                     shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s "
                                          f"(log: reports/{log_name})")

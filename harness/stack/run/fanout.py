@@ -27,8 +27,8 @@ from unittest import mock
 from harness import env_vars
 from harness.errors import HarnessError
 from harness.model import report_io
-from harness.stack import cli_args, paths, project_options
-from harness.stack.commands import judge
+from harness.stack import cli_args, project_options
+from harness.stack.commands import judge, upgrade_args
 from harness.stack.pins import matrix
 from harness.stack.run import followups, run_plan
 from harness.stack.run.followups import EntryRun
@@ -63,8 +63,8 @@ def plan(ws: Workspace, argv, invoked_from: str | None) -> int:
     return 0
 
 
-def _directory(argv, invoked_from: str | None, command: str) -> Path:
-    parser = argparse.ArgumentParser(prog=f"nox -s {command} --" if paths.IS_CHECKOUT else f"upgrade-harness {command}",
+def _directory(ws: Workspace, argv, invoked_from: str | None, command: str) -> Path:
+    parser = argparse.ArgumentParser(prog=upgrade_args.prog(ws, command),
                                      description="DIR: one run's reports and its upgrade-plan.json")
     parser.add_argument("directory", type=Path, metavar="DIR")
     return Path(invoked_from or ".") / cli_args.parse(parser, argv).directory
@@ -78,11 +78,11 @@ def _run_id(directory: Path) -> str | None:
         return None
 
 
-def follow_ups(argv, invoked_from: str | None) -> int:
+def follow_ups(ws: Workspace, argv, invoked_from: str | None) -> int:
     """After baseline and candidate: write the replay's and the attribution's files into DIR (and the
     reports of attribution entries that cannot run), print the runs they need as a matrix."""
     try:
-        directory = _directory(argv, invoked_from, "followups")
+        directory = _directory(ws, argv, invoked_from, "followups")
         entries = judge.planned_entries(directory)
         follow = followups.decide(directory, entries)
         followups.write(follow, directory, _run_id(directory))
@@ -99,13 +99,13 @@ def follow_ups(argv, invoked_from: str | None) -> int:
     return 0
 
 
-def judge_directory(argv, invoked_from: str | None) -> int:
+def judge_directory(ws: Workspace, argv, invoked_from: str | None) -> int:
     """The verdict on DIR's reports, written into DIR; 0 unchanged, 1 changed, 2 cannot judge. The
     project options (`--builtin report`...) say how the verdict judges, as they do for `upgrade`."""
     try:
         options, rest = project_options.split(argv)
         os.environ.update(project_options.environment(options, Path(invoked_from or ".")))
-        return judge.judge(_directory(rest, invoked_from, "judge"))
+        return judge.judge(ws, _directory(ws, rest, invoked_from, "judge"))
     except cli_args.HelpShown:
         return 0
     except HarnessError as exc:

@@ -22,6 +22,7 @@ from harness.stack import paths, project
 from harness.stack.environments.interpreters import find_python
 from harness.stack.pins.locks import lock_path
 from harness.stack.pins.matrix import Entry
+from harness.stack.workspace import Workspace
 
 # The harness's own subpackages that never run in an entry: changing them changes no report.
 HOST_ONLY = ("stack", "verdict")
@@ -135,19 +136,20 @@ def machine_digest() -> str:
     return _digest(json.dumps([platform.machine(), platform.processor(), os.cpu_count(), fields]))
 
 
-def key_of(entry: Entry, found: project.Project, environ: dict[str, str], seed: int,
+def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[str, str], seed: int,
            replay: Path | None = None) -> ReportKey:
-    """The entry's report key under this run's environment (`environ` is what its session is given)."""
+    """The entry's report key in the workspace's project `found`, under this run's environment (`environ` is
+    what its session is given)."""
     from harness.stack.environments.entry import suite_arguments  # the exact arguments its pytest gets
 
     profile = environ.get(env_vars.PROFILE, "ci")
     code_roots = [*found.own_contracts, *found.pythonpath] if found.own_contracts else []
     parts = {
-        "lock": lock_digest(lock_path(entry)),
+        "lock": lock_digest(lock_path(ws, entry)),
         "python": python_digest(find_python(entry.python)),
         "harness": harness_digest(),
         "contracts": files_digest(code_roots, suffixes=(".py", ".ini", ".toml", ".cfg")) if code_roots else "",
-        "suite": _digest(json.dumps([suite_arguments(found), found.builtin.value, paths.IS_CHECKOUT])),
+        "suite": _digest(json.dumps([suite_arguments(found), found.builtin.value, ws.is_checkout])),
         "golden": files_digest([d for d in (found.golden, paths.BUILTIN_GOLDEN) if d.is_dir()]),
         "hypothesis": _digest(f"{profile} {seed if profile in RANDOM_PROFILES else ''}"),
         "environment": _digest(json.dumps(numeric_environment(environ))),

@@ -26,11 +26,11 @@ def prepare(ws: Workspace, argv, invoked_from: str | None,
     """Arguments, a Python, a writable reports directory and a plan that can run (harness.stack.environments.preflight):
     HarnessError (exit 2) before anything runs or moves. The workspace with the reports directory the
     arguments name (`--reports DIR`), and the arguments."""
-    args = upgrade_args.parse(argv, command)
+    args = upgrade_args.parse(ws, argv, command)
     args.run_id = new_run_id()
     if args.candidate is not None:  # parsed once, here: bad input is told before anything else
         args.candidate = matrix.CandidateRequest.parse(args.candidate)
-    find_python(current.pins().python)  # a project may set its own
+    find_python(current.pins(ws).python)  # a project may set its own
     # This run's --contracts / --builtin / --no-builtin / --baseline-from reach the plan, every entry and the verdict.
     os.environ.update(project_options.environment(args, Path(invoked_from or ".")))
     if args.reports:
@@ -39,7 +39,7 @@ def prepare(ws: Workspace, argv, invoked_from: str | None,
         os.environ["UV_OFFLINE"] = "1"  # this run's resolutions too
     upgrade_args.check_writable(ws.reports)
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
-    preflight.check(matrix.upgrade_plan(current.entries(args.candidate)))
+    preflight.check(ws, matrix.upgrade_plan(current.entries(ws, args.candidate)))
     return ws, args
 
 
@@ -48,16 +48,16 @@ def resolve(ws: Workspace, args) -> list[matrix.Entry] | int:
     be resolved. A plan that cannot run (HarnessError from the checks) publishes nothing: last run's
     reports stay where they are (harness.stack.run.run_dir)."""
     try:
-        entries = plan.build(args.candidate, ws.reports / "locks", args.pre)
+        entries = plan.build(ws, args.candidate, ws.reports / "locks", args.pre)
     except HarnessError as exc:
-        requested = current.entries(args.candidate)[matrix.CANDIDATE]
+        requested = current.entries(ws, args.candidate)[matrix.CANDIDATE]
         stack_entry.write_unresolvable(ws.reports, requested, str(exc), now())
         print(f"upgrade: {exc}\nupgrade: CANNOT JUDGE: candidate is unresolvable (exit status 2; "
               f"{ws.published}/{matrix.CANDIDATE}.json says why)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
-    preflight.check(entries)  # the locks the plan resolved, too
+    preflight.check(ws, entries)  # the locks the plan resolved, too
     plan.write(entries, ws.reports / plan.PLAN_FILE)
-    found = project.load()
+    found = project.load(ws)
     runs_builtin = found.builtin != BuiltinMode.OFF and not ws.is_checkout
     note = builtin_golden.mismatch_note(entries[0], found.golden) if runs_builtin else None
     if note:
