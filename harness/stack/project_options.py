@@ -12,7 +12,6 @@ from pathlib import Path
 
 from harness import run_options
 from harness.errors import HarnessError
-from harness.stack import cli_args
 
 
 def add(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_CHANGED
-from harness.model.enums import BuiltinMode, CheckKind, ComparisonKind, Mark, Outcome, Status
+from harness.model.enums import BuiltinMode, CheckKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, Timing, Verdict
 from harness.verdict import bits, cause, explain, groups, import_failure, own, report_mode

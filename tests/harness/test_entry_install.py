@@ -82,7 +82,7 @@ def test_the_suites_temporary_files_are_in_the_entrys_environment(tmp_path, monk
     from harness.stack.workspace import Workspace
 
     session = _Session(tmp_path / "venv")
-    entry.run_entry(session, Workspace.of(paths.SOURCE, tmp_path / "reports"), current.entries()[matrix.BASELINE],
-                    install=False)
+    ws = Workspace.of(paths.SOURCE, tmp_path / "reports")
+    entry.run_entry(session, ws, current.entries(ws)[matrix.BASELINE], install=False)
     (command,) = session.commands
     assert f"--basetemp={tmp_path / 'venv' / 'pytest-tmp'}" in command
