@@ -42,6 +42,8 @@ class Bridge:
     pins: dict[str, str]  # the release's pins there (the neighbour's differ only in the bisected group)
     tried: list[str]  # each jax tried, newest first, and what it gave: "0.11.1: 0.2.7 not importable"
     visible: bool | None  # whether the check tells the two apart there; None when not judged there
+    later: str | None = None  # the next release, run there too for the checks the pair did not tell apart
+    changed_in: str | None = None  # the release the check first differs in there (release or later); None: none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +61,7 @@ class FirstChanged:
     @property
     def judged_at(self) -> str | None:
         """The jax the answer was judged at when its release imports with neither side's jax."""
-        return self.bridge.jax if self.bridge is not None and self.exact else None
+        return self.bridge.jax if self.bridge is not None and self.bridge.changed_in is not None else None
 
     @property
     def exact(self) -> bool:

@@ -306,41 +306,57 @@ def bisect_gap(reports, monkeypatch, installs, older_jax):
 
 def test_a_release_importable_with_neither_sides_jax_is_judged_against_its_neighbour_at_an_older_jax(
         reports, monkeypatch, capsys):
+    """At jax 0.10.2 the EARLY checks tell 0.2.6 and 0.2.7 apart: 0.2.7. The others pass on both, and tell
+    0.2.7 and 0.2.8 apart at that jax: 0.2.8."""
     installs = {("0.2.7", "0.11.1"): raw("candidate-optax-0.2.7"),  # not importable there either
-                ("0.2.7", "0.10.2"): mixed(early_only=True), ("0.2.6", "0.10.2"): raw("baseline")}
+                ("0.2.7", "0.10.2"): mixed(early_only=True), ("0.2.6", "0.10.2"): raw("baseline"),
+                ("0.2.8", "0.10.2"): raw("optax-only")}
     found, runs = bisect_gap(reports, monkeypatch, installs, ["0.9.2", "0.10.2", "0.11.0", "0.11.1"])
     early = [r for r in found.checks if r.check_id.startswith(EARLY)]
-    assert early
-    for result in early:
-        assert result.exact and (result.first, result.judged_at) == ("0.2.7", "0.10.2")
-        assert result.text == ("optax 0.2.7 (judged against optax 0.2.6 at jax 0.10.2, where 0.2.7 imports; "
-                               f"{NOWHERE})")
+    assert early and len(early) < len(found.checks)
+    for result in found.checks:
         assert result.bridge.tried == ["0.11.1: 0.2.7 not importable", "0.11.0: 0.2.7 not installable",
                                        "0.10.2: both import"]
-    # newest older jax first; the pair at the same jax, jaxlib and (moved) flax; 0.9.2 never needed
+        assert result.exact and result.judged_at == "0.10.2"
+        if result in early:
+            assert result.first == "0.2.7" and result.text == (
+                f"optax 0.2.7 (judged against optax 0.2.6 at jax 0.10.2, where 0.2.7 imports; {NOWHERE})")
+        else:
+            assert result.first == "0.2.8" and result.text == (
+                "optax 0.2.8 (judged against optax 0.2.7 at jax 0.10.2, where 0.2.7 imports; there 0.2.7 does not "
+                f"differ from 0.2.6; {NOWHERE})")
+    # newest older jax first; the releases at the same jax, jaxlib and (moved) flax; 0.9.2 never needed
     assert [name for name, _ in runs] == ["bisect-optax-0.2.7", "bisect-optax-0.2.7-candidate-pins",
                                           "bisect-optax-0.2.7-jax-0.11.1", "bisect-optax-0.2.7-jax-0.10.2",
-                                          "bisect-optax-0.2.6-jax-0.10.2"]
+                                          "bisect-optax-0.2.6-jax-0.10.2", "bisect-optax-0.2.8-jax-0.10.2"]
     at = dict(BASE, jax="0.10.2", jaxlib="0.10.2", flax="0.12.8")
-    assert [p.pins for p in found.probes if p.entry.endswith("-jax-0.10.2")] == [dict(at, optax="0.2.7"),
-                                                                                 dict(at, optax="0.2.6")]
+    assert [p.pins for p in found.probes if p.entry.endswith("-jax-0.10.2")] == [
+        dict(at, optax="0.2.7"), dict(at, optax="0.2.6"), dict(at, optax="0.2.8")]
     assert early[0].bridge.pins == dict(at, optax="0.2.7")
     capsys.readouterr()
     cli.main([str(reports / f"{n}.json") for n in upgrade_reports.ENTRIES] + ["--bisect", str(reports / "bisect.json")])
-    assert "first changed in optax 0.2.7 (judged against optax 0.2.6 at jax 0.10.2, where 0.2.7 imports" in \
-        capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "first changed in optax 0.2.7 (judged against optax 0.2.6 at jax 0.10.2, where 0.2.7 imports" in out
+    assert "first changed in optax 0.2.8 (judged against optax 0.2.7 at jax 0.10.2, where 0.2.7 imports" in out
 
 
-def test_a_change_the_pair_does_not_show_at_that_jax_stays_unknown_and_says_so(reports, monkeypatch):
-    """The checks outside EARLY pass on both 0.2.6 and 0.2.7 at jax 0.10.2: not visible there."""
+@pytest.mark.parametrize("later", ["unchanged there", "not installable there"])
+def test_a_change_the_releases_do_not_show_at_that_jax_stays_unknown_and_says_so(reports, monkeypatch, later):
+    """The checks outside EARLY pass on 0.2.6 and 0.2.7 at jax 0.10.2, and on 0.2.8 too (or it cannot be
+    installed there): not visible at that jax."""
     installs = {("0.2.7", "0.10.2"): mixed(early_only=True), ("0.2.6", "0.10.2"): raw("baseline")}
+    if later == "unchanged there":
+        installs[("0.2.8", "0.10.2")] = mixed(early_only=True)
     found, _ = bisect_gap(reports, monkeypatch, installs, ["0.10.2"])
     hidden = [r for r in found.checks if not r.check_id.startswith(EARLY)]
     assert hidden
+    beyond = " nor 0.2.7 and 0.2.8" if later == "unchanged there" else ""
     for result in hidden:
         assert not result.exact and result.judged_at is None and result.bridge.visible is False
         assert result.text == (f"optax 0.2.7–0.2.8 ({NOWHERE}; at jax 0.10.2, where 0.2.7 imports, the check does "
-                               "not tell optax 0.2.6 and 0.2.7 apart: the change is not visible there, unknown)")
+                               f"not tell optax 0.2.6 and 0.2.7 apart{beyond}: the change is not visible there, "
+                               "unknown)")
+    assert hidden[0].bridge.tried[-1] == ("0.10.2: both import" if beyond else "0.10.2: 0.2.8 not installable")
 
 
 def test_no_older_jax_that_imports_both_is_said_with_the_jax_releases_tried(reports, monkeypatch):

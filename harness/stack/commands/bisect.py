@@ -203,18 +203,23 @@ def _bridge(ctx: _Context, group: str, versions: list[str], spans: dict[str, bis
     jaxlibs = bisect_search.all_releases("jaxlib", ctx.fetch) if "jaxlib" in ctx.base.pins else set()
     found = {}
     for index, batch in sorted(waiting.items()):
-        release, against = versions[index], versions[index - 1]
+        release, against, later = versions[index], versions[index - 1], versions[index + 1]
         print(f"upgrade: bisect {group} {release} imports with neither side's jax: judging it against {against} "
               f"at the newest older jax with which both import ({', '.join(jaxes) or 'none listed'})")
         gap = bisect_bridge.Gap(group, tuple(matrix.GROUPS[group]), release, named_of(release), against,
-                                named_of(against))
-        bridge, told = bisect_bridge.bridge(gap, batch, jaxes, jaxlibs, ctx.base.pins, PREFIX,
-                                            lambda name, named, defaults: _run(ctx, group, name, named, defaults,
-                                                                               batch)[0])
-        print(f"upgrade: bisect {group} {release}: " + (f"at jax {bridge.jax}, {sum(map(bool, told.values()))} of "
-              f"{len(batch)} checks tell {against} and {release} apart" if bridge.jax else
-              f"no jax tried imports both ({'; '.join(bridge.tried) or 'none listed'})"))
-        found.update({c: dataclasses.replace(bridge, visible=told.get(c)) for c in batch})
+                                named_of(against), later, named_of(later))
+        bridge, told, told_later = bisect_bridge.bridge(
+            gap, batch, jaxes, jaxlibs, ctx.base.pins, PREFIX,
+            lambda name, named, defaults: _run(ctx, group, name, named, defaults, batch)[0])
+        for check in batch:
+            seen, seen_later = told.get(check), told_later.get(check)
+            changed_in = release if seen else later if seen_later else None
+            found[check] = dataclasses.replace(bridge, visible=None if seen is None else bool(seen or seen_later),
+                                               changed_in=changed_in)
+        print(f"upgrade: bisect {group} {release}: " + (
+            f"at jax {bridge.jax}, {sum(found[c].changed_in == release for c in batch)} of {len(batch)} checks "
+            f"first differ in {release}, {sum(found[c].changed_in == later for c in batch)} in {later}"
+            if bridge.jax else f"no jax tried imports both ({'; '.join(bridge.tried) or 'none listed'})"))
     return found
 
 

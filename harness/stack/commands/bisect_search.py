@@ -143,8 +143,8 @@ def answer(check: str, group: str, package: str, versions: list[str], span: Span
     """The check's first changed release, or the range, and what was said of the releases that decided it."""
     first, last = versions[span.first], versions[span.last]
     said = [*span.unknown.values(), *(span.notes[i] for i in sorted(span.notes))]
-    if bridge is not None and bridge.visible:  # judged against its neighbour at an older jax: exactly there
-        last = first
+    if bridge is not None and bridge.changed_in is not None:  # judged beside its neighbour at an older jax
+        first = last = bridge.changed_in
         said = [bridge_said(bridge, package), span.unknown.get(span.first, ""), span.notes.get(span.first - 1, "")]
     elif bridge is not None:
         said.append(bridge_said(bridge, package))
@@ -155,14 +155,17 @@ def answer(check: str, group: str, package: str, versions: list[str], span: Span
 
 
 def bridge_said(bridge: Bridge, package: str) -> str:
-    """What the answer says of the bridge, for the check it was recorded for (its `visible`)."""
-    x, w, told = bridge.release, bridge.against, bridge.visible
+    """What the answer says of the bridge, for the check it was recorded for (its `visible`, `changed_in`)."""
+    x, w, at = bridge.release, bridge.against, f"at jax {bridge.jax}, where {bridge.release} imports"
     if bridge.jax is None:
         tried = f"tried {'; '.join(bridge.tried)}" if bridge.tried else "the package index lists none"
         return f"no older jax imports both {package} {x} and {w} ({tried})"
-    if told:
-        return f"judged against {package} {w} at jax {bridge.jax}, where {x} imports"
-    if told is None:
-        return f"at jax {bridge.jax}, where {x} imports, the check was not judged on both {w} and {x}: unknown"
-    return (f"at jax {bridge.jax}, where {x} imports, the check does not tell {package} {w} and {x} apart: "
-            "the change is not visible there, unknown")
+    if bridge.changed_in == x:
+        return f"judged against {package} {w} {at}"
+    if bridge.changed_in is not None:
+        return f"judged against {package} {x} {at}; there {x} does not differ from {w}"
+    if bridge.visible is None:
+        return f"{at}, the check was not judged on both {w} and {x}: unknown"
+    beyond = f" nor {x} and {bridge.later}" if bridge.later else ""
+    return (f"{at}, the check does not tell {package} {w} and {x} apart{beyond}: the change is not visible there, "
+            "unknown")
