@@ -31,6 +31,22 @@ class Probe:
 
 
 @dataclasses.dataclass(frozen=True)
+class Bridge:
+    """A release that imports with neither side's jax, run beside its neighbour at an older jax (the
+    newest with which both import, with its jaxlib and a flax that resolves with it): the pair differs
+    only in the bisected package, so a check that tells them apart changed in that release."""
+
+    release: str
+    against: str  # its neighbour: the previous release, or the baseline's
+    jax: str | None  # the jax both were judged at; None when no jax tried imports both
+    pins: dict[str, str]  # the release's pins there (the neighbour's differ only in the bisected group)
+    tried: list[str]  # each jax tried, newest first, and what it gave: "0.11.1: 0.2.7 not importable"
+    visible: bool | None  # whether the check tells the two apart there; None when not judged there
+    later: str | None = None  # the next release, run there too for the checks the pair did not tell apart
+    changed_in: str | None = None  # the release the check first differs in there (release or later); None: none
+
+
+@dataclasses.dataclass(frozen=True)
 class FirstChanged:
     """The release a check first changed in: exact (first == last) or a range the probes could not narrow."""
 
@@ -40,6 +56,12 @@ class FirstChanged:
     first: str  # the earliest release it may have changed in
     last: str  # the release it is known changed in; == first when exact
     text: str  # "optax 0.2.7", or "optax 0.2.7–0.2.8 (0.2.7 not importable with jax 0.11.2)"
+    bridge: Bridge | None = dataclasses.field(default=None, metadata={"omit_if_none": True})  # across a gap
+
+    @property
+    def judged_at(self) -> str | None:
+        """The jax the answer was judged at when its release imports with neither side's jax."""
+        return self.bridge.jax if self.bridge is not None and self.bridge.changed_in is not None else None
 
     @property
     def exact(self) -> bool:

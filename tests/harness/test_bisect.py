@@ -1,14 +1,17 @@
 """`upgrade -- --bisect`: the joint binary search finds each check's first release, a release that
 cannot be judged turns the answer into a range naming it, the release list holds only stable releases
 strictly between, and a release that does not import with the baseline's pins is retried with the
-candidate's. No network and no suite: the index, the resolver and the runner are fakes; the probes'
+candidate's; one that imports with neither side's jax is judged against its neighbour at the newest
+older jax with which both import, or says why not. No network and no suite: the index, the resolver and the runner are fakes; the probes'
 reports are the real reports of the default matrix (tests/harness/fixtures/upgrade-reports)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
+from packaging.version import Version
 
 from harness.errors import HarnessError
 from harness.model import bisection, report_io
@@ -16,7 +19,7 @@ from harness.model.enums import CheckKind, Mark
 from harness.model.verdict import Change
 from harness.stack import paths
 from harness.stack.workspace import Workspace
-from harness.stack.commands import bisect, bisect_search
+from harness.stack.commands import bisect, bisect_bridge as bridge, bisect_search
 from harness.stack.pins import matrix, plan, resolve
 from harness.verdict import cli, compare, groups
 
@@ -173,7 +176,8 @@ def test_a_release_installable_nowhere_gives_a_range_naming_it(reports, monkeypa
                                       fetch=index(["0.2.7", "0.2.7.1"])))
     early = [r for r in found.checks if r.check_id.startswith(EARLY)]
     assert early and all(r.text == "optax 0.2.7–0.2.7.1 (0.2.7 not installable with jax 0.11.2 nor with "
-                                   "jax 0.12.0.1)" and not r.exact for r in early)
+                                   "jax 0.12.0.1; no older jax imports both optax 0.2.7 and 0.2.6 (the package "
+                                   "index lists none))" and not r.exact for r in early)
     assert all(r.text == "optax 0.2.8" and r.exact for r in found.checks if r not in early)
     assert [name for name, _ in runs] == ["bisect-optax-0.2.7.1"]
 
@@ -262,3 +266,125 @@ def test_offline_bisection_never_asks_the_index(reports, monkeypatch, capsys):
     assert found.notes[0].startswith("optax not bisected: --offline: the releases of optax between baseline and "
                                      "candidate come from the package index") and "with network access" in found.notes[0]
     assert "optax not bisected: --offline" in capsys.readouterr().out
+
+
+# Across an import gap: optax 0.2.7 imports with neither side's jax; it is run beside 0.2.6 at an older jax.
+
+def bridge_stack(monkeypatch, reports, installs, runs):
+    """fake_stack, where flax 0.12.12 (the baseline's) does not resolve below jax 0.11.1 and moves to 0.12.8,
+    and a pair (optax, jax) not in `installs` does not resolve."""
+    fake_run = fake_stack(monkeypatch, reports, installs, runs)
+    plain = resolve.resolve
+
+    def moving_flax(named, defaults, python, prerelease=False):
+        if installs.get((named["optax"], named.get("jax", defaults["jax"])), False) is False:
+            raise HarnessError("does not resolve")
+        found = plain(named, defaults, python, prerelease)
+        old = Version(found.pins["jax"]) < Version("0.11.1") and found.pins["flax"] == "0.12.12"
+        return dataclasses.replace(found, pins=dict(found.pins, flax="0.12.8")) if old else found
+
+    monkeypatch.setattr(resolve, "resolve", moving_flax)
+    return fake_run
+
+
+def gap_index(older_jax):
+    jax = {v: files() for v in [*older_jax, "0.11.2", "0.12.0", "0.12.0.1"]}
+    return lambda package: {"releases": {"optax": {v: files() for v in ["0.2.6", "0.2.7", "0.2.8"]},
+                                         "jax": jax, "jaxlib": jax}[package]}
+
+
+GAP = {("0.2.7", "0.11.2"): raw("candidate-optax-0.2.7"), ("0.2.7", "0.12.0.1"): raw("candidate-optax-0.2.7")}
+NOWHERE = "0.2.7 not importable with jax 0.11.2 nor with jax 0.12.0.1"
+
+
+def bisect_gap(reports, monkeypatch, installs, older_jax):
+    runs = []
+    run = bridge_stack(monkeypatch, reports, {**GAP, **installs}, runs)
+    found = bisection.read(bisect.run(_checkout(reports), Args(), entries(), 1, run, fetch=gap_index(older_jax)))
+    return found, runs
+
+
+def test_a_release_importable_with_neither_sides_jax_is_judged_against_its_neighbour_at_an_older_jax(
+        reports, monkeypatch, capsys):
+    """At jax 0.10.2 the EARLY checks tell 0.2.6 and 0.2.7 apart: 0.2.7. The others pass on both, and tell
+    0.2.7 and 0.2.8 apart at that jax: 0.2.8."""
+    installs = {("0.2.7", "0.11.1"): raw("candidate-optax-0.2.7"),  # not importable there either
+                ("0.2.7", "0.10.2"): mixed(early_only=True), ("0.2.6", "0.10.2"): raw("baseline"),
+                ("0.2.8", "0.10.2"): raw("optax-only")}
+    found, runs = bisect_gap(reports, monkeypatch, installs, ["0.9.2", "0.10.2", "0.11.0", "0.11.1"])
+    early = [r for r in found.checks if r.check_id.startswith(EARLY)]
+    assert early and len(early) < len(found.checks)
+    for result in found.checks:
+        assert result.bridge.tried == ["0.11.1: 0.2.7 not importable", "0.11.0: 0.2.7 not installable",
+                                       "0.10.2: both import"]
+        assert result.exact and result.judged_at == "0.10.2"
+        if result in early:
+            assert result.first == "0.2.7" and result.text == (
+                f"optax 0.2.7 (judged against optax 0.2.6 at jax 0.10.2, where 0.2.7 imports; {NOWHERE})")
+        else:
+            assert result.first == "0.2.8" and result.text == (
+                "optax 0.2.8 (judged against optax 0.2.7 at jax 0.10.2, where 0.2.7 imports; there 0.2.7 does not "
+                f"differ from 0.2.6; {NOWHERE})")
+    # newest older jax first; the releases at the same jax, jaxlib and (moved) flax; 0.9.2 never needed
+    assert [name for name, _ in runs] == ["bisect-optax-0.2.7", "bisect-optax-0.2.7-candidate-pins",
+                                          "bisect-optax-0.2.7-jax-0.11.1", "bisect-optax-0.2.7-jax-0.10.2",
+                                          "bisect-optax-0.2.6-jax-0.10.2", "bisect-optax-0.2.8-jax-0.10.2"]
+    at = dict(BASE, jax="0.10.2", jaxlib="0.10.2", flax="0.12.8")
+    assert [p.pins for p in found.probes if p.entry.endswith("-jax-0.10.2")] == [
+        dict(at, optax="0.2.7"), dict(at, optax="0.2.6"), dict(at, optax="0.2.8")]
+    assert early[0].bridge.pins == dict(at, optax="0.2.7")
+    capsys.readouterr()
+    cli.main([str(reports / f"{n}.json") for n in upgrade_reports.ENTRIES] + ["--bisect", str(reports / "bisect.json")])
+    out = capsys.readouterr().out
+    assert "first changed in optax 0.2.7 (judged against optax 0.2.6 at jax 0.10.2, where 0.2.7 imports" in out
+    assert "first changed in optax 0.2.8 (judged against optax 0.2.7 at jax 0.10.2, where 0.2.7 imports" in out
+
+
+@pytest.mark.parametrize("later", ["unchanged there", "not installable there"])
+def test_a_change_the_releases_do_not_show_at_that_jax_stays_unknown_and_says_so(reports, monkeypatch, later):
+    """The checks outside EARLY pass on 0.2.6 and 0.2.7 at jax 0.10.2, and on 0.2.8 too (or it cannot be
+    installed there): not visible at that jax."""
+    installs = {("0.2.7", "0.10.2"): mixed(early_only=True), ("0.2.6", "0.10.2"): raw("baseline")}
+    if later == "unchanged there":
+        installs[("0.2.8", "0.10.2")] = mixed(early_only=True)
+    found, _ = bisect_gap(reports, monkeypatch, installs, ["0.10.2"])
+    hidden = [r for r in found.checks if not r.check_id.startswith(EARLY)]
+    assert hidden
+    beyond = " nor 0.2.7 and 0.2.8" if later == "unchanged there" else ""
+    for result in hidden:
+        assert not result.exact and result.judged_at is None and result.bridge.visible is False
+        assert result.text == (f"optax 0.2.7–0.2.8 ({NOWHERE}; at jax 0.10.2, where 0.2.7 imports, the check does "
+                               f"not tell optax 0.2.6 and 0.2.7 apart{beyond}: the change is not visible there, "
+                               "unknown)")
+    assert hidden[0].bridge.tried[-1] == ("0.10.2: both import" if beyond else "0.10.2: 0.2.8 not installable")
+
+
+def test_no_older_jax_that_imports_both_is_said_with_the_jax_releases_tried(reports, monkeypatch):
+    older = [f"0.{minor}.0" for minor in range(1, 11)] + ["0.11.0", "0.11.1"]  # 12 older: 8 are tried
+    installs = {("0.2.7", "0.11.1"): raw("candidate-optax-0.2.7"), ("0.2.7", "0.10.0"): mixed(early_only=True),
+                ("0.2.6", "0.10.0"): raw("candidate-optax-0.2.7"),  # the neighbour does not import there
+                **{("0.2.7", v): raw("candidate-optax-0.2.7") for v in older[:7]}}
+    found, runs = bisect_gap(reports, monkeypatch, installs, older)
+    tried = ["0.11.1: 0.2.7 not importable", "0.11.0: 0.2.7 not installable", "0.10.0: 0.2.6 not importable",
+             "0.9.0: 0.2.7 not installable", "0.8.0: 0.2.7 not installable", "0.7.0: 0.2.7 not importable",
+             "0.6.0: 0.2.7 not importable", "0.5.0: 0.2.7 not importable"]
+    assert found.checks and len(tried) == bridge.MAX_JAX
+    for result in found.checks:
+        assert not result.exact and result.bridge.jax is None and result.bridge.tried == tried
+        assert result.text == (f"optax 0.2.7–0.2.8 ({NOWHERE}; no older jax imports both optax 0.2.7 and 0.2.6 "
+                               f"(tried {'; '.join(tried)}))")
+    assert "bisect-optax-0.2.7-jax-0.4.0" not in [name for name, _ in runs]
+
+
+def test_a_pair_differs_when_a_check_passes_on_one_only_or_fails_on_both_with_other_values(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps(raw("optax-only")))
+    (tmp_path / "b.json").write_text(json.dumps(raw("baseline")))
+    failed, passed = (report_io.load(tmp_path / n) for n in ("a.json", "b.json"))
+    check = next(c for c in failed.checks if c.id.startswith(EARLY))
+    assert check.outcome.value == "failed" and passed.check(check.id).outcome.value == "passed"
+    assert bridge.differs(passed.check(check.id), check) is True
+    assert bridge.differs(check, check) is False
+    assert bridge.differs(passed.check(check.id), passed.check(check.id)) is False
+    comparisons = [dataclasses.replace(c, observed=["another"]) if not c.passed else c for c in check.comparisons]
+    assert bridge.differs(check, dataclasses.replace(check, comparisons=comparisons)) is True
+    assert bridge.differs(check, None) is None

@@ -7,7 +7,9 @@ plan (reports/bisect-<group>-<release>.json) with the other packages at the base
 only the checks still undecided. A release that does not resolve or cannot import there is tried again
 with the candidate's other pins (said in the answer); there a check that another bumped group changes
 on its own (its single-package entry says so) is unknown, since its answer would depend on those pins.
-When neither works it is unknown, and the answer is a range naming it. The release list comes from the
+When neither works it is unknown: the release is then run beside its neighbour at the newest older jax
+with which both import (harness.stack.commands.bisect_bridge), and a check that tells them apart there
+first changed in it; else the answer is a range naming it, and says why. The release list comes from the
 package index: with --offline no group is bisected, and the bisection says why. The result is
 reports/bisect.json (harness.model.bisection), shown in the verdict.
 """
@@ -22,12 +24,12 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.model import bisection, report_io
-from harness.model.bisection import Bisection, FirstChanged, Probe
+from harness.model.bisection import Bisection, Bridge, FirstChanged, Probe
 from harness.model.enums import Mark, Status
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.stack.workspace import Workspace
-from harness.stack.commands import bisect_search
+from harness.stack.commands import bisect_bridge, bisect_search
 from harness.stack.pins import matrix, plan, resolve
 from harness.verdict import compare, import_failure
 
@@ -70,6 +72,7 @@ class _Context:
     fetch: Callable[[str], dict]
     others_change: dict[str, set[str] | None] = dataclasses.field(default_factory=dict)  # see depends_on_others
     probes: list[Probe] = dataclasses.field(default_factory=list)
+    gaps: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)  # group -> release -> why unjudged
 
     def depends_on_others(self, group: str, check: str) -> bool:
         """Whether another bumped group changes `check` on its own (or cannot say: its single-package
@@ -116,32 +119,34 @@ def _add_to_plan(reports: Path, entry: matrix.Entry) -> None:
     plan.write(list(found.values()), path)
 
 
-def _judge(ctx: _Context, name: str, checks: list[str]) -> tuple[dict[str, bool | None] | None, str]:
-    """Per check: changed (a contract-changing mark) or not, None when not judged; or why nothing is."""
+def _judge(ctx: _Context, name: str, checks: list[str]) -> tuple[Report | None, dict[str, bool | None], str]:
+    """The probe's report and per check: changed (a contract-changing mark) or not, None when not judged;
+    no report when it did not install or import, and which."""
     try:
         report = report_io.load(ctx.ws.reports / f"{name}.json")
     except HarnessError:
-        return None, "not installable"
+        return None, {}, "not installable"
     if report.status != Status.COMPLETE:
-        return None, "not installable"
+        return None, {}, "not installable"
     verdict = compare.compare_entry(ctx.base_report, report)
     if import_failure.find(ctx.base_report, report, verdict.changes) is not None:
-        return None, "not importable"
+        return None, {}, "not importable"
     marks = {c.check_id: c.mark for c in verdict.changes}
-    return {c: None if marks.get(c, Mark.NOT_JUDGED) == Mark.NOT_JUDGED else marks[c].changes_contract
-            for c in checks}, "judged"
+    return report, {c: None if marks.get(c, Mark.NOT_JUDGED) == Mark.NOT_JUDGED else marks[c].changes_contract
+                    for c in checks}, "judged"
 
 
-def _attempt(ctx: _Context, group: str, name: str, named: dict[str, str], defaults: dict[str, str],
-             checks: list[str]) -> tuple[dict[str, bool | None] | None, str]:
-    """Resolve the release with the other packages at `defaults`, run the checks there, judge them."""
+def _run(ctx: _Context, group: str, name: str, named: dict[str, str], defaults: dict[str, str],
+         checks: list[str]) -> tuple[bisect_bridge.Ran, dict[str, bool | None]]:
+    """Resolve the release with the other packages at `defaults`, run the checks there, judge them
+    against the baseline (see _judge); the probe is recorded."""
     started = time.perf_counter()
     release = named[matrix.GROUPS[group][0]]
     try:
         found = resolve.resolve(ctx.ws, named, defaults, ctx.base.python, ctx.args.pre)
     except HarnessError:
         ctx.probes.append(Probe(name, group, release, {}, checks, "not installable", [], None, 0.0))
-        return None, "not installable"
+        return bisect_bridge.Ran(None, "not installable", {}), {}
     lock = ctx.ws.reports / "locks" / f"{name}.txt"
     resolve.write_lock(found, lock)
     entry = matrix.Entry(name, found.pins, f"{group} {release}, bisecting", ctx.base.python, locked=False,
@@ -150,11 +155,10 @@ def _attempt(ctx: _Context, group: str, name: str, named: dict[str, str], defaul
     selection = ctx.ws.reports / SELECTION
     selection.write_text("\n".join(checks) + "\n")
     ctx.run(ctx.ws, [entry], ctx.args, ctx.seed, only=selection)
-    changed, outcome = _judge(ctx, name, checks)
-    ctx.probes.append(Probe(name, group, release, found.pins, checks, outcome,
-                            [c for c, v in (changed or {}).items() if v], "; ".join(found.notes) or None,
-                            round(time.perf_counter() - started, 1)))
-    return changed, outcome
+    report, changed, outcome = _judge(ctx, name, checks)
+    ctx.probes.append(Probe(name, group, release, found.pins, checks, outcome, [c for c, v in changed.items() if v],
+                            "; ".join(found.notes) or None, round(time.perf_counter() - started, 1)))
+    return bisect_bridge.Ran(report, outcome, dict(found.pins)), changed
 
 
 def _probe(ctx: _Context, group: str, named: dict[str, str], checks: list[str]) -> bisect_search.Seen:
@@ -166,37 +170,57 @@ def _probe(ctx: _Context, group: str, named: dict[str, str], checks: list[str]) 
     if ctx.others(group, ctx.cand.pins) != ctx.others(group, ctx.base.pins):  # else nothing else to try
         tries.append((ctx.cand.pins, f"{PREFIX}{group}-{release}-candidate-pins"))
     for defaults, name in tries:
-        changed, outcome = _attempt(ctx, group, name, named, defaults, checks)
-        with_pins = ctx.others(group, defaults)
-        if changed is not None:
-            note = f"{release} probed with {with_pins}: {_failures(failed)}" if failed else ""
+        ran, changed = _run(ctx, group, name, named, defaults, checks)
+        outcome, with_pins = ran.outcome, ctx.others(group, defaults)
+        if ran.report is not None:
+            note = f"{release} probed with {with_pins}: {bisect_search.failures(failed)}" if failed else ""
             confounded = [c for c in changed if failed and changed[c] is not None and ctx.depends_on_others(group, c)]
             changed = {c: None if c in confounded else v for c, v in changed.items()}
-            why = (f"{release} not judged: {_failures(failed)}, and {with_pins} changes the check on its own"
-                   if confounded else "")
+            why = (f"{release} not judged: {bisect_search.failures(failed)}, and {with_pins} changes the check on "
+                   "its own" if confounded else "")
             print(f"upgrade: bisect {group} {release}" + (f" ({note})" if note else "") + ": "
                   f"{sum(bool(v) for v in changed.values())} of {len(checks)} checks changed"
                   + (f", {len(confounded)} unknown: {with_pins} changes them on its own" if confounded else ""))
             return bisect_search.Seen(changed, note, why)
         failed.append((outcome, with_pins))
         print(f"upgrade: bisect {group} {release}: {outcome} with {with_pins}")
-    return bisect_search.Seen({}, f"{release} {_failures(failed)}")
+    ctx.gaps.setdefault(group, {})[release] = bisect_search.failures(failed)
+    return bisect_search.Seen({}, f"{release} {bisect_search.failures(failed)}")
 
 
-def _failures(failed: list[tuple[str, str]]) -> str:
-    """'not importable with jax 0.11.2 nor with jax 0.12.0.1'."""
-    if len({outcome for outcome, _ in failed}) == 1:
-        return f"{failed[0][0]} with " + " nor with ".join(pins for _, pins in failed)
-    return ", ".join(f"{outcome} with {pins}" for outcome, pins in failed)
-
-
-def _answer(check: str, group: str, versions: list[str], span: bisect_search.Span) -> FirstChanged:
-    package = matrix.GROUPS[group][0]
-    first, last = versions[span.first], versions[span.last]
-    said = [*span.unknown.values(), *(span.notes[i] for i in sorted(span.notes))]
-    text = f"{package} {first}" if first == last else f"{package} {first}–{last}"
-    text += f" ({'; '.join(dict.fromkeys(said))})" if said else ""
-    return FirstChanged(check, group, package, first, last, text)
+def _bridge(ctx: _Context, group: str, versions: list[str], spans: dict[str, bisect_search.Span],
+            named_of: Callable[[str], dict[str, str]]) -> dict[str, Bridge]:
+    """Checks whose first possible release imports with neither side's jax: that release and its neighbour
+    at the newest older jax with which both import (bisect_bridge), all such checks of a release at once."""
+    gaps, waiting = ctx.gaps.get(group, {}), {}
+    for check, span in spans.items():
+        if span.first < span.last and versions[span.first] in gaps:
+            waiting.setdefault(span.first, []).append(check)
+    if not waiting or group == "jax" or "jax" not in ctx.base.pins:
+        return {}
+    below = bisect_bridge.older_side(ctx.base.pins["jax"], ctx.cand.pins["jax"])
+    jaxes = bisect_search.older_releases("jax", below, bisect_bridge.MAX_JAX, ctx.args.pre, ctx.fetch)
+    jaxlibs = bisect_search.all_releases("jaxlib", ctx.fetch) if "jaxlib" in ctx.base.pins else set()
+    found = {}
+    for index, batch in sorted(waiting.items()):
+        release, against, later = versions[index], versions[index - 1], versions[index + 1]
+        print(f"upgrade: bisect {group} {release} imports with neither side's jax: judging it against {against} "
+              f"at the newest older jax with which both import ({', '.join(jaxes) or 'none listed'})")
+        gap = bisect_bridge.Gap(group, tuple(matrix.GROUPS[group]), release, named_of(release), against,
+                                named_of(against), later, named_of(later))
+        bridge, told, told_later = bisect_bridge.bridge(
+            gap, batch, jaxes, jaxlibs, ctx.base.pins, PREFIX,
+            lambda name, named, defaults: _run(ctx, group, name, named, defaults, batch)[0])
+        for check in batch:
+            seen, seen_later = told.get(check), told_later.get(check)
+            changed_in = release if seen else later if seen_later else None
+            found[check] = dataclasses.replace(bridge, visible=None if seen is None else bool(seen or seen_later),
+                                               changed_in=changed_in)
+        print(f"upgrade: bisect {group} {release}: " + (
+            f"at jax {bridge.jax}, {sum(found[c].changed_in == release for c in batch)} of {len(batch)} checks "
+            f"first differ in {release}, {sum(found[c].changed_in == later for c in batch)} in {later}"
+            if bridge.jax else f"no jax tried imports both ({'; '.join(bridge.tried) or 'none listed'})"))
+    return found
 
 
 def _bisect_group(ctx: _Context, group: str, checks: list[str]) -> tuple[list[str], list[FirstChanged]]:
@@ -209,13 +233,14 @@ def _bisect_group(ctx: _Context, group: str, checks: list[str]) -> tuple[list[st
           f"{len(between)} release{'s' * (len(between) != 1)} between ({', '.join(between) or 'none'})")
     versions = [old, *between, new]
 
-    def probe(index: int, batch: list[str]) -> bisect_search.Seen:
-        release = versions[index]  # jaxlib follows jax when it has that release
-        named = {lead: release, **{p: release for p, found in following.items() if release in found}}
-        return _probe(ctx, group, named, batch)
+    def named_of(release: str) -> dict[str, str]:  # jaxlib follows jax when it has that release
+        return {lead: release, **{p: release for p, found in following.items() if release in found}}
 
-    spans = bisect_search.search(len(between), checks, probe)
-    return between, [_answer(c, group, versions, spans[c]) for c in checks]
+    spans = bisect_search.search(len(between), checks, lambda i, batch: _probe(ctx, group, named_of(versions[i]),
+                                                                               batch))
+    bridged = _bridge(ctx, group, versions, spans, named_of)
+    return between, [bisect_search.answer(c, group, lead, versions, spans[c], bridged.get(c))
+                     for c in checks]
 
 
 def _offline_index(package: str) -> dict:

@@ -5,7 +5,8 @@ changed / unchanged / unknown, so it is tested without running anything.
 Releases are numbered 0 (the baseline's) .. n + 1 (the candidate's): every check is unchanged at 0
 and changed at n + 1. A check's answer is the first release it changed in, assuming it changed once;
 when the releases between its last unchanged and first changed release could not be judged (not
-installable, not importable) the answer is that range.
+installable, not importable) the answer is that range, unless a bridge (bisect_bridge) judged the
+first of them against its neighbour at an older jax. Then the text of each answer.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError
+from harness.model.bisection import Bridge, FirstChanged
 
 INDEX_URL = "https://pypi.org/pypi/{package}/json"
 
@@ -51,6 +53,20 @@ def releases(package: str, baseline: str, candidate: str, prerelease: bool = Fal
         if low < version < high and (prerelease or not version.is_prerelease) and _published(files):
             found.append((version, text))
     return [text for _, text in sorted(found, reverse=Version(candidate) < Version(baseline))]
+
+
+def older_releases(package: str, than: str, count: int, prerelease: bool = False,
+                   fetch: Callable[[str], dict] = fetch_index) -> list[str]:
+    """The `count` newest published releases older than `than`, newest first (pre-releases only when asked)."""
+    found = []
+    for text, files in fetch(package).get("releases", {}).items():
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        if version < Version(than) and (prerelease or not version.is_prerelease) and _published(files):
+            found.append((version, text))
+    return [text for _, text in sorted(found, reverse=True)[:count]]
 
 
 def all_releases(package: str, fetch: Callable[[str], dict] = fetch_index) -> set[str]:
@@ -113,3 +129,43 @@ def search(count: int, checks: list[str], probe: Callable[[int, list[str]], Seen
                 state.notes[index] = seen.note
     return {check: Span(s.lo + 1, s.hi, {i: why for i, why in s.unknown.items() if s.lo < i < s.hi},
                         {i: n for i, n in s.notes.items() if i in (s.lo, s.hi)}) for check, s in states.items()}
+
+
+def failures(failed: list[tuple[str, str]]) -> str:
+    """'not importable with jax 0.11.2 nor with jax 0.12.0.1'."""
+    if len({outcome for outcome, _ in failed}) == 1:
+        return f"{failed[0][0]} with " + " nor with ".join(pins for _, pins in failed)
+    return ", ".join(f"{outcome} with {pins}" for outcome, pins in failed)
+
+
+def answer(check: str, group: str, package: str, versions: list[str], span: Span,
+           bridge: Bridge | None = None) -> FirstChanged:
+    """The check's first changed release, or the range, and what was said of the releases that decided it."""
+    first, last = versions[span.first], versions[span.last]
+    said = [*span.unknown.values(), *(span.notes[i] for i in sorted(span.notes))]
+    if bridge is not None and bridge.changed_in is not None:  # judged beside its neighbour at an older jax
+        first = last = bridge.changed_in
+        said = [bridge_said(bridge, package), span.unknown.get(span.first, ""), span.notes.get(span.first - 1, "")]
+    elif bridge is not None:
+        said.append(bridge_said(bridge, package))
+    said = [s for s in said if s]
+    text = f"{package} {first}" if first == last else f"{package} {first}–{last}"
+    text += f" ({'; '.join(dict.fromkeys(said))})" if said else ""
+    return FirstChanged(check, group, package, first, last, text, bridge)
+
+
+def bridge_said(bridge: Bridge, package: str) -> str:
+    """What the answer says of the bridge, for the check it was recorded for (its `visible`, `changed_in`)."""
+    x, w, at = bridge.release, bridge.against, f"at jax {bridge.jax}, where {bridge.release} imports"
+    if bridge.jax is None:
+        tried = f"tried {'; '.join(bridge.tried)}" if bridge.tried else "the package index lists none"
+        return f"no older jax imports both {package} {x} and {w} ({tried})"
+    if bridge.changed_in == x:
+        return f"judged against {package} {w} {at}"
+    if bridge.changed_in is not None:
+        return f"judged against {package} {x} {at}; there {x} does not differ from {w}"
+    if bridge.visible is None:
+        return f"{at}, the check was not judged on both {w} and {x}: unknown"
+    beyond = f" nor {x} and {bridge.later}" if bridge.later else ""
+    return (f"{at}, the check does not tell {package} {w} and {x} apart{beyond}: the change is not visible there, "
+            "unknown")
