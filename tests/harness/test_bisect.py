@@ -276,10 +276,10 @@ def bridge_stack(monkeypatch, reports, installs, runs):
     fake_run = fake_stack(monkeypatch, reports, installs, runs)
     plain = resolve.resolve
 
-    def moving_flax(named, defaults, python, prerelease=False):
+    def moving_flax(ws, named, defaults, python, prerelease=False):
         if installs.get((named["optax"], named.get("jax", defaults["jax"])), False) is False:
             raise HarnessError("does not resolve")
-        found = plain(named, defaults, python, prerelease)
+        found = plain(ws, named, defaults, python, prerelease)
         old = Version(found.pins["jax"]) < Version("0.11.1") and found.pins["flax"] == "0.12.12"
         return dataclasses.replace(found, pins=dict(found.pins, flax="0.12.8")) if old else found
 
