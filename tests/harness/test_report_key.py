@@ -135,3 +135,18 @@ def test_the_cpu_model_and_features_are_read_from_cpuinfo():
     assert report_key.cpu_fields(x86) == {"model name": "AMD EPYC", "flags": "sse avx2"}
     arm = "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"
     assert report_key.cpu_fields(arm) == {"Features": "fp asimd", "CPU implementer": "0x41", "CPU part": "0xd0c"}
+
+
+def test_a_universal_lock_and_a_platform_lock_that_install_the_same_packages_share_the_part(tmp_path):
+    """The committed baseline lock holds markers for every platform; a lock resolved for this machine has
+    none. What counts is what the entry's interpreter installs here (found: identical pins as an ad-hoc
+    candidate ran again instead of reusing the baseline's report)."""
+    universal = tmp_path / "baseline.txt"
+    universal.write_text("colorama==0.4.6 ; sys_platform == 'win32'\n    # via pytest\njax==0.11.2\n"
+                         "uvloop==0.23.0 ; sys_platform != 'win32'\nexceptiongroup==1.2.2 ; python_full_version < '3.11'\n")
+    here = tmp_path / "candidate.txt"
+    here.write_text("# resolved for this machine\njax==0.11.2\nuvloop==0.23.0\n")
+    assert report_key.lock_digest(universal, "3.12") == report_key.lock_digest(here, "3.12")
+    assert report_key.lock_digest(universal, "3.10") != report_key.lock_digest(here, "3.10")  # exceptiongroup
+    here.write_text("jax==0.11.2\nuvloop==0.23.1\n")
+    assert report_key.lock_digest(universal, "3.12") != report_key.lock_digest(here, "3.12")

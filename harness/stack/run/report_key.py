@@ -17,6 +17,10 @@ import platform
 import subprocess
 from pathlib import Path
 
+from packaging.markers import default_environment
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 from harness import env_vars
 from harness.stack import paths, project
 from harness.stack.environments.interpreters import find_python
@@ -93,10 +97,25 @@ def files_digest(roots: list[Path], suffixes: tuple[str, ...] | None = None, ski
     return digest.hexdigest()
 
 
-def lock_digest(lock: Path) -> str:
-    """The lock's requirements, without its comments (which name the entry and when it was resolved)."""
-    lines = (line.split("#", 1)[0].strip() for line in lock.read_text().splitlines())
-    return _digest("\n".join(sorted(line for line in lines if line)))
+def lock_digest(lock: Path, python: str) -> str:
+    """What the lock installs here with Python `python`: its requirements without comments (which name the
+    entry and when it was resolved), less those whose markers exclude this machine. A universal lock
+    (the committed baseline's, with markers for every platform) and one resolved for this machine that
+    install the same packages are the same input."""
+    environment = {**default_environment(), "python_version": python, "python_full_version": f"{python}.0"}
+    kept = []
+    for line in lock.read_text().splitlines():
+        text = line.split("#", 1)[0].strip()
+        if not text or text.startswith("-"):  # blank, a comment, or an option such as --index-url
+            continue
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            kept.append(text)  # not ours to judge: kept as written
+            continue
+        if requirement.marker is None or requirement.marker.evaluate(environment):
+            kept.append(f"{canonicalize_name(requirement.name)}{requirement.specifier}")
+    return _digest("\n".join(sorted(kept)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -145,7 +164,7 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
     profile = environ.get(env_vars.PROFILE, "ci")
     code_roots = [*found.own_contracts, *found.pythonpath] if found.own_contracts else []
     parts = {
-        "lock": lock_digest(lock_path(ws, entry)),
+        "lock": lock_digest(lock_path(ws, entry), entry.python),
         "python": python_digest(find_python(entry.python)),
         "harness": harness_digest(),
         "contracts": files_digest(code_roots, suffixes=(".py", ".ini", ".toml", ".cfg")) if code_roots else "",
