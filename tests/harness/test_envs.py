@@ -70,7 +70,8 @@ def test_a_limit_of_zero_keeps_only_what_is_in_use_and_never_touches_anything_el
     _env(envdir, "tests", used_days=1)
     _env(envdir, "candidate", used_days=1)
     _env(envdir, "bisect-jax-0-12-0")  # never stamped: a probe of this run, by nox's directory name
-    _env(envdir, "old-probe")  # never stamped, not in use
+    _env(envdir, "old-probe", used_days=0)  # a harness session's, not in use
+    _env(envdir, "lint")  # never stamped: a team's own nox session, not the harness's
     _env(envdir, "renamed", used_days=1, session="jax-only")  # its stamp names a session in use
     (envdir / "harness-wheel" / "abc").mkdir(parents=True)  # not an environment: no pyvenv.cfg
     (envdir / "harness-wheel" / "abc" / "harness.whl").write_bytes(b"w" * KIB)
@@ -78,7 +79,8 @@ def test_a_limit_of_zero_keeps_only_what_is_in_use_and_never_touches_anything_el
     (envdir / "linked").symlink_to(outside)  # a link to an environment outside the envdir
     pruned = envs.prune(envdir, {"tests", "candidate", "bisect-jax-0.12.0", "jax-only"}, limit=0)
     assert [e.path.name for e in pruned.removed] == ["old-probe"]
-    assert _names(envdir) == ["bisect-jax-0-12-0", "candidate", "harness-wheel", "linked", "renamed", "tests"]
+    assert _names(envdir) == ["bisect-jax-0-12-0", "candidate", "harness-wheel", "linked", "lint", "renamed",
+                              "tests"]
     assert (outside / "lib" / "data.bin").exists() and (envdir / "harness-wheel" / "abc" / "harness.whl").exists()
     assert any("used by the current plan" in line for line in envs.describe(pruned))
 
@@ -87,11 +89,11 @@ def test_last_use_is_the_stamp_not_when_the_environment_was_made_or_installed_in
     envdir = tmp_path / ".nox"
     _env(envdir, "made-first-used-last", created_days=0, used_days=9)
     _env(envdir, "made-last-used-first", created_days=8, used_days=2)
-    _env(envdir, "never-stamped", created_days=5)  # its last use is when it was made
+    _env(envdir, "never-stamped", created_days=5)  # no harness session used it: never removed
     os.utime(envdir / "made-last-used-first" / "lib" / "data.bin")  # an install touches files: not a use
     pruned = envs.prune(envdir, set(), limit=300 * KIB)
-    assert [e.path.name for e in pruned.removed] == ["made-last-used-first", "never-stamped"]
-    assert _names(envdir) == ["made-first-used-last"]
+    assert [e.path.name for e in pruned.removed] == ["made-last-used-first", "made-first-used-last"]
+    assert _names(envdir) == ["never-stamped"]
 
 
 def test_a_use_is_recorded_when_a_session_runs_in_the_environment(tmp_path):

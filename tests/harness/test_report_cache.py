@@ -12,7 +12,7 @@ import pytest
 import upgrade_reports as main_reports
 from harness.model import report_io
 from harness.model.codec import from_json
-from harness.model.enums import Status
+from harness.model.enums import Outcome, Status
 from harness.model.report import EntryInfo, Report, Summary
 from harness.stack.run import entry_reuse, report_cache
 from harness.stack import paths
@@ -189,3 +189,29 @@ def test_the_verdict_says_which_reports_were_reused_and_from_when(candidate):
     summary = render.as_json(verdict)
     assert summary["baseline"]["reused"]["finished_at"] == "2026-12-02T00:40:12+00:00"
     assert [e["reused"] and e["reused"]["entry"] for e in summary["entries"]] == [None, "candidate"]
+
+
+@pytest.mark.parametrize("change", [
+    lambda r: dataclasses.replace(r, checks=[dataclasses.replace(r.checks[0], outcome=Outcome.ERROR), *r.checks[1:]]),
+    lambda r: dataclasses.replace(r, exit_status=3),
+], ids=["a-check-errored", "pytest-could-not-finish"])
+def test_a_run_that_did_not_give_results_is_not_kept(reports, candidate, change):
+    """A check that errored (out of memory, a full disk) is computed again, never replayed from the cache."""
+    report_io.write(reports / "candidate.json", change(candidate))
+    assert not report_cache.store(reports / report_cache.CACHE, ReportKey(PARTS), reports / "candidate.json",
+                                  reports / "candidate.log")
+
+
+def test_a_run_whose_inputs_changed_while_it_ran_is_not_kept(reports, candidate, monkeypatch):
+    from harness.stack.pins.matrix import Entry
+
+    before, after = ReportKey(PARTS), ReportKey({**PARTS, "golden": "edited during the run"})
+    monkeypatch.setattr(entry_reuse, "_key", lambda *args: after)
+    report_io.write(reports / "candidate.json", candidate)
+    cache = reports / report_cache.CACHE
+    entry_reuse.keep(_checkout(reports), cache, entry_reuse.Attempt(before), Entry("candidate", {}, ""), {}, 0, None,
+                     reports / "candidate.json", reports / "candidate.log")
+    assert not list(cache.glob("*.json"))
+    entry_reuse.keep(_checkout(reports), cache, entry_reuse.Attempt(after), Entry("candidate", {}, ""), {}, 0, None,
+                     reports / "candidate.json", reports / "candidate.log")
+    assert len(list(cache.glob("*.json"))) == 1

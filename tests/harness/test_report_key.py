@@ -11,7 +11,7 @@ import pytest
 from harness import env_vars
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
-from harness.stack.run import report_key
+from harness.stack.run import input_digests, report_key
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
 
@@ -132,9 +132,9 @@ def test_the_replayed_examples_are_a_part(world, tmp_path):
 
 def test_the_cpu_model_and_features_are_read_from_cpuinfo():
     x86 = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: sse avx2\n\nprocessor\t: 1\nmodel name\t: other\n"
-    assert report_key.cpu_fields(x86) == {"model name": "AMD EPYC", "flags": "sse avx2"}
+    assert input_digests.cpu_fields(x86) == {"model name": "AMD EPYC", "flags": "sse avx2"}
     arm = "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"
-    assert report_key.cpu_fields(arm) == {"Features": "fp asimd", "CPU implementer": "0x41", "CPU part": "0xd0c"}
+    assert input_digests.cpu_fields(arm) == {"Features": "fp asimd", "CPU implementer": "0x41", "CPU part": "0xd0c"}
 
 
 def test_a_universal_lock_and_a_platform_lock_that_install_the_same_packages_share_the_part(tmp_path):
@@ -150,3 +150,88 @@ def test_a_universal_lock_and_a_platform_lock_that_install_the_same_packages_sha
     assert report_key.lock_digest(universal, "3.10") != report_key.lock_digest(here, "3.10")  # exceptiongroup
     here.write_text("jax==0.11.2\nuvloop==0.23.1\n")
     assert report_key.lock_digest(universal, "3.12") != report_key.lock_digest(here, "3.12")
+
+
+# What a review of the key found it missed, and what it counted that changes no report.
+def _package_and_venv(root, package):
+    (root / "regressor" / "reports").mkdir()
+    (root / "regressor" / "reports" / "plots.py").write_text("DPI = 100\n")
+    (root / "venv" / "lib").mkdir(parents=True)
+    (root / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
+
+
+@pytest.mark.parametrize("edit, part", [
+    (lambda root, package: (root / "contracts/losses.npz").write_bytes(b"\x93NUMPY data"), "contracts"),
+    (lambda root, package: (root / "regressor/reports/plots.py").write_text("DPI = 200\n"), "contracts"),
+    (lambda root, package: (root / "regressor/config.yaml").write_text("lr: 0.2\n"), "contracts"),
+    (lambda root, package: (root.parent / "conftest.py").write_text("# above the project\n"), "contracts"),
+    (lambda root, package: (root / "pyproject.toml").write_text('[project]\nname = "team"\nversion = "2"\n'),
+     "contracts"),
+], ids=["contract-data", "a-package-named-reports", "code-config", "ancestor-conftest", "pyproject-project"])
+def test_what_your_contracts_read_counts(world, edit, part):
+    root, package, found, entry = world
+    _package_and_venv(root, package)
+    (root / "pyproject.toml").write_text('[project]\nname = "team"\nversion = "1"\n')
+    before = _key(found, entry)
+    edit(root, package)
+    assert _key(found, entry).changed(before) == [part]
+
+
+@pytest.mark.parametrize("edit", [
+    lambda root, package: (root / "venv/lib/site.py").write_text("# an environment\n"),
+    lambda root, package: (root / "pyproject.toml").write_text(
+        '[project]\nname = "team"\nversion = "1"\n\n[tool.upgrade-harness.candidate]\noptax = "0.2.8"\n'),
+    lambda root, package: (package / "matrix.toml").write_text('python = "3.12"\n'),
+    lambda root, package: (package / "cli.py").write_text("# the command line\n"),
+], ids=["a-virtualenv", "the-harness-table", "the-pins", "the-command-line"])
+def test_what_says_what_to_compare_does_not_count(world, edit):
+    root, package, found, entry = world
+    _package_and_venv(root, package)
+    (root / "pyproject.toml").write_text('[project]\nname = "team"\nversion = "1"\n')
+    before = _key(found, entry)
+    edit(root, package)
+    assert _key(found, entry).changed(before) == []
+
+
+def test_a_symlinked_package_is_read(world, tmp_path):
+    root, _, found, entry = world
+    shared = tmp_path / "monorepo" / "shared"
+    shared.mkdir(parents=True)
+    (shared / "layers.py").write_text("WIDTH = 8\n")
+    (root / "shared").symlink_to(shared)
+    before = _key(found, entry)
+    (shared / "layers.py").write_text("WIDTH = 16\n")
+    assert _key(found, entry).changed(before) == ["contracts"]
+
+
+@pytest.mark.parametrize("name, value", [("PYTEST_ADDOPTS", "-k adam"), ("PYTHONPATH", "/elsewhere"),
+                                         ("PYTHONWARNINGS", "error"), ("LD_PRELOAD", "libother.so"),
+                                         ("KMP_AFFINITY", "compact")])
+def test_variables_pytest_python_and_the_libraries_read_are_a_part(world, name, value):
+    _, _, found, entry = world
+    plain = {env_vars.PROFILE: "ci"}
+    assert _key(found, entry, {**plain, name: value}).changed(_key(found, entry, plain)) == ["environment"]
+
+
+def test_an_empty_profile_is_the_plugins_choice_and_draws_with_the_seed(world):
+    _, _, found, entry = world
+    empty = {env_vars.PROFILE: ""}  # the plugin then picks dev (ci under CI): random, with the run's seed
+    assert _key(found, entry, empty, seed=1).changed(_key(found, entry, empty, seed=2)) == ["hypothesis"]
+    under_ci = {env_vars.PROFILE: "", "CI": "true"}  # ci: derandomized, the seed changes nothing
+    assert _key(found, entry, under_ci, seed=1).changed(_key(found, entry, under_ci, seed=2)) == []
+
+
+def test_judged_or_reported_built_in_contracts_are_the_same_run(world):
+    import dataclasses
+
+    _, _, found, entry = world
+    judged = dataclasses.replace(found, builtin=BuiltinMode.JUDGE)
+    assert _key(judged, entry).changed(_key(found, entry)) == []
+
+
+def test_a_requirement_by_url_counts_with_its_url(tmp_path):
+    lock = tmp_path / "lock.txt"
+    lock.write_text("optax @ git+https://github.com/google-deepmind/optax@aaaa\n")
+    first = input_digests.lock_digest(lock, "3.12")
+    lock.write_text("optax @ git+https://github.com/google-deepmind/optax@bbbb\n")
+    assert input_digests.lock_digest(lock, "3.12") != first

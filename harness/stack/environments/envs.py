@@ -2,8 +2,8 @@
 and pruning the ones no current plan uses, least recently used first, until they fit a size limit.
 
 Last use is a stamp file the sessions write (mark_used), not the environment's mtimes, which every
-install changes. An environment without a stamp (made before stamps existed) counts as last used when it
-was created. Sizes are bytes on disk with each file counted once, as `du -s` counts them; the files an
+install changes. Only an environment with a stamp is the harness's: one without (a team's own nox
+session's, say `lint` or `docs`, or one made before stamps existed) is never removed. Sizes are bytes on disk with each file counted once, as `du -s` counts them; the files an
 environment shares with uv's cache (uv links them in) stay in the cache when it is removed, so what a
 prune frees on disk is counted apart.
 """
@@ -142,7 +142,8 @@ class Pruned:
 
 
 def in_use(env: Env, envdir: Path, keep: set[str]) -> bool:
-    return env.session in keep or env.path.name in {dir_name(envdir, name) for name in keep}
+    """Kept: a session of `keep` uses it, or no harness session ever stamped it (it is not the harness's)."""
+    return env.session is None or env.session in keep or env.path.name in {dir_name(envdir, name) for name in keep}
 
 
 def prune(envdir: Path, keep: set[str], limit: float) -> Pruned:

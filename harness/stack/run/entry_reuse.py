@@ -73,7 +73,10 @@ def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str], s
 
 def keep(ws: Workspace, cache: Path, done: Attempt, entry: Entry, environ: dict[str, str], seed: int,
          replay: Path | None, report_file: Path, log_file: Path) -> None:
-    """After the entry ran: keep its report for the next run (a lock resolved in the session counts now)."""
-    key = done.key or _key(ws, entry, environ, seed, replay)
-    if key is not None and done.reused is None:
-        report_cache.store(cache, key, report_file, log_file)
+    """After the entry ran: keep its report for the next run (a lock resolved in the session counts now).
+    Only when its inputs are still those it started with: a contract or golden file edited while it ran
+    would otherwise file the old results under the new inputs."""
+    after = _key(ws, entry, environ, seed, replay)
+    if after is None or done.reused is not None or (done.key is not None and done.key != after):
+        return
+    report_cache.store(cache, after, report_file, log_file)

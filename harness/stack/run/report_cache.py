@@ -20,7 +20,7 @@ from harness.atomic import atomic_write_text
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.codec import from_json, to_json
-from harness.model.enums import Status
+from harness.model.enums import Outcome, Status
 from harness.model.report import SCHEMA_VERSION, EntryInfo, Report, ReusedFrom, Summary
 from harness.stack.run.report_key import PART_NAMES, ReportKey
 
@@ -138,6 +138,10 @@ def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path) -> boo
     except HarnessError:
         return False
     if report.status != Status.COMPLETE or report.reused is not None:
+        return False
+    # A check that errored (out of memory, a full disk) or a run pytest could not finish as a suite is
+    # not a result to replay: the next run computes it again.
+    if report.exit_status not in (0, 1) or any(c.outcome == Outcome.ERROR for c in report.checks):
         return False
     doc = to_json(report)
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
