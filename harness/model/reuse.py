@@ -14,3 +14,9 @@ class ReusedFrom:
     finished_at: str | None  # when that run's entry finished
     key: str  # the content key (harness.stack.run.report_key)
     entry: str  # the entry that computed it (a candidate bumping only jax and a jax-only entry share one)
+
+    @property
+    def when(self) -> str:
+        """When that run's entry finished, as the run and the verdict say it: `2026-12-02 00:36 UTC`."""
+        stamp = self.finished_at or ""
+        return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else "an earlier run"

@@ -68,9 +68,7 @@ def status_text(name: str, status: Status, reused: ReusedFrom | None) -> str:
     """`complete`, or `complete, reused from 2026-12-02 00:36 UTC` for a report an earlier run computed."""
     if reused is None:
         return status
-    stamp = reused.finished_at or ""
-    at = f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else "an earlier run"
-    return f"{status}, reused from {at}" + (f" (entry {reused.entry})" if reused.entry != name else "")
+    return f"{status}, reused from {reused.when}" + (f" (entry {reused.entry})" if reused.entry != name else "")
 
 
 def changed(verdict: Verdict, entry: EntryVerdict) -> list[Change]:

@@ -39,33 +39,32 @@ def _published(files: list[dict]) -> bool:
     return any(not f.get("yanked", False) for f in files)
 
 
-def releases(package: str, baseline: str, candidate: str, prerelease: bool = False,
-             fetch: Callable[[str], dict] = fetch_index) -> list[str]:
-    """The releases strictly between the baseline's and the candidate's, oldest first (newest first
-    for a downgrade); pre-releases only when asked."""
-    low, high = sorted((Version(baseline), Version(candidate)))
+def _installable(package: str, prerelease: bool, fetch: Callable[[str], dict]) -> list[tuple[Version, str]]:
+    """The package's published releases with a valid version (pre-releases only when asked), as listed."""
     found = []
     for text, files in fetch(package).get("releases", {}).items():
         try:
             version = Version(text)
         except InvalidVersion:
             continue
-        if low < version < high and (prerelease or not version.is_prerelease) and _published(files):
+        if (prerelease or not version.is_prerelease) and _published(files):
             found.append((version, text))
+    return found
+
+
+def releases(package: str, baseline: str, candidate: str, prerelease: bool = False,
+             fetch: Callable[[str], dict] = fetch_index) -> list[str]:
+    """The releases strictly between the baseline's and the candidate's, oldest first (newest first
+    for a downgrade); pre-releases only when asked."""
+    low, high = sorted((Version(baseline), Version(candidate)))
+    found = [(v, text) for v, text in _installable(package, prerelease, fetch) if low < v < high]
     return [text for _, text in sorted(found, reverse=Version(candidate) < Version(baseline))]
 
 
 def older_releases(package: str, than: str, count: int, prerelease: bool = False,
                    fetch: Callable[[str], dict] = fetch_index) -> list[str]:
     """The `count` newest published releases older than `than`, newest first (pre-releases only when asked)."""
-    found = []
-    for text, files in fetch(package).get("releases", {}).items():
-        try:
-            version = Version(text)
-        except InvalidVersion:
-            continue
-        if version < Version(than) and (prerelease or not version.is_prerelease) and _published(files):
-            found.append((version, text))
+    found = [(v, text) for v, text in _installable(package, prerelease, fetch) if v < Version(than)]
     return [text for _, text in sorted(found, reverse=True)[:count]]
 
 

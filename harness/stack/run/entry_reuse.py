@@ -32,11 +32,6 @@ class Attempt:
     why_ran: str = ""  # said when an earlier report existed but could not be reused
 
 
-def when(stamp: str | None) -> str:
-    """An ISO time as the verdict shows it: `2026-12-02 00:36 UTC`."""
-    return f"{stamp[:10]} {stamp[11:16]} UTC" if stamp and len(stamp) >= 16 else "an earlier run"
-
-
 def _selection(only: Path | None) -> list[str] | None:
     return [line.strip() for line in only.read_text().splitlines() if line.strip()] if only else None
 
@@ -62,7 +57,7 @@ def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str], s
     report = report_cache.reused(found.report, stack_entry.entry_info(entry), environ.get(env_vars.RUN_ID), key)
     try:
         report_io.write(report_file, report, derived=True)  # validated when it was read from the cache
-        log_file.write_text(f"reused the report of entry {report.reused.entry} from {when(report.reused.finished_at)} "
+        log_file.write_text(f"reused the report of entry {report.reused.entry} from {report.reused.when} "
                             f"(run {report.reused.run_id}): nothing that determines it changed (key "
                             f"{key.digest}); `--fresh` runs it again. That run's log:\n\n{found.log}")
     except (OSError, HarnessError) as exc:

@@ -85,7 +85,7 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                 if looked.reused is not None:
                     codes[entry.name], attempts[entry.name] = 0, looked
                     shown.finished(entry.name, f"  {entry.name:12s} reused    the report of "
-                                               f"{entry_reuse.when(looked.reused.reused.finished_at)} (log: "
+                                               f"{looked.reused.reused.when} (log: "
                                                f"reports/{stem}.log)")
                     continue
                 log = open(reports / f"{stem}.log", "w")

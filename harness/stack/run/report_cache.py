@@ -52,12 +52,14 @@ def _record_path(cache: Path, key: ReportKey, selection: list[str] | None) -> Pa
     return cache / f"{key.digest}-{_selection_tag(selection)}.json"
 
 
-def _read(path: Path) -> Report:
-    """The record's report, checked against the digest it was stored with; HarnessError if not the same."""
+def _read(path: Path) -> tuple[Report, str]:
+    """The record's report, checked against the digest it was stored with (HarnessError if not the same),
+    and the log of the run that computed it."""
     try:
         record = json.loads(path.read_text())
         text = json.dumps(record["report"], sort_keys=True)
         stored = record["report_digest"]
+        log = str(record.get("log", ""))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HarnessError(f"record {path.name} is unreadable ({exc})") from None
     if hashlib.sha256(text.encode()).hexdigest() != stored:
@@ -67,16 +69,9 @@ def _read(path: Path) -> Report:
     if record["report"].get("schema_version") != SCHEMA_VERSION:
         raise HarnessError(f"record {path.name} is of schema version {record['report'].get('schema_version')}")
     try:
-        return from_json(Report, record["report"])
+        return from_json(Report, record["report"]), log
     except (KeyError, TypeError, ValueError) as exc:
         raise HarnessError(f"record {path.name} does not fit the report model ({exc})") from None
-
-
-def _log(path: Path) -> str:
-    try:
-        return str(json.loads(path.read_text()).get("log", ""))
-    except (OSError, ValueError, AttributeError):
-        return ""
 
 
 def _filtered(report: Report, selection: list[str]) -> Report:
@@ -96,14 +91,14 @@ def lookup(cache: Path, key: ReportKey, selection: list[str] | None, entry_name:
         if not path.exists():
             continue
         try:
-            report = _read(path)
+            report, log = _read(path)
         except HarnessError as exc:
             problems.append(str(exc))
             path.unlink(missing_ok=True)  # never trusted again
             continue
         os.utime(path)  # recently used: kept by the pruning
         of_all = path == _record_path(cache, key, None)
-        return Found(_filtered(report, selection) if of_all and selection is not None else report, "", _log(path))
+        return Found(_filtered(report, selection) if of_all and selection is not None else report, "", log)
     if problems:
         return Found(None, "; ".join(problems) + ": recomputed")
     return Found(None, _why_changed(cache, key, entry_name))
