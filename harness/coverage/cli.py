@@ -1,0 +1,62 @@
+"""`python -m harness coverage [--site-packages DIR] [--ledger FILE]`: Optax's public surface against the
+ledger: the counts, every gap, and anything the ledger does not account for (exit status 1)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.coverage import audit, contracts, ledger, surface
+from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
+
+# Where the baseline's optax is installed once its environments exist (the entry's, or the tests').
+ENVIRONMENTS = (".nox/baseline", ".nox/tests")
+
+
+def baseline_optax() -> str:
+    from harness.stack.pins import matrix
+
+    return matrix.load_pins(matrix.matrix_path()).baseline[surface.PACKAGE]
+
+
+def find_site_packages(root: Path, version: str) -> Path:
+    """The site-packages of the first environment under root whose optax is the baseline's."""
+    seen = []
+    for env in ENVIRONMENTS:
+        for site in sorted((root / env).glob("lib/python3*/site-packages")):
+            if (site / surface.PACKAGE).is_dir():
+                found = surface.installed_version(site)
+                if found == version:
+                    return site
+                seen.append(f"{site} has {found}")
+    raise HarnessError(f"no environment with the baseline's optax {version} under {root} "
+                       f"({'; '.join(seen) or 'none of ' + ', '.join(ENVIRONMENTS) + ' exists'}): run "
+                       "`nox -s baseline` once, or give --site-packages DIR.")
+
+
+def render(result: audit.Coverage) -> str:
+    s = result.surface
+    counts = ", ".join(f"{n} {k}" for k, n in result.counts().items())
+    lines = [f"optax {s.version} ({s.source}): {counts}"]
+    for entry in sorted(result.gaps, key=lambda e: (e.area.value, e.name)):
+        what = entry.missing or "; ".join(f"{p}: {why}" for p, why in sorted(entry.gaps.items()))
+        lines.append(f"  gap  {entry.area.value:12s} {entry.name}: {what}")
+    lines += [f"  NOT ACCOUNTED FOR  {f}" for f in result.findings]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness coverage", description=__doc__)
+    parser.add_argument("--site-packages", type=Path, help="where optax is installed (default: the baseline "
+                                                           "entry's environment, then the tests')")
+    parser.add_argument("--ledger", type=Path, default=ledger.LEDGER)
+    args = parser.parse_args(argv)
+    try:
+        site = args.site_packages or find_site_packages(Path.cwd(), baseline_optax())
+        result = audit.audit(surface.load(site), ledger.read(args.ledger), contracts.ids())
+    except HarnessError as exc:
+        print(f"coverage: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    print(render(result))
+    return 1 if result.findings else 0

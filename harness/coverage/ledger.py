@@ -1,0 +1,107 @@
+"""The committed ledger (harness/coverage/ledger.toml): every public Optax callable is in scope, with
+the contract that exercises each of its parameters, or out of scope with a one-line reason.
+
+An in-scope callable is covered when every parameter names a contract and nothing is listed as
+missing; otherwise it is a gap, and the ledger says what is missing (`missing` for the callable and
+all its parameters, `gaps` for single parameters). Gaps are allowed only where the ledger lists them: the audit fails on
+a callable or parameter it does not account for (harness.coverage.audit).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import tomllib
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+LEDGER = Path(__file__).resolve().parent / "ledger.toml"
+
+
+class Area(enum.Enum):
+    """What a user reaches for the callable to do: the areas in scope."""
+
+    ACCUMULATE = "accumulate"
+    SCHEDULE = "schedule"
+    CLIP = "clip"  # clip or normalise gradients
+    MASK = "mask"  # mask, route or skip updates
+    WEIGHT_DECAY = "weight_decay"
+
+
+@dataclasses.dataclass(frozen=True)
+class InScope:
+    name: str
+    area: Area
+    params: dict[str, tuple[str, ...]]  # parameter -> the contracts exercising it at a non-default value
+    gaps: dict[str, str]  # parameter -> what is missing
+    missing: str | None  # what is missing for the callable as a whole (no contract yet)
+
+    @property
+    def covered(self) -> bool:
+        return self.missing is None and not self.gaps
+
+    def contracts(self) -> set[str]:
+        return {c for ids in self.params.values() for c in ids}
+
+
+@dataclasses.dataclass(frozen=True)
+class Ledger:
+    path: Path
+    in_scope: dict[str, InScope]
+    out_of_scope: dict[str, str]  # name -> why
+
+
+def _problem(path: Path, where: str, what: str) -> HarnessError:
+    return HarnessError(f"{path}: {where}: {what}")
+
+
+def _ids(path: Path, where: str, value) -> tuple[str, ...]:
+    value = [value] if isinstance(value, str) else value
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and "/" in v for v in value):
+        raise _problem(path, where, 'name a contract as "family/test_name" (or a list of them)')
+    return tuple(value)
+
+
+def _texts(path: Path, where: str, table) -> dict[str, str]:
+    if not isinstance(table, dict) or not all(isinstance(v, str) and v.strip() for v in table.values()):
+        raise _problem(path, where, 'give each name a one-line text: name = "why"')
+    return dict(table)
+
+
+def _in_scope(path: Path, name: str, entry) -> InScope:
+    where = f"[in_scope.{name!r}]"
+    if not isinstance(entry, dict):
+        raise _problem(path, where, "must be a table")
+    unknown = set(entry) - {"area", "params", "gaps", "missing"}
+    if unknown:
+        raise _problem(path, where, f"unknown keys {sorted(unknown)}; the keys are area, params, gaps, missing")
+    try:
+        area = Area(entry.get("area"))
+    except ValueError:
+        raise _problem(path, where, f"area must be one of {[a.value for a in Area]}") from None
+    params = entry.get("params", {})
+    if not isinstance(params, dict):
+        raise _problem(path, where + ".params", "must be a table: parameter = \"family/test_name\"")
+    missing = entry.get("missing")
+    if missing is not None and (not isinstance(missing, str) or not missing.strip()):
+        raise _problem(path, where + ".missing", "say in one line what is missing")
+    return InScope(name, area, {p: _ids(path, f"{where}.params.{p}", v) for p, v in params.items()},
+                   _texts(path, where + ".gaps", entry.get("gaps", {})), missing)
+
+
+def read(path: Path = LEDGER) -> Ledger:
+    """The ledger, checked for form (what it says is checked against the surface by the audit)."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read the ledger ({exc}); restore it with git checkout.") from exc
+    unknown = set(data) - {"in_scope", "out_of_scope"}
+    if unknown:
+        raise _problem(path, "top level", f"unknown tables {sorted(unknown)}; the tables are in_scope, out_of_scope")
+    in_scope = {name: _in_scope(path, name, e) for name, e in data.get("in_scope", {}).items()}
+    out = _texts(path, "[out_of_scope]", data.get("out_of_scope", {}))
+    both = sorted(set(in_scope) & set(out))
+    if both:
+        raise _problem(path, "in_scope and out_of_scope", f"{both[0]} is in both; keep one line")
+    return Ledger(path, in_scope, out)
