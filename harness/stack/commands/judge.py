@@ -108,7 +108,9 @@ def inputs(directory: Path) -> judgement.Inputs:
     if replay is not None:
         _of_run(replay, entries[0], "baseline replay", run_id)
     bisected = directory / bisection.BISECT_FILE
-    rolled = directory / f"{ROLLBACK}.json" if rollback.source(directory, entries[1].name) else None
+    # The rollback runs in `nox -s upgrade` only (the steps one by one do not run it yet): judged when present.
+    rolled = directory / f"{ROLLBACK}.json"
+    rolled = rolled if rolled.exists() and rollback.source(directory, entries[1].name) else None
     if rolled is not None:
         _of_run(rolled, entries[0], "baseline rollback", run_id)
     return judgement.Inputs(
