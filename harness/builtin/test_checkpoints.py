@@ -122,8 +122,9 @@ def test_saved(check, request, tmp_path_factory, dtype):
 
 @pytest.mark.parametrize("dtype", ck.DTYPES)
 def test_rollback_layout(check, request, tmp_path_factory, dtype):
-    """The checkpoint an entry wrote (in an upgrade: the candidate's) restores into this stack (the
-    baseline) leaf for leaf: the team can roll back."""
+    """The checkpoint another entry wrote restores into this stack leaf for leaf, so a team can roll back.
+
+    In an upgrade the baseline runs it on the candidate's checkpoint; an entry's own run reads its own."""
     folder, reader = _rollback_source(request, tmp_path_factory, dtype)
     _layout(check, folder, reader, dtype, baseline_writes=False)
 
