@@ -25,3 +25,5 @@ WHEEL = "HARNESS_WHEEL"  # the harness wheel `upgrade` built once for its child 
 BUILTIN = "HARNESS_BUILTIN"  # `--builtin judge|report` or `--no-builtin` ("off"): harness.model.enums.BuiltinMode
 RUN_PID = "HARNESS_RUN_PID"  # the upgrade's process: its entries die with it (harness.stack.run.lifeline)
 RUN_ID = "HARNESS_RUN_ID"  # the upgrade run an entry belongs to: its reports carry it, it dies with that run
+CHECKPOINTS = "HARNESS_CHECKPOINTS"  # where an entry writes its own checkpoints (reports/<run>/checkpoints/<report name>/)
+ROLLBACK_FROM = "HARNESS_ROLLBACK_FROM"  # another entry's checkpoints folder the baseline restores (the rollback run)

@@ -108,11 +108,13 @@ class RunOptions:
                                                    "deselected"))
     replay: Path | None = _option(None, group=RUN, env=env_vars.REPLAY, kind=Path, own_run=True)
     report_name: str | None = _option(None, group=RUN, env=env_vars.REPORT_NAME, own_run=True)
+    rollback_from: Path | None = _option(None, group=RUN, env=env_vars.ROLLBACK_FROM, kind=Path, own_run=True)
     # Set by an entry's session for its pytest run (harness.stack.environments.entry), read by the contract side.
     report: Path | None = _option(None, group=ENTRY, env=env_vars.REPORT, kind=Path, pytest="--harness-report",
                                   argparse=dict(help="report path"))
     entry: str = _option("local", group=ENTRY, env=env_vars.ENTRY, pytest="--harness-entry",
                          argparse=dict(help="matrix entry name"))
+    checkpoints: Path | None = _option(None, group=ENTRY, env=env_vars.CHECKPOINTS, kind=Path)
     golden_dir: Path | None = _option(None, group=ENTRY, env=env_vars.GOLDEN_DIR, kind=Path,
                                       pytest="--harness-golden-dir", argparse=dict(help="golden directory"))
     builtin_golden_dir: Path | None = _option(None, group=ENTRY, env=env_vars.BUILTIN_GOLDEN_DIR, kind=Path,

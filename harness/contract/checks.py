@@ -12,6 +12,7 @@ raises ContractFailure (an AssertionError) with a one-paragraph message when it 
 * ``agree(label, value, other)``: two library paths equal in exact arithmetic (jit vs eager, k
   microbatches vs their mean): a relation between two computations of the library, not a reference.
 * ``exact(label, value, expected)``: against a literal the contract states (e.g. zeros).
+* ``recorded(label, value, expected)``: against a value another entry of the run wrote (golden ulps).
 * ``identical(label, value, other)``: bit-for-bit (a checkpoint restore, a rerun).
 * ``bound(label, value, limit)``: value <= limit (+ tolerance): inequality contracts.
 * ``series(name, x, y)``: a curve kept for the HTML report's plots (compares nothing).
@@ -239,11 +240,19 @@ class Check:
         __tracebackhide__ = True
         self._note(self._within(ComparisonKind.EQUIVALENCE, f"equivalence:{label}", value, other, scale, why))
 
-    def exact(self, label: str, value, expected) -> None:
-        """The value equals what the contract states, exactly (counters, zeros, dtypes)."""
+    def exact(self, label: str, value, expected, *, message: str | None = None) -> None:
+        """The value equals what the contract states, exactly (counters, zeros, dtypes); ``message``: a
+        failure in the contract's own words (which leaves, what the team can do)."""
         __tracebackhide__ = True
-        self._note(compare_exact(ComparisonKind.EXACT, f"exact:{label}", _jsonable(value), _jsonable(expected),
-                                 self._first(f"exact:{label}")))
+        found = compare_exact(ComparisonKind.EXACT, f"exact:{label}", _jsonable(value), _jsonable(expected),
+                              self._first(f"exact:{label}"))
+        self._note(found if found.passed or message is None else dataclasses.replace(found, message=message))
+
+    def recorded(self, label: str, value, expected, *, scale=None, why: str | None = None) -> None:
+        """The value equals what another entry recorded in this run (a checkpoint's continuation), within the
+        golden ulps (the same computation on another stack, as a golden value is); scale/why: as for golden."""
+        __tracebackhide__ = True
+        self._note(self._within(GOLDEN, f"recorded:{label}", value, expected, scale, why))
 
     def identical(self, label: str, value, other) -> None:
         """Bit-for-bit identity (dtype, shape and every bit: -0.0 differs from 0.0), e.g. after a restore."""

@@ -73,6 +73,13 @@ class GoldenStore:
             return path
         return self.fallback / path.name
 
+    def folder(self, name: str) -> Path:
+        """A folder of recorded files (the baseline's checkpoints) by name: the project's, else the tool's own."""
+        path = self.directory / name
+        if path.exists() or self.fallback is None or not (self.fallback / name).exists():
+            return path
+        return self.fallback / name
+
     def _recorder(self, family: str) -> str:
         """The command that records this family: a built-in one (the tool ships its values) needs
         --record-builtin in a team's project, where `golden` records only the team's own by default."""

@@ -15,7 +15,7 @@ from harness.model import bisection, report_io
 from harness.model.enums import BuiltinMode
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.verdict import compare, html, markdown, render
+from harness.verdict import compare, html, markdown, render, rollback
 
 SUMMARY_MD, SUMMARY_JSON, REPORT_HTML = "upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html"
 
@@ -29,6 +29,7 @@ class Inputs:
     bisect: Path | None = None  # bisect.json: the release that first changed each contract
     builtin: BuiltinMode = BuiltinMode.JUDGE
     run_id: str | None = None  # the run every report must come from
+    rollback: Path | None = None  # the baseline restoring the candidate's checkpoints (harness.verdict.rollback)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +102,10 @@ def judge(inputs: Inputs, out: Outputs) -> int:
         replay = report_io.load(inputs.replay) if inputs.replay else None
         if replay is not None:
             one_run({str(inputs.replay): replay}, inputs.run_id or base.run_id)
+        if inputs.rollback is not None and others:
+            rolled = report_io.load(inputs.rollback)
+            one_run({str(inputs.rollback): rolled}, inputs.run_id or base.run_id)
+            others = [rollback.merged(others[0], rolled), *others[1:]]
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status

@@ -111,7 +111,8 @@ def test_golden_takes_its_own_flags_and_the_project_options_and_names_them_when_
 
 
 def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeypatch, tmp_path):
-    own = {env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME, env_vars.PLAN}
+    own = {env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME, env_vars.PLAN,
+           env_vars.ROLLBACK_FROM}
     assert set(run_options.own_run_variables()) == own
     for name in own:
         monkeypatch.setenv(name, "from another run")

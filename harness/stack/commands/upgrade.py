@@ -17,8 +17,8 @@ from harness.stack import cli_args
 from harness.stack.commands import bisect, judge, prune_envs
 from harness.stack.environments import entry as stack_entry, harness_source
 from harness.stack.pins import current, matrix
-from harness.stack.run import followups, run_dir, run_lock, run_plan
-from harness.stack.run.entry_runs import REPLAY, run_entries
+from harness.stack.run import followups, rollback, run_dir, run_lock, run_plan
+from harness.stack.run.entry_runs import REPLAY, ROLLBACK, run_entries
 from harness.stack.workspace import Workspace
 from harness.verdict import judgement
 
@@ -42,6 +42,16 @@ def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> t
     if note:
         print(f"upgrade: {note}")
     return entries[:2], replay
+
+
+def _rollback(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> Path | None:
+    """The baseline restoring the candidate's checkpoints (harness.stack.run.rollback); its report, or None."""
+    found = rollback.source(ws.reports, entries[1].name)
+    if found is None:
+        return None
+    print("upgrade: the baseline restores the candidate's checkpoints (can the team roll back?)")
+    run_entries(ws, [entries[0]], args, seed, only=rollback.write_selection(ws.reports, found[1]), rollback=found[0])
+    return ws.reports / f"{ROLLBACK}.json"
 
 
 def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None]:
@@ -87,7 +97,7 @@ def _in_run_directory(ws: Workspace, args) -> int:
         else:
             os.environ[env_vars.RUN_ID] = saved
     kept = run_dir.keep_previous(ws.reports, [e.name for e in matrix.upgrade_plan(current.entries(ws))] + [
-        matrix.CANDIDATE, REPLAY, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(ws.reports)])
+        matrix.CANDIDATE, REPLAY, ROLLBACK, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(ws.reports)])
     run_dir.publish(run.reports, ws.reports)
     if kept:
         print(f"upgrade: last run's reports moved to {ws.reports}/previous/ ({len(kept)} files)")
@@ -107,6 +117,7 @@ def _upgrade(ws: Workspace, args) -> int:
     started = time.perf_counter()
     seed = random.getrandbits(32)
     ran, replay = _run_plan(ws, args, entries, seed)
+    rolled = _rollback(ws, args, entries, seed)
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
     silent = [e for e in ran if not (ws.reports / f"{e.name}.json").exists()]
     for entry in silent:
@@ -122,5 +133,6 @@ def _upgrade(ws: Workspace, args) -> int:
     bisected = bisect.run(ws, args, entries, seed, run_entries, replay) if args.bisect else None
     inputs = judgement.Inputs(tuple(reports / f"{e.name}.json" for e in ran),
                               replay=replay if replay is not None and replay.exists() else None,
-                              bisect=bisected, builtin=judge.verdict_builtin(ws), run_id=args.run_id)
+                              bisect=bisected, builtin=judge.verdict_builtin(ws), run_id=args.run_id,
+                              rollback=rolled if rolled is not None and rolled.exists() else None)
     return judgement.judge(inputs, judgement.Outputs.beside(reports))

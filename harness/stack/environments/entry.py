@@ -27,6 +27,8 @@ from harness.stack.pins.locks import check_current, compile_lock, lock_command, 
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
 
+CHECKPOINTS = "checkpoints"  # the run's checkpoints folder, one folder per report, published with the reports
+
 
 def entry_info(entry: Entry) -> EntryInfo:
     return EntryInfo(name=entry.name, python=entry.python, requested=dict(entry.pins), locked=entry.locked,
@@ -35,6 +37,12 @@ def entry_info(entry: Entry) -> EntryInfo:
 
 def report_path(reports: Path, entry: Entry, report_name: str | None = None) -> Path:
     return reports / f"{report_name or entry.name}.json"
+
+
+def checkpoints_folder(report: Path) -> Path:
+    """Where the entry writing `report` saves its checkpoints: beside its report, in the run's directory
+    (reports/.runs/<run id>/checkpoints/<report name>/), never in the project's own folders."""
+    return report.parent / CHECKPOINTS / report.stem
 
 
 def install_entry(session, ws: Workspace, entry: Entry, report_name: str | None = None) -> None:
@@ -115,6 +123,7 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
         # A team's project reads the built-in contracts' golden values from the tool unless it recorded its own.
         **({} if is_checkout else {env_vars.BUILTIN_GOLDEN_DIR: str(paths.BUILTIN_GOLDEN)}),
         env_vars.ENTRY: entry.name,
+        env_vars.CHECKPOINTS: str(checkpoints_folder(Path(report))),
         env_vars.ENTRY_INFO: json.dumps(to_json(entry_info(entry))),  # one typed object, as the report holds it
         # Derandomized unless asked otherwise: identical pins must give identical reports.
         env_vars.PROFILE: os.environ.get(env_vars.PROFILE, "ci"),

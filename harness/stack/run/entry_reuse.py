@@ -57,6 +57,7 @@ def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str], s
     report = report_cache.reused(found.report, stack_entry.entry_info(entry), environ.get(env_vars.RUN_ID), key)
     try:
         report_io.write(report_file, report, derived=True)  # validated when it was read from the cache
+        report_cache.copy_folder(found.record, stack_entry.checkpoints_folder(report_file))
         log_file.write_text(f"reused the report of entry {report.reused.entry} from {report.reused.when} "
                             f"(run {report.reused.run_id}): nothing that determines it changed (key "
                             f"{key.digest}); `--fresh` runs it again. That run's log:\n\n{found.log}")
@@ -74,4 +75,4 @@ def keep(ws: Workspace, cache: Path, done: Attempt, entry: Entry, environ: dict[
     after = _key(ws, entry, environ, seed, replay)
     if after is None or done.reused is not None or (done.key is not None and done.key != after):
         return
-    report_cache.store(cache, after, report_file, log_file)
+    report_cache.store(cache, after, report_file, log_file, stack_entry.checkpoints_folder(report_file))

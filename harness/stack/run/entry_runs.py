@@ -23,7 +23,16 @@ from harness.stack.run import ending, entry_reuse, lifeline, progress, report_ca
 from harness.stack.workspace import Workspace
 
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
-def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay: Path | None) -> dict[str, str]:
+ROLLBACK = "baseline-rollback"  # the baseline restoring the candidate's checkpoints (can the team roll back?)
+
+
+def _stem(entry: matrix.Entry, replay: Path | None, rollback: Path | None) -> str:
+    """The report name of an entry's run: the baseline's follow-ups have their own."""
+    return REPLAY if replay is not None else ROLLBACK if rollback is not None else entry.name
+
+
+def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay: Path | None,
+                      rollback: Path | None = None) -> dict[str, str]:
     """What every entry of this run is told: the plan, the selection, one seed, examples to replay."""
     env = run_options.inherited(os.environ)  # never another run's plan, selection or replay
     env[env_vars.RUN_ID] = args.run_id  # the run its reports belong to
@@ -37,6 +46,8 @@ def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay:
         env[env_vars.ONLY] = str(only)
     if replay is not None:
         env.update({env_vars.REPLAY: str(replay), env_vars.REPORT_NAME: REPLAY})
+    if rollback is not None:
+        env.update({env_vars.ROLLBACK_FROM: str(rollback), env_vars.REPORT_NAME: ROLLBACK})
     return env
 
 
@@ -67,10 +78,10 @@ def _stopped_on_exit(running: dict):
 
 
 def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, only: Path | None = None,
-                replay: Path | None = None) -> dict[str, int]:
+                replay: Path | None = None, rollback: Path | None = None) -> dict[str, int]:
     """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log.
     Each entry writes its phase and checks done to a progress file that the display shows."""
-    env = child_environment(ws, args, only, seed, replay)
+    env = child_environment(ws, args, only, seed, replay, rollback)
     reports, cache = ws.reports, report_cache.directory(ws.published)  # records outlive the run's directory
     pending, running, codes, jobs, attempts = list(entries), {}, {}, args.jobs, {}
     by_name = {e.name: e for e in entries}
@@ -79,7 +90,7 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
         while pending or running:
             while pending and len(running) < max(1, jobs):
                 entry = pending.pop(0)
-                stem = REPLAY if replay is not None else entry.name
+                stem = _stem(entry, replay, rollback)
                 looked = entry_reuse.attempt(ws, cache, entry, env, seed, only, replay, reports / f"{stem}.json",
                                              reports / f"{stem}.log", getattr(args, "fresh", False))
                 if looked.reused is not None:
@@ -105,7 +116,8 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                     codes[name] = proc.returncode
                     del running[name]
                     if proc.returncode != 0:
-                        explain_ending(reports, by_name[name], proc.returncode, Path(files) / f"{name}.json", replay)
+                        explain_ending(reports, by_name[name], proc.returncode, Path(files) / f"{name}.json",
+                                       _stem(by_name[name], replay, rollback))
                     stem = Path(log_name).stem
                     entry_reuse.keep(ws, cache, attempts[name], by_name[name], env, seed, replay,
                                      reports / f"{stem}.json", reports / log_name)
@@ -116,11 +128,11 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
 
 
 def explain_ending(reports: Path, entry: matrix.Entry, return_code: int, progress_file: Path,
-                   replay: Path | None) -> None:
+                   stem: str | None = None) -> None:
     """An entry whose session failed and left a partial report without a reason (nox itself was killed,
     or its session could not say why): the reason from nox's return code and the checks done. A session
     that failed before its suite started (no report, nox not killed) is told from its log instead."""
-    report = reports / f"{REPLAY if replay is not None else entry.name}.json"
+    report = reports / f"{stem or entry.name}.json"
     state = progress_io.read(progress_file)
     if return_code < 0:
         problem = ending.explain(return_code, state)

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 from harness.atomic import atomic_write_text
@@ -35,6 +36,7 @@ class Found:
     report: Report | None
     why_not: str  # when report is None: "no earlier report", "changed since ...", "record ... unreadable"
     log: str = ""  # the session log of the run that computed it
+    record: Path | None = None  # the record it came from (its checkpoints are kept beside it)
 
 
 def directory(reports: Path) -> Path:
@@ -50,6 +52,19 @@ def _selection_tag(selection: list[str] | None) -> str:
 
 def _record_path(cache: Path, key: ReportKey, selection: list[str] | None) -> Path:
     return cache / f"{key.digest}-{_selection_tag(selection)}.json"
+
+
+def _folder(record: Path) -> Path:
+    """The checkpoints the entry wrote (harness.stack.environments.entry.checkpoints_folder), kept beside its
+    record: a reused report comes with them, so a rollback can still read them."""
+    return record.with_suffix(".checkpoints")
+
+
+def copy_folder(record: Path | None, target: Path) -> None:
+    """The checkpoints kept with `record` into `target` (a reused entry's folder in the run); none kept: none."""
+    if record is not None and _folder(record).is_dir():
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(_folder(record), target)
 
 
 def _read(path: Path) -> tuple[Report, str]:
@@ -95,10 +110,11 @@ def lookup(cache: Path, key: ReportKey, selection: list[str] | None, entry_name:
         except HarnessError as exc:
             problems.append(str(exc))
             path.unlink(missing_ok=True)  # never trusted again
+            shutil.rmtree(_folder(path), ignore_errors=True)
             continue
         os.utime(path)  # recently used: kept by the pruning
         of_all = path == _record_path(cache, key, None)
-        return Found(_filtered(report, selection) if of_all and selection is not None else report, "", log)
+        return Found(_filtered(report, selection) if of_all and selection is not None else report, "", log, path)
     if problems:
         return Found(None, "; ".join(problems) + ": recomputed")
     return Found(None, _why_changed(cache, key, entry_name))
@@ -126,8 +142,9 @@ def reused(found: Report, info: EntryInfo, run_id: str | None, key: ReportKey) -
     return dataclasses.replace(found, entry=info, run_id=run_id, reused=origin)
 
 
-def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path) -> bool:
-    """Keep a finished entry's report under its key; a partial or reused one is not kept (False)."""
+def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder: Path | None = None) -> bool:
+    """Keep a finished entry's report under its key, and the checkpoints it wrote (`folder`); a partial or
+    reused one is not kept (False)."""
     try:
         report = report_io.load(report_file)
     except HarnessError:
@@ -147,7 +164,11 @@ def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path) -> boo
     record = {"entry": report.entry.name, "key": key.parts, "report_digest": digest, "log": log, "report": doc}
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(_record_path(cache, key, report.selection), json.dumps(record) + "\n")
+        path = _record_path(cache, key, report.selection)
+        shutil.rmtree(_folder(path), ignore_errors=True)
+        if folder is not None and folder.is_dir():
+            shutil.copytree(folder, _folder(path))
+        atomic_write_text(path, json.dumps(record) + "\n")
     except OSError:
         return False  # a cache that cannot be written costs a rerun, never the verdict
     _prune(cache)
@@ -158,3 +179,4 @@ def _prune(cache: Path) -> None:
     records = sorted(cache.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in records[KEEP:]:
         old.unlink(missing_ok=True)
+        shutil.rmtree(_folder(old), ignore_errors=True)

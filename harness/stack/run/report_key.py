@@ -47,6 +47,7 @@ PART_NAMES = {
     "environment": "the environment variables that change numerics or the run (XLA_*, JAX_*, PYTEST_ADDOPTS...)",
     "machine": "the machine's CPU (model, features, cores) and accelerators",
     "replay": "the falsifying examples replayed",
+    "rollback": "the checkpoints restored (another entry's, in a rollback run)",
 }
 
 
@@ -103,5 +104,6 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
         "environment": digest(json.dumps(run_environment(environ))),
         "machine": machine_digest(),
         "replay": digest(replay.read_bytes()) if replay is not None else "",
+        "rollback": files_digest([Path(environ[env_vars.ROLLBACK_FROM])]) if environ.get(env_vars.ROLLBACK_FROM) else "",
     }
     return ReportKey(parts)
