@@ -25,3 +25,4 @@ WHEEL = "HARNESS_WHEEL"  # the harness wheel `upgrade` built once for its child 
 BUILTIN = "HARNESS_BUILTIN"  # `--builtin judge|report` or `--no-builtin` ("off"): harness.model.enums.BuiltinMode
 RUN_PID = "HARNESS_RUN_PID"  # the upgrade's process: its entries die with it (harness.stack.run.lifeline)
 RUN_ID = "HARNESS_RUN_ID"  # the upgrade run an entry belongs to: its reports carry it, it dies with that run
+MULTI_DEVICE_PLATFORM = "HARNESS_MULTI_DEVICE_PLATFORM"  # `--multi-device-platform`: where the data-parallel family runs
