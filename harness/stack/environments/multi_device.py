@@ -87,6 +87,10 @@ def merge(report: Path, part: Path, code: int | None, platform: str) -> None:
 
 
 def environment_of(process: FamilyProcess | None) -> dict[str, str]:
-    """For the report key: what the process is told (platform, flags), or nothing when it does not run."""
-    return {} if process is None else {"platform": process.platform, **process.environment,
-                                       "arguments": " ".join(process.arguments), "count": str(devices.COUNT)}
+    """For the report key: what the process is told besides the entry's environment (whose XLA_FLAGS the key
+    holds already): its platform, arguments and device count, or nothing when it does not run."""
+    if process is None:
+        return {}
+    added = devices.process_environment(process.platform, {})
+    return {"platform": process.platform, "arguments": " ".join(process.arguments), "count": str(devices.COUNT),
+            **added}
