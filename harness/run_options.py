@@ -14,7 +14,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from harness import env_vars
+from harness import devices, env_vars
 
 # Who carries an option to the child processes: the `upgrade-harness` command and the sessions (PROJECT),
 # an upgrade to its entries (RUN), an entry's session to its pytest run (ENTRY); HOST options stay in the process.
@@ -94,6 +94,13 @@ class RunOptions:
     record_builtin: bool = _option(False, group=HOST, flags=("--record-builtin",), commands=(GOLDEN,), kind=bool,
                                    argparse=dict(help="record the built-in contracts' values too (a baseline "
                                                       "unlike the tool's)"))
+    multi_device_platform: str | None = _option(None, group=PROJECT, flags=("--multi-device-platform",),
+                                                env=env_vars.MULTI_DEVICE_PLATFORM, argparse=dict(
+                                                    choices=list(devices.PLATFORMS), help=(
+                                                        "where the data-parallel family runs in each entry: cpu "
+                                                        f"(default: {devices.COUNT} simulated CPU devices) or an "
+                                                        f"accelerator platform (its real devices, at least "
+                                                        f"{devices.COUNT})")))
     # Given to a contract run by hand (`nox -s baseline -- --harness-phases`): where its time went.
     phases: bool = _option(False, group=HOST, kind=bool, pytest="--harness-phases", argparse=dict(
         help="print where the run's time went: start-up, collection, JAX compiling, Hypothesis, the contract "

@@ -30,6 +30,9 @@ def add(parser) -> None:
     group.addoption("--harness-own-contracts", default=None,
                     help="the project's own contract directories (their families are the project's own)")
     group.addoption("--harness-record-golden", action="store_true", help="record golden values")
+    group.addoption("--harness-multi-device", action="store_true",
+                    help="this is the multi-device family's own process (harness.devices): collect its module, "
+                         "which every other run leaves out")
 
 
 def harness_run(config) -> bool:

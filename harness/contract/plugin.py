@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from harness import devices
 from harness.contract import families, options
 from harness.contract.progress import ProgressWriter
 
@@ -91,6 +92,18 @@ def _running(config) -> Recorder | None:
 def pytest_unconfigure(config):
     if _RECORDER in config.stash and config.stash[_RECORDER] in _ACTIVE:
         _ACTIVE.remove(config.stash[_RECORDER])
+
+
+_MULTI_DEVICE_MODULE = Path(__file__).resolve().parents[1] / "builtin" / devices.FILE
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The multi-device family runs only in its own process (--harness-multi-device, with its devices): the
+    entry's main run, and any other, leave its module out, so their single-device results stay as they are."""
+    if collection_path.name == devices.FILE and not config.getoption("--harness-multi-device"):
+        if collection_path.resolve() == _MULTI_DEVICE_MODULE:
+            return True
+    return None
 
 
 def pytest_collection_modifyitems(config, items):

@@ -172,6 +172,7 @@ class Environment:
     packages: dict[str, str]  # every installed distribution
     machine: dict[str, Json]  # os, processor, cpu count, interpreter
     jax: JaxPlatform
+    family_platforms: dict[str, JaxPlatform] | None = _optional()  # families run in a process of their own
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from harness.model.enums import BuiltinMode, CheckKind, Mark, Status
-from harness.model.report import CheckRecord, Report, ReusedFrom, Tolerance, WarningRecord
+from harness.model.report import CheckRecord, JaxPlatform, Report, ReusedFrom, Tolerance, WarningRecord
 
 # A steady-state time this many times the baseline's is flagged "slower". Informational only:
 # entries share two cores during `nox -s upgrade`, so ratios below ~1.5 are mostly noise.
@@ -83,6 +83,8 @@ class EntryVerdict:
     timings: list[Timing]
     resolution_notes: list[str] = dataclasses.field(default_factory=list)  # why pins differ from the request
     reused: ReusedFrom | None = None  # its report came from an earlier run (nothing that determines it changed)
+    # The JAX platform of its main process ("main") and of each family run in a process of its own.
+    platforms: dict[str, JaxPlatform] = dataclasses.field(default_factory=dict)
 
     @property
     def contract_changes(self) -> list[Change]:

@@ -11,6 +11,7 @@ from collections import Counter
 from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_CHANGED
 from harness.model.enums import BuiltinMode, CheckKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
+from harness.model.report_merge import platforms
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, Timing, Verdict
 from harness.verdict import bits, cause, explain, groups, import_failure, own, report_mode
 from harness.verdict.classify import classify
@@ -85,7 +86,7 @@ def compare_entry(base: Report, other: Report, replay: Report | None = None) -> 
         counts={mark: sum(c.mark == mark for c in changes) for mark in Mark},
         requested=other.entry.requested, requested_python=other.entry.python,
         resolution_notes=list(other.entry.notes or []),
-        timings=compare_performance(base, other), reused=other.reused,
+        timings=compare_performance(base, other), reused=other.reused, platforms=platforms(other.environment),
     )
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import dataclasses
 
 from harness.model.enums import BuiltinMode, Mark, Outcome, Status
-from harness.model.report import EXACT, STACK_VERSION_KEYS, CheckRecord, ReusedFrom, Summary, Tolerance
+from harness.model.report import (EXACT, STACK_VERSION_KEYS, CheckRecord, JaxPlatform, ReusedFrom, Summary, Tolerance)
+from harness.model.report_merge import platforms
 from harness.model.verdict import Change, EntryVerdict, Timing, Verdict
 from harness.verdict import groups, own
 
@@ -56,12 +57,28 @@ def marks_text(entry: EntryVerdict) -> str:
 def entry_rows(verdict: Verdict) -> list[EntryRow]:
     """The baseline, then one row per entry: versions, status and what changed."""
     base = verdict.baseline
-    rows = [EntryRow("baseline", versions_text(base.environment.versions), status_text("baseline", base.status, base.reused),
-                     counts_text(base.summary))]
+    rows = [EntryRow("baseline", versions_text(base.environment.versions) + platform_text(platforms(base.environment)),
+                     status_text("baseline", base.status, base.reused), counts_text(base.summary))]
     for e in verdict.entries:
         versions = e.versions if e.status != Status.UNRESOLVABLE else dict(e.requested, python=e.requested_python)
-        rows.append(EntryRow(e.name, versions_text(versions), status_text(e.name, e.status, e.reused), marks_text(e)))
+        rows.append(EntryRow(e.name, versions_text(versions) + platform_text(e.platforms),
+                             status_text(e.name, e.status, e.reused), marks_text(e)))
     return rows
+
+
+def platform_text(found: dict[str, JaxPlatform]) -> str:
+    """" on cpu (1 device; data_parallel: 4 cpu devices)": where each process of the entry ran."""
+    def one(p: JaxPlatform) -> str:
+        if p.backend is None:
+            return "no devices"
+        count = p.device_count or 0
+        return f"{count} {'/'.join(p.device_kinds or [p.backend])} device{'s' if count != 1 else ''}"
+
+    main = found.get("main")
+    if main is None or main.backend is None:
+        return ""
+    families = "".join(f"; {name}: {one(p)}" for name, p in found.items() if name != "main")
+    return f" on {main.backend} ({one(main)}{families})"
 
 
 def status_text(name: str, status: Status, reused: ReusedFrom | None) -> str:

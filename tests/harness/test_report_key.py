@@ -4,6 +4,7 @@ under a derandomized profile, the compilation cache's directory) leave it as it 
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import pytest
@@ -235,3 +236,17 @@ def test_a_requirement_by_url_counts_with_its_url(tmp_path):
     first = input_digests.lock_digest(lock, "3.12")
     lock.write_text("optax @ git+https://github.com/google-deepmind/optax@bbbb\n")
     assert input_digests.lock_digest(lock, "3.12") != first
+
+
+def test_the_multi_device_familys_platform_and_flags_count_in_the_suite_part(world):
+    """The data-parallel family's process is told its platform and, on cpu, the simulated devices after the
+    user's XLA_FLAGS: another platform is another run; without the built-in contracts it does not run."""
+    root, package, found, entry = world
+    before = _key(found, entry)
+    gpu = _key(found, entry, {env_vars.PROFILE: "ci", env_vars.MULTI_DEVICE_PLATFORM: "gpu"})
+    assert gpu.changed(before) == ["suite"]
+    flags = _key(found, entry, {env_vars.PROFILE: "ci", "XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"})
+    assert flags.changed(before) == ["environment"]  # the user's flags, once; the appended ones are the suite's
+    off = dataclasses.replace(found, builtin=BuiltinMode.OFF)
+    assert _key(off, entry, {env_vars.PROFILE: "ci", env_vars.MULTI_DEVICE_PLATFORM: "gpu"}).parts["suite"] == \
+        _key(off, entry).parts["suite"]

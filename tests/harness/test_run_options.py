@@ -29,6 +29,8 @@ def _typed(name, spec):
         return [spec.flags[0], "report"], "report"
     if name == "envs_size_limit":  # a size, read into bytes
         return [spec.flags[0], "1KiB"], 1024
+    if "choices" in spec.argparse:  # one of its choices
+        return [spec.flags[0], spec.argparse["choices"][-1]], spec.argparse["choices"][-1]
     text, value = SAMPLES[spec.kind]
     return [spec.flags[0], text], value
 
@@ -75,7 +77,8 @@ def _pytest_options() -> dict[str, dict]:
 
 def test_the_contract_side_reads_every_variable_an_entry_is_given_for_its_pytest():
     declared = {s.pytest for s in run_options.specs().values() if s.pytest}
-    own = {"--harness-own-contracts", "--harness-record-golden"}  # arguments, not run options
+    # arguments, not run options (the multi-device family's own process: harness.stack.environments.multi_device)
+    own = {"--harness-own-contracts", "--harness-record-golden", "--harness-multi-device"}
     assert set(_pytest_options()) == declared | own
 
 

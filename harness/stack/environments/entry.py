@@ -14,20 +14,23 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from harness import env_vars
+from harness import devices, env_vars
 from harness.errors import HarnessError
 from harness.model import progress, report_io
 from harness.model.codec import to_json
 from harness.model.progress import Phase, Progress
 from harness.model.report import EntryInfo, now, unresolvable
 from harness.stack import paths, project
-from harness.stack.environments import envs, harness_source
+from harness.stack.environments import envs, harness_source, multi_device
 from harness.stack.run import ending
 from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, uv, write_if_missing
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
 
 CHECKPOINTS = "checkpoints"  # the run's checkpoints folder, one folder per report, published with the reports
+
+
+PYTEST_TESTS_FAILED = 1  # pytest.ExitCode.TESTS_FAILED: the suite ran, some checks failed
 
 
 def entry_info(entry: Entry) -> EntryInfo:
@@ -154,9 +157,21 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     _tell_progress(Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
     # From the project's root: nox itself runs in the noxfile's folder, which for a team's project is
     # the installed harness/stack/, whose modules (bisect.py) `python -m` would put before the stdlib's.
+    family = multi_device.planned(found, os.environ) if multi_device.wanted(os.environ) else None
     with session.chdir(found.root), explained(entry, path):
-        session.run("python", "-m", "pytest", *suite_arguments(found), f"--junitxml={junit}", f"--basetemp={basetemp}",
-                    "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
+        failed = None
+        try:
+            session.run("python", "-m", "pytest", *suite_arguments(found), f"--junitxml={junit}",
+                        f"--basetemp={basetemp}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
+        except Exception as exc:  # checks that failed still leave a report the family's results join
+            if family is None or getattr(exc, "return_code", None) != PYTEST_TESTS_FAILED:
+                raise
+            failed = exc
+        if family is not None:  # the multi-device family, in a process of its own (harness.devices)
+            multi_device.run(session, family, [*suite_arguments(found, contracts=False), f"--basetemp={basetemp}-"
+                                               f"{devices.FAMILY}", *pytest_args], env, path)
+        if failed is not None:
+            raise failed
 
 
 @contextlib.contextmanager
@@ -174,9 +189,10 @@ def explained(entry: Entry, report: Path):
         raise
 
 
-def suite_arguments(found: project.Project) -> list[str]:
+def suite_arguments(found: project.Project, contracts: bool = True) -> list[str]:
     """pytest's arguments for the project's contracts: the harness's own settings (not the project's
-    pytest configuration), the plugin, the project's import path, then the contract directories."""
+    pytest configuration), the plugin, the project's import path, then the contract directories (unless
+    `contracts` is false: the multi-device family's process names its own module)."""
     args = ["-c", str(paths.SUITE_INI), "--rootdir", str(found.root), "-q", "-p", "no:randomly",
             "-p", "harness.contract.plugin"]
     if found.pythonpath:
@@ -184,7 +200,7 @@ def suite_arguments(found: project.Project) -> list[str]:
         args += ["-o", "pythonpath=" + shlex.join(str(p) for p in found.pythonpath)]
     if found.own_contracts:  # the plugin tells a project's families from the built-in ones
         args += ["--harness-own-contracts", os.pathsep.join(str(p) for p in found.own_contracts)]
-    return args + found.suite
+    return args + (found.suite if contracts else [])
 
 
 def ensure_chromium(session) -> None:

@@ -41,7 +41,7 @@ PART_NAMES = {
     "python": "the Python interpreter's exact version",
     "harness": "the harness's contract side (plugin, built-in contracts, numerics)",
     "contracts": "your contracts and the code they import",
-    "suite": "which contracts run (pytest arguments, built-in mode)",
+    "suite": "which contracts run (pytest arguments, built-in mode, the multi-device family's platform)",
     "golden": "the golden files",
     "hypothesis": "the Hypothesis profile (and seed, for a random profile)",
     "environment": "the environment variables that change numerics or the run (XLA_*, JAX_*, PYTEST_ADDOPTS...)",
@@ -86,6 +86,7 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
            replay: Path | None = None) -> ReportKey:
     """The entry's report key in the workspace's project `found`, under this run's environment (`environ` is
     what its session is given)."""
+    from harness.stack.environments import multi_device
     from harness.stack.environments.entry import suite_arguments  # the exact arguments its pytest gets
 
     profile = profile_of(environ)
@@ -98,7 +99,9 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
         # configuration, the reports directory left out; the conftest.py files pytest loads above them.
         "contracts": digest(files_digest(contracts) + files_digest(list(found.pythonpath), CODE, (ws.published, found.golden))
                             + files_digest(ancestor_conftests(contracts))) if contracts else "",
-        "suite": digest(json.dumps([suite_arguments(found), found.builtin == BuiltinMode.OFF, ws.is_checkout])),
+        # With the multi-device family's process: its platform, device count and what XLA is told.
+        "suite": digest(json.dumps([suite_arguments(found), found.builtin == BuiltinMode.OFF, ws.is_checkout,
+                                    multi_device.environment_of(multi_device.planned(found, environ))])),
         "golden": files_digest([d for d in (found.golden, paths.BUILTIN_GOLDEN) if d.is_dir()]),
         "hypothesis": digest(f"{profile} {'' if profile in DERANDOMIZED else seed}"),
         "environment": digest(json.dumps(run_environment(environ))),

@@ -1,0 +1,78 @@
+"""One entry's report from its two pytest processes: the main, single-device run and a family run in a
+process of its own (harness.devices: the data-parallel family on 4 devices). The verdict, the report
+cache and CI see one report per entry, as before; the family's platform is kept beside the main one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from harness.model.enums import CheckKind, Outcome, Status
+from harness.model.report import CheckRecord, Environment, JaxPlatform, Report, Summary, Timings, WarningRecord
+
+# pytest's exit statuses (pytest.ExitCode), worst last: the merged run ends as the worse of the two.
+_OK, _FAILED, _NO_TESTS = 0, 1, 5
+
+
+def merged(main: Report, part: Report, family: str) -> Report:
+    """`main` with `part`'s checks, warnings, timings and examples added, and `part`'s JAX platform recorded
+    as `family`'s. The merged report is complete only when both are."""
+    clash = sorted({c.id for c in main.checks} & {c.id for c in part.checks})
+    if clash:
+        raise ValueError(f"the {family} family's process ran checks the main process also ran: {clash[:3]}")
+    checks = [*main.checks, *part.checks]
+    platforms = {**(main.environment.family_platforms or {}), family: part.environment.jax}
+    problem = main.problem or (f"its {family} family's process {part.problem}" if part.problem else None)
+    return dataclasses.replace(
+        main, status=Status.COMPLETE if main.status == part.status == Status.COMPLETE else Status.PARTIAL,
+        exit_status=_worse(main.exit_status, part.exit_status),
+        finished_at=part.finished_at if main.finished_at and part.finished_at else None,
+        environment=dataclasses.replace(main.environment, family_platforms=platforms),
+        hypothesis=dataclasses.replace(main.hypothesis,
+                                       examples_run=main.hypothesis.examples_run + part.hypothesis.examples_run),
+        checks=checks, warnings=_warnings(main.warnings + part.warnings),
+        timings=Timings(total_s=round(main.timings.total_s + part.timings.total_s, 3)),
+        performance=dict(sorted({**main.performance, **part.performance}.items())),
+        summary=Summary.of(checks), problem=problem)
+
+
+def platforms(environment: Environment) -> dict[str, JaxPlatform]:
+    """The JAX platform of each process of an entry: "main" (`environment.jax`), then each family run in a
+    process of its own (`family_platforms`: data_parallel on 4 devices)."""
+    return {"main": environment.jax, **(environment.family_platforms or {})}
+
+
+def _worse(a: int | None, b: int | None) -> int | None:
+    """pytest's exit status of the two runs together: no tests in one is no failure of the other."""
+    codes = [c for c in (a, b) if c is not None and c != _NO_TESTS]
+    if not codes:
+        return _NO_TESTS if _NO_TESTS in (a, b) else None
+    return max(codes, key=lambda c: (c not in (_OK, _FAILED), c))
+
+
+def _warnings(records: list[WarningRecord]) -> list[WarningRecord]:
+    """One record per distinct warning, counts and checks added."""
+    found: dict[tuple, WarningRecord] = {}
+    for w in records:
+        key = (w.category, w.message, w.origin, w.filename, w.lineno)
+        seen = found.get(key)
+        found[key] = w if seen is None else dataclasses.replace(
+            seen, count=seen.count + w.count, checks=list(dict.fromkeys(seen.checks + w.checks)))
+    return list(found.values())
+
+
+def not_started(main: Report, family: str, why: str, platform=None) -> Report:
+    """`main` with one check that says the family's process could not run: an error, so the family is not
+    judged (and the entry's report is not kept for reuse) rather than silently missing."""
+    record = CheckRecord(
+        id=f"{family}/process", nodeid=f"{family}::process", family=family, kind=CheckKind.COLLECTION,
+        outcome=Outcome.ERROR, duration_s=0.0, exception=None, message=f"the {family} family could not run: {why}",
+        falsifying_example=None, examples=None, max_abs_err=None, max_rel_err=None, comparisons=[],
+        errors_observed={}, series={}, about=f"The {family} family runs in a pytest process of its own.")
+    checks = [*main.checks, record]
+    environment = main.environment
+    if platform is not None:
+        environment = dataclasses.replace(environment,
+                                          family_platforms={**(environment.family_platforms or {}), family: platform})
+    return dataclasses.replace(main, checks=checks, summary=Summary.of(checks), environment=environment,
+                               exit_status=_worse(main.exit_status, _FAILED))

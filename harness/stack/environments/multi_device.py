@@ -1,0 +1,96 @@
+"""The entry's second pytest process: the multi-device family (harness.devices), run after the main suite
+with the devices it needs, its report merged into the entry's one report (harness.model.report_merge).
+
+The main process keeps JAX's default devices, so its single-device results stay as they were; only this
+process is told to simulate 4 CPU devices (or to use an accelerator's, `--multi-device-platform`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from harness import devices, env_vars, run_options
+from harness.model import report_io, report_merge
+from harness.model.enums import BuiltinMode, Status
+from harness.model.report import JaxPlatform
+from harness.stack import project
+from harness.stack.run import ending
+
+PARTS = "harness-parts"  # in the entry's environment: the family process's own report, before the merge
+NO_CHECKS = 5  # pytest's exit status when a `-k` or `--harness-only` selects none of the family: no failure
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilyProcess:
+    """What the family's pytest process is given besides the main run's settings."""
+
+    platform: str
+    arguments: tuple[str, ...]
+    environment: dict[str, str]
+
+
+def planned(found: project.Project, environ) -> FamilyProcess | None:
+    """The family's process for this project under `environ`; None when the built-in contracts do not run."""
+    if found.builtin == BuiltinMode.OFF:
+        return None
+    platform = run_options.from_environment(environ).multi_device_platform or devices.CPU
+    return FamilyProcess(platform, ("--pyargs", devices.MODULE, "--harness-multi-device"),
+                         devices.process_environment(platform, environ))
+
+
+def wanted(environ) -> bool:
+    """Whether the run selects any of the family's checks (`--harness-only`: attribution and replay runs)."""
+    only = environ.get(env_vars.ONLY)
+    if not only:
+        return True
+    return any(line.strip().startswith(f"{devices.FAMILY}/") for line in Path(only).read_text().splitlines())
+
+
+def part_path(venv: str, report: Path) -> Path:
+    return Path(venv) / PARTS / f"{report.stem}.{devices.FAMILY}.json"
+
+
+def run(session, process: FamilyProcess, arguments: list[str], env: dict[str, str], report: Path) -> None:
+    """Run the family's pytest with `arguments` (the main run's, less its contract paths) and merge its report
+    into `report`, which the main run wrote. A process that could not run leaves an error check in its
+    place; its failure (like the main run's) then fails the session."""
+    part = part_path(session.virtualenv.location, report)
+    part.parent.mkdir(exist_ok=True)
+    part.unlink(missing_ok=True)
+    code, failure = 0, None
+    try:
+        session.run("python", "-m", "pytest", *arguments, *process.arguments, success_codes=[0, NO_CHECKS],
+                    env={**env, env_vars.REPORT: str(part), **process.environment})
+    except Exception as exc:  # nox's CommandFailed: the return code says how it ended
+        failure, code = exc, getattr(exc, "return_code", None)
+    merge(report, part, code, process.platform)
+    if failure is not None:
+        raise failure
+
+
+def merge(report: Path, part: Path, code: int | None, platform: str) -> None:
+    """`report` with the family's results (or, when its process wrote none, an error check saying why)."""
+    main = report_io.load(report)
+    try:
+        found = report_io.load(part)
+    except report_io.ReportProblem as exc:
+        ended = "before it started" if code is None else ending.explain(code, None)
+        detail = f" ({exc})" if part.exists() else ""
+        why = f"its pytest process on {platform} {ended}, with no report{detail}; the entry's log has its output"
+        merged = report_merge.not_started(main, devices.FAMILY, why, JaxPlatform(backend=None, error=why))
+    else:
+        if found.problem is None and found.status == Status.PARTIAL and code is not None:
+            found = dataclasses.replace(found, problem=ending.explain(code, None))
+        merged = report_merge.merged(main, found, devices.FAMILY)
+    report_io.write(report, merged)
+
+
+def environment_of(process: FamilyProcess | None) -> dict[str, str]:
+    """For the report key: what the process is told besides the entry's environment (whose XLA_FLAGS the key
+    holds already): its platform, arguments and device count, or nothing when it does not run."""
+    if process is None:
+        return {}
+    added = devices.process_environment(process.platform, {})
+    return {"platform": process.platform, "arguments": " ".join(process.arguments), "count": str(devices.COUNT),
+            **added}
