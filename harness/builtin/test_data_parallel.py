@@ -22,7 +22,6 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from harness import devices
-from harness.contract import trees
 
 pytestmark = pytest.mark.family(devices.FAMILY)
 

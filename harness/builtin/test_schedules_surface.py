@@ -10,7 +10,6 @@ never the library's code. Schedules that take a step vector are evaluated on one
 primitives compiled for one case serve every other.
 """
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
