@@ -92,8 +92,12 @@ def _old_new(changes: list[Change]) -> str:
     return f"{c.before} → {c.after.split(' (')[0]}"
 
 
+def _contracts(n: int) -> str:
+    return "1 contract calls" if n == 1 else f"{n} contracts call"
+
+
 def _used(api: ApiChange) -> str:
-    parts = [f"{len(api.used_by_checks)} contract{'s' * (len(api.used_by_checks) != 1)} call it"] if api.used_by_checks else []
+    parts = [f"{_contracts(len(api.used_by_checks))} it"] if api.used_by_checks else []
     if api.used_by_project:
         more = f" and {len(api.used_by_project) - 3} more" if len(api.used_by_project) > 3 else ""
         parts.append("YOUR CODE calls it: " + ", ".join(api.used_by_project[:3]) + more)
@@ -141,7 +145,7 @@ def used_removals(diff: ApiDiff | None, own_keys: set[str] | None) -> list[ApiCh
 def removal_text(found: list[ApiChange]) -> str:
     """"optax.foo removed, which 3 contracts call" for the headline."""
     def one(c: ApiChange) -> str:
-        users = [f"{len(c.used_by_checks)} contracts call" if c.used_by_checks else "",
+        users = [_contracts(len(c.used_by_checks)) if c.used_by_checks else "",
                  f"your code calls ({c.used_by_project[0]})" if c.used_by_project else ""]
         return f"{signature(c)} {c.kind}, which " + " and ".join(u for u in users if u)
     return "API: " + "; ".join(one(c) for c in found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
@@ -159,5 +163,5 @@ def section(diff: ApiDiff | None) -> Section | None:
     if diff is None:
         return None
     title = (f"API changes, {diff.entry} vs baseline (informational, except a removed name or parameter that the "
-             f"contracts or your code call; compared in {diff.seconds:.1f}s)")
+             "contracts or your code call)")
     return Section(title, [(package_title(p), package_lines(p)) for p in diff.packages])
