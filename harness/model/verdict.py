@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from harness.model.api_diff import ApiDiff
 from harness.model.enums import BuiltinMode, CheckKind, Mark, Status
 from harness.model.report import CheckRecord, JaxPlatform, Report, ReusedFrom, Tolerance, WarningRecord
 
@@ -161,3 +162,4 @@ class Verdict:
     # What the built-in contracts counted for in this verdict: REPORT only when there are own contracts.
     builtin: BuiltinMode = BuiltinMode.JUDGE
     mode_note: str | None = None  # why the mode asked for was not the one applied
+    api_diff: ApiDiff | None = None  # the candidate's public API against the baseline's (harness.stack.api)

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections import Counter
 
 from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_CHANGED
+from harness.model.api_diff import ApiDiff
 from harness.model.enums import BuiltinMode, CheckKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
 from harness.model.report_merge import platforms
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, Timing, Verdict
-from harness.verdict import bits, cause, explain, groups, import_failure, own, report_mode
+from harness.verdict import api_view, bits, cause, explain, groups, import_failure, own, report_mode
 from harness.verdict.classify import classify
 
 def _tolerances(check: CheckRecord) -> list[Tolerance | str]:
@@ -145,10 +146,22 @@ def _with_own_failures(status: int, headline: str, own_failing: str | None) -> t
     return EXIT_CHANGED, f"CHANGED: {own_failing}; otherwise {headline}"
 
 
+def _with_api(status: int, headline: str, base: Report, api: ApiDiff | None, reported: bool) -> tuple[int, str]:
+    """A removed name or parameter that the judged contracts or the project's code call is a change;
+    the rest of the API diff is informational."""
+    own_keys = {api_view.test_key(c.nodeid) for c in base.checks if c.family in (base.own_families or [])}
+    removed = api_view.used_removals(api, own_keys if reported else None)
+    if not removed or status == EXIT_CANNOT_JUDGE:
+        return status, headline
+    said = api_view.removal_text(removed)
+    return EXIT_CHANGED, f"CHANGED: {said}" if status == EXIT_OK else f"{headline}; {said}"
+
+
 def judge(base: Report, others: list[Report], replay: Report | None = None,
-          builtin: BuiltinMode = BuiltinMode.JUDGE) -> Verdict:
+          builtin: BuiltinMode = BuiltinMode.JUDGE, api: ApiDiff | None = None) -> Verdict:
     """The verdict over all entries; the exit status follows the candidate (the second report), and with
-    `builtin` REPORT (and contracts of the project's own) the project's own contracts only."""
+    `builtin` REPORT (and contracts of the project's own) the project's own contracts only. `api`: the
+    candidate's API diff, shown, and a change where it removes what is used."""
     # The replay ran the candidate's examples: it speaks for the candidate only.
     verdicts = [compare_entry(base, o, replay if i == 0 else None) for i, o in enumerate(others)]
     baseline_failures = [c for c in base.checks if c.outcome in (Outcome.FAILED, Outcome.ERROR)]
@@ -174,12 +187,13 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     else:
         status, headline = _with_own_failures(*_headline(candidate, found, why, {f.name for f in own_families}),
                                               own.headline_part(own_families))
+    status, headline = _with_api(status, headline, base, api, reported)
     changed_bits = [c for c in candidate.changes if c.mark == Mark.BITS_CHANGED] if candidate else []
     if reported:  # the line under the headline speaks of what decides: your contracts (report mode has some)
         changed_bits = [c for c in changed_bits if c.family in base.own_families]
     return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found,
                    own_families=own_families, own_changes=own.changes(base, verdicts) if candidate else [],
-                   builtin=mode, mode_note=mode_note)
+                   builtin=mode, mode_note=mode_note, api_diff=api)
 
 
 def changed_check_ids(candidate: EntryVerdict) -> list[str]:

@@ -11,7 +11,7 @@ from html import escape
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import SLOWER_THRESHOLD, Verdict
-from harness.verdict import charts, groups, render, views
+from harness.verdict import api_view, charts, groups, render, views
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1100px; color: #222; }
@@ -53,13 +53,14 @@ def _entries_table(verdict: Verdict) -> str:
             + (f"<p>Resolved:</p><ul class='detail'>{notes}</ul>" if notes else ""))
 
 
-def _group_rows(group: groups.ChangeGroup, first_changed: dict[str, str]) -> str:
+def _group_rows(group: groups.ChangeGroup, first_changed: dict[str, str], api: list[str] = ()) -> str:
     cases = "".join(f"<li><code>{escape(groups.case_id(c.check_id) or c.check_id)}</code>: "
                     f"{escape('; '.join(x for x in (c.input, f'{c.before} → {c.after}') if x and x != ' → '))}"
                     f"<div class='detail'>{escape(c.detail[:600])}</div></li>"
                     for c in group.changes)
     return (f"<tr><td class='mark'>{escape(group.mark)}</td><td><code>{escape(group.contract)}</code>"
-            f"<div class='detail'>{escape(group.about)}</div>{_first_changed(group, first_changed)}</td>"
+            f"<div class='detail'>{escape(group.about)}</div>{_first_changed(group, first_changed)}"
+            + "".join(f"<div class='api-link'>{escape(line)}</div>" for line in api) + "</td>"
             f"<td>{escape(group.cases_text)}"
             f"<details><summary>inputs and outcomes</summary><ul>{cases}</ul></details></td>"
             f"<td>{escape(group.before_after or group.changes[0].detail[:300])}</td><td>{escape(group.size)}</td></tr>")
@@ -82,7 +83,8 @@ def _changes_tables(verdict: Verdict) -> str:
     for title, found_groups in ((views.changed_title(verdict, "the candidate"), views.contract_groups(verdict)),
                                 (views.bits_title(verdict), views.bits_groups(verdict))):
         if found_groups:
-            rows = "".join(_group_rows(g, verdict.first_changed) for g in found_groups)
+            rows = "".join(_group_rows(g, verdict.first_changed, api_view.links(verdict.api_diff, verdict.baseline,
+                                                                                g.changes)) for g in found_groups)
             out.append(f"<h3>{escape(title)}</h3><table><tr><th>change</th><th>contract</th><th>cases</th>"
                        f"<th>before → after</th><th>size</th></tr>{rows}</table>")
     names, rows = views.attribution(verdict)
@@ -111,6 +113,19 @@ def _own_list(verdict: Verdict) -> str:
     return f"<h2 id='own'>{escape(views.own_title(verdict))}</h2><ul>{items}</ul>{table}"
 
 
+def _api_section(verdict: Verdict) -> str:
+    """The API section: per library, breaking changes first, then what was added."""
+    found = api_view.section(verdict.api_diff)
+    if found is None:
+        return ""
+    parts = [f"<h2 id='api'>{escape(found.title)}</h2>"]
+    for title, lines in found.packages:
+        items = "".join(f"<li class='{'detail' if line.startswith('  ') else ''}'>{escape(line.strip())}</li>"
+                        for line in lines)
+        parts.append(f"<h3>{escape(title)}</h3>" + (f"<ul>{items}</ul>" if items else ""))
+    return "".join(parts)
+
+
 def _performance_table(verdict: Verdict) -> str:
     rows = views.performance_rows(verdict)
     if not rows:
@@ -133,6 +148,7 @@ def page(verdict: Verdict, others: list[Report]) -> str:
 {_entries_table(verdict)}
 {_own_list(verdict)}
 {_changes_tables(verdict)}
+{_api_section(verdict)}
 <h2>Curves</h2>
 <p>What the checks computed along the way, for every entry (solid: baseline; dashed: the others).</p>
 <div id="curves">{charts.curves(docs)}</div>

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.atomic import atomic_write_text
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
-from harness.model import bisection, report_io
+from harness.model import api_diff, bisection, report_io
 from harness.model.enums import BuiltinMode
 from harness.model.report import Report
 from harness.model.verdict import Verdict
@@ -30,6 +30,7 @@ class Inputs:
     builtin: BuiltinMode = BuiltinMode.JUDGE
     run_id: str | None = None  # the run every report must come from
     rollback: Path | None = None  # the baseline restoring the candidate's checkpoints (harness.verdict.rollback)
+    api_diff: Path | None = None  # api-diff.json: the candidate's public API against the baseline's
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +84,17 @@ def _with_bisection(verdict: Verdict, path: Path) -> Verdict:
         return verdict
 
 
+def _api_diff(path: Path | None) -> api_diff.ApiDiff | None:
+    """The run's API diff; an unreadable one is said, never fatal (the section is left out)."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        return api_diff.read(path)
+    except HarnessError as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return None
+
+
 def _write(verdict: Verdict, others: list[Report], out: Outputs) -> None:
     if out.markdown:
         atomic_write_text(out.markdown, markdown.markdown(verdict))
@@ -109,7 +121,7 @@ def judge(inputs: Inputs, out: Outputs) -> int:
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status
-    verdict = compare.judge(base, others, replay, builtin=inputs.builtin)
+    verdict = compare.judge(base, others, replay, builtin=inputs.builtin, api=_api_diff(inputs.api_diff))
     if inputs.bisect:
         verdict = _with_bisection(verdict, inputs.bisect)
     print(render.text(verdict))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from harness.model.verdict import SLOWER_THRESHOLD, Verdict
-from harness.verdict import groups, views
+from harness.verdict import api_view, groups, views
 from harness.verdict.render import exit_meaning
 
 COMMENT_BUDGET = 20_000  # a reviewer's one-minute read; GitHub's own limit is 65,536
@@ -80,10 +80,11 @@ def _own(verdict: Verdict) -> list[str]:
     return out
 
 
-def _group_row(g: groups.ChangeGroup, first_changed: dict[str, str]) -> str:
+def _group_row(g: groups.ChangeGroup, first_changed: dict[str, str], api: list[str] = ()) -> str:
     what = f"`{g.contract}`" + (f"<br>{esc(g.about)}" if g.about else "")
     first = groups.first_changed(g, first_changed)
     what += f"<br>**first changed in {esc(first)}**" if first else ""
+    what += "".join(f"<br>{esc(line)}" for line in api)
     return f"| **{g.mark}** | {what} | {esc(g.cases_text)} | {esc(g.before_after)} | {esc(g.size)} |"
 
 
@@ -94,7 +95,8 @@ def _changes(verdict: Verdict, cuts: Cuts) -> list[str]:
         name = verdict.entries[0].name
         out += ["", f"### {views.changed_title(verdict, f'`{name}`')}", "",
                 "| change | contract | cases | before → after | size |", "|---|---|---|---|---|"]
-        out += [_group_row(g, verdict.first_changed) for g in found]
+        out += [_group_row(g, verdict.first_changed, api_view.links(verdict.api_diff, verdict.baseline, g.changes))
+                for g in found]
         cases = [(g, c) for g in found for c in g.changes]
         limit = len(cases) if cuts.cases is None else cuts.cases
         if limit:
@@ -116,6 +118,18 @@ def _changes(verdict: Verdict, cuts: Cuts) -> list[str]:
         if entry.new_warnings:
             out += ["", f"New warnings (deprecations and others) on `{entry.name}`:", ""]
             out += [f"- {w.category} from {w.origin}: {esc(w.message[:200])}" for w in entry.new_warnings]
+    return out
+
+
+def _api(verdict: Verdict) -> list[str]:
+    """The API section: per library, breaking changes first, then what was added."""
+    found = api_view.section(verdict.api_diff)
+    if found is None:
+        return []
+    out = ["", f"### {esc(found.title)}"]
+    for title, lines in found.packages:
+        out += ["", f"**{esc(title)}**", ""] + [f"{'  ' if line.startswith('  ') else ''}- {esc(line.strip())}"
+                                                for line in lines]
     return out
 
 
@@ -147,7 +161,7 @@ def _tables(verdict: Verdict, cuts: Cuts) -> list[str]:
 
 
 def _page(verdict: Verdict, cuts: Cuts, links: str) -> str:
-    out = _head(verdict) + _changes(verdict, cuts) + _tables(verdict, cuts)
+    out = _head(verdict) + _changes(verdict, cuts) + _api(verdict) + _tables(verdict, cuts)
     out += ["", f"Exit status {verdict.exit_status} ({exit_meaning(verdict)})." + (f" {links}" if links else "")]
     return "\n".join(out) + "\n"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.model.codec import to_json
 from harness.model.enums import BuiltinMode, Mark
 from harness.model.verdict import SLOWER_THRESHOLD, Verdict
-from harness.verdict import groups, views
+from harness.verdict import api_view, groups, views
 
 EXIT_MEANING = "0 no contract changed, 1 a contract changed, 2 the harness could not judge"
 REPORT_EXIT_MEANING = ("0 none of your contracts changed, 1 one of them changed or fails on the baseline, 2 the harness "
@@ -18,12 +18,14 @@ def exit_meaning(verdict: Verdict) -> str:
     return REPORT_EXIT_MEANING if verdict.builtin == BuiltinMode.REPORT else EXIT_MEANING
 
 
-def _text_group(group: groups.ChangeGroup, cases: bool, first_changed: dict[str, str]) -> list[str]:
+def _text_group(group: groups.ChangeGroup, cases: bool, first_changed: dict[str, str],
+                api: list[str] = ()) -> list[str]:
     out = [f"    {group.contract}  {group.cases_text}".rstrip()]
     if group.about:
         out.append(f"      what it pins: {group.about}")
     if group.before_after:
         out.append(f"      {group.before_after}" + (f"  [{group.size}]" if group.size else ""))
+    out += [f"      {line}" for line in api]
     if groups.first_changed(group, first_changed):
         out.append(f"      first changed in {groups.first_changed(group, first_changed)}")
     varying = len({(c.before, c.after) for c in group.changes}) > 1
@@ -35,14 +37,15 @@ def _text_group(group: groups.ChangeGroup, cases: bool, first_changed: dict[str,
 
 
 def _text_groups(title: str, found: list[groups.ChangeGroup], cases: bool,
-                 first_changed: dict[str, str] | None = None) -> list[str]:
+                 first_changed: dict[str, str] | None = None, verdict: Verdict | None = None) -> list[str]:
     out = [f"\n  {title}"] if found else []
     mark = None
     for group in found:
         if group.mark != mark:
             mark = group.mark
             out.append(f"  {mark.upper()}: {groups.MEANING.get(mark, '')}")
-        out += _text_group(group, cases, first_changed or {})
+        api = api_view.links(verdict.api_diff, verdict.baseline, group.changes) if verdict else []
+        out += _text_group(group, cases, first_changed or {}, api)
     return out
 
 
@@ -53,7 +56,7 @@ def _text_changes(verdict: Verdict) -> list[str]:
         out += [f"\n  IMPORT FAILURE: {f.text}", "    library frames, outermost first: " + " > ".join(f.frames)]
     name = verdict.entries[0].name if verdict.entries else ""
     out += _text_groups(views.changed_title(verdict, name) + ":", views.contract_groups(verdict), cases=True,
-                        first_changed=verdict.first_changed)
+                        first_changed=verdict.first_changed, verdict=verdict)
     out += _text_groups(views.bits_title(verdict, name) + ":", views.bits_groups(verdict), cases=False)
     for entry in verdict.entries:
         if entry.problem:
@@ -74,6 +77,17 @@ def _text_own(verdict: Verdict) -> list[str]:
         out += [f"      {row.what}"] if row.what else []
         out += [f"      cause: {row.cause}"] if row.cause else []
         out += [f"      first changed in {row.first_changed}"] if row.first_changed else []
+    return out
+
+
+def _text_api(verdict: Verdict) -> list[str]:
+    """The API section: per library, breaking changes first, then what was added."""
+    found = api_view.section(verdict.api_diff)
+    if found is None:
+        return []
+    out = [f"\n  {found.title}:"]
+    for title, lines in found.packages:
+        out += [f"    {title}"] + [f"      {line}" for line in lines]
     return out
 
 
@@ -113,7 +127,7 @@ def text(verdict: Verdict) -> str:
         out.append(f"\n  baseline {check.outcome}: {check.id}\n    {check.message}")
     if more:
         out.append(f"\n  ... and {more} more baseline failures (all in the baseline report)")
-    out += _text_changes(verdict) + _text_tables(verdict)
+    out += _text_changes(verdict) + _text_api(verdict) + _text_tables(verdict)
     out.append(f"\n  exit status {verdict.exit_status}")
     return "\n".join(out)
 
@@ -132,6 +146,7 @@ def as_json(verdict: Verdict) -> dict:
         "own_changes": to_json(verdict.own_changes),  # the project's own moved checks, each with its cause
         "builtin_mode": str(verdict.builtin),  # judge: the built-in contracts decide too; report: only shown
         "mode_note": verdict.mode_note,
+        "api_diff": to_json(verdict.api_diff),  # harness.model.api_diff: api-diff.schema.json
         # `reused`: the report came from an earlier run (its run, when it finished, the entry that computed it).
         "baseline": {"versions": base.environment.versions, "status": str(base.status),
                      "summary": to_json(base.summary), "reused": to_json(base.reused)},

@@ -16,6 +16,7 @@ from harness.model import bisection, report_io
 from harness.model.enums import BuiltinMode, Status
 from harness.model.report import Report
 from harness.stack import project
+from harness.stack.api import for_run as api_for_run
 from harness.stack.pins import matrix, plan
 from harness.stack.run import followups, rollback
 from harness.stack.run.entry_runs import REPLAY, ROLLBACK
@@ -121,5 +122,6 @@ def inputs(directory: Path) -> judgement.Inputs:
 def judge(ws: Workspace, directory: Path) -> int:
     """The verdict on the run in `directory` (of the workspace's project), written beside its reports; the
     exit status (0/1/2)."""
-    found = dataclasses.replace(inputs(directory), builtin=verdict_builtin(ws))
+    found = dataclasses.replace(inputs(directory), builtin=verdict_builtin(ws),
+                                api_diff=api_for_run.beside(ws, directory, planned_entries(directory)))
     return judgement.judge(found, judgement.Outputs.beside(directory))

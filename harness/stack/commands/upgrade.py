@@ -14,6 +14,7 @@ from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import now
 from harness.stack import cli_args
+from harness.stack.api import for_run as api_for_run
 from harness.stack.commands import bisect, judge, prune_envs
 from harness.stack.environments import entry as stack_entry, harness_source
 from harness.stack.pins import current, matrix
@@ -134,5 +135,6 @@ def _upgrade(ws: Workspace, args) -> int:
     inputs = judgement.Inputs(tuple(reports / f"{e.name}.json" for e in ran),
                               replay=replay if replay is not None and replay.exists() else None,
                               bisect=bisected, builtin=judge.verdict_builtin(ws), run_id=args.run_id,
-                              rollback=rolled if rolled is not None and rolled.exists() else None)
+                              rollback=rolled if rolled is not None and rolled.exists() else None,
+                              api_diff=api_for_run.compute(ws, reports, entries))
     return judgement.judge(inputs, judgement.Outputs.beside(reports))

@@ -21,7 +21,7 @@ RUNS = ".runs"
 # The files of a run besides its entries' reports, junit files and logs.
 SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt",
                  "replay-selection.txt", "replay-examples.json", "upgrade-plan.json", "bisect.json",
-                 "bisect-selection.txt", "rollback-selection.txt")
+                 "bisect-selection.txt", "rollback-selection.txt", "api-diff.json")
 
 
 def keep_previous(reports: Path, names: list[str]) -> list[str]:

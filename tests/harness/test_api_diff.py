@@ -1,0 +1,205 @@
+"""The API diff (harness.stack.api, harness.verdict.api_view): griffe's breaking changes and the
+additions between two tiny fake packages; which checks and which lines of a team's code call a changed
+name; the verdict's section and its links to the changed contracts; the exit rule."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.model import api_diff as model, report_io
+from harness.model.api_diff import ApiChange, ApiChangeKind as K, ApiDiff, PackageApiDiff
+from harness.verdict import compare, markdown, render
+from harness.stack.api import compare_stack, diff, loading, surface, usage
+
+import upgrade_reports
+
+OLD = {
+    "__init__.py": """
+        from fakelib._src.impl import Acc, default_changed, gone, kwonly, params, same
+        from fakelib import sub_gone
+        __all__ = ["Acc", "default_changed", "gone", "kwonly", "params", "same", "sub_gone"]
+    """,
+    "_src/impl.py": """
+        class Acc:
+            def __init__(self, k):
+                self.k = k
+        def default_changed(x=1): ...
+        def gone(): ...
+        def kwonly(a, b): ...
+        def params(a, b=1): ...
+        def same(a): ...
+    """,
+    "sub_gone/__init__.py": "def inside(): ...\n",
+    "fakelib_test.py": "def test_x(): ...\n",
+}
+NEW = {
+    "__init__.py": """
+        from fakelib._src.impl import Acc, default_changed, fresh, kwonly, params, same
+        from fakelib import sub_new
+        __all__ = ["Acc", "default_changed", "fresh", "kwonly", "params", "same", "sub_new"]
+    """,
+    "_src/impl.py": """
+        class Acc:
+            def __init__(self, k, dtype="float32"):
+                \"\"\"Init.
+
+                Args:
+                    k: steps.
+                    dtype: the accumulator's dtype; defaults to float32.
+                \"\"\"
+                self.k = k
+        def default_changed(x=2): ...
+        def fresh(): ...
+        def kwonly(a, *, b): ...
+        def params(a, c=None): ...
+        def same(a): ...
+    """,
+    "sub_new/__init__.py": "def inside(): ...\n",
+    "fakelib_test.py": "def test_x(): ...\n",
+}
+
+
+def _package(root: Path, name: str, files: dict[str, str]) -> Path:
+    """A site-packages folder holding package `name` ("_src" without __init__.py, as optax has it)."""
+    for rel, text in files.items():
+        path = root / name / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+@pytest.fixture()
+def changes(tmp_path) -> list[ApiChange]:
+    old_site, new_site = _package(tmp_path / "old", "fakelib", OLD), _package(tmp_path / "new", "fakelib", NEW)
+    old, new = loading.load_package("fakelib", old_site), loading.load_package("fakelib", new_site)
+    return diff.compare("fakelib", old, new, surface.walk(old), surface.walk(new))
+
+
+def _found(changes: list[ApiChange]) -> set[tuple]:
+    return {(c.kind, c.symbol, c.parameter) for c in changes}
+
+
+def test_every_kind_of_change_between_two_fake_packages(changes):
+    assert _found(changes) == {
+        (K.REMOVED, "fakelib.gone", None),
+        (K.MODULE_REMOVED, "fakelib.sub_gone", None),
+        (K.PARAMETER_REMOVED, "fakelib.params", "b"),
+        (K.KEYWORD_ONLY, "fakelib.kwonly", "b"),
+        (K.DEFAULT_CHANGED, "fakelib.default_changed", "x"),
+        (K.PARAMETER_ADDED, "fakelib.params", "c"),
+        (K.PARAMETER_ADDED, "fakelib.Acc", "dtype"),  # a class's parameters are its constructor's
+        (K.ADDED, "fakelib.fresh", None),
+        (K.MODULE_ADDED, "fakelib.sub_new", None),
+    }  # nothing for `same`, the members of the removed and added modules, or the package's own tests
+    assert [c.kind.breaking for c in changes] == sorted((c.kind.breaking for c in changes), reverse=True)
+    by = {(c.kind, c.symbol): c for c in changes}
+    assert (by[K.DEFAULT_CHANGED, "fakelib.default_changed"].old, by[K.DEFAULT_CHANGED, "fakelib.default_changed"].new) == ("1", "2")
+    added = by[K.PARAMETER_ADDED, "fakelib.Acc"]
+    assert (added.new, added.doc) == ("'float32'", "the accumulator's dtype; defaults to float32.")
+
+
+def test_the_same_package_has_no_change(tmp_path):
+    site = _package(tmp_path / "old", "fakelib", OLD)
+    old, new = loading.load_package("fakelib", site), loading.load_package("fakelib", site)
+    assert diff.compare("fakelib", old, new, surface.walk(old), surface.walk(new)) == []
+
+
+def test_load_names_reads_only_the_modules_the_names_need(tmp_path):
+    site = _package(tmp_path / "new", "fakelib", NEW)
+    root = loading.load_names({"fakelib.params"}, site)
+    assert surface.resolve(root["params"]).path == "fakelib._src.impl.params"
+    assert "sub_new" not in root.members  # not needed for fakelib.params: not read
+
+
+PROJECT = '''
+    import optax
+    from optax import MultiSteps as MS
+
+    CASES = {"multisteps": lambda: MS(optax.sgd(0.1), 2)}
+
+    def helper():
+        return optax.clip(1.0)
+
+    def test_state(check):
+        CASES["multisteps"]()
+
+    def test_clip(check):
+        helper()
+'''
+
+
+def test_usage_credits_each_test_with_what_it_reaches(tmp_path):
+    (tmp_path / "test_mine.py").write_text(textwrap.dedent(PROJECT))
+    uses = compare_stack.check_uses(usage.scan(tmp_path, usage.python_files(tmp_path)))
+    assert set(uses["test_mine.py::test_state"]) == {"optax.MultiSteps", "optax.sgd"}
+    assert set(uses["test_mine.py::test_clip"]) == {"optax.clip"}
+
+
+def _fake_optax(root: Path, files: dict[str, str]) -> Path:
+    return _package(root, "optax", {k: v.replace("fakelib", "optax") for k, v in files.items()
+                                    if not k.endswith("_test.py")})
+
+
+def test_a_team_code_use_of_a_changed_name_is_marked(tmp_path):
+    sites = (_fake_optax(tmp_path / "old", OLD), _fake_optax(tmp_path / "new", NEW))
+    code = tmp_path / "project" / "trainer"
+    code.mkdir(parents=True)
+    (code / "train.py").write_text("import optax\n\n\ndef run():\n    optax.gone()\n    return optax.same(1)\n")
+    project = usage.scan(code.parent, usage.python_files(code.parent))
+    found = compare_stack.compare_entries("candidate", sites, ({"optax": "1"}, {"optax": "2"}), [], project,
+                                          code.parent)
+    optax = found.packages[0]
+    gone = next(c for c in optax.changes if c.symbol == "optax.gone")
+    assert gone.used_by_project == ["trainer/train.py:5"] and gone.used_by_checks == []
+    assert [c.symbol for c in found.used_removals] == ["optax.gone"]
+    assert all(not c.used_by_project for c in optax.changes if c.symbol != "optax.gone")
+    assert found.packages[1].problem  # no flax in the fake sites: said, not fatal
+    model.write(tmp_path / "api-diff.json", found)
+    assert model.read(tmp_path / "api-diff.json") == found
+
+
+@pytest.fixture(scope="module")
+def reports():
+    return {name: report_io.parse(upgrade_reports.load(name), name) for name in ("baseline", "candidate")}
+
+
+def _diff(*changes: ApiChange) -> ApiDiff:
+    return ApiDiff(1, "candidate", [PackageApiDiff("optax", "public API", "0.2.6", "0.2.8", list(changes))], 0.5)
+
+
+ACC = ApiChange("optax", K.PARAMETER_ADDED, "optax.MultiSteps", "accumulator_dtype", new="jnp.float32",
+                doc="Optional `dtype` to be used for the accumulator; defaults to `float32`.",
+                used_by_checks=["test_accumulation.py::test_state_layout"])
+MODULE_GONE = ApiChange("optax", K.MODULE_REMOVED, "optax.monte_carlo")
+
+
+def test_the_verdict_links_a_new_parameter_to_the_state_change_it_explains(reports):
+    verdict = compare.judge(reports["baseline"], [reports["candidate"]], api=_diff(MODULE_GONE, ACC))
+    text = render.text(verdict)
+    block = re.split(r"\n {4}\S", text.split("\n    accumulation/test_state_layout")[1])[0]
+    assert ("API: parameter added: optax.MultiSteps(accumulator_dtype=jnp.float32) (Optional `dtype` to be used "
+            "for the accumulator; defaults to `float32`.); accumulator_dtype=bfloat16 keeps the baseline's "
+            "behaviour here (bfloat16 → float32)") in block
+    section = text.split("API changes, candidate vs baseline")[1]
+    assert section.index("BREAKING module removed: optax.monte_carlo") < section.index("parameter added")
+    assert "1 contract calls it" in section
+    assert "accumulator_dtype=bfloat16 keeps" in markdown.markdown(verdict)
+    assert render.as_json(verdict)["api_diff"]["packages"][0]["changes"][1]["parameter"] == "accumulator_dtype"
+
+
+def test_a_removed_name_is_a_change_only_when_something_judged_calls_it(reports):
+    base = reports["baseline"]
+    unused = compare.judge(base, [base], api=_diff(MODULE_GONE, ACC))
+    assert unused.exit_status == 0 and unused.headline.startswith("OK")
+    used = ApiChange("optax", K.REMOVED, "optax.MultiSteps", used_by_checks=["test_accumulation.py::test_state_layout"])
+    called = compare.judge(base, [base], api=_diff(used))
+    assert called.exit_status == 1
+    assert called.headline == "CHANGED: API: optax.MultiSteps removed, which 1 contract calls"
+    param = ApiChange("optax", K.PARAMETER_REMOVED, "optax.clip", "max_delta", used_by_project=["trainer/train.py:7"])
+    assert compare.judge(base, [base], api=_diff(param)).exit_status == 1
+    added = ApiChange("optax", K.ADDED, "optax.signum", used_by_project=["trainer/train.py:9"])
+    assert compare.judge(base, [base], api=_diff(added)).exit_status == 0
