@@ -406,3 +406,31 @@ def test_scale_by_trust_ratio_min_norm_threshold(check):
         out = _trust(u, p, m, 1.0, 0.0)
         check.golden_tree(f"trust_ratio/min_norm/{side}", out)
         check.reference(f"min_norm {side} |p|", out["w"], _trust_ref(u, p, m, 1.0, 0.0)["w"])
+
+
+# -- tree_norm(ord, squared) -------------------------------------------------------------------------------------
+_TREE_NORM_ORDS = {"None": None, "1": 1, "2": 2, "inf": np.inf, "'inf'": "inf", "3": 3}
+
+
+@jax.jit
+def _tree_norms(tree):
+    """Every (ord, squared) of optax.tree_utils.tree_norm in one program (ord 3 is checked apart: an error)."""
+    return {f"{name}/{squared}": optax.tree_utils.tree_norm(tree, ord=o, squared=squared)
+            for name, o in _TREE_NORM_ORDS.items() if name != "3" for squared in (False, True)}
+
+
+def test_tree_norm_ord_and_squared(check):
+    """tree_norm(ord, squared) of an asymmetric tree: ord None/2 is sqrt(sum of squares), 1 the sum of |g|,
+    inf (or 'inf') the largest |g|; squared=True returns its square. ord=3 raises (the type is golden);
+    zero gradients give 0 for every ord."""
+    g = _tree(18, ASYM, 2.0)
+    flat = np.concatenate([np.ravel(v) for v in _f64(g).values()])
+    norms = {"None": np.sqrt(np.sum(flat ** 2)), "2": np.sqrt(np.sum(flat ** 2)), "1": np.sum(np.abs(flat)),
+             "inf": np.max(np.abs(flat)), "'inf'": np.max(np.abs(flat))}
+    out, zero = jax.device_get((_tree_norms(g), _tree_norms(_zeros(ASYM))))
+    for key in sorted(out):
+        name, squared = key.split("/")
+        check.reference(f"ord={name} squared={squared}", out[key], norms[name] ** (2 if squared == "True" else 1))
+        check.exact(f"ord={name} squared={squared} of zeros", float(zero[key]), 0.0)
+    check.golden("tree_norm/ords", np.array([out[k] for k in sorted(out)]))
+    check.error_contract("tree_norm/ord=3", optax.tree_utils.tree_norm, g, ord=3)
