@@ -120,6 +120,21 @@ for _check, _dtype in (
     )
 
 
+# trace and ema with a bfloat16 accumulator: decay * accumulator is a bfloat16 product (a weakly typed
+# Python float beside a bfloat16 array), which XLA on CPU keeps in float32 under jit and eager rounds to
+# bfloat16; the float32 update g + decay * accumulator therefore carries up to half a bfloat16 ulp of
+# the product. Held to the reference ulps of bfloat16 at the operands' scale (the checks pass scale=).
+for _check in ("accumulation/test_trace[plain-acc=bfloat16]", "accumulation/test_trace[nesterov-acc=bfloat16]",
+               "accumulation/test_ema[debias-acc=bfloat16]", "accumulation/test_ema[biased-acc=bfloat16]"):
+    OVERRIDES[(REFERENCE, _check)] = Rule(
+        Tolerance(ulps=_REFERENCE_ULPS["bfloat16"], ulp_dtype="bfloat16"),
+        why="decay * a bfloat16 accumulator is a bfloat16 product (rounded eagerly, kept in float32 by XLA "
+        "under jit): the float32 update is only bfloat16-accurate in that term, so it is held to "
+        f"{_REFERENCE_ULPS['bfloat16']} ulp of bfloat16 at the operands' scale",
+        named=True,
+    )
+
+
 class UnknownTolerance(KeyError):
     pass
 
