@@ -64,6 +64,7 @@ def _params(entry: InScope, found: PublicCallable, contracts: set[str]) -> list[
             findings.append(Finding(Problem.UNKNOWN_PARAM, entry.name, f"{p.name}, {default}"))
     for param, ids in sorted(entry.params.items()):
         findings += [Finding(Problem.NO_SUCH_CONTRACT, entry.name, f"{param}: {c}") for c in ids if c not in contracts]
+    findings += [Finding(Problem.NO_SUCH_CONTRACT, entry.name, f"contracts: {c}") for c in entry.calls if c not in contracts]
     return findings
 
 

@@ -36,13 +36,14 @@ class InScope:
     params: dict[str, tuple[str, ...]]  # parameter -> the contracts exercising it at a non-default value
     gaps: dict[str, str]  # parameter -> what is missing
     missing: str | None  # what is missing for the callable as a whole (no contract yet)
+    calls: tuple[str, ...] = ()  # further contracts that call it (the only ones for a callable without parameters)
 
     @property
     def covered(self) -> bool:
-        return self.missing is None and not self.gaps
+        return self.missing is None and not self.gaps and bool(self.contracts())
 
     def contracts(self) -> set[str]:
-        return {c for ids in self.params.values() for c in ids}
+        return {c for ids in self.params.values() for c in ids} | set(self.calls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,9 +74,9 @@ def _in_scope(path: Path, name: str, entry) -> InScope:
     where = f"[in_scope.{name!r}]"
     if not isinstance(entry, dict):
         raise _problem(path, where, "must be a table")
-    unknown = set(entry) - {"area", "params", "gaps", "missing"}
+    unknown = set(entry) - {"area", "params", "gaps", "missing", "contracts"}
     if unknown:
-        raise _problem(path, where, f"unknown keys {sorted(unknown)}; the keys are area, params, gaps, missing")
+        raise _problem(path, where, f"unknown keys {sorted(unknown)}; the keys are area, params, gaps, missing, contracts")
     try:
         area = Area(entry.get("area"))
     except ValueError:
@@ -86,8 +87,11 @@ def _in_scope(path: Path, name: str, entry) -> InScope:
     missing = entry.get("missing")
     if missing is not None and (not isinstance(missing, str) or not missing.strip()):
         raise _problem(path, where + ".missing", "say in one line what is missing")
+    calls = _ids(path, where + ".contracts", entry["contracts"]) if "contracts" in entry else ()
+    if missing is None and not params and not calls:
+        raise _problem(path, where, 'name the contracts that call it (contracts = ["family/test_name"]) or say what is missing')
     return InScope(name, area, {p: _ids(path, f"{where}.params.{p}", v) for p, v in params.items()},
-                   _texts(path, where + ".gaps", entry.get("gaps", {})), missing)
+                   _texts(path, where + ".gaps", entry.get("gaps", {})), missing, calls)
 
 
 def read(path: Path = LEDGER) -> Ledger:

@@ -134,8 +134,21 @@ def test_contract_ids_are_read_from_the_modules():
     ('[out_of_scope]\n"optax.adam" = ""\n', "one-line text"),
     ('[in_scope."optax.adam"]\narea = "clip"\n[out_of_scope]\n"optax.adam" = "an optimizer"\n', "is in both"),
     ("[in_scope\n", "cannot read the ledger"),
+    ('[in_scope."optax.zero_nans"]\narea = "mask"\n', "name the contracts that call it"),
+    ('[in_scope."optax.zero_nans"]\narea = "mask"\ncontracts = ["zero_nans"]\n', 'name a contract as "family/test_name"'),
 ])
 def test_malformed_ledger_is_refused(tmp_path, text, says):
     (tmp_path / "ledger.toml").write_text(text)
     with pytest.raises(HarnessError, match=says.replace("(", r"\(")):
         ledger.read(tmp_path / "ledger.toml")
+
+
+def test_unknown_contract_of_a_parameterless_callable_fails(baseline, contract_ids, tmp_path):
+    """A callable without parameters is covered by the contracts it names: they must exist too."""
+    text = ledger.LEDGER.read_text().replace('contracts = ["masks/test_zero_nans"',
+                                             'contracts = ["masks/test_zero_nans_does_not_exist"')
+    assert "test_zero_nans_does_not_exist" in text
+    (tmp_path / "ledger.toml").write_text(text)
+    result = audit.audit(baseline, ledger.read(tmp_path / "ledger.toml"), contract_ids)
+    assert [str(f) for f in result.findings] == [
+        "ledger names a contract that does not exist: optax.zero_nans (contracts: masks/test_zero_nans_does_not_exist)"]
