@@ -84,8 +84,8 @@ def test_removed_callable_or_parameter_fails(baseline, contract_ids):
 
 
 def test_unknown_contract_fails(baseline, contract_ids, tmp_path):
-    text = ledger.LEDGER.read_text().replace('max_norm = "clipping/test_guide_case"',
-                                             'max_norm = "clipping/test_does_not_exist"')
+    text = ledger.LEDGER.read_text().replace('max_norm = ["clipping/test_guide_case"',
+                                             'max_norm = ["clipping/test_does_not_exist"')
     assert "test_does_not_exist" in text
     (tmp_path / "ledger.toml").write_text(text)
     result = audit.audit(baseline, ledger.read(tmp_path / "ledger.toml"), contract_ids)
@@ -132,7 +132,7 @@ def test_contract_ids_are_read_from_the_modules():
     ('[in_scope."optax.clip"]\narea = "clip"\n[in_scope."optax.clip".params]\nmax_delta = "guide"\n',
      'name a contract as "family/test_name"'),
     ('[out_of_scope]\n"optax.adam" = ""\n', "one-line text"),
-    ('[in_scope."optax.adam"]\narea = "clip"\n[out_of_scope]\n"optax.adam" = "an optimizer"\n', "is in both"),
+    ('[in_scope."optax.adam"]\narea = "clip"\ncontracts = ["clipping/test_guide_case"]\n[out_of_scope]\n"optax.adam" = "an optimizer"\n', "is in both"),
     ("[in_scope\n", "cannot read the ledger"),
     ('[in_scope."optax.zero_nans"]\narea = "mask"\n', "name the contracts that call it"),
     ('[in_scope."optax.zero_nans"]\narea = "mask"\ncontracts = ["zero_nans"]\n', 'name a contract as "family/test_name"'),
