@@ -30,7 +30,7 @@ import dataclasses
 
 import numpy as np
 
-from harness.contract import mismatches, precision, tolerances, trees
+from harness.contract import allclose, mismatches, precision, tolerances, trees
 from harness.contract.encoding import encode_array
 from harness.contract.golden import GoldenStore
 from harness.contract.mismatches import Mismatch
@@ -85,6 +85,7 @@ class Check:
             self.comparisons[comparison.label] = dataclasses.replace(
                 kept, count=previous.count + 1, values=None, allowed_ulps=_max(previous.allowed_ulps, comparison.allowed_ulps),
                 allowed_rel=_max(previous.allowed_rel, comparison.allowed_rel),
+                allclose=allclose.loosest(previous.allclose, comparison.allclose),
                 override=previous.override or comparison.override)
         if not comparison.passed:
             self._fail(comparison)
