@@ -140,11 +140,16 @@ class Check:
         arr = np.asarray(value)
         if dtype is not None:
             precision.check_stated(dtype)
+        asked, exact = exact, exact or not tolerances.is_float_dtype(arr.dtype)  # a counter or a flag has no ulps
         if self.recording:
+            if asked:  # only what the contract states exactly is recorded to be compared exactly
+                precision.refuse_exact_formula(key, arr, str(arr.dtype))
             self.store.record(self.family, key, {**encode_array(arr), **precision.noted(value, arr, dtype, exact)})
             self._add_kind(GOLDEN)
             return
         expected, entry = self.store.get_array(self.family, key)
+        if asked:
+            precision.refuse_exact_formula(key, expected, entry["dtype"])
         label, observed_dtype = f"golden:{key}", _dtype_name(arr)
         recorded = dtype or entry.get("precision") or entry["dtype"]
         changed = None
@@ -161,6 +166,7 @@ class Check:
             self._note(self._within(GOLDEN, label, arr, expected, scale, why))
 
     def golden_exact(self, key: str, value) -> None:
+        """The recording exactly: counters, flags, and the literal zeros (NaN, inf) a contract states."""
         __tracebackhide__ = True
         self.golden(key, value, exact=True)
 
