@@ -126,11 +126,10 @@ def _check_against_model(check, skip, grads_seq, init, us, states, has):
         if skip == "skip_not_finite":
             check.exact("skip_state num_not_finite", int(state.skip_state["num_not_finite"]), exp["num_not_finite"])
         else:
-            norm_sq = np.asarray(state.skip_state["norm_squared"])
-            if np.isfinite(exp["norm_squared"]):
-                check.reference("skip_state norm_squared", norm_sq, np.array(exp["norm_squared"]))
-            else:  # NaN when any element is NaN, +inf when the rest is finite and some element is +-inf
-                check.exact("skip_state norm_squared is not finite", float(norm_sq), exp["norm_squared"])
+            # NaN when any element is NaN, +inf when the rest is finite and some element is +-inf: the
+            # reference is the same, and a NaN or an infinity is equal only to itself
+            check.reference("skip_state norm_squared", np.asarray(state.skip_state["norm_squared"]),
+                            np.array(exp["norm_squared"]))
         if exp["skipped"]:
             for name in ("mini_step", "gradient_step", "acc_grads", "inner_opt_state"):
                 for a, b in zip(jax.tree.leaves(getattr(state, name)), jax.tree.leaves(getattr(before, name))):
@@ -212,14 +211,14 @@ def test_skip_large_updates_threshold(check):
 def test_nonfinite_without_skip_fn(check, value):
     """Without should_skip_update_fn nothing is skipped: a NaN/inf enters the accumulator, the emission
     carries it, and the reset after it (0 * acc) can leave NaN in that element for every later cycle.
-    Recorded as golden (NaN and inf compared exactly), with whether the last cycle is still poisoned;
+    Recorded as golden (in ulps; NaN and inf equal only themselves), with whether the last cycle is still poisoned;
     the other elements and the counters are unaffected."""
     seq = [_filled([1.0, 2.0, 3.0], 1.0) for _ in range(3 * K)]
     seq[0]["b"][1] = NONFINITE[value]
     _, us, states, _ = _runner(None)(PARAMS, seq)
     key = f"nonfinite/no_skip_fn/{value}"
-    check.golden_exact(f"{key}/acc_grads_b", states.acc_grads["b"])
-    check.golden_exact(f"{key}/updates_b", us["b"])
+    check.golden(f"{key}/acc_grads_b", states.acc_grads["b"])
+    check.golden(f"{key}/updates_b", us["b"])
     check.golden_fact(f"{key}/last_cycle_poisoned", bool(not np.isfinite(us["b"][-1, 1])))
     emitted = us["b"][K - 1::K]
     check.reference("the other elements are unaffected", emitted[:, [0, 2]],

@@ -287,8 +287,8 @@ def test_all_zero_gradients(check, dtype):
             clipped, norms = _clip_and_norms(zeros, max_norm)
             for leaf in jax.tree.leaves(clipped):
                 check.exact("zeros stay zeros (no NaN)", np.asarray(leaf, np.float64), np.zeros(leaf.shape))
-            for name, value in norms.items():
-                check.exact(f"{name} of zeros", float(value), 0.0)
+            for name, value in norms.items():  # sqrt(sum(0 ** 2)): a formula's value, in ulps at 0
+                check.reference(f"{name} of zeros", value, np.array(0.0))
     if dtype == "float32":  # the backward NaN comes from sqrt'(0), whatever the dtype
         grads = _backward_through_clip({"w": jnp.zeros((2,), dtype), "b": jnp.zeros((), dtype)})
         check.golden_fact("zeros/backward_has_nan",
@@ -305,7 +305,8 @@ DEGENERATE_MAX_NORM = {
 @pytest.mark.parametrize("case", sorted(DEGENERATE_MAX_NORM))
 def test_degenerate_max_norm(check, case):
     """max_norm <= 0: whether it raises is the contract; if not, the values produced (zeros, NaN from
-    0/0, a sign flip from a negative max_norm) are golden, bit for bit."""
+    0/0, a sign flip from a negative max_norm) are golden. They are the clip formula's values, t / norm *
+    max_norm, even here: held to the golden ulps (NaN and inf only to themselves), not bit for bit."""
     max_norm, zero = DEGENERATE_MAX_NORM[case]
     grads = jax.tree.map(jnp.zeros_like, _guide()) if zero else _guide()
 
@@ -315,7 +316,7 @@ def test_degenerate_max_norm(check, case):
 
     result = check.error_contract(f"degenerate/{case}", run)
     if not isinstance(result, Exception):
-        check.golden_exact(f"degenerate/{case}/b_then_w", result)
+        check.golden(f"degenerate/{case}/b_then_w", result)
         check.golden_fact(f"degenerate/{case}/has_nan", bool(np.isnan(result).any()))
 
 

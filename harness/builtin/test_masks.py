@@ -161,7 +161,8 @@ def test_adamw_mask_reference(check, mask_kind):
 
 
 def test_adamw_mask_only_affects_decay(check):
-    """Unmasked leaves of adamw(mask=...) get exactly adam's update: the mask gates the decay only."""
+    """Unmasked leaves of adamw(mask=...) get adam's update: the mask gates the decay only. Two library
+    paths computing adam's formula: held to each other within the equivalence ulps."""
     params = _tree(10)
     grads_seq = [_tree(11 + i) for i in range(2)]
     with_decay = optax.adamw(LR, weight_decay=WD, mask=KERNEL_MASK)
@@ -172,7 +173,7 @@ def test_adamw_mask_only_affects_decay(check):
         up, sp = plain.update(g, sp, params)
         for path, leaf in trees.leaves(uw).items():
             if not _is_kernel(path):
-                check.identical(f"step {step} unmasked {path} equals adam", leaf, trees.leaves(up)[path])
+                check.agree(f"step {step} unmasked {path} equals adam", leaf, trees.leaves(up)[path])
         check.golden_tree(f"adamw_vs_adam/step{step}", uw)
 
 
@@ -195,7 +196,7 @@ def test_periodic_update_copies_on_multiples(check, mode):
                         leaf, trees.leaves(expected)[path])
         target = new_target
         history.append(np.asarray(trees.leaves(target)["dense/bias"]))
-    check.golden_exact(f"periodic/{mode}/dense_bias_history", np.stack(history))
+    check.golden(f"periodic/{mode}/dense_bias_history", np.stack(history))  # x + 1.0: a formula's values
 
 
 # -- malformed masks -------------------------------------------------------------------------------

@@ -425,7 +425,8 @@ def test_property_cosine_closed_form(check, init, decay_steps, alpha, exponent, 
 @given(init=_signed(1e-4, 1e3), decay_steps=_DECAY_STEPS, alpha=_floats(0.0, 1.0), exponent=_EXPONENTS,
        data=st.data())
 def test_property_cosine_shape(check, init, decay_steps, alpha, exponent, data):
-    """Non-increasing (in |value|) on [0, decay_steps]; exactly constant at alpha*init from decay_steps on."""
+    """Non-increasing (in |value|) on [0, decay_steps]; constant at alpha*init from decay_steps on (the
+    formula at the clipped step: equal within the equivalence ulps, and to alpha*init within the reference's)."""
     steps = np.sort(_steps(data, decay_steps))
     values = _evaluate(optax.cosine_decay_schedule(init, decay_steps, alpha, exponent), steps)
     # |v| / |init| in float32: dividing by a positive constant is monotone, and the bound's
@@ -434,7 +435,7 @@ def test_property_cosine_shape(check, init, decay_steps, alpha, exponent, data):
     inside = steps <= decay_steps
     check.bound("non-increasing on [0, decay_steps]", normalized[inside][1:], normalized[inside][:-1])
     after = steps >= decay_steps
-    check.identical("constant from decay_steps on", values[after], np.full(after.sum(), values[after][0]))
+    check.agree("constant from decay_steps on", values[after], np.full(after.sum(), values[after][0]))
     # alpha * init below float32's smallest normal is flushed to zero by XLA on CPU (documented platform
     # behaviour): the reference is the flushed value there.
     final = alpha * init if abs(alpha * init) >= np.finfo(np.float32).smallest_normal else np.copysign(0.0, alpha * init)
@@ -584,10 +585,11 @@ def test_staircase_at_exact_multiples(check):
         schedule = optax.exponential_decay(1.0, period, 0.5, staircase=True)
         stairs = _evaluate(schedule, np.arange(STAIRS + 1) * period)
         values.append(stairs)
-        late[str(period)] = [k for k in range(STAIRS + 1) if stairs[k] != np.float32(0.5**k)]
+        # late: on the previous stair (nearer 0.5**(k-1) than 0.5**k), not an ulp away from 0.5**k
+        late[str(period)] = [k for k in range(1, STAIRS + 1) if abs(stairs[k] - 0.5 ** (k - 1)) < abs(stairs[k] - 0.5**k)]
         if period in JITTED_STAIR_PERIODS:  # a jitted train step sees one scalar step at a time
             scalar = np.asarray(jax.jit(schedule)(jnp.asarray(period, jnp.int32)))
-            check.exact(f"jitted scalar step == vector element (T={period})", scalar, stairs[1])
+            check.agree(f"jitted scalar step == vector element (T={period})", scalar, stairs[1])
     check.golden("staircase/exact_multiples", np.stack(values))
     check.golden_fact("staircase/late_stairs", late)
 

@@ -31,7 +31,7 @@ import dataclasses
 
 import numpy as np
 
-from harness.contract import mismatches, precision, tolerances, trees
+from harness.contract import allclose, mismatches, precision, tolerances, trees
 from harness.contract.encoding import encode_array
 from harness.contract.golden import GoldenStore
 from harness.contract.mismatches import Mismatch
@@ -86,6 +86,7 @@ class Check:
             self.comparisons[comparison.label] = dataclasses.replace(
                 kept, count=previous.count + 1, values=None, allowed_ulps=_max(previous.allowed_ulps, comparison.allowed_ulps),
                 allowed_rel=_max(previous.allowed_rel, comparison.allowed_rel),
+                allclose=allclose.loosest(previous.allclose, comparison.allclose),
                 override=previous.override or comparison.override)
         if not comparison.passed:
             self._fail(comparison)
@@ -140,11 +141,16 @@ class Check:
         arr = np.asarray(value)
         if dtype is not None:
             precision.check_stated(dtype)
+        asked, exact = exact, exact or not tolerances.is_float_dtype(arr.dtype)  # a counter or a flag has no ulps
         if self.recording:
+            if asked:  # only what the contract states exactly is recorded to be compared exactly
+                precision.refuse_exact_formula(key, arr, str(arr.dtype))
             self.store.record(self.family, key, {**encode_array(arr), **precision.noted(value, arr, dtype, exact)})
             self._add_kind(GOLDEN)
             return
         expected, entry = self.store.get_array(self.family, key)
+        if asked:
+            precision.refuse_exact_formula(key, expected, entry["dtype"])
         label, observed_dtype = f"golden:{key}", _dtype_name(arr)
         recorded = dtype or entry.get("precision") or entry["dtype"]
         changed = None
@@ -161,6 +167,7 @@ class Check:
             self._note(self._within(GOLDEN, label, arr, expected, scale, why))
 
     def golden_exact(self, key: str, value) -> None:
+        """The recording exactly: counters, flags, and the literal zeros (NaN, inf) a contract states."""
         __tracebackhide__ = True
         self.golden(key, value, exact=True)
 

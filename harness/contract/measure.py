@@ -11,6 +11,7 @@ import dataclasses
 
 import numpy as np
 
+from harness.contract import allclose
 from harness.contract.encoding import observed as observed_values
 from harness.contract.tolerances import is_float_dtype, policy_dtype, tiny_normal, ulp
 from harness.model.enums import ComparisonKind
@@ -88,19 +89,22 @@ def compare_close(kind: ComparisonKind, label: str, observed, expected, toleranc
         used = np.where(abs_err == 0, 0.0, np.where(allowed > 0, abs_err / allowed, np.inf))
         at_value = np.minimum(allowed / ulp(np.where(finite, exp64, 0.0), ulp_dtype), _USED_CAP)
         # relative to normal values only: below the smallest normal the policy allows the normals' spacing
-        relative = np.where(finite & (np.abs(exp64) >= tiny_normal(ulp_dtype)), allowed / np.abs(exp64), 0.0)
+        normal = finite & (np.abs(exp64) >= tiny_normal(ulp_dtype))
+        relative = np.where(normal, allowed / np.abs(exp64), 0.0)
     result = dataclasses.replace(
         _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype, keep_values),
         tolerance_used=min(float(used.max()), _USED_CAP) if used.size else 0.0,
         allowed_ulps=float(at_value.max()) if at_value.size else None,
-        allowed_rel=float(relative.max()) if relative.size else None, override=override)
+        allowed_rel=float(relative.max()) if relative.size else None, override=override,
+        allclose=allclose.pair(exp64, allowed, normal & (at <= np.abs(exp64))))
     if result.passed:
         return result
     worst = np.unravel_index(int(np.argmax(np.where(bad, used, -1.0))), obs.shape) if obs.ndim else ()
     message = (
         f"{label} [{dtype}, shape {list(obs.shape)}]: {result.mismatched} of {result.size} elements outside "
         f"{tolerance.ulps:g} ulp{f' of {ulp_dtype}' if ulp_dtype != dtype else ''}"
-        f"{' at the operands scale' if scale is not None else ''}; max abs err {result.max_abs_err:.3g}, "
+        f"{' at the operands scale' if scale is not None else ''} (assert_allclose {result.allclose.shown}); "
+        f"max abs err {result.max_abs_err:.3g}, "
         f"max rel err {result.max_rel_err:.3g}; worst at index {tuple(int(i) for i in worst)}: "
         f"expected {float(exp64[worst])!r}, observed {float(_f64(obs)[worst])!r} "
         f"({float(abs_err[worst] / ulp(exp64[worst], ulp_dtype)):.3g} ulp)"
@@ -119,11 +123,12 @@ def compare_exact(kind: ComparisonKind, label: str, observed, expected, keep_val
     if obs.shape != exp.shape:
         return _shape_mismatch(kind, label, obs, exp, EXACT, dtype, observed, expected, keep_values)
     abs_err, rel_err = errors(obs, exp)
-    result = _measured(kind, label, obs, exp, abs_err != 0, abs_err, rel_err, EXACT, dtype, keep_values)
+    result = dataclasses.replace(_measured(kind, label, obs, exp, abs_err != 0, abs_err, rel_err, EXACT, dtype,
+                                           keep_values), allclose=allclose.EXACT)
     if result.passed:
         return result
     message = (f"{label} [{dtype}, shape {list(obs.shape)}]: {result.mismatched} of {result.size} elements differ "
-               f"(exact contract); max abs err {result.max_abs_err:.3g}")
+               f"(exact contract, assert_allclose {allclose.EXACT.shown}); max abs err {result.max_abs_err:.3g}")
     return dataclasses.replace(result, message=message + _values_suffix(result))
 
 

@@ -86,6 +86,16 @@ def noted(value, arr: np.ndarray, stated: str | None, exact: bool) -> dict:
     return {"precision": judged.dtype, "why": judged.why} if judged.why else {}
 
 
+def refuse_exact_formula(key: str, values: np.ndarray, dtype: str) -> None:
+    """An exact golden comparison only of what a contract states exactly: a float golden value with a finite
+    nonzero element is a formula's result, which a recompiled kernel may move by an ulp."""
+    x = np.asarray(values, np.float64) if dtype in STATED or np.dtype(numpy_dtype(dtype)).kind == "f" else None
+    if x is not None and np.any(np.isfinite(x) & (x != 0)):
+        raise TypeError(f"golden_exact({key!r}): {dtype} values other than zeros, NaN and inf are computed by a "
+                        f"formula and are judged in ulps: use check.golden({key!r}, value); golden_exact is for "
+                        f"counters, flags and the literal zeros a contract states")
+
+
 def _changed(label: str, arr: np.ndarray, recorded: str, now: str, message: str) -> Comparison:
     """A failed golden comparison of two dtype names (the verdict marks it a dtype/state change)."""
     return Comparison(label, ComparisonKind.GOLDEN, False, EXACT, now, list(arr.shape), expected=recorded,

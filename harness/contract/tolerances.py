@@ -17,8 +17,13 @@ comparison records why.
   form: the leaf-dtype side rounds each of a few operations.
 * ``bound``: an inequality, value <= limit, with the ulps taken at the limit.
 
-Exact contracts (counters, the zeros MultiSteps emits between steps, error types, dtypes,
-shapes, tree structure) are not in this table: they are compared with ``==``.
+Exact contracts (counters and flags, the zeros MultiSteps emits between steps, a value passed
+through or copied without arithmetic, error types, dtypes, shapes, tree structure) are not in this
+table: they are compared with ``==``. A float a formula computes is judged in ulps even where the
+formula degenerates (a norm of zeros, max_norm <= 0), and golden_exact refuses one.
+
+Every comparison also records the (rtol, atol) with which numpy.testing.assert_allclose reproduces it
+(harness.contract.allclose).
 
 Every comparison records its allowance at the loosest element, in ulps and relative to the value;
 more than 64 ulps or 1% is allowed only with a named reason (a 16-bit row below, a per-check

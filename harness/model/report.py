@@ -12,13 +12,13 @@ import datetime as _dt
 from typing import Any
 
 from harness import __version__
+from harness.model.allclose import AllClose
 from harness.model.enums import CheckKind, ComparisonKind, Outcome, Status
 from harness.model.reuse import ReusedFrom
 
 SCHEMA_VERSION = 3
 
-# The packages a verdict names, in the order it names them (python first).
-STACK_VERSION_KEYS = ("python", "jax", "jaxlib", "optax", "flax", "numpy")
+STACK_VERSION_KEYS = ("python", "jax", "jaxlib", "optax", "flax", "numpy")  # a verdict names these, in order
 # Every version a report records (distribution names with '-' spelled '_').
 VERSION_KEYS = (*STACK_VERSION_KEYS, "ml_dtypes", "hypothesis", "pytest", "orbax_checkpoint")
 # Packages whose code may issue a warning worth keeping; the first that owns the file is the origin.
@@ -89,6 +89,7 @@ class Comparison:
     allowed_ulps: float | None = None  # the loosest element's allowance, in ulps of the dtype at its value
     allowed_rel: float | None = None  # the loosest element's allowance relative to its value
     override: str | None = None  # why this comparison may allow more than the policy's plain row
+    allclose: AllClose | None = _optional()  # assert_allclose's (rtol, atol) reproducing it (not bounds, facts)
     expected: Json = None  # small arrays whole, facts and error types as they are
     observed: Json = None
     message: str = ""

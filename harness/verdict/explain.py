@@ -69,7 +69,8 @@ def _numeric_size(comparison: Comparison) -> str:
     if comparison.max_rel_err is not None:
         parts.append(f"{comparison.max_rel_err * 100:.3g}% max rel err")
     if isinstance(tolerance, Tolerance) and comparison.tolerance_used is not None:
-        parts.append(f"{comparison.tolerance_used:.3g}x its {tolerance.ulps:g} ulp tolerance")
+        allclose = f" (assert_allclose {comparison.allclose.shown})" if comparison.allclose else ""
+        parts.append(f"{comparison.tolerance_used:.3g}x its {tolerance.ulps:g} ulp tolerance{allclose}")
     if comparison.mismatched and comparison.size:
         parts.append(f"{comparison.mismatched} of {comparison.size} values")
     return ", ".join(parts)

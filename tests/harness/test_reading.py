@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from harness.model import report_io
+from harness.model.allclose import AllClose
 from harness.model.enums import BuiltinMode, Mark
 from harness.verdict import cause, compare, groups, markdown, render, views
 
@@ -61,6 +62,21 @@ def test_numeric_change_says_its_size_in_percent_and_tolerances(verdict):
     # The ulps are counted on the host from the kept bits; the contract side measured them with NumPy.
     assert change.size == "4792 ulp of float32, 0.0446% max rel err, 599x its 8 ulp tolerance, 3 of 3 values"
     assert "(4.79e+03 ulp)" in change.detail
+
+
+def test_numeric_change_shows_the_assert_allclose_pair_beside_the_ulps(reports):
+    """A report that records the pair (reports before it did not): the reviewer can re-check with NumPy."""
+    check_id = "accumulation/test_float16_grads_on_float32_params[multisteps_adam]"
+    candidate = reports["candidate"]
+    checks = [dataclasses.replace(c, comparisons=[dataclasses.replace(x, allclose=AllClose(rtol=9.536743164062502e-07,
+                                                                                          atol=0.0))
+                                                  for x in c.comparisons]) if c.id == check_id else c
+              for c in candidate.checks]
+    verdict = compare.judge(reports["baseline"], [dataclasses.replace(candidate, checks=checks)])
+    change = next(c for c in verdict.entries[0].changes if c.check_id == check_id)
+    assert change.size == ("4792 ulp of float32, 0.0446% max rel err, 599x its 8 ulp tolerance "
+                           "(assert_allclose rtol=9.54e-07, atol=0), 3 of 3 values")
+    assert "599x its 8 ulp tolerance (assert_allclose rtol=9.54e-07, atol=0)" in render.text(verdict)
 
 
 def test_pr_comment_fits_and_keeps_the_decision(verdict):
