@@ -18,7 +18,6 @@ differ if an axis is confused. Each transform compiles once: hyperparameters are
 """
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest

@@ -31,7 +31,7 @@ import dataclasses
 
 import numpy as np
 
-from harness.contract import allclose, mismatches, precision, tolerances, trees
+from harness.contract import allclose, encoding, mismatches, precision, tolerances, trees
 from harness.contract.encoding import encode_array
 from harness.contract.golden import GoldenStore
 from harness.contract.mismatches import Mismatch
@@ -179,7 +179,7 @@ class Check:
             self._add_kind(GOLDEN)
             return
         entry = self.store.get(self.family, key)
-        self._note(compare_exact(GOLDEN, f"golden:{key}", _jsonable(fact), entry.get("fact")))
+        self._note(compare_exact(GOLDEN, f"golden:{key}", encoding.jsonable(fact), entry.get("fact")))
 
     def golden_tree(self, key: str, tree, *, scales: dict | None = None, why: str | None = None) -> None:
         """A whole result: its layout (paths, dtypes, shapes) as a fact, and every leaf as a golden value.
@@ -251,7 +251,7 @@ class Check:
         """The value equals what the contract states, exactly (counters, zeros, dtypes); ``message``: a
         failure in the contract's own words (which leaves, what the team can do)."""
         __tracebackhide__ = True
-        found = compare_exact(ComparisonKind.EXACT, f"exact:{label}", _jsonable(value), _jsonable(expected),
+        found = compare_exact(ComparisonKind.EXACT, f"exact:{label}", encoding.jsonable(value), encoding.jsonable(expected),
                               self._first(f"exact:{label}"))
         self._note(found if found.passed or message is None else dataclasses.replace(found, message=message))
 
@@ -294,13 +294,3 @@ def _max(a, b):
 
 def _describe_error(name) -> str:
     return "no error" if name is None else name
-
-
-def _jsonable(value):
-    if isinstance(value, (str, bool, int, float, type(None))):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return value

@@ -89,3 +89,14 @@ def _summary(arr: np.ndarray) -> ValuesSummary:
         nan=int(np.isnan(x).sum()), posinf=int((x == np.inf).sum()), neginf=int((x == -np.inf).sum()),
         negative_zeros=int(((x == 0) & np.signbit(x)).sum()),
     )
+
+
+def jsonable(value):
+    """A fact as JSON holds it: tuples as lists, keys as strings (so a recorded fact compares equal)."""
+    if isinstance(value, (str, bool, int, float, type(None))):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return value

@@ -1,8 +1,7 @@
 """The session report: what one run of the contract suite in one matrix entry found.
 
-Every field of reports/<entry>.json is defined here, in the order the file holds it; the JSON Schema
-beside this module (report.schema.json) is the published contract of the same format, and
-tests/harness/test_model.py fails when the two disagree. JSON conversion is harness.model.codec.
+Every field of reports/<entry>.json, in the order the file holds it; report.schema.json beside this module
+is the published contract of the same format (tests/harness/test_model.py keeps them equal; JSON: codec).
 """
 
 from __future__ import annotations
