@@ -15,7 +15,7 @@ from harness.errors import HarnessError
 from harness.model import sensitivity as model
 from harness.model.codec import from_json, to_json
 from harness.stack.commands import sensitivity as command
-from harness.stack.sensitivity import cosmic, disposable, equivalents, render, scope
+from harness.stack.sensitivity import cosmic, disposable, equivalents, merge, render, scope
 from harness.stack.sensitivity.mutants import MutantId, Selection, parse_shard
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -258,3 +258,31 @@ def test_workers_mutate_private_copies_never_the_installed_files(tmp_path):
     with copy.open("wt") as handle:  # as cosmic-ray's mutate_path writes a mutant
         handle.write("x = 2\n")
     assert installed.read_text() == cache.read_text() == "x = 1\n"
+
+
+# --- the nightly's shards, merged ----------------------------------------------------------------------
+
+def _shard(index, count, outcome):
+    mutant = model.Mutant("optax/m.py", "core/Op", index, index, outcome, f"L{index}: `a` -> `b`", ["masks"])
+    return model.report([mutant], started_at=f"s{index}", finished_at=f"f{index}", optax="0.2.6", cosmic_ray="8.7.0",
+                        selection=model.Selection(None, 0, f"{index}/{count}"), mutants_found=9, seconds=10.0 * index,
+                        workers=3)
+
+
+def test_shard_reports_merge_into_one_report_of_all_their_mutants(tmp_path):
+    paths = []
+    for index, outcome in ((1, model.MutantOutcome.KILLED), (2, model.MutantOutcome.SURVIVED)):
+        paths.append(tmp_path / f"sensitivity-shard-{index}.json")
+        paths[-1].write_text(json.dumps(to_json(_shard(index, 2, outcome))))
+    assert merge.main([str(tmp_path / "out" / "sensitivity.json"), *map(str, paths)]) == 0
+    merged = merge.read(tmp_path / "out" / "sensitivity.json")
+    assert (merged.summary.killed, merged.summary.survived, merged.summary.score) == (1, 1, 0.5)
+    assert (merged.workers, merged.seconds, merged.selection.shard) == (6, 20.0, "1-2/2")
+    assert "L2: `a` -> `b`" in (tmp_path / "out" / "sensitivity.md").read_text()
+
+
+def test_a_missing_or_foreign_shard_is_refused():
+    with pytest.raises(HarnessError, match=r"the shards given are \[1\], not each of 1..2 once"):
+        merge.merge([_shard(1, 2, model.MutantOutcome.KILLED)])
+    with pytest.raises(HarnessError, match="different runs"):
+        merge.merge([_shard(1, 2, model.MutantOutcome.KILLED), _shard(2, 3, model.MutantOutcome.KILLED)])

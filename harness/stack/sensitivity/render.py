@@ -66,7 +66,7 @@ def markdown(report: SensitivityReport) -> str:
         "# Sensitivity of the contract suite",
         "",
         f"cosmic-ray {report.cosmic_ray} mutated optax {report.optax}'s modules in scope: {report.mutants_found} "
-        f"mutants, {drawn}, shard {sel.shard}; {len(report.mutants)} judged with {report.workers} worker(s) "
+        f"mutants, {drawn}{'' if sel.shard == '1/1' else f', shard {sel.shard}'}; {len(report.mutants)} judged with {report.workers} worker(s) "
         f"in {report.seconds:.0f} s ({report.seconds / max(1, total.scored):.1f} s a mutant).",
         "",
         f"**Score: {total.killed + total.timeout} of {total.scored} non-equivalent mutants noticed "
