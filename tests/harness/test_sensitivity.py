@@ -172,8 +172,10 @@ def test_the_report_of_a_tiny_session_counts_each_outcome_and_scores_the_non_equ
 def test_the_markdown_gives_the_table_the_score_and_each_survivor_on_one_line(tmp_path):
     text = render.markdown(_report(tmp_path))
     assert "**Score: 2 of 4 non-equivalent mutants noticed (50.0%)**; 1 equivalent" in text
-    assert "| optax/m.py | core/ReplaceBinaryOperator_Mul_Add | 0 | 1 | 0 | 0 | 0 |" in text
-    assert "| **all** | | 1 | 1 | 1 | 1 | 1 |" in text
+    assert "| optax/m.py | 1 | 1 | 1 | 1 | 1 | 50.0% |" in text  # per module
+    assert "| optax/m.py | core/ReplaceBinaryOperator_Mul_Add | 0 | 1 | 0 | 0 | 0 | 0.0% |" in text
+    assert "| optax/m.py | core/ReplaceBinaryOperator_Add_Mul | 0 | 0 | 0 | 0 | 1 | n/a |" in text
+    assert "| **all** |  | 1 | 1 | 1 | 1 | 1 | 50.0% |" in text and "| **all** | 1 | 1 | 1 | 1 | 1 | 50.0% |" in text
     survivors = text.split("## Survivors")[1].strip().splitlines()
     assert survivors == [
         "- optax/m.py L2: `if a < b:` -> `if a > b:` (core/ReplaceComparisonOperator_Lt_Gt #0; masks, shapes; error)",

@@ -291,7 +291,8 @@ def _status_step_id():
 
 def test_nightly_resolves_the_latest_releases_before_planning_the_upgrade_on_them():
     jobs = _nightly_jobs()
-    assert list(jobs) == ["latest", *FAN_OUT, "issue"]
+    assert list(jobs) == ["latest", *FAN_OUT, "issue", "sensitivity", "sensitivity-report"]  # the last two: every night
+    assert "needs" not in jobs["sensitivity"]
     resolve_step = _step(jobs["latest"]["steps"], "latest_cli resolve")
     assert resolve_step["run"].startswith(".venv/bin/python -m harness.stack.commands.latest_cli resolve")
     assert jobs["latest"]["outputs"]["decision"] == f"${{{{ steps.{resolve_step['id']}.outputs.decision }}}}"

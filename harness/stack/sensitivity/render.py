@@ -58,6 +58,20 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
+def _table(mutants: list[Mutant], key, names: list[str]) -> list[str]:
+    """killed / survived / timeout / error / equivalent and the score for each value of `key`, then all."""
+    lines = [f"| {' | '.join(names)} | killed | survived | timeout | error | equivalent | score |",
+             f"| {' | '.join('---' for _ in names)} | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    groups: dict[tuple[str, ...], list[Mutant]] = defaultdict(list)
+    for m in mutants:
+        groups[key(m)].append(m)
+    for label, members in [*sorted(groups.items()), (("**all**",) + ("",) * (len(names) - 1), mutants)]:
+        t = tally(members)
+        lines.append(f"| {' | '.join(label)} | {t.killed} | {t.survived} | {t.timeout} | {t.error} | "
+                     f"{t.equivalent} | {_percent(t.score)} |")
+    return lines
+
+
 def markdown(report: SensitivityReport) -> str:
     total = report.summary
     sel = report.selection
@@ -72,16 +86,9 @@ def markdown(report: SensitivityReport) -> str:
         f"**Score: {total.killed + total.timeout} of {total.scored} non-equivalent mutants noticed "
         f"({_percent(total.score)})**; {total.equivalent} equivalent (not scored).",
         "",
-        "| module | operator | killed | survived | timeout | error | equivalent |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    groups: dict[tuple[str, str], list[Mutant]] = defaultdict(list)
-    for m in report.mutants:
-        groups[(m.module, m.operator)].append(m)
-    for (module, operator), members in sorted(groups.items()):
-        t = tally(members)
-        lines.append(f"| {module} | {operator} | {t.killed} | {t.survived} | {t.timeout} | {t.error} | {t.equivalent} |")
-    lines.append(f"| **all** | | {total.killed} | {total.survived} | {total.timeout} | {total.error} | {total.equivalent} |")
+    lines += _table(report.mutants, lambda m: (m.module,), ["module"]) + [""]
+    lines += _table(report.mutants, lambda m: (m.module, m.operator), ["module", "operator"])
     lines += ["", "## Survivors", ""]
     survivors = sorted((m for m in report.mutants if m.outcome in (MutantOutcome.SURVIVED, MutantOutcome.ERROR)),
                        key=lambda m: (m.module, m.line, m.operator, m.occurrence))
