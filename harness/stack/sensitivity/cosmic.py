@@ -61,16 +61,16 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def http_workers(venv: Path, environments: list[tuple[Path, dict[str, str]]]):
-    """cosmic-ray's own HTTP workers, one per (work directory, environment); yields their URLs and stops
-    them (only these processes) when the block ends."""
+    """cosmic-ray's HTTP workers (its handler, on 127.0.0.1), one per (work directory, environment); yields
+    their URLs and stops them (only these processes) when the block ends."""
     started: list[subprocess.Popen] = []
     urls = []
     try:
         for work, env in environments:
             port = free_port()
             log = open(work / "http-worker.log", "w")
-            started.append(subprocess.Popen([str(venv / "bin" / "cosmic-ray"), "http-worker", "--port", str(port)],
-                                            cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT))
+            command = [str(venv / "bin" / "python"), "-m", "harness.stack.sensitivity.http_worker", str(port)]
+            started.append(subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT))
             urls.append(f"http://127.0.0.1:{port}")
         for url, proc in zip(urls, started):
             _wait_listening(int(url.rsplit(":", 1)[1]), proc)
