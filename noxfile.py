@@ -38,6 +38,7 @@ def tests(session: nox.Session) -> None:
     ws = Workspace.from_environment()
     stack_entry.install_entry(session, ws, ENTRIES[matrix.BASELINE])
     session.install("-r", "locks/tests.txt")
+    session.install("-r", "locks/sensitivity.txt")  # its tests build cosmic-ray sessions (tests/harness/test_sensitivity.py)
     stack_entry.ensure_chromium(session)
     session.run("lint-imports")  # the layer contracts in pyproject.toml
     # The contracts first: the harness's tests read their report (every allowance named).

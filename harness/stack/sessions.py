@@ -11,6 +11,7 @@ this file. Importing it registers the sessions with nox.
   nox -s lock                    regenerate the locks of the matrix's committed entries
   nox -s accept -- --reason ".." adopt the judged candidate as the baseline: pins, locks, golden values
   nox -s plan / followups / judge -- DIR   the upgrade's steps one by one, for CI (harness.stack.run.fanout)
+  nox -s sensitivity -- --sample 300 --seed 0   mutate Optax's in-scope modules: which changes go unnoticed
 """
 
 from __future__ import annotations
@@ -186,3 +187,30 @@ def accept(session: nox.Session) -> None:
     code = accept_run.accept(ws, session.posargs, log=session, invoked_from=paths.invoked_from(session.invoked_from))
     if code:
         raise SystemExit(code)  # nox maps every failure to 1; a refusal is 2
+
+
+@stack_session("sensitivity")
+def sensitivity(session: nox.Session) -> None:
+    """Mutate Optax's in-scope modules (cosmic-ray, in this session's own environment) and run the matching
+    contracts on each mutant: reports/sensitivity.json and .md. `-- --sample N --seed S`, `--workers N`."""
+    require_python(session)
+    from harness.stack.commands import sensitivity as run_sensitivity
+    from harness.stack.environments.envs import dir_name
+    from harness.stack.sensitivity import disposable
+
+    ws = Workspace.from_environment()
+    if not ws.is_checkout:
+        session.error("sensitivity measures the built-in contracts on this checkout's baseline; run it there")
+    try:
+        options = run_sensitivity.parse(session.posargs)
+        baseline = ENTRIES[matrix.BASELINE]
+        # Never an entry's environment: cosmic-ray rewrites the files it mutates.
+        disposable.check_disposable(Path(session.virtualenv.location),
+                                    [ws.envdir / dir_name(ws.envdir, e.name) for e in ENTRIES.values()])
+        disposable.install(session, ws, locks.lock_path(ws, baseline))
+        suite_env = stack_entry.suite_environment(baseline, "", session.virtualenv.location,
+                                                  ws.root / "golden", ws.is_checkout)
+        run_sensitivity.run(session, options, paths.PACKAGE / "builtin", ws.root, suite_env,
+                            Path(options.out) if options.out else ws.reports / "sensitivity.json")
+    except HarnessError as exc:
+        session.error(str(exc).rstrip("."))

@@ -291,7 +291,8 @@ def _status_step_id():
 
 def test_nightly_resolves_the_latest_releases_before_planning_the_upgrade_on_them():
     jobs = _nightly_jobs()
-    assert list(jobs) == ["latest", *FAN_OUT, "issue"]
+    assert list(jobs) == ["latest", *FAN_OUT, "issue", "sensitivity", "sensitivity-report"]  # the last two: every night
+    assert "needs" not in jobs["sensitivity"]
     resolve_step = _step(jobs["latest"]["steps"], "latest_cli resolve")
     assert resolve_step["run"].startswith(".venv/bin/python -m harness.stack.commands.latest_cli resolve")
     assert jobs["latest"]["outputs"]["decision"] == f"${{{{ steps.{resolve_step['id']}.outputs.decision }}}}"
@@ -446,3 +447,18 @@ def test_nightly_closes_every_nightly_issue_on_a_clean_night(tmp_path, open_issu
     assert step["if"] == "needs.judge.outputs.status == '0'"
     assert calls[0].startswith("issue list --state open")
     assert calls[1:] == [f"issue close {n} --comment Clean night: {RUN_URL}" for n in closed]
+
+
+def test_nightly_measures_sensitivity_on_every_mutant_in_shards_and_merges_all_of_them():
+    jobs = _nightly_jobs()
+    shard_job, merge_job = jobs["sensitivity"], jobs["sensitivity-report"]
+    judge = _step(shard_job["steps"], "nox -s sensitivity")["run"]
+    count = int(re.search(r'--shard "\$SHARD/(\d+)"', judge).group(1))
+    assert shard_job["strategy"]["matrix"]["shard"] == list(range(1, count + 1))
+    assert "--sample" not in judge and "--workers" in judge  # every mutant, cosmic-ray's HTTP workers
+    (upload,) = [s["with"] for s in shard_job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
+    (download,) = [s["with"] for s in merge_job["steps"] if s.get("uses", "").startswith("actions/download-artifact@")]
+    assert fnmatch.fnmatch(upload["name"].replace("${{ matrix.shard }}", "3"), download["pattern"])
+    assert merge_job["needs"] == "sensitivity" and merge_job["if"].startswith("${{ !cancelled()")
+    assert "-m harness.stack.sensitivity.merge reports/sensitivity.json shards/sensitivity-shard-*.json" in \
+        _step(merge_job["steps"], "sensitivity.merge")["run"]

@@ -1,0 +1,57 @@
+"""Which Optax modules are mutated, and which contract families judge each one.
+
+A module is in scope when it defines callables users reach for to accumulate gradients, schedule the
+learning rate, clip or normalise gradients, or mask, route or skip updates. Its families are the contract
+families whose checks call those callables; a mutant runs only those families (with -x), which keeps a
+mutant's run to seconds. Families run in the order given: the most specific first, so a killed mutant
+stops early.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+# optax module (relative to site-packages) -> families whose contracts call what it defines
+MODULES: dict[str, tuple[str, ...]] = {
+    "optax/transforms/_accumulation.py": ("accumulation", "shapes"),  # MultiSteps, skip_not_finite, skip_large_updates
+    "optax/transforms/_conditionality.py": ("accumulation", "masks"),  # apply_if_finite, conditionally_mask
+    "optax/schedules/_schedule.py": ("schedules",),  # the schedule functions
+    "optax/schedules/_join.py": ("schedules",),  # join_schedules
+    "optax/schedules/_inject.py": ("schedules",),  # inject_hyperparams
+    "optax/transforms/_clipping.py": ("clipping", "shapes"),  # clip_by_global_norm, per_example_global_norm_clip
+    "optax/transforms/_masking.py": ("masks", "shapes"),  # masked
+    "optax/transforms/_combining.py": ("masks", "accumulation", "training"),  # chain, partition
+    "optax/transforms/_adding.py": ("masks", "shapes"),  # add_decayed_weights
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """Modules judged by the same families: one cosmic-ray session (one test command)."""
+
+    name: str
+    families: tuple[str, ...]
+    modules: tuple[str, ...]
+
+
+def groups(modules: dict[str, tuple[str, ...]] = MODULES) -> list[Group]:
+    by_families: dict[tuple[str, ...], list[str]] = {}
+    for module, families in modules.items():
+        by_families.setdefault(families, []).append(module)
+    return [Group("-".join(families), families, tuple(mods)) for families, mods in by_families.items()]
+
+
+def family_files(contracts: Path, families: tuple[str, ...]) -> list[Path]:
+    """The contract files of the families, in their order: test_<family>.py and test_<family>_*.py.
+    A family with no file is an error: a mutant would otherwise be judged by nothing."""
+    files: list[Path] = []
+    for family in families:
+        found = sorted({*contracts.glob(f"test_{family}.py"), *contracts.glob(f"test_{family}_*.py")})
+        if not found:
+            raise HarnessError(f"no contract file for family {family!r} in {contracts} (test_{family}.py); "
+                             "fix harness/stack/sensitivity/scope.py")
+        files += found
+    return files
