@@ -68,9 +68,9 @@ def test_add_noise_key_spellings(check):
     """The key given as a key, as an integer, or not at all (key 0) gives the same noise; the deprecated
     seed, where the stack still takes it, too, and seed with key is refused (its error type is golden)."""
     def noise(**kwargs):
-        tx = optax.add_noise(ETA, GAMMA, **kwargs)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # seed= and a missing key warn by design
+            tx = optax.add_noise(ETA, GAMMA, **kwargs)
             u, _ = tx.update(GRADS, tx.init(GRADS))
         return jax.device_get(u)
 
