@@ -136,6 +136,24 @@ def test_has_updated_before_and_after_each_ministep(check, k):
     check.golden_exact(f"has_updated/k={k}", np.concatenate([[has0], has]))
 
 
+COUNTER_EDGES = (-1, 0, 1)
+
+
+def test_has_updated_at_counter_boundaries(check):
+    """has_updated on states whose counters sit just below, at and just above its comparisons (mini_step
+    == 0, gradient_step > 0). Negative counters are states users reach: an every_k_schedule that returns
+    a negative k makes mini_step (a remainder by k) negative, and a restored state holds what was saved."""
+    tx = optax.MultiSteps(optax.sgd(LR), every_k_schedule=2)
+    state = tx.init(PARAMS)
+    table = [[bool(tx.has_updated(state._replace(mini_step=jnp.asarray(m, jnp.int32),
+                                                 gradient_step=jnp.asarray(g, jnp.int32))))
+              for g in COUNTER_EDGES] for m in COUNTER_EDGES]
+    check.describe_input(f"has_updated with mini_step (rows) and gradient_step (columns) in {COUNTER_EDGES}")
+    check.exact("has_updated = mini_step == 0 and gradient_step > 0", table,
+                [[m == 0 and g > 0 for g in COUNTER_EDGES] for m in COUNTER_EDGES])
+    check.golden_fact("has_updated/counter_edges", table)
+
+
 # -- float16 gradients on float32 params ------------------------------------------------------------------
 F16_OPTIMIZERS = {
     "sgd": lambda: optax.sgd(LR),

@@ -160,3 +160,25 @@ def test_ema(check, debias, dtype):
     zero = _EMA[(debias, dtype)]([_zeros()] * 2, _zeros(), decay)
     for key, leaf in zero[-1][0].items():
         check.exact(f"zero gradients give zeros: {key}", leaf, np.zeros(np.shape(leaf)))
+
+
+# -- called with their defaults ---------------------------------------------------------------------------------
+_DEFAULTS = {  # name -> (called with the required arguments only, the documented defaults spelled out,
+    #                  the required arguments, the spelled-out run's arguments)
+    "ema": (_runs("ema/defaults", lambda d: optax.ema(d)), _EMA[(True, None)], (0.8,), (0.8,)),
+    "trace": (_runs("trace/defaults", lambda d: optax.trace(d)), _TRACE[(False, None)], (0.7,), (0.7,)),
+    "apply_every": (_runs("apply_every/defaults", lambda: optax.apply_every()), _apply_every, (), (1,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DEFAULTS))
+def test_called_with_defaults(check, name):
+    """ema(decay), trace(decay) and apply_every() give, bit for bit, what their documented defaults give
+    spelled out (debias=True, accumulator_dtype=None; nesterov=False; k=1): a default changed in the body
+    rather than the signature shows here."""
+    bare, spelled, required, spelled_out = _DEFAULTS[name]
+    seq = _seq(50, 3)
+    got, want = bare(seq, _zeros(), *required), spelled(seq, _zeros(), *spelled_out)
+    for i, ((u, _), (v, _)) in enumerate(zip(got, want), 1):
+        for k in sorted(LAYOUT):
+            check.identical(f"call {i} update {k}: defaults = spelled out", u[k], v[k])

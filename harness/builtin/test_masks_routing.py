@@ -148,6 +148,46 @@ def _call_once(tx, params, grads, **extra):
     return tx.update(grads, tx.init(params), params, **extra)[0]
 
 
+class _AddScaledOffset:
+    """updates + factor * offset: beside the per-leaf offset, a scalar extra argument (the form of a loss
+    value or a step passed through extra_args), which has another structure than the updates."""
+
+    def __new__(cls):
+        def update(updates, state, params=None, *, offset=None, factor=None, **extra):
+            del params, extra
+            return jax.tree.map(lambda u, o: u + factor * o, updates, offset), state
+        return optax.GradientTransformationExtraArgs(lambda params: optax.EmptyState(), update)
+
+
+_EXTRA_SCALED = {
+    "masked": lambda: optax.masked(_AddScaledOffset(), MASK, mask_compatible_extra_args=True),
+    "partition": lambda: optax.partition(
+        {"add": _AddScaledOffset(), "keep": optax.identity()},
+        {k: "add" if v else "keep" for k, v in MASK.items()}, mask_compatible_extra_args=True),
+}
+
+
+@pytest.mark.parametrize("wrapper", sorted(_EXTRA_SCALED))
+def test_mask_compatible_extra_args_other_structure(check, wrapper):
+    """With mask_compatible_extra_args=True only the extra arguments shaped like the updates are masked:
+    a scalar one reaches the inner transform as it is. The masked leaves get grad + factor * offset, the
+    others the grad, bit for bit (the outcome, raise or not, is golden)."""
+    params, g, offset, factor = _tree(70), _tree(71), _tree(72), F32(0.75)
+    run = jax.jit(lambda p, g, o, f: _call_once(_EXTRA_SCALED[wrapper](), p, g, offset=o, factor=f))
+    key = f"extra_args/{wrapper}/other_structure"
+    check.describe_input("extra args offset (shaped like the updates) and factor (a float32 scalar)")
+    result = check.error_contract(key, run, params, g, offset, factor)
+    if isinstance(result, Exception):
+        return
+    for k, masked in MASK.items():
+        if masked:
+            check.reference(f"{k}: grad + factor * offset", result[k], _f64(g[k]) + 0.75 * _f64(offset[k]),
+                            scale=np.abs(_f64(g[k])) + 0.75 * np.abs(_f64(offset[k])), why="the sum may cancel")
+        else:
+            check.identical(f"{k}: grad passes through", result[k], g[k])
+    check.golden_tree(f"{key}/updates", result)
+
+
 def test_masked_node_in_inner_state(check):
     """masked(sgd with momentum): the inner state holds the masked leaves' traces and a MaskedNode (an empty
     placeholder) for every other leaf, so a checkpoint's layout depends on the mask; the types are golden."""

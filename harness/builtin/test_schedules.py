@@ -622,7 +622,10 @@ def test_property_join(check, start, peak, ramp, boundary, decay, alpha, data):
     _reference_each(check, "join closed form", values, expected, scale)
 
 
-# -- invalid arguments --------------------------------------------------------------------------------
+# -- invalid arguments, and the values just at and beyond each argument check -------------------------
+# Each check is pinned at the boundary and just beyond it (a non-positive transition_steps, a negative or
+# zero scale, a zero peak_value), so a moved comparison shows as a raise that appears or disappears, or
+# as values that change.
 INVALID = {
     "cosine/decay_steps=0": lambda: optax.cosine_decay_schedule(0.1, decay_steps=0),
     "cosine/decay_steps=-5": lambda: optax.cosine_decay_schedule(0.1, decay_steps=-5),
@@ -636,14 +639,45 @@ INVALID = {
     "piecewise/negative_scale": lambda: optax.piecewise_constant_schedule(1.0, {10: -0.5}),
     "join/too_few_boundaries": lambda: optax.join_schedules(
         [optax.constant_schedule(1.0), optax.constant_schedule(0.5), optax.constant_schedule(0.1)], [5]),
+    "piecewise/zero_scale": lambda: optax.piecewise_constant_schedule(1.0, {10: 0.0}),
+    "interpolate/negative_scale": lambda: optax.piecewise_interpolate_schedule("linear", 1.0, {10: -0.5}),
+    "interpolate/zero_scale": lambda: optax.piecewise_interpolate_schedule("linear", 1.0, {10: 0.0}),
+    **{f"{kind}_onecycle/transition_steps={n}": (lambda kind=kind, n=n: getattr(
+        optax, f"{kind}_onecycle_schedule")(transition_steps=n, peak_value=1.0)) for kind in ("linear", "cosine")
+       for n in (-1, 0, 1)},
+    "exponential/transition_steps=-1": lambda: optax.exponential_decay(1.0, -1, 0.5),
+    "exponential/transition_steps=1": lambda: optax.exponential_decay(1.0, 1, 0.5),
+    "exponential/transition_begin=-1": lambda: optax.exponential_decay(1.0, 10, 0.5, transition_begin=-1),
+    "exponential/transition_begin=default": lambda: optax.exponential_decay(1.0, 10, 0.5),
+    "polynomial/transition_steps=-1": lambda: optax.polynomial_schedule(1.0, 0.0, 2.0, transition_steps=-1),
+    "polynomial/transition_steps=1": lambda: optax.polynomial_schedule(1.0, 0.0, 2.0, transition_steps=1),
+    "warmup_cosine/peak=0": lambda: optax.warmup_cosine_decay_schedule(0.5, 0.0, 10, 20),
+    "warmup_cosine/peak=0,end=0.1": lambda: optax.warmup_cosine_decay_schedule(0.5, 0.0, 10, 20, end_value=0.1),
+    "warmup_cosine/peak=-1": lambda: optax.warmup_cosine_decay_schedule(0.0, -1.0, 10, 20, end_value=-0.25),
 }
 INVALID_STEPS = [0, 1, 5, 9, 10, 11, 20]
+# The documented formula, where the call is valid. Not the one-cycle schedules at transition_steps=1: their
+# first phase rounds down to 0 steps, a 0/0 the docstrings do not define (golden values only).
+INVALID_REFERENCES = {
+    "piecewise/zero_scale": lambda t: _piecewise_ref(t, 1.0, {10: 0.0}),
+    "interpolate/zero_scale": lambda t: _interpolate_ref(t, 1.0, {10: 0.0}),
+    "exponential/transition_steps=-1": lambda t: (np.ones(t.shape), np.ones(t.shape)),
+    "exponential/transition_steps=1": lambda t: _exponential_ref(t, 1.0, 1, 0.5),
+    "exponential/transition_begin=-1": lambda t: _exponential_ref(t, 1.0, 10, 0.5),
+    "exponential/transition_begin=default": lambda t: _exponential_ref(t, 1.0, 10, 0.5),
+    "polynomial/transition_steps=-1": lambda t: (np.ones(t.shape), np.ones(t.shape)),
+    "polynomial/transition_steps=1": lambda t: (np.where(t < 1, 1.0, 0.0), np.ones(t.shape)),
+    "warmup_cosine/peak=0": lambda t: _warmup_cosine_ref(t, 0.5, 0.0, 10, 20),
+    "warmup_cosine/peak=0,end=0.1": lambda t: _warmup_cosine_ref(t, 0.5, 0.0, 10, 20, end_value=0.1),
+    "warmup_cosine/peak=-1": lambda t: _warmup_cosine_ref(t, 0.0, -1.0, 10, 20, end_value=-0.25),
+}
 
 
 @pytest.mark.parametrize("case", sorted(INVALID))
 def test_invalid_arguments(check, case):
     """Construction and evaluation: the exception type is the contract; when nothing is raised the
-    values produced are golden, so a change in the silent behaviour is visible too."""
+    values produced are golden (and meet the documented formula where one applies), so a change in the
+    silent behaviour is visible too."""
     def build_and_evaluate():
         schedule = INVALID[case]()
         return np.array([np.asarray(schedule(step), np.float32) for step in INVALID_STEPS])
@@ -651,6 +685,9 @@ def test_invalid_arguments(check, case):
     result = check.error_contract(f"invalid/{case}", build_and_evaluate)
     if not isinstance(result, Exception):
         check.golden(f"invalid/{case}/values", result)
+        if case in INVALID_REFERENCES:
+            expected, scale = INVALID_REFERENCES[case](np.array(INVALID_STEPS))
+            _reference_each(check, f"{case} closed form", result, expected, scale)
 
 
 def test_float64_with_x64(check):

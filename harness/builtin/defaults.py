@@ -1,0 +1,88 @@
+"""The defaults of the in-scope callables' parameters, as golden facts: shared by the test_*_defaults.py
+files (one per family).
+
+A changed default changes what every caller who leaves the parameter out gets (ema's debias, a
+schedule's transition_begin), without a line of their code changing. The callables and their
+parameters are the ones harness/coverage/ledger.toml lists for the baseline (read as data: the ledger is
+the baseline's surface); a parameter the installed Optax no longer has reads "absent", a parameter it
+adds is not a changed default and is left out (the verdict's API section names it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import tomllib
+from pathlib import Path
+
+LEDGER = Path(__file__).resolve().parent.parent / "coverage" / "ledger.toml"
+FAMILY_AREAS = {  # contract family -> the ledger areas whose callables it pins
+    "accumulation": ("accumulate",),
+    "schedules": ("schedule",),
+    "clipping": ("clip",),
+    "masks": ("mask", "weight_decay"),
+}
+
+
+def ledger_params(family: str) -> dict[str, tuple[str, ...]]:
+    """Callable name -> the parameters the ledger lists for it (covered or a listed gap), for the
+    family's areas; callables whose parameters the ledger does not list (missing) are left out."""
+    entries = tomllib.loads(LEDGER.read_text())["in_scope"]
+    found = {}
+    for name, entry in entries.items():
+        params = (*entry.get("params", {}), *entry.get("gaps", {}))
+        if entry["area"] in FAMILY_AREAS[family] and params:
+            found[name] = tuple(sorted(params))
+    return found
+
+
+def resolve(name: str):
+    """optax.contrib.reduce_on_plateau -> the object (the longest importable module, then attributes)."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(name)
+
+
+def describe(default) -> str:
+    """A default as stable text: literals by repr, types and functions by qualified name, other objects
+    by their type (never a memory address)."""
+    if default is inspect.Parameter.empty:
+        return "required"
+    if default is None or isinstance(default, (bool, int, float, complex, str)):
+        return repr(default)
+    if isinstance(default, (tuple, list, frozenset)):
+        return f"{type(default).__name__}({', '.join(describe(d) for d in default)})"
+    if isinstance(default, type) or inspect.isroutine(default) or hasattr(default, "__qualname__"):
+        return f"{getattr(default, '__module__', '?')}.{getattr(default, '__qualname__', '?')}"
+    return f"<{type(default).__module__}.{type(default).__qualname__}: {default}>"
+
+
+def defaults(name: str, params: tuple[str, ...]) -> dict[str, str]:
+    """Each listed parameter's default in the installed Optax: its text, "required", or "absent"."""
+    signature = inspect.signature(resolve(name))
+    found = {}
+    for param in params:
+        p = signature.parameters.get(param)
+        if p is None:
+            found[param] = "absent"
+        elif p.kind is inspect.Parameter.VAR_POSITIONAL:
+            found[param] = "*args"
+        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+            found[param] = "**kwargs"
+        else:
+            found[param] = describe(p.default)
+    return found
+
+
+def check_defaults(check, family: str, name: str) -> None:
+    """The golden fact defaults/<name>: {parameter: default} for the parameters the ledger lists."""
+    params = ledger_params(family)[name]
+    check.describe_input(f"the defaults of {name}({', '.join(params)})")
+    check.golden_fact(f"defaults/{name}", defaults(name, params))
