@@ -207,6 +207,31 @@ def test_adaptive_grad_clip_thresholds(check):
         check.exact(f"zero gradients stay zero: {key}", leaf, np.zeros(np.shape(leaf)))
 
 
+
+_agc_defaults = _update("adaptive_grad_clip/defaults", lambda c: optax.adaptive_grad_clip(c))
+EPS32 = float(F32(1e-3))  # eps's default as the float32 it meets a float32 norm as
+
+
+def test_adaptive_grad_clip_defaults(check):
+    """adaptive_grad_clip(clipping) with eps and axis left at their defaults, as users call it. eps = 1e-3
+    floors a param unit's norm: columns of param norm 0, 1e-4 and 5e-4 (floored), just under, at and
+    over 1e-3, and 2e-3 and 1 (their own), each with a gradient column of norm 0.5, and a zero param column
+    with gradient norm 5e-4 (kept: under 1e-3). unitwise_clip's div_eps = 1e-6 divides a gradient unit of
+    norm 1e-7 against max_norm 1e-9 (clipping 1e-6): the result is g * 1e-3 with it, g * 1e-2 without."""
+    pn = np.array([0.0, 1e-4, 5e-4, _below(EPS32), EPS32, _above(EPS32), 2e-3, 1.0, 0.0], F32)
+    p = {"w": np.stack([np.zeros_like(pn), pn]).astype(F32)}  # column j's norm is pn[j], exactly
+    g = {"w": np.array([[0.3] * 8 + [3e-4], [0.4] * 8 + [4e-4]], F32)}
+    out = _agc_defaults(g, p, 1.0)
+    _leafwise(check, "defaults: clipping * max(|p unit|, 1e-3)", out, _agc_ref(g, p, 1.0, 1e-3, {"w": (0,)}))
+    check.golden_tree("agc/defaults/eps_floor", out)
+    check.identical("defaults: a gradient unit under clipping * 1e-3 is kept", out["w"][:, -1], g["w"][:, -1])
+    g = {"w": np.array([[6e-8, 1.2e-6, 3.0], [8e-8, 1.6e-6, 4.0]], F32)}  # norms 1e-7 < div_eps < 2e-6
+    p = {"w": np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], F32)}
+    out = _agc_defaults(g, p, 1e-6)
+    _leafwise(check, "defaults: g * max_norm / max(|g unit|, 1e-6)", out, _agc_ref(g, p, 1e-6, 1e-3, {"w": (0,)}))
+    check.golden_tree("agc/defaults/div_eps", out)
+
+
 UNITWISE_SHAPES = {"rank1": (3,), "rank2": (2, 3), "row": (1, 3), "rank3": (2, 3, 2), "rank4": (2, 2, 1, 3),
                    "rank5": (2, 1, 2, 1, 3)}
 
@@ -289,7 +314,7 @@ def test_per_example_global_norm_clip_at_threshold(check):
 @jax.jit
 def _layer_clip(grads, c):
     return optax.per_example_layer_norm_clip(grads, c, uniform=True), \
-        optax.per_example_layer_norm_clip(grads, c, uniform=False)
+        optax.per_example_layer_norm_clip(grads, c, uniform=False), optax.per_example_layer_norm_clip(grads, c)
 
 
 def _layer_ref(leaves, clips):
@@ -305,14 +330,18 @@ def _layer_ref(leaves, clips):
 
 
 def test_per_example_layer_norm_clip(check):
-    """Two layers of 1 and 3 parameters per example (batch 4). uniform=True: each layer clipped to
-    C / sqrt(2); uniform=False: to C * sqrt(D_i / D), i.e. 2 and 2 sqrt(3) for C = 4. The first layer's
+    """Two layers of 1 and 3 parameters per example (batch 4). uniform=True (the default: a call without
+    it must match): each layer clipped to C / sqrt(2); uniform=False: to C * sqrt(D_i / D), i.e. 2 and
+    2 sqrt(3) for C = 4. The first layer's
     examples sit just under, at and over its non-uniform clip of 2 (exact in float32); the sums match
     float64, the per-layer counts are golden (and match float64 away from the threshold)."""
     layer0 = np.array([[_below(2.0)], [2.0], [_above(2.0)], [0.0]], F32)
     layer1 = np.array([[3.0, 4.0, 0.0], [0.1, 0.0, 0.0], [0.0, 0.0, 0.0], [6.0, 0.0, 8.0]], F32)
     grads = [layer0, layer1]
-    (u_sum, u_count), (n_sum, n_count) = jax.device_get(_layer_clip(grads, 4.0))
+    (u_sum, u_count), (n_sum, n_count), default = jax.device_get(_layer_clip(grads, 4.0))
+    for i in range(2):  # uniform's default is True: a call without it is the uniform one
+        check.identical(f"default uniform: layer {i} sum", default[0][i], u_sum[i])
+        check.exact(f"default uniform: layer {i} count", int(default[1][i]), int(u_count[i]))
     for name, sums, counts, clips in (("uniform", u_sum, u_count, [4.0 / np.sqrt(2)] * 2),
                                       ("non_uniform", n_sum, n_count, [2.0, 4.0 * np.sqrt(0.75)])):
         ref_sums, ref_counts = _layer_ref(grads, clips)

@@ -72,6 +72,23 @@ def test_decay_reaches_kernels_not_biases(check, mask_kind):
                                                    trees.layout(state)])
 
 
+
+def test_decay_defaults(check):
+    """add_decayed_weights() as called with its defaults (weight_decay 0.0, no mask): grad + 0 * param, so
+    every leaf is the grad, value for value, and the state is empty (no mask wrapper, no schedule count);
+    then weight_decay=WD without a mask decays every leaf, biases included."""
+    params, grads = _tree(1), _tree(2)
+    for name, tx, wd in (("defaults", optax.add_decayed_weights(), 0.0), ("no_mask", optax.add_decayed_weights(WD), WD)):
+        state = tx.init(params)
+        updates, _ = tx.update(grads, state, params)
+        p, g, u = trees.leaves(params), trees.leaves(grads), trees.leaves(updates)
+        check.exact(f"{name}: update tree paths", sorted(u), sorted(g))
+        for path in u:
+            check.reference(f"{name}: {path} = grad + {wd:g} * param", u[path], _f64(g[path]) + wd * _f64(p[path]),
+                            scale=np.abs(_f64(g[path])) + wd * np.abs(_f64(p[path])),
+                            why="grad + wd * param: terms of either sign may cancel")
+        check.exact(f"{name}: state", [type(state).__name__, trees.layout(state)], ["EmptyState", trees.layout(())])
+
 @pytest.mark.parametrize("mask_kind", sorted(MASKS))
 def test_masked_keeps_inner_state_for_masked_leaves_only(check, mask_kind):
     """optax.masked(sgd with momentum): masked leaves follow the inner optimizer over two steps,
