@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from harness import __version__
@@ -17,8 +16,7 @@ from harness.errors import HarnessError
 from harness.model import api_diff
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
-from harness.stack.api import usage
-from harness.stack.api.compare_stack import compare_entries
+from harness.stack.api import reader, usage
 from harness.stack.environments import envs
 from harness.stack.pins import matrix
 from harness.stack.workspace import Workspace
@@ -42,27 +40,36 @@ def installed(site: Path, names: tuple[str, ...] = usage.LIBRARIES) -> dict[str,
     return found
 
 
-def sources(ws: Workspace) -> tuple[list[usage.FileUse], list[usage.FileUse], Path]:
+Files = list[tuple[Path, list[Path]]]  # (root the files are modules under, the files)
+
+
+def sources(ws: Workspace) -> tuple[Files, Files, Path]:
     """The contracts' files (built-in ones when they run, the project's own) and the project's code."""
     found = project.load(ws)
-    contracts: list[usage.FileUse] = []
+    contracts: Files = []
     if found.builtin != BuiltinMode.OFF:
-        for folder in ("builtin", "contract"):
-            contracts += usage.scan(paths.PACKAGE.parent, usage.python_files(paths.PACKAGE / folder))
-    for folder in found.own_contracts:
-        contracts += usage.scan(folder.parent, usage.python_files(folder))
-    code: list[usage.FileUse] = []
+        contracts += [(paths.PACKAGE.parent, usage.python_files(paths.PACKAGE / f)) for f in ("builtin", "contract")]
+    contracts += [(folder.parent, usage.python_files(folder)) for folder in found.own_contracts]
+    code: Files = []
     if not ws.is_checkout:
         skip = (*found.own_contracts, found.golden, found.locks, ws.envdir, ws.published, found.root / "tests")
-        for folder in found.pythonpath:
-            code += usage.scan(folder, usage.python_files(folder, skip))
+        code += [(folder, usage.python_files(folder, skip)) for folder in found.pythonpath]
     return contracts, code, found.root
 
 
-def _key(versions: tuple[dict, dict], contracts: list[usage.FileUse], code: list[usage.FileUse]) -> str:
-    files = sorted(str(f.path) + hashlib.sha256(f.path.read_bytes()).hexdigest() for f in [*contracts, *code]
-                   if f.path.is_file())
-    return hashlib.sha256(json.dumps([versions, files, __version__, metadata.version("griffe")]).encode()).hexdigest()
+def _key(versions: tuple[dict, dict], python: str, groups: Files) -> str:
+    files = sorted(str(p) + hashlib.sha256(p.read_bytes()).hexdigest() for _, found in groups for p in found
+                   if p.is_file())
+    return hashlib.sha256(json.dumps([versions, python, files, __version__, reader.requirement()]).encode()).hexdigest()
+
+
+def reader_python(entries: list[matrix.Entry]) -> str:
+    """The Python the sources are read with: the newer of the two entries' (their syntax parses there)."""
+    return max((e.python for e in entries[:2]), key=lambda v: tuple(int(p) for p in v.split(".")))
+
+
+def _listed(groups: Files) -> list:
+    return [[str(root), [str(p) for p in found]] for root, found in groups]
 
 
 def compute(ws: Workspace, directory: Path, entries: list[matrix.Entry]) -> Path | None:
@@ -83,14 +90,21 @@ def compute(ws: Workspace, directory: Path, entries: list[matrix.Entry]) -> Path
               f"({', '.join(str(s) for s in sites)}); run the upgrade again to compare them", file=sys.stderr)
         return None
     contracts, code, root = sources(ws)
-    cached = ws.envdir / CACHE / f"{_key(versions, contracts, code)}.json"
+    python = reader_python(entries)
+    cached = ws.envdir / CACHE / f"{_key(versions, python, contracts + code)}.json"
     target = directory / api_diff.API_DIFF_FILE
     try:
         found = api_diff.read(cached) if cached.is_file() else None
     except HarnessError:
         found = None
     if found is None:
-        found = compare_entries(entries[1].name, (sites[0], sites[1]), versions, contracts, code, root)
+        request = {"entry": entries[1].name, "sites": [str(s) for s in sites], "versions": list(versions),
+                   "contracts": _listed(contracts), "code": _listed(code), "root": str(root)}
+        try:
+            found = reader.run(ws.envdir / CACHE, python, request)
+        except HarnessError as exc:
+            print(f"note: no API diff: {exc}", file=sys.stderr)
+            return None
         cached.parent.mkdir(parents=True, exist_ok=True)
         api_diff.write(cached, found)
     api_diff.write(target, found)
