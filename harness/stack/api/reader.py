@@ -2,7 +2,7 @@
 writes 3.12-only syntax (jax's api.py, core.py, config.py, lax_numpy.py, loops.py do not parse under 3.11).
 So the diff runs as a subprocess (harness.stack.api.worker) in a small environment of that Python holding
 only griffe, at the host's own griffe version (locks/runner.txt pins it): made once with uv under
-`.nox/api-diff/`, reused while that version holds. Nothing is installed into an entry's environment.
+`.nox/api-reader/`, reused while that version holds. Nothing is installed into an entry's environment.
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ def _run(cmd: list[str], what: str) -> None:
                            "check that uv can reach the package index, then run again.")
 
 
-def environment(cache: Path, python: str) -> Path:
-    """The interpreter of the reader environment for Python `python` under `cache`, made when missing."""
-    home, pin = cache / f"python{python}", requirement()
+def environment(homes: Path, python: str) -> Path:
+    """The interpreter of the reader environment for Python `python` under `homes`, made when missing."""
+    home, pin = homes / f"python{python}", requirement()
     mark = home / _MARK
     if mark.is_file() and mark.read_text().strip() == pin and _interpreter(home).is_file():
         return _interpreter(home)
@@ -67,9 +67,9 @@ def environment(cache: Path, python: str) -> Path:
     return _interpreter(home)
 
 
-def run(cache: Path, python: str, request: dict) -> api_diff.ApiDiff:
+def run(homes: Path, python: str, request: dict) -> api_diff.ApiDiff:
     """The API diff `request` describes (harness.stack.api.worker), computed under Python `python`."""
-    interpreter = environment(cache, python)
+    interpreter = environment(homes, python)
     with tempfile.TemporaryDirectory(prefix="api-diff-") as tmp:
         asked, out = Path(tmp) / "request.json", Path(tmp) / api_diff.API_DIFF_FILE
         asked.write_text(json.dumps(dict(request, output=str(out))))
