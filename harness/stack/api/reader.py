@@ -42,7 +42,16 @@ def _interpreter(home: Path) -> Path:
     return home / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def _run(cmd: list[str], what: str) -> None:
+def uv_binary() -> str:
+    """uv (the runner's own, else one on PATH), or HarnessError saying how to get it."""
+    found = locks.uv()
+    if found is None:
+        raise HarnessError("uv is not installed; install the runner tools with `pip install -r locks/runner.txt`.")
+    return found
+
+
+def run_uv(cmd: list[str], what: str) -> None:
+    """Run a uv command; HarnessError naming `what` could not be done, with uv's last words, when it fails."""
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
@@ -56,13 +65,11 @@ def environment(homes: Path, python: str) -> Path:
     mark = home / _MARK
     if mark.is_file() and mark.read_text().strip() == pin and _interpreter(home).is_file():
         return _interpreter(home)
-    uv = locks.uv()
-    if uv is None:
-        raise HarnessError("uv is not installed; install the runner tools with `pip install -r locks/runner.txt`.")
+    uv = uv_binary()
     shutil.rmtree(home, ignore_errors=True)
-    _run([uv, "venv", "--quiet", "--no-python-downloads", "--python", find_python(python), str(home)],
+    run_uv([uv, "venv", "--quiet", "--no-python-downloads", "--python", find_python(python), str(home)],
          f"make the Python {python} environment the API diff reads sources with")
-    _run([uv, "pip", "install", "--quiet", "--python", str(_interpreter(home)), pin], f"install {pin} into {home}")
+    run_uv([uv, "pip", "install", "--quiet", "--python", str(_interpreter(home)), pin], f"install {pin} into {home}")
     mark.write_text(pin + "\n")
     return _interpreter(home)
 

@@ -7,13 +7,12 @@ job of its own). The same wheels the entry installed, so the same sources its en
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.stack.api import reader
 from harness.stack.api.usage import LIBRARIES
 from harness.stack.environments.interpreters import find_python
-from harness.stack.pins import locks, matrix
+from harness.stack.pins import matrix
 
 FOLDER = "api-sources"  # in the project's .nox/: one folder per set of versions
 _DONE = ".harness-complete"
@@ -31,22 +30,16 @@ def index_options(entry: matrix.Entry) -> list[str]:
 
 
 def fetch(root: Path, entry: matrix.Entry, versions: dict[str, str | None]) -> Path:
-    """A folder holding `versions`' optax, flax and jax as installed packages (with their dist-info);
-    HarnessError when uv cannot get them."""
+    """A folder under `root`/.nox holding `versions`' optax, flax and jax as installed packages (with their
+    dist-info), fetched once; HarnessError when uv cannot get them."""
     pins = [f"{name}=={versions[name]}" for name in LIBRARIES if versions.get(name)]
     target = root / ".nox" / FOLDER / "-".join(p.replace("==", "-") for p in pins)
     if (target / _DONE).is_file():
         return target
-    uv = locks.uv()
-    if uv is None:
-        raise HarnessError("uv is not installed; install the runner tools with `pip install -r locks/runner.txt`.")
+    uv = reader.uv_binary()
     shutil.rmtree(target, ignore_errors=True)
-    cmd = [uv, "pip", "install", "--quiet", "--no-deps", "--no-python-downloads", "--target", str(target),
-           "--python", find_python(entry.python), *index_options(entry), *pins]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        tail = "; ".join(done.stderr.strip().splitlines()[-2:]) or f"exit status {done.returncode}"
-        raise HarnessError(f"could not get {', '.join(pins)} to read their API ({tail}); check that uv can reach "
-                           "the package index, then run the step again.")
+    reader.run_uv([uv, "pip", "install", "--quiet", "--no-deps", "--no-python-downloads", "--target", str(target),
+                   "--python", find_python(entry.python), *index_options(entry), *pins],
+                  f"get {', '.join(pins)} to read their API")
     (target / _DONE).write_text(" ".join(pins) + "\n")
     return target
