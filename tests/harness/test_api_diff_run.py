@@ -161,3 +161,28 @@ def test_the_section_in_html(baseline):
             "the accumulator</li><li class='detail'>1 contract calls it</li>") in items
     assert "<h3>jax 0.11.2 → 0.12.0.1, the 2 jax names the contracts use: no change</h3>" in section
     assert "not compared (1: their source could not be read): jax.jit" in section
+
+
+def test_the_projects_files_are_found_without_walking_hidden_folders_or_environments(tmp_path, monkeypatch):
+    """A team's project holds its .nox/ (tens of thousands of files): never walked, nor a venv, nor `skip`."""
+    from harness.stack.api import usage
+
+    for rel in ("pkg/train.py", "pkg/sub/model.py", ".nox/env/lib/x.py", "venv/lib/y.py", "reports/z.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("")
+    (tmp_path / "linked").symlink_to(tmp_path / "pkg" / "sub")
+    (tmp_path / "pkg" / "sub" / "loop").symlink_to(tmp_path / "pkg")  # a cycle: not followed
+    walked = []
+    real_walk = usage.os.walk
+
+    def walk(root, **kwargs):
+        for folder, dirs, files in real_walk(root, **kwargs):
+            walked.append(Path(folder).name)
+            yield folder, dirs, files
+
+    monkeypatch.setattr(usage.os, "walk", walk)
+    found = usage.python_files(tmp_path, (tmp_path / "reports",))
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == [
+        "linked/model.py", "pkg/sub/model.py", "pkg/train.py"]
+    assert not {".nox", "venv", "reports"} & set(walked)
