@@ -128,7 +128,7 @@ def package_lines(p: PackageApiDiff) -> list[str]:
             more = f" and {len(names) - ADDED_SHOWN} more" if len(names) > ADDED_SHOWN else ""
             out.append(f"{'modules' if kind == K.MODULE_ADDED else 'names'} added: " + ", ".join(names[:ADDED_SHOWN]) + more)
     if p.unread:
-        out.append(f"not compared ({len(p.unread)}: their source needs a newer Python than the host's to be read): "
+        out.append(f"not compared ({len(p.unread)}: their source could not be read): "
                    + ", ".join(p.unread))
     return out
 

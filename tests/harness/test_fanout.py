@@ -4,6 +4,7 @@ session writes them; a missing, foreign or corrupt report stops the judge naming
 
 import dataclasses
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -12,11 +13,14 @@ from pathlib import Path
 import pytest
 
 import upgrade_reports
+from fake_libraries import Libraries
 from harness import env_vars
 from harness.stack import paths
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import matrix, plan
+from harness.stack.api import for_run, sources
+from harness.stack.pins import locks
 from harness.stack.run import entry_runs, fanout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +42,17 @@ def _sources(changed: bool) -> dict[str, dict]:
     or the baseline's own checks again (nothing changed)."""
     found = {name: upgrade_reports.load(name) for name in upgrade_reports.ENTRIES}
     found["candidate"] = _with_property_regression(found["candidate"]) if changed else upgrade_reports.load("baseline")
+    return found
+
+
+@pytest.fixture(autouse=True)
+def libraries(tmp_path_factory, monkeypatch) -> Libraries:
+    """The entries' libraries for the API diff: none unless a test says where (no index reached, no section)."""
+    found = Libraries(tmp_path_factory.mktemp("libraries"))
+    monkeypatch.setattr(for_run, "site_packages", found.site_packages)
+    monkeypatch.setattr(sources, "fetch", found.fetch)
+    # computed diffs kept apart from this checkout's (keyed by versions: the made-up packages carry real ones)
+    monkeypatch.setattr(for_run, "CACHE", str(found.root / "cache"))
     return found
 
 
@@ -132,13 +147,21 @@ def _ci(tmp_path, monkeypatch, capsys, sessions: Sessions) -> tuple[Path, dict, 
     return ci, out, follow["include"]
 
 
-def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_path, monkeypatch, capsys):
+def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_path, monkeypatch, capsys, libraries,
+                                                                            uv_bin):
+    monkeypatch.setattr(locks, "uv", lambda: uv_bin)  # the API diff's reader environment is made with it
     local_sessions = Sessions(_sources(changed=True))
+    libraries.envs = True  # `nox -s upgrade` has the entries' environments
     local_code, local = _local(tmp_path, monkeypatch, local_sessions)
     assert local_code == 1
     capsys.readouterr()
+    # CI's jobs do not: the follow-ups job reads the reports' versions from their wheels, the judge from it
+    libraries.envs, libraries.wheels = False, True
+    shutil.rmtree(for_run.CACHE)  # computed again by the follow-ups job
     ci_sessions = Sessions(_sources(changed=True))
     ci, out, rows = _ci(tmp_path, monkeypatch, capsys, ci_sessions)
+    assert libraries.fetched == ["baseline", "candidate"] and (ci / "api-diff.json").is_file()
+    libraries.wheels = False
     assert rows == [
         {"entry": "baseline", "report": "baseline-replay", "only": str(ci / "replay-selection.txt"),
          "replay": str(ci / "replay-examples.json")},
@@ -154,8 +177,16 @@ def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_
     for name in ("attribution-selection.txt", "replay-selection.txt", "replay-examples.json"):
         assert (ci / name).read_text() == (local / name).read_text(), name
     assert fanout.judge_directory(CHECKOUT, [str(ci)], None) == local_code
+    summary = (local / "upgrade-summary.md").read_text()
+    assert "API changes, candidate vs baseline" in summary and "optax.MultiSteps(accumulator_dtype=None)" in summary
+    assert "jax.jit(donate_argnums=None)" in summary  # a 3.12-only module, read under the matrix's Python
     for name in SUMMARIES:
-        assert (ci / name).read_text() == (local / name).read_text(), name
+        assert _timeless((ci / name).read_text()) == _timeless((local / name).read_text()), name
+
+
+def _timeless(text: str) -> str:
+    """The summary less the time the API diff took (computed twice here: by the upgrade and by CI's job)."""
+    return re.sub(r'"seconds": [0-9.]+', '"seconds": 0', text)
 
 
 def test_judge_on_a_published_reports_directory_copied_elsewhere_gives_the_upgrades_verdict(changed_run, tmp_path):

@@ -23,30 +23,38 @@ def _lookup(root: griffe.Module, name: str) -> griffe.Object | griffe.Alias | No
         return None
 
 
-def _named(root: griffe.Module, names: set[str]) -> tuple[Surface, set[str]]:
-    """The surface of just `names` (a class with its constructor), and the names whose source is unread."""
+def _named(root: griffe.Module, names: set[str]) -> tuple[Surface, set[str], set[str]]:
+    """The surface of just `names` (a class with its constructor), the names whose source is unread, and
+    those re-exported from another package (`jax.numpy.dtype` is NumPy's: not this package's API)."""
     found: dict[str, griffe.Object | None] = {}
+    foreign: set[str] = set()
     for name in sorted(names):
         member = _lookup(root, name)
         if member is None:
             continue
-        found[name] = target = surface.resolve(member)
+        target = surface.resolve(member)
+        missing = loading.missing_target(root, name) if target is None else None
+        if missing is not None and missing.split(".")[0] != root.path:
+            foreign.add(name)
+            continue
+        found[name] = target
         if target is not None and target.is_class and "__init__" in target.members:
             found[f"{name}.__init__"] = surface.resolve(target.members["__init__"])
-    return Surface(found), {n for n, o in found.items() if o is None}
+    return Surface(found), {n for n, o in found.items() if o is None}, foreign
 
 
-def _jax(old_sp: Path, new_sp: Path, names: set[str]) -> tuple[list[ApiChange], list[str], Surface, Surface]:
+def _jax(old_sp: Path, new_sp: Path, names: set[str]) -> tuple[list[ApiChange], list[str], set[str], Surface, Surface]:
     if not names:
-        return [], [], Surface({}), Surface({})
+        return [], [], set(), Surface({}), Surface({})
     old_root, new_root = loading.load_names(names, old_sp), loading.load_names(names, new_sp)
-    (old, old_unread), (new, new_unread) = _named(old_root, names), _named(new_root, names)
+    (old, old_unread, old_foreign), (new, new_unread, new_foreign) = _named(old_root, names), _named(new_root, names)
+    foreign = old_foreign & new_foreign
     changes: list[ApiChange] = []
     for module in sorted({n.rsplit(".", 1)[0] for n in names if "." in n}):
         was, now = _lookup(old_root, module), _lookup(new_root, module)
         if was is not None and now is not None and was.is_module and now.is_module:
-            changes += diff.compare("jax", was, now, old, new, keep=lambda s: s in names)
-    return changes, sorted(old_unread | new_unread), old, new
+            changes += diff.compare("jax", was, now, old, new, keep=lambda s: s in names and s not in foreign)
+    return changes, sorted(old_unread | new_unread), foreign, old, new
 
 
 def _whole(package: str, scope: str, old_sp: Path, new_sp: Path) -> tuple[list[ApiChange], Surface, Surface]:
@@ -104,8 +112,9 @@ def compare_entries(entry: str, sites: tuple[Path, Path], versions: tuple[dict, 
         old_v, new_v = versions[0].get(package), versions[1].get(package)
         try:
             if scope is None:
-                changes, unread, *surfaces = _jax(*sites, jax_names)
+                changes, unread, foreign, *surfaces = _jax(*sites, jax_names)
                 scope = f"the {len(jax_names)} jax names the contracts{' and your code' if own else ''} use"
+                scope += f" ({', '.join(sorted(foreign))}: another package's, not compared)" if foreign else ""
             else:
                 (changes, *surfaces), unread = _whole(package, scope, *sites), []
         except (griffe.GriffeError, OSError, ModuleNotFoundError, KeyError) as exc:

@@ -1,7 +1,9 @@
 """The API diff of one run: the candidate's installed optax, flax.nnx and jax against the baseline's,
-read from the two entries' environments on this machine, written as the run's `api-diff.json` beside its
-reports (so `judge DIR` shows it too), and reused from `.nox/api-diff/` while nothing it depends on
-changed (the packages' versions, the contracts and the project's code, the harness and griffe).
+read from the two entries' environments on this machine (CI's follow-ups job, which has none: from the
+wheels of the versions the reports ran), under the matrix's Python (harness.stack.api.reader); written
+as the run's `api-diff.json` beside its reports (so `judge DIR` shows it too), and reused from
+`.nox/api-diff/` while nothing it depends on changed (the packages' versions, the reading Python, the
+contracts and the project's code, the harness and griffe).
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from harness import __version__
@@ -17,13 +18,13 @@ from harness.errors import HarnessError
 from harness.model import api_diff
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
-from harness.stack.api import usage
-from harness.stack.api.compare_stack import compare_entries
+from harness.stack.api import reader, sources, usage
 from harness.stack.environments import envs
 from harness.stack.pins import matrix
 from harness.stack.workspace import Workspace
 
 CACHE = "api-diff"  # in the entries' .nox/: computed diffs by content key
+READER = "api-reader"  # in the project's .nox/: the environments the sources are read in, one per Python
 
 
 def site_packages(env: Path) -> Path | None:
@@ -42,57 +43,92 @@ def installed(site: Path, names: tuple[str, ...] = usage.LIBRARIES) -> dict[str,
     return found
 
 
-def sources(ws: Workspace) -> tuple[list[usage.FileUse], list[usage.FileUse], Path]:
+Files = list[tuple[Path, list[Path]]]  # (root the files are modules under, the files)
+
+
+def inputs(ws: Workspace) -> tuple[Files, Files, Path]:
     """The contracts' files (built-in ones when they run, the project's own) and the project's code."""
     found = project.load(ws)
-    contracts: list[usage.FileUse] = []
+    contracts: Files = []
     if found.builtin != BuiltinMode.OFF:
-        for folder in ("builtin", "contract"):
-            contracts += usage.scan(paths.PACKAGE.parent, usage.python_files(paths.PACKAGE / folder))
-    for folder in found.own_contracts:
-        contracts += usage.scan(folder.parent, usage.python_files(folder))
-    code: list[usage.FileUse] = []
+        contracts += [(paths.PACKAGE.parent, usage.python_files(paths.PACKAGE / f)) for f in ("builtin", "contract")]
+    contracts += [(folder.parent, usage.python_files(folder)) for folder in found.own_contracts]
+    code: Files = []
     if not ws.is_checkout:
         skip = (*found.own_contracts, found.golden, found.locks, ws.envdir, ws.published, found.root / "tests")
-        for folder in found.pythonpath:
-            code += usage.scan(folder, usage.python_files(folder, skip))
+        code += [(folder, usage.python_files(folder, skip)) for folder in found.pythonpath]
     return contracts, code, found.root
 
 
-def _key(versions: tuple[dict, dict], contracts: list[usage.FileUse], code: list[usage.FileUse]) -> str:
-    files = sorted(str(f.path) + hashlib.sha256(f.path.read_bytes()).hexdigest() for f in [*contracts, *code]
-                   if f.path.is_file())
-    return hashlib.sha256(json.dumps([versions, files, __version__, metadata.version("griffe")]).encode()).hexdigest()
+def _key(versions: tuple[dict, dict], python: str, groups: Files) -> str:
+    files = sorted(str(p) + hashlib.sha256(p.read_bytes()).hexdigest() for _, found in groups for p in found
+                   if p.is_file())
+    return hashlib.sha256(json.dumps([versions, python, files, __version__, reader.requirement()]).encode()).hexdigest()
 
 
-def compute(ws: Workspace, directory: Path, entries: list[matrix.Entry]) -> Path | None:
+def reader_python(entries: list[matrix.Entry]) -> str:
+    """The Python the sources are read with: the newer of the two entries' (their syntax parses there)."""
+    return max((e.python for e in entries[:2]), key=lambda v: tuple(int(p) for p in v.split(".")))
+
+
+def _listed(groups: Files) -> list:
+    return [[str(root), [str(p) for p in found]] for root, found in groups]
+
+
+def _sites(ws: Workspace, entries: list[matrix.Entry], versions: tuple[dict, dict], fetch: bool) -> list[Path] | None:
+    """Where the baseline's and the candidate's libraries are read: their environments here, holding the
+    versions their reports ran; else, with `fetch`, those versions' wheels unpacked (harness.stack.api.sources)."""
+    found: list[Path | None] = []
+    for entry, want in zip(entries[:2], versions):
+        site = site_packages(ws.envdir / envs.dir_name(ws.envdir, entry.name))
+        if site is not None and installed(site) != want:
+            print(f"note: the {entry.name} environment {site} no longer holds the versions its report ran",
+                  file=sys.stderr)
+            site = None
+        if site is None and fetch:
+            try:
+                site = sources.fetch(ws.root, entry, want)
+            except HarnessError as exc:
+                print(f"note: no API diff: {exc}", file=sys.stderr)
+                return None
+        found.append(site)
+    if None in found:
+        print(f"note: no API diff: the {' and '.join(e.name for e, s in zip(entries, found) if s is None)} "
+              f"environment with the versions its report ran is not in {ws.envdir}/ (run the entries here, or "
+              f"`nox -s followups -- DIR`, which reads the reports' versions from their wheels)", file=sys.stderr)
+        return None
+    return found
+
+
+def compute(ws: Workspace, directory: Path, entries: list[matrix.Entry], fetch: bool = False) -> Path | None:
     """Write `directory`/api-diff.json for the candidate (entries[1]) against the baseline (entries[0]);
-    None, with a note, when an environment or a report is not on this machine."""
+    None, with a note, when a report is missing or the libraries it ran cannot be read here."""
     try:  # the versions each report ran (validated by the verdict, which reads them anyway)
         ran = [json.loads((directory / f"{e.name}.json").read_text())["environment"]["versions"] for e in entries[:2]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    sites = [site_packages(ws.envdir / envs.dir_name(ws.envdir, e.name)) for e in entries[:2]]
-    if None in sites:
-        print(f"note: no API diff: the {' and '.join(e.name for e, s in zip(entries, sites) if s is None)} "
-              f"environment is not in {ws.envdir}/ (run the entries here to compare their API)", file=sys.stderr)
-        return None
     versions = tuple({k: r.get(k) for k in usage.LIBRARIES} for r in ran)
-    if (installed(sites[0]), installed(sites[1])) != versions:
-        print("note: no API diff: the environments here no longer hold the versions the reports ran "
-              f"({', '.join(str(s) for s in sites)}); run the upgrade again to compare them", file=sys.stderr)
+    sites = _sites(ws, entries, versions, fetch)
+    if sites is None:
         return None
-    contracts, code, root = sources(ws)
-    cached = ws.envdir / CACHE / f"{_key(versions, contracts, code)}.json"
-    target = directory / api_diff.API_DIFF_FILE
+    contracts, code, root = inputs(ws)
+    python = reader_python(entries)
+    cached = ws.envdir / CACHE / f"{_key(versions, python, contracts + code)}.json"
     try:
         found = api_diff.read(cached) if cached.is_file() else None
     except HarnessError:
         found = None
     if found is None:
-        found = compare_entries(entries[1].name, (sites[0], sites[1]), versions, contracts, code, root)
+        request = {"entry": entries[1].name, "sites": [str(s) for s in sites], "versions": list(versions),
+                   "contracts": _listed(contracts), "code": _listed(code), "root": str(root)}
+        try:
+            found = reader.run(ws.root / ".nox" / READER, python, request)
+        except HarnessError as exc:
+            print(f"note: no API diff: {exc}", file=sys.stderr)
+            return None
         cached.parent.mkdir(parents=True, exist_ok=True)
         api_diff.write(cached, found)
+    target = directory / api_diff.API_DIFF_FILE
     api_diff.write(target, found)
     return target
 

@@ -2,8 +2,9 @@
 
 `load_package` reads a whole package (optax: 0.3 s). `load_names` reads only the modules that hold the
 given names, following re-exports to where they are defined: the few jax names the contracts call,
-without parsing all of jax (6 s). A module whose syntax is newer than the host's Python cannot be read
-(griffe parses with the running interpreter): the names defined there stay unresolved, never "removed".
+without parsing all of jax (6 s). griffe parses with the running interpreter, so these run under the
+matrix's Python (harness.stack.api.reader): a module it cannot read leaves its names unresolved, never
+"removed".
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 from pathlib import Path
 
 LIBRARIES = ("optax", "flax", "jax")
@@ -116,16 +117,16 @@ def reached(files: list[FileUse], module: str, name: str) -> dict[str, int]:
 
 
 def python_files(root: Path, skip: tuple[Path, ...] = ()) -> list[Path]:
-    """The .py files under `root`, less hidden folders, virtual environments and `skip`."""
+    """The .py files under `root`, less hidden folders, virtual environments and `skip`: those folders are
+    not walked at all (a project's .nox/ holds tens of thousands of files)."""
     found = []
-    for path in sorted(root.rglob("*.py")):
-        parts = path.relative_to(root).parts[:-1]
-        if any(p.startswith(".") for p in parts) or any(path.is_relative_to(s) for s in skip):
-            continue
-        if any((root.joinpath(*parts[: i + 1]) / "pyvenv.cfg").exists() for i in range(len(parts))):
-            continue
-        found.append(path)
-    return found
+    for folder, dirs, files in os.walk(root, followlinks=True):  # symlinked folders are read...
+        here, real = Path(folder), Path(os.path.realpath(folder))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (here / d / "pyvenv.cfg").exists()
+                         and not any((here / d).is_relative_to(s) for s in skip)
+                         and not real.is_relative_to(os.path.realpath(here / d)))  # ...but never one around us
+        found += [here / f for f in files if f.endswith(".py") and not any((here / f).is_relative_to(s) for s in skip)]
+    return sorted(found)
 
 
 def scan(root: Path, files: list[Path]) -> list[FileUse]:

@@ -6,7 +6,9 @@ and the wall time is the slowest entry plus the verdict, not their sum:
   nox -s <entry>                       each row: told HARNESS_PLAN, HARNESS_RUN_ID, HARNESS_HYPOTHESIS_SEED,
                                        and the row's HARNESS_REPORT_NAME, HARNESS_ONLY, HARNESS_REPLAY
   nox -s followups -- DIR              after baseline and candidate: the replay and the attribution entries
-                                       as a matrix, empty when nothing changed (harness.stack.run.followups)
+                                       as a matrix, empty when nothing changed (harness.stack.run.followups);
+                                       and the run's API diff, DIR/api-diff.json, for the judge
+                                       (harness.stack.api.for_run)
   nox -s judge -- DIR                  the verdict on the run's reports (harness.stack.commands.judge)
 
 `nox -s upgrade` runs the same steps in one process (the same functions), so the two never drift. Each
@@ -28,6 +30,7 @@ from harness import env_vars
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.stack import cli_args, project_options
+from harness.stack.api import for_run as api_for_run
 from harness.stack.commands import judge, upgrade_args
 from harness.stack.pins import matrix
 from harness.stack.run import followups, run_plan
@@ -91,6 +94,9 @@ def follow_ups(ws: Workspace, argv, invoked_from: str | None) -> int:
     except HarnessError as exc:
         print(f"followups: {exc}", file=sys.stderr)
         return exc.exit_status
+    # The judge job has no environments: the API diff is made here, from the reports' versions, and travels
+    # to it as DIR/api-diff.json (a note, never a failure, when it cannot be made).
+    api_for_run.compute(ws, directory, entries, fetch=True)
     for note in (follow.replay_note() if follow.examples else None,
                  follow.attribution_note() if follow.attributes else follow.skipped_note(entries[2:])):
         if note:
