@@ -20,7 +20,6 @@ from harness.errors import HarnessError
 from harness.model import sensitivity as model
 from harness.model.codec import to_json
 from harness.model.report import now
-from harness.stack import paths
 from harness.stack.sensitivity import cosmic, disposable, equivalents, render, scope
 from harness.stack.sensitivity.mutants import MutantId, Selection, parse_shard
 
