@@ -57,6 +57,11 @@ def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> t
     elif follow.skipped_note(singles):
         print(f"upgrade: {follow.skipped_note(singles)}")
     rolled = {w: ws.reports / f"{name}.json" for w, name in follow.rollbacks(entries[1]).items()}
+    for writer, path in rolled.items():
+        if not path.exists():
+            print(f"upgrade: the baseline's rollback of {writer}'s checkpoints wrote no report; {writer}'s rollback "
+                  f"checks stand as its own run read its own checkpoints (see {ws.home}/{path.stem}.log)",
+                  file=sys.stderr)
     return ran, replay, {w: path for w, path in rolled.items() if path.exists()}
 
 
