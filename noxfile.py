@@ -42,7 +42,8 @@ def tests(session: nox.Session) -> None:
     stack_entry.ensure_chromium(session)
     session.run("lint-imports")  # the layer contracts in pyproject.toml
     # The contracts first: the harness's tests read their report (every allowance named).
-    stack_entry.run_entry(session, ws, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False)
+    stack_entry.run_entry(session, ws, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False,
+                          rollback_reads=False)
     session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs,
                 env={env_vars.BASELINE_REPORT: str(stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE],
                                                                            "tests-baseline")),

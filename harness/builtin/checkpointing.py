@@ -9,6 +9,7 @@ saved with Orbax's ``StandardCheckpointer`` (model and optimizer state, as the F
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import shutil
@@ -73,9 +74,15 @@ def _tx():
 
 
 def build(dtype: str, seed: int = 0):
-    """A fresh model and optimizer, as a training script builds them before it restores."""
+    """A fresh model and optimizer, as a training script builds them before it restores, their arrays
+    placed on the device as a restore places them: the training step then compiles once per dtype, not
+    again for restored state (jit keys on whether an array is committed to its device; values unchanged)."""
     model = MLP(jnp.dtype(dtype), nnx.Rngs(params=seed))
-    return model, compat.make_optimizer(model, _tx(), wrt=nnx.Param)
+    optimizer = compat.make_optimizer(model, _tx(), wrt=nnx.Param)
+    device = jax.devices()[0]
+    for made in (model, optimizer):
+        nnx.update(made, jax.device_put(nnx.state(made), device))
+    return model, optimizer
 
 
 @nnx.jit
@@ -173,22 +180,35 @@ def this_stack(entry: str) -> str:
     return f"{entry} ({', '.join(f'{k} {v}' for k, v in _versions().items())})"
 
 
-def write(folder: Path, dtype: str, entry: str) -> dict[str, np.ndarray]:
+@dataclasses.dataclass(frozen=True)
+class Written:
+    """One training run saved and resumed (write): the state as saved, as restored into fresh objects, and
+    the run continued from it. The checks share it: the family trains once per dtype."""
+
+    folder: Path
+    saved: dict[str, np.ndarray]
+    restored: dict[str, np.ndarray]
+    continued: dict[str, np.ndarray]
+
+
+def write(folder: Path, dtype: str, entry: str) -> Written:
     """Train, save mid-cycle into folder/checkpoint, restore into fresh objects, continue; write what was
-    continued (continuation.json, exact values) and who wrote it. Returns the continuation."""
+    continued (continuation.json, exact values) and who wrote it."""
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     model, optimizer = build(dtype)
     train(model, optimizer, range(SAVE_AT))
+    saved = named(state(model, optimizer))
     save(folder / CHECKPOINT, state(model, optimizer))
     model, optimizer = build(dtype, seed=100)
     restore(folder / CHECKPOINT, model, optimizer)
+    restored = named(state(model, optimizer))
     values = continuation(train(model, optimizer, range(SAVE_AT, TOTAL)), model, optimizer)
     doc = {"entry": entry, "dtype": dtype, "versions": _versions()}
     (folder / WRITER).write_text(json.dumps(doc, indent=1) + "\n")
     (folder / CONTINUATION).write_text(json.dumps({k: encoding.encode_array(v) for k, v in values.items()}) + "\n")
-    return values
+    return Written(folder, saved, restored, values)
 
 
 def read_continuation(folder: Path) -> dict[str, np.ndarray]:

@@ -13,6 +13,10 @@ resumed from it (losses, parameters, counters) within the golden ulps of each va
   the baseline on it after the candidate; else this entry's own), restored by this stack and continued,
   against the continuation its writer recorded.
 * saved: this entry's own checkpoint, written into the run's reports (HARNESS_CHECKPOINTS) for the rollback.
+
+The family trains once per dtype (the `own` fixture: train, save, restore, continue) and its checks share
+that run; the training step compiles once per dtype (checkpointing.build), so the family adds little to an
+entry's time.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from harness.contract import restore_diff  # noqa: E402
 
 pytestmark = pytest.mark.family("checkpoints")
 RESUMED_STEPS = ck.TOTAL // ck.K - ck.SAVE_AT // ck.K  # optimizer steps taken after the restore
-_written: dict[str, Path] = {}  # dtype -> this entry's own checkpoint folder, written once per run
+_recorded: set[str] = set()  # dtypes whose baseline checkpoint this run recorded (once, not once per check)
 
 
 def _golden_folder(check, request, dtype: str) -> Path:
@@ -39,19 +43,29 @@ def _golden_folder(check, request, dtype: str) -> Path:
     if not check.recording:
         return check.store.folder("checkpoints") / dtype
     folder = check.store.directory / "checkpoints" / dtype
-    if not folder.exists() or (request.config.getoption("--harness-accept-changes") and dtype not in _written):
+    if dtype not in _recorded and (not folder.exists() or request.config.getoption("--harness-accept-changes")):
         ck.write(folder, dtype, "baseline")
-        _written.setdefault(f"golden-{dtype}", folder)
+        _recorded.add(dtype)
     return folder
 
 
-def _own_folder(request, tmp_path_factory, dtype: str) -> Path:
-    if dtype not in _written:
-        root = os.environ.get(env_vars.CHECKPOINTS)
-        base = Path(root) if root else tmp_path_factory.mktemp("checkpoints")
-        ck.write(base / dtype, dtype, request.config.getoption("--harness-entry"))
-        _written[dtype] = base / dtype
-    return _written[dtype]
+@pytest.fixture(scope="module")
+def own(request, tmp_path_factory):
+    """This entry's own training run by dtype, saved and resumed once and shared by the checks: written into
+    the run's reports when HARNESS_CHECKPOINTS names a folder (a rollback reads it), else into pytest's
+    temporary folder, removed after the module."""
+    root = os.environ.get(env_vars.CHECKPOINTS)
+    base = Path(root) if root else tmp_path_factory.mktemp("checkpoints")
+    written: dict[str, ck.Written] = {}
+
+    def of(dtype: str) -> ck.Written:
+        if dtype not in written:
+            written[dtype] = ck.write(base / dtype, dtype, request.config.getoption("--harness-entry"))
+        return written[dtype]
+
+    yield of
+    if not root:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _layout(check, folder: Path, reader: str, dtype: str, baseline_writes: bool) -> None:
@@ -100,20 +114,15 @@ def test_resume_continuation(check, request, dtype):
 
 
 @pytest.mark.parametrize("dtype", ck.DTYPES)
-def test_saved(check, request, tmp_path_factory, dtype):
+def test_saved(check, own, dtype):
     """This entry's own checkpoint (written into the run's reports for the rollback) restores into fresh
-    objects bit for bit, and the run resumed from it is golden."""
-    folder = _own_folder(request, tmp_path_factory, dtype)
-    model, optimizer = ck.build(dtype)
-    ck.train(model, optimizer, range(ck.SAVE_AT))
-    saved = ck.named(ck.state(model, optimizer))
-    fresh = ck.build(dtype, seed=100)
-    ck.restore(folder / ck.CHECKPOINT, *fresh)
-    restored = ck.named(ck.state(*fresh))
+    objects bit for bit, and the run resumed from it is golden (as written to disk for the rollback)."""
+    written = own(dtype)
+    saved, restored = written.saved, written.restored
     check.exact("restored leaves", sorted(restored), sorted(saved))
     for path, value in saved.items():
         check.identical(f"restored {path}", restored[path], value)
-    for key, value in ck.read_continuation(folder).items():
+    for key, value in ck.read_continuation(written.folder).items():
         if key == "counters":
             check.golden_exact(f"{dtype}/saved/{key}", value)
         else:
@@ -121,19 +130,19 @@ def test_saved(check, request, tmp_path_factory, dtype):
 
 
 @pytest.mark.parametrize("dtype", ck.DTYPES)
-def test_rollback_layout(check, request, tmp_path_factory, dtype):
+def test_rollback_layout(check, request, own, dtype):
     """The checkpoint another entry wrote restores into this stack leaf for leaf, so a team can roll back.
 
     In an upgrade the baseline runs it on the candidate's checkpoint; an entry's own run reads its own."""
-    folder, reader = _rollback_source(request, tmp_path_factory, dtype)
+    folder, reader = _rollback_source(request, own, dtype)
     _layout(check, folder, reader, dtype, baseline_writes=False)
 
 
 @pytest.mark.parametrize("dtype", ck.DTYPES)
-def test_rollback_continuation(check, request, tmp_path_factory, dtype):
+def test_rollback_continuation(check, request, own, dtype):
     """Resumed on this stack (the baseline) from the checkpoint an entry wrote, training goes on as it
     went on for its writer: each value within the golden ulps of its dtype."""
-    folder, _ = _rollback_source(request, tmp_path_factory, dtype)
+    folder, _ = _rollback_source(request, own, dtype)
     check.describe_input(f"a {dtype} model resumed from {ck.writer_text(folder)}'s checkpoint")
     theirs = ck.read_continuation(folder)
     for key, value in _resumed(folder, dtype).items():
@@ -144,18 +153,10 @@ def test_rollback_continuation(check, request, tmp_path_factory, dtype):
             check.recorded(key, value, theirs[key], scale=ck.scale(key, theirs[key], RESUMED_STEPS), why=why)
 
 
-def _rollback_source(request, tmp_path_factory, dtype: str) -> tuple[Path, str]:
+def _rollback_source(request, own, dtype: str) -> tuple[Path, str]:
     """The folder to roll back from, and this stack's name: another entry's when the run names one."""
     other = os.environ.get(env_vars.ROLLBACK_FROM)
-    folder = Path(other) / dtype if other else _own_folder(request, tmp_path_factory, dtype)
+    folder = Path(other) / dtype if other else own(dtype).folder
     if not (folder / ck.CHECKPOINT).is_dir():
         pytest.fail(f"no checkpoint in {folder}: its writer did not save one (see that entry's report)")
     return folder, ck.this_stack(request.config.getoption("--harness-entry"))
-
-
-def teardown_module():
-    """Nothing left of this run's own checkpoints in pytest's temporary folders but what the run keeps."""
-    for folder in [f for k, f in _written.items() if not k.startswith("golden-")]:
-        if not os.environ.get(env_vars.CHECKPOINTS):
-            shutil.rmtree(folder, ignore_errors=True)
-    _written.clear()

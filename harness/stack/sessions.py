@@ -122,8 +122,9 @@ def golden(session: nox.Session) -> None:
         baseline = current.entries(ws)[matrix.BASELINE]
     except HarnessError as exc:
         session.error(str(exc).rstrip("."))
-    stack_entry.run_entry(session, ws, baseline, pytest_args=args,
-                          report_name="golden-recording")
+    # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
+    stack_entry.run_entry(session, ws, baseline, pytest_args=args, report_name="golden-recording",
+                          rollback_reads=False)
 
 
 @nox.session(python=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from harness.atomic import atomic_write_text
@@ -29,7 +30,8 @@ class Inputs:
     bisect: Path | None = None  # bisect.json: the release that first changed each contract
     builtin: BuiltinMode = BuiltinMode.JUDGE
     run_id: str | None = None  # the run every report must come from
-    rollback: Path | None = None  # the baseline restoring the candidate's checkpoints (harness.verdict.rollback)
+    # The baseline restoring another entry's checkpoints, by that entry's name (harness.verdict.rollback).
+    rollbacks: Mapping[str, Path] = dataclasses.field(default_factory=dict)
     api_diff: Path | None = None  # api-diff.json: the candidate's public API against the baseline's
 
 
@@ -104,6 +106,13 @@ def _write(verdict: Verdict, others: list[Report], out: Outputs) -> None:
         atomic_write_text(out.html, html.page(verdict, others))
 
 
+def _rolled_back(others: list[Report], rollbacks: Mapping[str, Path], run_id: str | None) -> list[Report]:
+    """Each report whose checkpoints the baseline restored, its rollback checks taken from that run."""
+    rolled = {name: report_io.load(path) for name, path in rollbacks.items()}
+    one_run({str(rollbacks[name]): report for name, report in rolled.items()}, run_id)
+    return [rollback.merged(o, rolled[o.entry.name]) if o.entry.name in rolled else o for o in others]
+
+
 def judge(inputs: Inputs, out: Outputs) -> int:
     """Print the verdict, write its files; the exit status (0 unchanged, 1 changed, 2 cannot judge)."""
     if len(inputs.reports) < 2:
@@ -114,10 +123,7 @@ def judge(inputs: Inputs, out: Outputs) -> int:
         replay = report_io.load(inputs.replay) if inputs.replay else None
         if replay is not None:
             one_run({str(inputs.replay): replay}, inputs.run_id or base.run_id)
-        if inputs.rollback is not None and others:
-            rolled = report_io.load(inputs.rollback)
-            one_run({str(inputs.rollback): rolled}, inputs.run_id or base.run_id)
-            others = [rollback.merged(others[0], rolled), *others[1:]]
+        others = _rolled_back(others, inputs.rollbacks, inputs.run_id or base.run_id)
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status

@@ -19,7 +19,7 @@ from harness.model.report import Report, Summary
 from harness.stack import paths
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins.matrix import Entry
-from harness.stack.run import entry_reuse, report_cache, rollback as rollback_run, run_dir
+from harness.stack.run import entry_reuse, followups, report_cache, rollback as rollback_run, run_dir
 from harness.stack.run.report_key import ReportKey
 from harness.stack.workspace import Workspace
 from harness.verdict import classify, compare, rollback
@@ -109,28 +109,57 @@ def test_the_rollback_speaks_for_the_candidate_in_the_verdict(reports):
     assert change.mark.changes_contract and change.detail == "the baseline cannot restore it"
 
 
-def test_an_entry_writes_its_checkpoints_beside_its_report_in_the_run_directory(tmp_path):
+def test_an_entry_writes_its_checkpoints_beside_its_report_in_the_run_directory(tmp_path, monkeypatch):
     ws = run_dir.start(Workspace.of(paths.SOURCE, tmp_path / "reports"), "run-1")
     entry = Entry("candidate", {"jax": "0.12.0.1"}, "")
     report = stack_entry.report_path(ws.reports, entry)
+    monkeypatch.delenv(env_vars.ONLY, raising=False)
+    monkeypatch.delenv(env_vars.ROLLBACK_FROM, raising=False)
     env = stack_entry.suite_environment(entry, str(report), str(tmp_path / "venv"), tmp_path / "golden", True)
     folder = env[env_vars.CHECKPOINTS]
     assert folder == str(tmp_path / "reports" / ".runs" / "run-1" / "checkpoints" / "candidate")
-    replay = stack_entry.suite_environment(entry, str(ws.reports / "baseline-rollback.json"), "v", tmp_path, True)
-    assert replay[env_vars.CHECKPOINTS].endswith("checkpoints/baseline-rollback")
 
 
-def test_the_rollback_runs_on_the_candidates_checkpoints_when_it_wrote_some(tmp_path, reports):
-    _, candidate = reports
+@pytest.mark.parametrize("selection, rolling_back, kept", [
+    (None, False, True),  # a whole run: the rollback may read them
+    (["accumulation/test_x", f"{rollback_run.PREFIX}layout[bfloat16]"], False, True),  # an attribution with them
+    (["accumulation/test_x", "checkpoints/test_saved[float32]"], False, False),  # no rollback reads them
+    ([f"{rollback_run.PREFIX}layout[bfloat16]"], True, False),  # the rollback reads another entry's
+])
+def test_an_entry_keeps_its_checkpoints_only_when_a_rollback_reads_them(tmp_path, monkeypatch, selection,
+                                                                       rolling_back, kept):
+    entry = Entry("optax-only", {"optax": "0.2.8"}, "")
+    monkeypatch.delenv(env_vars.ONLY, raising=False)
+    monkeypatch.delenv(env_vars.ROLLBACK_FROM, raising=False)
+    if selection is not None:
+        (tmp_path / "only.txt").write_text("\n".join(selection) + "\n")
+        monkeypatch.setenv(env_vars.ONLY, str(tmp_path / "only.txt"))
+    if rolling_back:
+        monkeypatch.setenv(env_vars.ROLLBACK_FROM, str(tmp_path / "checkpoints" / "candidate"))
+    env = stack_entry.suite_environment(entry, str(tmp_path / "optax-only.json"), "v", tmp_path, True)
+    assert (env_vars.CHECKPOINTS in env) == kept
+
+
+def test_the_rollback_follows_a_candidate_that_ran_rollback_checks_and_the_attribution_reruns_them(tmp_path, reports):
+    base, candidate = reports
     rolls = dataclasses.replace(candidate.checks[0], id=f"{rollback_run.PREFIX}layout[bfloat16]", family="checkpoints")
-    checks = [*candidate.checks, rolls]
-    candidate = dataclasses.replace(candidate, checks=checks, summary=Summary.of(checks))
-    (tmp_path / "candidate.json").write_text(json.dumps(_doc(candidate)))
-    assert rollback_run.source(tmp_path, "candidate") is None  # no checkpoints written: nothing to roll back
-    (tmp_path / "checkpoints" / "candidate" / "bfloat16").mkdir(parents=True)
-    found = rollback_run.source(tmp_path, "candidate")
-    assert found is not None and found[0] == tmp_path / "checkpoints" / "candidate"
-    assert found[1] == [f"{rollback_run.PREFIX}layout[bfloat16]"]
+    for name, report in (("baseline", base), ("candidate", candidate)):
+        checks = [*report.checks, rolls]
+        (tmp_path / f"{name}.json").write_text(json.dumps(_doc(dataclasses.replace(report, checks=checks,
+                                                                                   summary=Summary.of(checks)))))
+    entries = [Entry("baseline", {}, ""), Entry("candidate", {}, ""), Entry("jax-only", {}, ""),
+               Entry("optax-only", {}, "")]
+    follow = followups.decide(tmp_path, entries)
+    assert follow.rollback == (rolls.id,) and rolls.id not in follow.changed and rolls.id in follow.selection()
+    assert follow.rollbacks(entries[1]) == {w: f"baseline-rollback-{w}" for w in ("candidate", "jax-only", "optax-only")}
+    runs = follow.runs(entries[0], entries[1])
+    rolled = [r for r in runs if r.rollback]
+    assert [(r.entry, r.report, r.only, r.rollback) for r in rolled] == [
+        ("baseline", "baseline-rollback-candidate", rollback_run.SELECTION, "checkpoints/candidate")]
+    assert [(r.entry, r.then.report, r.then.rollback) for r in runs if r.then] == [
+        (e, f"baseline-rollback-{e}", f"checkpoints/{e}") for e in ("jax-only", "optax-only")]
+    followups.write(follow, tmp_path, None)
+    assert (tmp_path / rollback_run.SELECTION).read_text().split() == [rolls.id]
 
 
 def _doc(report: Report) -> dict:
@@ -160,3 +189,27 @@ def test_a_reused_report_comes_with_its_checkpoints(tmp_path, reports, monkeypat
                                later / "candidate.json", later / "candidate.log", fresh=False)
     assert done.reused is not None
     assert (later / "checkpoints" / "candidate" / "bfloat16" / "continuation.json").read_text() == "{}"
+
+
+def test_golden_recording_and_the_tests_baseline_keep_no_checkpoints_in_reports(monkeypatch):
+    """`nox -s golden` writes the baseline's checkpoints into golden/; its own, and those of `nox -s tests`'
+    baseline run, no rollback reads: nothing is left under reports/checkpoints/."""
+    import os
+    from types import SimpleNamespace
+    from unittest import mock
+
+    from harness.stack import sessions
+
+    calls = []
+    monkeypatch.setattr(stack_entry, "run_entry", lambda *args, **kwargs: calls.append(kwargs))
+    monkeypatch.setattr(sessions, "require_python", lambda session: None)
+    monkeypatch.delenv(env_vars.BUILTIN, raising=False)
+    session = SimpleNamespace(posargs=[], invoked_from=str(paths.SOURCE), error=pytest.fail)
+    with mock.patch.dict(os.environ):  # the session sets the project's options in its environment
+        sessions.golden(session)
+    assert calls and calls[0]["report_name"] == "golden-recording" and calls[0]["rollback_reads"] is False
+    noxfile = (paths.SOURCE / "noxfile.py").read_text()
+    assert 'report_name="tests-baseline", install=False,\n                          rollback_reads=False)' in noxfile
+    env = stack_entry.suite_environment(Entry("baseline", {}, ""), "r/golden-recording.json", "v", paths.SOURCE, True,
+                                        rollback_reads=False)
+    assert env_vars.CHECKPOINTS not in env

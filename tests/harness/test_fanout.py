@@ -21,10 +21,12 @@ from harness.stack.commands import upgrade
 from harness.stack.pins import matrix, plan
 from harness.stack.api import for_run, sources
 from harness.stack.pins import locks
-from harness.stack.run import entry_runs, fanout
+from harness.stack.run import entry_runs, fanout, rollback as rollback_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 PROPERTY = "accumulation/test_property_emits_mean_and_zeros"  # passes on the baseline fixture
+ROLLBACK = [f"{rollback_runs.PREFIX}layout[bfloat16]", f"{rollback_runs.PREFIX}continuation[bfloat16]"]
+ROLLS_BACK_CHANGED = ("candidate", "optax-only")  # whose checkpoints the baseline restores with a cast
 SUMMARIES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html")
 
 
@@ -37,11 +39,41 @@ def _with_property_regression(doc: dict) -> dict:
     return doc
 
 
+def _rollback_check(check_id: str, failed: bool) -> dict:
+    """A rollback check as a report holds it: passing (an entry reading its own checkpoints), or failing as
+    the baseline restoring a checkpoint whose leaves it must cast."""
+    check = next(c for c in upgrade_reports.load("baseline")["checks"] if c["id"] == PROPERTY)
+    check.update(id=check_id, nodeid=f"harness/builtin/test_checkpoints.py::{check_id.split('/')[1]}",
+                 family="checkpoints")
+    if failed:
+        check.update(outcome="failed", exception="ContractFailure", message="only works by casting for 1 leaf")
+        check["comparisons"][0]["passed"] = False
+    return check
+
+
+def _with_rollback_checks(doc: dict) -> dict:
+    """A report with the checkpoints family's rollback checks, each passing (its own checkpoints restored);
+    an attribution entry's selection holds them."""
+    selection = doc.get("selection")
+    return dict(doc, checks=[*doc["checks"], *(_rollback_check(i, failed=False) for i in ROLLBACK)],
+                selection=None if selection is None else [*selection, *ROLLBACK])
+
+
+def _rollback_of(writer: str) -> dict:
+    """The baseline's report of restoring `writer`'s checkpoints: its rollback checks only."""
+    doc = upgrade_reports.load("baseline")
+    return dict(doc, checks=[_rollback_check(i, failed=writer in ROLLS_BACK_CHANGED and "layout" in i)
+                             for i in ROLLBACK], selection=ROLLBACK)
+
+
 def _sources(changed: bool) -> dict[str, dict]:
     """Report documents by entry: the candidate changed (the fixture's 21 contracts and a failing property),
-    or the baseline's own checks again (nothing changed)."""
-    found = {name: upgrade_reports.load(name) for name in upgrade_reports.ENTRIES}
-    found["candidate"] = _with_property_regression(found["candidate"]) if changed else upgrade_reports.load("baseline")
+    or the baseline's own checks again (nothing changed); each with the rollback checks, and the baseline's
+    rollback of each entry's checkpoints (a cast for the candidate and optax-only, when changed)."""
+    found = {name: _with_rollback_checks(upgrade_reports.load(name)) for name in upgrade_reports.ENTRIES}
+    found["candidate"] = _with_property_regression(found["candidate"]) if changed else found["baseline"]
+    writers = ("candidate", "jax-only", "optax-only")
+    found |= {rollback_runs.report_name(w): _rollback_of(w if changed else "baseline") for w in writers}
     return found
 
 
@@ -63,19 +95,25 @@ class Sessions:
         self.sources, self.runs = sources, []
 
     def write(self, directory: Path, entry: matrix.Entry, report: str, run_id: str) -> None:
-        doc = json.loads(json.dumps(self.sources["baseline" if report == entry_runs.REPLAY else entry.name]))
+        doc = json.loads(json.dumps(self.sources["baseline" if report == entry_runs.REPLAY else
+                                                 report if report.startswith(rollback_runs.REPORT) else entry.name]))
         doc["entry"].update(name=entry.name, requested=dict(entry.pins))
         (directory / f"{report}.json").write_text(json.dumps(dict(doc, run_id=run_id)))
         self.runs.append(report)
 
-    def run_entries(self, ws, entries, args, seed, only=None, replay=None):  # upgrade's run_entries
+    def run_entries(self, ws, entries, args, seed, only=None, replay=None, rollback=None):  # upgrade's run_entries
         for entry in entries:
-            self.write(ws.reports, entry, entry_runs.REPLAY if replay else entry.name, args.run_id)
+            report = entry_runs.REPLAY if replay else rollback_runs.report_name(rollback.name) if rollback else entry.name
+            if rollback is not None:
+                assert rollback == ws.reports / "checkpoints" / rollback.name and only.read_text().split() == ROLLBACK
+            self.write(ws.reports, entry, report, args.run_id)
 
     def run_rows(self, directory: Path, rows: list[dict], run_id: str) -> None:  # one CI job per row
         entries = plan.read(directory / plan.PLAN_FILE)
         for row in rows:
             self.write(directory, entries[row["entry"]], row["report"], run_id)
+            if row["then_entry"]:  # in the same job, after the row's entry
+                self.write(directory, entries[row["then_entry"]], row["then_report"], run_id)
 
 
 def _checkout(reports: Path) -> Workspace:
@@ -130,6 +168,12 @@ def _step(step, argv, capsys, tmp_path, monkeypatch) -> tuple[int, dict, dict]:
     return code, json.loads(printed[-1]) if code == 0 else {}, outputs
 
 
+def _row(entry: str, report: str, only: str = "", replay: str = "", rollback: str = "", then: dict | None = None):
+    """A matrix row as the steps print it ("" for none); `then`: the run that follows in the same job."""
+    row = {"entry": entry, "report": report, "only": only, "replay": replay, "rollback": rollback}
+    return row | {f"then_{k}": v for k, v in (then or dict.fromkeys(row, "")).items()}
+
+
 def _ci(tmp_path, monkeypatch, capsys, sessions: Sessions) -> tuple[Path, dict, list[dict]]:
     """plan, the baseline and candidate jobs, followups, the follow-up jobs: the directory the judge job
     downloads every artifact into, the plan's outputs and the follow-up rows."""
@@ -138,7 +182,7 @@ def _ci(tmp_path, monkeypatch, capsys, sessions: Sessions) -> tuple[Path, dict, 
     code, first, out = _step(_plan(tmp_path / "unused"), ["--reports", str(ci)], capsys, tmp_path, monkeypatch)
     assert code == 0 and out["count"] == "2" and out["run_id"] and out["seed"].isdigit()
     assert json.loads(out["matrix"]) == first
-    assert first["include"] == [{"entry": e, "report": e, "only": "", "replay": ""} for e in ("baseline", "candidate")]
+    assert first["include"] == [_row(e, e) for e in ("baseline", "candidate")]
     sessions.run_rows(ci, first["include"], out["run_id"])
     monkeypatch.setenv(env_vars.RUN_ID, out["run_id"])
     code, follow, follow_out = _step(_follow_ups, [str(ci)], capsys, tmp_path, monkeypatch)
@@ -162,19 +206,27 @@ def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_
     ci, out, rows = _ci(tmp_path, monkeypatch, capsys, ci_sessions)
     assert libraries.fetched == ["baseline", "candidate"] and (ci / "api-diff.json").is_file()
     libraries.wheels = False
+    rollback_selection = str(ci / "rollback-selection.txt")
+
+    def rollback_of(writer):
+        return dict(entry="baseline", report=f"baseline-rollback-{writer}", only=rollback_selection, replay="",
+                    rollback=str(ci / "checkpoints" / writer))
+
     assert rows == [
-        {"entry": "baseline", "report": "baseline-replay", "only": str(ci / "replay-selection.txt"),
-         "replay": str(ci / "replay-examples.json")},
-        *({"entry": e, "report": e, "only": str(ci / "attribution-selection.txt"), "replay": ""}
-          for e in ("jax-only", "optax-only"))]
+        _row("baseline", "baseline-replay", str(ci / "replay-selection.txt"), str(ci / "replay-examples.json")),
+        _row(**rollback_of("candidate")),
+        *(_row(e, e, str(ci / "attribution-selection.txt"), then=rollback_of(e)) for e in ("jax-only", "optax-only"))]
     assert sorted(ci_sessions.runs) == sorted(local_sessions.runs)  # the same sessions, as jobs
+    assert {f"baseline-rollback-{w}" for w in ("candidate", "jax-only", "optax-only")} <= set(ci_sessions.runs)
+    assert (ci / "rollback-selection.txt").read_text().split() == ROLLBACK
     assert (ci / "replay-selection.txt").read_text() == f"{PROPERTY}\n"
     assert json.loads((ci / "replay-examples.json").read_text()) == {PROPERTY: "'6.170.17', b'AEICaQ=='"}
     attributed = set((ci / "attribution-selection.txt").read_text().split())
     changed_before = {c["check_id"] for c in upgrade_reports.verdict_before()["entries"][0]["changes"]
                       if c["mark"] != "unchanged"}
     assert PROPERTY in attributed and changed_before <= attributed
-    for name in ("attribution-selection.txt", "replay-selection.txt", "replay-examples.json"):
+    assert set(ROLLBACK) <= attributed  # whether they change is known only after the rollback
+    for name in ("attribution-selection.txt", "replay-selection.txt", "replay-examples.json", "rollback-selection.txt"):
         assert (ci / name).read_text() == (local / name).read_text(), name
     assert fanout.judge_directory(CHECKOUT, [str(ci)], None) == local_code
     summary = (local / "upgrade-summary.md").read_text()
@@ -189,6 +241,22 @@ def _timeless(text: str) -> str:
     return re.sub(r'"seconds": [0-9.]+', '"seconds": 0', text)
 
 
+def test_a_rollback_change_is_blamed_on_the_bump_whose_checkpoints_the_baseline_cannot_restore(changed_run):
+    """The candidate's rollback check changes; optax-only's checkpoints restored by the baseline change it too,
+    jax-only's do not: the change is optax's, not "only with the bumps together"."""
+    _, local = changed_run
+    verdict = json.loads((local / "upgrade-summary.json").read_text())
+    text = json.dumps(verdict)
+    assert ROLLBACK[0] in text
+    rows = {e["name"]: {c["check_id"]: c["mark"] for c in e["changes"]} for e in verdict["entries"]}
+    assert rows["candidate"][ROLLBACK[0]] == rows["optax-only"][ROLLBACK[0]] != "unchanged"
+    assert rows["jax-only"].get(ROLLBACK[0], "unchanged") == "unchanged"
+    contract = {e["name"]: {c["check_id"] for c in e["changes"] if c["mark"] not in ("unchanged", "bits changed")}
+                for e in verdict["entries"]}
+    together = contract["candidate"] - contract["optax-only"] - contract["jax-only"]
+    assert ROLLBACK[0] not in together and f", {len(together)} only with the bumps together" in verdict["headline"]
+
+
 def test_judge_on_a_published_reports_directory_copied_elsewhere_gives_the_upgrades_verdict(changed_run, tmp_path):
     code, local = changed_run
     copied = tmp_path / "downloaded"
@@ -201,11 +269,13 @@ def test_judge_on_a_published_reports_directory_copied_elsewhere_gives_the_upgra
         assert (copied / name).read_text() == (local / name).read_text(), name
 
 
-def test_an_unchanged_candidate_has_no_follow_ups_and_judges_clean(tmp_path, monkeypatch, capsys):
+def test_an_unchanged_candidate_has_only_its_rollback_to_follow_and_judges_clean(tmp_path, monkeypatch, capsys):
+    """Whether the baseline can read the candidate's checkpoints is asked even when no check changed."""
     local_code, local = _local(tmp_path, monkeypatch, Sessions(_sources(changed=False)))
     capsys.readouterr()
     ci, out, rows = _ci(tmp_path, monkeypatch, capsys, Sessions(_sources(changed=False)))
-    assert rows == []
+    assert [(r["report"], r["rollback"]) for r in rows] == [("baseline-rollback-candidate",
+                                                             str(ci / "checkpoints" / "candidate"))]
     assert not any((ci / name).exists() for name in ("attribution-selection.txt", "replay-selection.txt"))
     assert fanout.judge_directory(CHECKOUT, [str(ci)], None) == local_code == 0
     assert (ci / "upgrade-summary.json").read_text() == (local / "upgrade-summary.json").read_text()
@@ -295,7 +365,8 @@ def test_an_attribution_entry_the_plan_could_not_resolve_is_reported_not_run(tmp
     for name in ("optax-only.json", "attribution-selection.txt"):
         (ci / name).unlink()
     code, follow, _ = _step(_follow_ups, [str(ci)], capsys, tmp_path, monkeypatch)
-    assert code == 0 and [row["report"] for row in follow["include"]] == ["baseline-replay", "jax-only"]
+    assert code == 0 and [row["report"] for row in follow["include"]] == ["baseline-replay", "baseline-rollback-candidate",
+                                                                     "jax-only"]
     written = json.loads((ci / "optax-only.json").read_text())
     assert (written["status"], written["problem"], written["run_id"]) == (
         "unresolvable", "optax 0.2.8 needs a newer jax", out["run_id"])

@@ -76,9 +76,13 @@ def test_building_the_checkout_writes_nothing_into_it_and_the_wheel_holds_the_pa
     files, entry_points, fields = _contents(checkout_wheel)
     package = {p.relative_to(checkout_copy.path).as_posix() for p in (checkout_copy.path / "harness").rglob("*")
                if p.is_file()}
-    # the built-in contracts' golden values travel with the tool (a team's project reads them from it)
-    golden = {f"harness/builtin/golden/{p.name}" for p in (checkout_copy.path / "golden").glob("*.json")}
-    assert golden and set(files) == package | golden  # harness/ and the golden values, nothing else
+    # the built-in contracts' golden values travel with the tool (a team's project reads them from it), and
+    # the baseline's checkpoints the checkpoints family restores (golden/checkpoints/<dtype>/)
+    recorded = checkout_copy.path / "golden"
+    golden = {f"harness/builtin/golden/{p.relative_to(recorded).as_posix()}" for p in recorded.rglob("*") if p.is_file()}
+    assert {"harness/builtin/golden/checkpoints.json",
+            "harness/builtin/golden/checkpoints/bfloat16/checkpoint/_CHECKPOINT_METADATA"} <= golden
+    assert set(files) == package | golden  # harness/ and the golden values, nothing else
     assert {"harness/matrix.toml", "harness/model/report.schema.json", "harness/contract/pytest.ini",
             "harness/builtin/test_accumulation.py"} <= set(files)
     assert "upgrade-harness = harness.cli:main" in entry_points.split("[pytest11]")[0]

@@ -58,17 +58,23 @@ def reports(tmp_path):
 
 
 def _entries_writing(seen: list):
-    """A run_entries that writes each entry's report (a real one, with the run's id) where a run's entries do."""
+    """A run_entries that writes each entry's report (a real one, with the run's id) and checkpoints where a
+    run's entries do."""
     def run_entries(ws, entries, args, seed, **kw):
         seen.append(ws.reports)
         for entry in entries:
             doc = dict(upgrade_reports.load(entry.name), run_id=args.run_id)
             (ws.reports / f"{entry.name}.json").write_text(json.dumps(doc))
             (ws.reports / f"{entry.name}.log").write_text(f"{entry.name} ran\n")
+            (ws.reports / "checkpoints" / entry.name).mkdir(parents=True, exist_ok=True)
+            (ws.reports / "checkpoints" / entry.name / "writer.json").write_text(args.run_id)
     return run_entries
 
 
 def test_a_finished_run_is_published_and_the_last_one_kept_in_previous(reports, monkeypatch):
+    (reports / "checkpoints" / "candidate").mkdir(parents=True)
+    (reports / "checkpoints" / "candidate" / "writer.json").write_text(OLD)
+    (reports / "previous" / "checkpoints" / "baseline").mkdir(parents=True)  # the run before last's: replaced
     seen = []
     monkeypatch.setattr(upgrade, "run_entries", _entries_writing(seen))
     assert upgrade.upgrade(_checkout(reports), []) in (0, 1)
@@ -78,8 +84,10 @@ def test_a_finished_run_is_published_and_the_last_one_kept_in_previous(reports, 
     assert json.loads((reports / "candidate.json").read_text())["run_id"] == run_id
     assert (reports / "upgrade-summary.md").read_text() != OLD
     assert (reports / "baseline.log").read_text() == "baseline ran\n"
-    for name in ("baseline.json", "candidate.json", "upgrade-summary.md"):
+    for name in ("baseline.json", "candidate.json", "upgrade-summary.md", "checkpoints/candidate/writer.json"):
         assert (reports / "previous" / name).read_text() == OLD
+    assert not (reports / "previous" / "checkpoints" / "baseline").exists()
+    assert (reports / "checkpoints" / "candidate" / "writer.json").read_text() == run_id  # this run's, published
     assert not (reports / run_dir.RUNS).exists()
     assert env_vars.RUN_ID not in __import__("os").environ and not hasattr(paths, "REPORTS")  # no global to leak
 

@@ -18,7 +18,7 @@ import yaml
 from harness import env_vars
 from harness.stack.pins import release_set
 from harness.model import api_diff
-from harness.stack.run import followups
+from harness.stack.run import followups, rollback as rollback_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -165,20 +165,32 @@ def test_an_entry_job_runs_its_row_told_the_plan_the_run_and_the_seed(workflow, 
     assert env[env_vars.PLAN] == "${{ github.workspace }}/reports/upgrade-plan.json"
     assert env[env_vars.RUN_ID] == "${{ needs.plan.outputs.run_id }}"
     assert env[env_vars.SEED] == "${{ needs.plan.outputs.seed }}"
-    row = {env_vars.REPORT_NAME: "report", env_vars.ONLY: "only", env_vars.REPLAY: "replay", "ENTRY": "entry"}
+    row = {env_vars.REPORT_NAME: "report", env_vars.ONLY: "only", env_vars.REPLAY: "replay",
+           env_vars.ROLLBACK_FROM: "rollback", "ENTRY": "entry"}
     assert {k: env[k] for k in row} == {k: f"${{{{ matrix.{v} }}}}" for k, v in row.items()}
-    assert set(followups.EntryRun("e", "r").row(Path("reports"))) == set(row.values())  # the rows the steps print
+    printed = set(followups.EntryRun("e", "r").row(Path("reports")))  # the rows the steps print
+    assert printed == {*row.values(), *(f"then_{v}" for v in row.values())}
     # A failing contract is the judge's to count: the entry's job goes on to upload its report.
     venv = tmp_path / ".venv" / "bin"
     venv.mkdir(parents=True)
     (venv / "nox").write_text('#!/bin/sh\necho "$*" > nox-args\nexit 1\n')
     (venv / "nox").chmod(0o755)
-    _run_step(_step(spec["steps"], "nox -s"), tmp_path, {"ENTRY": "jax-only"})
+    first, then = [s for s in spec["steps"] if "nox -s" in s.get("run", "")]
+    _run_step(first, tmp_path, {"ENTRY": "jax-only"})
     assert (tmp_path / "nox-args").read_text().strip() == "-s jax-only"
-    (upload,) = [s for s in spec["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
-    assert upload["if"] == "always()" and upload["with"]["name"] == "run-entry-${{ matrix.report }}"
-    assert upload["with"]["path"].splitlines() == [f"reports/${{{{ matrix.report }}}}{suffix}"
-                                                   for suffix in (".json", ".junit.xml")]
+    uploads = [s for s in spec["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert [s["with"]["name"] for s in uploads] == ["run-entry-${{ matrix.report }}", "run-entry-${{ matrix.then_report }}"]
+    assert uploads[0]["if"] == "always()" and uploads[0]["with"]["path"].splitlines() == [
+        *(f"reports/${{{{ matrix.report }}}}{suffix}" for suffix in (".json", ".junit.xml")),
+        "reports/checkpoints/${{ matrix.report }}/"]  # the candidate's are restored by the rollback's job
+    # Then, in the same job, the run that reads this entry's checkpoints (the baseline), told its own row.
+    assert then["if"] == "${{ !cancelled() && matrix.then_entry != '' }}"
+    assert then["env"] == {k: f"${{{{ matrix.then_{v} }}}}" for k, v in row.items()}
+    _run_step(then, tmp_path, {"ENTRY": "baseline"})
+    assert (tmp_path / "nox-args").read_text().strip() == "-s baseline"
+    assert spec["steps"].index(uploads[0]) < spec["steps"].index(then) < spec["steps"].index(uploads[1])
+    assert uploads[1]["if"] == "always() && matrix.then_entry != ''" and uploads[1]["with"]["path"].splitlines() == [
+        f"reports/${{{{ matrix.then_report }}}}{suffix}" for suffix in (".json", ".junit.xml")]
 
 
 @pytest.mark.parametrize("workflow", [p.name for p in WORKFLOWS])
@@ -191,11 +203,12 @@ def test_every_file_a_step_writes_reaches_the_jobs_that_read_it(workflow):
     (plan,), (follow,) = uploads["plan"], uploads["followups"]
     assert plan["path"] == "reports/" and plan["name"] == "run-plan"
     written = [followups.EXAMPLES, followups.REPLAY_SELECTION, followups.ATTRIBUTION_SELECTION, "optax-only.json",
-               api_diff.API_DIFF_FILE]  # the follow-ups job makes the API diff; the judge has no environments
+               rollback_runs.SELECTION, api_diff.API_DIFF_FILE]  # the follow-ups job makes the API diff; the judge has no environments
     patterns = [p.removeprefix("reports/") for p in follow["path"].split()]
     assert all(any(fnmatch.fnmatch(name, p) for p in patterns) for name in written)
     made = [plan["name"], follow["name"], "run-entry-baseline", "run-entry-baseline-replay"]
-    assert [u["name"] for u in uploads["entry"]] == [u["name"] for u in uploads["followup"]] == ["run-entry-${{ matrix.report }}"]
+    assert [u["name"] for u in uploads["entry"]] == [u["name"] for u in uploads["followup"]] == [
+        "run-entry-${{ matrix.report }}", "run-entry-${{ matrix.then_report }}"]
     for job, wanted in (("followups", made[::2]), ("judge", made)):
         (got,) = downloads[job]
         assert got["path"] == "reports" and got["merge-multiple"] is True
@@ -203,7 +216,8 @@ def test_every_file_a_step_writes_reaches_the_jobs_that_read_it(workflow):
     (entry,) = downloads["entry"]
     assert entry == {"name": "run-plan", "path": "reports"}
     (followup,) = downloads["followup"]
-    assert followup["pattern"] == "run-{plan,followups}" and followup["merge-multiple"] is True
+    # the rollback's row restores the candidate's checkpoints, uploaded with the candidate's report
+    assert followup["pattern"] == "run-{plan,followups,entry-candidate}" and followup["merge-multiple"] is True
 
 
 def test_pr_workflow_runs_on_pin_changes_without_pull_request_target():

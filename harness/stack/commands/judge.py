@@ -18,8 +18,8 @@ from harness.model.report import Report
 from harness.stack import project
 from harness.stack.api import for_run as api_for_run
 from harness.stack.pins import matrix, plan
-from harness.stack.run import followups, rollback
-from harness.stack.run.entry_runs import REPLAY, ROLLBACK
+from harness.stack.run import followups
+from harness.stack.run.entry_runs import REPLAY
 from harness.stack.workspace import Workspace
 from harness.verdict import judgement
 
@@ -109,14 +109,12 @@ def inputs(directory: Path) -> judgement.Inputs:
     if replay is not None:
         _of_run(replay, entries[0], "baseline replay", run_id)
     bisected = directory / bisection.BISECT_FILE
-    # The rollback runs in `nox -s upgrade` only (the steps one by one do not run it yet): judged when present.
-    rolled = directory / f"{ROLLBACK}.json"
-    rolled = rolled if rolled.exists() and rollback.source(directory, entries[1].name) else None
-    if rolled is not None:
-        _of_run(rolled, entries[0], "baseline rollback", run_id)
+    rolled = {writer: directory / f"{name}.json" for writer, name in follow.rollbacks(entries[1]).items()}
+    for writer, path in rolled.items():
+        _of_run(path, entries[0], f"baseline rollback of {writer}", run_id)
     return judgement.Inputs(
         tuple(directory / f"{name}.json" for name in [e.name for e in entries[:2]] + follow.reports()),
-        replay=replay, bisect=bisected if bisected.is_file() else None, run_id=run_id, rollback=rolled)
+        replay=replay, bisect=bisected if bisected.is_file() else None, run_id=run_id, rollbacks=rolled)
 
 
 def judge(ws: Workspace, directory: Path) -> int:

@@ -19,14 +19,23 @@ from harness.stack.commands import bisect, judge, prune_envs
 from harness.stack.environments import entry as stack_entry, harness_source
 from harness.stack.pins import current, matrix
 from harness.stack.run import followups, rollback, run_dir, run_lock, run_plan
-from harness.stack.run.entry_runs import REPLAY, ROLLBACK, run_entries
+from harness.stack.run.entry_runs import REPLAY, run_entries
 from harness.stack.workspace import Workspace
 from harness.verdict import judgement
 
 
-def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None]:
-    """The replay and the attribution harness.stack.run.followups decides from baseline and candidate, run
-    here one after the other; the entries the verdict judges, and the replay's report."""
+def _roll_back(ws: Workspace, args, base: matrix.Entry, writers: list[str], seed: int) -> None:
+    """The baseline restoring each writer's checkpoints (harness.stack.run.rollback), one run after another."""
+    for writer in writers:
+        run_entries(ws, [base], args, seed, only=ws.reports / rollback.SELECTION,
+                    rollback=ws.reports / rollback.folder_name(writer))
+
+
+def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None,
+                                                                                      dict[str, Path]]:
+    """The replay, the rollback and the attribution harness.stack.run.followups decides from baseline and
+    candidate, run here one after the other; the entries the verdict judges, the replay's report, and the
+    rollbacks' reports by the report whose checkpoints they restored."""
     singles, follow = entries[2:], followups.decide(ws.reports, entries)
     followups.write(follow, ws.reports, args.run_id)
     replay = None
@@ -35,29 +44,32 @@ def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> t
         run_entries(ws, [entries[0]], args, seed, only=ws.reports / followups.REPLAY_SELECTION,
                     replay=ws.reports / followups.EXAMPLES)
         replay = ws.reports / f"{REPLAY}.json"
+    if follow.rollback:
+        print("upgrade: the baseline restores the candidate's checkpoints (can the team roll back?)")
+        _roll_back(ws, args, entries[0], [entries[1].name], seed)
+    ran = entries[:2]
     if follow.attributes:
         print(f"upgrade: {follow.attribution_note()}")
         run_entries(ws, follow.attribution, args, seed, only=ws.reports / followups.ATTRIBUTION_SELECTION)
-        return [*entries[:2], *singles], replay
-    note = follow.skipped_note(singles)
-    if note:
-        print(f"upgrade: {note}")
-    return entries[:2], replay
+        if follow.rollback:
+            print("upgrade: the baseline restores each attribution entry's checkpoints (which bump moves the rollback)")
+            _roll_back(ws, args, entries[0], [e.name for e in follow.attribution], seed)
+        ran = [*entries[:2], *singles]
+    elif follow.skipped_note(singles):
+        print(f"upgrade: {follow.skipped_note(singles)}")
+    rolled = {w: ws.reports / f"{name}.json" for w, name in follow.rollbacks(entries[1]).items()}
+    for writer, path in rolled.items():
+        if not path.exists():
+            print(f"upgrade: the baseline's rollback of {writer}'s checkpoints wrote no report; {writer}'s rollback "
+                  f"checks stand as its own run read its own checkpoints (see {ws.home}/{path.stem}.log)",
+                  file=sys.stderr)
+    return ran, replay, {w: path for w, path in rolled.items() if path.exists()}
 
 
-def _rollback(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> Path | None:
-    """The baseline restoring the candidate's checkpoints (harness.stack.run.rollback); its report, or None."""
-    found = rollback.source(ws.reports, entries[1].name)
-    if found is None:
-        return None
-    print("upgrade: the baseline restores the candidate's checkpoints (can the team roll back?)")
-    run_entries(ws, [entries[0]], args, seed, only=rollback.write_selection(ws.reports, found[1]), rollback=found[0])
-    return ws.reports / f"{ROLLBACK}.json"
-
-
-def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None]:
+def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int):
     """Baseline and candidate; the baseline again on the candidate's failing examples of properties that
-    fail there only; then the single-package entries on just the checks that changed."""
+    fail there only, and on its checkpoints; then the single-package entries on just the checks that changed
+    (and the rollback checks, the baseline reading their checkpoints)."""
     pair = entries[:2]
     print(f"upgrade: running {', '.join(e.name for e in pair)}, {args.jobs} at a time")
     run_entries(ws, pair, args, seed)
@@ -97,8 +109,10 @@ def _in_run_directory(ws: Workspace, args) -> int:
             del os.environ[env_vars.RUN_ID]
         else:
             os.environ[env_vars.RUN_ID] = saved
+    writers = [matrix.CANDIDATE, *(f"{g}-only" for g in matrix.GROUPS)]
     kept = run_dir.keep_previous(ws.reports, [e.name for e in matrix.upgrade_plan(current.entries(ws))] + [
-        matrix.CANDIDATE, REPLAY, ROLLBACK, *(f"{g}-only" for g in matrix.GROUPS), *bisect.report_names(ws.reports)])
+        *writers, REPLAY, *map(rollback.report_name, writers), *bisect.report_names(ws.reports)],
+        folders=[rollback.CHECKPOINTS])
     run_dir.publish(run.reports, ws.reports)
     if kept:
         print(f"upgrade: last run's reports moved to {ws.reports}/previous/ ({len(kept)} files)")
@@ -117,8 +131,7 @@ def _upgrade(ws: Workspace, args) -> int:
     os.environ.update(harness_source.child_environment(ws))
     started = time.perf_counter()
     seed = random.getrandbits(32)
-    ran, replay = _run_plan(ws, args, entries, seed)
-    rolled = _rollback(ws, args, entries, seed)
+    ran, replay, rolled = _run_plan(ws, args, entries, seed)
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
     silent = [e for e in ran if not (ws.reports / f"{e.name}.json").exists()]
     for entry in silent:
@@ -135,6 +148,6 @@ def _upgrade(ws: Workspace, args) -> int:
     inputs = judgement.Inputs(tuple(reports / f"{e.name}.json" for e in ran),
                               replay=replay if replay is not None and replay.exists() else None,
                               bisect=bisected, builtin=judge.verdict_builtin(ws), run_id=args.run_id,
-                              rollback=rolled if rolled is not None and rolled.exists() else None,
+                              rollbacks=rolled,
                               api_diff=api_for_run.compute(ws, reports, entries))
     return judgement.judge(inputs, judgement.Outputs.beside(reports))

@@ -22,12 +22,10 @@ from harness.model.progress import Phase, Progress
 from harness.model.report import EntryInfo, now, unresolvable
 from harness.stack import paths, project
 from harness.stack.environments import envs, harness_source, multi_device
-from harness.stack.run import ending
+from harness.stack.run import ending, rollback
 from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, uv, write_if_missing
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
-
-CHECKPOINTS = "checkpoints"  # the run's checkpoints folder, one folder per report, published with the reports
 
 
 PYTEST_TESTS_FAILED = 1  # pytest.ExitCode.TESTS_FAILED: the suite ran, some checks failed
@@ -45,7 +43,19 @@ def report_path(reports: Path, entry: Entry, report_name: str | None = None) -> 
 def checkpoints_folder(report: Path) -> Path:
     """Where the entry writing `report` saves its checkpoints: beside its report, in the run's directory
     (reports/.runs/<run id>/checkpoints/<report name>/), never in the project's own folders."""
-    return report.parent / CHECKPOINTS / report.stem
+    return report.parent / rollback.folder_name(report.stem)
+
+
+def _keeps_checkpoints() -> bool:
+    """Whether this run keeps the checkpoints it writes: a run of all checks, or of a selection (HARNESS_ONLY)
+    holding rollback checks; never a rollback run itself, which reads another entry's."""
+    if os.environ.get(env_vars.ROLLBACK_FROM):
+        return False
+    only = os.environ.get(env_vars.ONLY)
+    try:
+        return rollback.wants_checkpoints(Path(only).read_text().split() if only else None)
+    except OSError:
+        return True  # the plugin says the selection cannot be read
 
 
 def install_entry(session, ws: Workspace, entry: Entry, report_name: str | None = None) -> None:
@@ -117,16 +127,20 @@ def write_unresolvable(reports: Path, entry: Entry, problem: str, started: str, 
                     dataclasses.replace(report, run_id=os.environ.get(env_vars.RUN_ID) or None))
 
 
-def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_checkout: bool) -> dict[str, str]:
+def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_checkout: bool,
+                      rollback_reads: bool = True) -> dict[str, str]:
     """What the contract suite's pytest run is told through its environment (is_checkout: whether the
-    project judged is this checkout, whose golden/ holds the built-in contracts' values)."""
+    project judged is this checkout, whose golden/ holds the built-in contracts' values; rollback_reads:
+    whether an upgrade's rollback may read this run's checkpoints, so that it keeps them)."""
     return {
         env_vars.REPORT: report,
         env_vars.GOLDEN_DIR: str(golden),
         # A team's project reads the built-in contracts' golden values from the tool unless it recorded its own.
         **({} if is_checkout else {env_vars.BUILTIN_GOLDEN_DIR: str(paths.BUILTIN_GOLDEN)}),
         env_vars.ENTRY: entry.name,
-        env_vars.CHECKPOINTS: str(checkpoints_folder(Path(report))),
+        # Unset: the checks write their checkpoints into pytest's temporary folder, removed after the run.
+        **({env_vars.CHECKPOINTS: str(checkpoints_folder(Path(report)))}
+           if rollback_reads and _keeps_checkpoints() else {}),
         env_vars.ENTRY_INFO: json.dumps(to_json(entry_info(entry))),  # one typed object, as the report holds it
         # Derandomized unless asked otherwise: identical pins must give identical reports.
         env_vars.PROFILE: os.environ.get(env_vars.PROFILE, "ci"),
@@ -142,14 +156,16 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
 
 
 def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name: str | None = None,
-              install: bool = True) -> None:
-    """Install the entry's stack and run the contract suite, writing reports/<entry>.json."""
+              install: bool = True, rollback_reads: bool = True) -> None:
+    """Install the entry's stack and run the contract suite, writing reports/<entry>.json (and, when an
+    upgrade's rollback may read them, its checkpoints beside it)."""
     envs.mark_used(session.virtualenv.location, session.name)  # its last use, for pruning (harness.stack.environments.envs)
     if install:
         install_entry(session, ws, entry, report_name)
     path = report_path(ws.reports, entry, report_name)
     found = project.load(ws)
-    env = suite_environment(entry, str(path), session.virtualenv.location, found.golden, ws.is_checkout)
+    env = suite_environment(entry, str(path), session.virtualenv.location, found.golden, ws.is_checkout,
+                            rollback_reads)
     junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
     # pytest's temporary files in the entry's environment: under the shared /tmp/pytest-of-<user>/ two
     # entries running at once each cleaned up the numbered directories of every other pytest run there.

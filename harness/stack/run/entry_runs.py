@@ -19,16 +19,18 @@ from harness.model import progress as progress_io
 from harness.model.report import now
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix, plan
-from harness.stack.run import ending, entry_reuse, lifeline, progress, report_cache, run_lock
+from harness.stack.run import ending, entry_reuse, lifeline, progress, report_cache, rollback as rollback_runs, run_lock
 from harness.stack.workspace import Workspace
 
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
-ROLLBACK = "baseline-rollback"  # the baseline restoring the candidate's checkpoints (can the team roll back?)
 
 
 def _stem(entry: matrix.Entry, replay: Path | None, rollback: Path | None) -> str:
-    """The report name of an entry's run: the baseline's follow-ups have their own."""
-    return REPLAY if replay is not None else ROLLBACK if rollback is not None else entry.name
+    """The report name of an entry's run: the baseline's follow-ups have their own (a rollback's names the
+    report whose checkpoints it restores: the folder's name)."""
+    if replay is not None:
+        return REPLAY
+    return rollback_runs.report_name(rollback.name) if rollback is not None else entry.name
 
 
 def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay: Path | None,
@@ -47,7 +49,8 @@ def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay:
     if replay is not None:
         env.update({env_vars.REPLAY: str(replay), env_vars.REPORT_NAME: REPLAY})
     if rollback is not None:
-        env.update({env_vars.ROLLBACK_FROM: str(rollback), env_vars.REPORT_NAME: ROLLBACK})
+        env.update({env_vars.ROLLBACK_FROM: str(rollback),
+                    env_vars.REPORT_NAME: rollback_runs.report_name(rollback.name)})
     return env
 
 

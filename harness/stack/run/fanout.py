@@ -4,9 +4,12 @@ and the wall time is the slowest entry plus the verdict, not their sum:
   nox -s plan -- [upgrade's options]   resolve the plan once into the reports directory; the baseline and
                                        the candidate as a matrix, with the run's id and Hypothesis seed
   nox -s <entry>                       each row: told HARNESS_PLAN, HARNESS_RUN_ID, HARNESS_HYPOTHESIS_SEED,
-                                       and the row's HARNESS_REPORT_NAME, HARNESS_ONLY, HARNESS_REPLAY
-  nox -s followups -- DIR              after baseline and candidate: the replay and the attribution entries
-                                       as a matrix, empty when nothing changed (harness.stack.run.followups);
+                                       and the row's HARNESS_REPORT_NAME, HARNESS_ONLY, HARNESS_REPLAY,
+                                       HARNESS_ROLLBACK_FROM; then, in the same job, the row's then_* run
+                                       (the baseline restoring the checkpoints this one wrote), if any
+  nox -s followups -- DIR              after baseline and candidate: the replay, the baseline on the
+                                       candidate's checkpoints and the attribution entries as a matrix,
+                                       empty when there are none (harness.stack.run.followups);
                                        and the run's API diff, DIR/api-diff.json, for the judge
                                        (harness.stack.api.for_run)
   nox -s judge -- DIR                  the verdict on the run's reports (harness.stack.commands.judge)
@@ -98,10 +101,11 @@ def follow_ups(ws: Workspace, argv, invoked_from: str | None) -> int:
     # to it as DIR/api-diff.json (a note, never a failure, when it cannot be made).
     api_for_run.compute(ws, directory, entries, fetch=True)
     for note in (follow.replay_note() if follow.examples else None,
+                 follow.rollback_note() if follow.rollback else None,
                  follow.attribution_note() if follow.attributes else follow.skipped_note(entries[2:])):
         if note:
             print(f"followups: {note}")
-    _publish(follow.runs(entries[0]), directory, _run_id(directory), os.environ.get(env_vars.SEED))
+    _publish(follow.runs(entries[0], entries[1]), directory, _run_id(directory), os.environ.get(env_vars.SEED))
     return 0
 
 

@@ -1,9 +1,10 @@
 """What an upgrade runs after its baseline and candidate, decided from those two reports alone: the
 baseline again on the candidate's falsifying examples of properties that fail there only (the replay),
-and the single-package entries on just the checks that changed (the attribution), only when a check
-changed. `nox -s upgrade` runs them itself; CI runs each as a job of its own (`nox -s followups` prints
-them as a matrix); `judge DIR` decides again to know which reports the verdict needs. One decision, so
-the three never drift.
+the baseline on the candidate's checkpoints (the rollback, harness.stack.run.rollback), and the
+single-package entries on just the checks that changed (the attribution), only when a check changed,
+each followed by the baseline on its own checkpoints. `nox -s upgrade` runs them itself; CI runs each
+as a job of its own (`nox -s followups` prints them as a matrix); `judge DIR` decides again to know
+which reports the verdict needs. One decision, so the three never drift.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from harness.model.enums import Status
 from harness.model.report import now, unresolvable
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix
+from harness.stack.run import rollback as rollback_runs
 from harness.stack.run.entry_runs import REPLAY
 from harness.verdict import compare
 
@@ -29,17 +31,24 @@ ATTRIBUTION_SELECTION = "attribution-selection.txt"
 @dataclasses.dataclass(frozen=True)
 class EntryRun:
     """One run of an entry's session (a row of a CI matrix): the entry, the report it writes, and the
-    files (in the reports directory) of the checks it runs and the examples it replays; None: all, none."""
+    files (in the reports directory) of the checks it runs, the examples it replays and the checkpoints
+    it restores (None: all, none, none); `then`: the run that reads this one's checkpoints, in the same job."""
 
     entry: str
     report: str
     only: str | None = None
     replay: str | None = None
+    rollback: str | None = None
+    then: EntryRun | None = None
 
     def row(self, directory: Path) -> dict[str, str]:
-        """The matrix row: file names made paths in `directory`, "" for none (what the sessions read as unset)."""
-        return {"entry": self.entry, "report": self.report, "only": str(directory / self.only) if self.only else "",
-                "replay": str(directory / self.replay) if self.replay else ""}
+        """The matrix row: file names made paths in `directory`, "" for none (what the sessions read as unset);
+        the `then` run's as then_entry, then_report... ("" for none)."""
+        row = {"entry": self.entry, "report": self.report} | {
+            k: str(directory / v) if v else "" for k, v in (("only", self.only), ("replay", self.replay),
+                                                            ("rollback", self.rollback))}
+        after = self.then.row(directory) if self.then is not None else dict.fromkeys(row, "")
+        return row | {f"then_{k}": v for k, v in after.items() if not k.startswith("then_")}
 
 
 def first_runs(entries: list[matrix.Entry]) -> list[EntryRun]:
@@ -56,6 +65,7 @@ class FollowUps:
     changed: tuple[str, ...] = ()  # the changed checks the attribution re-runs (none: no attribution)
     changed_text: str = ""  # them, counted as the verdict's headline counts them
     attributed: tuple[matrix.Entry, ...] = ()  # the plan's single-package entries, when a check changed
+    rollback: tuple[str, ...] = ()  # the candidate's rollback checks, which the baseline runs on its checkpoints
 
     @property
     def attributes(self) -> bool:
@@ -71,18 +81,42 @@ class FollowUps:
         """Those the plan could not resolve: reported unresolvable, never run."""
         return [e for e in self.attributed if e.problem]
 
-    def runs(self, base: matrix.Entry) -> list[EntryRun]:
-        """The sessions to run: the replay (as the baseline), then the attribution entries."""
+    def runs(self, base: matrix.Entry, candidate: matrix.Entry) -> list[EntryRun]:
+        """The sessions to run: the replay and the rollback of the candidate's checkpoints (as the baseline),
+        then the attribution entries, each followed by the baseline's rollback of its own checkpoints (so a
+        rollback check that changes is blamed on the bump that makes it change)."""
         replay = [EntryRun(base.name, REPLAY, REPLAY_SELECTION, EXAMPLES)] if self.examples else []
-        return replay + [EntryRun(e.name, e.name, ATTRIBUTION_SELECTION) for e in self.attribution]
+        rolled = [self._rollback_run(base, candidate.name)] if self.rollback else []
+        return replay + rolled + [EntryRun(e.name, e.name, ATTRIBUTION_SELECTION,
+                                           then=self._rollback_run(base, e.name) if self.rollback else None)
+                                  for e in self.attribution]
+
+    @staticmethod
+    def _rollback_run(base: matrix.Entry, writer: str) -> EntryRun:
+        return EntryRun(base.name, rollback_runs.report_name(writer), rollback_runs.SELECTION,
+                        rollback=rollback_runs.folder_name(writer))
+
+    def rollbacks(self, candidate: matrix.Entry) -> dict[str, str]:
+        """Each report whose rollback checks the baseline answers -> the report of that rollback run."""
+        writers = [candidate.name, *(e.name for e in self.attribution)] if self.rollback else []
+        return {w: rollback_runs.report_name(w) for w in writers}
 
     def reports(self) -> list[str]:
         """The attribution's report names, in the plan's order (the replay's is REPLAY)."""
         return [e.name for e in self.attributed]
 
+    def selection(self) -> list[str]:
+        """What the attribution entries run: the changed checks, and the rollback checks (whether those
+        change is known only once the baseline has read the candidate's checkpoints)."""
+        return [*self.changed, *(i for i in self.rollback if i not in self.changed)]
+
     def replay_note(self) -> str:
         return (f"{len(self.examples)} properties fail on the candidate only; replaying its falsifying examples "
                 "on the baseline")
+
+    def rollback_note(self) -> str:
+        return (f"the baseline restores the candidate's checkpoints ({len(self.rollback)} rollback checks)"
+                + ("; and each attribution entry's" if self.attributes else ""))
 
     def attribution_note(self) -> str:
         # Counted as the headline counts them, the bits-only moves apart: the attribution re-runs both.
@@ -113,7 +147,7 @@ def decide(directory: Path, entries: list[matrix.Entry]) -> FollowUps:
     return FollowUps(
         judged=True, examples={i: blob for i, blob in blobs.items() if blob}, changed=tuple(changed),
         changed_text=compare.changed_text(judged) if changed else "",
-        attributed=tuple(singles) if changed else ())
+        attributed=tuple(singles) if changed else (), rollback=rollback_runs.checks(candidate))
 
 
 def write(follow: FollowUps, directory: Path, run_id: str | None) -> None:
@@ -122,8 +156,10 @@ def write(follow: FollowUps, directory: Path, run_id: str | None) -> None:
     if follow.examples:
         (directory / EXAMPLES).write_text(json.dumps(follow.examples, indent=1) + "\n")
         (directory / REPLAY_SELECTION).write_text("\n".join(follow.examples) + "\n")
+    if follow.rollback:
+        (directory / rollback_runs.SELECTION).write_text("\n".join(follow.rollback) + "\n")
     if follow.attributes:
-        (directory / ATTRIBUTION_SELECTION).write_text("\n".join(follow.changed) + "\n")
+        (directory / ATTRIBUTION_SELECTION).write_text("\n".join(follow.selection()) + "\n")
     for entry in follow.unbuilt:
         report = unresolvable(stack_entry.entry_info(entry), entry.problem, now())
         report_io.write(directory / f"{entry.name}.json", dataclasses.replace(report, run_id=run_id))

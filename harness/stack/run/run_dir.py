@@ -24,13 +24,16 @@ SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.h
                  "bisect-selection.txt", "rollback-selection.txt", "api-diff.json")
 
 
-def keep_previous(reports: Path, names: list[str]) -> list[str]:
-    """Move last run's reports to reports/previous/ so a new run never silently overwrites them."""
+def keep_previous(reports: Path, names: list[str], folders: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """Move last run's reports (and its `folders`: the checkpoints) to reports/previous/ so a new run never
+    silently overwrites them; what previous/ held before is the run before that one's, replaced."""
     files = [f"{name}{suffix}" for name in names for suffix in (".json", ".junit.xml", ".log")]
-    kept = [name for name in dict.fromkeys([*files, *SUMMARY_FILES]) if (reports / name).exists()]
+    kept = [name for name in dict.fromkeys([*files, *SUMMARY_FILES, *folders]) if (reports / name).exists()]
     if kept:
         (reports / "previous").mkdir(exist_ok=True)
     for name in kept:
+        if (reports / name).is_dir():
+            shutil.rmtree(reports / "previous" / name, ignore_errors=True)
         os.replace(reports / name, reports / "previous" / name)
     return kept
 
