@@ -173,6 +173,9 @@ def test_the_projects_files_are_found_without_walking_hidden_folders_or_environm
     (tmp_path / "venv" / "pyvenv.cfg").write_text("")
     (tmp_path / "linked").symlink_to(tmp_path / "pkg" / "sub")
     (tmp_path / "pkg" / "sub" / "loop").symlink_to(tmp_path / "pkg")  # a cycle: not followed
+    for a, b in (("side_a", "side_b"), ("side_b", "side_a")):  # two folders linking to each other: a loop too
+        (tmp_path / a).mkdir(exist_ok=True)
+        (tmp_path / a / "to").symlink_to(tmp_path / b)
     walked = []
     real_walk = usage.os.walk
 
@@ -186,3 +189,4 @@ def test_the_projects_files_are_found_without_walking_hidden_folders_or_environm
     assert [p.relative_to(tmp_path).as_posix() for p in found] == [
         "linked/model.py", "pkg/sub/model.py", "pkg/train.py"]
     assert not {".nox", "venv", "reports"} & set(walked)
+    assert walked.count("to") <= 2  # each of the two links entered once

@@ -119,14 +119,26 @@ def reached(files: list[FileUse], module: str, name: str) -> dict[str, int]:
 def python_files(root: Path, skip: tuple[Path, ...] = ()) -> list[Path]:
     """The .py files under `root`, less hidden folders, virtual environments and `skip`: those folders are
     not walked at all (a project's .nox/ holds tens of thousands of files)."""
-    found = []
+    found, linked = [], set()
     for folder, dirs, files in os.walk(root, followlinks=True):  # symlinked folders are read...
         here, real = Path(folder), Path(os.path.realpath(folder))
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (here / d / "pyvenv.cfg").exists()
                          and not any((here / d).is_relative_to(s) for s in skip)
-                         and not real.is_relative_to(os.path.realpath(here / d)))  # ...but never one around us
+                         and not real.is_relative_to(os.path.realpath(here / d))  # ...but never one around us,
+                         and _first_link(here / d, linked))  # nor one entered through a link before (a loop)
         found += [here / f for f in files if f.endswith(".py") and not any((here / f).is_relative_to(s) for s in skip)]
     return sorted(found)
+
+
+def _first_link(folder: Path, linked: set[str]) -> bool:
+    """A folder to walk: a plain one, or a link to a folder no link has led to yet."""
+    if not folder.is_symlink():
+        return True
+    target = os.path.realpath(folder)
+    if target in linked:
+        return False
+    linked.add(target)
+    return True
 
 
 def scan(root: Path, files: list[Path]) -> list[FileUse]:
