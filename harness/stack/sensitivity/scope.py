@@ -27,6 +27,29 @@ MODULES: dict[str, tuple[str, ...]] = {
     "optax/transforms/_adding.py": ("masks", "shapes"),  # add_decayed_weights
 }
 
+# Modules that define an in-scope callable of the coverage ledger but are not mutated yet, each with why;
+# tests/harness/test_sensitivity_scope.py derives the modules from the ledger and Optax's source, so a module
+# is either mutated above or named here: the score's scope is stated, never silently narrower.
+NOT_MUTATED: dict[str, str] = {
+    "optax/_src/base.py": "set_to_zero beside the GradientTransformation API itself: mutants there break every "
+                          "family at once; needs mutation restricted to set_to_zero's lines",
+    "optax/_src/linear_algebra.py": "global_norm beside matrix routines outside the scope (power iteration, "
+                                    "inverse roots); needs mutation restricted to global_norm's lines",
+    "optax/_src/transform.py": "6 in-scope callables (apply_every, scale_by_schedule, scale_by_learning_rate, "
+                               "normalize_by_update_norm, centralize, scale_by_trust_ratio) beside ~30 optimizer "
+                               "building blocks outside the scope; needs mutation restricted to their lines",
+    "optax/_src/update.py": "periodic_update (with apply_updates and incremental_update): not in the sampled run yet",
+    "optax/transforms/_constraining.py": "zero_nans and keep_params_nonnegative: covered after the sampled run, "
+                                         "not in it yet",
+    "optax/transforms/_freezing.py": "freeze and selective_transform: covered after the sampled run, not in it yet",
+    "optax/tree_utils/_tree_math.py": "tree_norm beside ~40 tree helpers outside the scope; needs mutation "
+                                      "restricted to tree_norm's lines",
+    "optax/contrib/_privacy.py": "differentially_private_aggregate: a listed gap of the ledger (no contract yet)",
+    "optax/contrib/_reduce_on_plateau.py": "reduce_on_plateau: a listed gap of the ledger (no contract yet)",
+    "optax/contrib/_sam.py": "normalize beside the SAM optimizer outside the scope; needs mutation restricted "
+                             "to normalize's lines",
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class Group:
