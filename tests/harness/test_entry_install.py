@@ -68,7 +68,7 @@ class _Session:
 
         return contextlib.nullcontext()
 
-    def run(self, *args, env=None):
+    def run(self, *args, env=None, success_codes=None):
         self.commands.append(args)
 
 
@@ -81,8 +81,14 @@ def test_the_suites_temporary_files_are_in_the_entrys_environment(tmp_path, monk
     from harness.stack.pins import current
     from harness.stack.workspace import Workspace
 
+    from harness.stack.environments import multi_device
+
     session = _Session(tmp_path / "venv")
+    (tmp_path / "venv").mkdir()
+    monkeypatch.setattr(multi_device, "merge", lambda *args: None)  # the fake session writes no reports
     ws = Workspace.of(paths.SOURCE, tmp_path / "reports")
     entry.run_entry(session, ws, current.entries(ws)[matrix.BASELINE], install=False)
-    (command,) = session.commands
+    command, family_process = session.commands  # the contracts, then the data-parallel family's own process
     assert f"--basetemp={tmp_path / 'venv' / 'pytest-tmp'}" in command
+    (family_temp,) = [a for a in family_process if a.startswith("--basetemp=")]  # its own, in the environment
+    assert family_temp.startswith(f"--basetemp={tmp_path / 'venv' / 'pytest-tmp'}") and family_temp not in command
