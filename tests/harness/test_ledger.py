@@ -83,13 +83,17 @@ def test_removed_callable_or_parameter_fails(baseline, contract_ids):
         (audit.Problem.NO_SUCH_CALLABLE, "optax.sgdr_schedule"), (audit.Problem.NO_SUCH_PARAM, "optax.MultiSteps")}
 
 
+def _findings_with(baseline, contract_ids, tmp_path, line: str, changed: str) -> list[str]:
+    """The audit's findings for the committed ledger with one line changed."""
+    text = ledger.LEDGER.read_text()
+    assert line in text
+    (tmp_path / "ledger.toml").write_text(text.replace(line, changed))
+    return [str(f) for f in audit.audit(baseline, ledger.read(tmp_path / "ledger.toml"), contract_ids).findings]
+
+
 def test_unknown_contract_fails(baseline, contract_ids, tmp_path):
-    text = ledger.LEDGER.read_text().replace('max_norm = ["clipping/test_guide_case"',
-                                             'max_norm = ["clipping/test_does_not_exist"')
-    assert "test_does_not_exist" in text
-    (tmp_path / "ledger.toml").write_text(text)
-    result = audit.audit(baseline, ledger.read(tmp_path / "ledger.toml"), contract_ids)
-    assert [str(f) for f in result.findings] == [
+    assert _findings_with(baseline, contract_ids, tmp_path, 'max_norm = ["clipping/test_guide_case"',
+                          'max_norm = ["clipping/test_does_not_exist"') == [
         "ledger names a contract that does not exist: optax.clip_by_global_norm (max_norm: clipping/test_does_not_exist)"]
 
 
@@ -145,10 +149,6 @@ def test_malformed_ledger_is_refused(tmp_path, text, says):
 
 def test_unknown_contract_of_a_parameterless_callable_fails(baseline, contract_ids, tmp_path):
     """A callable without parameters is covered by the contracts it names: they must exist too."""
-    text = ledger.LEDGER.read_text().replace('contracts = ["masks/test_zero_nans"',
-                                             'contracts = ["masks/test_zero_nans_does_not_exist"')
-    assert "test_zero_nans_does_not_exist" in text
-    (tmp_path / "ledger.toml").write_text(text)
-    result = audit.audit(baseline, ledger.read(tmp_path / "ledger.toml"), contract_ids)
-    assert [str(f) for f in result.findings] == [
+    assert _findings_with(baseline, contract_ids, tmp_path, 'contracts = ["masks/test_zero_nans"',
+                          'contracts = ["masks/test_zero_nans_does_not_exist"') == [
         "ledger names a contract that does not exist: optax.zero_nans (contracts: masks/test_zero_nans_does_not_exist)"]
