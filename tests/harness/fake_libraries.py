@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.stack.environments import envs
 
 import upgrade_reports
 
@@ -65,7 +66,13 @@ class Libraries:
         self.root, self.envs, self.wheels, self.fetched = root, False, False, []
 
     def site_packages(self, env: Path) -> Path | None:
-        return site(self.root, env.name) if self.envs else None
+        """`env` is named as nox names it, a hash of the entry's name under a long path (a deep temporary
+        folder): the entry is the one whose name gives that directory."""
+        if not self.envs:
+            return None
+        entry = next((name for name in upgrade_reports.ENTRIES if envs.dir_name(env.parent, name) == env.name),
+                     env.name)
+        return site(self.root, entry)
 
     def fetch(self, project_root: Path, entry, versions: dict) -> Path:  # noqa: ANN001 - a matrix entry
         if not self.wheels:
