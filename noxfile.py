@@ -44,7 +44,10 @@ def tests(session: nox.Session) -> None:
     # The contracts first: the harness's tests read their report (every allowance named).
     stack_entry.run_entry(session, ws, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False,
                           rollback_reads=False)
-    session.run("python", "-m", "pytest", "tests/harness", "-q", *session.posargs,
+    # One worker a core (at most 4), whole files to a worker, in collection order: the long-running
+    # files first (tests/harness/conftest.py), each on its own worker.
+    session.run("python", "-m", "pytest", "tests/harness", "-q", "-n", "auto", "--maxprocesses", "4",
+                "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs,
                 env={env_vars.BASELINE_REPORT: str(stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE],
                                                                            "tests-baseline")),
                      env_vars.TEST_UV: uv.find_uv_bin()})  # the example's end-to-end test installs a tool with it

@@ -35,6 +35,17 @@ except ImportError:
 
 pytest_plugins = ["pytester"]
 
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long-running tests first: `nox -s tests` hands whole files to its workers in collection order
+    (pytest-xdist's `--dist loadfile`), so each long file starts at once on a worker of its own instead of
+    ending the run alone. Each marks its measured seconds (`--durations`)."""
+    def seconds(item: pytest.Item) -> float:
+        marker = item.get_closest_marker("long_running")
+        return marker.args[0] if marker else 0.0
+
+    items.sort(key=seconds, reverse=True)  # a stable sort: files and their tests stay in order
+
 # A tiny contract suite that needs no JAX: every outcome the report must represent.
 SYNTHETIC_SUITE = '''
 import warnings

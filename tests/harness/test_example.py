@@ -20,6 +20,8 @@ from urllib.parse import unquote, urlparse
 import pytest
 from team_run import EXAMPLE, run_tool, said
 
+pytestmark = pytest.mark.long_running(61)  # installs the example's stacks and runs three upgrades
+
 TRAIN = Path("regressor") / "train.py"
 LR_LINE = "LEARNING_RATE = 3e-3"
 
