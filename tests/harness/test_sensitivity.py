@@ -51,6 +51,16 @@ def test_a_sample_of_zero_is_refused():
         Selection(0, 0).apply(MUTANTS)
 
 
+def test_module_restricts_the_run_to_that_modules_mutants_and_names_the_choices_for_an_unknown_one():
+    mutated = list(scope.MODULES)[:2]
+    mutants = [MutantId(mutated[i % 2], "core/Op", i, i + 1) for i in range(6)]
+    assert command.restrict(mutants, [mutated[1]]) == mutants[1::2]
+    assert command.restrict(mutants, None) == mutants
+    assert command.parse(["--module", mutated[0], "--module", mutated[1]]).module == mutated
+    with pytest.raises(HarnessError, match=r"--module optax/nope\.py: not a mutated module; choose from .*_privacy"):
+        command.restrict(mutants, ["optax/nope.py"])
+
+
 # --- the equivalent mutants ----------------------------------------------------------------------------
 
 def _equivalents(tmp_path, **fields):
