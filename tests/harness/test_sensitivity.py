@@ -232,6 +232,18 @@ def test_a_family_without_contract_files_is_an_error():
         scope.family_files(ROOT / "harness" / "builtin", ("nope",))
 
 
+def test_a_lead_file_runs_first_in_its_own_group_and_must_belong_to_the_families():
+    contracts = ROOT / "harness" / "builtin"
+    found = {g.name: g for g in scope.groups({"optax/a.py": ("schedules",), "optax/b.py": ("schedules",)},
+                                             {"optax/b.py": "test_schedules_plateau.py"})}
+    assert sorted(found) == ["schedules", "schedules@test_schedules_plateau"]
+    files = found["schedules@test_schedules_plateau"].files(contracts)
+    assert files[0].name == "test_schedules_plateau.py" and sorted(files) == sorted(found["schedules"].files(contracts))
+    assert all(lead in [f.name for f in scope.family_files(contracts, scope.MODULES[m])] for m, lead in scope.LEADS.items())
+    with pytest.raises(HarnessError, match="lead file test_masks.py is not a contract file of schedules"):
+        scope.Group("g", ("schedules",), ("optax/a.py",), "test_masks.py").files(contracts)
+
+
 def test_the_config_is_cosmic_rays_toml_with_the_test_command(tmp_path):
     files = scope.family_files(ROOT / "harness" / "builtin", ("clipping",))
     command_line = cosmic.test_command(Path("/venv/bin/python"), ROOT, files)

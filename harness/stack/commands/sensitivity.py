@@ -60,7 +60,7 @@ class Run:
         return self.work / "sessions" / f"{group.name}.sqlite"
 
     def config(self, group: scope.Group, timeout: float = TIMEOUT_FLOOR, urls: list[str] = ()) -> Path:
-        command = cosmic.test_command(self.python, self.root, scope.family_files(self.contracts, group.families))
+        command = cosmic.test_command(self.python, self.root, group.files(self.contracts))
         return cosmic.write_config(self.work / "sessions" / f"{group.name}.toml", group.modules, command,
                                    timeout, list(urls))
 
@@ -103,7 +103,7 @@ class Run:
     def baseline(self, group: scope.Group) -> float:
         """The group's contracts on the unmutated optax: they must pass. The stack's bytecode is written
         here (cosmic-ray's runs write none), so the mutants' runs read it. Returns the seconds."""
-        command = cosmic.test_command(self.python, self.root, scope.family_files(self.contracts, group.families))
+        command = cosmic.test_command(self.python, self.root, group.files(self.contracts))
         started = time.monotonic()
         done = subprocess.run(command, shell=True, cwd=self.copies[0], env=self.envs[0], capture_output=True, text=True)
         if done.returncode != 0:
