@@ -21,9 +21,10 @@ pytestmark = pytest.mark.family("clipping")
 
 F32 = np.float32
 BATCH = 4
-# Example 0 is zero, 1 and 2 have global norm exactly 5 across both leaves (a 3-4-5 split, exact in
-# float32), 3 has norm 10; the leaves are a (4, 3) vector per example and a non-square (4, 2, 3) matrix.
-GRADS = {"b": np.array([[0, 0, 0], [3, 0, 0], [0, 0, 0], [0, 6, 0]], F32),
+# Example 0 is zero, 1 and 2 have global norm exactly 5 across the leaves (a 3-4-5 split, exact in
+# float32), 3 has norm 10; the leaves are a (4, 3) vector per example, a non-square (4, 2, 3) matrix and a
+# zero scalar per example: three leaves, so the key is split in 4 (an odd count of leaves tells n + 1 from n | 1).
+GRADS = {"b": np.array([[0, 0, 0], [3, 0, 0], [0, 0, 0], [0, 6, 0]], F32), "s": np.zeros(BATCH, F32),
          "w": np.array([[[0, 0, 0], [0, 0, 0]], [[0, 4, 0], [0, 0, 0]], [[0, 0, 0], [3, 0, 4]], [[0, 0, 8], [0, 0, 0]]],
                        F32)}
 NORM_5 = (np.array([0, 1, 1]), np.array([1, 0, 2]))  # w's elements from examples 1 and 2 (b's: element 0)
@@ -149,11 +150,12 @@ def test_dp_aggregate_unbatched_leaves(check):
 
 @jax.jit
 def _dpsgd(grads, learning_rate):
-    """dpsgd without momentum, with momentum 0.5, and with Nesterov momentum: two updates each, no noise."""
+    """dpsgd with its defaults (no momentum), with momentum 0.5 (nesterov left at its default) and with
+    Nesterov momentum: two updates each, no noise."""
     out = {}
-    for name, momentum, nesterov in (("plain", None, False), ("momentum", 0.5, False), ("nesterov", 0.5, True)):
-        tx = optax.contrib.dpsgd(learning_rate, l2_norm_clip=2.0, noise_multiplier=0.0, seed=KEY, momentum=momentum,
-                         nesterov=nesterov)
+    variants = {"plain": {}, "momentum": {"momentum": 0.5}, "nesterov": {"momentum": 0.5, "nesterov": True}}
+    for name, options in variants.items():
+        tx = optax.contrib.dpsgd(learning_rate, l2_norm_clip=2.0, noise_multiplier=0.0, seed=KEY, **options)
         state = tx.init({k: v[0] for k, v in grads.items()})  # the params: one example's shapes
         first, state = tx.update(grads, state)
         out[name] = (first, tx.update(grads, state)[0])

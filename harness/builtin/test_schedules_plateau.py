@@ -84,6 +84,12 @@ RUNS = {  # name -> (values, patience, cooldown, accumulation_size, min_scale)
     "threshold_at_best_0.5": (_pad([0.5, _above(0.25), 0.25, _below(0.25)]), 100, 0, 1, 0.0),
     # windows of 3 calls: means 2 (best), 3, 2 (reduction, 1 window of cooldown), 1 (best), 1, 1 (reduction)
     "accumulation": (np.array([3, 1, 2, 4, 2, 3, 2.5, 1.5, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 2], F32), 2, 1, 3, 0.0),
+    # Degenerate values the docstring leaves open, read literally (golden, and the model's literal reading):
+    # patience 0 reduces at each improvement only; a negative cooldown is never a cooldown; accumulation_size
+    # 0 never ends a window (the scale stays 1, the mean runs over every call).
+    "patience_0": (_pad([4.0, 3.0, 3.0, 2.0, 2.0, 1.0]), 0, 3, 1, 0.0),
+    "cooldown_negative": (_pad([4.0, 3.0, 3.0, 2.0, 2.0, 1.0]), 1, -1, 1, 0.0),
+    "accumulation_0": (_pad([4.0, 3.0, 3.0, 2.0, 2.0, 1.0]), 1, 0, 0, 0.0),
 }
 EXPECTED_SCALES = {  # the scale after each call, stated for the reader (the model agrees, below)
     "patience_cooldown_floor": [1.0] * 3 + [0.5] * 5 + [0.25] * 5 + [0.2] * 7,
@@ -157,7 +163,8 @@ def test_reduce_on_plateau_init_state(check):
 
 BAD_ARGUMENTS = {  # name -> kwargs: each constructor check at its boundary and just beyond
     "factor=0": {"factor": 0.0}, "factor=tiny": {"factor": 1e-30}, "factor=1": {"factor": 1.0},
-    "factor=under_1": {"factor": _below(1.0)}, "rtol=-tiny": {"rtol": -1e-30}, "atol=-tiny": {"atol": -1e-30},
+    "factor=under_1": {"factor": _below(1.0)}, "factor=over_1": {"factor": _above(1.0)},
+    "factor=-tiny": {"factor": -1e-30}, "rtol=-tiny": {"rtol": -1e-30}, "atol=-tiny": {"atol": -1e-30},
     "rtol=0,atol=0": {"rtol": 0.0, "atol": 0.0}, "rtol=0,atol=tiny": {"rtol": 0.0, "atol": 1e-30},
     "rtol=tiny,atol=0": {"rtol": 1e-30, "atol": 0.0}, "rtol=1": {"rtol": 1.0}, "rtol=over_1": {"rtol": _above(1.0)},
 }
