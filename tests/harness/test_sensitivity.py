@@ -51,6 +51,16 @@ def test_a_sample_of_zero_is_refused():
         Selection(0, 0).apply(MUTANTS)
 
 
+def test_module_restricts_the_run_to_that_modules_mutants_and_names_the_choices_for_an_unknown_one():
+    mutated = list(scope.MODULES)[:2]
+    mutants = [MutantId(mutated[i % 2], "core/Op", i, i + 1) for i in range(6)]
+    assert command.restrict(mutants, [mutated[1]]) == mutants[1::2]
+    assert command.restrict(mutants, None) == mutants
+    assert command.parse(["--module", mutated[0], "--module", mutated[1]]).module == mutated
+    with pytest.raises(HarnessError, match=r"--module optax/nope\.py: not a mutated module; choose from .*_privacy"):
+        command.restrict(mutants, ["optax/nope.py"])
+
+
 # --- the equivalent mutants ----------------------------------------------------------------------------
 
 def _equivalents(tmp_path, **fields):
@@ -220,6 +230,18 @@ def test_every_module_in_scope_is_in_the_baseline_optax_and_every_family_has_con
 def test_a_family_without_contract_files_is_an_error():
     with pytest.raises(HarnessError, match="no contract file for family 'nope'"):
         scope.family_files(ROOT / "harness" / "builtin", ("nope",))
+
+
+def test_a_lead_file_runs_first_in_its_own_group_and_must_belong_to_the_families():
+    contracts = ROOT / "harness" / "builtin"
+    found = {g.name: g for g in scope.groups({"optax/a.py": ("schedules",), "optax/b.py": ("schedules",)},
+                                             {"optax/b.py": "test_schedules_plateau.py"})}
+    assert sorted(found) == ["schedules", "schedules@test_schedules_plateau"]
+    files = found["schedules@test_schedules_plateau"].files(contracts)
+    assert files[0].name == "test_schedules_plateau.py" and sorted(files) == sorted(found["schedules"].files(contracts))
+    assert all(lead in [f.name for f in scope.family_files(contracts, scope.MODULES[m])] for m, lead in scope.LEADS.items())
+    with pytest.raises(HarnessError, match="lead file test_masks.py is not a contract file of schedules"):
+        scope.Group("g", ("schedules",), ("optax/a.py",), "test_masks.py").files(contracts)
 
 
 def test_the_config_is_cosmic_rays_toml_with_the_test_command(tmp_path):

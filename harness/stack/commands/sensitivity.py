@@ -32,6 +32,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shard", default="1/1", help="I/N: judge the I-th of N shares of the selection")
     parser.add_argument("--workers", type=int, default=1, help="mutants run at once (cosmic-ray HTTP workers)")
+    parser.add_argument("--module", action="append", default=None, metavar="PATH",
+                        help="mutate only this module (repeatable; as in scope.MODULES, e.g. "
+                             "optax/contrib/_privacy.py); --sample then draws from its mutants")
     parser.add_argument("--list", action="store_true", help="list the selected mutants and stop")
     parser.add_argument("--out", default=None, help="report path (default: reports/sensitivity.json)")
     options = parser.parse_args(argv)
@@ -57,7 +60,7 @@ class Run:
         return self.work / "sessions" / f"{group.name}.sqlite"
 
     def config(self, group: scope.Group, timeout: float = TIMEOUT_FLOOR, urls: list[str] = ()) -> Path:
-        command = cosmic.test_command(self.python, self.root, scope.family_files(self.contracts, group.families))
+        command = cosmic.test_command(self.python, self.root, group.files(self.contracts))
         return cosmic.write_config(self.work / "sessions" / f"{group.name}.toml", group.modules, command,
                                    timeout, list(urls))
 
@@ -100,7 +103,7 @@ class Run:
     def baseline(self, group: scope.Group) -> float:
         """The group's contracts on the unmutated optax: they must pass. The stack's bytecode is written
         here (cosmic-ray's runs write none), so the mutants' runs read it. Returns the seconds."""
-        command = cosmic.test_command(self.python, self.root, scope.family_files(self.contracts, group.families))
+        command = cosmic.test_command(self.python, self.root, group.files(self.contracts))
         started = time.monotonic()
         done = subprocess.run(command, shell=True, cwd=self.copies[0], env=self.envs[0], capture_output=True, text=True)
         if done.returncode != 0:
@@ -134,7 +137,7 @@ def run(session, options: argparse.Namespace, contracts: Path, root: Path, suite
     state = Run(session, venv, contracts, root, suite_env, options.workers)
     state.all_mutants = state.init()
     selection = Selection(options.sample, options.seed, parse_shard(options.shard))
-    selected = selection.apply(state.all_mutants)
+    selected = selection.apply(restrict(state.all_mutants, options.module))
     equivalent = {m: r for m, r in equivalents.load(equivalents.PATH, state.all_mutants).items() if m in selected}
     if options.list:
         session.log(f"{len(selected)} of {len(state.all_mutants)} mutants selected")
@@ -166,6 +169,17 @@ def run(session, options: argparse.Namespace, contracts: Path, root: Path, suite
         seconds=round(time.monotonic() - began, 1), workers=options.workers, mutants=state.results(equivalent))
     write(report, report_path, session.log)
     return report
+
+
+def restrict(mutants: list[MutantId], modules: list[str] | None) -> list[MutantId]:
+    """The mutants of `modules` (all of them when None); a module the run does not mutate is an error."""
+    if modules is None:
+        return mutants
+    unknown = sorted(set(modules) - set(scope.MODULES))
+    if unknown:
+        raise HarnessError(f"--module {', '.join(unknown)}: not a mutated module; choose from "
+                           f"{', '.join(scope.MODULES)} (harness/stack/sensitivity/scope.py)")
+    return [m for m in mutants if m.module in modules]
 
 
 def _version(state: Run, package: str) -> str:
