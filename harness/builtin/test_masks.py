@@ -216,6 +216,14 @@ def test_periodic_update_copies_on_multiples(check, mode):
     check.golden(f"periodic/{mode}/dense_bias_history", np.stack(history))  # x + 1.0: a formula's values
 
 
+def test_periodic_update_negative_period(check):
+    """A negative update_period: the target becomes online where jnp.mod(step, period) == 0, NumPy's mod
+    (the divisor's sign) as the reference: steps 0 and 2 of 0..3 for period -2, kept at 1 and 3."""
+    online, target = {"w": jnp.float32(1.0)}, {"w": jnp.float32(0.0)}
+    copied = [bool(optax.periodic_update(online, target, step, -2)["w"] == 1.0) for step in range(4)]
+    check.exact("copied at steps 0..3", copied, [bool(np.mod(step, -2) == 0) for step in range(4)])
+
+
 # -- malformed masks -------------------------------------------------------------------------------
 BAD_MASKS = {
     # Structure mismatches

@@ -245,6 +245,14 @@ def test_freeze(check, name, mask):
     check.golden_tree(f"freeze/{name}/{mask}/updates", [u for u, _ in out])
 
 
+def test_selective_transform_keyword_only_mask(check):
+    """selective_transform's freeze_mask is keyword-only: given positionally it raises (the type is golden);
+    optimizer is positional-or-keyword: by name it builds the transform."""
+    check.error_contract("selective_transform/positional_mask", optax.selective_transform, optax.sgd(0.1), True)
+    tx = optax.selective_transform(optimizer=optax.sgd(0.1), freeze_mask=True)
+    check.exact("by keyword: init and update", [callable(tx.init), callable(tx.update)], [True, True])
+
+
 def test_set_to_zero(check):
     """set_to_zero: exact zeros of each leaf's shape and dtype (float32, bfloat16), for any gradient."""
     g = {**_tree(80), "half": np.array([1.5, -2.0], ml_dtypes.bfloat16)}
