@@ -345,7 +345,7 @@ def test_conditional_bad_condition(check, name):
 # -- zero_nans, keep_params_nonnegative ------------------------------------------------------------------------
 def test_zero_nans(check):
     """NaN elements become 0, inf and finite elements are kept bit for bit; found_nan says per leaf whether
-    it had a NaN; zero gradients pass through with found_nan all false."""
+    it had a NaN; zero gradients pass through with found_nan all false, as init's found_nan is."""
     g = _tree(100)
     g["kernel"][0, 2], g["kernel"][1, 0], g["bias"][1] = np.nan, np.inf, -np.inf
     g["scale"] = F32(np.nan)
@@ -360,6 +360,8 @@ def test_zero_nans(check):
     check.exact("found_nan for zeros", {k: bool(v) for k, v in zero_state.found_nan.items()},
                 {k: False for k in LAYOUT})
     check.golden_fact("zero_nans/found_nan", {k: bool(v) for k, v in sorted(state.found_nan.items())})
+    check.exact("found_nan of init, before any update", {k: bool(v) for k, v in tx.init(g).found_nan.items()},
+                {k: False for k in LAYOUT})
 
 
 def test_keep_params_nonnegative(check):
