@@ -366,7 +366,7 @@ def test_zero_nans(check):
 
 def test_keep_params_nonnegative(check):
     """An update u with param p: p + u < 0 gives -p, otherwise u, exactly. p = 1 with u just over, at and
-    just under -1 (p + u = 0 is not negative), a random tree, and zero updates."""
+    just under -1 (p + u = 0 is not negative), a random tree, and zero updates (+0.0 kept, also at p = 0)."""
     params = {"bias": np.array([1.0, 1.0, 1.0], F32), "kernel": np.abs(_tree(110)["kernel"]), "scale": F32(0.0)}
     edge = np.array([-float(np.nextafter(F32(1.0), F32(0.0))), -1.0, -float(np.nextafter(F32(1.0), F32(2.0)))], F32)
     updates = {"bias": edge, "kernel": _tree(111)["kernel"], "scale": F32(-0.5)}
@@ -376,7 +376,8 @@ def test_keep_params_nonnegative(check):
     for k in sorted(LAYOUT):
         p, u = _f64(params[k]), _f64(updates[k])
         check.exact(f"{k}: -p where p + u < 0, else u", out[k], np.where(p + u < 0, -p, u))
-        check.exact(f"{k}: zero updates kept", zero[k], np.zeros(np.shape(p)))
+        # bit for bit: at p = 0 (scale), p + u = 0 keeps u = +0.0, where -p would be -0.0
+        check.identical(f"{k}: zero updates kept", zero[k], np.zeros(np.shape(p), F32))
     check.exact("bias at the edge: u kept over and at -1, -p under", out["bias"], [edge[0], -1.0, -1.0])
     check.golden_tree("nonnegative/updates", out)
 
