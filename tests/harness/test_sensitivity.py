@@ -341,3 +341,14 @@ def test_module_restricts_a_run_to_modules_in_scope_and_refuses_others(capsys):
     with pytest.raises(SystemExit):
         command.parse(["--module", "optax/_src/alias.py"])
     assert "invalid choice: 'optax/_src/alias.py'" in capsys.readouterr().err
+
+
+def test_a_second_run_in_the_same_environment_is_refused_while_the_first_holds_it(tmp_path):
+    """A second run (--list too) would rebuild the worker copies and sessions the first one mutates in."""
+    held = disposable.lock_work(tmp_path)
+    try:
+        with pytest.raises(HarnessError, match=rf"another `nox -s sensitivity` \(pid {os.getpid()}\) is running"):
+            disposable.lock_work(tmp_path)
+    finally:
+        held.close()
+    disposable.lock_work(tmp_path).close()  # released with its holder

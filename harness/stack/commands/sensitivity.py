@@ -49,6 +49,7 @@ class Run:
     def __init__(self, session, venv: Path, contracts: Path, root: Path, suite_env: dict[str, str], workers: int):
         self.session, self.venv, self.contracts, self.root = session, venv, contracts, root
         self.python = venv / "bin" / "python"
+        self.lock = disposable.lock_work(venv)  # first: nothing of a running run's work directory is touched
         self.work = venv / "work"
         self.copies = [disposable.worker_copy(venv, self.work / f"worker-{i}") for i in range(workers)]
         # Each copy's bytecode now, by this Python: a mutant's run then compiles only the mutated module.
