@@ -95,7 +95,7 @@ def _surface(public: api_surface.Surface, site_packages: Path) -> Surface:
 def _where(obj, site_packages: Path) -> tuple[str, tuple[int, int]]:
     """Where `obj` is defined: its file relative to site_packages, and its lines (decorators included)."""
     first = min([obj.lineno, *(d.lineno for d in getattr(obj, "decorators", ()))])
-    return Path(obj.filepath).relative_to(site_packages).as_posix(), (first, obj.endlineno)
+    return Path(obj.filepath).resolve().relative_to(site_packages.resolve()).as_posix(), (first, obj.endlineno)
 
 
 def installed_version(site_packages: Path) -> str:
