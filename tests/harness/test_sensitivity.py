@@ -192,6 +192,8 @@ def test_the_markdown_counts_per_module_the_mutants_outside_the_in_scope_lines(t
     assert "| optax/r.py | 0 | 0 | 0 | 0 | 0 | n/a | 7 |" in text  # none judged there: still named
     assert "| **all** | 1 | 1 | 1 | 1 | 1 | 50.0% | 9 |" in text
     assert from_json(model.SensitivityReport, to_json(report)) == report
+    only = dataclasses.replace(report, selection=model.Selection(None, 0, "1/1", ["optax/r.py"]))
+    assert "every mutant of optax/r.py only;" in render.markdown(only)
 
 
 def test_one_line_diff():

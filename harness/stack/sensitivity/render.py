@@ -82,6 +82,7 @@ def markdown(report: SensitivityReport) -> str:
     total = report.summary
     sel = report.selection
     drawn = f"a sample of {sel.sample} (seed {sel.seed})" if sel.sample is not None else "every mutant"
+    drawn += f" of {', '.join(sel.modules)} only" if sel.modules else ""
     lines = [
         "# Sensitivity of the contract suite",
         "",
