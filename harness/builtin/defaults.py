@@ -1,8 +1,9 @@
-"""The defaults of the in-scope callables' parameters, as golden facts: shared by the test_*_defaults.py
-files (one per family).
+"""The defaults and kinds of the in-scope callables' parameters, as golden facts: shared by the
+test_*_defaults.py files (one per family).
 
 A changed default changes what every caller who leaves the parameter out gets (ema's debias, a
-schedule's transition_begin), without a line of their code changing. The callables and their
+schedule's transition_begin), without a line of their code changing; a changed kind (keyword-only
+becoming positional, or positional-only) makes a caller's call raise, or accept arguments it refused. The callables and their
 parameters are the ones harness/coverage/ledger.toml lists for the baseline (read as data: the ledger is
 the baseline's surface); a parameter the installed Optax no longer has reads "absent", a parameter it
 adds is not a changed default and is left out (the verdict's API section names it).
@@ -81,8 +82,18 @@ def defaults(name: str, params: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
+def kinds(name: str, params: tuple[str, ...]) -> dict[str, str]:
+    """Each listed parameter's kind in the installed Optax ("keyword-only", "positional or keyword", ...),
+    or "absent": a caller's `f(x, y)` or `f(x=...)` works or raises by it."""
+    signature = inspect.signature(resolve(name))
+    return {param: signature.parameters[param].kind.description if param in signature.parameters else "absent"
+            for param in params}
+
+
 def check_defaults(check, family: str, name: str) -> None:
-    """The golden fact defaults/<name>: {parameter: default} for the parameters the ledger lists."""
+    """The golden facts defaults/<name>: {parameter: default}, and kinds/<name>: {parameter: kind}, for the
+    parameters the ledger lists."""
     params = ledger_params(family)[name]
-    check.describe_input(f"the defaults of {name}({', '.join(params)})")
+    check.describe_input(f"the defaults and kinds of {name}({', '.join(params)})")
     check.golden_fact(f"defaults/{name}", defaults(name, params))
+    check.golden_fact(f"kinds/{name}", kinds(name, params))

@@ -82,6 +82,35 @@ def test_apply_every(check, k):
         check.exact(f"zero gradients emit zeros: {key}", leaf, np.zeros(np.shape(leaf)))
 
 
+def test_apply_every_k_below_one(check):
+    """k = -2, below its domain (k >= 1), three calls (the k = 1 program: k is traced): nothing is emitted;
+    the counter is calls mod k with the divisor's sign, as Python's %: -1, 0, -1; the accumulator restarts
+    where the count was 0 and adds on at -1: g1, g1 + g2, g3. Golden too: an optax that refuses such a k,
+    or emits, shows as a change."""
+    seq = _seq(40, 3)
+    out = _apply_every(seq, _zeros(), -2)
+    check.exact("counts", [int(state.count) for _, state in out], [1 % -2, 2 % -2, 3 % -2])
+    expected = [_f64(seq[0]["w"]), _f64(seq[0]["w"]) + _f64(seq[1]["w"]), _f64(seq[2]["w"])]
+    for i, ((u, state), acc) in enumerate(zip(out, expected), 1):
+        check.exact(f"call {i} emits zeros", u["w"], np.zeros(LAYOUT["w"]))
+        check.reference(f"call {i} accumulator", state.grad_acc["w"], acc, scale=np.abs(_f64(seq[0]["w"])) +
+                        np.abs(_f64(seq[1]["w"])), why="a sum of gradients of either sign may cancel")
+    check.golden_tree("apply_every/k=-2/accumulators", [state.grad_acc for _, state in out])
+
+
+def test_apply_every_even_k(check):
+    """k = 2 over three calls (the k = 1 program: k is traced), an even k beside the odd ones above (where
+    count & k happens to equal count % k): the sum g1 + g2 emitted on call 2, zeros on 1 and 3; counter 1, 0, 1."""
+    seq = _seq(41, 3)
+    out = _apply_every(seq, _zeros(), 2)
+    check.exact("counts", [int(state.count) for _, state in out], [1, 0, 1])
+    total = _f64(seq[0]["w"]) + _f64(seq[1]["w"])
+    check.reference("call 2 emits g1 + g2", out[1][0]["w"], total, scale=np.abs(_f64(seq[0]["w"])) +
+                    np.abs(_f64(seq[1]["w"])), why="a sum of gradients of either sign may cancel")
+    for i in (0, 2):
+        check.exact(f"call {i + 1} emits zeros", out[i][0]["w"], np.zeros(LAYOUT["w"]))
+
+
 def _times(decay, kept, dtype):
     """decay * the kept accumulator as JAX computes it: a Python float is weakly typed, so beside a
     bfloat16 accumulator it is rounded to bfloat16. The product is bfloat16 too, but under jit XLA may keep

@@ -12,5 +12,5 @@ FAMILY = "clipping"
 
 @pytest.mark.parametrize("name", sorted(defaults.ledger_params(FAMILY)))
 def test_parameter_defaults(check, name):
-    """Every parameter's default (or that it is required) equals the baseline's."""
+    """Every parameter's default (or that it is required) and kind equal the baseline's."""
     defaults.check_defaults(check, FAMILY, name)

@@ -195,11 +195,14 @@ def test_adamw_mask_only_affects_decay(check):
 
 
 # -- periodic_update -------------------------------------------------------------------------------
+_periodic_jit = jax.jit(optax.periodic_update)  # one program: steps and update_period are traced
+
+
 @pytest.mark.parametrize("mode", ["eager", "jit"])
 def test_periodic_update_copies_on_multiples(check, mode):
     """periodic_update(online, target, step, period=3): target becomes online at steps 0, 3, 6, else unchanged."""
     period = 3
-    fn = jax.jit(optax.periodic_update) if mode == "jit" else optax.periodic_update
+    fn = _periodic_jit if mode == "jit" else optax.periodic_update
     target = _tree(12)
     online = _tree(13)
     history = []
@@ -214,6 +217,18 @@ def test_periodic_update_copies_on_multiples(check, mode):
         target = new_target
         history.append(np.asarray(trees.leaves(target)["dense/bias"]))
     check.golden(f"periodic/{mode}/dense_bias_history", np.stack(history))  # x + 1.0: a formula's values
+
+
+def test_periodic_update_negative_period(check):
+    """A negative update_period: the target becomes online where jnp.mod(step, period) == 0, NumPy's mod
+    (the divisor's sign) as the reference: steps 0 and 2 of 0..3 for period -2, kept at 1 and 3."""
+    online, target = _tree(13), _tree(12)
+    for step in range(4):
+        new = _periodic_jit(online, target, jnp.asarray(step, jnp.int32), jnp.asarray(-2))
+        copied = np.mod(step, -2) == 0
+        for path, leaf in trees.leaves(new).items():
+            check.identical(f"{'copied' if copied else 'kept'} at step {step}: {path}", leaf,
+                            trees.leaves(online if copied else target)[path])
 
 
 # -- malformed masks -------------------------------------------------------------------------------

@@ -245,6 +245,14 @@ def test_freeze(check, name, mask):
     check.golden_tree(f"freeze/{name}/{mask}/updates", [u for u, _ in out])
 
 
+def test_selective_transform_keyword_only_mask(check):
+    """selective_transform's freeze_mask is keyword-only: given positionally it raises (the type is golden);
+    optimizer is positional-or-keyword: by name it builds the transform."""
+    check.error_contract("selective_transform/positional_mask", optax.selective_transform, optax.sgd(0.1), True)
+    tx = optax.selective_transform(optimizer=optax.sgd(0.1), freeze_mask=True)
+    check.exact("by keyword: init and update", [callable(tx.init), callable(tx.update)], [True, True])
+
+
 def test_set_to_zero(check):
     """set_to_zero: exact zeros of each leaf's shape and dtype (float32, bfloat16), for any gradient."""
     g = {**_tree(80), "half": np.array([1.5, -2.0], ml_dtypes.bfloat16)}
@@ -337,7 +345,7 @@ def test_conditional_bad_condition(check, name):
 # -- zero_nans, keep_params_nonnegative ------------------------------------------------------------------------
 def test_zero_nans(check):
     """NaN elements become 0, inf and finite elements are kept bit for bit; found_nan says per leaf whether
-    it had a NaN; zero gradients pass through with found_nan all false."""
+    it had a NaN; zero gradients pass through with found_nan all false, as init's found_nan is."""
     g = _tree(100)
     g["kernel"][0, 2], g["kernel"][1, 0], g["bias"][1] = np.nan, np.inf, -np.inf
     g["scale"] = F32(np.nan)
@@ -352,11 +360,13 @@ def test_zero_nans(check):
     check.exact("found_nan for zeros", {k: bool(v) for k, v in zero_state.found_nan.items()},
                 {k: False for k in LAYOUT})
     check.golden_fact("zero_nans/found_nan", {k: bool(v) for k, v in sorted(state.found_nan.items())})
+    check.exact("found_nan of init, before any update", {k: bool(v) for k, v in tx.init(g).found_nan.items()},
+                {k: False for k in LAYOUT})
 
 
 def test_keep_params_nonnegative(check):
     """An update u with param p: p + u < 0 gives -p, otherwise u, exactly. p = 1 with u just over, at and
-    just under -1 (p + u = 0 is not negative), a random tree, and zero updates."""
+    just under -1 (p + u = 0 is not negative), a random tree, and zero updates (+0.0 kept, also at p = 0)."""
     params = {"bias": np.array([1.0, 1.0, 1.0], F32), "kernel": np.abs(_tree(110)["kernel"]), "scale": F32(0.0)}
     edge = np.array([-float(np.nextafter(F32(1.0), F32(0.0))), -1.0, -float(np.nextafter(F32(1.0), F32(2.0)))], F32)
     updates = {"bias": edge, "kernel": _tree(111)["kernel"], "scale": F32(-0.5)}
@@ -366,7 +376,8 @@ def test_keep_params_nonnegative(check):
     for k in sorted(LAYOUT):
         p, u = _f64(params[k]), _f64(updates[k])
         check.exact(f"{k}: -p where p + u < 0, else u", out[k], np.where(p + u < 0, -p, u))
-        check.exact(f"{k}: zero updates kept", zero[k], np.zeros(np.shape(p)))
+        # bit for bit: at p = 0 (scale), p + u = 0 keeps u = +0.0, where -p would be -0.0
+        check.identical(f"{k}: zero updates kept", zero[k], np.zeros(np.shape(p), F32))
     check.exact("bias at the edge: u kept over and at -1, -p under", out["bias"], [edge[0], -1.0, -1.0])
     check.golden_tree("nonnegative/updates", out)
 

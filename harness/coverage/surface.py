@@ -35,6 +35,8 @@ class PublicCallable:
     target: str  # where Optax defines it, e.g. optax._src.clipping.clip_by_global_norm
     aliases: tuple[str, ...]  # its other public paths
     params: tuple[Param, ...]  # a class's are its __init__'s (self left out)
+    file: str = ""  # its source file relative to site-packages: optax/_src/clipping.py
+    lines: tuple[int, int] = (0, 0)  # its first (decorators included) and last line there, from 1
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -85,9 +87,15 @@ def _surface(public: api_surface.Surface, site_packages: Path) -> Surface:
         obj = objects[target]
         primary, *aliases = sorted(names, key=lambda n: (n.rpartition(".")[2] != obj.name, n.count("."), n))
         callables[primary] = PublicCallable(primary, "class" if obj.is_class else "function", target,
-                                            tuple(aliases), _params(obj))
+                                            tuple(aliases), _params(obj), *_where(obj, site_packages))
     modules = sorted({o.path for o in public.names.values() if o is not None and o.is_module})
     return Surface(installed_version(site_packages), site_packages, tuple(modules), dict(sorted(callables.items())))
+
+
+def _where(obj, site_packages: Path) -> tuple[str, tuple[int, int]]:
+    """Where `obj` is defined: its file relative to site_packages, and its lines (decorators included)."""
+    first = min([obj.lineno, *(d.lineno for d in getattr(obj, "decorators", ()))])
+    return Path(obj.filepath).resolve().relative_to(site_packages.resolve()).as_posix(), (first, obj.endlineno)
 
 
 def installed_version(site_packages: Path) -> str:

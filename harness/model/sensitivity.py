@@ -61,6 +61,7 @@ class Selection:
     sample: int | None  # None: every mutant
     seed: int
     shard: str  # "1/1" for the whole selection
+    modules: list[str] = dataclasses.field(default_factory=list)  # judged only these modules' mutants ([]: all)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,11 +71,13 @@ class SensitivityReport:
     optax: str  # the baseline's optax version, whose modules were mutated
     cosmic_ray: str
     selection: Selection
-    mutants_found: int  # every mutant cosmic-ray made of the modules in scope
+    mutants_found: int  # every mutant cosmic-ray made of the modules in scope, outside_scope's included
     seconds: float  # wall time of the mutants' runs (setup and baseline runs not counted)
     workers: int
     mutants: list[Mutant]
     summary: Tally  # tally(mutants), stored for readers of the JSON
+    # module -> its mutants outside the lines of its in-scope callables (scope.IN_SCOPE_LINES_ONLY): not judged
+    outside_scope: dict[str, int] = dataclasses.field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
 

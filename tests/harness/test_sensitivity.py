@@ -1,6 +1,7 @@
 """`nox -s sensitivity`'s parts that need no mutant run: the seeded sample, the equivalent-mutant file,
 the report from a cosmic-ray session, and the environment mutants run in (never an entry's)."""
 
+import dataclasses
 import difflib
 import json
 import os
@@ -193,6 +194,18 @@ def test_the_markdown_gives_the_table_the_score_and_each_survivor_on_one_line(tm
     ]
 
 
+def test_the_markdown_counts_per_module_the_mutants_outside_the_in_scope_lines(tmp_path):
+    report = dataclasses.replace(_report(tmp_path), outside_scope={"optax/m.py": 2, "optax/r.py": 7})
+    text = render.markdown(report)
+    assert "9 mutants lie outside the lines of the in-scope callables" in text
+    assert "| optax/m.py | 1 | 1 | 1 | 1 | 1 | 50.0% | 2 |" in text
+    assert "| optax/r.py | 0 | 0 | 0 | 0 | 0 | n/a | 7 |" in text  # none judged there: still named
+    assert "| **all** | 1 | 1 | 1 | 1 | 1 | 50.0% | 9 |" in text
+    assert from_json(model.SensitivityReport, to_json(report)) == report
+    only = dataclasses.replace(report, selection=model.Selection(None, 0, "1/1", ["optax/r.py"]))
+    assert "every mutant of optax/r.py only;" in render.markdown(only)
+
+
 def test_one_line_diff():
     diff = "--- mutation diff ---\n--- a/x.py\n+++ b/x.py\n@@ -57 +57 @@\n-    if a < b:\n+    if a <= b:\n"
     assert render.one_line(diff, 57) == "L57: `if a < b:` -> `if a <= b:`"
@@ -290,7 +303,7 @@ def _shard(index, count, outcome):
     mutant = model.Mutant("optax/m.py", "core/Op", index, index, outcome, f"L{index}: `a` -> `b`", ["masks"])
     return model.report([mutant], started_at=f"s{index}", finished_at=f"f{index}", optax="0.2.6", cosmic_ray="8.7.0",
                         selection=model.Selection(None, 0, f"{index}/{count}"), mutants_found=9, seconds=10.0 * index,
-                        workers=3)
+                        workers=3, outside_scope={"optax/m.py": 4})
 
 
 def test_shard_reports_merge_into_one_report_of_all_their_mutants(tmp_path):
@@ -302,6 +315,7 @@ def test_shard_reports_merge_into_one_report_of_all_their_mutants(tmp_path):
     merged = merge.read(tmp_path / "out" / "sensitivity.json")
     assert (merged.summary.killed, merged.summary.survived, merged.summary.score) == (1, 1, 0.5)
     assert (merged.workers, merged.seconds, merged.selection.shard) == (6, 20.0, "1-2/2")
+    assert merged.outside_scope == {"optax/m.py": 4}  # every shard counts all of them: once, not per shard
     assert "L2: `a` -> `b`" in (tmp_path / "out" / "sensitivity.md").read_text()
 
 
@@ -343,3 +357,22 @@ def test_cosmic_rays_http_workers_judge_a_session_each_in_its_own_copy(tmp_path)
     # both workers mutated (wrote, then restored) their own copy
     assert all((work / "optax" / "m.py").stat().st_mtime_ns > written for work, written in zip(works, mtimes))
     assert all((work / "optax" / "m.py").read_text() == SOURCE for work in works)
+
+
+def test_module_restricts_a_run_to_modules_in_scope_and_refuses_others(capsys):
+    assert command.parse(["--module", "optax/_src/transform.py"]).module == ["optax/_src/transform.py"]
+    assert command.parse([]).module == []
+    with pytest.raises(SystemExit):
+        command.parse(["--module", "optax/_src/alias.py"])
+    assert "invalid choice: 'optax/_src/alias.py'" in capsys.readouterr().err
+
+
+def test_a_second_run_in_the_same_environment_is_refused_while_the_first_holds_it(tmp_path):
+    """A second run (--list too) would rebuild the worker copies and sessions the first one mutates in."""
+    held = disposable.lock_work(tmp_path)
+    try:
+        with pytest.raises(HarnessError, match=rf"another `nox -s sensitivity` \(pid {os.getpid()}\) is running"):
+            disposable.lock_work(tmp_path)
+    finally:
+        held.close()
+    disposable.lock_work(tmp_path).close()  # released with its holder

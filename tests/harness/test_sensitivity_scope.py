@@ -6,8 +6,11 @@ import collections
 
 import pytest
 
-from harness.coverage import ledger, surface
+from harness.coverage import ledger, spans as coverage_spans, surface
+from harness.errors import HarnessError
 from harness.stack.sensitivity import scope
+from harness.stack.sensitivity.lines import ScopeLines
+from harness.stack.sensitivity.mutants import MutantId
 from test_ledger import _baseline_site_packages as baseline_site_packages
 
 
@@ -39,3 +42,46 @@ def test_every_mutated_or_excused_module_defines_an_in_scope_callable(in_scope_f
     assert sorted(set(scope.NOT_MUTATED) - set(in_scope_files)) == []
     assert not set(scope.MODULES) & set(scope.NOT_MUTATED)
     assert all(reason.strip() for reason in scope.NOT_MUTATED.values())
+
+
+# --- mutation restricted to the in-scope callables' lines ----------------------------------------------
+
+def test_a_mutant_counts_only_within_an_in_scope_span_of_a_restricted_module_and_anywhere_in_a_whole_one():
+    lines = ScopeLines({"optax/_src/t.py": ((10, 20), (40, 41))})
+    mutants = [MutantId("optax/_src/t.py", "core/Op", i, line) for i, line in enumerate((9, 10, 20, 21, 41, 42))]
+    whole = [MutantId("optax/w.py", "core/Op", 0, 1), MutantId("optax/w.py", "core/Op", 1, 999)]
+    inside, outside = lines.split(mutants + whole)
+    assert [m.line for m in inside] == [10, 20, 41, 1, 999]  # the first and last line of a span are in it
+    assert outside == {"optax/_src/t.py": 3}  # 9, 21 and 42: counted, not dropped
+
+
+@pytest.fixture(scope="module")
+def baseline_surface():
+    site = baseline_site_packages()
+    return surface.load(site)
+
+
+def test_the_spans_are_each_in_scope_callables_lines_from_the_ledger_and_the_source(baseline_surface):
+    found = coverage_spans.spans(baseline_surface, ledger.read(), sorted(scope.IN_SCOPE_LINES_ONLY))
+    source = (baseline_surface.source / "optax/_src/transform.py").read_text().splitlines()
+    by_start = {source[first - 1].split("(")[0]: (first, last) for first, last in found["optax/_src/transform.py"]}
+    assert set(by_start) == {"def apply_every", "def scale_by_schedule", "def scale_by_learning_rate",
+                             "def normalize_by_update_norm", "def centralize", "def scale_by_trust_ratio"}
+    first, last = by_start["def apply_every"]
+    body = "\n".join(source[first - 1:last])  # the whole body: the nested init_fn and update_fn, the return
+    assert "def init_fn" in body and "def update_fn" in body
+    assert body.rstrip().endswith("return base.GradientTransformation(init_fn, update_fn)")
+
+
+def test_a_restricted_module_holds_public_code_outside_the_scope_and_is_mutated(baseline_surface):
+    """Restricting a module that holds only in-scope code would drop its helpers' mutants for nothing."""
+    out_of_scope_files = {c.file for name, c in baseline_surface.callables.items()
+                          if name in ledger.read().out_of_scope and c.kind == "function"}
+    for module in scope.IN_SCOPE_LINES_ONLY:
+        assert module in scope.MODULES, module
+        assert module in out_of_scope_files, module
+
+
+def test_a_restricted_module_without_an_in_scope_callable_is_a_clear_error(baseline_surface):
+    with pytest.raises(HarnessError, match="optax/_src/alias.py defines no in-scope callable"):
+        coverage_spans.spans(baseline_surface, ledger.read(), ["optax/_src/alias.py"])

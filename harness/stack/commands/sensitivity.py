@@ -1,8 +1,9 @@
 """`nox -s sensitivity`: mutate Optax's in-scope modules with cosmic-ray and run the matching contracts.
 
 Steps: install the disposable environment; give each worker its own copy of optax; `cosmic-ray init` one
-session per group of modules judged by the same families; draw the sample and mark the rest (and the
-equivalent mutants) skipped in those sessions; run each group's contracts once on the unmutated code
+session per group of modules judged by the same families; keep the mutants within the in-scope lines
+(scope.IN_SCOPE_LINES_ONLY), draw the sample and mark the rest (and the equivalent mutants) skipped in
+those sessions; run each group's contracts once on the unmutated code
 (they must pass: it also warms the bytecode and JAX caches, and sets the per-mutant timeout); `cosmic-ray
 exec` each session, with cosmic-ray's HTTP workers when there is more than one worker; write the report.
 """
@@ -20,7 +21,7 @@ from harness.errors import HarnessError
 from harness.model import sensitivity as model
 from harness.model.codec import to_json
 from harness.model.report import now
-from harness.stack.sensitivity import cosmic, disposable, equivalents, render, scope
+from harness.stack.sensitivity import cosmic, disposable, equivalents, lines, render, scope
 from harness.stack.sensitivity.mutants import MutantId, Selection, parse_shard
 
 TIMEOUT_FACTOR, TIMEOUT_FLOOR = 4.0, 60.0  # a mutant may take 4x its group's unmutated run, at least 60 s
@@ -32,9 +33,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shard", default="1/1", help="I/N: judge the I-th of N shares of the selection")
     parser.add_argument("--workers", type=int, default=1, help="mutants run at once (cosmic-ray HTTP workers)")
-    parser.add_argument("--module", action="append", default=None, metavar="PATH",
-                        help="mutate only this module (repeatable; as in scope.MODULES, e.g. "
-                             "optax/contrib/_privacy.py); --sample then draws from its mutants")
+    parser.add_argument("--module", action="append", default=[], metavar="PATH", choices=sorted(scope.MODULES),
+                        help="judge only this module's mutants (repeatable), e.g. optax/_src/transform.py")
     parser.add_argument("--list", action="store_true", help="list the selected mutants and stop")
     parser.add_argument("--out", default=None, help="report path (default: reports/sensitivity.json)")
     options = parser.parse_args(argv)
@@ -49,6 +49,7 @@ class Run:
     def __init__(self, session, venv: Path, contracts: Path, root: Path, suite_env: dict[str, str], workers: int):
         self.session, self.venv, self.contracts, self.root = session, venv, contracts, root
         self.python = venv / "bin" / "python"
+        self.lock = disposable.lock_work(venv)  # first: nothing of a running run's work directory is touched
         self.work = venv / "work"
         self.copies = [disposable.worker_copy(venv, self.work / f"worker-{i}") for i in range(workers)]
         # Each copy's bytecode now, by this Python: a mutant's run then compiles only the mutated module.
@@ -86,12 +87,15 @@ class Run:
             raise HarnessError(f"`cosmic-ray {' '.join(args)}` failed ({done.returncode}): "
                                f"{(done.stderr or done.stdout).strip()[-2000:]}")
 
-    def skip(self, selected: list[MutantId], equivalent: dict[MutantId, str]) -> None:
-        """Mark in each session the mutants not drawn, and the drawn equivalent ones, as skipped."""
+    def skip(self, selected: list[MutantId], equivalent: dict[MutantId, str], in_lines: set[MutantId]) -> None:
+        """Mark in each session the mutants outside the in-scope lines, those not drawn, and the drawn
+        equivalent ones, as skipped."""
         chosen = set(selected)
         reasons = {}
         for m in self.all_mutants:
-            if m not in chosen:
+            if m not in in_lines:
+                reasons[m.key] = "outside scope: not within the lines of an in-scope callable"
+            elif m not in chosen:
                 reasons[m.key] = "not drawn"
             elif m in equivalent:
                 reasons[m.key] = f"equivalent: {equivalent[m]}"
@@ -136,15 +140,20 @@ def run(session, options: argparse.Namespace, contracts: Path, root: Path, suite
     venv = Path(session.virtualenv.location)
     state = Run(session, venv, contracts, root, suite_env, options.workers)
     state.all_mutants = state.init()
+    scope_lines = lines.derive(disposable.site_packages(venv), sorted(scope.IN_SCOPE_LINES_ONLY))
+    in_lines, outside = scope_lines.split(state.all_mutants)
+    if options.module:
+        outside = {module: n for module, n in outside.items() if module in options.module}
     selection = Selection(options.sample, options.seed, parse_shard(options.shard))
-    selected = selection.apply(restrict(state.all_mutants, options.module))
+    selected = selection.apply(restrict(in_lines, options.module or None))
     equivalent = {m: r for m, r in equivalents.load(equivalents.PATH, state.all_mutants).items() if m in selected}
     if options.list:
-        session.log(f"{len(selected)} of {len(state.all_mutants)} mutants selected")
+        session.log(f"{len(selected)} of {len(in_lines)} mutants selected ({sum(outside.values())} more lie "
+                    "outside the in-scope callables' lines)")
         for m in selected:
             session.log(f"{m}{'  (equivalent)' if m in equivalent else ''}")
         return None
-    state.skip(selected, equivalent)
+    state.skip(selected, equivalent, set(in_lines))
     state.check_copies()
     to_run = {m.module for m in selected if m not in equivalent}
     groups = [g for g in state.groups if to_run & set(g.modules)]
@@ -165,7 +174,8 @@ def run(session, options: argparse.Namespace, contracts: Path, root: Path, suite
             state.execute(group, timeouts[group.name], [])
     report = model.report(
         started_at=started, finished_at=now(), optax=_version(state, "optax"), cosmic_ray=_version(state, "cosmic-ray"),
-        selection=model.Selection(options.sample, options.seed, options.shard), mutants_found=len(state.all_mutants),
+        selection=model.Selection(options.sample, options.seed, options.shard, sorted(options.module)),
+        mutants_found=len(state.all_mutants), outside_scope=outside,
         seconds=round(time.monotonic() - began, 1), workers=options.workers, mutants=state.results(equivalent))
     write(report, report_path, session.log)
     return report

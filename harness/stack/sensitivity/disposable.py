@@ -7,6 +7,7 @@ copy of the optax package (new files, own inodes) in a work directory, put first
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -69,3 +70,22 @@ def is_private_copy(copy: Path, original: Path) -> bool:
     """Whether `copy` is a file of its own: not `original` itself nor a hard link to the same data."""
     a, b = copy.stat(), original.stat()
     return (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino) and a.st_nlink == 1
+
+
+def lock_work(venv: Path):
+    """Hold the environment's work lock for this process's life (returns the open lock file): a second run,
+    `--list` too, would rebuild the worker copies and session databases a running one is mutating in."""
+    path = venv / "work.lock"
+    handle = open(path, "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise HarnessError(f"another `nox -s sensitivity` ({holder}) is running in {venv}; wait for it to end: "
+                           "this run would rebuild the work directory it mutates in") from None
+    handle.truncate(0)
+    handle.write(f"pid {os.getpid()}")
+    handle.flush()
+    return handle

@@ -58,17 +58,23 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def _table(mutants: list[Mutant], key, names: list[str]) -> list[str]:
-    """killed / survived / timeout / error / equivalent and the score for each value of `key`, then all."""
-    lines = [f"| {' | '.join(names)} | killed | survived | timeout | error | equivalent | score |",
-             f"| {' | '.join('---' for _ in names)} | ---: | ---: | ---: | ---: | ---: | ---: |"]
+def _table(mutants: list[Mutant], key, names: list[str], outside: dict[str, int] | None = None) -> list[str]:
+    """killed / survived / timeout / error / equivalent and the score for each value of `key`, then all;
+    with `outside` (module -> count), a last column of the mutants outside the in-scope lines."""
+    extra = outside is not None
+    lines = [f"| {' | '.join(names)} | killed | survived | timeout | error | equivalent | score |"
+             + " outside scope |" * extra,
+             f"| {' | '.join('---' for _ in names)} | ---: | ---: | ---: | ---: | ---: | ---: |" + " ---: |" * extra]
     groups: dict[tuple[str, ...], list[Mutant]] = defaultdict(list)
     for m in mutants:
         groups[key(m)].append(m)
+    for module in outside or {}:
+        groups.setdefault((module,), [])
     for label, members in [*sorted(groups.items()), (("**all**",) + ("",) * (len(names) - 1), mutants)]:
         t = tally(members)
+        count = (sum(outside.values()) if label[0] == "**all**" else outside.get(label[0], 0)) if extra else 0
         lines.append(f"| {' | '.join(label)} | {t.killed} | {t.survived} | {t.timeout} | {t.error} | "
-                     f"{t.equivalent} | {_percent(t.score)} |")
+                     f"{t.equivalent} | {_percent(t.score)} |" + f" {count} |" * extra)
     return lines
 
 
@@ -76,6 +82,7 @@ def markdown(report: SensitivityReport) -> str:
     total = report.summary
     sel = report.selection
     drawn = f"a sample of {sel.sample} (seed {sel.seed})" if sel.sample is not None else "every mutant"
+    drawn += f" of {', '.join(sel.modules)} only" if sel.modules else ""
     lines = [
         "# Sensitivity of the contract suite",
         "",
@@ -87,7 +94,10 @@ def markdown(report: SensitivityReport) -> str:
         f"({_percent(total.score)})**; {total.equivalent} equivalent (not scored).",
         "",
     ]
-    lines += _table(report.mutants, lambda m: (m.module,), ["module"]) + [""]
+    if report.outside_scope:
+        lines += [f"{sum(report.outside_scope.values())} mutants lie outside the lines of the in-scope callables of "
+                  "modules that hold other code too (outside scope, per module below): not judged.", ""]
+    lines += _table(report.mutants, lambda m: (m.module,), ["module"], report.outside_scope) + [""]
     lines += _table(report.mutants, lambda m: (m.module, m.operator), ["module", "operator"])
     lines += ["", "## Survivors", ""]
     survivors = sorted((m for m in report.mutants if m.outcome in (MutantOutcome.SURVIVED, MutantOutcome.ERROR)),
