@@ -37,9 +37,10 @@ pytest_plugins = ["pytester"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The long-running tests first: `nox -s tests` hands whole files to its workers in collection order
-    (pytest-xdist's `--dist loadfile`), so each long file starts at once on a worker of its own instead of
-    ending the run alone. Each marks its measured seconds (`--durations`)."""
+    """The long-running tests first, longest first: `nox -s tests` hands whole files to its workers in
+    collection order (pytest-xdist's `--dist loadfile`), so the long files start at once, spread over the
+    workers, instead of one of them ending the run alone. Each marks its seconds as `--durations` measured
+    them on 2 workers of a 2-core machine."""
     def seconds(item: pytest.Item) -> float:
         marker = item.get_closest_marker("long_running")
         return marker.args[0] if marker else 0.0

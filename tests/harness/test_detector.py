@@ -14,7 +14,7 @@ from harness.model.enums import Mark
 
 ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("optax")
-pytestmark = pytest.mark.long_running(60)  # 20 runs of real contracts, each in a process of its own
+pytestmark = pytest.mark.long_running(90)  # real contract runs, each in a process of its own
 
 
 def _run_suite(tmp_path, name, selection, fault=None):

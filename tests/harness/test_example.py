@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 from team_run import EXAMPLE, run_tool, said
 
-pytestmark = pytest.mark.long_running(61)  # installs the example's stacks and runs three upgrades
+pytestmark = pytest.mark.long_running(72)  # installs the example's stacks and runs three upgrades
 
 TRAIN = Path("regressor") / "train.py"
 LR_LINE = "LEARNING_RATE = 3e-3"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from team_run import EXAMPLE, run_tool, said
 
-pytestmark = pytest.mark.long_running(120)  # installs four stacks, records golden values and upgrades three times
+pytestmark = pytest.mark.long_running(50)  # installs four stacks, records golden values and upgrades three times
 
 CONTRACT = '''
 from regressor import train
