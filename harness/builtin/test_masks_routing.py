@@ -218,6 +218,18 @@ def test_named_chain(check):
     check.error_contract("named_chain/repeated_name", optax.named_chain, ("a", optax.clip(1.0)), ("a", optax.sgd(LR)))
 
 
+def test_chain_state_of_another_length(check):
+    """chain(clip, sgd) given the state of a shorter chain (one transform: a chain grown since its state was
+    made or restored) or of a longer one raises: zip would otherwise skip the transforms without a state,
+    silently. The exception types are golden."""
+    params, g = _tree(66), _tree(67)
+    tx = optax.chain(optax.clip(0.5), optax.sgd(LR))
+    shorter = optax.chain(optax.clip(0.5)).init(params)
+    longer = optax.chain(optax.clip(0.5), optax.sgd(LR), optax.add_decayed_weights(WD)).init(params)
+    check.error_contract("chain/shorter_state", tx.update, g, shorter, params)
+    check.error_contract("chain/longer_state", tx.update, g, longer, params)
+
+
 # -- set_to_zero, freeze, selective_transform ------------------------------------------------------------------
 FREEZE = {"bias": True, "kernel": False, "scale": True}
 _FREEZERS = {
