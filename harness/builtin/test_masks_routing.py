@@ -259,10 +259,14 @@ def test_freeze(check, name, mask):
 
 def test_selective_transform_keyword_only_mask(check):
     """selective_transform's freeze_mask is keyword-only: given positionally it raises (the type is golden);
-    optimizer is positional-or-keyword: by name it builds the transform."""
+    optimizer is positional-or-keyword: by name it builds the transform, which freezes every leaf of a mask
+    of True (zero updates)."""
     check.error_contract("selective_transform/positional_mask", optax.selective_transform, optax.sgd(0.1), True)
     tx = optax.selective_transform(optimizer=optax.sgd(0.1), freeze_mask=True)
-    check.exact("by keyword: init and update", [callable(tx.init), callable(tx.update)], [True, True])
+    params = _tree(68)
+    updates, _ = tx.update(_tree(69), tx.init(params), params)
+    for k in sorted(LAYOUT):
+        check.exact(f"by keyword, all frozen: {k}", updates[k], np.zeros(LAYOUT[k]))
 
 
 def test_set_to_zero(check):
