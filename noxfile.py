@@ -45,7 +45,7 @@ def tests(session: nox.Session) -> None:
     stack_entry.run_entry(session, ws, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False,
                           rollback_reads=False)
     # One worker a core (at most 4), whole files to a worker, in collection order: the long-running
-    # files first (tests/harness/conftest.py), each on its own worker.
+    # files first, longest first (tests/harness/conftest.py), spread over the workers.
     session.run("python", "-m", "pytest", "tests/harness", "-q", "-n", "auto", "--maxprocesses", "4",
                 "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs,
                 env={env_vars.BASELINE_REPORT: str(stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE],
