@@ -651,6 +651,11 @@ INVALID = {
     "exponential/transition_begin=default": lambda: optax.exponential_decay(1.0, 10, 0.5),
     "polynomial/transition_steps=-1": lambda: optax.polynomial_schedule(1.0, 0.0, 2.0, transition_steps=-1),
     "polynomial/transition_steps=1": lambda: optax.polynomial_schedule(1.0, 0.0, 2.0, transition_steps=1),
+    # the value just beyond the clamp of a negative transition_begin to 0
+    "polynomial/transition_begin=-1": lambda: optax.polynomial_schedule(1.0, 0.0, 1, 10, transition_begin=-1),
+    # an option string equal to "linear" but built at run time, as one read from a config file is
+    "interpolate/type_built_at_run_time": lambda: optax.piecewise_interpolate_schedule(
+        "".join(["lin", "ear"]), 1.0, {10: 0.5}),
     "warmup_cosine/peak=0": lambda: optax.warmup_cosine_decay_schedule(0.5, 0.0, 10, 20),
     "warmup_cosine/peak=0,end=0.1": lambda: optax.warmup_cosine_decay_schedule(0.5, 0.0, 10, 20, end_value=0.1),
     "warmup_cosine/peak=-1": lambda: optax.warmup_cosine_decay_schedule(0.0, -1.0, 10, 20, end_value=-0.25),
@@ -667,6 +672,8 @@ INVALID_REFERENCES = {
     "exponential/transition_begin=default": lambda t: _exponential_ref(t, 1.0, 10, 0.5),
     "polynomial/transition_steps=-1": lambda t: (np.ones(t.shape), np.ones(t.shape)),
     "polynomial/transition_steps=1": lambda t: (np.where(t < 1, 1.0, 0.0), np.ones(t.shape)),
+    "polynomial/transition_begin=-1": lambda t: _linear_ref(t, 1.0, 0.0, 10),  # power 1, clamped to begin at 0
+    "interpolate/type_built_at_run_time": lambda t: _interpolate_ref(t, 1.0, {10: 0.5}),
     "warmup_cosine/peak=0": lambda t: _warmup_cosine_ref(t, 0.5, 0.0, 10, 20),
     "warmup_cosine/peak=0,end=0.1": lambda t: _warmup_cosine_ref(t, 0.5, 0.0, 10, 20, end_value=0.1),
     "warmup_cosine/peak=-1": lambda t: _warmup_cosine_ref(t, 0.0, -1.0, 10, 20, end_value=-0.25),
