@@ -49,10 +49,6 @@ class Coverage:
                 "out of scope": len(self.ledger.out_of_scope)}
 
 
-def _by_any_name(surface: Surface) -> dict[str, PublicCallable]:
-    return {name: c for c in surface.callables.values() for name in (c.name, *c.aliases)}
-
-
 def _params(entry: InScope, found: PublicCallable, contracts: set[str]) -> list[Finding]:
     findings = []
     listed = set(entry.params) | set(entry.gaps)
@@ -70,7 +66,7 @@ def _params(entry: InScope, found: PublicCallable, contracts: set[str]) -> list[
 
 def audit(surface: Surface, ledger: Ledger, contracts: set[str]) -> Coverage:
     """Every public callable accounted for once; every in-scope parameter mapped to contracts that exist."""
-    by_name = _by_any_name(surface)
+    by_name = surface.by_any_name()
     findings, accounted = [], {}
     for name in [*ledger.in_scope, *ledger.out_of_scope]:
         found = by_name.get(name)

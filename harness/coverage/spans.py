@@ -21,7 +21,7 @@ from harness.errors import HarnessError
 def spans(found: surface.Surface, entries: ledger.Ledger, modules: list[str]) -> dict[str, list[tuple[int, int]]]:
     """module -> the (first, last) lines of each in-scope callable defined there, in order. A module that
     defines none is an error: restricting it would leave nothing to mutate."""
-    by_name = {n: c for c in found.callables.values() for n in (c.name, *c.aliases)}
+    by_name = found.by_any_name()
     lines: dict[str, set[tuple[int, int]]] = {module: set() for module in modules}
     for name in entries.in_scope:
         callable_ = by_name.get(name)

@@ -49,6 +49,10 @@ class Surface:
     modules: tuple[str, ...]
     callables: dict[str, PublicCallable]  # primary name -> callable
 
+    def by_any_name(self) -> dict[str, PublicCallable]:
+        """Each callable under its primary name and every alias: the ledger may name it by either."""
+        return {name: c for c in self.callables.values() for name in (c.name, *c.aliases)}
+
 
 def _params(obj) -> tuple[Param, ...]:
     params = obj.parameters if obj.is_function else _init_params(obj)

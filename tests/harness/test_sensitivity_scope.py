@@ -15,7 +15,7 @@ from test_ledger import _baseline_site_packages as baseline_site_packages
 
 
 def _defining_files(site, found, entries) -> dict[str, list[str]]:
-    by_name = {n: c for c in found.callables.values() for n in (c.name, *c.aliases)}
+    by_name = found.by_any_name()
     files = collections.defaultdict(list)
     for name in entries:
         module = by_name[name].target.rsplit(".", 1)[0]
