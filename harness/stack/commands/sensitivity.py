@@ -145,7 +145,7 @@ def run(session, options: argparse.Namespace, contracts: Path, root: Path, suite
     if options.module:
         outside = {module: n for module, n in outside.items() if module in options.module}
     selection = Selection(options.sample, options.seed, parse_shard(options.shard))
-    selected = selection.apply(restrict(in_lines, options.module or None))
+    selected = selection.apply(restrict(in_lines, options.module))
     equivalent = {m: r for m, r in equivalents.load(equivalents.PATH, state.all_mutants).items() if m in selected}
     if options.list:
         session.log(f"{len(selected)} of {len(in_lines)} mutants selected ({sum(outside.values())} more lie "
@@ -182,8 +182,8 @@ def run(session, options: argparse.Namespace, contracts: Path, root: Path, suite
 
 
 def restrict(mutants: list[MutantId], modules: list[str] | None) -> list[MutantId]:
-    """The mutants of `modules` (all of them when None); a module the run does not mutate is an error."""
-    if modules is None:
+    """The mutants of `modules` (all of them when none are given); a module the run does not mutate is an error."""
+    if not modules:
         return mutants
     unknown = sorted(set(modules) - set(scope.MODULES))
     if unknown:
