@@ -139,7 +139,7 @@ def _performance_table(verdict: Verdict) -> str:
 
 
 def page(verdict: Verdict, others: list[Report]) -> str:
-    docs = [("baseline", verdict.baseline)] + [(d.entry.name, d) for d in others if d.status == Status.COMPLETE]
+    docs = [("baseline", verdict.baseline)] + [(d.entry.name, d) for d in others if d.status.ran_to_end]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Upgrade verdict</title><style>{_STYLE}</style></head>
 <body>

@@ -49,7 +49,7 @@ def counts_text(summary: Summary) -> str:
 
 
 def marks_text(entry: EntryVerdict) -> str:
-    if entry.status != Status.COMPLETE:
+    if not entry.status.ran_to_end:
         return "not judged (see below)"
     return ", ".join(f"{n} {m}" for m, n in entry.counts.items() if n and m != Mark.UNCHANGED) or "no change"
 
