@@ -71,6 +71,17 @@ class ObservedValues:
 
 
 @dataclasses.dataclass(frozen=True)
+class WorstElement:
+    """The element of a failing numeric comparison furthest outside its tolerance: where, and its two values
+    exactly (NaN and infinities as "nan", "inf", "-inf"), so a verdict can say before -> after of any array."""
+
+    index: list[int]  # its position in the array ([] for a scalar)
+    expected: Json
+    observed: Json
+    ulps: float | None  # |observed - expected| in ulps of the tolerance's dtype at the expected value
+
+
+@dataclasses.dataclass(frozen=True)
 class Comparison:
     """One comparison a check made; for repeated ones (Hypothesis examples) the worst is kept."""
 
@@ -94,6 +105,7 @@ class Comparison:
     message: str = ""
     count: int = 1  # how many times the check made this comparison
     values: ObservedValues | None = None  # every observed value (numeric comparisons); None for facts
+    worst: WorstElement | None = _optional()  # a failing numeric comparison's element furthest outside
 
 
 @dataclasses.dataclass(frozen=True)
