@@ -5,7 +5,6 @@ checkout as before or (once the next start finished its commit) as after, never 
 
 import collections
 import copy
-import datetime as dt
 import json
 import os
 import re
@@ -18,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import accept_child
+from accept_child import KILLED, Fakes, Killing
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.stack import staging
@@ -94,37 +95,6 @@ def checkout(tmp_path):
 def _write(root, base: dict, cand: dict) -> None:
     (root / "reports" / "baseline.json").write_text(json.dumps(base))
     (root / "reports" / "candidate.json").write_text(json.dumps(cand))
-
-
-WHEN = dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.timezone.utc)
-
-
-class Fakes:
-    """Locking and recording that write small files into accept's staged copy (never the checkout's
-    own), noting what they were asked; recording changes a golden file."""
-
-    def __init__(self, golden_status: int = 0):
-        self.locked, self.recorded, self.golden_status = [], [], golden_status
-
-    def steps(self) -> accept.Steps:
-        return accept.Steps(lock=self.lock, record_golden=self.record, clock=lambda: WHEN)
-
-    def lock(self, stage, entries) -> None:
-        self.locked.extend(entries)
-        for entry in entries:
-            path = stage.copy_of(stage.root / "locks" / f"{entry.name}.txt")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"# lock of {entry.name}\n{entry.pin_text}\n")
-
-    def record(self, stage) -> int:
-        self.recorded.append(stage.root)
-        if self.golden_status:  # as the golden session says it when a check fails on the new baseline
-            (stage.root / "reports" / "golden-recording.log").write_text(
-                "....F. [100%]golden: NOT written: 1 checks did not pass while recording: demo/test_exact\n"
-                "1 failed, 5 passed\n")
-        else:
-            stage.copy_of(stage.root / "golden" / "demo.json").write_text('{"values": {"a": 2}}\n')
-        return self.golden_status
 
 
 def _refused(checkout, capsys, words: str) -> None:
@@ -290,9 +260,6 @@ def test_reports_dir_is_taken_from_where_the_command_was_typed(checkout, docs, c
 
 # --- accept killed part-way ---------------------------------------------------------------------------
 
-KILLED = 137  # the child's exit status when a Killing fake ends it
-
-
 def _files(root: Path) -> dict[str, bytes]:
     """Every file accept may change, by its path in the checkout: harness/matrix.toml, locks/, golden/."""
     found = {}
@@ -303,43 +270,15 @@ def _files(root: Path) -> dict[str, bytes]:
     return found
 
 
-class Killing(Fakes):
-    """The fakes, with every step accept takes through its Steps (git, locking, recording, the clock, each
-    file moved into place) counted; `at` = (step number, "before"|"after") ends the process there with
-    os._exit, which runs no cleanup, as SIGKILL would."""
-
-    def __init__(self, at: tuple[int, str] | None = None):
-        super().__init__()
-        self.at, self.calls, self.names = at, 0, []
-
-    def _seam(self, name, step):
-        def counted(*args):
-            self.calls += 1
-            self.names.append(name)
-            if self.at == (self.calls, "before"):
-                os._exit(KILLED)
-            out = step(*args)
-            if self.at == (self.calls, "after"):
-                os._exit(KILLED)
-            return out
-        return counted
-
-    def steps(self) -> accept.Steps:
-        plain = super().steps()
-        return accept.Steps(**{f: self._seam(f, getattr(plain, f)) for f in ("lock", "record_golden", "git", "clock",
-                                                                              "replace")})
+SOURCE = Path(accept.__file__).resolve().parents[3]  # this harness, not an installed one
+CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SOURCE), str(Path(__file__).parent)])}
 
 
 def _killed_child(root: Path, at: tuple[int, str]) -> int:
-    """accept in a forked child that Killing ends at `at`; the child's exit status."""
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        code = 1
-        try:
-            code = accept.accept(Workspace.checkout(root), [], steps=Killing(at).steps())
-        finally:
-            os._exit(code)
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    """accept in a child process that accept_child's Killing ends at `at`; the child's exit status."""
+    done = subprocess.run([sys.executable, accept_child.__file__, str(root), str(at[0]), at[1]], env=CHILD_ENV,
+                          cwd=root, capture_output=True, text=True, check=False)
+    return done.returncode if done.returncode == KILLED else (done.returncode, done.stdout, done.stderr)
 
 
 def _after_and_steps(checkout, tmp_path) -> tuple[dict[str, bytes], Killing]:
@@ -436,9 +375,8 @@ def test_accept_sigkilled_in_its_own_session(checkout, docs, tmp_path, capsys, w
     before = _files(checkout)
     gate = tmp_path / "gate"
     os.mkfifo(gate)
-    source = Path(accept.__file__).resolve().parents[3]  # this harness, not an installed one
     child = subprocess.Popen([sys.executable, "-c", _CHILD, str(checkout), str(gate), where], cwd=checkout,
-                             env={**os.environ, "PYTHONPATH": str(source)}, start_new_session=True,
+                             env=CHILD_ENV, start_new_session=True,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     while True:  # the child opens the fifo for reading once it is at its point; until then there is no reader
         try:
