@@ -198,6 +198,8 @@ def load(ws: Workspace) -> Project:
         found = dataclasses.replace(found, builtin=BuiltinMode(given.builtin))
     if given.baseline_from:
         found = dataclasses.replace(found, baseline_from=given.baseline_from.resolve())
+    if ws.stage is not None:  # accept's or a recording's staged copy (harness.stack.staging)
+        found = dataclasses.replace(found, golden=ws.in_stage(found.golden), locks=ws.in_stage(found.locks))
     if not found.suite:
         raise HarnessError("there are no contracts to run: the built-in ones are switched off and no "
                            f"contracts directory is given; set contracts = [\"DIR\"] in [tool.{TABLE}] or pass --contracts DIR.")

@@ -8,8 +8,8 @@ import pytest
 from harness import env_vars, run_options
 from harness.contract import options as contract_options
 from harness.run_options import ENTRY, GOLDEN, HOST, PROJECT, RUN, UPGRADE, RunOptions
-from harness.stack import paths, project_options
-from harness.stack.commands import accept, upgrade_args
+from harness.stack import paths, project_options, staging
+from harness.stack.commands import accept, accept_steps, upgrade_args
 from harness.stack.run import entry_runs
 from harness.stack.workspace import Workspace
 
@@ -126,9 +126,11 @@ def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeyp
     child = entry_runs.child_environment(Workspace.of(paths.SOURCE, tmp_path), Args, None, 1, None)
     assert not {k for k in own if child.get(k) == "from another run"}
     seen = {}
-    monkeypatch.setattr(accept.subprocess, "run", lambda cmd, **kw: seen.update(kw["env"]) or _Done())
-    accept.record_golden(tmp_path)
+    monkeypatch.setattr(accept_steps.subprocess, "run", lambda cmd, **kw: seen.update(kw["env"]) or _Done())
+    stage = staging.Stage(tmp_path)
+    accept.record_golden(stage)
     assert seen and not own & set(seen)  # the golden recording accept starts: the plan too (was kept)
+    assert seen[env_vars.STAGE] == str(stage.files)  # it records into accept's staged copy, never golden/ itself
 
 
 class _Done:

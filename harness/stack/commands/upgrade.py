@@ -13,7 +13,7 @@ from pathlib import Path
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import now
-from harness.stack import cli_args
+from harness.stack import cli_args, staging
 from harness.stack.api import for_run as api_for_run
 from harness.stack.commands import bisect, judge, prune_envs
 from harness.stack.environments import entry as stack_entry, harness_source
@@ -79,6 +79,8 @@ def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int):
 def upgrade(ws: Workspace, argv, invoked_from: str | None = None) -> int:
     """nox -s upgrade: resolve the plan, run it, compare, print the verdict, return the exit status."""
     try:
+        # Before the pins are read: an accept killed while moving its files into place is finished first.
+        staging.recover_unless_busy(ws.root, lambda line: print(f"upgrade: {line}", flush=True))
         ws, args = run_plan.prepare(ws, argv, invoked_from)
         with run_lock.hold(ws.reports, ["nox", "-s", "upgrade", "--", *argv]):
             return _in_run_directory(ws, args)
