@@ -186,12 +186,18 @@ class Check:
         ``scales`` (leaf path -> operand magnitude) with ``why``: leaves that are cancellations."""
         __tracebackhide__ = True
         kept = len(self.mismatches)
-        self.golden_fact(f"{key}/layout", trees.layout(tree))
+        self.layout(f"{key}/layout", tree)
         if len(self.mismatches) > kept:
             return  # another layout: its leaves have no baseline to compare with, the layout's message says why
         for path, leaf in trees.leaves(tree).items():
             scale = None if scales is None else scales.get(path)
             self.golden(f"{key}/{path}", leaf, scale=scale, why=None if scale is None else why)
+
+    def layout(self, key: str, tree) -> None:
+        """A tree's structure, every leaf's path, dtype and shape, equals the baseline's, as one golden fact:
+        what a checkpoint of an optimizer state depends on. A change names the leaves that differ."""
+        __tracebackhide__ = True
+        self.golden_fact(key, trees.layout(tree))
 
     def describe_input(self, text: str) -> None:
         """Say in user terms what input this check gives, e.g. "grads['bias'] of shape (1,) for params

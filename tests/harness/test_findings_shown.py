@@ -11,6 +11,7 @@ import re
 import pytest
 
 from harness.model import report_io
+from harness.model.enums import Mark
 from harness.verdict import compare, html, markdown, render
 
 # SIDE=base records and runs the baseline; SIDE=cand is the candidate, every finding moved.
@@ -51,6 +52,11 @@ def test_layout(check):
     check.golden_tree("state", {"mu": np.zeros(3, np.float32 if CAND else np.float16)})
 
 
+def test_state_layout(check):
+    state = {"count": np.zeros((), np.int32), "mu": {"w": np.zeros((4, 4) if CAND else (4,), np.float32)}}
+    check.layout("adam_state", state)
+
+
 def test_error_type(check):
     def bad():
         raise (ValueError if CAND else TypeError)("incompatible shapes")
@@ -65,7 +71,7 @@ def test_non_finite_large(check):
     values = np.arange(16, dtype=np.float32)
     check.golden("nonfinite_large", np.where(values == 3, np.nan, values) if CAND else values)
 '''
-KINDS = ("scalar", "small_array", "large_array", "tree", "fact", "layout", "error_type", "non_finite",
+KINDS = ("scalar", "small_array", "large_array", "tree", "fact", "layout", "state_layout", "error_type", "non_finite",
          "non_finite_large")
 
 
@@ -108,6 +114,13 @@ def test_a_changed_tree_names_its_worst_leaf_and_how_many_leaves_moved(verdict):
     tree = next(c for c in verdict.entries[0].changes if c.check_id == "findings/test_tree")
     assert tree.before.startswith(("final_params/dense1/b[", "final_params/dense2/b[")), tree.before
     assert "2 of 3 leaves" in tree.size, tree.size
+
+
+def test_a_changed_layout_names_the_leaves_that_differ(verdict):
+    changes = {c.check_id.removeprefix("findings/test_"): c for c in verdict.entries[0].changes}
+    assert changes["state_layout"].mark == Mark.STATE_CHANGED
+    assert "mu/w" in changes["state_layout"].before and "[4, 4]" in changes["state_layout"].after
+    assert "float16" in changes["layout"].before and "float32" in changes["layout"].after
 
 
 def test_non_finite_values_are_written_as_such(verdict):
