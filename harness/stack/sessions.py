@@ -101,7 +101,7 @@ def golden(session: nox.Session) -> None:
     try:
         options = project_options.parse_golden(session.posargs)
     except HarnessError as exc:
-        session.error(str(exc))
+        session.error(str(exc).rstrip("."))
     os.environ.update(project_options.environment(options, paths.invoked_from(session.invoked_from)))
     ws = Workspace.from_environment()
     if options.record_builtin:
