@@ -93,17 +93,22 @@ def upgrade(ws: Workspace, argv, invoked_from: str | None = None) -> int:
 
 def _in_run_directory(ws: Workspace, args) -> int:
     """Run in reports/.runs/<run id>/ and publish into reports/ only a run that finished (any verdict,
-    CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's."""
+    CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's,
+    and so do those of a run that could not start (a mistyped pin): one typo must not move the last verdict."""
     left = run_dir.prune(ws.reports)
     if left is not None:
         print(f"upgrade: note: an earlier run did not finish; its files are in {left}/")
     saved = os.environ.get(env_vars.RUN_ID)
     os.environ[env_vars.RUN_ID] = args.run_id  # the reports this process writes (unresolvable entries) carry it
+    own = ws.reports / run_dir.RUNS / args.run_id
     try:
         run = run_dir.start(ws, args.run_id)
         code = _upgrade(run, args)
+    except run_plan.CannotStart as exc:  # before any entry started: the last finished run's verdict stays
+        raise run_plan.CannotStart(f"{exc}\nnot published: {ws.reports}/ keeps the last finished run's verdict; "
+                                   f"this run's files are in {own}/") from None
     except BaseException:
-        print(f"upgrade: stopped; this run's files stay in {ws.reports / run_dir.RUNS / args.run_id}/ "
+        print(f"upgrade: stopped; this run's files stay in {own}/ "
               "(not published to the reports directory)", file=sys.stderr)
         raise
     finally:
@@ -126,8 +131,6 @@ def _in_run_directory(ws: Workspace, args) -> int:
 def _upgrade(ws: Workspace, args) -> int:
     """In the run's workspace: the plan, its entries, the follow-ups (and the bisection), the verdict."""
     entries = run_plan.resolve(ws, args)
-    if isinstance(entries, int):
-        return entries
     # The harness every entry installs, built once here (an installed tool) and named to the children.
     os.environ.pop(env_vars.WHEEL, None)
     os.environ.update(harness_source.child_environment(ws))
