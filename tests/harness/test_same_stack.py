@@ -78,6 +78,8 @@ def test_two_entries_that_install_the_same_stack_run_once(same_stack, capsys):
     assert "VERDICT  OK: no contract changed" in out
     line = "candidate installs the same stack as baseline: ran once"
     assert line in out
+    assert "[complete, baseline's report (same stack)] no change" in out  # the candidate's row
+    assert "candidate    waits     for baseline, which installs the same stack" in out
     assert line in (reports / "upgrade-summary.md").read_text()
     summary = json.loads((reports / "upgrade-summary.json").read_text())
     assert summary["headline"].startswith("OK: no contract changed")
@@ -94,3 +96,21 @@ def test_with_fresh_the_same_stack_still_runs_once(same_stack, capsys):
     served = report_io.load(ws.reports / "candidate.json")
     assert served.reused.run_id == report_io.load(ws.reports / "baseline.json").run_id
     assert "candidate installs the same stack as baseline: ran once" in capsys.readouterr().out
+
+
+def test_a_twin_whose_report_was_not_kept_runs_itself(same_stack, tmp_path):
+    """The first entry's run gave no result to reuse (pytest could not finish): its twin runs, after it."""
+    ws, count = same_stack
+    doc = json.loads((tmp_path / "baseline.json").read_text())
+    (tmp_path / "baseline.json").write_text(json.dumps(dict(doc, exit_status=3)))
+    upgrade.upgrade(ws, [])
+    assert count.read_text().splitlines() == ["baseline baseline", "candidate candidate"]
+    assert report_io.load(ws.reports / "candidate.json").reused is None
+
+
+def test_entries_of_other_stacks_run_side_by_side(same_stack, monkeypatch):
+    ws, count = same_stack
+    monkeypatch.setattr(plan, "build", lambda *a, **k: matrix.upgrade_plan(current.entries(ws))[:2])
+    upgrade.upgrade(ws, [])
+    assert sorted(count.read_text().splitlines()) == ["baseline baseline", "candidate candidate"]
+    assert report_io.load(ws.reports / "candidate.json").reused is None
