@@ -113,6 +113,11 @@ def test_a_candidate_that_does_not_resolve_publishes_nothing(last_run, monkeypat
     assert f"not published: {last_run}/ keeps the last finished run's verdict" in err
     assert "stopped" not in err
 
+    # One more typo: the last finished run's verdict is still there; the note names the run that could not start.
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), ["--candidate", "optax==0.2.88"]) == 2
+    assert _published(last_run) == before
+    assert f"an earlier run stopped before any entry started; its files are in {run}/" in capsys.readouterr().out
+
 
 def test_a_resolved_plan_that_fails_its_checks_publishes_nothing(last_run, tmp_path, monkeypatch, capsys):
     """The plan resolves, but a lock it resolved is damaged: refused before any entry starts, nothing published."""

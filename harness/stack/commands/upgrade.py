@@ -17,7 +17,7 @@ from harness.stack import cli_args, staging
 from harness.stack.api import for_run as api_for_run
 from harness.stack.commands import bisect, judge, prune_envs
 from harness.stack.environments import entry as stack_entry, harness_source
-from harness.stack.pins import current, matrix
+from harness.stack.pins import current, matrix, plan
 from harness.stack.run import followups, rollback, run_dir, run_lock, run_plan
 from harness.stack.run.entry_runs import REPLAY, run_entries
 from harness.stack.workspace import Workspace
@@ -96,8 +96,9 @@ def _in_run_directory(ws: Workspace, args) -> int:
     CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's,
     and so do those of a run that could not start (a mistyped pin): one typo must not move the last verdict."""
     left = run_dir.prune(ws.reports)
-    if left is not None:
-        print(f"upgrade: note: an earlier run did not finish; its files are in {left}/")
+    if left is not None:  # the plan is written once it is resolved and checked, before the first entry starts
+        how = "did not finish" if (left / plan.PLAN_FILE).exists() else "stopped before any entry started"
+        print(f"upgrade: note: an earlier run {how}; its files are in {left}/")
     saved = os.environ.get(env_vars.RUN_ID)
     os.environ[env_vars.RUN_ID] = args.run_id  # the reports this process writes (unresolvable entries) carry it
     own = ws.reports / run_dir.RUNS / args.run_id
