@@ -97,6 +97,12 @@ def test_with_fresh_the_same_stack_still_runs_once(same_stack, capsys):
     assert served.reused.run_id == report_io.load(ws.reports / "baseline.json").run_id
     assert "candidate installs the same stack as baseline: ran once" in capsys.readouterr().out
 
+    # Again without --fresh: both reused from that run's report, still one stack, and said so.
+    count.unlink()
+    assert upgrade.upgrade(ws, []) == 0
+    assert not count.exists()
+    assert "candidate installs the same stack as baseline: ran once" in capsys.readouterr().out
+
 
 def test_a_twin_whose_report_was_not_kept_runs_itself(same_stack, tmp_path):
     """The first entry's run gave no result to reuse (pytest could not finish): its twin runs, after it."""
