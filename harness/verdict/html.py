@@ -49,8 +49,9 @@ def _entries_table(verdict: Verdict) -> str:
     rows = "".join(f"<tr><td>{escape(r.name)}</td><td>{escape(r.versions)}</td><td>{escape(r.status)}</td>"
                    f"<td>{escape(r.result)}</td></tr>" for r in views.entry_rows(verdict))
     notes = "".join(f"<li>{escape(n)}</li>" for n in views.resolution_notes(verdict))
+    same = "".join(f"<p class='detail'>{escape(s.line)}</p>" for s in views.same_stacks(verdict))
     return (f"<table><tr><th>entry</th><th>versions</th><th>status</th><th>result</th></tr>{rows}</table>"
-            + (f"<p>Resolved:</p><ul class='detail'>{notes}</ul>" if notes else ""))
+            + (f"<p>Resolved:</p><ul class='detail'>{notes}</ul>" if notes else "") + same)
 
 
 def _group_rows(group: groups.ChangeGroup, first_changed: dict[str, str], api: list[str] = ()) -> str:

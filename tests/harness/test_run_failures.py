@@ -18,7 +18,8 @@ from harness.stack import paths, project
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import current, locks, matrix
-from harness.stack.run import ending, entry_runs
+from harness.stack.run import ending, entry_runs, run_dir, run_lock
+from harness.stack.pins import plan
 
 import upgrade_reports
 
@@ -85,6 +86,59 @@ def test_a_corrupt_golden_file_is_refused_before_anything_runs(last_run, tmp_pat
     assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), []) == 2
     assert f"golden file {golden / 'schedules.json'} is unreadable" in capsys.readouterr().err
     assert _tree(last_run) == before
+
+
+def _published(reports: Path) -> dict[str, bytes]:
+    """The reports directory as a reader sees it: run directories and the run lock left out."""
+    return {name: data for name, data in _tree(reports).items()
+            if not name.startswith(f"{run_dir.RUNS}/") and name != run_lock.LOCK_NAME}
+
+
+def test_a_candidate_that_does_not_resolve_publishes_nothing(last_run, monkeypatch, capsys):
+    """A mistyped candidate: its reason, exit 2, and the last run's verdict left where it is (not moved to
+    previous/); the unresolvable candidate's report stays in the run's own directory, and the message says so."""
+    def unresolvable(*args, **kwargs):
+        raise HarnessError("Because there is no version of optax==0.2.88, your requirements are unsatisfiable.")
+
+    monkeypatch.setattr(plan, "build", unresolvable)
+    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("an entry ran"))
+    before = _published(last_run)
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), ["--candidate", "optax==0.2.88"]) == 2
+    assert _published(last_run) == before  # nothing moved to previous/, nothing published
+    [run] = run_dir.unfinished(last_run)
+    report = report_io.load(run / "candidate.json")
+    assert report.status == Status.UNRESOLVABLE and "no version of optax==0.2.88" in report.problem
+    err = capsys.readouterr().err
+    assert "no version of optax==0.2.88" in err and f"{run}/candidate.json says why" in err
+    assert f"not published: {last_run}/ keeps the last finished run's verdict" in err
+    assert "stopped" not in err
+
+    # One more typo: the last finished run's verdict is still there; the note names the run that could not start.
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), ["--candidate", "optax==0.2.88"]) == 2
+    assert _published(last_run) == before
+    assert f"an earlier run stopped before any entry started; its files are in {run}/" in capsys.readouterr().out
+
+
+def test_a_resolved_plan_that_fails_its_checks_publishes_nothing(last_run, tmp_path, monkeypatch, capsys):
+    """The plan resolves, but a lock it resolved is damaged: refused before any entry starts, nothing published."""
+    damaged = tmp_path / "candidate.txt"
+    damaged.write_text((ROOT / "locks" / "candidate.txt").read_text().replace("jaxlib==", "jaxlib=", 1))
+    ws = Workspace.of(paths.SOURCE, last_run)
+
+    def resolved(*args, **kwargs):
+        entries = matrix.upgrade_plan(current.entries(ws))
+        return [entries[0], dataclasses.replace(entries[1], locked=False, lock_file=str(damaged)), *entries[2:]]
+
+    monkeypatch.setattr(plan, "build", resolved)
+    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("an entry ran"))
+    before = _published(last_run)
+    assert upgrade.upgrade(ws, []) == 2
+    assert _published(last_run) == before
+    err = capsys.readouterr().err
+    [run] = run_dir.unfinished(last_run)
+    assert f"{damaged}, line" in err and "is not a requirement" in err
+    assert f"not published: {last_run}/ keeps the last finished run's verdict; this run's files are in {run}/" in err
+    assert "stopped" not in err
 
 
 def test_a_lock_reads_pins_markers_and_notes_and_names_a_bad_line():

@@ -63,8 +63,6 @@ def plan(ws: Workspace, argv, invoked_from: str | None) -> int:
     except HarnessError as exc:
         print(f"plan: {exc}", file=sys.stderr)
         return exc.exit_status
-    if isinstance(entries, int):  # the candidate does not resolve: its report says why
-        return entries
     _publish(followups.first_runs(entries), ws.reports, args.run_id, str(random.getrandbits(32)))
     return 0
 
