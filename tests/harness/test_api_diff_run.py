@@ -111,6 +111,16 @@ def test_an_environment_holding_other_versions_than_its_report_is_not_read(run, 
     assert libraries.fetched == ["candidate"] and len(read) == 1  # the baseline's environment holds what its report ran
 
 
+def test_without_griffe_the_diff_is_a_note_not_a_crash(run, monkeypatch, capsys):
+    """`judge DIR` and `followups` have no preflight: a host without griffe says what to install."""
+    ws, directory, _ = run
+    monkeypatch.setattr(reader.metadata, "version", lambda name: (_ for _ in ()).throw(
+        reader.metadata.PackageNotFoundError(name)))
+    assert for_run.compute(ws, directory, ENTRIES) is None
+    err = capsys.readouterr().err
+    assert "note: no API diff:" in err and "griffe is not installed" in err and "pip install -r locks/runner.txt" in err
+
+
 def _diff() -> ApiDiff:
     return ApiDiff(1, "candidate", [PackageApiDiff("optax", "public API", "0.2.6", "0.2.7", [])], 0.1)
 
