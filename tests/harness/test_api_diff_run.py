@@ -114,11 +114,18 @@ def test_an_environment_holding_other_versions_than_its_report_is_not_read(run, 
 def test_without_griffe_the_diff_is_a_note_not_a_crash(run, monkeypatch, capsys):
     """`judge DIR` and `followups` have no preflight: a host without griffe says what to install."""
     ws, directory, _ = run
-    monkeypatch.setattr(reader.metadata, "version", lambda name: (_ for _ in ()).throw(
-        reader.metadata.PackageNotFoundError(name)))
+    real = reader.metadata.version
+
+    def version(name: str) -> str:
+        if name == "griffe":
+            raise reader.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(reader.metadata, "version", version)  # nothing uninstalled
     assert for_run.compute(ws, directory, ENTRIES) is None
     err = capsys.readouterr().err
-    assert "note: no API diff:" in err and "griffe is not installed" in err and "pip install -r locks/runner.txt" in err
+    assert "note: no API diff:" in err and "griffe is not installed" in err
+    assert "`.venv/bin/pip install -r locks/runner.txt`" in err
 
 
 def _diff() -> ApiDiff:
