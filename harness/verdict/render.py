@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from harness.model.codec import to_json
 from harness.model.enums import BuiltinMode, Mark
 from harness.model.verdict import SLOWER_THRESHOLD, Verdict
@@ -125,7 +127,7 @@ def text(verdict: Verdict) -> str:
         out.append(f"\n  baseline: {verdict.baseline.problem}")
     shown, more = views.shown_baseline_failures(verdict)
     for check in shown:
-        out.append(f"\n  baseline {check.outcome}: {check.id}\n    {check.message}")
+        out.append(f"\n  baseline {check.outcome}: {check.id}\n" + textwrap.indent(check.message, "    "))
     if more:
         out.append(f"\n  ... and {more} more baseline failures (all in the baseline report)")
     out += _text_changes(verdict) + _text_api(verdict) + _text_tables(verdict)
