@@ -135,3 +135,15 @@ def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeyp
 
 class _Done:
     returncode = 0
+
+
+def test_a_path_is_shown_relative_to_where_the_command_was_typed(tmp_path):
+    from harness.stack import cli_args
+
+    (tmp_path / "src" / "deep").mkdir(parents=True)
+    log = tmp_path / "reports" / "baseline.log"
+    assert cli_args.shown_path(log, tmp_path) == "reports/baseline.log"
+    assert cli_args.shown_path(log, tmp_path / "src") == "../reports/baseline.log"
+    assert cli_args.shown_path(log, tmp_path / "src" / "deep") == "../../reports/baseline.log"
+    far = tmp_path.joinpath(*["x"] * 40)  # from there, ../ forty times is longer than the path itself
+    assert cli_args.shown_path(log, far) == str(log.resolve())

@@ -17,6 +17,7 @@ from pathlib import Path
 from harness import env_vars, run_options
 from harness.model import progress as progress_io
 from harness.model.report import now
+from harness.stack import cli_args
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix, plan
 from harness.stack.run import (ending, entry_reuse, lifeline, progress, report_cache, rollback as rollback_runs,
@@ -89,6 +90,7 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
     reports, cache = ws.reports, report_cache.directory(ws.published)  # records outlive the run's directory
     pending, running, codes, jobs, attempts = list(entries), {}, {}, args.jobs, {}
     by_name, twins = {e.name: e for e in entries}, same_stack.Twins()
+    typed_in = getattr(args, "typed_in", None)  # logs are shown relative to where the command was typed
     with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
             _stopped_on_exit(running):
         while pending or running:
@@ -103,7 +105,7 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                     origin = (f"{looked.reused.reused.entry}, this run's: the same stack, ran once"
                               if same_stack.of_this_run(looked.reused) else looked.reused.reused.when)
                     shown.finished(entry.name, f"  {entry.name:12s} reused    the report of {origin} (log: "
-                                               f"reports/{stem}.log)")
+                                               f"{cli_args.shown_path(ws.published / f'{stem}.log', typed_in)})")
                     continue
                 twin = twins.wait_for(entry, looked.key)
                 if twin is not None:  # one stack, one run: served from the twin's report once it has finished
@@ -134,7 +136,7 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                     entry_reuse.keep(ws, cache, attempts[name], by_name[name], env, seed, replay,
                                      reports / f"{stem}.json", reports / log_name)
                     shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s "
-                                         f"(log: reports/{log_name})")
+                                         f"(log: {cli_args.shown_path(ws.published / log_name, typed_in)})")
                     pending[:0] = twins.finished(name)  # its twins next, served from its report
             shown.refresh()
     return codes

@@ -28,6 +28,7 @@ def prepare(ws: Workspace, argv, invoked_from: str | None,
     arguments name (`--reports DIR`), and the arguments."""
     args = upgrade_args.parse(ws, argv, command)
     args.run_id = new_run_id()
+    args.typed_in = str(Path(invoked_from or ".").resolve())  # where paths are shown relative to
     if args.candidate is not None:  # parsed once, here: bad input is told before anything else
         args.candidate = matrix.CandidateRequest.parse(args.candidate)
     find_python(current.pins(ws).python)  # a project may set its own
