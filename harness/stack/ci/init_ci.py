@@ -32,8 +32,9 @@ def prepare(root: Path, args: argparse.Namespace) -> ToolSource:
     if not args.force:
         existing = [str(path) for path in github_workflows.render_paths() if (root / path).exists()]
         if existing:
-            raise HarnessError(f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''} in {root}; "
-                               "nothing was changed. Review or remove it, or give --force to write it again.")
+            verb = "already exists" if len(existing) == 1 else "already exist"
+            raise HarnessError(f"{', '.join(existing)} {verb} in {root}; nothing was changed. Review your copy and "
+                               "remove it, or give --force to write it again.")
     return tool_source.given(args.tool_from) if args.tool_from else tool_source.running()
 
 
