@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.stack.ci import github_workflows, tool_source
+from harness.stack.ci import github_jobs, github_workflows, tool_source
 from harness.stack.commands import init
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +71,7 @@ def _pinned_lines(text: str) -> set[str]:
 
 def test_every_action_is_this_projects_own_pin_of_it(project):
     ours = set().union(*(_pinned_lines(p.read_text()) for p in (ROOT / ".github" / "workflows").glob("*.yml")))
-    assert set(github_workflows.ACTIONS) <= ours  # the template's pins are the ones this project runs
+    assert set(github_jobs.ACTIONS) <= ours  # the template's pins are the ones this project runs
     for path in WRITTEN:
         written = _pinned_lines((project / path).read_text())
         assert written and written <= ours, path
