@@ -17,7 +17,7 @@ TOOL = '"$RUNNER_TEMP/upgrade-harness/bin/upgrade-harness"'  # each job's own in
 MARKER = "<!-- upgrade-harness-verdict -->"  # the sticky comment's first line
 
 
-def setup(comment: str = "") -> str:
+def setup() -> str:
     """Checkout without kept credentials, Python, and the pinned tool: the first steps of every job."""
     return f"""\
       - uses: {CHECKOUT}
@@ -28,7 +28,7 @@ def setup(comment: str = "") -> str:
           python-version: "3.12"
       - name: Install upgrade-harness ($UPGRADE_HARNESS_FROM)
         run: python -m venv "$RUNNER_TEMP/upgrade-harness" && "$RUNNER_TEMP/upgrade-harness/bin/pip" install "$UPGRADE_HARNESS_FROM"
-{comment}"""
+"""
 
 
 def plan_job(plan_args: str, title: str) -> str:
