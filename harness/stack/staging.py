@@ -28,6 +28,7 @@ from harness.atomic import atomic_write_text
 from harness.errors import HarnessError
 
 STAGE_DIR = ".staged"
+MIRRORED = "mirrored.json"  # the project folders copied into the stage: a file gone from their copy is removed
 LOCK_NAME = ".staged.lock"
 Say = Callable[[str], None]
 Replace = Callable[[Path, Path], None]
@@ -35,9 +36,11 @@ Replace = Callable[[Path, Path], None]
 
 @dataclasses.dataclass(frozen=True)
 class Move:
-    """One staged file moved onto the project's: its path, the same under files/ and under the root."""
+    """One staged file moved onto the project's: its path, the same under files/ and under the root; or,
+    `removed`, a project file the staged step deleted (an old checkpoint's data file), deleted in turn."""
 
     path: str
+    removed: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,7 +101,8 @@ def recover(root: Path, say: Say, replace: Replace = os.replace) -> None:
     stage = Stage(root)
     if stage.journal.exists():
         moves = _read_journal(stage)
-        left = [m for m in moves if (stage.files / m.path).exists()]
+        left = [m for m in moves
+                if ((stage.root / m.path).exists() if m.removed else (stage.files / m.path).exists())]
         _move(stage, left, replace)
         _clear(stage)
         say(f"finished an interrupted accept: moved {len(left)} staged files into place "
@@ -127,6 +131,7 @@ def create(root: Path, mirrored: list[Path]) -> Stage:
     if os.stat(stage.files).st_dev != os.stat(root).st_dev:
         raise HarnessError(f"{stage.dir} is on another filesystem than {root}; a staged file could not be renamed "
                            "into place: make reports/ a folder of the project, not a mount or a link elsewhere.")
+    atomic_write_text(stage.dir / MIRRORED, json.dumps([str(relative(root, t)) for t in mirrored if t.is_dir()]))
     for target in mirrored:
         copy = stage.copy_of(target)
         copy.parent.mkdir(parents=True, exist_ok=True)
@@ -138,19 +143,26 @@ def create(root: Path, mirrored: list[Path]) -> Stage:
 
 
 def changed(stage: Stage) -> list[Move]:
-    """The staged files that are new or differ from the project's, in path order."""
+    """The staged files that are new or differ from the project's, in path order; then the files of the
+    mirrored folders the staged steps deleted."""
     moves = []
     for staged in sorted(p for p in stage.files.rglob("*") if p.is_file() or p.is_symlink()):
         rel = staged.relative_to(stage.files)
         target = stage.root / rel
         if not target.is_file() or not filecmp.cmp(staged, target, shallow=False):
             moves.append(Move(str(rel)))
+    for folder in json.loads((stage.dir / MIRRORED).read_text()):
+        for existing in sorted(p for p in (stage.root / folder).rglob("*") if p.is_file() or p.is_symlink()):
+            rel = existing.relative_to(stage.root)
+            if not (stage.files / rel).exists() and not (stage.files / rel).is_symlink():
+                moves.append(Move(str(rel), removed=True))
     return moves
 
 
 def commit(stage: Stage, moves: list[Move], replace: Replace = os.replace) -> None:
     """The journal, then every move, then the stage removed: killed anywhere, `recover` completes it."""
-    atomic_write_text(stage.journal, json.dumps({"moves": [m.path for m in moves]}, indent=1) + "\n")
+    atomic_write_text(stage.journal, json.dumps({"moves": [m.path for m in moves if not m.removed],
+                                                 "removals": [m.path for m in moves if m.removed]}, indent=1) + "\n")
     _move(stage, moves, replace)
     _clear(stage)
 
@@ -162,7 +174,9 @@ def discard(stage: Stage) -> None:
 
 def _read_journal(stage: Stage) -> list[Move]:
     try:
-        return [Move(str(p)) for p in json.loads(stage.journal.read_text())["moves"]]
+        journal = json.loads(stage.journal.read_text())
+        return ([Move(str(p)) for p in journal["moves"]]
+                + [Move(str(p), removed=True) for p in journal.get("removals", [])])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HarnessError(f"{stage.journal} is unreadable ({exc}): an interrupted accept cannot be finished. "
                            f"Its staged files are in {stage.files}; copy them into place by hand or run "
@@ -171,6 +185,9 @@ def _read_journal(stage: Stage) -> list[Move]:
 
 def _move(stage: Stage, moves: list[Move], replace: Replace) -> None:
     for move in moves:
+        if move.removed:  # deleting twice is deleting once: a recovery may repeat it
+            (stage.root / move.path).unlink(missing_ok=True)
+            continue
         staged = stage.files / move.path
         if not staged.exists():
             continue  # moved before the process was stopped
