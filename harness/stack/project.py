@@ -31,6 +31,7 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import name_clash
 from harness.stack.environments import envs
+from harness.stack.pins.pins_source import PinsSource, parse as parse_pins_source
 from harness.stack.workspace import Workspace
 
 TABLE = "upgrade-harness"
@@ -49,7 +50,7 @@ class Project:
     golden: Path
     locks: Path
     builtin: BuiltinMode  # what the built-in contracts count for (OFF: not run)
-    baseline_from: Path | None  # None: this checkout's harness/matrix.toml
+    baseline_from: PinsSource | None  # None: this checkout's harness/matrix.toml
     pythonpath: tuple[Path, ...] = ()
     python: str | None = None
     candidate: dict[str, str] | None = None
@@ -167,7 +168,7 @@ def _project(root: Path) -> Project:
         golden=root / _path(table.get("golden", "golden"), "golden", source),
         locks=root / _path(table.get("locks", "locks"), "locks", source),
         builtin=builtin,
-        baseline_from=root / _path(baseline_from, "baseline-from", source),
+        baseline_from=PinsSource(root / _path(baseline_from, "baseline-from", source)),
         pythonpath=_dirs(root, _strings(table.get("pythonpath", ["."]), "pythonpath", source), "pythonpath", str(source)),
         python=python, candidate=dict(candidate) if candidate else None, pins_outside_index=outside_index,
         envs_size_limit=_envs_size_limit(table, source),
@@ -197,7 +198,7 @@ def load(ws: Workspace) -> Project:
     if given.builtin:  # --builtin MODE or --no-builtin
         found = dataclasses.replace(found, builtin=BuiltinMode(given.builtin))
     if given.baseline_from:
-        found = dataclasses.replace(found, baseline_from=given.baseline_from.resolve())
+        found = dataclasses.replace(found, baseline_from=parse_pins_source(str(given.baseline_from), Path.cwd()))
     if ws.stage is not None:  # accept's or a recording's staged copy (harness.stack.staging)
         found = dataclasses.replace(found, golden=ws.in_stage(found.golden), locks=ws.in_stage(found.locks))
     if not found.suite:

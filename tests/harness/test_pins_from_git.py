@@ -85,11 +85,11 @@ def test_a_revisions_pins_are_read_from_the_revision_includes_too(tmp_path):
     _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "include")
     (root / "base.txt").write_text("numpy==2.4.0\n")  # the working tree's, not the revision's
     (root / "requirements.txt").write_text("jax==0.12.0.1\n")
-    assert pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root), root) == dict(PINS, optax="0.2.8")
-    assert pins_from.read_source(pins_source.parse("main:requirements.txt", root), root) == PINS
+    assert pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root)) == dict(PINS, optax="0.2.8")
+    assert pins_from.read_source(pins_source.parse("main:requirements.txt", root)) == PINS
     _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "broken")
     with pytest.raises(HarnessError, match=r"HEAD:requirements.txt does not pin jaxlib, optax, flax, numpy"):
-        pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root), root, side="candidate")
+        pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root), side="candidate")
 
 
 def test_a_revisions_range_is_named_at_its_revision_and_line(tmp_path):
@@ -97,7 +97,7 @@ def test_a_revisions_range_is_named_at_its_revision_and_line(tmp_path):
     (root / "requirements.txt").write_text(REQUIREMENTS.replace("optax==0.2.6", "optax>=0.2"))
     _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "range")
     with pytest.raises(HarnessError, match=r"HEAD:requirements.txt:3: optax is a range \(>=0.2\)"):
-        pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root), root)
+        pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root))
 
 
 @pytest.mark.parametrize("text, words", [
@@ -108,7 +108,7 @@ def test_a_revisions_range_is_named_at_its_revision_and_line(tmp_path):
 def test_a_bad_revision_or_path_is_refused_with_the_fix(tmp_path, text, words):
     root = _team_repository(tmp_path / "team")
     with pytest.raises(HarnessError) as raised:
-        pins_from.read_source(pins_source.parse(text, root), root)
+        pins_from.read_source(pins_source.parse(text, root))
     for word in words:
         assert word in str(raised.value)
 
@@ -116,7 +116,7 @@ def test_a_bad_revision_or_path_is_refused_with_the_fix(tmp_path, text, words):
 def test_a_revision_outside_a_git_repository_is_refused_with_the_fix(tmp_path):
     (tmp_path / "requirements.txt").write_text(REQUIREMENTS)
     with pytest.raises(HarnessError, match="is not in a git repository") as raised:
-        pins_from.read_source(pins_source.parse("origin/main:requirements.txt", tmp_path), tmp_path)
+        pins_from.read_source(pins_source.parse("origin/main:requirements.txt", tmp_path))
     assert "--baseline-from requirements.txt" in str(raised.value)
 
 
