@@ -5,8 +5,11 @@ default branch's. uv is replaced by test_resolve's table of releases; no stack i
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from test_resolve import fake_compile
@@ -44,8 +47,13 @@ def _team_repository(root: Path) -> Path:
 
 
 @pytest.fixture
-def team(tmp_path, monkeypatch) -> Path:
-    root = _team_repository(tmp_path / "team")
+def team(tmp_path, monkeypatch) -> Iterator[Path]:
+    """The project, with uv replaced; the variables an upgrade sets for its children restored after."""
+    with mock.patch.dict(os.environ):
+        yield _project_in(_team_repository(tmp_path / "team"), monkeypatch)
+
+
+def _project_in(root: Path, monkeypatch) -> Path:
     monkeypatch.setattr(locks, "uv_compile", fake_compile)
     monkeypatch.setattr(locks, "harness_requirements", lambda: ["pytest"])
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team's project
