@@ -60,6 +60,7 @@ def _project_in(root: Path, monkeypatch) -> Path:
     for name in (env_vars.BASELINE_FROM, env_vars.CANDIDATE, env_vars.REPORTS_DIR, env_vars.PLAN):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(root)
+    (root / "locks").mkdir(exist_ok=True)  # uv makes it for the baseline's first lock; the fake does not
     return root
 
 
@@ -192,3 +193,16 @@ def test_no_hint_outside_git_or_when_a_side_is_given(tmp_path, team, monkeypatch
     (plain / "contracts").mkdir()
     monkeypatch.setenv(env_vars.PROJECT, str(plain))
     assert branch_hint.line(Workspace.from_environment(), plain) is None
+
+
+def test_an_upgrade_without_options_in_the_branch_says_the_command_and_runs_what_it_did(team, capsys):
+    assert fanout.plan(Workspace.from_environment(), ["--offline"], str(team)) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    said = [line for line in out.splitlines() if "--candidate-from" in line]
+    assert said == ["upgrade: this branch's requirements.txt bumps optax 0.2.6 → 0.2.8 over main's; to judge that "
+                    "bump: upgrade-harness upgrade --baseline-from main:requirements.txt --candidate-from "
+                    "requirements.txt"]
+    entries = plan.read(team / "reports" / plan.PLAN_FILE)
+    assert entries[matrix.BASELINE].pins == dict(PINS, optax="0.2.8")  # the table's file, as before
+    assert entries[matrix.BASELINE].pins_from == "requirements.txt"
+    assert entries[matrix.CANDIDATE].pins_from == "the harness's candidate (harness/matrix.toml) over requirements.txt"
