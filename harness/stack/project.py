@@ -15,8 +15,8 @@
 
 builtin: "judge" (their changes decide the exit status, as yours do; `true` means this too, and it is
 the default), "report" (they run and are shown after yours, but only yours decide), false (not run).
-`--contracts DIR`, `--builtin judge|report`, `--no-builtin` and `--baseline-from PATH` add to or
-override the table for one run.
+`--contracts DIR`, `--builtin judge|report`, `--no-builtin` and `--baseline-from [REV:]PATH` (a file as
+a git revision holds it: harness.stack.pins.pins_source) add to or override the table for one run.
 This checkout is a project too: its own pins (harness/matrix.toml), locks/ and golden/.
 """
 
