@@ -206,3 +206,30 @@ def test_an_upgrade_without_options_in_the_branch_says_the_command_and_runs_what
     assert entries[matrix.BASELINE].pins == dict(PINS, optax="0.2.8")  # the table's file, as before
     assert entries[matrix.BASELINE].pins_from == "requirements.txt"
     assert entries[matrix.CANDIDATE].pins_from == "the harness's candidate (harness/matrix.toml) over requirements.txt"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--candidate", "optax==0.2.8", "--candidate-from", "requirements.txt"], "--candidate and --candidate-from"),
+    (["--baseline-from", "origin/mian:requirements.txt", "--candidate-from", "requirements.txt"],
+     "no revision 'origin/mian'"),
+    (["--baseline-from", "main:requirements.txt", "--candidate-from", "main:nowhere.txt"], "main has no nowhere.txt"),
+])
+def test_the_command_refuses_bad_input_in_one_message(team, capsys, argv, words):
+    from harness import cli
+
+    assert cli.main(["upgrade", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err, err
+    assert not (team / "reports" / plan.PLAN_FILE).exists()
+
+
+def test_a_baseline_from_given_to_the_command_is_said_as_the_plan_has_it(team, capsys):
+    """`upgrade-harness` hands --baseline-from to the run in the environment, not in its arguments."""
+    from harness.stack import project_options
+
+    options, rest = project_options.split(["--baseline-from", "main:requirements.txt", "--offline"])
+    os.environ.update(project_options.environment(options, team))
+    assert fanout.plan(Workspace.from_environment(), rest, str(team)) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "baseline's pins from main:requirements.txt; candidate's from the harness's candidate" in out
+    assert "--candidate-from requirements.txt" not in out  # no hint: a side was chosen

@@ -52,7 +52,8 @@ def line(ws: Workspace, invoked_from: Path) -> str | None:
 
 def told(ws: Workspace, args, entries: list[matrix.Entry], invoked_from: Path) -> list[str]:
     """The lines to print: the sides' sources when an option chose one, else the branch's bump if any."""
-    if args.baseline_from or args.candidate_from:
+    # `upgrade-harness` hands --baseline-from to the run in the environment (project_options), not in args.
+    if args.baseline_from or os.environ.get(env_vars.BASELINE_FROM) or args.candidate_from:
         base, cand = entries[0], entries[1]
         return [f"baseline's pins from {base.pins_from}; candidate's from {cand.pins_from}"]
     hint = line(ws, invoked_from) if args.candidate is None else None
