@@ -21,7 +21,6 @@ import os
 import sys
 
 import nox
-import uv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -35,6 +34,8 @@ from harness.stack.sessions import ENTRIES, require_python, stack_session  # noq
 @stack_session("tests")
 def tests(session: nox.Session) -> None:
     """Layer contracts, the contracts in the baseline stack, then the harness's own tests (CI runs this)."""
+    import uv  # the runner's own; here, so a nox without it reaches `upgrade`'s preflight, which says so
+
     require_python(session)
     ws = Workspace.from_environment()
     stack_entry.install_entry(session, ws, ENTRIES[matrix.BASELINE])

@@ -194,9 +194,7 @@ class Check:
             self.golden(f"{key}/{path}", leaf, scale=scale, why=None if scale is None else why)
 
     def layout(self, key: str, tree) -> None:
-        """A tree's structure, every leaf's path, dtype and shape, equals the baseline's, as one golden fact:
-        what a checkpoint of an optimizer state depends on. A change names the leaves that differ."""
-        __tracebackhide__ = True
+        """Every leaf's path, dtype and shape as one golden fact (what an optimizer state's checkpoint needs)."""
         self.golden_fact(key, trees.layout(tree))
 
     def describe_input(self, text: str) -> None:

@@ -146,3 +146,15 @@ def test_a_rev_path_reaches_the_children_with_its_path_made_absolute(tmp_path):
     assert env[env_vars.BASELINE_FROM] == f"origin/main:{tmp_path.resolve() / 'requirements.txt'}"
     plain = run_options.environment(RunOptions(baseline_from=Path("requirements.txt")), PROJECT, tmp_path)
     assert plain[env_vars.BASELINE_FROM] == str(tmp_path.resolve() / "requirements.txt")
+
+
+def test_a_path_is_shown_relative_to_where_the_command_was_typed(tmp_path):
+    from harness.stack import cli_args
+
+    (tmp_path / "src" / "deep").mkdir(parents=True)
+    log = tmp_path / "reports" / "baseline.log"
+    assert cli_args.shown_path(log, tmp_path) == "reports/baseline.log"
+    assert cli_args.shown_path(log, tmp_path / "src") == "../reports/baseline.log"
+    assert cli_args.shown_path(log, tmp_path / "src" / "deep") == "../../reports/baseline.log"
+    far = tmp_path.joinpath(*["x"] * 40)  # from there, ../ forty times is longer than the path itself
+    assert cli_args.shown_path(log, far) == str(log.resolve())

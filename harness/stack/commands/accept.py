@@ -77,25 +77,27 @@ def _parse(argv) -> argparse.Namespace:
     return cli_args.parse(parser, argv)
 
 
-def judged(ws: Workspace) -> tuple[Report, Report, Verdict]:
-    """The baseline, the candidate and the verdict on them, or HarnessError saying why there is none."""
+def judged(ws: Workspace, command: str = "nox -s") -> tuple[Report, Report, Verdict]:
+    """The baseline, the candidate and the verdict on them, or HarnessError saying why there is none; the
+    commands named are `command upgrade` and `command accept` (`nox -s` here, `upgrade-harness` in a team's
+    project)."""
     files = [ws.reports / f"{name}.json" for name in (matrix.BASELINE, matrix.CANDIDATE)]
     missing = [shown(ws, f.name) for f in files if not f.exists()]
     if missing:
-        given = f" -- --reports {ws.reports}" if _given_reports(ws) else ""
+        given = f"{' --' if command == 'nox -s' else ''} --reports {ws.reports}" if _given_reports(ws) else ""
         raise HarnessError(f"there is no verdict to accept ({' and '.join(missing)} missing); "
-                           f"run `nox -s upgrade{given}` first, then `nox -s accept{given}`.")
+                           f"run `{command} upgrade{given}` first, then `{command} accept{given}`.")
     base, candidate = (report_io.load(f) for f in files)
     if candidate.status != Status.COMPLETE:
         raise HarnessError(f"the candidate's report is {candidate.status.value}"
                            f"{f' ({candidate.problem})' if candidate.problem else ''}; only a complete, judged "
-                           "candidate can be accepted. Fix that and run `nox -s upgrade` again.")
+                           f"candidate can be accepted. Fix that and run `{command} upgrade` again.")
     replay_file = ws.reports / f"{REPLAY}.json"
     replay = report_io.load(replay_file) if replay_file.exists() else None
     verdict = compare.judge(base, [candidate], replay)
     if verdict.exit_status == EXIT_CANNOT_JUDGE:
         raise HarnessError(f"the verdict could not judge the candidate ({verdict.headline}); fix what it names "
-                           "and run `nox -s upgrade` again before accepting.")
+                           f"and run `{command} upgrade` again before accepting.")
     return base, candidate, verdict
 
 
@@ -112,11 +114,13 @@ def check_fresh(base: Report, pins: matrix.Pins) -> None:
                            "baseline, then `nox -s accept`.")
 
 
-def check_golden_committed(ws: Workspace, steps: Steps) -> None:
-    status = steps.git(ws.root, ["status", "--porcelain", "--", "golden/"]).rstrip()
+def check_golden_committed(ws: Workspace, steps: Steps, golden: Path | None = None) -> None:
+    """The golden folder (golden/, or a project's own) has no uncommitted change to mix with accept's."""
+    folder = f"{(golden or ws.root / 'golden').relative_to(ws.root).as_posix()}/"
+    status = steps.git(ws.root, ["status", "--porcelain", "--", folder]).rstrip()
     if status:
-        raise HarnessError(f"golden/ has uncommitted changes:\n{status}\nCommit or discard them first "
-                           "(`git checkout -- golden/`): accept's re-recording must be the only golden change "
+        raise HarnessError(f"{folder} has uncommitted changes:\n{status}\nCommit or discard them first "
+                           f"(`git checkout -- {folder}`): accept's re-recording must be the only golden change "
                            "under review.")
 
 
@@ -161,7 +165,7 @@ def stopped(problem: str) -> HarnessError:
                         "that and run `nox -s accept` again.")
 
 
-def _recording_failed(ws: Workspace, code: int) -> HarnessError:
+def recording_failed(ws: Workspace, code: int) -> HarnessError:
     """The golden session failed: its log's end, and what to do when checks fail on the new baseline."""
     log = recording_log(ws)
     problem = (f"`nox -s golden -- --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
@@ -186,7 +190,7 @@ def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden
         print("accept: recording golden values from the new baseline (log: reports/golden-recording.log)", flush=True)
         code = steps.record_golden(stage)
         if code:
-            raise _recording_failed(ws, code)
+            raise recording_failed(ws, code)
         accepted = golden_changelog.Accepted(
             when=steps.clock(), before=plan.before, after=plan.after,
             headline=plan.verdict.headline, bits_line=plan.verdict.bits_line,

@@ -30,13 +30,18 @@ def git(root: Path, args: list[str]) -> str:
     return done.stdout
 
 
-def record_golden(stage: staging.Stage) -> int:
+def record_golden(stage: staging.Stage, team: bool = False) -> int:
     """`nox -s golden -- --accept-changes` as a child nox session reading the staged pins and locks and
-    writing the staged golden/ (HARNESS_STAGE); its output goes to reports/golden-recording.log."""
+    writing the staged golden/ (HARNESS_STAGE); its output goes to reports/golden-recording.log. In a
+    team's project (`team`), the package's own sessions, told the project, as `upgrade-harness golden` runs them."""
     root = stage.root
     env = run_options.inherited(os.environ)  # the new pins, never a run's plan, selection or replay
     env[env_vars.STAGE] = str(stage.files)
-    cmd = [sys.executable, "-m", "nox", "-f", str(root / "noxfile.py"), "-s", "golden", "--", "--accept-changes"]
+    noxfile = ["-f", str(root / "noxfile.py")]
+    if team:
+        env[env_vars.PROJECT] = str(root)
+        noxfile = ["-f", str(Path(__file__).resolve().parents[1] / "sessions.py"), "--envdir", str(root / ".nox")]
+    cmd = [sys.executable, "-m", "nox", *noxfile, "-s", "golden", "--", "--accept-changes"]
     (root / "reports").mkdir(exist_ok=True)
     with open(root / "reports" / "golden-recording.log", "w") as log:
         return subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root, check=False).returncode
@@ -69,4 +74,4 @@ class Steps:
         def lock(stage: staging.Stage, entries: list[matrix.Entry]) -> None:
             locks.write_locks(ws.staged(stage.files), log or Printer(), entries)
 
-        return cls(lock=lock, record_golden=record_golden)
+        return cls(lock=lock, record_golden=lambda stage: record_golden(stage, team=not ws.is_checkout))
