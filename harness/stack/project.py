@@ -50,7 +50,7 @@ class Project:
     golden: Path
     locks: Path
     builtin: BuiltinMode  # what the built-in contracts count for (OFF: not run)
-    baseline_from: PinsSource | None  # None: this checkout's harness/matrix.toml
+    baseline_from: Path | None  # None: this checkout's harness/matrix.toml
     pythonpath: tuple[Path, ...] = ()
     python: str | None = None
     candidate: dict[str, str] | None = None
@@ -59,6 +59,12 @@ class Project:
     pins_outside_index: str = "refuse"
     # Entry environments no current plan uses are pruned while all of them are over this (bytes; inf: never).
     envs_size_limit: float = envs.DEFAULT_LIMIT
+    baseline_revision: str | None = None  # `--baseline-from REV:PATH`: baseline_from as git revision REV holds it
+
+    @property
+    def baseline_source(self) -> PinsSource | None:
+        """Where the baseline's pins are read: baseline_from, at baseline_revision when one is given."""
+        return None if self.baseline_from is None else PinsSource(self.baseline_from, self.baseline_revision)
 
     @property
     def suite(self) -> list[str]:
@@ -168,7 +174,7 @@ def _project(root: Path) -> Project:
         golden=root / _path(table.get("golden", "golden"), "golden", source),
         locks=root / _path(table.get("locks", "locks"), "locks", source),
         builtin=builtin,
-        baseline_from=PinsSource(root / _path(baseline_from, "baseline-from", source)),
+        baseline_from=root / _path(baseline_from, "baseline-from", source),
         pythonpath=_dirs(root, _strings(table.get("pythonpath", ["."]), "pythonpath", source), "pythonpath", str(source)),
         python=python, candidate=dict(candidate) if candidate else None, pins_outside_index=outside_index,
         envs_size_limit=_envs_size_limit(table, source),
@@ -198,7 +204,8 @@ def load(ws: Workspace) -> Project:
     if given.builtin:  # --builtin MODE or --no-builtin
         found = dataclasses.replace(found, builtin=BuiltinMode(given.builtin))
     if given.baseline_from:
-        found = dataclasses.replace(found, baseline_from=parse_pins_source(str(given.baseline_from), Path.cwd()))
+        given_from = parse_pins_source(str(given.baseline_from), Path.cwd())
+        found = dataclasses.replace(found, baseline_from=given_from.path, baseline_revision=given_from.revision)
     if ws.stage is not None:  # accept's or a recording's staged copy (harness.stack.staging)
         found = dataclasses.replace(found, golden=ws.in_stage(found.golden), locks=ws.in_stage(found.locks))
     if not found.suite:

@@ -33,7 +33,7 @@ def line(ws: Workspace, invoked_from: Path) -> str | None:
     if ws.is_checkout or os.environ.get(env_vars.BASELINE_FROM):
         return None
     found = project.load(ws)
-    ours = found.baseline_from
+    ours = found.baseline_source
     default = default_branch(found.root)
     if ours is None or default is None:
         return None
