@@ -13,8 +13,9 @@
 Every command but `init` works on the nearest directory upwards whose pyproject.toml has the table:
 `upgrade` and `judge` in this process (their sessions would only call them), the others by running the
 package's nox sessions (harness/stack/sessions.py) there. `--contracts DIR` (repeatable),
-`--builtin judge|report`, `--no-builtin` and `--baseline-from PATH` go with any of them and override the
-table for that run.
+`--builtin judge|report`, `--no-builtin` and `--baseline-from [REV:]PATH` go with any of them and override
+the table for that run; `upgrade --candidate-from [REV:]PATH` judges the pins of a file (a branch's bump
+against `--baseline-from origin/main:requirements.txt`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ from harness.stack.workspace import Workspace
 
 # A value to type for each kind of option, and what it reads as.
 SAMPLES = {str: ("x-1", "x-1"), int: ("7", 7), Path: ("/abs/file", Path("/abs/file")),
-           tuple: ("/abs/dir", (Path("/abs/dir"),))}
+           tuple: ("/abs/dir", (Path("/abs/dir"),)),
+           run_options.RevisionPath: ("main:/abs/file", Path("main:/abs/file"))}  # a file as git revision main holds it
 CHECKOUT = Workspace.of(paths.SOURCE)
 PARSERS = {UPGRADE: lambda argv: upgrade_args.parse(CHECKOUT, argv), GOLDEN: project_options.parse_golden,
            PROJECT: lambda argv: project_options.split(argv)[0]}
@@ -135,6 +136,16 @@ def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeyp
 
 class _Done:
     returncode = 0
+
+
+def test_a_rev_path_reaches_the_children_with_its_path_made_absolute(tmp_path):
+    """`--baseline-from origin/main:requirements.txt` typed in a subdirectory: the children run in the project's
+    root, so the path after the revision is made absolute; the revision stays as typed."""
+    given = RunOptions(baseline_from=Path("origin/main:requirements.txt"))
+    env = run_options.environment(given, PROJECT, tmp_path)
+    assert env[env_vars.BASELINE_FROM] == f"origin/main:{tmp_path.resolve() / 'requirements.txt'}"
+    plain = run_options.environment(RunOptions(baseline_from=Path("requirements.txt")), PROJECT, tmp_path)
+    assert plain[env_vars.BASELINE_FROM] == str(tmp_path.resolve() / "requirements.txt")
 
 
 def test_a_path_is_shown_relative_to_where_the_command_was_typed(tmp_path):

@@ -15,7 +15,7 @@ from harness.model.report import now
 from harness.stack import project, project_options
 from harness.stack.commands import builtin_golden, upgrade_args
 from harness.stack.environments import entry as stack_entry, preflight
-from harness.stack.pins import current, matrix, plan
+from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
 from harness.stack.run.entry_runs import new_run_id
 from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
@@ -29,11 +29,11 @@ def prepare(ws: Workspace, argv, invoked_from: str | None,
     args = upgrade_args.parse(ws, argv, command)
     args.run_id = new_run_id()
     args.typed_in = str(Path(invoked_from or ".").resolve())  # where paths are shown relative to
-    if args.candidate is not None:  # parsed once, here: bad input is told before anything else
-        args.candidate = matrix.CandidateRequest.parse(args.candidate)
-    find_python(current.pins(ws).python)  # a project may set its own
     # This run's --contracts / --builtin / --no-builtin / --baseline-from reach the plan, every entry and the verdict.
     os.environ.update(project_options.environment(args, Path(invoked_from or ".")))
+    # Parsed (or read, --candidate-from) once, here: bad input is told before anything else.
+    args.candidate = candidate_from.request(ws, args.candidate, args.candidate_from, Path(args.typed_in))
+    find_python(current.pins(ws).python)  # a project may set its own
     if args.reports:
         ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
     if args.offline:
@@ -73,4 +73,6 @@ def resolve(ws: Workspace, args) -> list[matrix.Entry]:
     for entry in entries:
         for note in entry.notes:
             print(f"upgrade: {entry.name}: {note}")
+    for line in branch_hint.told(ws, args, entries, Path(args.typed_in)):
+        print(f"upgrade: {line}")
     return entries
