@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.stack import project
-from harness.stack.pins import current, matrix, pins_from, pins_source
+from harness.stack.pins import matrix, pins_from, pins_source
 from harness.stack.workspace import Workspace
 
 
@@ -25,10 +25,6 @@ def request(ws: Workspace, typed: str | None, source: Path | None,
     where = pins_source.parse(str(source), invoked_from)
     pins = pins_from.read_source(where, found.pins_outside_index, side="candidate")
     shown = where.shown(found.root)
-    baseline = current.pins(ws)
-    if pins == baseline.baseline:
-        raise HarnessError(f"--candidate-from {shown} pins the same {', '.join(matrix.PACKAGES)} as the baseline "
-                           f"({baseline.baseline_from or matrix.MATRIX_FILE}): there is no bump to judge. Give the "
-                           "file that bumps them, e.g. --baseline-from origin/main:requirements.txt "
-                           "--candidate-from requirements.txt on the branch that bumps them.")
+    # Pins equal to the baseline's are judged too (a pull request that changes only contracts or code): the
+    # two entries install one stack, which runs once (harness.stack.run.same_stack).
     return matrix.CandidateRequest(f"--candidate-from {shown}", pins, shown)
