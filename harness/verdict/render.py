@@ -114,6 +114,8 @@ def text(verdict: Verdict) -> str:
         out.append(f"         {verdict.bits_line} (informational)")
     if verdict.mode_note:
         out.append(f"         note: {verdict.mode_note}")
+    if verdict.builtin_note:
+        out.append(f"         {verdict.builtin_note}")
     out.append("")
     for row in views.entry_rows(verdict):
         out.append(f"  {row.name:12s} {row.versions}  [{row.status}] {row.result}")
@@ -146,6 +148,7 @@ def as_json(verdict: Verdict) -> dict:
         "own_changes": to_json(verdict.own_changes),  # the project's own moved checks, each with its cause
         "builtin_mode": str(verdict.builtin),  # judge: the built-in contracts decide too; report: only shown
         "mode_note": verdict.mode_note,
+        "builtin_note": verdict.builtin_note,  # which built-in families a team's run took, and why
         "api_diff": to_json(verdict.api_diff),  # harness.model.api_diff: api-diff.schema.json
         # `reused`: the report came from an earlier run (its run, when it finished, the entry that computed it).
         "baseline": {"versions": base.environment.versions, "status": str(base.status),

@@ -172,15 +172,17 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def _baseline_file(root: Path, given: str | None, outside_index: str) -> str:
-    """The file the baseline's pins come from, checked now: a range or a missing pin is said at init."""
+    """The file the baseline's pins come from, checked now: a range or a missing pin is said at init
+    (flax only when the project's code imports it)."""
+    optional = project.optional_packages(root)
     if given:
-        pins_from.read((root / given).resolve(), outside_index)
+        pins_from.read((root / given).resolve(), outside_index, optional)
         return given
     problems = []
     for name in BASELINE_FILES:
         if (root / name).is_file():
             try:
-                pins_from.read(root / name, outside_index)
+                pins_from.read(root / name, outside_index, optional)
                 return name
             except HarnessError as exc:
                 problems.append(str(exc))

@@ -48,8 +48,9 @@ class Outside:
     reason: str
 
 
-def read(path: Path, outside_index: str = "refuse") -> dict[str, str]:
+def read(path: Path, outside_index: str = "refuse", optional: tuple[str, ...] = ()) -> dict[str, str]:
     """jax, jaxlib, optax, flax and numpy at the exact versions `path` pins; HarnessError naming the fix.
+    A package in `optional` may be left unpinned (flax, for a project whose code does not import it).
     The harness installs them from the package index: a line that points elsewhere (another index, a
     direct URL, a local path, an editable install) is refused unless `outside_index` is "ignore" (the
     team's table says so); one of the harness's own packages from elsewhere is always refused."""
@@ -62,11 +63,12 @@ def read(path: Path, outside_index: str = "refuse") -> dict[str, str]:
     else:
         lines, outside = _requirement_lines(path)
         found = _from_requirement_lines(lines, path, outside_index, outside)
-    missing = [pkg for pkg in PACKAGES if pkg not in found]
+    missing = [pkg for pkg in PACKAGES if pkg not in found and pkg not in optional]
     if missing:
+        needed = [pkg for pkg in PACKAGES if pkg not in optional]
         raise HarnessError(f"{path} does not pin {', '.join(missing)}: the baseline must pin exactly "
-                           f"{', '.join(PACKAGES)} (the versions your training runs with), e.g. `{missing[0]}==X.Y.Z`.")
-    return {pkg: found[pkg] for pkg in PACKAGES}
+                           f"{', '.join(needed)} (the versions your training runs with), e.g. `{missing[0]}==X.Y.Z`.")
+    return {pkg: found[pkg] for pkg in PACKAGES if pkg in found}
 
 
 def _check_outside(outside: list[Outside], source: Path, outside_index: str) -> None:
