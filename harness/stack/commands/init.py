@@ -104,10 +104,10 @@ def table(baseline_from: str, contracts: str, builtin: str, outside_index: str =
     _note(out, "golden", "golden values recorded from the baseline (`upgrade-harness golden`): commit them")
     out.add("locks", "locks")
     _note(out, "locks", "the baseline's full lock, written on first use: commit it")
-    out.add(tomlkit.comment('The built-in Optax / Flax NNX contracts: "report" runs them and lists their changes '
-                            "after yours, while"))
+    out.add(tomlkit.comment('The built-in Optax / Flax NNX contracts: "report" runs those covering what your code '
+                            "calls and lists their changes after yours, while"))
     out.add(tomlkit.comment('only your contracts decide the verdict and the exit status; "judge" lets them decide '
-                            "too; false skips them."))
+                            'too ("all": every family); false skips them.'))
     out.add("builtin", False if builtin == "off" else builtin)
     out.add("pythonpath", ["."])
     _note(out, "pythonpath", "where your contracts import your training code from")
