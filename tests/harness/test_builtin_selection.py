@@ -78,7 +78,7 @@ def test_report_mode_runs_the_families_covering_what_the_code_calls(team):
                            "trainer/optim.py:7), clipping (optax.clip_by_global_norm at trainer/optim.py:6)")
     assert "schedules (optax.warmup_cosine_decay_schedule at trainer/optim.py:5)" in line
     assert "not run: data_parallel, performance (`--builtin all` runs them)" in line
-    assert "without flax: your code does not import it" in line and "checkpoints, training do not run" in line
+    assert "your code does not import flax: checkpoints, training do not run (and flax need not be pinned)" in line
     # Nothing shards, so the data-parallel family's process does not start.
     assert multi_device.planned(found, {}) is None and not found.runs_family(devices.FAMILY)
 
@@ -120,7 +120,7 @@ def test_builtin_all_runs_every_family_but_those_needing_flax_it_lacks(team, mon
     assert found.builtin == BuiltinMode.REPORT and found.builtin_scope == Scope.ALL
     every = {m.family for m in builtin_modules.modules()}
     assert set(found.selection.families) == every - {"checkpoints", "training"}
-    assert found.selection.line().startswith("built-in contracts run: every family; without flax")
+    assert found.selection.line().startswith("built-in contracts run: every family; your code does not import flax")
     assert multi_device.planned(found, {}) is not None
 
 
@@ -192,3 +192,17 @@ def test_init_takes_a_baseline_without_flax_when_the_code_does_not_import_it(tmp
     (tmp_path / "pyproject.toml").unlink()
     with pytest.raises(Exception, match="does not pin flax"):
         init.main([], tmp_path)
+
+
+@pytest.mark.parametrize("table, words", [
+    ('[built_on]\n"optax.adamw" = ["optax.nowhere"]\n', "listing in-scope names"),
+    ('[built_on]\n"optax.MultiSteps" = ["optax.add_decayed_weights"]\n', "must be an out-of-scope name"),
+])
+def test_the_ledger_refuses_a_built_on_line_it_cannot_follow(tmp_path, table, words):
+    from harness.coverage import ledger
+    from harness.errors import HarnessError
+
+    path = tmp_path / "ledger.toml"
+    path.write_text(ledger.LEDGER.read_text().split("\n[built_on]\n")[0] + "\n" + table)
+    with pytest.raises(HarnessError, match=words):
+        ledger.read(path)

@@ -73,8 +73,8 @@ class Selection:
         if self.skipped and self.scope == Scope.USED:
             said += f"; not run: {', '.join(self.skipped)} (`--builtin all` runs them)"
         if self.without_flax:
-            said += (f"; without flax: your code does not import it, so it need not be pinned and "
-                     f"{', '.join(self.without_flax)} do not run")
+            said += (f"; your code does not import flax: {', '.join(self.without_flax)} do not run (and flax need "
+                     "not be pinned)")
         return said
 
 
