@@ -45,8 +45,9 @@ def _option(default, **spec):
     return dataclasses.field(default=default, metadata={"spec": Spec(**spec)})
 
 
-_BUILTIN_HELP = ("judge: the built-in contracts' changes decide the exit status too; report: they are shown after "
-                 "yours, but only yours decide (overrides the table's builtin)")
+_BUILTIN_HELP = ("judge: every built-in contract runs and their changes decide the exit status too; report: those "
+                 "covering the Optax callables your code calls run and are shown after yours, but only yours decide; "
+                 "all: report every built-in contract (overrides the table's builtin)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +92,7 @@ class RunOptions:
                                               "`check` fixture); repeatable, added to the contracts of "
                                               "[tool.upgrade-harness]")))
     builtin: str | None = _option(None, group=PROJECT, flags=("--builtin", "--no-builtin"), env=env_vars.BUILTIN,
-                                  argparse=dict(choices=["judge", "report"], help=_BUILTIN_HELP, off_help=(
+                                  argparse=dict(choices=["judge", "report", "all"], help=_BUILTIN_HELP, off_help=(
                                       "run only your own contracts, not the built-in Optax/Flax ones")))
     baseline_from: Path | None = _option(None, group=PROJECT, flags=("--baseline-from",), env=env_vars.BASELINE_FROM,
                                          kind=RevisionPath, argparse=dict(type=Path, metavar="[REV:]PATH", help=(

@@ -51,6 +51,8 @@ class Ledger:
     path: Path
     in_scope: dict[str, InScope]
     out_of_scope: dict[str, str]  # name -> why
+    # An out-of-scope callable -> the in-scope ones it builds on (its contracts run for a team that calls it).
+    built_on: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
 
 def _problem(path: Path, where: str, what: str) -> HarnessError:
@@ -100,12 +102,26 @@ def read(path: Path = LEDGER) -> Ledger:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise HarnessError(f"{path}: cannot read the ledger ({exc}); restore it with git checkout.") from exc
-    unknown = set(data) - {"in_scope", "out_of_scope"}
+    unknown = set(data) - {"in_scope", "out_of_scope", "built_on"}
     if unknown:
-        raise _problem(path, "top level", f"unknown tables {sorted(unknown)}; the tables are in_scope, out_of_scope")
+        raise _problem(path, "top level", f"unknown tables {sorted(unknown)}; the tables are in_scope, out_of_scope, "
+                                          "built_on")
     in_scope = {name: _in_scope(path, name, e) for name, e in data.get("in_scope", {}).items()}
     out = _texts(path, "[out_of_scope]", data.get("out_of_scope", {}))
     both = sorted(set(in_scope) & set(out))
     if both:
         raise _problem(path, "in_scope and out_of_scope", f"{both[0]} is in both; keep one line")
-    return Ledger(path, in_scope, out)
+    return Ledger(path, in_scope, out, _built_on(path, data.get("built_on", {}), in_scope, out))
+
+
+def _built_on(path: Path, table, in_scope: dict[str, InScope], out: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """[built_on]: each out-of-scope name -> in-scope names it builds on."""
+    if not isinstance(table, dict):
+        raise _problem(path, "[built_on]", 'must be a table: "optax.NAME" = ["optax.IN_SCOPE", ...]')
+    found = {}
+    for name, value in table.items():
+        names = (value,) if isinstance(value, str) else value
+        if name not in out or not isinstance(names, list | tuple) or not names or any(n not in in_scope for n in names):
+            raise _problem(path, f"[built_on] {name!r}", "must be an out-of-scope name listing in-scope names")
+        found[name] = tuple(names)
+    return found

@@ -162,4 +162,6 @@ class Verdict:
     # What the built-in contracts counted for in this verdict: REPORT only when there are own contracts.
     builtin: BuiltinMode = BuiltinMode.JUDGE
     mode_note: str | None = None  # why the mode asked for was not the one applied
+    # Which built-in families a team's run took and why ("built-in contracts run for what your code calls: ...").
+    builtin_note: str | None = None
     api_diff: ApiDiff | None = None  # the candidate's public API against the baseline's (harness.stack.api)

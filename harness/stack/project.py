@@ -5,7 +5,7 @@
     contracts = ["contracts"]            # the project's own contract modules (pytest files using `check`)
     golden = "golden"                    # golden values, recorded from the baseline (commit them)
     locks = "locks"                      # the baseline's full lock (`upgrade-harness lock`; commit it)
-    builtin = "report"                   # the built-in Optax contracts: "judge", "report" or false
+    builtin = "report"                   # the built-in Optax contracts: "judge", "report", "all" or false
     pythonpath = ["."]                   # what the contracts import the project's code from
     python = "3.12"                      # optional: the entries' Python (default: the harness's)
     pins-outside-index = "ignore"        # optional: the baseline's file may have index options, URLs, paths, -e
@@ -13,10 +13,11 @@
     [tool.upgrade-harness.candidate]     # optional: the default candidate (default: the harness's)
     optax = "0.2.8"
 
-builtin: "judge" (their changes decide the exit status, as yours do; `true` means this too, and it is
-the default), "report" (they run and are shown after yours, but only yours decide), false (not run).
-`--contracts DIR`, `--builtin judge|report`, `--no-builtin` and `--baseline-from [REV:]PATH` (a file as
-a git revision holds it: harness.stack.pins.pins_source) add to or override the table for one run.
+builtin: "judge" (every family runs and their changes decide the exit status, as yours do; `true` means
+this too, and it is the default), "report" (only the families covering what your code calls run, shown
+after yours while only yours decide: harness.stack.selection), "all" (report every family), false (not
+run). `--contracts DIR`, `--builtin judge|report|all`, `--no-builtin` and `--baseline-from [REV:]PATH` (a
+file as a git revision holds it: harness.stack.pins.pins_source) add to or override the table for one run.
 This checkout is a project too: its own pins (harness/matrix.toml), locks/ and golden/.
 """
 
@@ -31,7 +32,10 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import name_clash
 from harness.stack.environments import envs
+from harness.stack.pins import matrix
 from harness.stack.pins.pins_source import PinsSource, parse as parse_pins_source
+from harness.stack.selection import team_code
+from harness.stack.selection.select import Scope, Selection, select
 from harness.stack.workspace import Workspace
 
 TABLE = "upgrade-harness"
@@ -60,6 +64,10 @@ class Project:
     # Entry environments no current plan uses are pruned while all of them are over this (bytes; inf: never).
     envs_size_limit: float = envs.DEFAULT_LIMIT
     baseline_revision: str | None = None  # `--baseline-from REV:PATH`: baseline_from as git revision REV holds it
+    builtin_scope: Scope = Scope.ALL  # which built-in families run: all, or those covering what the code calls
+    imports_flax: bool = True  # whether the project's code imports flax (this checkout's contracts do)
+    # The built-in families this run takes and why (load() decides; None: the whole package, as the checkout).
+    selection: Selection | None = None
 
     @property
     def baseline_source(self) -> PinsSource | None:
@@ -69,9 +77,17 @@ class Project:
     @property
     def suite(self) -> list[str]:
         """pytest's arguments for the contracts an entry runs, built-in first. The built-in ones by
-        package name (--pyargs): the copy installed in the entry's environment, not the host's."""
-        runs_builtin = self.builtin != BuiltinMode.OFF
-        return (["--pyargs", BUILTIN_PACKAGE] if runs_builtin else []) + [str(p) for p in self.own_contracts]
+        package or module name (--pyargs): the copy installed in the entry's environment, not the host's."""
+        own = [str(p) for p in self.own_contracts]
+        if self.builtin == BuiltinMode.OFF:
+            return own
+        if self.selection is None or (self.selection.scope == Scope.ALL and not self.selection.without_flax):
+            return ["--pyargs", BUILTIN_PACKAGE, *own]
+        return (["--pyargs", *self.selection.modules] if self.selection.modules else []) + own
+
+    def runs_family(self, family: str) -> bool:
+        """Whether this run takes the built-in family (the data-parallel one runs in a process of its own)."""
+        return self.builtin != BuiltinMode.OFF and (self.selection is None or self.selection.runs(family))
 
 
 def find_root(start: Path) -> Path | None:
@@ -126,19 +142,23 @@ def _table(root: Path) -> dict:
     return table
 
 
-# The table's builtin values; `true` is what tables said before "judge" and "report" existed.
-_BUILTIN_VALUES = {True: BuiltinMode.JUDGE, "judge": BuiltinMode.JUDGE, "report": BuiltinMode.REPORT,
-                   False: BuiltinMode.OFF}
+# The table's (and --builtin's) builtin values: what they count for, and which families run. `true` is
+# what tables said before "judge" and "report" existed.
+ALL = "all"  # report every family, not only those covering what the code calls
+_BUILTIN_VALUES = {True: (BuiltinMode.JUDGE, Scope.ALL), "judge": (BuiltinMode.JUDGE, Scope.ALL),
+                   "report": (BuiltinMode.REPORT, Scope.USED), ALL: (BuiltinMode.REPORT, Scope.ALL),
+                   False: (BuiltinMode.OFF, Scope.ALL), "off": (BuiltinMode.OFF, Scope.ALL)}
 
 
-def _builtin(table: dict, source: Path) -> BuiltinMode:
+def _builtin(table: dict, source: Path) -> tuple[BuiltinMode, Scope]:
     value = table.get("builtin", True)
-    # `1 == True` in a dict lookup: only a real boolean or one of the two words is a value.
-    if isinstance(value, (bool, str)) and value in _BUILTIN_VALUES:
+    # `1 == True` in a dict lookup: only a real boolean or one of the words is a value.
+    if isinstance(value, (bool, str)) and value in _BUILTIN_VALUES and value != "off":
         return _BUILTIN_VALUES[value]
-    raise HarnessError(f'{source}: [tool.{TABLE}] builtin must be "judge", "report" or false (not {value!r}): '
+    raise HarnessError(f'{source}: [tool.{TABLE}] builtin must be "judge", "report", "all" or false (not {value!r}): '
                        '"judge" lets the built-in contracts\' changes decide the exit status (true means this too), '
-                       '"report" shows them after yours while only yours decide, false does not run them.')
+                       '"report" shows those covering what your code calls after yours while only yours decide, '
+                       '"all" reports every one, false does not run them.')
 
 
 def _envs_size_limit(table: dict, source: Path) -> float:
@@ -152,7 +172,7 @@ def _envs_size_limit(table: dict, source: Path) -> float:
 
 def _project(root: Path) -> Project:
     table, source = _table(root), root / "pyproject.toml"
-    builtin = _builtin(table, source)
+    builtin, scope = _builtin(table, source)
     candidate = table.get("candidate")
     if candidate is not None and not (isinstance(candidate, dict) and all(isinstance(v, str) for v in candidate.values())):
         raise HarnessError(f'{source}: [tool.{TABLE}.candidate] must map packages to versions, e.g. optax = "0.2.8".')
@@ -173,7 +193,7 @@ def _project(root: Path) -> Project:
         own_contracts=_dirs(root, _strings(table.get("contracts", []), "contracts", source), "contracts", str(source)),
         golden=root / _path(table.get("golden", "golden"), "golden", source),
         locks=root / _path(table.get("locks", "locks"), "locks", source),
-        builtin=builtin,
+        builtin=builtin, builtin_scope=scope,
         baseline_from=root / _path(baseline_from, "baseline-from", source),
         pythonpath=_dirs(root, _strings(table.get("pythonpath", ["."]), "pythonpath", source), "pythonpath", str(source)),
         python=python, candidate=dict(candidate) if candidate else None, pins_outside_index=outside_index,
@@ -193,6 +213,29 @@ def _checkout(root: Path) -> Project:
                    builtin=BuiltinMode.JUDGE, baseline_from=None)
 
 
+def code_of(found: Project, ws: Workspace) -> team_code.TeamCode:
+    """What the project's code and contracts call (its tests/, golden, locks and environments left out)."""
+    skip = (found.golden, found.locks, ws.envdir, ws.published)
+    return team_code.read(found.root, team_code.files(found.root, found.pythonpath, found.own_contracts, skip))
+
+
+def optional_packages(root: Path) -> tuple[str, ...]:
+    """What the project at `root` (before it has a table: all its code) may leave unpinned: flax unless it
+    imports it."""
+    code = team_code.read(root, team_code.files(root, (root,), (), ()))
+    return () if code.imports_flax else matrix.OPTIONAL
+
+
+def with_selection(found: Project, ws: Workspace) -> Project:
+    """The project with the built-in families its run takes: in report mode those covering what its code
+    calls, else all; never those needing Flax when its code does not import flax."""
+    code = code_of(found, ws)
+    # Without contracts of its own a project's built-in ones are judged (harness.verdict.own): all of them.
+    reported = found.builtin == BuiltinMode.REPORT and found.own_contracts
+    scope = found.builtin_scope if reported else Scope.ALL
+    return dataclasses.replace(found, imports_flax=code.imports_flax, selection=select(scope, code))
+
+
 def load(ws: Workspace) -> Project:
     """The workspace's project, with this run's --contracts / --builtin / --no-builtin / --baseline-from
     applied."""
@@ -201,13 +244,16 @@ def load(ws: Workspace) -> Project:
     if given.contracts:
         found = dataclasses.replace(found, own_contracts=tuple(dict.fromkeys(found.own_contracts + _dirs(
             Path.cwd(), [str(d) for d in given.contracts], "--contracts", "given with --contracts"))))
-    if given.builtin:  # --builtin MODE or --no-builtin
-        found = dataclasses.replace(found, builtin=BuiltinMode(given.builtin))
+    if given.builtin:  # --builtin MODE, --builtin all or --no-builtin
+        mode, scope = _BUILTIN_VALUES[given.builtin]
+        found = dataclasses.replace(found, builtin=mode, builtin_scope=scope)
     if given.baseline_from:
         given_from = parse_pins_source(str(given.baseline_from), Path.cwd())
         found = dataclasses.replace(found, baseline_from=given_from.path, baseline_revision=given_from.revision)
     if ws.stage is not None:  # accept's or a recording's staged copy (harness.stack.staging)
         found = dataclasses.replace(found, golden=ws.in_stage(found.golden), locks=ws.in_stage(found.locks))
+    if not ws.is_checkout:
+        found = with_selection(found, ws)
     if not found.suite:
         raise HarnessError("there are no contracts to run: the built-in ones are switched off and no "
                            f"contracts directory is given; set contracts = [\"DIR\"] in [tool.{TABLE}] or pass --contracts DIR.")

@@ -40,6 +40,8 @@ def _css_class(status: int) -> str:
 
 def _bits_paragraph(verdict: Verdict) -> str:
     note = f"<p class='detail' id='mode-note'>Note: {escape(verdict.mode_note)}</p>" if verdict.mode_note else ""
+    if verdict.builtin_note:
+        note += f"<p class='detail' id='builtin-note'>{escape(verdict.builtin_note)}</p>"
     if not verdict.bits_line:
         return note
     return (f"<p id='bits'><b>Bits changed</b> (informational: does not affect the exit status): "

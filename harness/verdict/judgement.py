@@ -33,6 +33,7 @@ class Inputs:
     # The baseline restoring another entry's checkpoints, by that entry's name (harness.verdict.rollback).
     rollbacks: Mapping[str, Path] = dataclasses.field(default_factory=dict)
     api_diff: Path | None = None  # api-diff.json: the candidate's public API against the baseline's
+    builtin_note: str | None = None  # which built-in families a team's run took, and why
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +131,8 @@ def judge(inputs: Inputs, out: Outputs) -> int:
     verdict = compare.judge(base, others, replay, builtin=inputs.builtin, api=_api_diff(inputs.api_diff))
     if inputs.bisect:
         verdict = _with_bisection(verdict, inputs.bisect)
+    if inputs.builtin_note:
+        verdict = dataclasses.replace(verdict, builtin_note=inputs.builtin_note)
     print(render.text(verdict))
     try:
         _write(verdict, others, out)

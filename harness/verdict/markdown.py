@@ -44,6 +44,8 @@ def _head(verdict: Verdict) -> list[str]:
         out += [f"Bits changed (informational: does not affect the exit status): {esc(verdict.bits_line)}", ""]
     if verdict.mode_note:
         out += [f"Note: {esc(verdict.mode_note)}", ""]
+    if verdict.builtin_note:
+        out += [esc(verdict.builtin_note[0].upper() + verdict.builtin_note[1:]), ""]
     out += ["| entry | versions | status | result |", "|---|---|---|---|"]
     out += [f"| {r.name} | {r.versions} | {r.status} | {r.result} |" for r in views.entry_rows(verdict)]
     out += _own(verdict)

@@ -116,6 +116,8 @@ def text(verdict: Verdict) -> str:
         out.append(f"         {verdict.bits_line} (informational)")
     if verdict.mode_note:
         out.append(f"         note: {verdict.mode_note}")
+    if verdict.builtin_note:
+        out.append(f"         {verdict.builtin_note}")
     out.append("")
     for row in views.entry_rows(verdict):
         out.append(f"  {row.name:12s} {row.versions}  [{row.status}] {row.result}")
@@ -151,6 +153,7 @@ def as_json(verdict: Verdict) -> dict:
         "mode_note": verdict.mode_note,
         # Entries whose report is another's: they install the same stack, which ran once.
         "same_stack": [{"entry": s.entry, "same_as": s.same_as} for s in views.same_stacks(verdict)],
+        "builtin_note": verdict.builtin_note,  # which built-in families a team's run took, and why
         "api_diff": to_json(verdict.api_diff),  # harness.model.api_diff: api-diff.schema.json
         # `reused`: the report came from an earlier run (its run, when it finished, the entry that computed it).
         "baseline": {"versions": base.environment.versions, "status": str(base.status),

@@ -289,3 +289,19 @@ def test_in_report_mode_the_line_under_the_headline_and_the_exit_meaning_speak_o
     assert verdict.exit_status == 0 and "builtin/test_b" not in (verdict.bits_line or "")
     assert verdict.bits_line.startswith("1 value in 1 check changed bits")
     assert "0 none of your contracts changed" in markdown.markdown(verdict)
+
+
+def test_the_verdict_says_which_built_in_families_ran_and_why(base, judge):
+    """A team's run takes only the built-in families covering what its code calls: every form says which."""
+    import dataclasses
+
+    from harness.verdict import html
+
+    own_base = _own(base, "demo")
+    line = ("built-in contracts run for what your code calls: accumulation (optax.MultiSteps at trainer/optim.py:7); "
+            "not run: clipping (`--builtin all` runs them)")
+    verdict = dataclasses.replace(judge(own_base, _candidate(own_base), builtin=BuiltinMode.REPORT), builtin_note=line)
+    assert f"\n         {line}\n" in render.text(verdict)
+    assert "Built-in contracts run for what your code calls: accumulation" in markdown.markdown(verdict)
+    assert render.as_json(verdict)["builtin_note"] == line
+    assert "optax.MultiSteps at trainer/optim.py:7" in html.page(verdict, [])

@@ -96,8 +96,21 @@ def test_a_lock_that_forks_a_package_is_refused(tmp_path):
         pins_from.read(path)
 
 
-def _project(tmp_path, table: str):
+TRAIN = """\
+    import optax
+    from flax import nnx
+
+
+    def optimizer(model):
+        return nnx.Optimizer(model, optax.MultiSteps(optax.adamw(1e-3), every_k_schedule=2), wrt=nnx.Param)
+    """
+
+
+def _project(tmp_path, table: str, code: str = TRAIN):
+    """A team's project: exact pins, a contracts directory, its table, and training code (Flax NNX and
+    Optax's MultiSteps over adamw unless `code` says otherwise)."""
     _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    _write(tmp_path / "train.py", code)
     (tmp_path / "contracts").mkdir(exist_ok=True)
     _write(tmp_path / "pyproject.toml", "[tool.upgrade-harness]\n" + textwrap.dedent(table))
     return tmp_path
@@ -107,8 +120,8 @@ def _project(tmp_path, table: str):
     ('contracts = ["contracts"]\n', "needs baseline-from"),
     ('baseline-from = "requirements.txt"\ncontract = ["contracts"]\n', "unknown key(s) contract"),
     ('baseline-from = "requirements.txt"\ncontracts = ["nowhere"]\n', "contracts directory 'nowhere'"),
-    # Was "builtin must be true or false": builtin now also takes "judge" and "report".
-    ('baseline-from = "requirements.txt"\nbuiltin = "no"\n', 'builtin must be "judge", "report" or false'),
+    # Was "builtin must be true or false": builtin now also takes "judge", "report" and "all".
+    ('baseline-from = "requirements.txt"\nbuiltin = "no"\n', 'builtin must be "judge", "report", "all" or false'),
     ('baseline-from = "requirements.txt"\nbuiltin = 1\n', '(not 1)'),
     ('baseline-from = "requirements.txt"\ncontracts = [1]\n', "must be a path or a list of paths"),
     ('baseline-from = "requirements.txt"\nbuiltin = false\n', "there are no contracts to run"),
@@ -148,7 +161,8 @@ def test_the_builtin_key_says_what_the_builtin_contracts_count_for(tmp_path, mon
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
     found = project.load(Workspace.from_environment())
     assert found.builtin == mode
-    assert ("harness.builtin" in found.suite) == (mode != BuiltinMode.OFF)
+    assert any(a.startswith("harness.builtin") for a in found.suite) == (mode != BuiltinMode.OFF)
+    assert ("harness.builtin" in found.suite) == (mode == BuiltinMode.JUDGE)  # the whole package: every family
 
 
 def test_without_the_key_the_builtin_contracts_are_judged(tmp_path, monkeypatch):
@@ -183,7 +197,7 @@ def test_builtin_on_the_command_line_overrides_the_table_for_one_run(tmp_path, m
 def test_a_bad_builtin_option_is_refused_with_the_choices(argv):
     with pytest.raises(HarnessError) as raised:
         project_options.split(argv)
-    assert "--builtin takes judge or report" in str(raised.value)
+    assert "--builtin takes judge, report or all" in str(raised.value)
     assert "not with --no-builtin" in str(raised.value)
 
 
@@ -197,7 +211,7 @@ def test_upgrade_usage_names_the_command_that_was_typed(monkeypatch, capsys, tmp
             upgrade_args.parse(Workspace.from_environment(), ["--help"])
         usage = capsys.readouterr().out
         assert usage.startswith(prog), usage
-        assert "--builtin {judge,report}" in usage
+        assert "--builtin {judge,report,all}" in usage
 
 
 def test_init_writes_the_table_noxfile_and_guide(tmp_path, capsys):

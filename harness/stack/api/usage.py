@@ -22,6 +22,7 @@ class FileUse:
     module: str  # the file's dotted module name under its root ("harness.builtin.nnx_compat")
     uses: dict[str, dict[str, int]]  # top-level name ("<module>" for loose statements) -> name -> first line
     refs: dict[str, set[tuple[str, str]]]  # top-level name -> (module, top-level name) it refers to
+    imported: frozenset[str] = frozenset()  # every dotted name the file imports ("flax.nnx", "optax")
 
 
 def _imports(tree: ast.Module, module: str) -> dict[str, tuple[str, bool]]:
@@ -42,8 +43,9 @@ def _imports(tree: ast.Module, module: str) -> dict[str, tuple[str, bool]]:
 
 
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, table: dict[str, tuple[str, bool]], tops: set[str], module: str) -> None:
-        self.table, self.tops, self.module = table, tops, module
+    def __init__(self, table: dict[str, tuple[str, bool]], tops: set[str], module: str,
+                 libraries: tuple[str, ...] = LIBRARIES) -> None:
+        self.table, self.tops, self.module, self.libraries = table, tops, module, libraries
         self.uses: dict[str, int] = {}
         self.refs: set[tuple[str, str]] = set()
 
@@ -62,7 +64,7 @@ class _Visitor(ast.NodeVisitor):
             return False
         dotted, whole = found
         full = ".".join([dotted, *parts[1:]])
-        if dotted.split(".")[0] in LIBRARIES and (len(parts) > 1 or not whole):
+        if dotted.split(".")[0] in self.libraries and (len(parts) > 1 or not whole):
             self.uses.setdefault(full, line)
             return True
         self.refs.add((dotted, parts[1]) if len(parts) > 1 and whole else tuple(dotted.rsplit(".", 1)))
@@ -77,8 +79,8 @@ class _Visitor(ast.NodeVisitor):
         self._name([node.id], node.lineno)
 
 
-def scan_file(path: Path, module: str) -> FileUse:
-    """The library names each top-level definition of the file at `path` uses."""
+def scan_file(path: Path, module: str, libraries: tuple[str, ...] = LIBRARIES) -> FileUse:
+    """The names of `libraries` each top-level definition of the file at `path` uses."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     table = _imports(tree, module)
     tops = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
@@ -91,12 +93,12 @@ def scan_file(path: Path, module: str) -> FileUse:
             continue
         names = [getattr(node, "name", None)] if hasattr(node, "name") else [
             t.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if isinstance(t, ast.Name)]
-        visitor = _Visitor(table, tops, module)
+        visitor = _Visitor(table, tops, module, libraries)
         visitor.visit(node)
         for name in names or ["<module>"]:
             uses.setdefault(name, {}).update(visitor.uses)
             refs.setdefault(name, set()).update(visitor.refs)
-    return FileUse(path, module, uses, refs)
+    return FileUse(path, module, uses, refs, frozenset(dotted for dotted, _ in table.values()))
 
 
 def reached(files: list[FileUse], module: str, name: str) -> dict[str, int]:
@@ -141,13 +143,13 @@ def _first_link(folder: Path, linked: set[str]) -> bool:
     return True
 
 
-def scan(root: Path, files: list[Path]) -> list[FileUse]:
+def scan(root: Path, files: list[Path], libraries: tuple[str, ...] = LIBRARIES) -> list[FileUse]:
     """Every file, named as a module under `root`; a file Python cannot parse is skipped."""
     scanned = []
     for path in files:
         module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
         try:
-            scanned.append(scan_file(path, module))
+            scanned.append(scan_file(path, module, libraries))
         except (SyntaxError, UnicodeDecodeError, OSError):
             continue
     return scanned

@@ -105,10 +105,10 @@ def table(baseline_from: str, contracts: str, builtin: str, outside_index: str =
     _note(out, "golden", "golden values recorded from the baseline (`upgrade-harness golden`): commit them")
     out.add("locks", "locks")
     _note(out, "locks", "the baseline's full lock, written on first use: commit it")
-    out.add(tomlkit.comment('The built-in Optax / Flax NNX contracts: "report" runs them and lists their changes '
-                            "after yours, while"))
+    out.add(tomlkit.comment('The built-in Optax / Flax NNX contracts: "report" runs those covering what your code '
+                            "calls and lists their changes after yours, while"))
     out.add(tomlkit.comment('only your contracts decide the verdict and the exit status; "judge" lets them decide '
-                            "too; false skips them."))
+                            'too ("all": every family); false skips them.'))
     out.add("builtin", False if builtin == "off" else builtin)
     out.add("pythonpath", ["."])
     _note(out, "pythonpath", "where your contracts import your training code from")
@@ -174,15 +174,17 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def _baseline_file(root: Path, given: str | None, outside_index: str) -> str:
-    """The file the baseline's pins come from, checked now: a range or a missing pin is said at init."""
+    """The file the baseline's pins come from, checked now: a range or a missing pin is said at init
+    (flax only when the project's code imports it)."""
+    optional = project.optional_packages(root)
     if given:
-        pins_from.read((root / given).resolve(), outside_index)
+        pins_from.read((root / given).resolve(), outside_index, optional=optional)
         return given
     problems = []
     for name in BASELINE_FILES:
         if (root / name).is_file():
             try:
-                pins_from.read(root / name, outside_index)
+                pins_from.read(root / name, outside_index, optional=optional)
                 return name
             except HarnessError as exc:
                 problems.append(str(exc))

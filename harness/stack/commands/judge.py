@@ -33,6 +33,12 @@ def verdict_builtin(ws: Workspace) -> BuiltinMode:
     return BuiltinMode.REPORT if project.load(ws).builtin == BuiltinMode.REPORT else BuiltinMode.JUDGE
 
 
+def builtin_note(ws: Workspace) -> str | None:
+    """A team's project: which built-in families its run takes and why (harness.stack.selection)."""
+    found = project.load(ws)
+    return found.selection.line() if found.selection is not None and found.builtin != BuiltinMode.OFF else None
+
+
 def _unplanned(directory: Path) -> str:
     """Why a run made no plan, when its candidate's report says: the candidate did not resolve."""
     try:
@@ -120,6 +126,6 @@ def inputs(directory: Path) -> judgement.Inputs:
 def judge(ws: Workspace, directory: Path) -> int:
     """The verdict on the run in `directory` (of the workspace's project), written beside its reports; the
     exit status (0/1/2)."""
-    found = dataclasses.replace(inputs(directory), builtin=verdict_builtin(ws),
+    found = dataclasses.replace(inputs(directory), builtin=verdict_builtin(ws), builtin_note=builtin_note(ws),
                                 api_diff=api_for_run.beside(ws, directory, planned_entries(directory)))
     return judgement.judge(found, judgement.Outputs.beside(directory))

@@ -154,6 +154,7 @@ def _upgrade(ws: Workspace, args) -> int:
     inputs = judgement.Inputs(tuple(reports / f"{e.name}.json" for e in ran),
                               replay=replay if replay is not None and replay.exists() else None,
                               bisect=bisected, builtin=judge.verdict_builtin(ws), run_id=args.run_id,
+                              builtin_note=judge.builtin_note(ws),
                               rollbacks=rolled,
                               api_diff=api_for_run.compute(ws, reports, entries))
     return judgement.judge(inputs, judgement.Outputs.beside(reports))

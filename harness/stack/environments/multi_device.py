@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness import devices, env_vars, run_options
 from harness.model import report_io, report_merge
-from harness.model.enums import BuiltinMode, Status
+from harness.model.enums import Status
 from harness.model.report import JaxPlatform
 from harness.stack import project
 from harness.stack.run import ending
@@ -31,8 +31,9 @@ class FamilyProcess:
 
 
 def planned(found: project.Project, environ) -> FamilyProcess | None:
-    """The family's process for this project under `environ`; None when the built-in contracts do not run."""
-    if found.builtin == BuiltinMode.OFF:
+    """The family's process for this project under `environ`; None when the run does not take the family
+    (the built-in contracts are off, or the project's code shards nothing: harness.stack.selection)."""
+    if not found.runs_family(devices.FAMILY):
         return None
     platform = run_options.from_environment(environ).multi_device_platform or devices.CPU
     return FamilyProcess(platform, ("--pyargs", devices.MODULE, "--harness-multi-device"),

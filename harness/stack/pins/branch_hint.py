@@ -38,8 +38,9 @@ def line(ws: Workspace, invoked_from: Path) -> str | None:
     if ours is None or default is None:
         return None
     try:
-        before = pins_from.read_source(PinsSource(ours.path, default), found.pins_outside_index)
-        after = pins_from.read_source(ours, found.pins_outside_index, side="candidate")
+        optional = () if found.imports_flax else matrix.OPTIONAL
+        before = pins_from.read_source(PinsSource(ours.path, default), found.pins_outside_index, optional=optional)
+        after = pins_from.read_source(ours, found.pins_outside_index, side="candidate", optional=optional)
     except HarnessError:
         return None
     moved = [f"{pkg} {before[pkg]} → {after[pkg]}" for pkg in matrix.PACKAGES if before[pkg] != after[pkg]]

@@ -4,6 +4,7 @@ neither the matrix nor a team's pins need the other to read theirs."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from harness import env_vars
@@ -26,4 +27,14 @@ def pins(ws: Workspace) -> Pins:
 
 def entries(ws: Workspace, candidate: CandidateRequest | None = None) -> dict[str, Entry]:
     """The project's entries by name, the candidate replaced by an ad-hoc request when one is given."""
-    return matrix.entries(pins(ws), candidate, committed=ws.is_checkout)
+    found = pins(ws)
+    return matrix.entries(found, within(candidate, found.baseline), committed=ws.is_checkout)
+
+
+def within(candidate: CandidateRequest | None, baseline: dict[str, str]) -> CandidateRequest | None:
+    """The request less the optional packages the baseline leaves out (`--candidate latest` names flax; a
+    project without it installs none on either side)."""
+    if candidate is None:
+        return None
+    kept = {p: v for p, v in candidate.pins.items() if p in baseline or p not in matrix.OPTIONAL}
+    return candidate if kept == candidate.pins else dataclasses.replace(candidate, pins=kept)

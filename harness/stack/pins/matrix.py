@@ -22,6 +22,10 @@ from harness.stack import paths
 
 PACKAGES = STACK_VERSION_KEYS[1:]  # what an entry pins besides python: jax, jaxlib, optax, flax, numpy
 
+# What a project may leave unpinned when its code does not import it: its entries then install none
+# (nothing else of the stack depends on it) and the built-in families that need it do not run.
+OPTIONAL = ("flax",)
+
 # Packages that are bumped together when attributing a change: jaxlib follows jax.
 GROUPS = {"jax": ("jax", "jaxlib"), "optax": ("optax",), "flax": ("flax",), "numpy": ("numpy",)}
 

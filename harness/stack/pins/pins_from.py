@@ -57,14 +57,16 @@ class Outside:
 SIDES = ("baseline", "candidate")  # the side whose pins a file gives: --baseline-from, --candidate-from
 
 
-def read_source(source: PinsSource, outside_index: str = "refuse", side: str = "baseline") -> dict[str, str]:
+def read_source(source: PinsSource, outside_index: str = "refuse", side: str = "baseline",
+                optional: tuple[str, ...] = ()) -> dict[str, str]:
     """`read` of a file of the working tree or of a git revision (`REV:PATH`)."""
-    return read(source.path, outside_index, side, pin_files.of(source, f"--{side}-from"))
+    return read(source.path, outside_index, side, pin_files.of(source, f"--{side}-from"), optional)
 
 
 def read(path: Path, outside_index: str = "refuse", side: str = "baseline",
-         files: Files = WorkingTree()) -> dict[str, str]:
+         files: Files = WorkingTree(), optional: tuple[str, ...] = ()) -> dict[str, str]:
     """jax, jaxlib, optax, flax and numpy at the exact versions `path` pins; HarnessError naming the fix.
+    A package in `optional` may be left unpinned (flax, for a project whose code does not import it).
     The harness installs them from the package index: a line that points elsewhere (another index, a
     direct URL, a local path, an editable install) is refused unless `outside_index` is "ignore" (the
     team's table says so); one of the harness's own packages from elsewhere is always refused."""
@@ -77,11 +79,12 @@ def read(path: Path, outside_index: str = "refuse", side: str = "baseline",
     else:
         lines, outside = _requirement_lines(path, files)
         found = _from_requirement_lines(lines, files.shown(path), outside_index, outside, side)
-    missing = [pkg for pkg in PACKAGES if pkg not in found]
+    missing = [pkg for pkg in PACKAGES if pkg not in found and pkg not in optional]
     if missing:
+        needed = [pkg for pkg in PACKAGES if pkg not in optional]
         raise HarnessError(f"{files.shown(path)} does not pin {', '.join(missing)}: the {side} must pin exactly "
-                           f"{', '.join(PACKAGES)} (the versions your training runs with), e.g. `{missing[0]}==X.Y.Z`.")
-    return {pkg: found[pkg] for pkg in PACKAGES}
+                           f"{', '.join(needed)} (the versions your training runs with), e.g. `{missing[0]}==X.Y.Z`.")
+    return {pkg: found[pkg] for pkg in PACKAGES if pkg in found}
 
 
 def _toml(path: Path, files: Files) -> dict:

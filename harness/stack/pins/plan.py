@@ -43,7 +43,7 @@ def build(ws: Workspace, candidate: matrix.CandidateRequest | None, locks_dir: P
     if written:
         print(f"upgrade: wrote {written}: the baseline's stack fully resolved (commit it)")
     # An ad-hoc candidate names its pins; a project's default candidate, what it moves from the baseline.
-    named = (candidate.pins if candidate is not None
+    named = ({p: v for p, v in candidate.pins.items() if p in cand.pins} if candidate is not None
              else {p: v for p, v in cand.pins.items() if base.pins.get(p) != v})
     cand = _resolved(ws, cand, named, base.pins, locks_dir, prerelease)
     singles = []

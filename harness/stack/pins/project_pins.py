@@ -13,12 +13,15 @@ from harness.stack.workspace import Workspace
 def load(ws: Workspace) -> matrix.Pins:
     found = project.load(ws)
     defaults = matrix.load_pins(ws.matrix)
-    baseline = pins_from.read_source(found.baseline_source, found.pins_outside_index)
+    # flax is the project's to pin only when its code imports it (harness.stack.selection.team_code).
+    baseline = pins_from.read_source(found.baseline_source, found.pins_outside_index,
+                                     optional=() if found.imports_flax else matrix.OPTIONAL)
     # The harness's candidate moves what it bumps over its own baseline; the project's other pins stay.
     # Only forward: a team already past the harness's candidate keeps its own version.
     moved = {p: v for p, v in defaults.candidate.items()
-             if defaults.baseline.get(p) != v and Version(v) > Version(baseline[p])}
+             if p in baseline and defaults.baseline.get(p) != v and Version(v) > Version(baseline[p])}
     candidate = dict(baseline, **(found.candidate if found.candidate is not None else moved))
+    candidate = {p: v for p, v in candidate.items() if p in baseline or p not in matrix.OPTIONAL}
     unknown = sorted(set(candidate) - set(matrix.PACKAGES))
     if unknown:
         raise matrix.HarnessError(f"[tool.{project.TABLE}.candidate] pins {', '.join(unknown)}; "

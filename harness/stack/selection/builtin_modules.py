@@ -1,0 +1,63 @@
+"""The built-in contract modules (harness/builtin/test_*.py) by family, read from their source (ast: the
+host never imports them), and whether a family needs Flax: its module, or a helper module of
+harness/builtin it imports, imports flax or asks for it with pytest.importorskip."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+from harness.stack import paths
+
+BUILTIN = paths.PACKAGE / "builtin"
+PACKAGE = "harness.builtin"
+
+
+@dataclasses.dataclass(frozen=True)
+class BuiltinModule:
+    name: str  # "harness.builtin.test_accumulation"
+    family: str
+    needs_flax: bool
+
+
+def _family(tree: ast.Module, path: Path) -> str:
+    """The literal of `pytest.mark.family("...")` in pytestmark, else the name without test_ (as the plugin)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+            for call in ast.walk(node.value):
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "family"
+                        and call.args and isinstance(call.args[0], ast.Constant)):
+                    return str(call.args[0].value)
+    return path.stem.removeprefix("test_")
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """Dotted modules the file imports, `importorskip("...")` included."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "importorskip"
+              and node.args and isinstance(node.args[0], ast.Constant)):
+            found.add(str(node.args[0].value))
+    return found
+
+
+def _needs_flax(path: Path, folder: Path, seen: frozenset[Path] = frozenset()) -> bool:
+    imported = _imported(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    if any(m == "flax" or m.startswith("flax.") for m in imported):
+        return True
+    helpers = {folder / f"{m.removeprefix(PACKAGE + '.')}.py" for m in imported if m.startswith(PACKAGE + ".")}
+    return any(_needs_flax(h, folder, seen | {path}) for h in helpers if h.is_file() and h not in seen | {path})
+
+
+def modules(folder: Path = BUILTIN) -> tuple[BuiltinModule, ...]:
+    """Every built-in contract module, in file order."""
+    found = []
+    for path in sorted(folder.glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        found.append(BuiltinModule(f"{PACKAGE}.{path.stem}", _family(tree, path), _needs_flax(path, folder)))
+    return tuple(found)
