@@ -325,8 +325,13 @@ def _same_verdict(runner: Runner, tmp_path: Path, local: Path, local_code: int) 
         f"{len(runner.artifacts)})\n")
 
 
-def test_a_bots_bump_without_a_new_lock_run_job_by_job_gives_the_verdict_of_upgrade_on_its_diff(
-        repository, tmp_path, monkeypatch):
+@pytest.mark.parametrize("relocked", [False, True], ids=["bot-without-lock", "with-new-lock"])
+def test_a_bump_run_job_by_job_gives_the_verdict_of_upgrade_on_its_diff(repository, tmp_path, monkeypatch, relocked):
+    """A bot's bump of the pins file alone; or the same bump with the lock re-locked to it, which the baseline
+    (main's pins, resolved for the run) does not read either."""
+    if relocked:
+        (repository / "locks" / "baseline.txt").write_text(_checkout_lock(MATRIX.candidate))
+        _git(repository, "commit", "-q", "-am", "re-locked")
     local_sessions = Sessions(_sources(changed=True))
     local_code, local = _upgrade(repository, tmp_path, monkeypatch, local_sessions, *DIFF)
     assert local_code == 1
