@@ -1,8 +1,10 @@
 """The pull-request workflow `init --ci github` writes, run job by job on this machine for a team's project:
 every `run:` step in bash as the runner runs it (the tool's install too), each `upgrade-harness` call it makes
 replayed through the command with the entries' sessions faked as in test_fanout (no JAX installed), and the
-artifacts passed between jobs only as the workflow uploads and downloads them. The judge job's verdict and
-status are `upgrade-harness upgrade`'s."""
+artifacts passed between jobs only as the workflow uploads and downloads them. The team's repository is in
+git and the pull request's branch bumps the pins file without re-locking, as a bot does: the judge job's
+verdict and status are those of `upgrade-harness upgrade --baseline-from origin/main:PINS --candidate-from PINS`
+on that branch."""
 
 import fnmatch
 import json
@@ -25,7 +27,7 @@ from harness.stack.pins import matrix, plan, resolve
 from harness.stack.run import fanout
 from harness.stack.workspace import Workspace
 
-from test_ci_init import TOOL, team
+from test_ci_init import PINS, TOOL, team
 from test_fanout import SUMMARIES, Sessions, _sources, _timeless, libraries  # noqa: F401  (the API diff's fakes)
 
 FAKE_PYTHON = """#!/bin/sh
@@ -43,7 +45,11 @@ exit "${FAKE_STATUS:-0}"
 TOOL
 chmod +x "$3/bin/pip" "$3/bin/upgrade-harness"
 """
-GITHUB = {"github.server_url": "https://github.example", "github.repository": "team/repo", "github.run_id": "42"}
+GITHUB = {"github.server_url": "https://github.example", "github.repository": "team/repo", "github.run_id": "42",
+          "github.base_ref": "main"}
+MATRIX = matrix.load_pins(paths.SOURCE / "harness" / "matrix.toml")
+PINS_FILE = "requirements.txt"  # what `team` pins, as init's table names it
+DIFF = ["--baseline-from", f"origin/main:{PINS_FILE}", "--candidate-from", PINS_FILE]  # a branch's bump, judged
 EXPRESSION = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
 
 
@@ -225,41 +231,63 @@ def _common_root(store: Path) -> Path:
             return top
 
 
-@pytest.fixture
-def repository(tmp_path, monkeypatch):
-    """A team's repository after `init --ci github`: its pins are this checkout's baseline, its baseline lock
-    committed; the candidate is resolved to this checkout's committed locks (no index reached)."""
-    root = team(tmp_path / "repo")
+def _pins_text(pins: dict[str, str]) -> str:
+    return "".join(f"{name}=={version}\n" for name, version in pins.items())
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                   capture_output=True)
+
+
+def _repository(root: Path, monkeypatch, branch: dict[str, str]) -> Path:
+    """A team's repository after `init --ci github`, in git: `main` (also `origin/main`, as the runner's
+    checkout fetches it) pins this checkout's baseline with its lock committed; the pull request's branch
+    commits `branch` (path -> text) over it. The candidate resolves to this checkout's committed locks (no
+    index reached)."""
+    team(root)
+    assert (root / PINS_FILE).read_text() == PINS == _pins_text(MATRIX.baseline)
     (root / "locks").mkdir()
     shutil.copy(paths.SOURCE / "locks" / "baseline.txt", root / "locks" / "baseline.txt")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "the team's pins, lock and workflows")
+    _git(root, "update-ref", "refs/remotes/origin/main", "main")
+    _git(root, "checkout", "-q", "-b", "pull-request")
+    for path, text in branch.items():
+        (root / path).write_text(text)
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "the pull request")
     monkeypatch.setattr(resolve, "resolve", _resolve)
     for key in [k for k in os.environ if k.startswith("HARNESS_") and k != env_vars.BASELINE_REPORT]:
         monkeypatch.delenv(key)
     return root
 
 
-def _upgrade(root: Path, tmp_path: Path, monkeypatch, sessions: Sessions) -> tuple[int, Path]:
-    """`upgrade-harness upgrade` in a copy of the repository, its entries' sessions faked the same way."""
+@pytest.fixture
+def repository(tmp_path, monkeypatch):
+    """A bot's pull request: the pins file bumped to the candidate's versions, the lock left as main's."""
+    return _repository(tmp_path / "repo", monkeypatch, {PINS_FILE: _pins_text(MATRIX.candidate)})
+
+
+def _upgrade(root: Path, tmp_path: Path, monkeypatch, sessions: Sessions, *argv: str) -> tuple[int, Path]:
+    """`upgrade-harness upgrade ARGV` in a copy of the repository, its entries' sessions faked the same way."""
     copy = tmp_path / "local"
-    shutil.copytree(root, copy)
+    shutil.copytree(root, copy, dirs_exist_ok=True)
     with monkeypatch.context() as mp:
         mp.setattr(upgrade, "run_entries", sessions.run_entries)
-        mp.setenv(env_vars.PROJECT, str(copy))
-        return upgrade.upgrade(Workspace.from_environment(), []), copy / "reports"
+        mp.chdir(copy)
+        return cli.main(["upgrade", *argv]), copy / "reports"
 
 
-def test_the_pull_request_workflow_run_job_by_job_gives_the_verdict_of_upgrade(repository, tmp_path, monkeypatch,
-                                                                                capsys):
-    local_sessions = Sessions(_sources(changed=True))
-    local_code, local = _upgrade(repository, tmp_path, monkeypatch, local_sessions)
-    assert local_code == 1
+def _run_workflow(repository: Path, tmp_path: Path, monkeypatch, sessions: Sessions) -> Runner:
+    """The pull-request workflow's jobs in order, one per matrix row: plan, entry, followups, followup, judge."""
     fake = tmp_path / "ci" / "fakebin"
     fake.mkdir(parents=True)
     (fake / "python").write_text(FAKE_PYTHON)
     (fake / "python").chmod(0o755)
     workflow = yaml.safe_load((repository / github_workflows.PR_FILE).read_text())
-    ci_sessions = Sessions(_sources(changed=True))
-    runner = Runner(repository, tmp_path / "ci", workflow, ci_sessions, monkeypatch)
+    runner = Runner(repository, tmp_path / "ci", workflow, sessions, monkeypatch)
     runner.outputs["plan"] = runner.run_job("plan")
     rows = json.loads(runner.outputs["plan"]["matrix"])["include"]
     assert [r["entry"] for r in rows] == ["baseline", "candidate"]
@@ -267,23 +295,71 @@ def test_the_pull_request_workflow_run_job_by_job_gives_the_verdict_of_upgrade(r
         runner.run_job("entry", row)
     runner.outputs["followups"] = runner.run_job("followups")
     follow = json.loads(runner.outputs["followups"]["matrix"])["include"]
-    assert runner.outputs["followups"]["count"] == str(len(follow)) != "0"
+    assert runner.outputs["followups"]["count"] == str(len(follow))
     for row in follow:
         runner.run_job("followup", row)
-    judged = runner.run_job("judge")
-    assert judged == {}  # the judge job has no outputs; its status is its last step's
-    assert runner.calls[0] == ["plan"] and runner.calls[-1] == ["judge", "reports"]
+    assert runner.run_job("judge") == {}  # the judge job has no outputs; its status is its last step's
+    assert runner.calls[0] == ["plan", *DIFF] and runner.calls[-1] == ["judge", "reports"]
     assert {c[0] for c in runner.calls} == {"plan", "run", "followups", "judge"}
+    assert not any("--baseline-from" in c for c in runner.calls[1:])  # the later jobs read the plan
     assert (tmp_path / "ci" / "calls.jsonl.pip").read_text().splitlines() == [f"install {TOOL}"] * runner.runs
     ran = sorted(c[1] for c in runner.calls if c[0] == "run")
     assert ran == sorted([r["entry"] for r in rows] + [r["entry"] for r in follow] +
                          [r["then_entry"] for r in follow if r["then_entry"]])
+    return runner
+
+
+def _planned(tmp_path: Path) -> dict[str, matrix.Entry]:
+    """The plan job's plan, as its artifact holds it."""
+    return plan.read(tmp_path / "ci" / "artifacts" / "run-plan" / "reports" / plan.PLAN_FILE)
+
+
+def _same_verdict(runner: Runner, tmp_path: Path, local: Path, local_code: int) -> None:
     verdict = tmp_path / "ci" / "artifacts" / "upgrade-reports" / "reports"
     for name in SUMMARIES:
         assert _timeless((verdict / name).read_text()) == _timeless((local / name).read_text()), name
-    assert sorted(ci_sessions.runs) == sorted(local_sessions.runs)  # the same sessions, as jobs
     assert runner.steps["judge"]["steps.upgrade.outputs.status"] == str(local_code)  # the last step fails with it
     summary = (tmp_path / "ci" / "summary.md").read_text()
     assert _timeless(summary) == _timeless((local / "upgrade-summary.md").read_text()) + (
         "\n[HTML report](https://github.example/team/repo/actions/runs/42/artifacts/"
         f"{len(runner.artifacts)})\n")
+
+
+@pytest.mark.parametrize("relocked", [False, True], ids=["bot-without-lock", "with-new-lock"])
+def test_a_bump_run_job_by_job_gives_the_verdict_of_upgrade_on_its_diff(repository, tmp_path, monkeypatch, relocked):
+    """A bot's bump of the pins file alone; or the same bump with the lock re-locked to it, which the baseline
+    (main's pins, resolved for the run) does not read either."""
+    if relocked:
+        (repository / "locks" / "baseline.txt").write_text(_checkout_lock(MATRIX.candidate))
+        _git(repository, "commit", "-q", "-am", "re-locked")
+    local_sessions = Sessions(_sources(changed=True))
+    local_code, local = _upgrade(repository, tmp_path, monkeypatch, local_sessions, *DIFF)
+    assert local_code == 1
+    ci_sessions = Sessions(_sources(changed=True))
+    runner = _run_workflow(repository, tmp_path, monkeypatch, ci_sessions)
+    planned = _planned(tmp_path)
+    assert planned[matrix.BASELINE].pins == MATRIX.baseline and planned[matrix.CANDIDATE].pins == MATRIX.candidate
+    assert (planned[matrix.BASELINE].pins_from, planned[matrix.CANDIDATE].pins_from) == (
+        f"origin/main:{PINS_FILE}", PINS_FILE)
+    assert runner.outputs["followups"]["count"] != "0"
+    assert sorted(ci_sessions.runs) == sorted(local_sessions.runs)  # the same sessions, as jobs
+    _same_verdict(runner, tmp_path, local, local_code)
+
+
+def test_without_the_diff_the_same_branch_is_refused_for_its_stale_lock(repository, tmp_path, monkeypatch, capsys):
+    """What the workflow's options avoid: the branch's pins judged as the baseline meet main's lock."""
+    code, _ = _upgrade(repository, tmp_path, monkeypatch, Sessions(_sources(changed=True)))
+    assert code == 2 and "no longer matches the baseline pins" in capsys.readouterr().err
+
+
+def test_a_pull_request_that_changes_only_contracts_gets_a_verdict(tmp_path, monkeypatch):
+    """Pins equal on both sides: one stack, judged (exit 0 when nothing changed), not refused."""
+    repository = _repository(tmp_path / "repo", monkeypatch, {
+        "contracts/test_more.py": "def test_more(check):\n    check.exact('y', 2, 2)\n"})
+    local_code, local = _upgrade(repository, tmp_path, monkeypatch, Sessions(_sources(changed=False)), *DIFF)
+    assert local_code == 0
+    runner = _run_workflow(repository, tmp_path, monkeypatch, Sessions(_sources(changed=False)))
+    planned = _planned(tmp_path)
+    assert list(planned) == [matrix.BASELINE, matrix.CANDIDATE]  # no bump to attribute
+    assert planned[matrix.BASELINE].pins == planned[matrix.CANDIDATE].pins == MATRIX.baseline
+    _same_verdict(runner, tmp_path, local, local_code)

@@ -129,8 +129,12 @@ def test_pull_requests_that_change_the_tables_paths_run_it_and_the_nightly_judge
     assert list(on) == ["pull_request"]  # never pull_request_target: a fork's code gets no write token
     assert on["pull_request"]["paths"] == ["deps/pins.txt", "pyproject.toml", "locks/**", "golden/**",
                                            "checks/optimizer/**", ".github/workflows/upgrade-harness-pr.yml"]
-    steps = [s.get("run", "") for s in pr["jobs"]["plan"]["steps"]]
-    assert any(r.strip().endswith("upgrade-harness\" plan") for r in steps)  # the upgrade as `upgrade` runs it
+    (step,) = [s for s in pr["jobs"]["plan"]["steps"] if s.get("id") == "plan"]
+    # the pull request's pins against its base branch's: the branch and the path reach the script by env only
+    assert step["run"].strip().endswith('upgrade-harness" plan --baseline-from "origin/$BASE_REF:$PINS_FILE" '
+                                        '--candidate-from "$PINS_FILE"')
+    assert step["env"] == {"BASE_REF": "${{ github.base_ref }}", "PINS_FILE": "deps/pins.txt"}
+    assert not any("${{" in s.get("run", "") for job in pr["jobs"].values() for s in job["steps"])
     assert not any("if" in job and "actor" in job["if"] for job in pr["jobs"].values())  # bots' pull requests too
     night = nightly.get("on", nightly.get(True))
     assert set(night) == {"schedule", "workflow_dispatch"}
@@ -138,6 +142,13 @@ def test_pull_requests_that_change_the_tables_paths_run_it_and_the_nightly_judge
     assert any(r.strip().endswith("plan --candidate latest") for r in steps)
     assert all(nightly["jobs"][j]["env"]["HARNESS_PROFILE"] == "nightly" for j in ("entry", "followup"))
     assert list(pr["jobs"]) == list(nightly["jobs"]) == ["plan", "entry", "followups", "followup", "judge"]
+    # only the pull request's plan fetches the base branch; every later job reads the plan, not git
+    fetched = {(w, name) for w, workflow in (("pr", pr), ("nightly", nightly)) for name, job in workflow["jobs"].items()
+               for s in job["steps"] if "fetch-depth" in s.get("with", {})}
+    assert fetched == {("pr", "plan")}
+    assert next(s for s in pr["jobs"]["plan"]["steps"] if "fetch-depth" in s.get("with", {}))["with"] == {
+        "persist-credentials": False, "fetch-depth": 0}
+    assert not any("BASE_REF" in json.dumps(job) for name, job in pr["jobs"].items() if name != "plan")
 
 
 def test_an_existing_workflow_is_refused_naming_it_and_force(tmp_path, capsys):

@@ -17,13 +17,14 @@ TOOL = '"$RUNNER_TEMP/upgrade-harness/bin/upgrade-harness"'  # each job's own in
 MARKER = "<!-- upgrade-harness-verdict -->"  # the sticky comment's first line
 
 
-def setup() -> str:
-    """Checkout without kept credentials, Python, and the pinned tool: the first steps of every job."""
+def setup(history: str = "") -> str:
+    """Checkout without kept credentials, Python, and the pinned tool: the first steps of every job.
+    history: the checkout's extra `with:` lines (the pull request's plan fetches its base branch)."""
     return f"""\
       - uses: {CHECKOUT}
         with:
           persist-credentials: false
-      - uses: {SETUP_PYTHON}
+{history}      - uses: {SETUP_PYTHON}
         with:
           python-version: "3.12"
       - name: Install upgrade-harness ($UPGRADE_HARNESS_FROM)
@@ -31,7 +32,29 @@ def setup() -> str:
 """
 
 
-def plan_job(plan_args: str, title: str) -> str:
+# The pull request's plan reads its base branch's pins (`origin/$BASE_REF:PINS`): every branch fetched, once,
+# in this job only. Its later jobs read the plan and need no git history.
+BASE_BRANCH_HISTORY = """\
+          fetch-depth: 0 # the base branch too: the plan reads its pins (origin/$BASE_REF)
+"""
+# The pull request's pins against its base branch's, as `upgrade-harness upgrade --baseline-from
+# origin/main:PINS --candidate-from PINS` judges a branch's bump; the base branch and the pins file reach the
+# script through env only (zizmor's template-injection rule).
+PULL_REQUEST_PLAN = ' --baseline-from "origin/$BASE_REF:$PINS_FILE" --candidate-from "$PINS_FILE"'
+
+
+def pull_request_plan_env(pins: str) -> str:
+    """The plan step's `env:` for PULL_REQUEST_PLAN; `pins` as a YAML scalar (the caller quotes it)."""
+    return f"""\
+        env:
+          BASE_REF: ${{{{ github.base_ref }}}}
+          PINS_FILE: {pins}
+"""
+
+
+def plan_job(plan_args: str, title: str, step_env: str = "", history: str = "") -> str:
+    """The job that resolves the plan once: `plan` with `plan_args`, its step told `step_env`, its checkout
+    `history` (see setup)."""
     return f"""\
   plan:
     name: {title}
@@ -42,9 +65,9 @@ def plan_job(plan_args: str, title: str) -> str:
       run_id: ${{{{ steps.plan.outputs.run_id }}}}
       seed: ${{{{ steps.plan.outputs.seed }}}}
     steps:
-{setup()}      - id: plan
+{setup(history)}      - id: plan
         name: Resolve the plan once
-        run: |
+{step_env}        run: |
           {TOOL} plan{plan_args}
       # The plan and its locks (or the report of a candidate that does not resolve) for every later job.
       - uses: {UPLOAD}

@@ -13,7 +13,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from harness.stack.ci.github_jobs import STICKY_COMMENT, fan_out, judge_job, plan_job
+from harness.stack.ci.github_jobs import (BASE_BRANCH_HISTORY, PULL_REQUEST_PLAN, STICKY_COMMENT, fan_out, judge_job,
+                                         plan_job, pull_request_plan_env)
 from harness.stack.ci.tool_source import ToolSource
 
 WORKFLOWS = Path(".github") / "workflows"
@@ -62,11 +63,12 @@ def pull_request(layout: Layout, tool: ToolSource) -> str:
     paths = "".join(f"      - {_q(p)}\n" for p in layout.triggers())
     return _header("upgrade-harness on pull requests", tool, f"""\
 On a pull request that changes your pins ({layout.pins}), the table, the lock, the golden values or your
-# contracts (Dependabot's and Renovate's included): the upgrade check `upgrade-harness upgrade` runs, one job
-# per entry. `plan` resolves it once; baseline and candidate run side by side; `followups` decides what else
-# runs (the replay, the rollback runs, the single-package entries when a check changed); `judge` gives the
-# verdict in the job summary and one sticky comment, and fails the check when a contract changed (1) or the
-# harness could not judge (2).""") + f"""\
+# contracts (Dependabot's and Renovate's included): the upgrade check judges the pull request's pins against
+# its base branch's, as `upgrade-harness upgrade --baseline-from origin/BASE:PINS --candidate-from PINS`
+# does on a branch (a bump committed without a new lock too), one job per entry. `plan` resolves it once;
+# baseline and candidate run side by side; `followups` decides what else runs (the replay, the rollback runs,
+# the single-package entries when a check changed); `judge` gives the verdict in the job summary and one
+# sticky comment, and fails the check when a contract changed (1) or the harness could not judge (2).""") + f"""\
 name: upgrade-harness-pr
 
 on:
@@ -85,7 +87,8 @@ concurrency:
   cancel-in-progress: true
 
 jobs:
-{plan_job("", "Resolve the plan")}
+{plan_job(PULL_REQUEST_PLAN, "Resolve the plan (the pull request's pins against its base branch's)",
+          pull_request_plan_env(_q(layout.pins)), BASE_BRANCH_HISTORY)}
 {fan_out("")}
 {judge_job("Upgrade check", '''\
     permissions:
