@@ -4,7 +4,7 @@ read-only copy of this checkout; `init` writes the table, the noxfile and contra
 contract that records `float(loss)` of its float32 training loop; `golden`; `upgrade --no-builtin` on
 the default candidate says "bits changed" and exits 0 (a float32 loss moved by a few float32 ulps is not
 a change); the same upgrade again reuses both reports (nothing that determines them changed) and gives
-the same verdict within 5 s, and `--fresh` the same verdict again; the team's own `pytest` still passes;
+the same verdict (its time printed), and `--fresh` the same verdict again; the team's own `pytest` still passes;
 and the checkout's copy is unchanged.
 
 Each step's wall time is printed (pytest -s) for the README.
@@ -96,7 +96,7 @@ def test_a_teams_first_run_from_nothing(tool, checkout_copy, tmp_path):
     reran = json.loads((project / "reports" / "upgrade-summary.json").read_text())
     assert reran["baseline"]["reused"]["entry"] == "baseline" and reran["entries"][0]["reused"]["entry"] == "candidate"
     assert _without_reuse(reran) == _without_reuse(summary)
-    assert times["upgrade --no-builtin again"] <= 5.0, times  # the budget for a verdict with nothing changed
+    # Its time is printed, not asserted: a wall-time budget fails on a machine other jobs load (counts above).
     times["_start"] = time.perf_counter()
     fresh = _timed(times, "upgrade --no-builtin --fresh", run_tool(tool, project, "upgrade", "--no-builtin", "--fresh"))
     assert fresh.returncode == 0 and " reused " not in fresh.stdout, said(fresh)
