@@ -113,6 +113,7 @@ class Sequence:
         self.sessions = sessions
         self.published: dict[Path, Published] = {}
         self.last: Run | None = None
+        self.moved: list[tuple[Path, Published]] = []  # finished runs since the last check: what each displaced
         self.steps = 0
         os.environ.pop("XLA_FLAGS", None)
 
@@ -146,7 +147,7 @@ class Sequence:
                 fresh_answer, fresh_code = self.fresh_twin(candidate, bisect)
                 assert (now, code) == (fresh_answer, fresh_code), \
                     f"reuse changed an answer of `upgrade {' '.join(argv)}`: with reuse\n{now}\nwith --fresh\n{fresh_answer}"
-            self._check_nothing_lost(reports, before)
+            self.moved.append((reports, before))  # checked with the others (check)
             self.published[reports] = Published(now, published_files(reports))
         return self.last
 
@@ -207,6 +208,9 @@ class Sequence:
     # --- what must hold after every step ---------------------------------------------------------------
 
     def check(self) -> None:
+        for reports, before in self.moved:
+            self._check_nothing_lost(reports, before)
+        self.moved.clear()
         for reports in {self.reports_dir(False), self.reports_dir(True)}:
             self._check_last_judgement_stands(reports)
             self._check_never_reused_unobserved(reports)
