@@ -24,10 +24,11 @@ from pathlib import Path
 import pytest
 
 import simulated_stack as sim
+from harness import env_vars
 from harness.model import bisection
 from harness.stack.commands import bisect_search, upgrade
 from harness.stack.pins import locks
-from harness.stack.run import entry_runs, report_cache, run_dir
+from harness.stack.run import entry_runs, report_cache
 from harness.stack.workspace import Workspace
 
 CANDIDATES = {
@@ -56,7 +57,9 @@ def install_boundary(monkeypatch: pytest.MonkeyPatch) -> sim.Sessions:
         sleep=lambda seconds: None, perf_counter=time.perf_counter, strftime=time.strftime))
     monkeypatch.setattr(locks, "uv_compile", sim.fake_uv_compile)
     monkeypatch.setattr(bisect_search.urllib.request, "urlopen", sim.fake_urlopen)
-    for name in ("XLA_FLAGS", "HARNESS_RUN_ID", "HARNESS_REPORTS_DIR", "HARNESS_PLAN", "HARNESS_ONLY", "UV_OFFLINE"):
+    # Every variable an upgrade sets or reads (the harness's own, UV_OFFLINE, XLA_FLAGS) is put back after the test.
+    names = {v for k, v in vars(env_vars).items() if k.isupper() and isinstance(v, str) and v.isupper()}
+    for name in sorted(names | {"XLA_FLAGS", "UV_OFFLINE"}):
         monkeypatch.delenv(name, raising=False)
     return sessions
 
@@ -146,7 +149,8 @@ class Sequence:
             if compare:
                 fresh_answer, fresh_code = self.fresh_twin(candidate, bisect)
                 assert (now, code) == (fresh_answer, fresh_code), \
-                    f"reuse changed an answer of `upgrade {' '.join(argv)}`: with reuse\n{now}\nwith --fresh\n{fresh_answer}"
+                    f"reuse changed an answer of `upgrade {' '.join(argv)}`: with reuse\n{now}\n" \
+                    f"with --fresh\n{fresh_answer}"
             self.moved.append((reports, before))  # checked with the others (check)
             self.published[reports] = Published(now, published_files(reports))
         return self.last

@@ -167,7 +167,8 @@ def report_for(t: Templates, entry, checks: list[Check], selection: list[str] | 
     uncollected = any(r.kind == CheckKind.COLLECTION for r in records)
     # As harness.contract.session's Recorder ends a suite (a status for uncollected modules where it has one).
     status = getattr(Status, "UNCOLLECTED", Status.COMPLETE) if uncollected else Status.COMPLETE
-    versions = {**t.report.environment.versions, **{k: v for k, v in pins.items() if k in t.report.environment.versions}}
+    recorded = t.report.environment.versions
+    versions = {**recorded, **{k: v for k, v in pins.items() if k in recorded}}
     environment = dataclasses.replace(t.report.environment, versions=versions)
     failed = any(r.outcome != Outcome.PASSED for r in records)
     return dataclasses.replace(
@@ -199,8 +200,9 @@ def fake_uv_compile(requirements: str, python: str, output: Path | None = None, 
     version gets its newest; any other package is pinned at OTHER_VERSION."""
     asked, missing = _pins_of(requirements)
     if missing:
-        why = (f"  × No solution found when resolving dependencies:\n  ╰─▶ Because there is no version of {missing[0]} "
-               f"and you require {missing[0]}, we can conclude that your requirements are unsatisfiable.")
+        why = ("  × No solution found when resolving dependencies:\n"
+               f"  ╰─▶ Because there is no version of {missing[0]} and you require {missing[0]}, we can conclude "
+               "that your requirements are unsatisfiable.")
         return subprocess.CompletedProcess(["uv"], 1, "", why)
     lock = {name: version or (INDEX[name][-1] if name in INDEX else OTHER_VERSION) for name, version in asked.items()}
     text = "".join(f"{name}=={version}\n" for name, version in sorted(lock.items()))
