@@ -5,6 +5,7 @@
   nox -s baseline                one matrix entry's contracts -> reports/baseline.json
   nox -s golden                  record golden values from the baseline (shows what changed)
   nox -s tests                   the harness's own tests and the contracts on the baseline
+  nox -s sequences               the sequences users run, on the real stacks: reuse never changes an answer
   nox -s lock                    regenerate locks/<entry>.txt for every matrix entry
   nox -s accept -- --reason ".." adopt the judged candidate as the baseline: pins, locks, golden values
   nox -s plan / followups / judge -- DIR   the upgrade's steps one by one: CI runs each entry as a job
@@ -20,7 +21,6 @@ import os
 import sys
 
 import nox
-import uv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,6 +34,8 @@ from harness.stack.sessions import ENTRIES, require_python, stack_session  # noq
 @stack_session("tests")
 def tests(session: nox.Session) -> None:
     """Layer contracts, the contracts in the baseline stack, then the harness's own tests (CI runs this)."""
+    import uv  # the runner's own; here, so a nox without it reaches `upgrade`'s preflight, which says so
+
     require_python(session)
     ws = Workspace.from_environment()
     stack_entry.install_entry(session, ws, ENTRIES[matrix.BASELINE])
@@ -51,3 +53,13 @@ def tests(session: nox.Session) -> None:
                 env={env_vars.BASELINE_REPORT: str(stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE],
                                                                            "tests-baseline")),
                      env_vars.TEST_UV: uv.find_uv_bin()})  # the example's end-to-end test installs a tool with it
+
+
+@stack_session("sequences")
+def sequences(session: nox.Session) -> None:
+    """The sequences users run, on the real stacks: each reused answer equals the fresh one (about 15
+    minutes; the nightly runs it). The same invariants on made-up stacks run in `nox -s tests`."""
+    require_python(session)
+    ws = Workspace.from_environment()
+    stack_entry.install_entry(session, ws, ENTRIES[matrix.BASELINE])  # pytest, as the tests session has it
+    session.run("python", "-m", "pytest", "tests/real_stacks", "-q", "-s", "-p", "no:cacheprovider", *session.posargs)

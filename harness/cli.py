@@ -4,6 +4,7 @@
   upgrade-harness golden     record golden values from the baseline (--accept-changes to change them)
   upgrade-harness upgrade    baseline vs candidate, then the verdict (exit 0/1/2), options as `nox -s upgrade --`
   upgrade-harness lock       write the baseline's lock (locks/baseline.txt) from the pinned versions
+  upgrade-harness accept     once your pins file pins the judged candidate: re-lock, record your golden values
   upgrade-harness run ENTRY  one entry's contracts (baseline, candidate) -> reports/ENTRY.json
   upgrade-harness list       the entries with their pins
   upgrade-harness judge DIR  the verdict on a directory of one run's reports (CI artifacts), as `upgrade` writes it
@@ -12,8 +13,9 @@
 Every command but `init` works on the nearest directory upwards whose pyproject.toml has the table:
 `upgrade` and `judge` in this process (their sessions would only call them), the others by running the
 package's nox sessions (harness/stack/sessions.py) there. `--contracts DIR` (repeatable),
-`--builtin judge|report`, `--no-builtin` and `--baseline-from PATH` go with any of them and override the
-table for that run.
+`--builtin judge|report`, `--no-builtin` and `--baseline-from [REV:]PATH` go with any of them and override
+the table for that run; `upgrade --candidate-from [REV:]PATH` judges the pins of a file (a branch's bump
+against `--baseline-from origin/main:requirements.txt`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 
 COMMANDS = {  # command -> the nox session it runs (None: the command is not a session)
     "init": None, "golden": "golden", "upgrade": "upgrade", "lock": "lock", "run": None, "list": None,
-    "judge": "judge", "plan": "plan", "followups": "followups",
+    "judge": "judge", "plan": "plan", "followups": "followups", "accept": "accept",
 }
 
 

@@ -16,6 +16,7 @@ PROGRESS = "HARNESS_PROGRESS"  # a file where an entry writes its phase and chec
 PLAN = "HARNESS_PLAN"  # the upgrade's resolved plan (harness.stack.pins.plan): the child sessions' entries
 REPORTS_DIR = "HARNESS_REPORTS_DIR"  # where reports go, when not reports/ (`nox -s upgrade -- --reports DIR`)
 INVOKED_FROM = "HARNESS_INVOKED_FROM"  # the directory `upgrade-harness` was typed in (its nox runs in the project's root)
+STAGE = "HARNESS_STAGE"  # accept's staged copy of the pins, locks and golden values (harness.stack.staging): read and written there
 PROJECT = "HARNESS_PROJECT"  # a team's project root (its [tool.upgrade-harness] table); unset: this checkout
 BASELINE_FROM = "HARNESS_BASELINE_FROM"  # `--baseline-from PATH`: the file the baseline's pins are read from
 CONTRACT_DIRS = "HARNESS_CONTRACT_DIRS"  # `--contracts DIR` (repeatable), os.pathsep-separated

@@ -14,7 +14,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from harness import devices, env_vars
+from harness import devices, env_vars, revision_path
 
 # Who carries an option to the child processes: the `upgrade-harness` command and the sessions (PROJECT),
 # an upgrade to its entries (RUN), an entry's session to its pytest run (ENTRY); HOST options stay in the process.
@@ -31,10 +31,14 @@ class Spec:
     flags: tuple[str, ...] = ()  # on the command line; a second flag stores OFF (--builtin / --no-builtin)
     commands: tuple[str, ...] = ()  # the commands that take the flags (PROJECT options: every command)
     env: str | None = None  # the variable that carries it to a child process
-    kind: type = str  # str, Path, tuple (paths, os.pathsep-separated), bool ("1"), int
+    kind: type = str  # str, Path, RevisionPath, tuple (paths, os.pathsep-separated), bool ("1"), int
     pytest: str | None = None  # the contract side's pytest option that reads it
     own_run: bool = False  # the run's own (its plan, selection, replay): never inherited by another run's children
     argparse: dict = dataclasses.field(default_factory=dict)  # add_argument's other keywords (help, choices...)
+
+
+class RevisionPath:
+    """A Spec kind: `PATH` or `REV:PATH` (harness.revision_path), carried with its path made absolute."""
 
 
 def _option(default, **spec):
@@ -54,6 +58,11 @@ class RunOptions:
                                         'candidate pins, e.g. "jax==X jaxlib==X optax==Y"; a version may be '
                                         '"latest", and "--candidate latest" takes the newest jax, jaxlib, optax '
                                         "and flax that install together")))
+    candidate_from: Path | None = _option(None, group=HOST, flags=("--candidate-from",), commands=(UPGRADE,),
+                                          kind=RevisionPath, argparse=dict(type=Path, metavar="[REV:]PATH", help=(
+                                              "read the candidate's pins from this requirements.txt, uv.lock or "
+                                              "pyproject.toml, as --baseline-from reads the baseline's (REV:PATH "
+                                              "too); not with --candidate")))
     pre: bool = _option(False, group=HOST, flags=("--pre",), commands=(UPGRADE,), kind=bool,
                         argparse=dict(help="let `latest` take pre-releases"))
     jobs: int = _option(2, group=HOST, flags=("--jobs",), commands=(UPGRADE,), kind=int,
@@ -85,9 +94,10 @@ class RunOptions:
                                   argparse=dict(choices=["judge", "report"], help=_BUILTIN_HELP, off_help=(
                                       "run only your own contracts, not the built-in Optax/Flax ones")))
     baseline_from: Path | None = _option(None, group=PROJECT, flags=("--baseline-from",), env=env_vars.BASELINE_FROM,
-                                         kind=Path, argparse=dict(type=Path, metavar="PATH", help=(
+                                         kind=RevisionPath, argparse=dict(type=Path, metavar="[REV:]PATH", help=(
                                              "read the baseline's pins from this requirements.txt, uv.lock or "
-                                             "pyproject.toml")))
+                                             "pyproject.toml; REV:PATH reads it as git revision REV holds it, e.g. "
+                                             "origin/main:requirements.txt")))
     accept_changes: bool = _option(False, group=HOST, flags=("--accept-changes",), commands=(GOLDEN,), kind=bool,
                                    pytest="--harness-accept-changes",
                                    argparse=dict(help="allow changing recorded golden values"))
@@ -188,6 +198,8 @@ def _encode(value, spec: Spec, invoked_from: Path) -> str:
         return os.pathsep.join(str((invoked_from / p).resolve()) for p in value)
     if spec.kind is Path:
         return str((invoked_from / value).resolve())  # children run elsewhere: absolute paths
+    if spec.kind is RevisionPath:
+        return revision_path.absolute(str(value), invoked_from)
     return str(value)
 
 
@@ -206,7 +218,7 @@ def _decode(text: str, spec: Spec):
         return text == "1"
     if spec.kind is tuple:
         return tuple(Path(p) for p in text.split(os.pathsep) if p)
-    return spec.kind(text)
+    return Path(text) if spec.kind is RevisionPath else spec.kind(text)
 
 
 def from_environment(environ=None) -> RunOptions:

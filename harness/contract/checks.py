@@ -186,12 +186,16 @@ class Check:
         ``scales`` (leaf path -> operand magnitude) with ``why``: leaves that are cancellations."""
         __tracebackhide__ = True
         kept = len(self.mismatches)
-        self.golden_fact(f"{key}/layout", trees.layout(tree))
+        self.layout(f"{key}/layout", tree)
         if len(self.mismatches) > kept:
             return  # another layout: its leaves have no baseline to compare with, the layout's message says why
         for path, leaf in trees.leaves(tree).items():
             scale = None if scales is None else scales.get(path)
             self.golden(f"{key}/{path}", leaf, scale=scale, why=None if scale is None else why)
+
+    def layout(self, key: str, tree) -> None:
+        """Every leaf's path, dtype and shape as one golden fact (what an optimizer state's checkpoint needs)."""
+        self.golden_fact(key, trees.layout(tree))
 
     def describe_input(self, text: str) -> None:
         """Say in user terms what input this check gives, e.g. "grads['bias'] of shape (1,) for params

@@ -23,7 +23,8 @@ from harness.model.report import ObservedValues, ValuesSummary
 MAX_EXACT_VALUES = 256
 
 
-def _to_json_float(x: float) -> float | str:
+def json_float(x: float) -> float | str:
+    """A float as the report and golden files hold it: a number, or "nan", "inf", "-inf"."""
     if math.isnan(x):
         return "nan"
     if math.isinf(x):
@@ -44,7 +45,7 @@ def encode_array(value: Any) -> dict:
     arr = np.asarray(value)
     dtype = str(arr.dtype)
     if is_float_dtype(arr.dtype):
-        flat = [_to_json_float(float(v)) for v in arr.astype(np.float64).ravel()]
+        flat = [json_float(float(v)) for v in arr.astype(np.float64).ravel()]
     elif arr.dtype.kind in "iub":
         flat = [v.item() for v in arr.ravel()]
     else:

@@ -18,6 +18,8 @@ from harness.model.enums import Outcome
 from harness.model.report import STACK_VERSION_KEYS
 
 MAX_ADDED_LINES = 40
+SHORT = 120  # characters of a recorded value shown whole; a longer change is shown by what differs
+MAX_DIFFS = 6  # differing items named in one change
 
 
 def finish(session, recorder: Recorder) -> None:
@@ -66,7 +68,47 @@ def _difference(old, new) -> str:
         before, after = _form(old), _form(new)
         moved = [f"{field} {before[field]} -> {after[field]}" for field in before if before[field] != after[field]]
         return "values unchanged; " + (", ".join(moved) or "its notes changed")
-    return f"{_short(old)} -> {_short(new)}"
+    shown = f"{_short(old)} -> {_short(new)}"
+    if all(len(_text(e)) < SHORT for e in (old, new)):  # both shown whole
+        return shown
+    diffs = _differing(_payload(old), _payload(new))
+    if not diffs:
+        return shown
+    what = f"{len(diffs)} of {len(_payload(new))} values" if _is_array(old, new) else f"{len(diffs)} items"
+    listed = "; ".join(f"{path}: {_clip(a)} -> {_clip(b)}" for path, a, b in diffs[:MAX_DIFFS])
+    return f"{what} differ: {listed}" + (f"; and {len(diffs) - MAX_DIFFS} more" if len(diffs) > MAX_DIFFS else "")
+
+
+def _is_array(old, new) -> bool:
+    return all(isinstance(e, dict) and isinstance(e.get("values"), list) for e in (old, new)) \
+        and len(old["values"]) == len(new["values"])
+
+
+def _payload(entry):
+    """What a recorded entry holds: an array's values, a fact, or the entry itself."""
+    if isinstance(entry, dict) and "values" in entry:
+        return entry["values"]
+    if isinstance(entry, dict) and set(entry) == {"fact"}:
+        return entry["fact"]
+    return entry
+
+
+def _differing(old, new, path: str = "") -> list[tuple[str, object, object]]:
+    """Where two JSON values differ: (path like [14][1] or .key, old, new), in order."""
+    if isinstance(old, list) and isinstance(new, list):
+        found = [d for i, (a, b) in enumerate(zip(old, new)) for d in _differing(a, b, f"{path}[{i}]")]
+        if len(old) != len(new):
+            found.append((f"{path} length", len(old), len(new)))
+        return found
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [d for k in dict.fromkeys([*old, *new])
+                for d in _differing(old.get(k, "<absent>"), new.get(k, "<absent>"), f"{path}.{k}")]
+    return [] if old == new else [(path or "value", old, new)]
+
+
+def _clip(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _form(entry: dict) -> dict:
@@ -75,6 +117,10 @@ def _form(entry: dict) -> dict:
             "precision": entry.get("precision", entry.get("dtype"))}
 
 
+def _text(entry) -> str:
+    return json.dumps(entry.get("values", entry) if isinstance(entry, dict) else entry)
+
+
 def _short(entry) -> str:
-    text = json.dumps(entry.get("values", entry) if isinstance(entry, dict) else entry)
-    return text if len(text) < 120 else text[:117] + "..."
+    text = _text(entry)
+    return text if len(text) < SHORT else text[:SHORT - 3] + "..."

@@ -12,10 +12,10 @@ import dataclasses
 import numpy as np
 
 from harness.contract import allclose
-from harness.contract.encoding import observed as observed_values
+from harness.contract.encoding import json_float, observed as observed_values
 from harness.contract.tolerances import is_float_dtype, policy_dtype, tiny_normal, ulp
 from harness.model.enums import ComparisonKind
-from harness.model.report import EXACT, Comparison, Tolerance
+from harness.model.report import EXACT, Comparison, Tolerance, WorstElement
 
 _SHOW_VALUES = 8  # arrays up to this many elements are printed whole in a failure message
 FLUSH_WHY = "expected values below the smallest normal: XLA on CPU flushes them to zero"
@@ -47,7 +47,7 @@ def _numeric(x) -> np.ndarray | None:
 def _small(arr: np.ndarray):
     if arr.size > _SHOW_VALUES:
         return None
-    return [None if np.isnan(v) else float(v) for v in arr.astype(np.float64).ravel()]
+    return [json_float(float(v)) for v in arr.astype(np.float64).ravel()]
 
 
 def errors(observed, expected) -> tuple[np.ndarray, np.ndarray]:
@@ -100,6 +100,7 @@ def compare_close(kind: ComparisonKind, label: str, observed, expected, toleranc
     if result.passed:
         return result
     worst = np.unravel_index(int(np.argmax(np.where(bad, used, -1.0))), obs.shape) if obs.ndim else ()
+    result = dataclasses.replace(result, worst=_worst(worst, exp64, obs, abs_err, ulp_dtype))
     message = (
         f"{label} [{dtype}, shape {list(obs.shape)}]: {result.mismatched} of {result.size} elements outside "
         f"{tolerance.ulps:g} ulp{f' of {ulp_dtype}' if ulp_dtype != dtype else ''}"
@@ -110,6 +111,15 @@ def compare_close(kind: ComparisonKind, label: str, observed, expected, toleranc
         f"({float(abs_err[worst] / ulp(exp64[worst], ulp_dtype)):.3g} ulp)"
     )
     return dataclasses.replace(result, message=message + _values_suffix(result))
+
+
+def _worst(index: tuple, exp64: np.ndarray, obs: np.ndarray, abs_err: np.ndarray, ulp_dtype: str) -> WorstElement:
+    """The element at `index`, its values exactly and its distance in ulps of `ulp_dtype` at the expected value
+    (None where that is not a finite number)."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        ulps = float(abs_err[index] / ulp(exp64[index], ulp_dtype))
+    return WorstElement([int(i) for i in index], json_float(float(exp64[index])), json_float(float(_f64(obs)[index])),
+                        ulps if np.isfinite(ulps) else None)
 
 
 def compare_exact(kind: ComparisonKind, label: str, observed, expected, keep_values: bool = True) -> Comparison:
@@ -127,6 +137,9 @@ def compare_exact(kind: ComparisonKind, label: str, observed, expected, keep_val
                                            keep_values), allclose=allclose.EXACT)
     if result.passed:
         return result
+    if is_float_dtype(obs.dtype) or is_float_dtype(exp.dtype):
+        worst = np.unravel_index(int(np.argmax(abs_err)), obs.shape) if obs.ndim else ()
+        result = dataclasses.replace(result, worst=_worst(worst, _f64(exp), obs, abs_err, policy_dtype(dtype)))
     message = (f"{label} [{dtype}, shape {list(obs.shape)}]: {result.mismatched} of {result.size} elements differ "
                f"(exact contract, assert_allclose {allclose.EXACT.shown}); max abs err {result.max_abs_err:.3g}")
     return dataclasses.replace(result, message=message + _values_suffix(result))

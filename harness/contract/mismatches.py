@@ -45,7 +45,7 @@ def summary(mismatches: list[Mismatch], after: BaseException | None = None) -> s
     if len(mismatches) == 1:
         text = mismatches[0].message
     else:
-        text = f"{len(mismatches)} golden values differ from the baseline:\n" + "\n".join(m.message for m in mismatches)
+        text = f"{len(mismatches)} golden values differ from their recording:\n" + "\n".join(m.message for m in mismatches)
     if after is not None:
         text += f"\nafter {'it' if len(mismatches) == 1 else 'them'}, the check raised {type(after).__name__}: {after}"
     return text
@@ -54,8 +54,8 @@ def summary(mismatches: list[Mismatch], after: BaseException | None = None) -> s
 def display(mismatches: list[Mismatch], after: str | None = None) -> str:
     """pytest's failure text: each mismatch at its contract line (source shown), then the exception that
     ended the test, if any, as pytest rendered it."""
-    blocks = ["1 golden value differs from the baseline:" if len(mismatches) == 1 else
-              f"{len(mismatches)} golden values differ from the baseline (the check went on to compare them all):"]
+    blocks = ["1 golden value differs from its recording:" if len(mismatches) == 1 else
+              f"{len(mismatches)} golden values differ from their recording (the check went on to compare them all):"]
     for mismatch in mismatches:
         source = linecache.getline(mismatch.path, mismatch.lineno).strip()
         blocks.append(f"{mismatch.location()}\n    {source}\nE   {mismatch.message}")

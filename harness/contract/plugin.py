@@ -296,4 +296,4 @@ def pytest_sessionfinish(session, exitstatus):
         golden_recording.finish(session, recorder)  # may turn the run into a failure (values not written)
     recorder.exit_status = int(session.exitstatus)
     interrupted = int(exitstatus) in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
-    recorder.write(Status.PARTIAL if interrupted else Status.COMPLETE, force=True)
+    recorder.write(Status.PARTIAL if interrupted else recorder.ended(), force=True)

@@ -21,7 +21,7 @@ from harness.contract.golden import GoldenStore
 from harness.contract.warning_log import WarningLog
 from harness.model import report_io
 from harness.model.codec import from_json
-from harness.model.enums import Status
+from harness.model.enums import CheckKind, Status
 from harness.model.report import (
     SCHEMA_VERSION, CheckRecord, EntryInfo, Environment, HypothesisSettings, JaxPlatform, PerformanceRecord, Report,
     Summary, Timings, now,
@@ -68,6 +68,11 @@ class Recorder:
             self.examples_run += record.examples
         self.write(Status.PARTIAL)
 
+    def ended(self) -> Status:
+        """The status of a suite pytest finished: complete, unless some of its modules were never collected."""
+        uncollected = any(c.kind == CheckKind.COLLECTION for c in self.checks.values())
+        return Status.UNCOLLECTED if uncollected else Status.COMPLETE
+
     def _environment(self) -> Environment:
         if self.environment is None:  # measured once: the package list is slow to read
             self.environment = Environment(versions=environment.versions(), packages=environment.packages(),
@@ -88,7 +93,7 @@ class Recorder:
             schema_version=SCHEMA_VERSION, harness_version=__version__,
             entry=self._entry(),
             status=status, exit_status=self.exit_status, started_at=self.started_at,
-            finished_at=now() if status == Status.COMPLETE else None, environment=self._environment(),
+            finished_at=now() if status.ran_to_end else None, environment=self._environment(),
             hypothesis=HypothesisSettings(**self.hypothesis, examples_run=self.examples_run),
             tolerances=tolerances.table(), checks=checks, warnings=self.warnings.records(),
             timings=Timings(total_s=round(time.perf_counter() - self.started, 3)),

@@ -9,8 +9,17 @@ class Status(enum.StrEnum):
     """How far a session got."""
 
     COMPLETE = "complete"
+    # Ran to its end, but some contract modules could not be imported or collected (or a family's own
+    # process could not start): their checks were never observed. Judged (an import failure is a finding),
+    # never kept for reuse, never read as "changed" by a bisection probe.
+    UNCOLLECTED = "uncollected"
     PARTIAL = "partial"  # interrupted or crashed before the end
     UNRESOLVABLE = "unresolvable"  # the stack could not be installed
+
+    @property
+    def ran_to_end(self) -> bool:
+        """pytest finished the suite: what it observed can be judged (all of it, when COMPLETE)."""
+        return self in (Status.COMPLETE, Status.UNCOLLECTED)
 
 
 class Outcome(enum.StrEnum):

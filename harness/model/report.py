@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from typing import Any
 
 from harness import __version__
 from harness.model.allclose import AllClose
 from harness.model.enums import CheckKind, ComparisonKind, Outcome, Status
+from harness.model.fields import Json, optional
 from harness.model.reuse import ReusedFrom
+from harness.model.values import ObservedValues, ValuesSummary, WorstElement  # noqa: F401 (part of the report)
 
 SCHEMA_VERSION = 3
 
@@ -29,13 +30,9 @@ LIBRARY_ORIGINS = ("jax", "jaxlib", "optax", "flax", "orbax", "numpy")
 # steps is an improvement, not a regression (harness.verdict.classify).
 NAN_STEPS_FACT = "nan_at"
 EXACT = "exact"  # the tolerance of a comparison that allows no difference
-Json = Any  # a value kept as it was written: JSON numbers, strings, lists, objects
 
 
-def _optional():
-    """A field written only when it has a value (the schema does not require it)."""
-    return dataclasses.field(default=None, metadata={"omit_if_none": True})
-
+_optional = optional
 
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
@@ -45,29 +42,6 @@ class Tolerance:
 
     ulps: float
     ulp_dtype: str | None = _optional()  # counted in another dtype's ulps (a named override)
-
-
-@dataclasses.dataclass(frozen=True)
-class ValuesSummary:
-    """What a report says of an array too large to keep whole."""
-
-    min: float | None  # of the finite values
-    max: float | None
-    nan: int
-    posinf: int
-    neginf: int
-    negative_zeros: int
-
-
-@dataclasses.dataclass(frozen=True)
-class ObservedValues:
-    """The values a comparison observed, exactly, so entries can be compared bit for bit."""
-
-    dtype: str
-    shape: list[int]
-    digest: str  # of the exact values: equal digests, equal bits (the sign of zero included)
-    values: list[Json] | None = _optional()  # exact, flat (harness.contract.encoding), for small arrays
-    summary: ValuesSummary | None = _optional()  # instead of the values, for large arrays
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +68,7 @@ class Comparison:
     message: str = ""
     count: int = 1  # how many times the check made this comparison
     values: ObservedValues | None = None  # every observed value (numeric comparisons); None for facts
+    worst: WorstElement | None = _optional()  # a failing numeric comparison's element furthest outside
 
 
 @dataclasses.dataclass(frozen=True)

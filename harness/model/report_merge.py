@@ -16,7 +16,7 @@ _OK, _FAILED, _NO_TESTS = 0, 1, 5
 
 def merged(main: Report, part: Report, family: str) -> Report:
     """`main` with `part`'s checks, warnings, timings and examples added, and `part`'s JAX platform recorded
-    as `family`'s. The merged report is complete only when both are."""
+    as `family`'s. The merged report is complete only when both are (harness.model.enums.Status)."""
     clash = sorted({c.id for c in main.checks} & {c.id for c in part.checks})
     if clash:
         raise ValueError(f"the {family} family's process ran checks the main process also ran: {clash[:3]}")
@@ -24,7 +24,7 @@ def merged(main: Report, part: Report, family: str) -> Report:
     platforms = {**(main.environment.family_platforms or {}), family: part.environment.jax}
     problem = main.problem or (f"its {family} family's process {part.problem}" if part.problem else None)
     return dataclasses.replace(
-        main, status=Status.COMPLETE if main.status == part.status == Status.COMPLETE else Status.PARTIAL,
+        main, status=_worse_status(main.status, part.status),
         exit_status=_worse(main.exit_status, part.exit_status),
         finished_at=part.finished_at if main.finished_at and part.finished_at else None,
         environment=dataclasses.replace(main.environment, family_platforms=platforms),
@@ -40,6 +40,16 @@ def platforms(environment: Environment) -> dict[str, JaxPlatform]:
     """The JAX platform of each process of an entry: "main" (`environment.jax`), then each family run in a
     process of its own (`family_platforms`: data_parallel on 4 devices)."""
     return {"main": environment.jax, **(environment.family_platforms or {})}
+
+
+_STATUS_ORDER = (Status.COMPLETE, Status.UNCOLLECTED, Status.PARTIAL)
+
+
+def _worse_status(a: Status, b: Status) -> Status:
+    """Complete when both are; some checks never collected in either: uncollected; else partial."""
+    if a in _STATUS_ORDER and b in _STATUS_ORDER:
+        return max(a, b, key=_STATUS_ORDER.index)
+    return Status.PARTIAL
 
 
 def _worse(a: int | None, b: int | None) -> int | None:
@@ -75,4 +85,5 @@ def not_started(main: Report, family: str, why: str, platform=None) -> Report:
         environment = dataclasses.replace(environment,
                                           family_platforms={**(environment.family_platforms or {}), family: platform})
     return dataclasses.replace(main, checks=checks, summary=Summary.of(checks), environment=environment,
-                               exit_status=_worse(main.exit_status, _FAILED))
+                               exit_status=_worse(main.exit_status, _FAILED),
+                               status=_worse_status(main.status, Status.UNCOLLECTED))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -29,3 +30,11 @@ def log_tail(path: Path, lines: int = 8) -> str:
         return "\n".join("    " + ln for ln in path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "    (no log)"
+
+
+def shown_path(path: Path, typed_in: str | Path | None) -> str:
+    """`path` as the user who typed the command in `typed_in` can open it: relative to that directory
+    (`../reports/baseline.log` from a subdirectory), absolute when that is shorter or it is elsewhere."""
+    path = Path(path).resolve()
+    relative = os.path.relpath(path, Path(typed_in or ".").resolve())
+    return relative if len(relative) <= len(str(path)) else str(path)

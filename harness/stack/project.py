@@ -15,8 +15,8 @@
 
 builtin: "judge" (their changes decide the exit status, as yours do; `true` means this too, and it is
 the default), "report" (they run and are shown after yours, but only yours decide), false (not run).
-`--contracts DIR`, `--builtin judge|report`, `--no-builtin` and `--baseline-from PATH` add to or
-override the table for one run.
+`--contracts DIR`, `--builtin judge|report`, `--no-builtin` and `--baseline-from [REV:]PATH` (a file as
+a git revision holds it: harness.stack.pins.pins_source) add to or override the table for one run.
 This checkout is a project too: its own pins (harness/matrix.toml), locks/ and golden/.
 """
 
@@ -31,6 +31,7 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import name_clash
 from harness.stack.environments import envs
+from harness.stack.pins.pins_source import PinsSource, parse as parse_pins_source
 from harness.stack.workspace import Workspace
 
 TABLE = "upgrade-harness"
@@ -58,6 +59,12 @@ class Project:
     pins_outside_index: str = "refuse"
     # Entry environments no current plan uses are pruned while all of them are over this (bytes; inf: never).
     envs_size_limit: float = envs.DEFAULT_LIMIT
+    baseline_revision: str | None = None  # `--baseline-from REV:PATH`: baseline_from as git revision REV holds it
+
+    @property
+    def baseline_source(self) -> PinsSource | None:
+        """Where the baseline's pins are read: baseline_from, at baseline_revision when one is given."""
+        return None if self.baseline_from is None else PinsSource(self.baseline_from, self.baseline_revision)
 
     @property
     def suite(self) -> list[str]:
@@ -197,7 +204,10 @@ def load(ws: Workspace) -> Project:
     if given.builtin:  # --builtin MODE or --no-builtin
         found = dataclasses.replace(found, builtin=BuiltinMode(given.builtin))
     if given.baseline_from:
-        found = dataclasses.replace(found, baseline_from=given.baseline_from.resolve())
+        given_from = parse_pins_source(str(given.baseline_from), Path.cwd())
+        found = dataclasses.replace(found, baseline_from=given_from.path, baseline_revision=given_from.revision)
+    if ws.stage is not None:  # accept's or a recording's staged copy (harness.stack.staging)
+        found = dataclasses.replace(found, golden=ws.in_stage(found.golden), locks=ws.in_stage(found.locks))
     if not found.suite:
         raise HarnessError("there are no contracts to run: the built-in ones are switched off and no "
                            f"contracts directory is given; set contracts = [\"DIR\"] in [tool.{TABLE}] or pass --contracts DIR.")

@@ -1,5 +1,5 @@
 """The options that say which project's contracts and pins one run uses, on any command line:
-`--contracts DIR` (repeatable), `--builtin judge|report`, `--no-builtin`, `--baseline-from PATH`
+`--contracts DIR` (repeatable), `--builtin judge|report`, `--no-builtin`, `--baseline-from [REV:]PATH`
 (declared in harness.run_options, group PROJECT). They reach every child session through the
 environment, as absolute paths: nox runs its sessions from the noxfile's directory, not from where
 the command was typed. Also the golden session's own options.
@@ -27,7 +27,7 @@ def split(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         return parser.parse_known_args(list(argv))
     except SystemExit:  # argparse has printed what is wrong, e.g. --contracts without a directory
         raise HarnessError(f"bad arguments {list(argv)}; --contracts takes a directory, --baseline-from "
-                           "a file, --builtin takes judge or report (not with --no-builtin).") from None
+                           "a file or REV:PATH, --builtin takes judge or report (not with --no-builtin).") from None
 
 
 def environment(options: argparse.Namespace, invoked_from: Path) -> dict[str, str]:

@@ -101,7 +101,7 @@ def golden(session: nox.Session) -> None:
     try:
         options = project_options.parse_golden(session.posargs)
     except HarnessError as exc:
-        session.error(str(exc))
+        session.error(str(exc).rstrip("."))
     os.environ.update(project_options.environment(options, paths.invoked_from(session.invoked_from)))
     ws = Workspace.from_environment()
     if options.record_builtin:
@@ -179,10 +179,11 @@ def lock(session: nox.Session) -> None:
 def accept(session: nox.Session) -> None:
     """Adopt the judged candidate as the new baseline: pins, locks, golden values, golden/CHANGELOG.md."""
     ws = Workspace.from_environment()
-    if not ws.is_checkout:
-        session.error("in your project the baseline is the file [tool.upgrade-harness] baseline-from names: bump "
-                      "the pins there, then run `upgrade-harness lock` and `upgrade-harness golden --accept-changes` "
-                      "and commit the lock and golden/ with the pins")
+    if not ws.is_checkout:  # a team's pins are its own file's: harness.stack.commands.team_accept
+        from harness.stack.commands import team_accept
+
+        _exit(team_accept.accept(ws, session.posargs, invoked_from=paths.invoked_from(session.invoked_from)))
+        return
     from harness.stack.commands import accept as accept_run
 
     code = accept_run.accept(ws, session.posargs, log=session, invoked_from=paths.invoked_from(session.invoked_from))

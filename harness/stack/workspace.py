@@ -24,7 +24,8 @@ class Workspace:
     upgrade runs; home: then the reports directory the run publishes to (None otherwise); matrix: the
     harness's pins (this checkout's baseline and candidate; a project's default candidate); noxfile: the
     sessions the entries' child processes load (None: the checkout's noxfile.py, or the package's
-    sessions for a project)."""
+    sessions for a project); stage: while accept or a golden recording prepares its changes, the staged
+    copy (harness.stack.staging) where the pins, locks and golden values are read and written instead."""
 
     root: Path
     is_checkout: bool
@@ -32,6 +33,7 @@ class Workspace:
     home: Path | None = None
     matrix: Path = paths.DEFAULT_MATRIX
     noxfile: Path | None = None
+    stage: Path | None = None
 
     def __post_init__(self) -> None:
         if self.noxfile is None:
@@ -56,7 +58,24 @@ class Workspace:
         """As the environment says: HARNESS_PROJECT (set by `upgrade-harness` and a team's noxfile; else this
         checkout) and HARNESS_REPORTS_DIR (an upgrade tells its entries the run's directory)."""
         reports = environ.get(env_vars.REPORTS_DIR)
-        return cls.of(paths.project_root(environ), Path(reports) if reports else None)
+        found = cls.of(paths.project_root(environ), Path(reports) if reports else None)
+        stage = environ.get(env_vars.STAGE)  # accept's golden session records into accept's staged copy
+        return found.staged(Path(stage)) if stage else found
+
+    def staged(self, files: Path) -> Workspace:
+        """The same project, its pins, locks and golden values read and written in the staged copy `files`
+        (laid out as the project)."""
+        matrix = files / self.matrix.relative_to(self.root) if self.is_checkout else self.matrix
+        return dataclasses.replace(self, stage=files, matrix=matrix)
+
+    def in_stage(self, path: Path) -> Path:
+        """A project file as this command reads and writes it: its staged copy while staging."""
+        if self.stage is None:
+            return path
+        try:
+            return self.stage / Path(path).relative_to(self.root)
+        except ValueError:
+            return path  # outside the project: never staged (harness.stack.staging refuses to stage it)
 
     def with_reports(self, reports: Path) -> Workspace:
         """The same project, its reports in another directory (`--reports DIR`)."""

@@ -56,7 +56,7 @@ def cause(base: dict[str, str | None], entries: list[EntryVerdict], within: Coll
     explained: set[str] = set()
     for single in singles:
         label = _single_text(base, single)
-        if single.status != Status.COMPLETE:
+        if not single.status.ran_to_end:
             unjudged.append(f"{label}: not judged, {single.status}")
             continue
         ids = {c.check_id for c in single.contract_changes} & changed
@@ -88,7 +88,7 @@ def of_check(base: dict[str, str | None], entries: list[EntryVerdict], check_id:
         found = next((c.mark for c in entry.changes if c.check_id == check_id), Mark.UNCHANGED)
         return found.changes_contract if mark.changes_contract else found != Mark.UNCHANGED
 
-    judged = [s for s in singles if s.status == Status.COMPLETE]
+    judged = [s for s in singles if s.status.ran_to_end]
     found = [_single_text(base, s) for s in judged if moves(s)]
     unjudged = [f"{_single_text(base, s)}: not judged, {s.status}" for s in singles if s not in judged]
     if found:

@@ -98,7 +98,7 @@ def curves(docs: Docs) -> str:
                 "Below each, every entry's value minus the baseline's at each step, in float32 ulps.</p>")
         body = head + "<div class='charts'>" + "".join(_changed_chart(k, v) for k, v in changed.items()) + "</div>"
     else:
-        body = "<p class='detail'>None: every entry computed the same curves, to the bit.</p>"
+        body = "<p class='detail'>No curve changed: every entry computed the same curves, to the bit.</p>"
     out = f"<h3 id='changed-curves'>Changed curves</h3>{body}"
     if same:
         charts = "".join(_unchanged_chart(k, found[k]) for k in same)

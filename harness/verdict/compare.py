@@ -80,7 +80,7 @@ def _changes(base: Report, other: Report, replay: Report | None = None) -> list[
 
 def compare_entry(base: Report, other: Report, replay: Report | None = None) -> EntryVerdict:
     """How each check changed on `other`; `replay` is the baseline re-running the candidate's failing examples."""
-    changes = _changes(base, other, replay) if other.status == Status.COMPLETE else []
+    changes = _changes(base, other, replay) if other.status.ran_to_end else []
     return EntryVerdict(
         name=other.entry.name, versions=other.environment.versions, status=other.status, problem=other.problem,
         changes=changes, new_warnings=_new_warnings(base, other),
@@ -105,7 +105,7 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
     `not_counted` not judged is said elsewhere: the project's own failing on the baseline too (its
     change), a built-in one whose contracts are reported only."""
     problems = []
-    if base.status != Status.COMPLETE:
+    if not base.status.ran_to_end:
         problems.append(_incomplete("the baseline", base.status, base.problem, "the baseline report"))
     if baseline_failures:
         problems.append(f"the baseline fails {len(baseline_failures)} of its own checks "
@@ -113,7 +113,7 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
     # Only the candidate decides: an attribution entry that could not run makes the attribution
     # partial (harness.verdict.cause says so), never the verdict impossible.
     for v in verdicts[:1]:
-        if v.status != Status.COMPLETE:
+        if not v.status.ran_to_end:
             problems.append(_incomplete(v.name, v.status, v.problem, v.name))
         # An own check that errors on the baseline too (a golden value not recorded yet) is said as the
         # project's change, in the headline, not counted as a check the harness could not judge.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from harness.model.enums import ComparisonKind, Mark
-from harness.model.report import EXACT, NAN_STEPS_FACT, CheckRecord, Comparison, Json, Tolerance
+from harness.model.report import EXACT, NAN_STEPS_FACT, CheckRecord, Comparison, Json, Tolerance, WorstElement
 from harness.verdict import bits, classify
 
 SHORT = 90  # characters of a value shown before "…"
@@ -117,6 +117,37 @@ def _fact(comparison: Comparison) -> Explanation:
     return Explanation(short(comparison.expected), short(comparison.observed), "")
 
 
+def _key(comparison: Comparison) -> str:
+    """'final_params/dense1/b' for 'golden:final_params/dense1/b'."""
+    return comparison.label.split(":", 1)[-1]
+
+
+def _at(worst: WorstElement) -> str:
+    return f"[{', '.join(map(str, worst.index))}]" if worst.index else ""
+
+
+def _worst_element(failing: list[Comparison], compared: int) -> Explanation:
+    """Arrays too large to show whole, or several leaves of a tree: the element furthest outside its
+    tolerance, before -> after, its size, and how many values and leaves moved."""
+    worst = max(failing, key=lambda c: (c.tolerance_used or 0.0, c.max_rel_err or 0.0))
+    element = worst.worst
+    parts = []
+    if element.ulps is not None:
+        ulp_dtype = worst.tolerance.ulp_dtype if isinstance(worst.tolerance, Tolerance) else None
+        parts.append(f"{element.ulps:.3g} ulp of {ulp_dtype or worst.dtype}")
+    elif isinstance(element.observed, str) or isinstance(element.expected, str):
+        parts.append("NaN/inf where the baseline had " + ("a number" if isinstance(element.observed, str)
+                                                          else element.expected))
+    if worst.max_rel_err is not None:
+        parts.append(f"{worst.max_rel_err * 100:.3g}% max rel err")
+    if worst.size:
+        parts.append(f"{worst.mismatched} of {worst.size} values")
+    if compared > 1:
+        parts.append(f"{len(failing)} of {compared} leaves outside tolerance")
+    return Explanation(f"{_key(worst)}{_at(element)} = {short(element.expected)}", short(element.observed),
+                       ", ".join(parts))
+
+
 def explain(base: CheckRecord | None, other: CheckRecord | None, mark: Mark) -> Explanation:
     """Before, after and size of one check's change on an entry."""
     if mark == Mark.MISSING:
@@ -128,6 +159,10 @@ def explain(base: CheckRecord | None, other: CheckRecord | None, mark: Mark) -> 
         return Explanation("passed", short(other.falsifying_example or other.message, 160), "")
     if failed.kind == ComparisonKind.ERROR_CONTRACT:
         return _error(other, failed)
+    numeric = [c for c in other.comparisons if c.values is not None and c.kind != ComparisonKind.BOUND]
+    failing = [c for c in numeric if not c.passed and c.worst is not None]
+    if failed.worst is not None and (len(failing) > 1 or not isinstance(failed.expected, list)):
+        return _worst_element(failing, len(numeric))
     if isinstance(failed.expected, list) and failed.values is not None and failed.values.values is not None:
         return _numeric(failed)
     if failed.tolerance != EXACT and isinstance(failed.expected, list):

@@ -18,7 +18,8 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1100
 h1 { font-size: 22px; padding: 10px 14px; border-radius: 6px; }
 h1.ok { background: #e6f4ea; } h1.regressed { background: #fde7e9; } h1.cannot { background: #fff4d6; }
 table { border-collapse: collapse; margin: 8px 0 18px; width: 100%; }
-th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; font-size: 13px; }
+th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; font-size: 13px;
+         overflow-wrap: anywhere; }  /* a long name wraps in its cell: the size column stays on screen */
 th { background: #f5f5f5; } td.mark { white-space: nowrap; font-weight: 600; }
 code { font-size: 12px; } .detail { color: #555; font-size: 12px; }
 .chart { margin: 6px 12px 18px 0; background: #fff; border: 1px solid #eee; }
@@ -49,8 +50,9 @@ def _entries_table(verdict: Verdict) -> str:
     rows = "".join(f"<tr><td>{escape(r.name)}</td><td>{escape(r.versions)}</td><td>{escape(r.status)}</td>"
                    f"<td>{escape(r.result)}</td></tr>" for r in views.entry_rows(verdict))
     notes = "".join(f"<li>{escape(n)}</li>" for n in views.resolution_notes(verdict))
+    same = "".join(f"<p class='detail'>{escape(s.line)}</p>" for s in views.same_stacks(verdict))
     return (f"<table><tr><th>entry</th><th>versions</th><th>status</th><th>result</th></tr>{rows}</table>"
-            + (f"<p>Resolved:</p><ul class='detail'>{notes}</ul>" if notes else ""))
+            + (f"<p>Resolved:</p><ul class='detail'>{notes}</ul>" if notes else "") + same)
 
 
 def _group_rows(group: groups.ChangeGroup, first_changed: dict[str, str], api: list[str] = ()) -> str:
@@ -139,7 +141,7 @@ def _performance_table(verdict: Verdict) -> str:
 
 
 def page(verdict: Verdict, others: list[Report]) -> str:
-    docs = [("baseline", verdict.baseline)] + [(d.entry.name, d) for d in others if d.status == Status.COMPLETE]
+    docs = [("baseline", verdict.baseline)] + [(d.entry.name, d) for d in others if d.status.ran_to_end]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Upgrade verdict</title><style>{_STYLE}</style></head>
 <body>

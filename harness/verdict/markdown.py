@@ -49,6 +49,8 @@ def _head(verdict: Verdict) -> list[str]:
     out += _own(verdict)
     notes = views.resolution_notes(verdict)
     out += ["", "Resolved: " + "; ".join(esc(n) for n in notes)] if notes else []
+    same = views.same_stacks(verdict)
+    out += ["", "; ".join(esc(s.line) for s in same)] if same else []
     if verdict.baseline.problem:
         out += ["", f"**baseline**: {esc(verdict.baseline.problem[:800])}"]
     shown, more = views.shown_baseline_failures(verdict)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from harness.model.codec import to_json
 from harness.model.enums import BuiltinMode, Mark
 from harness.model.verdict import SLOWER_THRESHOLD, Verdict
@@ -119,12 +121,13 @@ def text(verdict: Verdict) -> str:
         out.append(f"  {row.name:12s} {row.versions}  [{row.status}] {row.result}")
     for note in views.resolution_notes(verdict):
         out.append(f"  resolved {note}")
+    out += [f"  {same.line}" for same in views.same_stacks(verdict)]
     out += _text_own(verdict)
     if verdict.baseline.problem:
         out.append(f"\n  baseline: {verdict.baseline.problem}")
     shown, more = views.shown_baseline_failures(verdict)
     for check in shown:
-        out.append(f"\n  baseline {check.outcome}: {check.id}\n    {check.message}")
+        out.append(f"\n  baseline {check.outcome}: {check.id}\n" + textwrap.indent(check.message, "    "))
     if more:
         out.append(f"\n  ... and {more} more baseline failures (all in the baseline report)")
     out += _text_changes(verdict) + _text_api(verdict) + _text_tables(verdict)
@@ -146,6 +149,8 @@ def as_json(verdict: Verdict) -> dict:
         "own_changes": to_json(verdict.own_changes),  # the project's own moved checks, each with its cause
         "builtin_mode": str(verdict.builtin),  # judge: the built-in contracts decide too; report: only shown
         "mode_note": verdict.mode_note,
+        # Entries whose report is another's: they install the same stack, which ran once.
+        "same_stack": [{"entry": s.entry, "same_as": s.same_as} for s in views.same_stacks(verdict)],
         "api_diff": to_json(verdict.api_diff),  # harness.model.api_diff: api-diff.schema.json
         # `reused`: the report came from an earlier run (its run, when it finished, the entry that computed it).
         "baseline": {"versions": base.environment.versions, "status": str(base.status),

@@ -49,7 +49,7 @@ def counts_text(summary: Summary) -> str:
 
 
 def marks_text(entry: EntryVerdict) -> str:
-    if entry.status != Status.COMPLETE:
+    if not entry.status.ran_to_end:
         return "not judged (see below)"
     return ", ".join(f"{n} {m}" for m, n in entry.counts.items() if n and m != Mark.UNCHANGED) or "no change"
 
@@ -62,7 +62,7 @@ def entry_rows(verdict: Verdict) -> list[EntryRow]:
     for e in verdict.entries:
         versions = e.versions if e.status != Status.UNRESOLVABLE else dict(e.requested, python=e.requested_python)
         rows.append(EntryRow(e.name, versions_text(versions) + platform_text(e.platforms),
-                             status_text(e.name, e.status, e.reused), marks_text(e)))
+                             status_text(e.name, e.status, e.reused, base.run_id), marks_text(e)))
     return rows
 
 
@@ -81,10 +81,13 @@ def platform_text(found: dict[str, JaxPlatform]) -> str:
     return f" on {main.backend} ({one(main)}{families})"
 
 
-def status_text(name: str, status: Status, reused: ReusedFrom | None) -> str:
-    """`complete`, or `complete, reused from 2026-12-02 00:36 UTC` for a report an earlier run computed."""
+def status_text(name: str, status: Status, reused: ReusedFrom | None, run_id: str | None = None) -> str:
+    """`complete`, or `complete, reused from 2026-12-02 00:36 UTC` for a report an earlier run computed, or
+    `complete, baseline's report (same stack)` for one another entry of this run (`run_id`) computed."""
     if reused is None:
         return status
+    if run_id is not None and reused.run_id == run_id:
+        return f"{status}, {reused.entry}'s report (same stack)"
     return f"{status}, reused from {reused.when}" + (f" (entry {reused.entry})" if reused.entry != name else "")
 
 
@@ -200,6 +203,33 @@ def own_lines(verdict: Verdict) -> list[str]:
     """One line per family of the project's own contracts: what became of it."""
     name = verdict.entries[0].name if verdict.entries else "the candidate"
     return [own.summary(f, name) for f in verdict.own_families]
+
+
+@dataclasses.dataclass(frozen=True)
+class SameStack:
+    """An entry whose report is another entry's: both install one stack (equal report keys), which ran once."""
+
+    entry: str
+    same_as: str
+
+    @property
+    def line(self) -> str:
+        return f"{self.entry} installs the same stack as {self.same_as}: ran once"
+
+
+def same_stacks(verdict: Verdict) -> list[SameStack]:
+    """The entries served from another entry's report of this run, or reused from the very report the
+    baseline was reused from (harness.stack.run.same_stack)."""
+    base = verdict.baseline
+    found = []
+    for e in verdict.entries:
+        if e.reused is None:
+            continue
+        in_run = base.run_id is not None and e.reused.run_id == base.run_id
+        as_base = base.reused is not None and base.reused.key == e.reused.key
+        if in_run or as_base:
+            found.append(SameStack(e.name, e.reused.entry if in_run else "baseline"))
+    return found
 
 
 def resolution_notes(verdict: Verdict) -> list[str]:

@@ -23,8 +23,10 @@ import harness.contract.golden_recording  # noqa: F401
 import harness.contract.outcome  # noqa: F401
 import harness.contract.session  # noqa: F401
 from harness import env_vars
+from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.enums import BuiltinMode
+from harness.stack.api import sources
 from harness.stack.pins import locks
 from harness.verdict import compare
 
@@ -34,6 +36,17 @@ except ImportError:
     pass
 
 pytest_plugins = ["pytester"]
+
+
+def _no_index(project_root, entry, versions):  # noqa: ANN001, ANN202 - sources.fetch's signature
+    raise HarnessError("no package index in the harness's tests")
+
+
+@pytest.fixture(autouse=True)
+def no_package_index(monkeypatch):
+    """An upgrade run in a test reads the API diff's libraries from wheels when their environments are not
+    here: never fetched from a real index (tests that want libraries give made-up ones, fake_libraries)."""
+    monkeypatch.setattr(sources, "fetch", _no_index)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

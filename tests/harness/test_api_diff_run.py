@@ -1,12 +1,13 @@
 """The API diff of a run (harness.stack.api.for_run, reader, sources): read under the matrix's Python in an
-environment of its own (a 3.12-only module is read), cached by what it depends on, refused with a note when
-an environment holds other versions than its report ran, the wheels of those versions fetched instead; the
-verdict's exit rule in report mode; the section in HTML."""
+environment of its own (a 3.12-only module is read), cached by what it depends on; from the wheels of the
+versions the reports ran when an entry's environment is gone or holds others, the same diff either way;
+the verdict's exit rule in report mode; the section in HTML."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from harness.stack.workspace import Workspace
 from harness.verdict import compare, html
 
 ENTRIES = [matrix.Entry("baseline", {}, "b"), matrix.Entry("candidate", {}, "c")]
+REAL_FETCH = sources.fetch  # taken before the tests' guard (conftest.no_package_index) replaces it
 
 
 @pytest.fixture
@@ -39,6 +41,7 @@ def run(tmp_path, monkeypatch) -> tuple[Workspace, Path, Libraries]:
     libraries.envs = True
     monkeypatch.setattr(for_run, "site_packages", libraries.site_packages)
     monkeypatch.setattr(sources, "fetch", libraries.fetch)
+    monkeypatch.setattr(for_run, "CACHE", str(libraries.root / "cache"))
     return Workspace.of(paths.SOURCE, directory), directory, libraries
 
 
@@ -78,30 +81,60 @@ def test_the_cache_key_follows_versions_python_and_every_file(tmp_path):
                                   dataclasses.replace(ENTRIES[1], python="3.13")]) == "3.13"
 
 
+def test_the_diff_is_the_same_from_the_environments_or_from_the_wheels(run, monkeypatch, uv_bin):
+    """Whatever is left in .nox/: the entries' environments are a fast path, the wheels of the versions the
+    reports ran the rule (a run that rebuilt or pruned them, or reused its reports, has the same diff)."""
+    ws, directory, libraries = run
+    monkeypatch.setattr(locks, "uv", lambda: uv_bin)
+    from_envs = api_diff.read(for_run.compute(ws, directory, ENTRIES))
+    assert libraries.fetched == [] and any(p.changes for p in from_envs.packages)
+    shutil.rmtree(libraries.root / "cache")
+    libraries.envs, libraries.wheels = False, True  # the environments are gone
+    from_wheels = api_diff.read(for_run.compute(ws, directory, ENTRIES))
+    assert libraries.fetched == ["baseline", "candidate"]
+    assert dataclasses.replace(from_wheels, seconds=0) == dataclasses.replace(from_envs, seconds=0)
+
+
 def test_an_environment_holding_other_versions_than_its_report_is_not_read(run, monkeypatch, capsys):
     ws, directory, libraries = run
     doc = json.loads((directory / "candidate.json").read_text())
     doc["environment"]["versions"]["optax"] = "0.2.7"  # the report ran another optax than the env holds
     (directory / "candidate.json").write_text(json.dumps(doc))
-    monkeypatch.setattr(reader, "run", lambda *a: pytest.fail("read an environment that does not match"))
+    read = []
+    monkeypatch.setattr(reader, "run", lambda homes, python, request: read.append(request["sites"]) or _diff())
+    assert for_run.compute(ws, directory, ENTRIES) is None  # no index here: said, not raised
+    err = capsys.readouterr().err
+    assert "note: no API diff" in err and "no package index in this test" in err
+    assert read == [] and not (directory / "api-diff.json").exists()
+    libraries.wheels = True
+    assert for_run.compute(ws, directory, ENTRIES) == directory / "api-diff.json"
+    assert libraries.fetched == ["candidate"] and len(read) == 1  # the baseline's environment holds what its report ran
+
+
+def test_without_griffe_the_diff_is_a_note_not_a_crash(run, monkeypatch, capsys):
+    """`judge DIR` and `followups` have no preflight: a host without griffe says what to install."""
+    ws, directory, _ = run
+    real = reader.metadata.version
+
+    def version(name: str) -> str:
+        if name == "griffe":
+            raise reader.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(reader.metadata, "version", version)  # nothing uninstalled
     assert for_run.compute(ws, directory, ENTRIES) is None
     err = capsys.readouterr().err
-    assert "candidate environment" in err and "no longer holds the versions its report ran" in err
-    assert "note: no API diff" in err and not (directory / "api-diff.json").exists()
-    assert for_run.compute(ws, directory, ENTRIES, fetch=True) is None  # no index here: said, not raised
-    assert "no package index in this test" in capsys.readouterr().err
-    libraries.wheels = True
-    monkeypatch.setattr(reader, "run", lambda homes, python, request: _diff(request["sites"]))
-    assert for_run.compute(ws, directory, ENTRIES, fetch=True) == directory / "api-diff.json"
-    assert libraries.fetched == ["candidate"]  # the baseline's environment holds what its report ran
+    assert "note: no API diff:" in err and "griffe is not installed" in err
+    assert "`.venv/bin/pip install -r locks/runner.txt`" in err
 
 
-def _diff(sites) -> ApiDiff:
+def _diff() -> ApiDiff:
     return ApiDiff(1, "candidate", [PackageApiDiff("optax", "public API", "0.2.6", "0.2.7", [])], 0.1)
 
 
 def test_fetch_unpacks_the_versions_wheels_once(tmp_path, monkeypatch, uv_bin):
     monkeypatch.setattr(locks, "uv", lambda: uv_bin)
+    monkeypatch.setattr(sources, "fetch", REAL_FETCH)
     entry = ENTRIES[0]
     site = sources.fetch(tmp_path, entry, {"optax": "0.2.6", "flax": None, "jax": None})
     assert for_run.installed(site)["optax"] == "0.2.6" and (site / "optax" / "__init__.py").is_file()

@@ -15,7 +15,10 @@ from packaging.version import Version
 
 from harness.errors import HarnessError
 from harness.model import bisection, report_io
-from harness.model.enums import CheckKind, Mark
+from harness.model.codec import from_json, to_json
+from harness.model.report import Report
+from harness.stack.run import report_cache
+from harness.model.enums import CheckKind, Mark, Status
 from harness.model.verdict import Change
 from harness.stack import paths
 from harness.stack.workspace import Workspace
@@ -338,6 +341,41 @@ def test_a_release_importable_with_neither_sides_jax_is_judged_against_its_neigh
     out = capsys.readouterr().out
     assert "first changed in optax 0.2.7 (judged against optax 0.2.6 at jax 0.10.2, where 0.2.7 imports" in out
     assert "first changed in optax 0.2.8 (judged against optax 0.2.7 at jax 0.10.2, where 0.2.7 imports" in out
+
+
+def served_to_a_selection(doc: dict) -> dict:
+    """A report as the cache served it to a probe's selection (a complete run's, filtered to the checks asked
+    for): for an import failure, none of them."""
+    report = from_json(Report, doc)
+    selection = sorted(c["id"] for c in raw("baseline")["checks"])
+    return to_json(report_cache._filtered(dataclasses.replace(report, status=Status.COMPLETE), selection))
+
+
+def test_a_probe_whose_checks_were_never_observed_could_not_run_and_is_bridged_as_a_fresh_run_is(
+        reports, monkeypatch):
+    """The sequence `upgrade --candidate optax==0.2.7` then `upgrade --bisect`: the probe of 0.2.7 at the
+    baseline's jax had the import failure's report served, filtered to its selection: none of its checks
+    ran. That is "could not run", never "changed" (which named 0.2.7 for every check): the bisection goes on
+    to the bridge and gives the answer the fresh run gives (the test above)."""
+    gap = {pins: served_to_a_selection(doc) for pins, doc in GAP.items()}
+    installs = {("0.2.7", "0.11.1"): served_to_a_selection(raw("candidate-optax-0.2.7")),
+                ("0.2.7", "0.10.2"): mixed(early_only=True), ("0.2.6", "0.10.2"): raw("baseline"),
+                ("0.2.8", "0.10.2"): raw("optax-only")}
+    runs = []
+    run = bridge_stack(monkeypatch, reports, {**gap, **installs}, runs)
+    found = bisection.read(bisect.run(_checkout(reports), Args(), entries(), 1, run,
+                                      fetch=gap_index(["0.9.2", "0.10.2", "0.11.0", "0.11.1"])))
+    assert [(p.entry, p.outcome) for p in found.probes][:2] == [("bisect-optax-0.2.7", "could not run"),
+                                                                ("bisect-optax-0.2.7-candidate-pins", "could not run")]
+    early = [r for r in found.checks if r.check_id.startswith(EARLY)]
+    assert early and len(early) < len(found.checks)
+    nowhere = "0.2.7 could not run with jax 0.11.2 nor with jax 0.12.0.1"
+    for result in found.checks:
+        assert result.bridge.tried == ["0.11.1: 0.2.7 could not run", "0.11.0: 0.2.7 not installable",
+                                       "0.10.2: both import"]
+        assert result.exact and result.judged_at == "0.10.2"
+        assert result.first == ("0.2.7" if result in early else "0.2.8")
+    assert early[0].text == f"optax 0.2.7 (judged against optax 0.2.6 at jax 0.10.2, where 0.2.7 imports; {nowhere})"
 
 
 @pytest.mark.parametrize("later", ["unchanged there", "not installable there"])

@@ -284,3 +284,14 @@ def test_values_compared_count_the_comparisons_that_did_not_move(base, judge):
     change = next(c for c in judge(base, cand).entries[0].changes if c.mark == Mark.BITS_CHANGED)
     assert change.bits.values == 1 and change.bits.compared == 4
     assert change.detail.startswith("1 of 4 values changed bits")
+
+
+def test_a_baseline_failures_message_of_several_lines_stays_indented_under_it(base, judge):
+    """Each line of a several-line message (golden values that differ, one a line) is indented under its
+    check, never at column 0."""
+    message = "2 golden values differ from their recording:\ngolden:a: 1 of 2 elements outside\ngolden:b: moved"
+    verdict = judge(_fail(copy.deepcopy(base), "test_reference", message=message), _candidate(base))
+    lines = render.text(verdict).splitlines()
+    at = lines.index("  baseline failed: demo/test_reference")
+    assert lines[at + 1:at + 4] == ["    2 golden values differ from their recording:",
+                                    "    golden:a: 1 of 2 elements outside", "    golden:b: moved"]

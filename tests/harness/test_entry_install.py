@@ -92,3 +92,28 @@ def test_the_suites_temporary_files_are_in_the_entrys_environment(tmp_path, monk
     assert f"--basetemp={tmp_path / 'venv' / 'pytest-tmp'}" in command
     (family_temp,) = [a for a in family_process if a.startswith("--basetemp=")]  # its own, in the environment
     assert family_temp.startswith(f"--basetemp={tmp_path / 'venv' / 'pytest-tmp'}") and family_temp not in command
+
+
+class _StoppedSession:
+    """What install_entry tells nox when it stops the session (nox writes "Session X failed: REASON.")."""
+
+    def __init__(self):
+        self.reasons = []
+
+    def error(self, reason):
+        self.reasons.append(reason)
+        raise SystemExit(1)
+
+
+def test_a_session_stopped_for_a_problem_gives_nox_its_reason_without_a_final_period(tmp_path):
+    """nox ends the reason with its own period: "...`upgrade-harness lock`.." was printed."""
+    from harness.stack import paths
+    from harness.stack.pins import matrix
+    from harness.stack.workspace import Workspace
+
+    unresolved = matrix.Entry("candidate", {"optax": "0.2.88"}, "candidate", "3.12", locked=False,
+                              problem="optax==0.2.88 does not exist; pick a released version.")
+    session = _StoppedSession()
+    with pytest.raises(SystemExit):
+        entry.install_entry(session, Workspace.of(paths.SOURCE, tmp_path), unresolved)
+    assert session.reasons == ["optax==0.2.88 does not exist; pick a released version"]

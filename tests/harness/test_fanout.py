@@ -91,13 +91,16 @@ def libraries(tmp_path_factory, monkeypatch) -> Libraries:
 class Sessions:
     """What each entry's session writes: its report (run id, entry and pins as the plan told it)."""
 
-    def __init__(self, sources: dict[str, dict]):
-        self.sources, self.runs = sources, []
+    def __init__(self, sources: dict[str, dict], reused: bool = False):
+        self.sources, self.runs, self.reused = sources, [], reused  # reused: every report taken from the cache
 
     def write(self, directory: Path, entry: matrix.Entry, report: str, run_id: str) -> None:
         doc = json.loads(json.dumps(self.sources["baseline" if report == entry_runs.REPLAY else
                                                  report if report.startswith(rollback_runs.REPORT) else entry.name]))
         doc["entry"].update(name=entry.name, requested=dict(entry.pins))
+        if self.reused:
+            doc["reused"] = {"run_id": "20260101T000000-1-aaaaaa", "finished_at": doc.get("finished_at"), "key": "0" * 64,
+                             "entry": entry.name}
         (directory / f"{report}.json").write_text(json.dumps(dict(doc, run_id=run_id)))
         self.runs.append(report)
 
@@ -267,6 +270,28 @@ def test_judge_on_a_published_reports_directory_copied_elsewhere_gives_the_upgra
     assert fanout.judge_directory(CHECKOUT, [str(copied)], None) == code == 1
     for name in SUMMARIES:
         assert (copied / name).read_text() == (local / name).read_text(), name
+
+
+def _api_section(reports: Path) -> dict:
+    """The verdict's API diff as upgrade-summary.json holds it, less the seconds it took."""
+    found = json.loads((reports / "upgrade-summary.json").read_text())["api_diff"]
+    return found and {k: v for k, v in found.items() if k != "seconds"}
+
+
+def test_a_run_of_reused_reports_has_the_fresh_runs_api_section(tmp_path, monkeypatch, libraries, uv_bin):
+    """A run whose entries were all reused needs no environment, so .nox/ may hold none (never made here,
+    or pruned): its API section is the fresh run's all the same, read from the reports' versions' wheels."""
+    monkeypatch.setattr(locks, "uv", lambda: uv_bin)
+    libraries.envs = True
+    (tmp_path / "fresh").mkdir()
+    fresh_code, fresh = _local(tmp_path / "fresh", monkeypatch, Sessions(_sources(changed=True)))
+    libraries.envs, libraries.wheels = False, True
+    shutil.rmtree(for_run.CACHE)  # .nox/ emptied: no environment, no computed diff
+    (tmp_path / "reused").mkdir()
+    again_code, again = _local(tmp_path / "reused", monkeypatch, Sessions(_sources(changed=True), reused=True))
+    assert again_code == fresh_code == 1
+    assert all(json.loads((again / f"{e}.json").read_text())["reused"] for e in ("baseline", "candidate"))
+    assert _api_section(fresh)["packages"] and _api_section(again) == _api_section(fresh)
 
 
 def test_an_unchanged_candidate_has_only_its_rollback_to_follow_and_judges_clean(tmp_path, monkeypatch, capsys):

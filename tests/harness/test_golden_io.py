@@ -98,6 +98,24 @@ def test_a_first_recording_counts_added_values_per_family_and_shows_every_change
     assert said == ["golden: added   b/k", 'golden: changed b/x: [1] -> [2]']
 
 
+def test_a_long_changed_value_is_shown_by_the_items_that_differ_not_its_first_characters():
+    """A team's optimizer-state fact of 16 items differing at items 14 and 15: the first 100 characters of
+    old and new were the same; the change names the differing items, and an array how many values moved."""
+    from harness.contract import golden_recording
+
+    old = [[f"acc_grads/dense{i}/b", "bfloat16", [32]] for i in range(16)]
+    new = [*old[:14], ["acc_grads/dense14/b", "float32", [32]], ["acc_grads/dense15/b", "float32", [32]]]
+    said = []
+    golden_recording.say_changes(said.append, [("team", "state", "changed", {"fact": old}, {"fact": new})])
+    assert said == ["golden: changed team/state: 2 items differ: [14][1]: \"bfloat16\" -> \"float32\"; "
+                    "[15][1]: \"bfloat16\" -> \"float32\""]
+    values = [0.5] * 40
+    said.clear()
+    golden_recording.say_changes(said.append, [("team", "w", "changed", {"values": values, "dtype": "float32"},
+                                                {"values": [*values[:39], 0.75], "dtype": "float32"})])
+    assert said == ["golden: changed team/w: 1 of 40 values differ: [39]: 0.5 -> 0.75"]
+
+
 def test_a_family_the_project_has_not_recorded_is_read_from_the_tools_own(tmp_path, monkeypatch):
     """A team's project judges the built-in contracts against the tool's golden values; its own copy,
     once recorded, comes first; recordings go to and are compared with the project's own files only."""

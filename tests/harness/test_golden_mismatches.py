@@ -101,14 +101,14 @@ def test_every_golden_key_that_differs_is_named_at_its_contract_line(steps, pyte
     check = _check(doc, "test_steps")
     assert check["outcome"] == "failed" and check["exception"] == "ContractFailure"
     first, *messages = check["message"].splitlines()
-    assert first == "2 golden values differ from the baseline:"
+    assert first == "2 golden values differ from their recording:"
     assert [m.split(" [", 1)[0] for m in messages] == ["golden:loss/step1", "golden:loss/step3"]
     # every comparison is in the report, the ones that passed too
     assert {c["label"]: c["passed"] for c in check["comparisons"]} == {
         "golden:loss/step0": True, "golden:loss/step1": False, "golden:loss/step2": True, "golden:loss/step3": False}
     line = _line(pytester, "test_steps.py", "check.golden(")
     result.stdout.fnmatch_lines([
-        "*2 golden values differ from the baseline*",
+        "*2 golden values differ from their recording*",
         f"test_steps.py:{line}: in test_steps",
         '    check.golden(f"loss/step{step}", loss)',
         "E   golden:loss/step1 [[]float32*",

@@ -217,3 +217,51 @@ def test_page_renders_in_headless_chromium_with_plots_visible(make_page, tmp_pat
                           capture_output=True, text=True, timeout=120)
     assert shot.returncode == 0, shot.stderr[-2000:]
     assert screenshot.stat().st_size > 20_000  # a rendered page with charts, not a blank one
+
+
+# The right edge of the page's widest cell, heading or chart, and the document's own scroll width.
+WIDTH_PROBE = ("<script>const edges = [...document.querySelectorAll('body *')]"
+               ".map(e => e.getBoundingClientRect().right);"
+               "document.body.setAttribute('data-scroll-width', String(Math.ceil(Math.max("
+               "document.documentElement.scrollWidth, ...edges))));</script></body>")
+
+
+def _width(page: str, tmp_path) -> int:
+    """The page's width in a 1,400-pixel window of headless Chromium."""
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.replace("</body>", WIDTH_PROBE, 1))
+    common = [_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,900"]
+    dom = subprocess.run([*common, "--dump-dom", probed.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    return int(re.search(r'data-scroll-width="(\d+)"', dom.stdout).group(1))
+
+
+def test_the_default_verdicts_page_fits_a_1400_pixel_window(tmp_path):
+    """The default upgrade's verdict (the real reports of optax 0.2.6 -> 0.2.8), in a 1,400-pixel window:
+    nothing scrolls sideways, so the size column of the table of changes is on screen."""
+    import upgrade_reports
+
+    reports = {name: report_io.parse(upgrade_reports.load(name), name) for name in upgrade_reports.ENTRIES}
+    others = [reports[n] for n in upgrade_reports.ENTRIES[1:]]
+    assert _width(html.page(compare.judge(reports["baseline"], others), others), tmp_path) <= 1400
+
+
+def test_a_long_unbroken_name_wraps_in_its_cell(tmp_path):
+    """A contract or leaf name with no space to break at (optimizer/opt_state/inner_opt_state/1/... is 64
+    characters) wraps inside its cell rather than pushing the size column off-screen: the default verdict
+    with one changed contract renamed longer still."""
+    import upgrade_reports
+
+    docs = {name: upgrade_reports.load(name) for name in ("baseline", "candidate")}
+    changed = next(c["id"] for c in docs["candidate"]["checks"] if c["outcome"] == "failed")
+    family, name = changed.split("[")[0].split("/")
+    long_name = name + "_" + "_".join(["with_a_long_descriptive_part"] * 6)
+    for doc in docs.values():
+        for check in doc["checks"]:
+            if check["id"].split("[")[0] == f"{family}/{name}":
+                check["id"] = check["id"].replace(name, long_name)
+                check["nodeid"] = check["nodeid"].replace(name, long_name)
+    base, cand = (report_io.parse(docs[n], n) for n in ("baseline", "candidate"))
+    page = html.page(compare.judge(base, [cand]), [cand])
+    assert f"<code>{family}/{long_name}</code>" in page
+    assert _width(page, tmp_path) <= 1400

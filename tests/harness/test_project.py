@@ -13,6 +13,7 @@ from harness.stack import paths, project, project_options
 from harness.stack.commands import init
 from harness.stack.pins import current, pins_from
 from harness.stack.workspace import Workspace
+from harness.stack.run import run_dir
 
 PINS = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
 REQUIREMENTS = "".join(f"{name}=={version}\n" for name, version in PINS.items())
@@ -441,8 +442,9 @@ def test_reports_dir_is_taken_from_the_shells_directory(tmp_path, monkeypatch, c
     monkeypatch.delenv(env_vars.INVOKED_FROM, raising=False)
     monkeypatch.delenv(env_vars.REPORTS_DIR, raising=False)
     assert cli.main(["upgrade", "--reports", "x", "--offline", "--candidate", "optax==0.0.0.1"]) == 2
-    assert (tmp_path / "sub" / "x" / "candidate.json").is_file()
-    assert not (tmp_path / "x").exists() and not (tmp_path / "reports" / "candidate.json").exists()
+    [run] = run_dir.unfinished(tmp_path / "sub" / "x")  # a run that could not start is not published
+    assert (run / "candidate.json").is_file()
+    assert not (tmp_path / "x").exists() and not (tmp_path / "reports").exists()
 
 
 def test_constraints_pin_what_a_requirement_leaves_open(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 import upgrade_reports as main_reports
 from harness.model import report_io
 from harness.model.codec import from_json
-from harness.model.enums import Outcome, Status
+from harness.model.enums import CheckKind, Outcome, Status
 from harness.model.report import EntryInfo, Report, Summary
 from harness.stack.run import entry_reuse, report_cache
 from harness.stack import paths
@@ -198,6 +198,20 @@ def test_the_verdict_says_which_reports_were_reused_and_from_when(candidate):
 def test_a_run_that_did_not_give_results_is_not_kept(reports, candidate, change):
     """A check that errored (out of memory, a full disk) is computed again, never replayed from the cache."""
     report_io.write(reports / "candidate.json", change(candidate))
+    assert not report_cache.store(reports / report_cache.CACHE, ReportKey(PARTS), reports / "candidate.json",
+                                  reports / "candidate.log")
+
+
+@pytest.mark.parametrize("status", [Status.UNCOLLECTED, Status.COMPLETE])
+def test_a_run_some_of_whose_modules_could_not_be_collected_is_not_kept(reports, candidate, status):
+    """An import failure's report (its checks never ran) would be served, filtered to a bisection's
+    selection, as a probe with none of the checks asked for: it is computed again instead. Refused by its
+    status, and by its collection checks even under a status that says complete (an older plugin's)."""
+    failed = dataclasses.replace(candidate.checks[0], id="accumulation/collection", kind=CheckKind.COLLECTION,
+                                 outcome=Outcome.FAILED, nodeid="harness/builtin/test_accumulation.py")
+    checks = [failed, *candidate.checks[1:]]
+    report_io.write(reports / "candidate.json", dataclasses.replace(candidate, status=status, checks=checks,
+                                                                    summary=Summary.of(checks)))
     assert not report_cache.store(reports / report_cache.CACHE, ReportKey(PARTS), reports / "candidate.json",
                                   reports / "candidate.log")
 

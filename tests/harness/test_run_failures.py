@@ -3,6 +3,7 @@ run that could not judge says why (a killed entry: which signal, after how many 
 
 import dataclasses
 import json
+import re
 import shutil
 import signal
 import time
@@ -17,8 +18,10 @@ from harness.model.progress import Phase, Progress
 from harness.stack import paths, project
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
+from harness.stack.environments import host_libraries
 from harness.stack.pins import current, locks, matrix
-from harness.stack.run import ending, entry_runs
+from harness.stack.run import ending, entry_runs, run_dir, run_lock
+from harness.stack.pins import plan
 
 import upgrade_reports
 
@@ -85,6 +88,123 @@ def test_a_corrupt_golden_file_is_refused_before_anything_runs(last_run, tmp_pat
     assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), []) == 2
     assert f"golden file {golden / 'schedules.json'} is unreadable" in capsys.readouterr().err
     assert _tree(last_run) == before
+
+
+def _published(reports: Path) -> dict[str, bytes]:
+    """The reports directory as a reader sees it: run directories and the run lock left out."""
+    return {name: data for name, data in _tree(reports).items()
+            if not name.startswith(f"{run_dir.RUNS}/") and name != run_lock.LOCK_NAME}
+
+
+def test_a_candidate_that_does_not_resolve_publishes_nothing(last_run, monkeypatch, capsys):
+    """A mistyped candidate: its reason, exit 2, and the last run's verdict left where it is (not moved to
+    previous/); the unresolvable candidate's report stays in the run's own directory, and the message says so."""
+    def unresolvable(*args, **kwargs):
+        raise HarnessError("Because there is no version of optax==0.2.88, your requirements are unsatisfiable.")
+
+    monkeypatch.setattr(plan, "build", unresolvable)
+    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("an entry ran"))
+    before = _published(last_run)
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), ["--candidate", "optax==0.2.88"]) == 2
+    assert _published(last_run) == before  # nothing moved to previous/, nothing published
+    [run] = run_dir.unfinished(last_run)
+    report = report_io.load(run / "candidate.json")
+    assert report.status == Status.UNRESOLVABLE and "no version of optax==0.2.88" in report.problem
+    err = capsys.readouterr().err
+    assert "no version of optax==0.2.88" in err and f"{run}/candidate.json says why" in err
+    assert f"not published: {last_run}/ keeps the last finished run's verdict" in err
+    assert "stopped" not in err
+
+    # One more typo: the last finished run's verdict is still there; the note names the run that could not start.
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), ["--candidate", "optax==0.2.88"]) == 2
+    assert _published(last_run) == before
+    assert f"an earlier run stopped before any entry started; its files are in {run}/" in capsys.readouterr().out
+
+
+def test_a_resolved_plan_that_fails_its_checks_publishes_nothing(last_run, tmp_path, monkeypatch, capsys):
+    """The plan resolves, but a lock it resolved is damaged: refused before any entry starts, nothing published."""
+    damaged = tmp_path / "candidate.txt"
+    damaged.write_text((ROOT / "locks" / "candidate.txt").read_text().replace("jaxlib==", "jaxlib=", 1))
+    ws = Workspace.of(paths.SOURCE, last_run)
+
+    def resolved(*args, **kwargs):
+        entries = matrix.upgrade_plan(current.entries(ws))
+        return [entries[0], dataclasses.replace(entries[1], locked=False, lock_file=str(damaged)), *entries[2:]]
+
+    monkeypatch.setattr(plan, "build", resolved)
+    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("an entry ran"))
+    before = _published(last_run)
+    assert upgrade.upgrade(ws, []) == 2
+    assert _published(last_run) == before
+    err = capsys.readouterr().err
+    [run] = run_dir.unfinished(last_run)
+    assert f"{damaged}, line" in err and "is not a requirement" in err
+    assert f"not published: {last_run}/ keeps the last finished run's verdict; this run's files are in {run}/" in err
+    assert "stopped" not in err
+
+
+def _metadata_without(monkeypatch, missing: set[str], requires: list[str] | None = None) -> None:
+    """importlib.metadata as an interpreter without the distributions `missing` sees it (nothing uninstalled);
+    `requires`: the installed tool's declared dependencies."""
+    real = host_libraries.metadata.version
+
+    def version(name: str) -> str:
+        if name.lower() in missing:
+            raise host_libraries.metadata.PackageNotFoundError(name)
+        try:
+            return real(name)
+        except host_libraries.metadata.PackageNotFoundError:
+            return "1.0"  # what this test environment lacks beside the point (uv's wheel)
+
+    monkeypatch.setattr(host_libraries.metadata, "version", version)
+    if requires is not None:
+        monkeypatch.setattr(host_libraries.metadata, "requires",
+                            lambda name: requires if name == host_libraries.DISTRIBUTION else pytest.fail(name))
+
+
+def test_a_nox_without_the_runner_tools_is_refused_before_any_entry_runs(last_run, monkeypatch, capsys):
+    """A nox installed on its own (not from locks/runner.txt) lacks griffe: said before anything runs, not
+    after every entry ran, when the API diff needs it."""
+    _metadata_without(monkeypatch, {"griffe", "jsonschema"})
+    before = _tree(last_run)
+    monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("an entry ran without griffe"))
+    assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), []) == 2
+    err = capsys.readouterr().err
+    assert "nothing was run" in err and "griffe, jsonschema" in err and "not installed" in err
+    assert "`.venv/bin/pip install -r locks/runner.txt`" in err
+    assert _tree(last_run) == before  # nothing published, nothing moved
+
+
+def test_the_libraries_checked_are_the_runner_locks(monkeypatch):
+    """Every library locks/runner.txt pins, none named by hand: with none installed, all are said."""
+    pinned = re.findall(r"^([A-Za-z0-9._-]+)==", (ROOT / "locks" / "runner.txt").read_text(), re.MULTILINE)
+    _metadata_without(monkeypatch, {name.lower() for name in pinned})
+    monkeypatch.setattr(locks, "uv", lambda: None)  # nor a uv on PATH
+    assert len(pinned) >= 5
+    problem = host_libraries.problem()
+    assert problem is not None and f"{', '.join(sorted(pinned))} are not installed" in problem
+
+
+def test_an_installed_tool_checks_its_declared_dependencies(monkeypatch, tmp_path):
+    """A team's tool has no locks/runner.txt: the package's own dependencies (its extras not) are checked,
+    and the fix installs just those into the tool's interpreter."""
+    monkeypatch.setattr(host_libraries, "RUNNER_LOCK", tmp_path / "no-runner.txt")
+    _metadata_without(monkeypatch, {"griffe", "numpy"}, ["nox>=2024.10.9", "griffe>=2.4",
+                                                        'numpy; extra == "contract"'])
+    problem = host_libraries.problem()
+    assert problem is not None and "griffe is not installed" in problem and "numpy" not in problem
+    assert "-m pip install 'griffe>=2.4'" in problem
+    _metadata_without(monkeypatch, set(), ["nox>=2024.10.9", "griffe>=2.4"])
+    assert host_libraries.problem() is None
+
+
+def test_uv_on_path_serves_as_the_runners_own(monkeypatch):
+    """The harness runs uv as a program, the runner's own or one on PATH (locks.uv): either will do."""
+    _metadata_without(monkeypatch, {"uv"})
+    monkeypatch.setattr(locks, "uv", lambda: "/usr/local/bin/uv")
+    assert host_libraries.problem() is None
+    monkeypatch.setattr(locks, "uv", lambda: None)
+    assert "uv is not installed" in host_libraries.problem()
 
 
 def test_a_lock_reads_pins_markers_and_notes_and_names_a_bad_line():

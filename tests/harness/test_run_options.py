@@ -8,14 +8,15 @@ import pytest
 from harness import env_vars, run_options
 from harness.contract import options as contract_options
 from harness.run_options import ENTRY, GOLDEN, HOST, PROJECT, RUN, UPGRADE, RunOptions
-from harness.stack import paths, project_options
-from harness.stack.commands import accept, upgrade_args
+from harness.stack import paths, project_options, staging
+from harness.stack.commands import accept, accept_steps, upgrade_args
 from harness.stack.run import entry_runs
 from harness.stack.workspace import Workspace
 
 # A value to type for each kind of option, and what it reads as.
 SAMPLES = {str: ("x-1", "x-1"), int: ("7", 7), Path: ("/abs/file", Path("/abs/file")),
-           tuple: ("/abs/dir", (Path("/abs/dir"),))}
+           tuple: ("/abs/dir", (Path("/abs/dir"),)),
+           run_options.RevisionPath: ("main:/abs/file", Path("main:/abs/file"))}  # a file as git revision main holds it
 CHECKOUT = Workspace.of(paths.SOURCE)
 PARSERS = {UPGRADE: lambda argv: upgrade_args.parse(CHECKOUT, argv), GOLDEN: project_options.parse_golden,
            PROJECT: lambda argv: project_options.split(argv)[0]}
@@ -126,10 +127,34 @@ def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeyp
     child = entry_runs.child_environment(Workspace.of(paths.SOURCE, tmp_path), Args, None, 1, None)
     assert not {k for k in own if child.get(k) == "from another run"}
     seen = {}
-    monkeypatch.setattr(accept.subprocess, "run", lambda cmd, **kw: seen.update(kw["env"]) or _Done())
-    accept.record_golden(tmp_path)
+    monkeypatch.setattr(accept_steps.subprocess, "run", lambda cmd, **kw: seen.update(kw["env"]) or _Done())
+    stage = staging.Stage(tmp_path)
+    accept.record_golden(stage)
     assert seen and not own & set(seen)  # the golden recording accept starts: the plan too (was kept)
+    assert seen[env_vars.STAGE] == str(stage.files)  # it records into accept's staged copy, never golden/ itself
 
 
 class _Done:
     returncode = 0
+
+
+def test_a_rev_path_reaches_the_children_with_its_path_made_absolute(tmp_path):
+    """`--baseline-from origin/main:requirements.txt` typed in a subdirectory: the children run in the project's
+    root, so the path after the revision is made absolute; the revision stays as typed."""
+    given = RunOptions(baseline_from=Path("origin/main:requirements.txt"))
+    env = run_options.environment(given, PROJECT, tmp_path)
+    assert env[env_vars.BASELINE_FROM] == f"origin/main:{tmp_path.resolve() / 'requirements.txt'}"
+    plain = run_options.environment(RunOptions(baseline_from=Path("requirements.txt")), PROJECT, tmp_path)
+    assert plain[env_vars.BASELINE_FROM] == str(tmp_path.resolve() / "requirements.txt")
+
+
+def test_a_path_is_shown_relative_to_where_the_command_was_typed(tmp_path):
+    from harness.stack import cli_args
+
+    (tmp_path / "src" / "deep").mkdir(parents=True)
+    log = tmp_path / "reports" / "baseline.log"
+    assert cli_args.shown_path(log, tmp_path) == "reports/baseline.log"
+    assert cli_args.shown_path(log, tmp_path / "src") == "../reports/baseline.log"
+    assert cli_args.shown_path(log, tmp_path / "src" / "deep") == "../../reports/baseline.log"
+    far = tmp_path.joinpath(*["x"] * 40)  # from there, ../ forty times is longer than the path itself
+    assert cli_args.shown_path(log, far) == str(log.resolve())

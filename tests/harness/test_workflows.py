@@ -307,8 +307,10 @@ def _status_step_id():
 
 def test_nightly_resolves_the_latest_releases_before_planning_the_upgrade_on_them():
     jobs = _nightly_jobs()
-    assert list(jobs) == ["latest", *FAN_OUT, "issue", "sensitivity", "sensitivity-report"]  # the last two: every night
-    assert "needs" not in jobs["sensitivity"]
+    # the last three: every night, whatever the releases
+    assert list(jobs) == ["latest", *FAN_OUT, "issue", "sensitivity", "sensitivity-report", "sequences"]
+    assert "needs" not in jobs["sensitivity"] and "needs" not in jobs["sequences"]
+    assert _step(jobs["sequences"]["steps"], "nox -s sequences")
     resolve_step = _step(jobs["latest"]["steps"], "latest_cli resolve")
     assert resolve_step["run"].startswith(".venv/bin/python -m harness.stack.commands.latest_cli resolve")
     assert jobs["latest"]["outputs"]["decision"] == f"${{{{ steps.{resolve_step['id']}.outputs.decision }}}}"

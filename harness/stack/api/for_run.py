@@ -1,9 +1,10 @@
-"""The API diff of one run: the candidate's installed optax, flax.nnx and jax against the baseline's,
-read from the two entries' environments on this machine (CI's follow-ups job, which has none: from the
-wheels of the versions the reports ran), under the matrix's Python (harness.stack.api.reader); written
-as the run's `api-diff.json` beside its reports (so `judge DIR` shows it too), and reused from
-`.nox/api-diff/` while nothing it depends on changed (the packages' versions, the reading Python, the
-contracts and the project's code, the harness and griffe).
+"""The API diff of one run: the candidate's optax, flax.nnx and jax against the baseline's, at the versions
+the two reports ran, whatever is left in .nox/: read from the wheels of those versions (harness.stack.api.sources),
+or, as a fast path, from an entry's environment when it holds exactly those versions (the same files, so
+the same diff), under the matrix's Python (harness.stack.api.reader); written as the run's `api-diff.json`
+beside its reports (so `judge DIR` shows it too), and reused from `.nox/api-diff/` while nothing it
+depends on changed (the packages' versions, the reading Python, the contracts and the project's code, the
+harness and griffe). A run whose reports were all reused gets the same diff as the run that made them.
 """
 
 from __future__ import annotations
@@ -75,53 +76,39 @@ def _listed(groups: Files) -> list:
     return [[str(root), [str(p) for p in found]] for root, found in groups]
 
 
-def _sites(ws: Workspace, entries: list[matrix.Entry], versions: tuple[dict, dict], fetch: bool) -> list[Path] | None:
-    """Where the baseline's and the candidate's libraries are read: their environments here, holding the
-    versions their reports ran; else, with `fetch`, those versions' wheels unpacked (harness.stack.api.sources)."""
-    found: list[Path | None] = []
-    for entry, want in zip(entries[:2], versions):
-        site = site_packages(ws.envdir / envs.dir_name(ws.envdir, entry.name))
-        if site is not None and installed(site) != want:
-            print(f"note: the {entry.name} environment {site} no longer holds the versions its report ran",
-                  file=sys.stderr)
-            site = None
-        if site is None and fetch:
-            try:
-                site = sources.fetch(ws.root, entry, want)
-            except HarnessError as exc:
-                print(f"note: no API diff: {exc}", file=sys.stderr)
-                return None
-        found.append(site)
-    if None in found:
-        print(f"note: no API diff: the {' and '.join(e.name for e, s in zip(entries, found) if s is None)} "
-              f"environment with the versions its report ran is not in {ws.envdir}/ (run the entries here, or "
-              f"`nox -s followups -- DIR`, which reads the reports' versions from their wheels)", file=sys.stderr)
-        return None
-    return found
+def _site(ws: Workspace, entry: matrix.Entry, want: dict[str, str | None]) -> Path:
+    """Where `entry`'s libraries at the versions its report ran are read: its environment when it holds
+    exactly those, else those versions' wheels (HarnessError when they cannot be fetched)."""
+    site = site_packages(ws.envdir / envs.dir_name(ws.envdir, entry.name))
+    if site is not None and installed(site) == want:
+        return site
+    return sources.fetch(ws.root, entry, want)
 
 
-def compute(ws: Workspace, directory: Path, entries: list[matrix.Entry], fetch: bool = False) -> Path | None:
+def compute(ws: Workspace, directory: Path, entries: list[matrix.Entry]) -> Path | None:
     """Write `directory`/api-diff.json for the candidate (entries[1]) against the baseline (entries[0]);
-    None, with a note, when a report is missing or the libraries it ran cannot be read here."""
+    None, with a note, when a report is missing or the libraries it ran cannot be had."""
     try:  # the versions each report ran (validated by the verdict, which reads them anyway)
         ran = [json.loads((directory / f"{e.name}.json").read_text())["environment"]["versions"] for e in entries[:2]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
     versions = tuple({k: r.get(k) for k in usage.LIBRARIES} for r in ran)
-    sites = _sites(ws, entries, versions, fetch)
-    if sites is None:
-        return None
     contracts, code, root = inputs(ws)
     python = reader_python(entries)
-    cached = ws.envdir / CACHE / f"{_key(versions, python, contracts + code)}.json"
+    try:
+        cached = ws.envdir / CACHE / f"{_key(versions, python, contracts + code)}.json"
+    except HarnessError as exc:  # no griffe here
+        print(f"note: no API diff: {exc}", file=sys.stderr)
+        return None
     try:
         found = api_diff.read(cached) if cached.is_file() else None
     except HarnessError:
         found = None
     if found is None:
-        request = {"entry": entries[1].name, "sites": [str(s) for s in sites], "versions": list(versions),
-                   "contracts": _listed(contracts), "code": _listed(code), "root": str(root)}
         try:
+            sites = [_site(ws, entry, want) for entry, want in zip(entries[:2], versions)]
+            request = {"entry": entries[1].name, "sites": [str(s) for s in sites], "versions": list(versions),
+                       "contracts": _listed(contracts), "code": _listed(code), "root": str(root)}
             found = reader.run(ws.root / ".nox" / READER, python, request)
         except HarnessError as exc:
             print(f"note: no API diff: {exc}", file=sys.stderr)
@@ -134,6 +121,6 @@ def compute(ws: Workspace, directory: Path, entries: list[matrix.Entry], fetch: 
 
 
 def beside(ws: Workspace, directory: Path, entries: list[matrix.Entry]) -> Path | None:
-    """`judge DIR`: the run's api-diff.json when it has one, else computed when the environments are here."""
+    """`judge DIR`: the run's api-diff.json when it has one, else computed as the run computes it."""
     found = directory / api_diff.API_DIFF_FILE
     return found if found.is_file() else compute(ws, directory, entries)

@@ -19,6 +19,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.model import api_diff
 from harness.stack import paths
+from harness.stack.environments import host_libraries
 from harness.stack.environments.interpreters import find_python
 from harness.stack.pins import locks
 
@@ -35,7 +36,13 @@ sys.exit(worker.main(sys.argv[2:]))
 
 
 def requirement() -> str:
-    return f"griffe=={metadata.version('griffe')}"
+    """The host's griffe, pinned: what the reader environment holds. HarnessError when the host has none
+    (`judge DIR` and `followups` have no preflight to say so first)."""
+    try:
+        return f"griffe=={metadata.version('griffe')}"
+    except metadata.PackageNotFoundError:
+        raise HarnessError(host_libraries.problem() or f"griffe is not installed for {sys.executable}; install "
+                           "the runner tools with `.venv/bin/pip install -r locks/runner.txt`.") from None
 
 
 def _interpreter(home: Path) -> Path:

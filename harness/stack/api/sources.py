@@ -1,7 +1,8 @@
 """optax, flax and jax as an entry's report ran them, without its environment: their wheels unpacked
-(no dependencies, nothing imported) into the project's `.nox/api-sources/`, for the API diff on a
-machine that has the reports but not the entries' environments (CI's follow-ups job: each entry ran in a
-job of its own). The same wheels the entry installed, so the same sources its environment holds.
+(no dependencies, nothing imported) into the project's `.nox/api-sources/`: what the API diff reads
+whenever an entry's environment does not hold exactly those versions (CI's follow-ups job, where each
+entry ran in a job of its own; a run whose environments were rebuilt, pruned or, its reports reused,
+never made). The same wheels the entry installed, so the same sources its environment holds.
 """
 
 from __future__ import annotations

@@ -3,30 +3,28 @@
 The baseline pins in matrix.toml become the candidate's installed versions, the locks are resolved
 again, the golden values are recorded again from the new baseline, and golden/CHANGELOG.md says why.
 It refuses (exit 2) unless there is a fresh verdict on a complete candidate and golden/ is committed,
-so the only golden change under review is this one. The expensive steps (Steps) can be replaced.
+so the only golden change under review is this one. Every change is prepared in a staged copy and moved
+into place at once (harness.stack.staging): killed anywhere, the checkout is as before or, once the next
+accept or upgrade has finished the moves, as after. The expensive steps (Steps) can be replaced.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
-import os
 import re
-import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from harness import run_options
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.stack import cli_args
+from harness.stack import cli_args, project, staging
 from harness.stack.commands import golden_changelog
-from harness.stack.pins import locks, matrix
+from harness.stack.commands.accept_steps import Printer, Steps, git, record_golden  # noqa: F401  (accept.Steps is the seam)
+from harness.stack.pins import matrix
 from harness.stack.run import run_lock
 from harness.stack.commands.upgrade import REPLAY
 from harness.stack.workspace import Workspace
@@ -61,49 +59,6 @@ def changelog(ws: Workspace) -> Path:
     return ws.root / "golden" / "CHANGELOG.md"
 
 
-def git(root: Path, args: list[str]) -> str:
-    """git's output in the checkout; HarnessError when git is missing or this is not a git checkout."""
-    try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
-    except FileNotFoundError:
-        raise HarnessError("git is not installed; accept needs it to check golden/ and to list what changed.") from None
-    if done.returncode != 0:
-        raise HarnessError(f"`git {' '.join(args)}` failed in {root} ({done.stderr.strip()}); "
-                           "run accept in the project's git checkout.")
-    return done.stdout
-
-
-def record_golden(root: Path) -> int:
-    """`nox -s golden -- --accept-changes` as a child nox session, so it reads the new pins; its
-    output goes to reports/golden-recording.log."""
-    env = run_options.inherited(os.environ)  # the new pins, never a run's plan, selection or replay
-    cmd = [sys.executable, "-m", "nox", "-f", str(root / "noxfile.py"), "-s", "golden", "--", "--accept-changes"]
-    (root / "reports").mkdir(exist_ok=True)
-    with open(root / "reports" / "golden-recording.log", "w") as log:
-        return subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root, check=False).returncode
-
-
-class _Printer:
-    """A stand-in for the nox session's logger when accept runs outside nox."""
-
-    @staticmethod
-    def log(message: str) -> None:
-        print(f"accept: {message}", flush=True)
-
-
-@dataclasses.dataclass(frozen=True)
-class Steps:
-    """The expensive or outside-world steps; tests pass fakes."""
-
-    lock: Callable[[list[matrix.Entry]], None]  # write the lock files of these entries
-    record_golden: Callable[[Path], int]  # record golden values from the baseline; the exit status
-    git: Callable[[Path, list[str]], str] = git
-
-    @classmethod
-    def real(cls, ws: Workspace, log=None) -> Steps:
-        return cls(lock=lambda entries: locks.write_locks(ws, log or _Printer(), entries), record_golden=record_golden)
-
-
 @dataclasses.dataclass(frozen=True)
 class Plan:
     """What accepting will do: the matrix before and after, and the verdict being accepted."""
@@ -122,25 +77,27 @@ def _parse(argv) -> argparse.Namespace:
     return cli_args.parse(parser, argv)
 
 
-def judged(ws: Workspace) -> tuple[Report, Report, Verdict]:
-    """The baseline, the candidate and the verdict on them, or HarnessError saying why there is none."""
+def judged(ws: Workspace, command: str = "nox -s") -> tuple[Report, Report, Verdict]:
+    """The baseline, the candidate and the verdict on them, or HarnessError saying why there is none; the
+    commands named are `command upgrade` and `command accept` (`nox -s` here, `upgrade-harness` in a team's
+    project)."""
     files = [ws.reports / f"{name}.json" for name in (matrix.BASELINE, matrix.CANDIDATE)]
     missing = [shown(ws, f.name) for f in files if not f.exists()]
     if missing:
-        given = f" -- --reports {ws.reports}" if _given_reports(ws) else ""
+        given = f"{' --' if command == 'nox -s' else ''} --reports {ws.reports}" if _given_reports(ws) else ""
         raise HarnessError(f"there is no verdict to accept ({' and '.join(missing)} missing); "
-                           f"run `nox -s upgrade{given}` first, then `nox -s accept{given}`.")
+                           f"run `{command} upgrade{given}` first, then `{command} accept{given}`.")
     base, candidate = (report_io.load(f) for f in files)
     if candidate.status != Status.COMPLETE:
         raise HarnessError(f"the candidate's report is {candidate.status.value}"
                            f"{f' ({candidate.problem})' if candidate.problem else ''}; only a complete, judged "
-                           "candidate can be accepted. Fix that and run `nox -s upgrade` again.")
+                           f"candidate can be accepted. Fix that and run `{command} upgrade` again.")
     replay_file = ws.reports / f"{REPLAY}.json"
     replay = report_io.load(replay_file) if replay_file.exists() else None
     verdict = compare.judge(base, [candidate], replay)
     if verdict.exit_status == EXIT_CANNOT_JUDGE:
         raise HarnessError(f"the verdict could not judge the candidate ({verdict.headline}); fix what it names "
-                           "and run `nox -s upgrade` again before accepting.")
+                           f"and run `{command} upgrade` again before accepting.")
     return base, candidate, verdict
 
 
@@ -157,11 +114,13 @@ def check_fresh(base: Report, pins: matrix.Pins) -> None:
                            "baseline, then `nox -s accept`.")
 
 
-def check_golden_committed(ws: Workspace, steps: Steps) -> None:
-    status = steps.git(ws.root, ["status", "--porcelain", "--", "golden/"]).rstrip()
+def check_golden_committed(ws: Workspace, steps: Steps, golden: Path | None = None) -> None:
+    """The golden folder (golden/, or a project's own) has no uncommitted change to mix with accept's."""
+    folder = f"{(golden or ws.root / 'golden').relative_to(ws.root).as_posix()}/"
+    status = steps.git(ws.root, ["status", "--porcelain", "--", folder]).rstrip()
     if status:
-        raise HarnessError(f"golden/ has uncommitted changes:\n{status}\nCommit or discard them first "
-                           "(`git checkout -- golden/`): accept's re-recording must be the only golden change "
+        raise HarnessError(f"{folder} has uncommitted changes:\n{status}\nCommit or discard them first "
+                           f"(`git checkout -- {folder}`): accept's re-recording must be the only golden change "
                            "under review.")
 
 
@@ -185,30 +144,28 @@ def prepare(ws: Workspace, steps: Steps) -> Plan:
     return Plan(before, accepted_pins(candidate, before), verdict)
 
 
-def golden_stat(ws: Workspace, steps: Steps) -> str:
-    """The golden files the recording changed: git's diff stat, and any new file."""
-    stat = steps.git(ws.root, ["diff", "--stat", "--", "golden/"])
-    new = steps.git(ws.root, ["ls-files", "--others", "--exclude-standard", "--", "golden/"]).split()
+def golden_stat(ws: Workspace, stage: staging.Stage, steps: Steps) -> str:
+    """The golden files the recording changed in the staged copy: git's diff stat of golden/ with the staged
+    copy as the work tree (golden/ is committed, so the index is the checkout's), and any new file."""
+    staged = ["--no-optional-locks", f"--work-tree={stage.files}"]  # never writes the checkout's index
+    stat = steps.git(ws.root, [*staged, "diff", "--stat", "--", "golden/"])
+    new = steps.git(ws.root, [*staged, "ls-files", "--others", "--exclude-standard", "--", "golden/"]).split()
     return stat + "".join(f" {name} (new file)\n" for name in new if not name.endswith("CHANGELOG.md"))
 
 
-_DONE = ("matrix.toml's [baseline] pins set to the candidate's versions", "locks/ re-written",
-         "golden values recorded from the new baseline", "golden/CHANGELOG.md entry appended")
-_FINISH = ("set matrix.toml's [baseline] by hand", "`nox -s lock`", "`nox -s golden -- --accept-changes`",
-           "add the entry to golden/CHANGELOG.md by hand")
+def mirrored(ws: Workspace) -> list[Path]:
+    """What accept may change, copied into the stage first: the pins, the locks and the golden values."""
+    found = project.load(ws)
+    return [ws.matrix, found.locks, found.golden]
 
 
-def stopped(done: int, problem: str) -> HarnessError:
-    """A failure midway: what is done, what is not, and how to finish or undo."""
-    if done == 0:
-        return HarnessError(f"{problem}\nNothing was changed; fix that and run `nox -s accept` again.")
-    return HarnessError(
-        f"{problem}\nState: done: {'; '.join(_DONE[:done])}. NOT done: {'; '.join(_DONE[done:])}.\n"
-        f"To finish by hand: {', then '.join(_FINISH[done:])}. Or undo it all with `{UNDO}` (and remove any new "
-        "file `git status` shows), then run `nox -s upgrade` and `nox -s accept` again once the cause is fixed.")
+def stopped(problem: str) -> HarnessError:
+    """A failure before anything moved: the staged copy is dropped, the checkout is as it was."""
+    return HarnessError(f"{problem}\nNothing was changed (every change was prepared aside and is dropped); fix "
+                        "that and run `nox -s accept` again.")
 
 
-def _recording_failed(ws: Workspace, code: int) -> HarnessError:
+def recording_failed(ws: Workspace, code: int) -> HarnessError:
     """The golden session failed: its log's end, and what to do when checks fail on the new baseline."""
     log = recording_log(ws)
     problem = (f"`nox -s golden -- --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
@@ -222,27 +179,33 @@ def _recording_failed(ws: Workspace, code: int) -> HarnessError:
 
 
 def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden_changelog.Accepted:
-    """Pins, locks, golden values, changelog, in that order; HarnessError (from `stopped`) midway."""
-    done = 0
+    """Pins, locks, golden values, changelog, in that order, all in the staged copy; then every changed
+    file moved into place at once. HarnessError (from `stopped`) before the move: nothing changed."""
+    stage = staging.create(ws.root, mirrored(ws))
     try:
-        matrix.write_pins(plan.after, ws.matrix)
-        done = 1
-        print(f"accept: matrix.toml [baseline] is now {golden_changelog.stack_text(plan.after)}", flush=True)
-        steps.lock([e for e in matrix.entries(plan.after, committed=ws.is_checkout).values() if e.locked])
-        done = 2
+        matrix.write_pins(plan.after, ws.staged(stage.files).matrix)
+        print(f"accept: matrix.toml [baseline] will be {golden_changelog.stack_text(plan.after)} "
+              f"(prepared in {stage.dir})", flush=True)
+        steps.lock(stage, [e for e in matrix.entries(plan.after, committed=ws.is_checkout).values() if e.locked])
         print("accept: recording golden values from the new baseline (log: reports/golden-recording.log)", flush=True)
-        code = steps.record_golden(ws.root)
+        code = steps.record_golden(stage)
         if code:
-            raise _recording_failed(ws, code)
-        done = 3
+            raise recording_failed(ws, code)
         accepted = golden_changelog.Accepted(
-            when=dt.datetime.now(dt.timezone.utc), before=plan.before, after=plan.after,
+            when=steps.clock(), before=plan.before, after=plan.after,
             headline=plan.verdict.headline, bits_line=plan.verdict.bits_line,
-            changes=plan.verdict.entries[0].changed, reason=reason, golden_stat=golden_stat(ws, steps))
-        golden_changelog.append(changelog(ws), golden_changelog.entry_text(accepted))
-    except Exception as exc:  # noqa: BLE001  any failure: say what state the checkout is in
+            changes=plan.verdict.entries[0].changed, reason=reason, golden_stat=golden_stat(ws, stage, steps))
+        golden_changelog.append(stage.copy_of(changelog(ws)), golden_changelog.entry_text(accepted))
+        moves = staging.changed(stage)
+    except Exception as exc:  # noqa: BLE001  any failure: nothing moved yet
+        staging.discard(stage)
         problem = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
-        raise stopped(done, f"accept stopped: {problem}") from None
+        raise stopped(f"accept stopped: {problem}") from None
+    try:
+        staging.commit(stage, moves, steps.replace)
+    except OSError as exc:
+        raise HarnessError(f"accept stopped while moving its staged files into place ({exc}); fix that, then "
+                           f"`nox -s accept` or `nox -s upgrade` finishes the moves {stage.journal} lists.") from None
     return accepted
 
 
@@ -270,7 +233,9 @@ def accept(ws: Workspace, argv, log=None, steps: Steps | None = None, invoked_fr
             raise HarnessError(f"--reports {args.reports}: {reports} is not a directory; give the one "
                                "`upgrade --reports DIR` wrote its verdict to.")
         with run_lock.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):  # never while an upgrade writes them
-            return _accept(ws, steps, args)
+            with staging.exclusive(ws.root):  # one accept or recording at a time changes the project's files
+                staging.recover(ws.root, Printer.log, steps.replace)  # an interrupted accept: finished first
+                return _accept(ws, steps, args)
     except cli_args.HelpShown:
         return 0
     except HarnessError as exc:

@@ -25,7 +25,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.model import bisection, report_io
 from harness.model.bisection import Bisection, Bridge, FirstChanged, Probe
-from harness.model.enums import Mark, Status
+from harness.model.enums import Mark, Outcome
 from harness.model.report import Report
 from harness.model.verdict import EntryVerdict
 from harness.stack.workspace import Workspace
@@ -34,6 +34,7 @@ from harness.stack.pins import matrix, plan, resolve
 from harness.verdict import compare, import_failure
 
 PREFIX = "bisect-"
+_OBSERVED = (Outcome.PASSED, Outcome.FAILED)  # a check's outcome when it ran and was judged
 SELECTION = "bisect-selection.txt"
 _SUFFIXES = (".json", ".junit.xml", ".log")
 
@@ -98,7 +99,7 @@ def _load(reports: Path, entries: list[matrix.Entry], replay: Path | None):
         replayed = report_io.load(replay) if replay is not None and replay.exists() else None
     except HarnessError:
         return None
-    if base.status != Status.COMPLETE or cand.status != Status.COMPLETE:
+    if not (base.status.ran_to_end and cand.status.ran_to_end):
         return None
     singles = {}
     for entry in entries[2:]:
@@ -106,7 +107,7 @@ def _load(reports: Path, entries: list[matrix.Entry], replay: Path | None):
             report = report_io.load(reports / f"{entry.name}.json")
         except HarnessError:
             report = None
-        usable = report is not None and report.status == Status.COMPLETE
+        usable = report is not None and report.status.ran_to_end
         singles[entry.name.removesuffix("-only")] = compare.compare_entry(base, report) if usable else None
     return base, compare.compare_entry(base, cand, replayed), singles
 
@@ -119,20 +120,28 @@ def _add_to_plan(reports: Path, entry: matrix.Entry) -> None:
     plan.write(list(found.values()), path)
 
 
+COULD_NOT_RUN = "could not run"
+
+
 def _judge(ctx: _Context, name: str, checks: list[str]) -> tuple[Report | None, dict[str, bool | None], str]:
     """The probe's report and per check: changed (a contract-changing mark) or not, None when not judged;
-    no report when it did not install or import, and which."""
+    no report when it did not install or import, or ran none of its checks, and which. A check the probe
+    did not run is never "changed" (its mark against the baseline would be "check missing"): not judged."""
     try:
         report = report_io.load(ctx.ws.reports / f"{name}.json")
     except HarnessError:
         return None, {}, "not installable"
-    if report.status != Status.COMPLETE:
+    if not report.status.ran_to_end:
         return None, {}, "not installable"
     verdict = compare.compare_entry(ctx.base_report, report)
     if import_failure.find(ctx.base_report, report, verdict.changes) is not None:
         return None, {}, "not importable"
+    observed = {c for c in checks if (r := report.check(c)) is not None and r.outcome in _OBSERVED}
+    if not observed:
+        return None, {}, COULD_NOT_RUN
     marks = {c.check_id: c.mark for c in verdict.changes}
-    return report, {c: None if marks.get(c, Mark.NOT_JUDGED) == Mark.NOT_JUDGED else marks[c].changes_contract
+    judged = {c: marks.get(c, Mark.NOT_JUDGED) for c in observed}
+    return report, {c: None if judged.get(c, Mark.NOT_JUDGED) == Mark.NOT_JUDGED else judged[c].changes_contract
                     for c in checks}, "judged"
 
 

@@ -17,6 +17,7 @@ import tomlkit.items
 
 from harness.errors import HarnessError
 from harness.stack import cli_args, project
+from harness.stack.ci import init_ci
 from harness.stack.pins import pins_from
 
 BASELINE_FILES = ("requirements.txt", "uv.lock", "pyproject.toml")  # looked for in this order
@@ -168,6 +169,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                         help="ignore: your baseline's file may also point outside the package index (index options, "
                              "URLs, paths, -e); only its exact pins of jax, jaxlib, optax, flax, numpy are installed, "
                              "from the index (default: refuse such a file)")
+    init_ci.add_arguments(parser)
     return cli_args.parse(parser, argv)
 
 
@@ -208,7 +210,10 @@ def main(argv: list[str], root: Path) -> int:
     except cli_args.HelpShown:
         return 0
     pyproject = root / "pyproject.toml"
+    ci_tool = init_ci.prepare(root, args) if args.ci else None  # its refusals before anything is written
     if pyproject.is_file() and project.TABLE in project.read_toml(pyproject).get("tool", {}):
+        if ci_tool is not None:  # a project set up before: only its workflows
+            return init_ci.main(root, ci_tool)
         raise HarnessError(f"{pyproject} already has a [tool.{project.TABLE}] table; nothing was changed "
                            "(edit the table, or remove it to start again).")
     baseline_from = _baseline_file(root, args.baseline_from, args.outside_index)
@@ -242,6 +247,8 @@ def main(argv: list[str], root: Path) -> int:
     missing = _append_gitignore(root)
     if missing:
         said.append(f"added {', '.join(missing)} to .gitignore")
+    if ci_tool is not None:
+        said.extend(init_ci.write(root, ci_tool))
     print("upgrade-harness init:\n  " + "\n  ".join(said))
     print("next:\n  upgrade-harness golden     record golden values from the baseline (commit golden/ and locks/)\n"
           "  upgrade-harness upgrade    judge the candidate against them")

@@ -13,11 +13,11 @@ from pathlib import Path
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import now
-from harness.stack import cli_args
+from harness.stack import cli_args, staging
 from harness.stack.api import for_run as api_for_run
 from harness.stack.commands import bisect, judge, prune_envs
 from harness.stack.environments import entry as stack_entry, harness_source
-from harness.stack.pins import current, matrix
+from harness.stack.pins import current, matrix, plan
 from harness.stack.run import followups, rollback, run_dir, run_lock, run_plan
 from harness.stack.run.entry_runs import REPLAY, run_entries
 from harness.stack.workspace import Workspace
@@ -79,6 +79,8 @@ def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int):
 def upgrade(ws: Workspace, argv, invoked_from: str | None = None) -> int:
     """nox -s upgrade: resolve the plan, run it, compare, print the verdict, return the exit status."""
     try:
+        # Before the pins are read: an accept killed while moving its files into place is finished first.
+        staging.recover_unless_busy(ws.root, lambda line: print(f"upgrade: {line}", flush=True))
         ws, args = run_plan.prepare(ws, argv, invoked_from)
         with run_lock.hold(ws.reports, ["nox", "-s", "upgrade", "--", *argv]):
             return _in_run_directory(ws, args)
@@ -91,17 +93,23 @@ def upgrade(ws: Workspace, argv, invoked_from: str | None = None) -> int:
 
 def _in_run_directory(ws: Workspace, args) -> int:
     """Run in reports/.runs/<run id>/ and publish into reports/ only a run that finished (any verdict,
-    CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's."""
+    CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's,
+    and so do those of a run that could not start (a mistyped pin): one typo must not move the last verdict."""
     left = run_dir.prune(ws.reports)
-    if left is not None:
-        print(f"upgrade: note: an earlier run did not finish; its files are in {left}/")
+    if left is not None:  # the plan is written once it is resolved and checked, before the first entry starts
+        how = "did not finish" if (left / plan.PLAN_FILE).exists() else "stopped before any entry started"
+        print(f"upgrade: note: an earlier run {how}; its files are in {left}/")
     saved = os.environ.get(env_vars.RUN_ID)
     os.environ[env_vars.RUN_ID] = args.run_id  # the reports this process writes (unresolvable entries) carry it
+    own = ws.reports / run_dir.RUNS / args.run_id
     try:
         run = run_dir.start(ws, args.run_id)
         code = _upgrade(run, args)
+    except run_plan.CannotStart as exc:  # before any entry started: the last finished run's verdict stays
+        raise run_plan.CannotStart(f"{exc}\nnot published: {ws.reports}/ keeps the last finished run's verdict; "
+                                   f"this run's files are in {own}/") from None
     except BaseException:
-        print(f"upgrade: stopped; this run's files stay in {ws.reports / run_dir.RUNS / args.run_id}/ "
+        print(f"upgrade: stopped; this run's files stay in {own}/ "
               "(not published to the reports directory)", file=sys.stderr)
         raise
     finally:
@@ -124,8 +132,6 @@ def _in_run_directory(ws: Workspace, args) -> int:
 def _upgrade(ws: Workspace, args) -> int:
     """In the run's workspace: the plan, its entries, the follow-ups (and the bisection), the verdict."""
     entries = run_plan.resolve(ws, args)
-    if isinstance(entries, int):
-        return entries
     # The harness every entry installs, built once here (an installed tool) and named to the children.
     os.environ.pop(env_vars.WHEEL, None)
     os.environ.update(harness_source.child_environment(ws))

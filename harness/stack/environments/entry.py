@@ -84,11 +84,11 @@ def install_entry(session, ws: Workspace, entry: Entry, report_name: str | None 
             session.install("--no-deps", *itself)
     except HarnessError as exc:
         write_unresolvable(ws.reports, entry, str(exc), started, report_name)
-        session.error(str(exc))
+        session.error(str(exc).rstrip("."))  # nox ends the reason with its own period
     except Exception as exc:  # nox's CommandFailed: the installer's own output is above
         problem = f"installing {entry.pin_text} failed ({exc}); the installer's output is in the session log."
         write_unresolvable(ws.reports, entry, problem, started, report_name)
-        session.error(problem)
+        session.error(problem.rstrip("."))
 
 
 def _tell_progress(phase: Phase) -> None:

@@ -1,5 +1,6 @@
-"""What an upgrade needs, checked before its first suite starts: a damaged lock, a missing interpreter
-or an unreadable golden store would otherwise cost a whole suite's run before the verdict says why.
+"""What an upgrade needs, checked before its first suite starts: a damaged lock, a missing interpreter,
+an unreadable golden store or a host library missing (harness.stack.environments.host_libraries) would
+otherwise cost a whole suite's run before the verdict says why.
 
 Nothing here writes: a refused plan leaves the reports directory exactly as it was.
 """
@@ -13,13 +14,16 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
 from harness.stack.pins import locks, matrix
+from harness.stack.environments import host_libraries
 from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
 
 
 def check(ws: Workspace, entries: list[matrix.Entry]) -> None:
     """HarnessError listing every problem found, each naming its file (and line) and the fix."""
-    problems = list(dict.fromkeys(problem for entry in entries for problem in _entry_problems(ws, entry)))
+    host = host_libraries.problem()
+    problems = [host] if host else []
+    problems += list(dict.fromkeys(problem for entry in entries for problem in _entry_problems(ws, entry)))
     problems += _golden_problems(ws)
     if problems:
         raise HarnessError("the upgrade cannot run; nothing was run and reports/ is as it was:\n  - "

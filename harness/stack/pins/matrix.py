@@ -41,6 +41,9 @@ class Pins:
     python: str
     baseline: dict[str, str]
     candidate: dict[str, str]
+    # Where each side's pins were read (a team's: `origin/main:requirements.txt`); None: this file.
+    baseline_from: str | None = None
+    candidate_from: str | None = None
 
 
 def matrix_path() -> Path:
@@ -128,6 +131,7 @@ class Entry:
     notes: tuple[str, ...] = ()  # why pins differ from what was asked ("flax 0.12.12 → 0.12.6: ...")
     resolved_at: str | None = None
     problem: str | None = None  # why it could not be resolved: it is reported unresolvable, not run
+    pins_from: str | None = None  # where its pins were read: "origin/main:requirements.txt", "--candidate ..."
 
     @property
     def requirements(self) -> list[str]:
@@ -177,6 +181,7 @@ class CandidateRequest:
 
     text: str
     pins: dict[str, str]
+    source: str | None = None  # the file it was read from (`--candidate-from`); None: typed as `--candidate`
 
     @classmethod
     def parse(cls, text: str) -> CandidateRequest:
@@ -218,14 +223,16 @@ def entries(pins: Pins, candidate_override: CandidateRequest | None = None, *, c
     py, locked = pins.python, committed
     # A one-run --baseline-from is resolved for the run, never written over the committed lock.
     baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py,
-                     locked=not os.environ.get(env_vars.BASELINE_FROM))
+                     locked=not os.environ.get(env_vars.BASELINE_FROM), pins_from=pins.baseline_from or MATRIX_FILE)
     if candidate_override:
         adhoc = dict(pins.baseline)
         adhoc.update(candidate_override.pins)
-        candidate = Entry(CANDIDATE, adhoc, "ad-hoc candidate given with --candidate", py, locked=False)
+        source = candidate_override.source
+        candidate = Entry(CANDIDATE, adhoc, f"the pins of {source}" if source else "ad-hoc candidate given with "
+                          "--candidate", py, locked=False, pins_from=source or f"--candidate {candidate_override.text!r}")
     else:
         candidate = Entry(CANDIDATE, dict(pins.candidate), "the newest releases: the bump under review", py,
-                          locked=locked)
+                          locked=locked, pins_from=pins.candidate_from or MATRIX_FILE)
     skew_pins = dict(pins.baseline, jax=pins.candidate["jax"])
     result = {e.name: e for e in [baseline, candidate, *single_package_entries(baseline, candidate)]}
     if not candidate_override and locked:

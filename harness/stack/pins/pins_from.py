@@ -5,11 +5,14 @@ exactly, once: a range is a question, not a baseline. A requirements file's `-r`
 its `-c` constraints pin what a requirement leaves open, as pip does. The harness installs only these
 pins, from the package index: a line that points elsewhere (an index option, a direct URL, a local
 path, `-e`) is refused with its reason unless the table says pins-outside-index = "ignore".
+The candidate's pins (`--candidate-from PATH`) are read the same way, and either file may be read as a
+git revision holds it (`REV:PATH`, harness.stack.pins.pin_files), its includes from that revision too.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import tomllib
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -17,7 +20,10 @@ from packaging.utils import canonicalize_name
 
 from harness.errors import HarnessError
 from harness.stack import project
+from harness.stack.pins import pin_files
 from harness.stack.pins.matrix import PACKAGES
+from harness.stack.pins.pin_files import Files, WorkingTree
+from harness.stack.pins.pins_source import PinsSource
 
 _FORMATS = "a requirements file (requirements.txt), uv.lock, or pyproject.toml"
 
@@ -48,28 +54,44 @@ class Outside:
     reason: str
 
 
-def read(path: Path, outside_index: str = "refuse") -> dict[str, str]:
+SIDES = ("baseline", "candidate")  # the side whose pins a file gives: --baseline-from, --candidate-from
+
+
+def read_source(source: PinsSource, outside_index: str = "refuse", side: str = "baseline") -> dict[str, str]:
+    """`read` of a file of the working tree or of a git revision (`REV:PATH`)."""
+    return read(source.path, outside_index, side, pin_files.of(source, f"--{side}-from"))
+
+
+def read(path: Path, outside_index: str = "refuse", side: str = "baseline",
+         files: Files = WorkingTree()) -> dict[str, str]:
     """jax, jaxlib, optax, flax and numpy at the exact versions `path` pins; HarnessError naming the fix.
     The harness installs them from the package index: a line that points elsewhere (another index, a
     direct URL, a local path, an editable install) is refused unless `outside_index` is "ignore" (the
     team's table says so); one of the harness's own packages from elsewhere is always refused."""
-    if not path.is_file():
-        raise HarnessError(f"--baseline-from: {path} does not exist; give {_FORMATS}.")
+    if not files.is_file(path):
+        raise HarnessError(f"--{side}-from: {files.shown(path)} does not exist; give {_FORMATS}.")
     if path.name == "uv.lock":
-        found = _from_uv_lock(path, outside_index)
+        found = _from_uv_lock(path, outside_index, files)
     elif path.suffix == ".toml":
-        found = _from_pyproject(path, outside_index)
+        found = _from_pyproject(path, outside_index, files, side)
     else:
-        lines, outside = _requirement_lines(path)
-        found = _from_requirement_lines(lines, path, outside_index, outside)
+        lines, outside = _requirement_lines(path, files)
+        found = _from_requirement_lines(lines, files.shown(path), outside_index, outside, side)
     missing = [pkg for pkg in PACKAGES if pkg not in found]
     if missing:
-        raise HarnessError(f"{path} does not pin {', '.join(missing)}: the baseline must pin exactly "
+        raise HarnessError(f"{files.shown(path)} does not pin {', '.join(missing)}: the {side} must pin exactly "
                            f"{', '.join(PACKAGES)} (the versions your training runs with), e.g. `{missing[0]}==X.Y.Z`.")
     return {pkg: found[pkg] for pkg in PACKAGES}
 
 
-def _check_outside(outside: list[Outside], source: Path, outside_index: str) -> None:
+def _toml(path: Path, files: Files) -> dict:
+    try:
+        return tomllib.loads(files.read_text(path))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise HarnessError(f"{files.shown(path)} cannot be read as TOML ({exc}); fix it and run again.") from None
+
+
+def _check_outside(outside: list[Outside], source: str, outside_index: str) -> None:
     """Refuse the lines that point outside the index, each with its reason, unless the team opted in."""
     if not outside or outside_index == "ignore":
         return
@@ -95,20 +117,20 @@ def _option(line: str) -> tuple[str, str] | None:
     return head, rest.strip()
 
 
-def _requirement_lines(path: Path, seen: frozenset[Path] = frozenset(),
+def _requirement_lines(path: Path, files: Files, seen: frozenset[Path] = frozenset(),
                        constraint: bool = False) -> tuple[list[Line], list[Outside]]:
     """Each requirement line, following `-r other.txt` and `-c constraints.txt`, and the lines that
     point outside the package index."""
     lines: list[Line] = []
     outside: list[Outside] = []
     try:
-        text = path.read_text()
+        text = files.read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"{path} cannot be read ({exc}); give a UTF-8 requirements file (`pip freeze` "
+        raise HarnessError(f"{files.shown(path)} cannot be read ({exc}); give a UTF-8 requirements file (`pip freeze` "
                            "from PowerShell writes UTF-16: re-save it as UTF-8).") from None
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split(" #")[0].strip().rstrip("\\").strip()
-        where = f"{path.name}:{number}"
+        where = f"{files.name(path)}:{number}"
         if not line or line.startswith("#"):
             continue
         option = _option(line)
@@ -116,10 +138,11 @@ def _requirement_lines(path: Path, seen: frozenset[Path] = frozenset(),
             name, value = option
             if name in _INCLUDE or name in _CONSTRAINT:
                 included = (path.parent / value).resolve()
-                if not value or not included.is_file():
-                    raise HarnessError(f"{where}: includes {included}, which does not exist; fix the {name} line.")
+                if not value or not files.is_file(included):
+                    raise HarnessError(f"{where}: includes {files.shown(included)}, which does not exist; fix the "
+                                       f"{name} line.")
                 if included not in seen:
-                    more, elsewhere = _requirement_lines(included, seen | {path.resolve()},
+                    more, elsewhere = _requirement_lines(included, files, seen | {path.resolve()},
                                                          constraint or name in _CONSTRAINT)
                     lines, outside = lines + more, outside + elsewhere
             elif name in _INDEX_OPTIONS:
@@ -137,8 +160,8 @@ def _url_or_path(text: str) -> bool:
     return "/" in text or "\\" in text or text.startswith(".") or text.endswith((".whl", ".tar.gz", ".zip"))
 
 
-def _from_requirement_lines(lines: list[Line], source: Path, outside_index: str = "refuse",
-                            options: list[Outside] | None = None) -> dict[str, str]:
+def _from_requirement_lines(lines: list[Line], source: str, outside_index: str = "refuse",
+                            options: list[Outside] | None = None, side: str = "baseline") -> dict[str, str]:
     """The exact pins of the harness's packages. A constraint (`-c`) pins a version a requirement leaves
     open (`jax` or `jax>=0.11` with `jax==0.11.2` in the constraints file), as pip does."""
     required: dict[str, tuple[Requirement, str]] = {}
@@ -164,7 +187,7 @@ def _from_requirement_lines(lines: list[Line], source: Path, outside_index: str 
         if name not in PACKAGES:
             continue
         if line.constraint:
-            version = _exact(req, line.where)
+            version = _exact(req, line.where, side)
             if name in constrained and constrained[name][0] != version:
                 raise HarnessError(f"{source}'s constraints pin {name} twice, {constrained[name][0]} "
                                    f"({constrained[name][1]}) and {version} ({line.where}); keep one exact pin.")
@@ -181,7 +204,7 @@ def _from_requirement_lines(lines: list[Line], source: Path, outside_index: str 
     for name in PACKAGES:
         if name in required:
             req, where = required[name]
-            found[name] = _with_constraint(req, where, constrained.get(name))
+            found[name] = _with_constraint(req, where, constrained.get(name), side)
         elif name in constrained:
             found[name] = constrained[name][0]
     return found
@@ -197,10 +220,10 @@ def _shown(req: Requirement) -> str:
     return specs[0].version if len(specs) == 1 and specs[0].operator in ("==", "===") else str(req.specifier) or "any"
 
 
-def _with_constraint(req: Requirement, where: str, constraint: tuple[str, str] | None) -> str:
+def _with_constraint(req: Requirement, where: str, constraint: tuple[str, str] | None, side: str = "baseline") -> str:
     """The requirement's exact version, or the constraint's when the requirement leaves it open."""
     if constraint is None:
-        return _exact(req, where)
+        return _exact(req, where, side)
     version, said = constraint
     if not req.specifier.contains(version, prereleases=True):
         raise HarnessError(f"{where}: {req.name}{req.specifier} does not allow {version}, which {said} pins "
@@ -212,40 +235,49 @@ def _with_constraint(req: Requirement, where: str, constraint: tuple[str, str] |
     return version
 
 
-def _exact(req: Requirement, where: str) -> str:
+_WHY_EXACT = {
+    "baseline": "The baseline is the stack your golden values come from: pin it exactly, e.g. {name}==X.Y.Z (the "
+                "version you run today; `pip show` or your lock file says which).",
+    "candidate": "The candidate is the stack your bump would run: pin it exactly, e.g. {name}==X.Y.Z (the version "
+                 "you bump to).",
+}
+
+
+def _exact(req: Requirement, where: str, side: str = "baseline") -> str:
     specs = list(req.specifier)
     if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
         return specs[0].version
     given = str(req.specifier) or "any version"
-    raise HarnessError(f"{where}: {req.name} is a range ({given}), not an exact version. The baseline is the stack "
-                       f"your golden values come from: pin it exactly, e.g. {req.name}==X.Y.Z (the version you run "
-                       "today; `pip show` or your lock file says which).")
+    raise HarnessError(f"{where}: {req.name} is a range ({given}), not an exact version. "
+                       + _WHY_EXACT[side].format(name=req.name))
 
 
-def _from_pyproject(path: Path, outside_index: str = "refuse") -> dict[str, str]:
-    data = project.read_toml(path)
+def _from_pyproject(path: Path, outside_index: str = "refuse", files: Files = WorkingTree(),
+                    side: str = "baseline") -> dict[str, str]:
+    data, name = _toml(path, files), files.name(path)
     table = data.get("project", {})
-    lines = [(f"{path.name} [project] dependencies", d) for d in table.get("dependencies", [])]
+    lines = [(f"{name} [project] dependencies", d) for d in table.get("dependencies", [])]
     for extra, deps in table.get("optional-dependencies", {}).items():
-        lines += [(f"{path.name} [project.optional-dependencies] {extra}", d) for d in deps]
+        lines += [(f"{name} [project.optional-dependencies] {extra}", d) for d in deps]
     for group, deps in data.get("dependency-groups", {}).items():
-        lines += [(f"{path.name} [dependency-groups] {group}", d) for d in deps if isinstance(d, str)]
-    return _from_requirement_lines([Line(where, text) for where, text in lines], path, outside_index)
+        lines += [(f"{name} [dependency-groups] {group}", d) for d in deps if isinstance(d, str)]
+    return _from_requirement_lines([Line(where, text) for where, text in lines], files.shown(path), outside_index,
+                                   side=side)
 
 
 PYPI = "https://pypi.org/simple"
 
 
-def _from_uv_lock(path: Path, outside_index: str = "refuse") -> dict[str, str]:
+def _from_uv_lock(path: Path, outside_index: str = "refuse", files: Files = WorkingTree()) -> dict[str, str]:
     """The locked versions of the harness's packages, each from the package index (its `source`)."""
     found: dict[str, set[str]] = {}
     outside: list[Outside] = []
-    for package in project.read_toml(path).get("package", []):
+    for package in _toml(path, files).get("package", []):
         name = canonicalize_name(package.get("name", ""))
         if name not in PACKAGES or "version" not in package:
             continue
         source = package.get("source", {"registry": PYPI})
-        where, text = f"{path.name} [[package]] {name} {package['version']}", f"source = {source}"
+        where, text = f"{files.name(path)} [[package]] {name} {package['version']}", f"source = {source}"
         if "registry" not in source:
             raise HarnessError(f"{where}: {name} is locked from {source}, not the package index: the harness installs "
                                f"the baseline from the index, which would not be the {name} you run. Lock it from the "
@@ -253,10 +285,10 @@ def _from_uv_lock(path: Path, outside_index: str = "refuse") -> dict[str, str]:
         if source["registry"].rstrip("/") != PYPI:
             outside.append(Outside(where, text, f"another package index ({source['registry']})"))
         found.setdefault(name, set()).add(package["version"])
-    _check_outside(outside, path, outside_index)
+    _check_outside(outside, files.shown(path), outside_index)
     forked = {name: versions for name, versions in found.items() if len(versions) > 1}
     if forked:
         name, versions = next(iter(forked.items()))
-        raise HarnessError(f"{path} locks {name} at {len(versions)} versions ({', '.join(sorted(versions))}, a fork by "
+        raise HarnessError(f"{files.shown(path)} locks {name} at {len(versions)} versions ({', '.join(sorted(versions))}, a fork by "
                            "platform or Python); give a requirements file with one exact pin instead.")
     return {name: versions.pop() for name, versions in found.items()}

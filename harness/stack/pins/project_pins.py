@@ -13,7 +13,7 @@ from harness.stack.workspace import Workspace
 def load(ws: Workspace) -> matrix.Pins:
     found = project.load(ws)
     defaults = matrix.load_pins(ws.matrix)
-    baseline = pins_from.read(found.baseline_from, found.pins_outside_index)
+    baseline = pins_from.read_source(found.baseline_source, found.pins_outside_index)
     # The harness's candidate moves what it bumps over its own baseline; the project's other pins stay.
     # Only forward: a team already past the harness's candidate keeps its own version.
     moved = {p: v for p, v in defaults.candidate.items()
@@ -23,4 +23,7 @@ def load(ws: Workspace) -> matrix.Pins:
     if unknown:
         raise matrix.HarnessError(f"[tool.{project.TABLE}.candidate] pins {', '.join(unknown)}; "
                                   f"it may pin {', '.join(matrix.PACKAGES)}.")
-    return matrix.Pins(found.python or defaults.python, baseline, candidate)
+    where = found.baseline_source.shown(found.root)
+    candidate_from = (f"[tool.{project.TABLE}.candidate] over {where}" if found.candidate is not None
+                      else f"the harness's candidate ({matrix.MATRIX_FILE}) over {where}")
+    return matrix.Pins(found.python or defaults.python, baseline, candidate, where, candidate_from)

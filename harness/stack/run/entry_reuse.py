@@ -17,7 +17,7 @@ from harness.model import report_io
 from harness.model.report import Report
 from harness.stack import project
 from harness.stack.environments import entry as stack_entry
-from harness.stack.run import report_cache
+from harness.stack.run import report_cache, same_stack
 from harness.stack.pins.matrix import Entry
 from harness.stack.run.report_key import ReportKey, key_of
 from harness.stack.workspace import Workspace
@@ -44,23 +44,33 @@ def _key(ws: Workspace, entry: Entry, environ: dict[str, str], seed: int, replay
 
 
 def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str], seed: int, only: Path | None,
-            replay: Path | None, report_file: Path, log_file: Path, fresh: bool) -> Attempt:
-    """Reuse the entry's report kept in `cache` when nothing that determines it changed (never with --fresh):
-    written to `report_file` as this run's entry, with a log saying where it came from."""
+            replay: Path | None, report_file: Path, log_file: Path, fresh: bool, twin: str | None = None) -> Attempt:
+    """Reuse the entry's report kept in `cache` when nothing that determines it changed: written to
+    `report_file` as this run's entry, with a log saying where it came from. `twin`: an entry of this run
+    with the same key that has finished (harness.stack.run.same_stack); with --fresh, only its report is
+    reused, never an earlier run's."""
     key = _key(ws, entry, environ, seed, replay)
-    if key is None or fresh:
+    if key is None or (fresh and twin is None):
         return Attempt(key)
     selection = _selection(only)
     found = report_cache.lookup(cache, key, selection, entry.name)
     if found.report is None:
         return Attempt(key, why_ran="" if found.why_not == "no earlier report" else found.why_not)
-    report = report_cache.reused(found.report, stack_entry.entry_info(entry), environ.get(env_vars.RUN_ID), key)
+    run_id = environ.get(env_vars.RUN_ID)
+    report = report_cache.reused(found.report, stack_entry.entry_info(entry), run_id, key)
+    if fresh and not same_stack.of_this_run(report):
+        return Attempt(key)
+    if same_stack.of_this_run(report):
+        said = (f"{same_stack.served_line(entry.name, report)}: the report of entry {report.reused.entry} of this "
+                f"run (key {key.digest}) is this entry's. That entry's log:")
+    else:
+        said = (f"reused the report of entry {report.reused.entry} from {report.reused.when} (run "
+                f"{report.reused.run_id}): nothing that determines it changed (key {key.digest}); `--fresh` runs "
+                "it again. That run's log:")
     try:
         report_io.write(report_file, report, derived=True)  # validated when it was read from the cache
         report_cache.copy_folder(found.record, stack_entry.checkpoints_folder(report_file))
-        log_file.write_text(f"reused the report of entry {report.reused.entry} from {report.reused.when} "
-                            f"(run {report.reused.run_id}): nothing that determines it changed (key "
-                            f"{key.digest}); `--fresh` runs it again. That run's log:\n\n{found.log}")
+        log_file.write_text(f"{said}\n\n{found.log}")
     except (OSError, HarnessError) as exc:
         print(f"upgrade: {entry.name}: cannot reuse its report ({exc}); running it", file=sys.stderr)
         return Attempt(key)

@@ -17,9 +17,11 @@ from pathlib import Path
 from harness import env_vars, run_options
 from harness.model import progress as progress_io
 from harness.model.report import now
+from harness.stack import cli_args
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix, plan
-from harness.stack.run import ending, entry_reuse, lifeline, progress, report_cache, rollback as rollback_runs, run_lock
+from harness.stack.run import (ending, entry_reuse, lifeline, progress, report_cache, rollback as rollback_runs,
+                              run_lock, same_stack)
 from harness.stack.workspace import Workspace
 
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
@@ -87,7 +89,8 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
     env = child_environment(ws, args, only, seed, replay, rollback)
     reports, cache = ws.reports, report_cache.directory(ws.published)  # records outlive the run's directory
     pending, running, codes, jobs, attempts = list(entries), {}, {}, args.jobs, {}
-    by_name = {e.name: e for e in entries}
+    by_name, twins = {e.name: e for e in entries}, same_stack.Twins()
+    typed_in = getattr(args, "typed_in", None)  # logs are shown relative to where the command was typed
     with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
             _stopped_on_exit(running):
         while pending or running:
@@ -95,12 +98,19 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                 entry = pending.pop(0)
                 stem = _stem(entry, replay, rollback)
                 looked = entry_reuse.attempt(ws, cache, entry, env, seed, only, replay, reports / f"{stem}.json",
-                                             reports / f"{stem}.log", getattr(args, "fresh", False))
+                                             reports / f"{stem}.log", getattr(args, "fresh", False),
+                                             twin=twins.served_by.get(entry.name))
                 if looked.reused is not None:
                     codes[entry.name], attempts[entry.name] = 0, looked
-                    shown.finished(entry.name, f"  {entry.name:12s} reused    the report of "
-                                               f"{looked.reused.reused.when} (log: "
-                                               f"reports/{stem}.log)")
+                    origin = (f"{looked.reused.reused.entry}, this run's: the same stack, ran once"
+                              if same_stack.of_this_run(looked.reused) else looked.reused.reused.when)
+                    shown.finished(entry.name, f"  {entry.name:12s} reused    the report of {origin} (log: "
+                                               f"{cli_args.shown_path(ws.published / f'{stem}.log', typed_in)})")
+                    continue
+                twin = twins.wait_for(entry, looked.key)
+                if twin is not None:  # one stack, one run: served from the twin's report once it has finished
+                    shown.finished(entry.name, f"  {entry.name:12s} waits     for {twin}, which installs the same "
+                                               "stack")
                     continue
                 log = open(reports / f"{stem}.log", "w")
                 file = Path(files) / f"{entry.name}.json"
@@ -110,6 +120,7 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                                         env={**env, env_vars.PROGRESS: str(file)},
                                         **lifeline.popen_options(run_lock.held_fds()))
                 running[entry.name], attempts[entry.name] = (proc, log, f"{stem}.log", time.perf_counter()), looked
+                twins.started(entry.name, looked.key)
                 why = f" (ran: {looked.why_ran})" if looked.why_ran else ""
                 shown.started(entry.name, file, f"  {entry.name:12s} started   {entry.pin_text}{why}")
             time.sleep(0.2 if running else 0)
@@ -125,7 +136,8 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                     entry_reuse.keep(ws, cache, attempts[name], by_name[name], env, seed, replay,
                                      reports / f"{stem}.json", reports / log_name)
                     shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s "
-                                         f"(log: reports/{log_name})")
+                                         f"(log: {cli_args.shown_path(ws.published / log_name, typed_in)})")
+                    pending[:0] = twins.finished(name)  # its twins next, served from its report
             shown.refresh()
     return codes
 

@@ -63,8 +63,6 @@ def plan(ws: Workspace, argv, invoked_from: str | None) -> int:
     except HarnessError as exc:
         print(f"plan: {exc}", file=sys.stderr)
         return exc.exit_status
-    if isinstance(entries, int):  # the candidate does not resolve: its report says why
-        return entries
     _publish(followups.first_runs(entries), ws.reports, args.run_id, str(random.getrandbits(32)))
     return 0
 
@@ -99,7 +97,7 @@ def follow_ups(ws: Workspace, argv, invoked_from: str | None) -> int:
         return exc.exit_status
     # The judge job has no environments: the API diff is made here, from the reports' versions, and travels
     # to it as DIR/api-diff.json (a note, never a failure, when it cannot be made).
-    api_for_run.compute(ws, directory, entries, fetch=True)
+    api_for_run.compute(ws, directory, entries)
     for note in (follow.replay_note() if follow.examples else None,
                  follow.rollback_note() if follow.rollback else None,
                  follow.attribution_note() if follow.attributes else follow.skipped_note(entries[2:])):

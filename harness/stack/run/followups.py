@@ -138,7 +138,7 @@ def decide(directory: Path, entries: list[matrix.Entry]) -> FollowUps:
         base, candidate = (report_io.load(directory / f"{e.name}.json") for e in entries[:2])
     except HarnessError:
         return FollowUps(judged=False)
-    if base.status != Status.COMPLETE or candidate.status != Status.COMPLETE:
+    if not (base.status.ran_to_end and candidate.status.ran_to_end):
         return FollowUps(judged=False)
     judged = compare.compare_entry(base, candidate)
     blobs = {i: candidate.check(i).reproduce_failure for i in compare.property_regressions(judged)}

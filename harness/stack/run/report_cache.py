@@ -21,7 +21,7 @@ from harness.atomic import atomic_write_text
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.codec import from_json, to_json
-from harness.model.enums import Outcome, Status
+from harness.model.enums import CheckKind, Outcome, Status
 from harness.model.report import SCHEMA_VERSION, EntryInfo, Report, ReusedFrom, Summary
 from harness.stack.run.report_key import PART_NAMES, ReportKey
 
@@ -143,13 +143,17 @@ def reused(found: Report, info: EntryInfo, run_id: str | None, key: ReportKey) -
 
 
 def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder: Path | None = None) -> bool:
-    """Keep a finished entry's report under its key, and the checkpoints it wrote (`folder`); a partial or
-    reused one is not kept (False)."""
+    """Keep a finished entry's report under its key, and the checkpoints it wrote (`folder`); a partial,
+    uncollected or reused one is not kept (False)."""
     try:
         report = report_io.load(report_file)
     except HarnessError:
         return False
     if report.status != Status.COMPLETE or report.reused is not None:
+        return False
+    # A module that could not be imported or collected (an import failure): its checks were never
+    # observed. Served to a selection, it would be a probe that ran none of them.
+    if any(c.kind == CheckKind.COLLECTION for c in report.checks):
         return False
     # A check that errored (out of memory, a full disk) or a run pytest could not finish as a suite is
     # not a result to replay: the next run computes it again.

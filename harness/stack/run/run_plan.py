@@ -9,13 +9,13 @@ import os
 import sys
 from pathlib import Path
 
-from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
+from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.model.report import now
 from harness.stack import project, project_options
 from harness.stack.commands import builtin_golden, upgrade_args
 from harness.stack.environments import entry as stack_entry, preflight
-from harness.stack.pins import current, matrix, plan
+from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
 from harness.stack.run.entry_runs import new_run_id
 from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
@@ -28,11 +28,12 @@ def prepare(ws: Workspace, argv, invoked_from: str | None,
     arguments name (`--reports DIR`), and the arguments."""
     args = upgrade_args.parse(ws, argv, command)
     args.run_id = new_run_id()
-    if args.candidate is not None:  # parsed once, here: bad input is told before anything else
-        args.candidate = matrix.CandidateRequest.parse(args.candidate)
-    find_python(current.pins(ws).python)  # a project may set its own
+    args.typed_in = str(Path(invoked_from or ".").resolve())  # where paths are shown relative to
     # This run's --contracts / --builtin / --no-builtin / --baseline-from reach the plan, every entry and the verdict.
     os.environ.update(project_options.environment(args, Path(invoked_from or ".")))
+    # Parsed (or read, --candidate-from) once, here: bad input is told before anything else.
+    args.candidate = candidate_from.request(ws, args.candidate, args.candidate_from, Path(args.typed_in))
+    find_python(current.pins(ws).python)  # a project may set its own
     if args.reports:
         ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
     if args.offline:
@@ -43,19 +44,26 @@ def prepare(ws: Workspace, argv, invoked_from: str | None,
     return ws, args
 
 
-def resolve(ws: Workspace, args) -> list[matrix.Entry] | int:
-    """Every entry resolved and checked before any suite runs; the exit status when the candidate cannot
-    be resolved. A plan that cannot run (HarnessError from the checks) publishes nothing: last run's
-    reports stay where they are (harness.stack.run.run_dir)."""
+class CannotStart(HarnessError):
+    """The plan cannot run: a pin that does not resolve, or a resolved lock that fails its checks. Raised
+    before any entry starts, so `upgrade` publishes nothing (the last finished run's verdict stays)."""
+
+
+def resolve(ws: Workspace, args) -> list[matrix.Entry]:
+    """Every entry resolved and checked before any suite runs. CannotStart when the candidate cannot be
+    resolved (its unresolvable report written into ws.reports first: the run's own directory under
+    `upgrade`, the reports directory under `nox -s plan`) or when a resolved lock fails its checks."""
     try:
         entries = plan.build(ws, args.candidate, ws.reports / "locks", args.pre)
     except HarnessError as exc:
         requested = current.entries(ws, args.candidate)[matrix.CANDIDATE]
         stack_entry.write_unresolvable(ws.reports, requested, str(exc), now())
-        print(f"upgrade: {exc}\nupgrade: CANNOT JUDGE: candidate is unresolvable (exit status 2; "
-              f"{ws.published}/{matrix.CANDIDATE}.json says why)", file=sys.stderr)
-        return EXIT_CANNOT_JUDGE
-    preflight.check(ws, entries)  # the locks the plan resolved, too
+        raise CannotStart(f"{exc}\nCANNOT JUDGE: candidate is unresolvable (exit status 2; "
+                          f"{ws.reports}/{matrix.CANDIDATE}.json says why)") from None
+    try:
+        preflight.check(ws, entries)  # the locks the plan resolved, too
+    except HarnessError as exc:
+        raise CannotStart(str(exc)) from None
     plan.write(entries, ws.reports / plan.PLAN_FILE)
     found = project.load(ws)
     runs_builtin = found.builtin != BuiltinMode.OFF and not ws.is_checkout
@@ -65,4 +73,6 @@ def resolve(ws: Workspace, args) -> list[matrix.Entry] | int:
     for entry in entries:
         for note in entry.notes:
             print(f"upgrade: {entry.name}: {note}")
+    for line in branch_hint.told(ws, args, entries, Path(args.typed_in)):
+        print(f"upgrade: {line}")
     return entries

@@ -1,0 +1,42 @@
+"""The values a comparison observed: exactly (small arrays), as a summary (large ones), and, when it failed,
+the element furthest outside its tolerance. Part of the session report (harness.model.report)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from harness.model.fields import Json, optional as _optional
+
+
+@dataclasses.dataclass(frozen=True)
+class ValuesSummary:
+    """What a report says of an array too large to keep whole."""
+
+    min: float | None  # of the finite values
+    max: float | None
+    nan: int
+    posinf: int
+    neginf: int
+    negative_zeros: int
+
+
+@dataclasses.dataclass(frozen=True)
+class ObservedValues:
+    """The values a comparison observed, exactly, so entries can be compared bit for bit."""
+
+    dtype: str
+    shape: list[int]
+    digest: str  # of the exact values: equal digests, equal bits (the sign of zero included)
+    values: list[Json] | None = _optional()  # exact, flat (harness.contract.encoding), for small arrays
+    summary: ValuesSummary | None = _optional()  # instead of the values, for large arrays
+
+
+@dataclasses.dataclass(frozen=True)
+class WorstElement:
+    """The element of a failing numeric comparison furthest outside its tolerance: where, and its two values
+    exactly (NaN and infinities as "nan", "inf", "-inf"), so a verdict can say before -> after of any array."""
+
+    index: list[int]  # its position in the array ([] for a scalar)
+    expected: Json
+    observed: Json
+    ulps: float | None  # |observed - expected| in ulps of the tolerance's dtype at the expected value

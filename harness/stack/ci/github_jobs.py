@@ -1,0 +1,260 @@
+"""The jobs of a team's workflows (harness.stack.ci.github_workflows assembles them): the fan-out this
+project's own CI runs, `plan` -> one job per entry -> `followups` -> one job per follow-up -> `judge`, each
+job with the tool installed from one pinned source. Written once, shared by both workflows; a job's text
+varies only by its arguments, which are expressions and literals of this module, never a team's input.
+"""
+
+from __future__ import annotations
+
+# The actions this project's own workflows run, pinned by the same commits (a test keeps them equal).
+CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2"
+SETUP_PYTHON = "actions/setup-python@42375524e23c412d93fb67b49958b491fce71c38 # v5.4.0"
+UPLOAD = "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.2"
+DOWNLOAD = "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093 # v4.3.0"
+ACTIONS = (CHECKOUT, SETUP_PYTHON, UPLOAD, DOWNLOAD)
+
+TOOL = '"$RUNNER_TEMP/upgrade-harness/bin/upgrade-harness"'  # each job's own install, outside the checkout
+MARKER = "<!-- upgrade-harness-verdict -->"  # the sticky comment's first line
+
+
+def setup() -> str:
+    """Checkout without kept credentials, Python, and the pinned tool: the first steps of every job."""
+    return f"""\
+      - uses: {CHECKOUT}
+        with:
+          persist-credentials: false
+      - uses: {SETUP_PYTHON}
+        with:
+          python-version: "3.12"
+      - name: Install upgrade-harness ($UPGRADE_HARNESS_FROM)
+        run: python -m venv "$RUNNER_TEMP/upgrade-harness" && "$RUNNER_TEMP/upgrade-harness/bin/pip" install "$UPGRADE_HARNESS_FROM"
+"""
+
+
+def plan_job(plan_args: str, title: str) -> str:
+    return f"""\
+  plan:
+    name: {title}
+    runs-on: ubuntu-latest
+    timeout-minutes: 10
+    outputs:
+      matrix: ${{{{ steps.plan.outputs.matrix }}}}
+      run_id: ${{{{ steps.plan.outputs.run_id }}}}
+      seed: ${{{{ steps.plan.outputs.seed }}}}
+    steps:
+{setup()}      - id: plan
+        name: Resolve the plan once
+        run: |
+          {TOOL} plan{plan_args}
+      # The plan and its locks (or the report of a candidate that does not resolve) for every later job.
+      - uses: {UPLOAD}
+        if: always()
+        with:
+          name: run-plan
+          path: reports/
+"""
+
+
+_RUN_ROW = f"""\
+      # A contract that fails here is the verdict's to judge, not this job's: the status is only told.
+      - name: Run the entry
+        run: |
+          status=0
+          {TOOL} run "$ENTRY" || status=$?
+          echo "upgrade-harness run $ENTRY ended with exit status $status; the judge job gives the verdict"
+      # The report, and the checkpoints the entry wrote (the baseline's rollback run restores the candidate's).
+      - uses: {UPLOAD}
+        if: always()
+        with:
+          name: run-entry-${{{{ matrix.report }}}}
+          path: |
+            reports/${{{{ matrix.report }}}}.json
+            reports/${{{{ matrix.report }}}}.junit.xml
+            reports/checkpoints/${{{{ matrix.report }}}}/
+      # The baseline restoring the checkpoints this entry just wrote, when the row says so.
+      - name: Run the baseline on this entry's checkpoints
+        if: ${{{{ !cancelled() && matrix.then_entry != '' }}}}
+        env:
+          HARNESS_REPORT_NAME: ${{{{ matrix.then_report }}}}
+          HARNESS_ONLY: ${{{{ matrix.then_only }}}}
+          HARNESS_REPLAY: ${{{{ matrix.then_replay }}}}
+          HARNESS_ROLLBACK_FROM: ${{{{ matrix.then_rollback }}}}
+          ENTRY: ${{{{ matrix.then_entry }}}}
+        run: |
+          status=0
+          {TOOL} run "$ENTRY" || status=$?
+          echo "upgrade-harness run $ENTRY ended with exit status $status; the judge job gives the verdict"
+      - uses: {UPLOAD}
+        if: always() && matrix.then_entry != ''
+        with:
+          name: run-entry-${{{{ matrix.then_report }}}}
+          path: |
+            reports/${{{{ matrix.then_report }}}}.json
+            reports/${{{{ matrix.then_report }}}}.junit.xml
+"""
+
+
+def _entry_job(job: str, title: str, needs: str, condition: str, source: str, download: str, profile: str) -> str:
+    """One job per row of `source`'s matrix: the row's entry, then the run that follows it in the same job."""
+    return f"""\
+  {job}:
+    name: {title} ${{{{ matrix.report }}}}
+    needs: {needs}
+{condition}    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    strategy:
+      fail-fast: false
+      matrix: ${{{{ fromJSON(needs.{source}.outputs.matrix) }}}}
+    env:
+{profile}      HARNESS_PLAN: ${{{{ github.workspace }}}}/reports/upgrade-plan.json
+      HARNESS_RUN_ID: ${{{{ needs.plan.outputs.run_id }}}}
+      HARNESS_HYPOTHESIS_SEED: ${{{{ needs.plan.outputs.seed }}}}
+      HARNESS_REPORT_NAME: ${{{{ matrix.report }}}}
+      HARNESS_ONLY: ${{{{ matrix.only }}}}
+      HARNESS_REPLAY: ${{{{ matrix.replay }}}}
+      HARNESS_ROLLBACK_FROM: ${{{{ matrix.rollback }}}}
+      ENTRY: ${{{{ matrix.entry }}}}
+    steps:
+{setup()}{download}{_RUN_ROW}"""
+
+
+def fan_out(profile: str) -> str:
+    """The entry jobs, the follow-ups' decision and the follow-up jobs: the same in both workflows."""
+    entry = _entry_job("entry", "Entry", "plan", "", "plan", f"""\
+      - uses: {DOWNLOAD}
+        with:
+          name: run-plan
+          path: reports
+""", profile)
+    followup = _entry_job("followup", "Follow-up", "[plan, followups]",
+                          "    if: needs.followups.outputs.count != '0'\n", "followups", f"""\
+      # The plan, the follow-ups' files, and the candidate's checkpoints (the rollback row restores them).
+      - uses: {DOWNLOAD}
+        with:
+          pattern: run-{{plan,followups,entry-candidate}}
+          merge-multiple: true
+          path: reports
+""", profile)
+    followups = f"""\
+  followups:
+    name: Decide the follow-ups
+    needs: [plan, entry]
+    if: ${{{{ !cancelled() && needs.plan.result == 'success' }}}}
+    runs-on: ubuntu-latest
+    timeout-minutes: 10
+    outputs:
+      matrix: ${{{{ steps.followups.outputs.matrix }}}}
+      count: ${{{{ steps.followups.outputs.count }}}}
+    env:
+      HARNESS_RUN_ID: ${{{{ needs.plan.outputs.run_id }}}}
+      HARNESS_HYPOTHESIS_SEED: ${{{{ needs.plan.outputs.seed }}}}
+    steps:
+{setup()}      - uses: {DOWNLOAD}
+        with:
+          pattern: run-*
+          merge-multiple: true
+          path: reports
+      - id: followups
+        name: Decide from baseline and candidate what else runs
+        run: |
+          {TOOL} followups reports
+      # The follow-ups' selections and examples, the reports of attribution entries that cannot run, and the
+      # API diff (the judge job has no environments).
+      - uses: {UPLOAD}
+        with:
+          name: run-followups
+          if-no-files-found: ignore
+          path: |
+            reports/*-selection.txt
+            reports/replay-examples.json
+            reports/*-only.json
+            reports/api-diff.json
+"""
+    return entry + "\n" + followups + "\n" + followup
+
+
+def judge_job(title: str, permissions: str, publish: str) -> str:
+    """Every report downloaded into one directory, judged; the verdict published; the exit status last."""
+    return f"""\
+  judge:
+    name: {title}
+    needs: [plan, entry, followups, followup]
+    if: ${{{{ !cancelled() }}}}
+    runs-on: ubuntu-latest
+    timeout-minutes: 15
+{permissions}    env:
+      RUN_URL: ${{{{ github.server_url }}}}/${{{{ github.repository }}}}/actions/runs/${{{{ github.run_id }}}}
+    steps:
+{setup()}      # The plan, every entry's report and the follow-ups' files: one run's reports directory.
+      - uses: {DOWNLOAD}
+        with:
+          pattern: run-*
+          merge-multiple: true
+          path: reports
+      - id: upgrade
+        name: Judge the run's reports
+        run: |
+          status=0
+          {TOOL} judge reports || status=$?
+          echo "status=$status" >> "$GITHUB_OUTPUT"
+      - uses: {UPLOAD}
+        if: always()
+        with:
+          name: upgrade-reports
+          path: reports/
+      - id: html
+        uses: {UPLOAD}
+        if: always()
+        with:
+          name: upgrade-report-html
+          path: reports/upgrade-report.html
+      - name: Write the verdict to the job summary
+        if: always()
+        env:
+          HTML_ID: ${{{{ steps.html.outputs.artifact-id }}}}
+        run: |
+          if [ -f reports/upgrade-summary.md ]; then
+            cat reports/upgrade-summary.md >> "$GITHUB_STEP_SUMMARY"
+          else
+            echo "The upgrade check produced no verdict; see the job log." >> "$GITHUB_STEP_SUMMARY"
+          fi
+          if [ -n "$HTML_ID" ]; then
+            {{ echo; echo "[HTML report]($RUN_URL/artifacts/$HTML_ID)"; }} >> "$GITHUB_STEP_SUMMARY"
+          fi
+{publish}      # 0: no contract changed; 1: one changed; 2: the harness could not judge (the log says why).
+      - name: Fail unless no contract changed
+        if: steps.upgrade.outputs.status != '0'
+        env:
+          STATUS: ${{{{ steps.upgrade.outputs.status }}}}
+        run: exit "$STATUS"
+"""
+
+
+STICKY_COMMENT = f"""\
+      # A fork's pull request gets a read-only token: its verdict is in the job summary only. A bot's pull
+      # request (Dependabot, Renovate) is a branch of this repository and gets the comment.
+      - name: Keep one sticky verdict comment
+        if: always() && github.event.pull_request.head.repo.full_name == github.repository
+        env:
+          GH_TOKEN: ${{{{ github.token }}}}
+          PR: ${{{{ github.event.pull_request.number }}}}
+          REPO: ${{{{ github.repository }}}}
+          HTML_ID: ${{{{ steps.html.outputs.artifact-id }}}}
+        run: |
+          marker="{MARKER}"
+          {{
+            echo "$marker"
+            cat reports/upgrade-summary.md 2>/dev/null || echo "The upgrade check produced no verdict; see the job log."
+            echo
+            echo "---"
+            links="[Run]($RUN_URL)"
+            if [ -n "$HTML_ID" ]; then links="$links · [HTML report]($RUN_URL/artifacts/$HTML_ID)"; fi
+            echo "$links"
+          }} > body.md
+          id=$(gh api "repos/$REPO/issues/$PR/comments" --paginate --jq ".[] | select(.body | startswith(\\"$marker\\")) | .id" | head -n 1)
+          if [ -n "$id" ]; then
+            gh api --method PATCH "repos/$REPO/issues/comments/$id" -F body=@body.md
+          else
+            gh api --method POST "repos/$REPO/issues/$PR/comments" -F body=@body.md
+          fi
+"""

@@ -1,0 +1,72 @@
+"""`upgrade-harness init --ci github`: the team's workflows written into its repository, from its table.
+
+Refusals come before anything is written: an existing workflow file is never replaced without `--force`,
+and a tool source CI cannot install (a local checkout) needs `--tool-from`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.stack import project
+from harness.stack.ci import github_workflows, tool_source
+from harness.stack.ci.tool_source import ToolSource
+
+PROVIDERS = ("github",)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ci", choices=PROVIDERS, help="also write the CI workflows: github writes "
+                        f"{github_workflows.PR_FILE} (pull requests that change your pins) and "
+                        f"{github_workflows.NIGHTLY_FILE} (the newest releases every night)")
+    parser.add_argument(tool_source.FLAG, dest="tool_from", metavar="REQUIREMENT",
+                        help="what CI installs as the tool, pinned (default: where the running tool came from)")
+    parser.add_argument("--force", action="store_true", help="with --ci: replace workflow files written before")
+
+
+def prepare(root: Path, args: argparse.Namespace) -> ToolSource:
+    """The tool's source for CI, after the refusals: an existing workflow file without --force, an
+    unpinned or unreachable tool."""
+    if not args.force:
+        existing = [str(path) for path in github_workflows.render_paths() if (root / path).exists()]
+        if existing:
+            verb = "already exists" if len(existing) == 1 else "already exist"
+            raise HarnessError(f"{', '.join(existing)} {verb} in {root}; nothing was changed. Review your copy and "
+                               "remove it, or give --force to write it again.")
+    return tool_source.given(args.tool_from) if args.tool_from else tool_source.running()
+
+
+def layout(root: Path) -> github_workflows.Layout:
+    """The table's paths, as the repository names them (the project's root is the repository's)."""
+    found = project.at(root)
+
+    def relative(path: Path) -> str:
+        if not path.resolve().is_relative_to(root.resolve()):
+            raise HarnessError(f"{path} is outside {root}: a workflow sees only the repository; keep the table's "
+                               "paths inside it.")
+        return path.resolve().relative_to(root.resolve()).as_posix()
+
+    if found.baseline_from is None:
+        raise HarnessError(f"{root / 'pyproject.toml'}: [tool.{project.TABLE}] names no baseline-from.")
+    return github_workflows.Layout(pins=relative(found.baseline_from),
+                                   contracts=tuple(relative(c) for c in found.own_contracts),
+                                   golden=relative(found.golden), locks=relative(found.locks))
+
+
+def write(root: Path, tool: ToolSource) -> list[str]:
+    """The workflows written; what was written, for init to say."""
+    said = []
+    for path, text in github_workflows.render(layout(root), tool).items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+        said.append(f"wrote {path.as_posix()}")
+    said.append(f"the workflows install the tool from {tool.requirement} ({tool.origin}); review them, then commit")
+    return said
+
+
+def main(root: Path, tool: ToolSource) -> int:
+    """A project set up before (its table exists): only the workflows are written."""
+    print("upgrade-harness init --ci github:\n  " + "\n  ".join(write(root, tool)))
+    return 0

@@ -1,0 +1,60 @@
+"""What an upgrade says, before it runs, about the sides it judges: where each side's pins came from when
+an option chose them; when none did, in a branch whose pins file differs from the default branch's, the
+bump it could judge instead and the exact command (it still runs what it was asked)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness import env_vars
+from harness.errors import HarnessError
+from harness.stack import project
+from harness.stack.pins import matrix, pins_from
+from harness.stack.pins.pin_files import git
+from harness.stack.pins.pins_source import PinsSource
+from harness.stack.workspace import Workspace
+
+
+def default_branch(repository: Path) -> str | None:
+    """origin/HEAD's branch (`origin/main`), else a local main or master; None outside git."""
+    remote = git(repository, "rev-parse", "--abbrev-ref", "origin/HEAD")
+    if remote.returncode == 0 and remote.stdout.decode().strip() not in ("", "origin/HEAD"):
+        return remote.stdout.decode().strip()
+    for name in ("main", "master"):
+        if git(repository, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}").returncode == 0:
+            return name
+    return None
+
+
+def line(ws: Workspace, invoked_from: Path) -> str | None:
+    """The branch's bump of the project's pins file over the default branch's, and the command that judges
+    it; None when there is none (no git, the same pins, a file either side cannot give, or --baseline-from)."""
+    if ws.is_checkout or os.environ.get(env_vars.BASELINE_FROM):
+        return None
+    found = project.load(ws)
+    ours = found.baseline_source
+    default = default_branch(found.root)
+    if ours is None or default is None:
+        return None
+    try:
+        before = pins_from.read_source(PinsSource(ours.path, default), found.pins_outside_index)
+        after = pins_from.read_source(ours, found.pins_outside_index, side="candidate")
+    except HarnessError:
+        return None
+    moved = [f"{pkg} {before[pkg]} → {after[pkg]}" for pkg in matrix.PACKAGES if before[pkg] != after[pkg]]
+    if not moved:
+        return None
+    path = ours.shown(invoked_from)
+    return (f"this branch's {path} bumps {', '.join(moved)} over {default}'s; to judge that bump: "
+            f"upgrade-harness upgrade --baseline-from {default}:{path} --candidate-from {path}")
+
+
+def told(ws: Workspace, args, entries: list[matrix.Entry], invoked_from: Path) -> list[str]:
+    """The lines to print: the sides' sources when an option chose one, else the branch's bump if any."""
+    # `upgrade-harness` hands --baseline-from to the run in the environment (project_options), not in args.
+    if args.baseline_from or os.environ.get(env_vars.BASELINE_FROM) or args.candidate_from:
+        base, cand = entries[0], entries[1]
+        return [f"baseline's pins from {base.pins_from}; candidate's from {cand.pins_from}"]
+    hint = line(ws, invoked_from) if args.candidate is None else None
+    return [hint] if hint else []
