@@ -195,3 +195,13 @@ def tool(checkout_copy, uv_bin, tmp_path_factory) -> Path:
     subprocess.run([uv_bin, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
                     "-c", str(checkout_copy.path / "locks" / "runner.txt"), str(checkout_copy.path)], check=True)
     return venv / "bin" / "upgrade-harness"
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Lines a test recorded for the run's summary (record_property("sequence_summary", ...)): printed with
+    or without -s, from xdist's workers too (their reports carry the properties)."""
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for name, value in getattr(report, "user_properties", ()):
+                if name == "sequence_summary" and getattr(report, "when", "call") == "call":
+                    terminalreporter.write_line(value)
