@@ -206,3 +206,22 @@ def test_the_ledger_refuses_a_built_on_line_it_cannot_follow(tmp_path, table, wo
     path.write_text(ledger.LEDGER.read_text().split("\n[built_on]\n")[0] + "\n" + table)
     with pytest.raises(HarnessError, match=words):
         ledger.read(path)
+
+
+def test_the_builtin_modules_are_parsed_once_per_content(tmp_path, monkeypatch):
+    """A project is loaded many times a run (each load selected the families anew: 0.3 s of parsing each,
+    most of a simulated run's time); the parse happens again only when a module changes."""
+    import ast
+
+    from harness.stack.selection import builtin_modules
+
+    folder = tmp_path / "builtin"
+    folder.mkdir()
+    (folder / "test_alpha.py").write_text("import optax\n")
+    parsed = []
+    real = ast.parse
+    monkeypatch.setattr(builtin_modules.ast, "parse", lambda *a, **k: parsed.append(a[1]) or real(*a, **k))
+    first = builtin_modules.modules(folder)
+    assert builtin_modules.modules(folder) == first and len(parsed) == 2  # the module, and its flax check
+    (folder / "test_alpha.py").write_text("import optax\nimport flax\n")
+    assert builtin_modules.modules(folder)[0].needs_flax and len(parsed) == 4

@@ -120,7 +120,7 @@ def _in_run_directory(ws: Workspace, args) -> int:
     writers = [matrix.CANDIDATE, *(f"{g}-only" for g in matrix.GROUPS)]
     kept = run_dir.keep_previous(ws.reports, [e.name for e in matrix.upgrade_plan(current.entries(ws))] + [
         *writers, REPLAY, *map(rollback.report_name, writers), *bisect.report_names(ws.reports)],
-        folders=[rollback.CHECKPOINTS])
+        folders=[rollback.CHECKPOINTS, plan.LOCKS_DIR])  # the plan's locks go with the plan that names them
     run_dir.publish(run.reports, ws.reports)
     if kept:
         print(f"upgrade: last run's reports moved to {ws.reports}/previous/ ({len(kept)} files)")

@@ -19,6 +19,7 @@ from harness.stack.pins import current, locks, matrix, resolve
 from harness.stack.workspace import Workspace
 
 PLAN_FILE = "upgrade-plan.json"
+LOCKS_DIR = "locks"  # beside the plan in the reports directory: the locks it resolved, which its entries name
 
 
 def _resolved(ws: Workspace, entry: matrix.Entry, named: dict[str, str], baseline: dict[str, str], locks_dir: Path,

@@ -54,7 +54,7 @@ def resolve(ws: Workspace, args) -> list[matrix.Entry]:
     resolved (its unresolvable report written into ws.reports first: the run's own directory under
     `upgrade`, the reports directory under `nox -s plan`) or when a resolved lock fails its checks."""
     try:
-        entries = plan.build(ws, args.candidate, ws.reports / "locks", args.pre)
+        entries = plan.build(ws, args.candidate, ws.reports / plan.LOCKS_DIR, args.pre)
     except HarnessError as exc:
         requested = current.entries(ws, args.candidate)[matrix.CANDIDATE]
         stack_entry.write_unresolvable(ws.reports, requested, str(exc), now())
