@@ -105,8 +105,11 @@ def _used(api: ApiChange) -> str:
 
 
 def package_title(p: PackageApiDiff) -> str:
-    versions = f"{p.old_version} → {p.new_version}" if p.old_version != p.new_version else f"{p.new_version} on both"
     name = p.scope if p.scope.startswith(p.package) else p.package
+    if p.old_version is None and p.new_version is None:  # a project that does not use it (flax) installs none
+        return f"{name}: installed on neither side"
+    old, new = p.old_version or "not installed", p.new_version or "not installed"
+    versions = f"{old} → {new}" if old != new else f"{new} on both"
     scope = "" if p.scope.startswith(p.package) or p.scope == "public API" else f", {p.scope}"
     breaking = sum(c.kind.breaking for c in p.changes)
     counted = f"{breaking} breaking, {len(p.changes) - breaking} added" if p.changes else "no change"

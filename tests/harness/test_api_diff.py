@@ -203,3 +203,14 @@ def test_a_removed_name_is_a_change_only_when_something_judged_calls_it(reports)
     assert compare.judge(base, [base], api=_diff(param)).exit_status == 1
     added = ApiChange("optax", K.ADDED, "optax.signum", used_by_project=["trainer/train.py:9"])
     assert compare.judge(base, [base], api=_diff(added)).exit_status == 0
+
+
+def test_a_package_installed_on_neither_side_is_said_so_not_none():
+    """A project that does not use flax installs none: its API line says so, never "None on both"."""
+    from harness.model.api_diff import PackageApiDiff
+    from harness.verdict import api_view
+
+    found = PackageApiDiff("flax", "flax.nnx", None, None, [], problem="not read: flax")
+    assert api_view.package_title(found) == "flax.nnx: installed on neither side"
+    assert api_view.package_title(PackageApiDiff("flax", "flax.nnx", "0.12.12", None, [], problem="gone")) == \
+        "flax.nnx 0.12.12 → not installed: gone"
