@@ -57,7 +57,7 @@ def _head(verdict: Verdict) -> list[str]:
         out += ["", f"**baseline**: {esc(verdict.baseline.problem[:800])}"]
     shown, more = views.shown_baseline_failures(verdict)
     if shown:
-        out += ["", "**Baseline fails its own checks:**", ""]
+        out += ["", f"**{views.baseline_failures_title(verdict)}:**", ""]
         out += [f"- `{c.id}`: {esc(c.message[:400])}" for c in shown]
         out += [f"- … {more} more (all in the baseline report)"] if more else []
     found = verdict.import_failure

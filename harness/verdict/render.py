@@ -128,6 +128,8 @@ def text(verdict: Verdict) -> str:
     if verdict.baseline.problem:
         out.append(f"\n  baseline: {verdict.baseline.problem}")
     shown, more = views.shown_baseline_failures(verdict)
+    if shown:
+        out.append(f"\n  {views.baseline_failures_title(verdict)}:")
     for check in shown:
         out.append(f"\n  baseline {check.outcome}: {check.id}\n" + textwrap.indent(check.message, "    "))
     if more:

@@ -165,6 +165,13 @@ def own_rows(verdict: Verdict) -> list[OwnRow]:
     return rows
 
 
+def baseline_failures_title(verdict: Verdict) -> str:
+    """The heading of the baseline's own failures: under a project's own contracts, named as the built-in
+    ones' (the project's own failing on the baseline are told in its section)."""
+    return "Built-in contracts failing on the baseline itself" if verdict.own_families else \
+        "Baseline fails its own checks"
+
+
 def shown_baseline_failures(verdict: Verdict) -> tuple[list[CheckRecord], int]:
     """The first baseline failures to show, and how many more there are."""
     failures = verdict.baseline_failures

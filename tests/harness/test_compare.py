@@ -293,5 +293,17 @@ def test_a_baseline_failures_message_of_several_lines_stays_indented_under_it(ba
     verdict = judge(_fail(copy.deepcopy(base), "test_reference", message=message), _candidate(base))
     lines = render.text(verdict).splitlines()
     at = lines.index("  baseline failed: demo/test_reference")
+    assert lines[at - 2:at] == ["  Baseline fails its own checks:", ""]
     assert lines[at + 1:at + 4] == ["    2 golden values differ from their recording:",
                                     "    golden:a: 1 of 2 elements outside", "    golden:b: moved"]
+
+
+def test_under_a_projects_own_contracts_the_baselines_failures_are_named_as_the_built_in_ones():
+    """Ten built-in baseline failures read as if they were the team's, listed right under its section."""
+    from types import SimpleNamespace
+
+    from harness.verdict import views
+
+    assert views.baseline_failures_title(SimpleNamespace(own_families=["losses"])) == \
+        "Built-in contracts failing on the baseline itself"
+    assert views.baseline_failures_title(SimpleNamespace(own_families=[])) == "Baseline fails its own checks"
