@@ -236,3 +236,26 @@ def test_a_baseline_from_given_to_the_command_is_said_as_the_plan_has_it(team, c
     out = capsys.readouterr().out
     assert "baseline's pins from main:requirements.txt; candidate's from the harness's candidate" in out
     assert "--candidate-from requirements.txt" not in out  # no hint: a side was chosen
+
+
+def test_the_hint_for_a_project_without_flax(tmp_path, monkeypatch):
+    """A project whose code does not import flax pins none: the hint compares the packages it pins (a
+    KeyError on flax stopped every upgrade of such a project run on its default branch)."""
+    from harness.stack.pins import branch_hint
+
+    root = tmp_path / "team"
+    root.mkdir()
+    (root / "contracts").mkdir()
+    (root / "contracts" / "test_mine.py").write_text("def test_mine(check):\n    check.exact('x', 1, 1)\n")
+    (root / "pyproject.toml").write_text(TABLE)
+    without_flax = "".join(line + "\n" for line in REQUIREMENTS.splitlines() if not line.startswith("flax"))
+    (root / "requirements.txt").write_text(without_flax)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "pins")
+    with mock.patch.dict(os.environ):
+        _project_in(root, monkeypatch)
+        assert branch_hint.line(Workspace.from_environment(), root) is None  # on main: the same pins
+        _git(root, "checkout", "-q", "-b", "bump")
+        (root / "requirements.txt").write_text(without_flax.replace("optax==0.2.6", "optax==0.2.8"))
+        assert "bumps optax 0.2.6 → 0.2.8 over main's" in branch_hint.line(Workspace.from_environment(), root)

@@ -43,7 +43,8 @@ def line(ws: Workspace, invoked_from: Path) -> str | None:
         after = pins_from.read_source(ours, found.pins_outside_index, side="candidate", optional=optional)
     except HarnessError:
         return None
-    moved = [f"{pkg} {before[pkg]} → {after[pkg]}" for pkg in matrix.PACKAGES if before[pkg] != after[pkg]]
+    moved = [f"{pkg} {before.get(pkg, 'unpinned')} → {after.get(pkg, 'unpinned')}" for pkg in matrix.PACKAGES
+             if before.get(pkg) != after.get(pkg)]  # flax is unpinned in a project that does not use it
     if not moved:
         return None
     path = ours.shown(invoked_from)
