@@ -26,7 +26,9 @@ class EntryRow:
 
 
 def versions_text(versions: dict[str, str | None]) -> str:
-    return " ".join(f"{k} {versions.get(k) or '?'}" for k in STACK_VERSION_KEYS)
+    """'python 3.12.1 jax 0.11.2 ...'; a package the entry did not install (flax, for a project that does not
+    use it) is left out."""
+    return " ".join(f"{k} {versions[k]}" for k in STACK_VERSION_KEYS if versions.get(k))
 
 
 def magnitude(change: Change) -> str:
