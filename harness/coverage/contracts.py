@@ -6,18 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from harness.stack.selection.builtin_modules import family_of
+
 BUILTIN = Path(__file__).resolve().parents[1] / "builtin"
-
-
-def _family(tree: ast.Module, path: Path) -> str:
-    """The module's `pytest.mark.family("...")` in its pytestmark (alone or in a list), else its name."""
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
-            for call in ast.walk(node.value):
-                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "family"
-                        and call.args and isinstance(call.args[0], ast.Constant)):
-                    return str(call.args[0].value)
-    return path.stem.removeprefix("test_")
 
 
 def ids(folder: Path = BUILTIN) -> set[str]:
@@ -25,7 +16,7 @@ def ids(folder: Path = BUILTIN) -> set[str]:
     found = set()
     for path in sorted(folder.glob("test_*.py")):
         tree = ast.parse(path.read_text(), filename=str(path))
-        family = _family(tree, path)
+        family = family_of(tree, path)
         found |= {f"{family}/{node.name}" for node in tree.body
                   if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")}
     return found

@@ -22,8 +22,9 @@ class BuiltinModule:
     needs_flax: bool
 
 
-def _family(tree: ast.Module, path: Path) -> str:
-    """The literal of `pytest.mark.family("...")` in pytestmark, else the name without test_ (as the plugin)."""
+def family_of(tree: ast.Module, path: Path) -> str:
+    """The literal of `pytest.mark.family("...")` in pytestmark (alone or in a list), else the name without
+    test_ (as the plugin): read from the source, since importing a contract module imports JAX."""
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
             for call in ast.walk(node.value):
@@ -67,5 +68,5 @@ def _parsed(folder: Path, signature: tuple) -> tuple[BuiltinModule, ...]:
     found = []
     for path in sorted(folder.glob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        found.append(BuiltinModule(f"{PACKAGE}.{path.stem}", _family(tree, path), _needs_flax(path, folder)))
+        found.append(BuiltinModule(f"{PACKAGE}.{path.stem}", family_of(tree, path), _needs_flax(path, folder)))
     return tuple(found)
