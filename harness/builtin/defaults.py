@@ -22,6 +22,7 @@ FAMILY_AREAS = {  # contract family -> the ledger areas whose callables it pins
     "schedules": ("schedule",),
     "clipping": ("clip",),
     "masks": ("mask", "weight_decay"),
+    "optimizers": ("optimizer", "update_rule"),
 }
 
 

@@ -27,6 +27,8 @@ class Area(enum.Enum):
     CLIP = "clip"  # clip or normalise gradients
     MASK = "mask"  # mask, route or skip updates
     WEIGHT_DECAY = "weight_decay"
+    OPTIMIZER = "optimizer"  # an optimizer a team builds its step from (optax.adam, optax.sgd)
+    UPDATE_RULE = "update_rule"  # a transform an optimizer is built from (optax.scale_by_adam, optax.trace)
 
 
 @dataclasses.dataclass(frozen=True)
