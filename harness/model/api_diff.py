@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness.atomic import atomic_write_text
 from harness.errors import HarnessError
+from harness.model import schema_check
 from harness.model.codec import from_json, to_json
 
 API_DIFF_FILE = "api-diff.json"
@@ -110,13 +111,12 @@ def write(path: Path, diff: ApiDiff) -> None:
 
 def read(path: str | Path) -> ApiDiff:
     """The API diff at `path`, checked against its schema; HarnessError naming the fix."""
-    import jsonschema
-
     try:
         doc = json.loads(Path(path).read_text())
-        jsonschema.validate(doc, json.loads(SCHEMA_PATH.read_text()))
+        violation = schema_check.first_violation(doc, SCHEMA_PATH)
+        if violation is not None:
+            raise ValueError(f"at {violation.where}: {violation.message}")
         return from_json(ApiDiff, doc)
-    except (OSError, ValueError, TypeError, KeyError, jsonschema.ValidationError) as exc:
-        reason = exc.message if isinstance(exc, jsonschema.ValidationError) else exc
-        raise HarnessError(f"the API diff {path} is unreadable ({reason}); delete it and judge again to "
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise HarnessError(f"the API diff {path} is unreadable ({exc}); delete it and judge again to "
                            "compute it anew.") from None

@@ -1,0 +1,69 @@
+"""The two schema validators accept and refuse the same reports (harness/model/schema_check.py): the fast
+one (jsonschema-rs) may only replace the reference one (jsonschema) if no report changes its answer."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.model import report_io, schema_check
+
+pytest.importorskip("jsonschema_rs")
+pytest.importorskip("jsonschema")
+
+BASELINE = os.environ.get("HARNESS_BASELINE_REPORT")
+
+
+def _real_report() -> dict:
+    if not BASELINE or not Path(BASELINE).exists():
+        pytest.skip("HARNESS_BASELINE_REPORT is not set (nox -s tests sets it)")
+    return json.loads(Path(BASELINE).read_text())
+
+
+def _broken(doc: dict) -> dict[str, dict]:
+    """One document per kind of damage a stale or hand-edited report shows."""
+    cases = {}
+
+    def case(name, edit):
+        d = copy.deepcopy(doc)
+        edit(d)
+        cases[name] = d
+
+    case("missing top-level field", lambda d: d.pop("environment"))
+    case("unknown top-level field", lambda d: d.update(surprise=1))
+    case("check status of the wrong type", lambda d: d["checks"][0].update(status=5))
+    case("unknown check field", lambda d: d["checks"][1].update(nope=True))
+    case("status outside the enum", lambda d: d.update(status="halfway"))
+    case("checks not a list", lambda d: d.update(checks={}))
+    case("a check missing its id", lambda d: d["checks"][2].pop("id"))
+    return cases
+
+
+@pytest.mark.parametrize("using", ["jsonschema", "jsonschema_rs"])
+def test_a_real_report_is_valid_for_both(using):
+    assert schema_check.first_violation(_real_report(), report_io.SCHEMA_PATH, using) is None
+
+
+def test_both_refuse_the_same_broken_reports_at_the_same_place():
+    for name, doc in _broken(_real_report()).items():
+        slow = schema_check.first_violation(doc, report_io.SCHEMA_PATH, "jsonschema")
+        fast = schema_check.first_violation(doc, report_io.SCHEMA_PATH, "jsonschema_rs")
+        assert slow is not None and fast is not None, name
+        assert fast.where == slow.where, (name, fast, slow)
+
+
+def test_the_fast_validator_is_the_one_used_when_installed():
+    assert schema_check.implementation() == "jsonschema_rs"
+
+
+def test_a_broken_report_is_refused_naming_where(tmp_path):
+    doc = _real_report()
+    doc["checks"][3]["status"] = 5
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(report_io.ReportProblem, match=r"does not match the report schema at checks/3"):
+        report_io.load(path)
