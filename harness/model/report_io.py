@@ -5,6 +5,7 @@ Reports are written atomically, so a reader (the comparison, a reviewer) never s
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 from pathlib import Path
@@ -49,9 +50,11 @@ def parse(doc: dict, source: str = "report") -> Report:
     return from_json(Report, doc)
 
 
-# Digests of the report texts this process validated or wrote from a validated model: read again (the
-# upgrade's attribution, then its verdict), they are not validated again (decoding ~0.25 s a report).
-_VALID: set[str] = set()
+# The reports this process read, typed, by the digest of their text: read again (the upgrade's follow-ups,
+# its API diff, then its verdict read the same files), the same bytes are neither parsed, validated nor
+# decoded again (decoding an entry's report costs ~0.25 s). The model is frozen; a few reports are kept.
+_LOADED: collections.OrderedDict[str, Report] = collections.OrderedDict()
+_KEPT = 12
 
 
 def _digest(text: str) -> str:
@@ -60,25 +63,28 @@ def _digest(text: str) -> str:
 
 def load(path: str | Path) -> Report:
     """Read, validate and type a report, or raise ReportProblem saying what is wrong and what to do.
-    The same bytes read again in this process (`upgrade` judges the pair, then gives the verdict) are
-    not validated again."""
+    The same bytes read again in this process are served from the typed report read the first time."""
     path = Path(path)
     try:
         text = path.read_text()
-        if _digest(text) in _VALID:
-            return from_json(Report, json.loads(text))
+        digest = _digest(text)
+        if digest in _LOADED:
+            _LOADED.move_to_end(digest)
+            return _LOADED[digest]
         doc = json.loads(text)
     except FileNotFoundError:
         raise ReportProblem(f"report {path} does not exist; run its session first (`nox -s <entry>`).") from None
     except (OSError, ValueError) as exc:
         raise ReportProblem(f"report {path} is unreadable ({exc}); run its session again.") from None
     report = parse(doc, f"report {path}")
-    _VALID.add(_digest(text))
+    _LOADED[digest] = report
+    while len(_LOADED) > _KEPT:
+        _LOADED.popitem(last=False)
     return report
 
 
 def write(path: str | Path, report: Report, *, check: bool = True, derived: bool = False) -> None:
-    """Write a report atomically; `check` validates it first (progress writes skip that: ~0.3 s). A report
+    """Write a report atomically; `check` validates it first (progress writes, many a run, skip that). A report
     `derived` by the typed model from one just validated (a reused report) is written unchecked, as valid."""
     path = Path(path)
     doc = to_json(report)
@@ -91,8 +97,6 @@ def write(path: str | Path, report: Report, *, check: bool = True, derived: bool
                             "this is a harness fault, please report it with the check that recorded it.") from None
     try:
         atomic_write_text(path, text)
-        if check or derived:
-            _VALID.add(_digest(text))
     except OSError as exc:
         raise ReportProblem(
             f"cannot write report {path} ({exc.strerror or exc}); make {path.parent} writable "

@@ -2,6 +2,7 @@
 the round trip JSON -> model -> JSON unchanged."""
 
 import dataclasses
+import collections
 import json
 import enum
 import re
@@ -92,16 +93,17 @@ def test_older_schema_is_refused_with_the_rerun_message():
         report_io.parse(doc)
 
 
-def test_a_report_read_again_unchanged_is_validated_once(tmp_path, monkeypatch):
-    """`upgrade` reads the pair's reports to judge them, then again for the verdict: validated once."""
+def test_a_report_read_again_unchanged_is_parsed_once(tmp_path, monkeypatch):
+    """`upgrade` reads the pair's reports to decide the follow-ups, for the API diff, then for the verdict:
+    the same bytes are validated and decoded once, and served as the same typed report."""
     path = tmp_path / "jax-only.json"
     path.write_text(json.dumps(main_reports.load("jax-only")))
-    monkeypatch.setattr(report_io, "_VALID", set())  # what earlier tests of this process read does not count
-    validated = []
-    real = report_io.validate
-    monkeypatch.setattr(report_io, "validate", lambda doc, source="report": validated.append(source) or real(doc, source))
+    monkeypatch.setattr(report_io, "_LOADED", collections.OrderedDict())  # earlier tests' reads do not count
+    parsed = []
+    real = report_io.parse
+    monkeypatch.setattr(report_io, "parse", lambda doc, source="report": parsed.append(source) or real(doc, source))
     first = report_io.load(path)
-    assert report_io.load(path) == first and len(validated) == 1
+    assert report_io.load(path) is first and len(parsed) == 1
 
 
 def test_a_report_changed_in_place_is_read_again_and_a_corrupted_one_refused(tmp_path):
