@@ -28,15 +28,16 @@ def schema() -> dict:
     return schema_check.schema(SCHEMA_PATH)
 
 
-def validate(doc: dict, source: str = "report") -> None:
-    """Raise ReportProblem naming the first schema violation (or the other schema version)."""
+def validate(doc: dict, source: str = "report", text: str | None = None) -> None:
+    """Raise ReportProblem naming the first schema violation (or the other schema version). `text`: the
+    document's JSON text, when the caller has it."""
     if isinstance(doc, dict) and doc.get("schema_version") != SCHEMA_VERSION:
         raise ReportProblem(
             f"{source} has schema_version {doc.get('schema_version')!r} (harness "
             f"{doc.get('harness_version', 'unknown')}); this harness ({__version__}) reads version "
             f"{SCHEMA_VERSION}. Re-run the sessions with this harness to compare like with like."
         )
-    violation = schema_check.first_violation(doc, SCHEMA_PATH)
+    violation = schema_check.first_violation(doc, SCHEMA_PATH, text=text)
     if violation is not None:
         raise ReportProblem(
             f"{source} does not match the report schema at {violation.where}: {violation.message}. If it was "
@@ -44,9 +45,9 @@ def validate(doc: dict, source: str = "report") -> None:
         )
 
 
-def parse(doc: dict, source: str = "report") -> Report:
+def parse(doc: dict, source: str = "report", text: str | None = None) -> Report:
     """A validated report document as the typed model."""
-    validate(doc, source)
+    validate(doc, source, text)
     return from_json(Report, doc)
 
 
@@ -76,7 +77,7 @@ def load(path: str | Path) -> Report:
         raise ReportProblem(f"report {path} does not exist; run its session first (`nox -s <entry>`).") from None
     except (OSError, ValueError) as exc:
         raise ReportProblem(f"report {path} is unreadable ({exc}); run its session again.") from None
-    report = parse(doc, f"report {path}")
+    report = parse(doc, f"report {path}", text)
     _LOADED[digest] = report
     while len(_LOADED) > _KEPT:
         _LOADED.popitem(last=False)
@@ -88,13 +89,13 @@ def write(path: str | Path, report: Report, *, check: bool = True, derived: bool
     `derived` by the typed model from one just validated (a reused report) is written unchecked, as valid."""
     path = Path(path)
     doc = to_json(report)
-    if check and not derived:
-        validate(doc, "the report being written")
     try:
         text = json.dumps(doc, indent=1) + "\n"
     except (TypeError, ValueError) as exc:  # a value of a check that JSON cannot hold: a harness fault
         raise ReportProblem(f"cannot write report {path}: a recorded value is not JSON ({exc}); "
                             "this is a harness fault, please report it with the check that recorded it.") from None
+    if check and not derived:
+        validate(doc, "the report being written", text)
     try:
         atomic_write_text(path, text)
     except OSError as exc:

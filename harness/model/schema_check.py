@@ -53,12 +53,27 @@ def implementation() -> str:
                        "install the harness's dependencies (pip install -r locks/runner.txt, or relock the entry).")
 
 
-def first_violation(doc, schema_path: Path, using: str | None = None) -> Violation | None:
-    """The violation a reader should see first (jsonschema's best match; jsonschema-rs's first error), or None."""
+def _finite(_constant: str) -> float:
+    return 0.0
+
+
+def as_checked_by_rs(doc, text: str | None = None):
+    """The document jsonschema-rs can check: its JSON values have no NaN or infinity (a report holds them:
+    a non-finite error, a value that became NaN), so each is read as 0.0, a number as they are; what the
+    schema says about numbers (their type, a minimum a NaN never fails) is checked the same."""
+    text = json.dumps(doc) if text is None else text
+    if "NaN" not in text and "Infinity" not in text:
+        return doc if doc is not None else json.loads(text)
+    return json.loads(text, parse_constant=_finite)
+
+
+def first_violation(doc, schema_path: Path, using: str | None = None, text: str | None = None) -> Violation | None:
+    """The violation a reader should see first (jsonschema's best match; jsonschema-rs's first error), or None.
+    `text`: the document's JSON text when the caller has it (spares jsonschema-rs encoding it again)."""
     using = using or implementation()
     validator = _compiled(schema_path, using)
     if using == "jsonschema_rs":
-        error = next(iter(validator.iter_errors(doc)), None)
+        error = next(iter(validator.iter_errors(as_checked_by_rs(doc, text))), None)
         path = [] if error is None else list(error.instance_path)
     else:
         import jsonschema
