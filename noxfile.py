@@ -12,8 +12,8 @@
   nox -s plan / followups / judge -- DIR   the upgrade's steps one by one: CI runs each entry as a job
   nox -l --json -t matrix        the matrix entries as JSON
 
-Every session but `tests` is the package's (harness/stack/sessions.py), the same ones a team's project
-runs; harness/matrix.toml is the single source of the entries and their pins.
+Every session but `tests`, `docs` and `sequences` is the package's (harness/stack/sessions.py), the
+same ones a team's project runs; harness/matrix.toml is the single source of the entries and their pins.
 """
 
 from __future__ import annotations
