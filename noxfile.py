@@ -5,14 +5,15 @@
   nox -s baseline                one matrix entry's contracts -> reports/baseline.json
   nox -s golden                  record golden values from the baseline (shows what changed)
   nox -s tests                   the harness's own tests and the contracts on the baseline
+  nox -s docs                    the documentation site (mkdocs.yml, docs/) built with --strict into site/
   nox -s sequences               the sequences users run, on the real stacks: reuse never changes an answer
   nox -s lock                    regenerate locks/<entry>.txt for every matrix entry
   nox -s accept -- --reason ".." adopt the judged candidate as the baseline: pins, locks, golden values
   nox -s plan / followups / judge -- DIR   the upgrade's steps one by one: CI runs each entry as a job
   nox -l --json -t matrix        the matrix entries as JSON
 
-Every session but `tests` is the package's (harness/stack/sessions.py), the same ones a team's project
-runs; harness/matrix.toml is the single source of the entries and their pins.
+Every session but `tests`, `docs` and `sequences` is the package's (harness/stack/sessions.py), the
+same ones a team's project runs; harness/matrix.toml is the single source of the entries and their pins.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def tests(session: nox.Session) -> None:
     stack_entry.install_entry(session, ws, ENTRIES[matrix.BASELINE])
     session.install("-r", "locks/tests.txt")
     session.install("-r", "locks/sensitivity.txt")  # its tests build cosmic-ray sessions (tests/harness/test_sensitivity.py)
+    session.install("-r", "locks/docs.txt")  # tests/harness/test_docs.py builds the documentation site
     stack_entry.ensure_chromium(session)
     session.run("lint-imports")  # the layer contracts in pyproject.toml
     # The contracts first: the harness's tests read their report (every allowance named).
@@ -53,6 +55,16 @@ def tests(session: nox.Session) -> None:
                 env={env_vars.BASELINE_REPORT: str(stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE],
                                                                            "tests-baseline")),
                      env_vars.TEST_UV: uv.find_uv_bin()})  # the example's end-to-end test installs a tool with it
+
+
+@stack_session("docs")
+def docs(session: nox.Session) -> None:
+    """The documentation site (mkdocs.yml, pages in docs/) built into site/ with --strict: a link to a page or
+    an anchor that does not exist fails the build."""
+    require_python(session)
+    session.install("-r", "locks/docs.txt")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs,
+                env={"NO_MKDOCS_2_WARNING": "1"})  # Material's notice about MkDocs 2, printed on every build
 
 
 @stack_session("sequences")

@@ -202,7 +202,7 @@ def test_repeated_comparisons_keep_the_loosest_pair():
 
 
 def _recheck(report_path, golden_dir, check_id, label):
-    """The README's re-check of a golden comparison, as a user runs it on a report."""
+    """docs/reading-the-verdict.md's re-check of a golden comparison, as a user runs it on a report."""
     report = json.load(open(report_path))
     check = next(c for c in report["checks"] if c["id"] == check_id)
     comparison = next(c for c in check["comparisons"] if c["label"] == label)

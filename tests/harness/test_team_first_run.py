@@ -1,4 +1,4 @@
-"""A team's first run, from nothing, as the README's "Your own contracts" section tells it: a project
+"""A team's first run, from nothing, as docs/your-own-contracts.md ("Your first run") tells it: a project
 with training code, its own tests and exact pins, no harness files. The tool is installed from a
 read-only copy of this checkout; `init` writes the table, the noxfile and contracts/; the team writes a
 contract that records `float(loss)` of its float32 training loop; `golden`; `upgrade --no-builtin` on
@@ -7,7 +7,7 @@ a change); the same upgrade again reuses both reports (nothing that determines t
 the same verdict (its time printed), and `--fresh` the same verdict again; the team's own `pytest` still passes;
 and the checkout's copy is unchanged.
 
-Each step's wall time is printed (pytest -s) for the README.
+Each step's wall time is printed (pytest -s) for docs/your-own-contracts.md and docs/budget.md.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ optax 0.2.6 -> 0.2.8; `upgrade --baseline-from main:requirements.txt --candidate
 judges the branch: the team's changed checks come first with cause and size (never "None"), the built-in
 section lists only the families that cover what its code calls, and no flax is pinned or installed.
 
-Each step's wall time is printed (pytest -s) for the README.
+Each step's wall time is printed (pytest -s) for docs/your-own-contracts.md ("A bump in a pull request").
 """
 
 from __future__ import annotations
