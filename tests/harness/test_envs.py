@@ -33,7 +33,8 @@ def _env(envdir, name, kib=256, used_days=None, session=None, created_days=0):
 
 
 def _names(envdir):
-    return sorted(p.name for p in envdir.iterdir())
+    """The environments left (the prune's own record of what it measured aside)."""
+    return sorted(p.name for p in envdir.iterdir() if p.name != envs.MEASURED)
 
 
 @pytest.mark.parametrize("text, size", [
@@ -175,3 +176,32 @@ def test_when_every_environment_is_in_use_none_is_walked(tmp_path, monkeypatch):
     _env(envdir, "baseline", used_days=0)
     monkeypatch.setattr(envs, "_files", lambda root: pytest.fail(f"walked {root}"))
     assert envs.prune(envdir, {"baseline"}, limit=0).removed == ()
+
+
+def test_environments_measured_within_the_limit_are_walked_again_only_once_something_is_installed(tmp_path,
+                                                                                                   monkeypatch):
+    """Every upgrade ends with a prune; walking a few GiB of environments costs seconds, so sizes found
+    within the limit are remembered until a package is installed into one of them (or a day passes)."""
+    envdir = tmp_path / ".nox"
+    _env(envdir, "old", used_days=0)
+    _env(envdir, "baseline", used_days=0)
+    walked = []
+    real = envs._files
+    monkeypatch.setattr(envs, "_files", lambda root, found=None: walked.append(root) or real(root, found))
+    limit = 10 * 2**20
+    envs.prune(envdir, {"baseline"}, limit)
+    first = len(walked)
+    assert first and envs.prune(envdir, {"baseline"}, limit).removed == ()
+    assert len(walked) == first  # nothing installed since: not walked again
+    assert envs.prune(envdir, {"baseline"}, limit / 2).removed == () and len(walked) > first  # a smaller limit
+    again = len(walked)
+    site = envdir / "old" / "lib" / "python3.12" / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "big").write_bytes(os.urandom(64 * KIB))  # an install: the size may have grown
+    os.utime(site, (T0 + 9 * DAY,) * 2)
+    envs.prune(envdir, {"baseline"}, limit / 2)
+    assert len(walked) > again
+    monkeypatch.setattr(envs.time, "time", lambda: T0 + 400 * DAY)  # a day later than any measure
+    counted = len(walked)
+    envs.prune(envdir, {"baseline"}, limit / 2)
+    assert len(walked) > counted

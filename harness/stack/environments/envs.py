@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import math
 import os
 import re
@@ -23,6 +24,8 @@ from collections import Counter
 from pathlib import Path
 
 STAMP = ".harness-last-use"  # in an environment: the session that used it last, written at that use
+MEASURED = ".harness-measured.json"  # in the envdir: what the last prune found within the limit, and when
+REMEASURE_AFTER = 24 * 3600  # seconds: even with nothing installed since, sizes are walked again once a day
 DEFAULT_LIMIT = 10 * 2**30
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40,
           "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -146,6 +149,34 @@ def in_use(env: Env, envdir: Path, keep: set[str]) -> bool:
     return env.session is None or env.session in keep or env.path.name in {dir_name(envdir, name) for name in keep}
 
 
+def _installed(envs: list[Env]) -> dict[str, float]:
+    """Each environment -> when packages were last installed into or removed from it (its site-packages'
+    mtime; its pyvenv.cfg's without one): what changes its size."""
+    found = {}
+    for env in envs:
+        sites = sorted(env.path.glob("lib/python*/site-packages")) or [env.path / "pyvenv.cfg"]
+        found[env.path.name] = max(site.stat().st_mtime for site in sites)
+    return found
+
+
+def _unchanged_within(envdir: Path, envs: list[Env], limit: float) -> bool:
+    """The last prune found these environments, as installed now, within a limit no larger, less than a day
+    ago: walking their files again (seconds for a few GiB) would find them within it again."""
+    try:
+        last = json.loads((envdir / MEASURED).read_text())
+        return (last["installed"] == _installed(envs) and last["limit"] <= limit
+                and 0 <= time.time() - last["at"] < REMEASURE_AFTER)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _remember_within(envdir: Path, envs: list[Env], limit: float) -> None:
+    try:
+        (envdir / MEASURED).write_text(json.dumps({"installed": _installed(envs), "limit": limit, "at": time.time()}))
+    except OSError:
+        pass  # measured again next time
+
+
 def prune(envdir: Path, keep: set[str], limit: float) -> Pruned:
     """Remove the environments no session in `keep` uses, least recently used first, while all of them
     together are over `limit` bytes. Only directories directly in `envdir` that hold a pyvenv.cfg."""
@@ -153,7 +184,11 @@ def prune(envdir: Path, keep: set[str], limit: float) -> Pruned:
     unused = sorted((e for e in envs if not in_use(e, envdir, keep)), key=lambda e: e.last_used)
     if not unused:  # nothing to remove: not worth walking every file of every environment
         return Pruned(envdir, limit, 0, 0, (), 0)
+    if _unchanged_within(envdir, envs, limit):  # nothing installed since they were measured within the limit
+        return Pruned(envdir, limit, 0, 0, (), 0)
     before = on_disk(envs)
+    if before <= limit:
+        _remember_within(envdir, envs, limit)
     chosen, left = [], list(envs)
     for env in unused:
         if on_disk(left) <= limit:
