@@ -144,7 +144,26 @@ def test_the_oldest_records_beyond_the_limit_are_removed(reports, candidate, mon
     for lock in ("a", "b", "c"):
         _stored(reports, small, {**PARTS, "lock": lock})
     assert len(list((reports / report_cache.CACHE).glob("*.json"))) == 2
+    assert len(list((reports / report_cache.CACHE).glob("*.key"))) == 2  # their key files go with them
     assert _lookup(reports, ReportKey({**PARTS, "lock": "a"}), None, "candidate").report is None
+
+
+def test_why_an_entry_runs_again_is_told_from_the_key_files_without_reading_the_reports(reports, candidate):
+    """Each record holds a whole report (~4 MB for a main entry), and up to 48 are kept: telling which inputs
+    changed reads only the small key file beside each."""
+    _stored(reports, candidate)
+    (record,) = (reports / report_cache.CACHE).glob("*.json")
+    record.write_text("{ not read")  # were the record read, it would be skipped as unreadable
+    found = _lookup(reports, ReportKey({**PARTS, "golden": "g2"}), None, "candidate")
+    assert found.why_not == "changed since its last report: the golden files"
+
+
+def test_a_record_kept_before_key_files_still_tells_why(reports, candidate):
+    _stored(reports, candidate)
+    (key_file,) = (reports / report_cache.CACHE).glob("*.key")
+    key_file.unlink()
+    found = _lookup(reports, ReportKey({**PARTS, "golden": "g2"}), None, "candidate")
+    assert found.why_not == "changed since its last report: the golden files"
 
 
 def test_fresh_never_reuses(reports, candidate, monkeypatch):

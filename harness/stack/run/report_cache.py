@@ -20,7 +20,7 @@ from pathlib import Path
 from harness.atomic import atomic_write_text
 from harness.errors import HarnessError
 from harness.model import report_io
-from harness.model.codec import from_json, to_json
+from harness.model.codec import from_json
 from harness.model.enums import CheckKind, Outcome, Status
 from harness.model.report import SCHEMA_VERSION, EntryInfo, Report, ReusedFrom, Summary
 from harness.stack.run.report_key import PART_NAMES, ReportKey
@@ -58,6 +58,19 @@ def _folder(record: Path) -> Path:
     """The checkpoints the entry wrote (harness.stack.environments.entry.checkpoints_folder), kept beside its
     record: a reused report comes with them, so a rollback can still read them."""
     return record.with_suffix(".checkpoints")
+
+
+def _key_file(record: Path) -> Path:
+    """The record's entry and key alone, beside it: why an entry runs again is told from these without
+    reading every record (each holds a whole report: ~4 MB for a main entry)."""
+    return record.with_suffix(".key")
+
+
+def _entry_and_key(record: Path) -> dict:
+    try:
+        return json.loads(_key_file(record).read_text())
+    except (OSError, ValueError):  # a record kept before key files: the record itself
+        return json.loads(record.read_text())
 
 
 def copy_folder(record: Path | None, target: Path) -> None:
@@ -110,6 +123,7 @@ def lookup(cache: Path, key: ReportKey, selection: list[str] | None, entry_name:
         except HarnessError as exc:
             problems.append(str(exc))
             path.unlink(missing_ok=True)  # never trusted again
+            _key_file(path).unlink(missing_ok=True)
             shutil.rmtree(_folder(path), ignore_errors=True)
             continue
         os.utime(path)  # recently used: kept by the pruning
@@ -125,7 +139,7 @@ def _why_changed(cache: Path, key: ReportKey, entry_name: str) -> str:
     records = sorted(cache.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
     for path in records:
         try:
-            record = json.loads(path.read_text())
+            record = _entry_and_key(path)
         except (OSError, ValueError):
             continue
         if record.get("entry") == entry_name and isinstance(record.get("key"), dict):
@@ -159,7 +173,10 @@ def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder
     # not a result to replay: the next run computes it again.
     if report.exit_status not in (0, 1) or any(c.outcome == Outcome.ERROR for c in report.checks):
         return False
-    doc = to_json(report)
+    try:
+        doc = json.loads(report_file.read_text())  # the document just validated (not the model encoded again)
+    except (OSError, ValueError):
+        return False
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
     try:
         log = log_file.read_text(errors="replace")
@@ -173,6 +190,7 @@ def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder
         if folder is not None and folder.is_dir():
             shutil.copytree(folder, _folder(path))
         atomic_write_text(path, json.dumps(record) + "\n")
+        atomic_write_text(_key_file(path), json.dumps({"entry": record["entry"], "key": record["key"]}) + "\n")
     except OSError:
         return False  # a cache that cannot be written costs a rerun, never the verdict
     _prune(cache)
@@ -183,4 +201,5 @@ def _prune(cache: Path) -> None:
     records = sorted(cache.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in records[KEEP:]:
         old.unlink(missing_ok=True)
+        _key_file(old).unlink(missing_ok=True)
         shutil.rmtree(_folder(old), ignore_errors=True)
