@@ -94,15 +94,16 @@ def test_adopt(check, config):
 
 
 def test_adopt_mu_dtype(check):
-    """mu_dtype='bfloat16': the first moment is kept in bfloat16, the second moment and the updates in the
+    """mu_dtype='bfloat16' (adopt and scale_by_adopt): the first moment is kept in bfloat16, the second moment and the updates in the
     params' float32; on bfloat16 params every leaf is bfloat16. Layouts after init and one step golden."""
-    for name, params, tx in (("mu_bf16", PARAMS0, optax.contrib.adopt(0.1, mu_dtype="bfloat16")),
-                             ("params_bf16", jax.tree.map(lambda p: jnp.asarray(p, jnp.bfloat16), PARAMS0),
+    for name, params, tx in (("adopt/mu_bf16", PARAMS0, optax.contrib.adopt(0.1, mu_dtype="bfloat16")),
+                             ("scale_by_adopt/mu_bf16", PARAMS0, optax.contrib.scale_by_adopt(mu_dtype="bfloat16")),
+                             ("adopt/params_bf16", jax.tree.map(lambda p: jnp.asarray(p, jnp.bfloat16), PARAMS0),
                               optax.contrib.adopt(0.1))):
         state = tx.init(params)
-        check.layout(f"adopt/{name}/state_after_init", state)
+        check.layout(f"{name}/state_after_init", state)
         grads = jax.tree.map(lambda p: jnp.ones_like(p), params)
         updates, state = tx.update(grads, state, params)
         updates, state = tx.update(grads, state, params)
-        check.layout(f"adopt/{name}/state_after_steps", state)
-        check.layout(f"adopt/{name}/updates", updates)
+        check.layout(f"{name}/state_after_steps", state)
+        check.layout(f"{name}/updates", updates)

@@ -133,7 +133,7 @@ def test_schedule_free_state_dtype(check):
     """schedule_free_sgd(state_dtype='bfloat16') on float32 params: z is kept in bfloat16 (the state's layout after
     init and after 8 steps is golden), the params stay float32, and z is the float32 step rounded to bfloat16
     each time (z_{t+1} = bf16(z_t - lr g_t), the documented 'dtype for z'); params golden. The layouts of
-    schedule_free_adamw on bfloat16 params are golden too."""
+    schedule_free_adamw with state_dtype='bfloat16' and on bfloat16 params are golden too."""
     state0, gs, u, ys, xs, zs, states = _steps(_sgd_bf16_state)
     z = _vec(PARAMS0).astype(ml_dtypes.bfloat16)
     for k in range(STEPS):
@@ -144,6 +144,11 @@ def test_schedule_free_state_dtype(check):
     check.layout("schedule_free_sgd/bf16_state/state_after_init", state0)
     check.layout("schedule_free_sgd/bf16_state/state_after_steps", jax.tree.map(lambda leaf: leaf[-1], states))
     check.golden("schedule_free_sgd/bf16_state/params", np.stack(ys))
+    adamw16 = optax.contrib.schedule_free_adamw(state_dtype="bfloat16")
+    state = adamw16.init(PARAMS0)
+    check.layout("schedule_free_adamw/bf16_state/state_after_init", state)
+    check.layout("schedule_free_adamw/bf16_state/state_after_step",
+                 adamw16.update(jax.tree.map(jnp.ones_like, PARAMS0), state, PARAMS0)[1])
     params16 = jax.tree.map(lambda p: jnp.asarray(p, jnp.bfloat16), PARAMS0)
     tx = optax.contrib.schedule_free_adamw()
     state16 = tx.init(params16)
