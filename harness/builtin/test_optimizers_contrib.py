@@ -98,12 +98,21 @@ def test_adopt_mu_dtype(check):
     params' float32; on bfloat16 params every leaf is bfloat16. Layouts after init and one step golden."""
     for name, params, tx in (("adopt/mu_bf16", PARAMS0, optax.contrib.adopt(0.1, mu_dtype="bfloat16")),
                              ("scale_by_adopt/mu_bf16", PARAMS0, optax.contrib.scale_by_adopt(mu_dtype="bfloat16")),
-                             ("adopt/params_bf16", jax.tree.map(lambda p: jnp.asarray(p, jnp.bfloat16), PARAMS0),
+                             ("adopt/params_bf16", jax.tree.map(lambda p: np.asarray(p, jnp.bfloat16), PARAMS0),
                               optax.contrib.adopt(0.1))):
-        state = tx.init(params)
-        check.layout(f"{name}/state_after_init", state)
-        grads = jax.tree.map(lambda p: jnp.ones_like(p), params)
-        updates, state = tx.update(grads, state, params)
-        updates, state = tx.update(grads, state, params)
+        state0, state, updates = _shapes(tx, params)
+        check.layout(f"{name}/state_after_init", state0)
         check.layout(f"{name}/state_after_steps", state)
         check.layout(f"{name}/updates", updates)
+
+
+def _shapes(tx, params):
+    """The state after init and after two updates, and the updates, by shape and dtype only (jax.eval_shape:
+    nothing is compiled or run), as zeros of those shapes and dtypes for check.layout."""
+    def init_and_steps(params):
+        state0 = tx.init(params)
+        grads = jax.tree.map(jnp.ones_like, params)
+        _, state = tx.update(grads, state0, params)
+        updates, state = tx.update(grads, state, params)
+        return state0, state, updates
+    return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(init_and_steps, params))

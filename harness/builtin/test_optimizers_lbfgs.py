@@ -101,36 +101,16 @@ def _last(states):
     return jax.tree.map(lambda x: x[-1], states)
 
 
-# -- scale_by_lbfgs -------------------------------------------------------------------------------------------
-def _scale_by_lbfgs():
-    return optax.chain(optax.scale_by_lbfgs(memory_size=3), optax.scale(-0.5))
-
-
-def test_scale_by_lbfgs(check):
-    """scale_by_lbfgs(memory_size=3) chained with scale(-0.5), 7 steps: every direction P_k u_k is the
-    two-loop recursion over the last 3 pairs (the buffer wraps after step 3), the initial scaling
-    gamma_k = s.y / y.y (min(1, 1/||u_0||) on the first step, the docstring's note; the identity with
-    scale_init_precond=False: test_lbfgs_fixed_learning_rate); the state's layout after init and after the
-    steps, and every direction, are golden."""
-    scale_init = True
-    state0, ws, gs, us, updates, states = _steps(_scale_by_lbfgs)
-    for k in range(STEPS):
-        expected = ref.lbfgs_direction(gs[k], *_pairs(ws, gs, k, 3), scale_init)
-        check.reference(f"step {k} direction", -us[k] / F32(0.5), expected, scale=np.max(np.abs(expected)), why=TWO_LOOP_WHY)
-    check.exact("count after the steps", int(_last(states)[0].count), STEPS)
-    check.layout(f"scale_by_lbfgs/{scale_init}/state_after_init", state0)
-    check.layout(f"scale_by_lbfgs/{scale_init}/state_after_steps", _last(states))
-    check.golden_tree(f"scale_by_lbfgs/{scale_init}/updates", updates)
-
-
 # -- lbfgs with a fixed learning rate, without a linesearch -----------------------------------------------------
 def _lbfgs_fixed():
     return optax.lbfgs(learning_rate=0.4, memory_size=2, scale_init_precond=False, linesearch=None)
 
 
 def test_lbfgs_fixed_learning_rate(check):
-    """lbfgs(learning_rate=0.4, memory_size=2, scale_init_precond=False, linesearch=None): the update is
-    -0.4 P_k u_k with P_k from the last 2 pairs and the identity as the initial preconditioner."""
+    """lbfgs(learning_rate=0.4, memory_size=2, scale_init_precond=False, linesearch=None), 7 steps: the update is
+    -0.4 P_k u_k with P_k the two-loop recursion over the last 2 pairs (the buffer wraps after step 2) and the
+    identity as the initial preconditioner (gamma_k = s.y / y.y with the default scale_init_precond:
+    test_lbfgs_zoom_linesearch)."""
     state0, ws, gs, us, updates, states = _steps(_lbfgs_fixed)
     for k in range(STEPS):
         expected = -0.4 * ref.lbfgs_direction(gs[k], *_pairs(ws, gs, k, 2), False)

@@ -144,16 +144,21 @@ def test_schedule_free_state_dtype(check):
     check.layout("schedule_free_sgd/bf16_state/state_after_init", state0)
     check.layout("schedule_free_sgd/bf16_state/state_after_steps", jax.tree.map(lambda leaf: leaf[-1], states))
     check.golden("schedule_free_sgd/bf16_state/params", np.stack(ys))
-    adamw16 = optax.contrib.schedule_free_adamw(state_dtype="bfloat16")
-    state = adamw16.init(PARAMS0)
-    check.layout("schedule_free_adamw/bf16_state/state_after_init", state)
-    check.layout("schedule_free_adamw/bf16_state/state_after_step",
-                 adamw16.update(jax.tree.map(jnp.ones_like, PARAMS0), state, PARAMS0)[1])
-    params16 = jax.tree.map(lambda p: jnp.asarray(p, jnp.bfloat16), PARAMS0)
-    tx = optax.contrib.schedule_free_adamw()
-    state16 = tx.init(params16)
-    check.layout("schedule_free_adamw/bf16_params/state_after_init", state16)
-    grads16 = jax.tree.map(jnp.ones_like, params16)
-    u16, state16 = tx.update(grads16, state16, params16)
-    check.layout("schedule_free_adamw/bf16_params/state_after_step", state16)
-    check.layout("schedule_free_adamw/bf16_params/updates", u16)
+    for name, tx, params in (
+            ("schedule_free_adamw/bf16_state", optax.contrib.schedule_free_adamw(state_dtype="bfloat16"), PARAMS0),
+            ("schedule_free_adamw/bf16_params", optax.contrib.schedule_free_adamw(),
+             jax.tree.map(lambda p: np.asarray(p, ml_dtypes.bfloat16), PARAMS0))):
+        state0, state, updates = _shapes(tx, params)
+        check.layout(f"{name}/state_after_init", state0)
+        check.layout(f"{name}/state_after_step", state)
+        check.layout(f"{name}/updates", updates)
+
+
+def _shapes(tx, params):
+    """The state after init and after one update, and the updates, by shape and dtype only (jax.eval_shape:
+    nothing is compiled or run), as zeros of those shapes and dtypes for check.layout."""
+    def init_and_step(params):
+        state0 = tx.init(params)
+        updates, state = tx.update(jax.tree.map(jnp.ones_like, params), state0, params)
+        return state0, state, updates
+    return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(init_and_step, params))
