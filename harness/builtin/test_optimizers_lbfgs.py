@@ -153,7 +153,8 @@ def test_lbfgs_zoom_linesearch(check, config):
     stepsize the linesearch kept; that stepsize satisfies the docstring's sufficient decrease (slope_rtol)
     and small curvature (curv_rtol) criteria within tol, and max_learning_rate; the value and gradient the
     state keeps are f and grad f at the new params; on this 7-parameter quadratic the iterates approach the
-    minimiser faster than gradient descent with its best fixed step could. Stepsizes, updates and the state's layout are golden."""
+    minimiser faster than gradient descent with its best fixed step could. Stepsizes, updates and the state's
+    layout are golden."""
     make, memory, zoom = _LINESEARCH[config]
     state0, ws, gs, us, updates, states = _steps(make, with_linesearch=True)
     c1, c2, tol = (0.0001, 0.9, 0.0) if zoom is None else (zoom["slope_rtol"], zoom["curv_rtol"], zoom["tol"])
@@ -166,7 +167,8 @@ def test_lbfgs_zoom_linesearch(check, config):
         slope0 = float(gs[k] @ us[k])  # <grad f(w), eta u>: the criteria scaled by eta
         f0, f1 = _f64(ws[k]), _f64(ws[k + 1])
         # float32 evaluations of f decide the search: its rounding (|f| and the terms of w.A w) is the scale.
-        f_scale = abs(f0) + 0.5 * float(np.abs(ws[k]) @ np.abs(A_IN) @ np.abs(ws[k])) + float(np.abs(B_IN) @ np.abs(ws[k]))
+        w_abs = np.abs(ws[k])
+        f_scale = abs(f0) + 0.5 * float(w_abs @ np.abs(A_IN) @ w_abs) + float(np.abs(B_IN) @ w_abs)
         check.bound(f"step {k} sufficient decrease", f1 - f0, c1 * slope0 + tol, scale=f_scale,
                     why="a difference of float32 values of f: rounding at f's terms")
         slope1 = float(_g64(ws[k + 1]) @ us[k])
@@ -220,7 +222,8 @@ def test_backtracking_linesearch(check):
         check.reference(f"step {k} update", us[k], eta * u)
         kept_grad = _vec(jax.tree.map(lambda x: x[k], ls.grad))
         check.reference(f"step {k} kept gradient", kept_grad, _g64(ws[k] + eta * u),
-                        scale=np.abs(A_IN) @ np.abs(ws[k] + eta * u) + np.abs(B_IN), why="A w - b: terms of either sign")
+                        scale=np.abs(A_IN) @ np.abs(ws[k] + eta * u) + np.abs(B_IN),
+                        why="A w - b: terms of either sign")
         previous = float(ls.learning_rate[k])
     check.layout("backtracking/state_after_init", state0)
     check.layout("backtracking/state_after_steps", _last(states))
