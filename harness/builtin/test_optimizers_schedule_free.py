@@ -99,7 +99,7 @@ def test_schedule_free_adamw(check):
         _vec(PARAMS0), gs, lambda t, g, y: -lr(t) * (direction[t] + a["weight_decay"] * y),
         [lr(t + 1) for t in range(STEPS)], a["b1"], a["weight_lr_power"])
     _check_iterates(check, "adamw", expected, ys, xs, zs, scale=np.abs(_vec(PARAMS0)) + a["learning_rate"] * STEPS)
-    check.exact("first step leaves z at the initial params (warmup lr 0 at count 0)", zs[0], _vec(PARAMS0))
+    check.reference("first step leaves z at the initial params (warmup lr 0 at count 0)", zs[0], _vec(PARAMS0))
     last = jax.tree.map(lambda leaf: leaf[-1], states)
     check.layout("schedule_free_adamw/state_after_init", state0)
     check.layout("schedule_free_adamw/state_after_steps", last)
