@@ -1,0 +1,164 @@
+"""The adaptive classic optimizers and their update rules: rmsprop (scale_by_rms, scale_by_stddev),
+adagrad (scale_by_rss), adadelta (scale_by_adadelta), adafactor (scale_by_factored_rms), sm3 (scale_by_sm3).
+
+Six steps of each variant against the float64 references of harness/builtin/reference/classic.py (written
+from the docstrings and papers), the emitted updates and the final state golden, the state's layout after
+init golden. Each variant compiles once (harness/builtin/classic_runs.py); numeric hyperparameters are traced.
+Tolerances are the reference kind's (64 float32 ulps at the value: six steps of a few roundings each), with a
+named cancellation scale where the rule subtracts (momentum traces of either sign, nu - mu^2 when centered).
+"""
+
+import numpy as np
+import optax
+import pytest
+
+from harness.builtin import classic_runs as runs
+from harness.builtin.classic_runs import f32, leaf
+from harness.builtin.reference import classic as ref
+
+pytestmark = pytest.mark.family("optimizers")
+
+KEYS = sorted(runs.LAYOUT)
+TRACE_WHY = "a momentum trace sums steps of either sign: ulps at the sum of their magnitudes"
+
+
+def _golden_run(check, key, run):
+    """The state's layout after init, the updates and the final state (values and layout) golden."""
+    check.layout(f"{key}/state_after_init", run.init)
+    check.golden_tree(f"{key}/updates", run.updates)
+    check.golden_tree(f"{key}/state_after_steps", run.states[-1])
+
+
+# -- rmsprop(learning_rate, decay, eps, initial_scale, eps_in_sqrt, centered, momentum, nesterov, bias_correction) --
+RMSPROP_VARIANTS = {  # name -> (centered, eps_in_sqrt, bias_correction, momentum is set, nesterov)
+    "plain": (False, True, False, False, False),
+    "centered-epsout-bc-momentum": (True, False, True, True, False),
+    "epsout-bc-nesterov": (False, False, True, True, True),
+    "centered-nesterov": (True, True, False, True, True),
+}
+_RMSPROP = {name: runs.runner(lambda lr, decay, eps, init, mom, c=c, s=s, b=b, m=m, n=n: optax.rmsprop(
+    lr, decay=decay, eps=eps, initial_scale=init, eps_in_sqrt=s, centered=c, momentum=mom if m else None,
+    nesterov=n, bias_correction=b)) for name, (c, s, b, m, n) in RMSPROP_VARIANTS.items()}
+
+
+def _centered_scale(grads, decay, eps, init, bias_correction, steps):
+    """|update| * nu / (nu - mu^2 + eps): where the centered denominator nu - mu^2 cancels, its rounding error
+    is relative to nu, and the update's error is that much larger than its own ulps."""
+    nu, mu, out = np.full_like(grads[0], init), np.zeros_like(grads[0]), []
+    for t, (g, s) in enumerate(zip(grads, steps), 1):
+        nu, mu = decay * nu + (1 - decay) * g * g, decay * mu + (1 - decay) * g
+        c = 1 - decay ** t if bias_correction else 1.0
+        out.append(np.abs(s) * (nu / c) / (nu / c - (mu / c) ** 2 + eps))
+    return out
+
+
+@pytest.mark.parametrize("variant", sorted(RMSPROP_VARIANTS))
+def test_rmsprop(check, variant):
+    """rmsprop(0.05, decay=0.8, eps=1e-3, initial_scale=0.5, momentum=0.7) over six steps against the float64
+    RMSProp of the docstring (Hinton; centered: Graves; momentum after the rescaling: LaProp)."""
+    centered, in_sqrt, bc, has_momentum, nesterov = RMSPROP_VARIANTS[variant]
+    lr, decay, eps, init, momentum = 0.05, 0.8, 1e-3, 0.5, 0.7
+    seq, params = runs.grads(100), runs.params(101)
+    run = _RMSPROP[variant](seq, params, lr, decay, eps, init, momentum)
+    h = dict(decay=f32(decay), eps=f32(eps), initial_scale=f32(init), eps_in_sqrt=in_sqrt, bias_correction=bc,
+             centered=centered)
+    mom = f32(momentum) if has_momentum else None
+    for k in KEYS:
+        g = leaf(seq, k)
+        expected = ref.rmsprop(g, f32(lr), mom, nesterov, **h)
+        steps = [f32(lr) * np.abs(s) for s in ref.rms_scaling(g, **h)[0]]
+        if centered:
+            steps = _centered_scale(g, h["decay"], h["eps"], h["initial_scale"], bc, steps)
+        scale = steps if mom is None else ref.momentum_trace(steps, mom, nesterov)
+        why = "; ".join(w for w, on in ((TRACE_WHY, mom is not None), ("centered: nu - mu^2 cancels", centered)) if on)
+        for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
+            if why:
+                check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=s, why=why)
+            else:
+                check.reference(f"step {t} update {k}", u.astype(np.float32), e)
+    _golden_run(check, f"rmsprop/{variant}", run)
+
+
+# -- scale_by_rms / scale_by_stddev(decay, eps, initial_scale, eps_in_sqrt, bias_correction) -----------------------
+_RULES = {(name, in_sqrt, bc): runs.runner(lambda decay, eps, init, f=fn, s=in_sqrt, b=bc: f(
+    decay=decay, eps=eps, initial_scale=init, eps_in_sqrt=s, bias_correction=b))
+    for name, fn in (("scale_by_rms", optax.scale_by_rms), ("scale_by_stddev", optax.scale_by_stddev))
+    for in_sqrt, bc in ((True, False), (False, True))}
+
+
+@pytest.mark.parametrize("in_sqrt,bc", [(True, False), (False, True)], ids=["eps-in-sqrt", "eps-out-bias-corrected"])
+@pytest.mark.parametrize("name", ["scale_by_rms", "scale_by_stddev"])
+def test_rms_rules(check, name, in_sqrt, bc):
+    """The update rules alone, decay=0.7, eps=1e-2, initial_scale=0.25: the scaled gradient and the kept second
+    moment nu against float64; the step count is kept only with bias correction (its value exact)."""
+    decay, eps, init = 0.7, 1e-2, 0.25
+    centered = name == "scale_by_stddev"
+    seq, params = runs.grads(110), runs.params(111)
+    run = _RULES[(name, in_sqrt, bc)](seq, params, decay, eps, init)
+    h = dict(decay=f32(decay), eps=f32(eps), initial_scale=f32(init), eps_in_sqrt=in_sqrt, bias_correction=bc,
+             centered=centered)
+    for k in KEYS:
+        g = leaf(seq, k)
+        scaled, nus = ref.rms_scaling(g, **h)
+        scale = _centered_scale(g, h["decay"], h["eps"], h["initial_scale"], bc, scaled) if centered else scaled
+        for t, (u, e, s, state, nu) in enumerate(zip(leaf(run.updates, k), scaled, scale, run.states, nus), 1):
+            if centered:
+                check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=s, why="nu - mu^2 cancels")
+            else:
+                check.reference(f"step {t} update {k}", u.astype(np.float32), e)
+            check.reference(f"step {t} nu {k}", state.nu[k], nu)
+    if bc:
+        check.exact("count after the steps", int(run.states[-1].count), runs.STEPS)
+    else:
+        check.exact("no count without bias correction", "count" in run.states[-1]._fields, False)
+    _golden_run(check, f"{name}/{'in' if in_sqrt else 'out'}-{'bc' if bc else 'nobc'}", run)
+
+
+# -- adagrad(learning_rate, initial_accumulator_value, eps) / scale_by_rss(initial_accumulator_value, eps) ----------
+_ADAGRAD = runs.runner(lambda lr, init, eps: optax.adagrad(lr, initial_accumulator_value=init, eps=eps))
+_RSS = runs.runner(lambda init, eps: optax.scale_by_rss(initial_accumulator_value=init, eps=eps))
+
+
+def test_adagrad(check):
+    """adagrad(0.3, initial_accumulator_value=0.5, eps=0.01) and scale_by_rss(0.2, eps=0.05): six steps against
+    g / sqrt(G + eps) of the docstring (Duchi et al.), G the initial value plus the sum of squares; the kept
+    sum of squares too."""
+    seq, params = runs.grads(120), runs.params(121)
+    run = _ADAGRAD(seq, params, 0.3, 0.5, 0.01)
+    rss = _RSS(seq, params, 0.2, 0.05)
+    for k in KEYS:
+        g = leaf(seq, k)
+        for t, (u, e) in enumerate(zip(leaf(run.updates, k), ref.adagrad_scaling(g, f32(0.5), f32(0.01))), 1):
+            check.reference(f"adagrad step {t} update {k}", u.astype(np.float32), -f32(0.3) * e)
+        for t, (u, e) in enumerate(zip(leaf(rss.updates, k), ref.adagrad_scaling(g, f32(0.2), f32(0.05))), 1):
+            check.reference(f"scale_by_rss step {t} update {k}", u.astype(np.float32), e)
+        total = f32(0.2) + sum(x * x for x in g)
+        check.reference(f"scale_by_rss sum of squares {k}", rss.states[-1].sum_of_squares[k], total)
+    _golden_run(check, "adagrad", run)
+    _golden_run(check, "scale_by_rss", rss)
+
+
+# -- adadelta(learning_rate, rho, eps, weight_decay, weight_decay_mask) / scale_by_adadelta(rho, eps) ---------------
+_ADADELTA = runs.runner(lambda lr, rho, eps, wd: optax.adadelta(lr, rho=rho, eps=eps, weight_decay=wd,
+                                                               weight_decay_mask={"b": False, "w": True}))
+_SCALE_BY_ADADELTA = runs.runner(lambda rho, eps: optax.scale_by_adadelta(rho=rho, eps=eps))
+
+
+def test_adadelta(check):
+    """adadelta(0.5, rho=0.8, eps=1e-3, weight_decay=0.1, mask: only 'w' decays) and scale_by_adadelta(0.6,
+    1e-2): six steps against Zeiler's Algorithm 1 (the docstring's formula) on g + weight_decay * w where the
+    mask is True, the learning rate a global factor after it."""
+    seq, params = runs.grads(130), runs.params(131)
+    run = _ADADELTA(seq, params, 0.5, 0.8, 1e-3, 0.1)
+    rule = _SCALE_BY_ADADELTA(seq, params, 0.6, 1e-2)
+    for k in KEYS:
+        g = leaf(seq, k)
+        p = np.asarray(params[k], np.float64)
+        decayed = [x + f32(0.1) * p for x in g] if k == "w" else g
+        expected = ref.adadelta_scaling(decayed, f32(0.8), f32(1e-3))
+        for t, (u, e) in enumerate(zip(leaf(run.updates, k), expected), 1):
+            check.reference(f"adadelta step {t} update {k}", u.astype(np.float32), -f32(0.5) * e)
+        for t, (u, e) in enumerate(zip(leaf(rule.updates, k), ref.adadelta_scaling(g, f32(0.6), f32(1e-2))), 1):
+            check.reference(f"scale_by_adadelta step {t} update {k}", u.astype(np.float32), e)
+    _golden_run(check, "adadelta", run)
+    _golden_run(check, "scale_by_adadelta", rule)
