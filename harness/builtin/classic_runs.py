@@ -27,12 +27,14 @@ class Run:
     states: list
 
 
-def runner(make):
+def runner(make, resume=None):
     """fn(grads_seq, params, *hyper) -> Run, for tx = make(*hyper): init, then one update per gradient tree,
-    all inside one jitted function."""
+    all inside one jitted function. resume(state) -> state: where the steps start from instead of init's
+    state (a run resumed at a later step count)."""
     def run(grads_seq, params, hyper):
         tx = make(*hyper)
         state = init = tx.init(params)
+        state = state if resume is None else resume(state)
         updates, states = [], []
         for g in grads_seq:
             u, state = tx.update(g, state, params)

@@ -8,6 +8,7 @@ Tolerances are the reference kind's (64 float32 ulps at the value: six steps of 
 named cancellation scale where the rule subtracts (momentum traces of either sign, nu - mu^2 when centered).
 """
 
+import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
@@ -162,3 +163,95 @@ def test_adadelta(check):
             check.reference(f"scale_by_adadelta step {t} update {k}", u.astype(np.float32), e)
     _golden_run(check, "adadelta", run)
     _golden_run(check, "scale_by_adadelta", rule)
+
+
+# -- adafactor(...) / scale_by_factored_rms(factored, decay_rate, step_offset, min_dim_size_to_factor, epsilon) -----
+ADAFACTOR_VARIANTS = {  # name -> (factored, multiply_by_parameter_scale, momentum is set, weight decay is set)
+    "factored-relative-momentum-decay": (True, True, True, True),
+    "unfactored-absolute": (False, False, False, False),
+}
+FIRST_COUNT = 5  # the runs resume at step count 5, as a fine-tuning phase that starts there (decay_offset's use)
+
+
+def _resume_factored(state):
+    """The factored statistics' step count set to FIRST_COUNT (the first element of the chain's state or the
+    rule's own state), the statistics left at zero."""
+    if "count" in getattr(state, "_fields", ()):
+        return state._replace(count=jnp.asarray(FIRST_COUNT, jnp.int32))
+    return (state[0]._replace(count=jnp.asarray(FIRST_COUNT, jnp.int32)),) + tuple(state[1:])
+
+
+_ADAFACTOR = {name: runs.runner(lambda lr, rate, clip, mom, wd, eps, f=f, p=p, m=m, w=w: optax.adafactor(
+    lr, min_dim_size_to_factor=2, decay_rate=rate, decay_offset=3, multiply_by_parameter_scale=p,
+    clipping_threshold=clip, momentum=mom if m else None, weight_decay_rate=wd if w else None, eps=eps, factored=f,
+    weight_decay_mask={"b": False, "w": True}), resume=_resume_factored)
+    for name, (f, p, m, w) in ADAFACTOR_VARIANTS.items()}
+_FACTORED = {factored: runs.runner(lambda rate, eps, f=factored: optax.scale_by_factored_rms(
+    factored=f, decay_rate=rate, step_offset=4, min_dim_size_to_factor=2, epsilon=eps), resume=_resume_factored)
+    for factored in (True, False)}
+
+
+@pytest.mark.parametrize("variant", sorted(ADAFACTOR_VARIANTS))
+def test_adafactor(check, variant):
+    """adafactor(0.1, decay_rate=0.6, decay_offset=3, clipping_threshold=1.5, eps=1e-3, momentum=0.5,
+    weight_decay_rate=0.05 on 'w' only, min_dim_size_to_factor=2: the (2, 3) leaf is factored), resumed at
+    step count 5 (t = 3 at the first step), against Shazeer & Stern's Algorithms 4-5 with update clipping,
+    relative step size and momentum (harness/builtin/reference/classic.py)."""
+    factored, relative, has_momentum, has_decay = ADAFACTOR_VARIANTS[variant]
+    seq, params = runs.grads(140), runs.params(141)
+    run = _ADAFACTOR[variant](seq, params, 0.1, 0.6, 1.5, 0.5, 0.05, 1e-3)
+    for k in KEYS:
+        g, p = leaf(seq, k), np.asarray(params[k], np.float64)
+        expected = ref.adafactor(g, p, f32(0.1), f32(1.5), relative, f32(0.5) if has_momentum else None,
+                                 f32(0.05) if has_decay and k == "w" else None, decay_rate=f32(0.6),
+                                 first_count=FIRST_COUNT, step_offset=3, epsilon=f32(1e-3), factored=factored)
+        scale = [None] * runs.STEPS
+        if has_decay and k == "w":  # -(u + wd * w): terms of either sign
+            scale = [np.abs(e + f32(0.05) * p) + f32(0.05) * np.abs(p) for e in expected]
+        for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
+            if s is None:
+                check.reference(f"step {t} update {k}", u.astype(np.float32), e)
+            else:
+                check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=s,
+                                why="the scaled step plus weight_decay_rate * w may cancel")
+    check.exact("count after the steps", int(run.states[-1][0].count), FIRST_COUNT + runs.STEPS)
+    _golden_run(check, f"adafactor/{variant}", run)
+
+
+@pytest.mark.parametrize("factored", [True, False], ids=["factored", "unfactored"])
+def test_scale_by_factored_rms(check, factored):
+    """scale_by_factored_rms(decay_rate=0.5, step_offset=4, min_dim_size_to_factor=2, epsilon=1e-2), resumed at
+    count 5 (t = 2 first): G / sqrt(V) of Shazeer & Stern, V factored for the (2, 3) leaf only when factored."""
+    seq, params = runs.grads(150), runs.params(151)
+    run = _FACTORED[factored](seq, params, 0.5, 1e-2)
+    for k in KEYS:
+        expected = ref.factored_rms(leaf(seq, k), f32(0.5), FIRST_COUNT, 4, f32(1e-2), factored)
+        for t, (u, e) in enumerate(zip(leaf(run.updates, k), expected), 1):
+            check.reference(f"step {t} update {k}", u.astype(np.float32), e)
+    check.exact("row/column statistics kept for the matrix", np.shape(run.states[-1].v_row["w"]),
+                (2,) if factored else (1,))
+    _golden_run(check, f"scale_by_factored_rms/{'factored' if factored else 'unfactored'}", run)
+
+
+# -- sm3(learning_rate, momentum) / scale_by_sm3(b1, b2, eps) ------------------------------------------------------
+_SM3 = runs.runner(lambda lr, mom: optax.sm3(lr, momentum=mom))
+_SCALE_BY_SM3 = runs.runner(lambda b1, eps: optax.scale_by_sm3(b1=b1, b2=1.0, eps=eps))
+
+
+def test_sm3(check):
+    """sm3(0.2, momentum=0.6) and scale_by_sm3(b1=0.3, eps=1e-2): six steps against SM3-II (Anil et al.,
+    Algorithm 2, a cover set per row and per column) with momentum (the paper's Section 5)."""
+    seq, params = runs.grads(160), runs.params(161)
+    run = _SM3(seq, params, 0.2, 0.6)
+    rule = _SCALE_BY_SM3(seq, params, 0.3, 1e-2)
+    for k in KEYS:
+        g = leaf(seq, k)
+        for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), ref.sm3(g, f32(0.6), 1e-8),
+                                          ref.sm3([np.abs(x) for x in g], f32(0.6), 1e-8)), 1):
+            check.reference(f"sm3 step {t} update {k}", u.astype(np.float32), -f32(0.2) * e, scale=f32(0.2) * s,
+                            why=TRACE_WHY)
+        for t, (u, e, s) in enumerate(zip(leaf(rule.updates, k), ref.sm3(g, f32(0.3), f32(1e-2)),
+                                          ref.sm3([np.abs(x) for x in g], f32(0.3), f32(1e-2))), 1):
+            check.reference(f"scale_by_sm3 step {t} update {k}", u.astype(np.float32), e, scale=s, why=TRACE_WHY)
+    _golden_run(check, "sm3", run)
+    _golden_run(check, "scale_by_sm3", rule)

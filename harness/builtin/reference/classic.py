@@ -154,17 +154,18 @@ def rprop(grads: list[np.ndarray], learning_rate: float, eta_minus: float, eta_p
     return updates, steps
 
 
-def factored_rms(grads: list[np.ndarray], decay_rate: float, step_offset: int, epsilon: float,
+def factored_rms(grads: list[np.ndarray], decay_rate: float, first_count: int, step_offset: int, epsilon: float,
                  factored: bool) -> list[np.ndarray]:
-    """Adafactor's rescaling (Shazeer & Stern 2018, Algorithms 4 and 5 with beta2_t = 1 - t^-decay_rate, t
-    counted from step_offset + 1): for a matrix, row and column sums R <- b R + (1 - b) (G^2 + eps) 1,
+    """Adafactor's rescaling (Shazeer & Stern 2018, Algorithms 4 and 5 with beta2_t = 1 - t^-decay_rate, t the
+    step number counted from 1 at step_offset: the first step, at count first_count, is t = first_count -
+    step_offset + 1, the statistics starting from zero): for a matrix, row and column sums R <- b R + (1 - b) (G^2 + eps) 1,
     C <- b C + (1 - b) 1^T (G^2 + eps), V = R C / (1^T R); else V <- b V + (1 - b) (G^2 + eps); emits G / sqrt(V).
     Factors the two largest axes of a matrix (here: any 2-d leaf, the contract sets min_dim_size_to_factor)."""
     shape = grads[0].shape
     two_d = factored and len(shape) == 2
     rows, cols, v = np.zeros(shape[0] if two_d else 1), np.zeros(shape[1] if two_d else 1), np.zeros(shape)
     out = []
-    for t, g in enumerate(grads, 1 - step_offset):
+    for t, g in enumerate(grads, first_count - step_offset + 1):
         beta = 1 - float(t) ** -decay_rate
         sq = g * g + epsilon
         if two_d:
