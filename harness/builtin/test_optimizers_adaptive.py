@@ -23,11 +23,14 @@ KEYS = sorted(runs.LAYOUT)
 TRACE_WHY = "a momentum trace sums steps of either sign: ulps at the sum of their magnitudes"
 
 
-def _golden_run(check, key, run):
-    """The state's layout after init, the updates and the final state (values and layout) golden."""
+def _golden_run(check, key, run, scales=None, state_scales=None, why=TRACE_WHY):
+    """The state's layout after init, the updates and the final state (values and layout) golden; scales
+    ({"step/leaf": magnitude}, the state's by its leaf path): updates that sum terms of either sign, held to
+    the golden ulps at their operands' magnitude (a recompiled kernel rounds those, not the cancelled sum)."""
     check.layout(f"{key}/state_after_init", run.init)
-    check.golden_tree(f"{key}/updates", run.updates)
-    check.golden_tree(f"{key}/state_after_steps", run.states[-1])
+    check.golden_tree(f"{key}/updates", run.updates, scales=scales, why=why if scales else None)
+    check.golden_tree(f"{key}/state_after_steps", run.states[-1], scales=state_scales,
+                      why=why if state_scales else None)
 
 
 # -- rmsprop(learning_rate, decay, eps, initial_scale, eps_in_sqrt, centered, momentum, nesterov, bias_correction) --
@@ -64,6 +67,7 @@ def test_rmsprop(check, variant):
     h = dict(decay=f32(decay), eps=f32(eps), initial_scale=f32(init), eps_in_sqrt=in_sqrt, bias_correction=bc,
              centered=centered)
     mom = f32(momentum) if has_momentum else None
+    scales, state_scales = {}, {}
     for k in KEYS:
         g = leaf(seq, k)
         expected = ref.rmsprop(g, f32(lr), mom, nesterov, **h)
@@ -75,9 +79,13 @@ def test_rmsprop(check, variant):
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
             if why:
                 check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=s, why=why)
+                scales[f"{t - 1}/{k}"] = s
             else:
                 check.reference(f"step {t} update {k}", u.astype(np.float32), e)
-    _golden_run(check, f"rmsprop/{variant}", run)
+        if mom is not None:
+            state_scales[f"2/trace/{k}"] = ref.momentum_trace(steps, mom, False)[-1]
+    _golden_run(check, f"rmsprop/{variant}", run, scales or None, state_scales or None,
+                why="a momentum trace or a centered denominator: ulps at the operands' magnitude")
 
 
 # -- scale_by_rms / scale_by_stddev(decay, eps, initial_scale, eps_in_sqrt, bias_correction) -----------------------
@@ -200,22 +208,30 @@ def test_adafactor(check, variant):
     factored, relative, has_momentum, has_decay = ADAFACTOR_VARIANTS[variant]
     seq, params = runs.grads(140), runs.params(141)
     run = _ADAFACTOR[variant](seq, params, 0.1, 0.6, 1.5, 0.5, 0.05, 1e-3)
+    scales, state_scales = {}, {}
     for k in KEYS:
         g, p = leaf(seq, k), np.asarray(params[k], np.float64)
         expected = ref.adafactor(g, p, f32(0.1), f32(1.5), relative, f32(0.5) if has_momentum else None,
                                  f32(0.05) if has_decay and k == "w" else None, decay_rate=f32(0.6),
                                  first_count=FIRST_COUNT, step_offset=3, epsilon=f32(1e-3), factored=factored)
         scale = [None] * runs.STEPS
-        if has_decay and k == "w":  # -(u + wd * w): terms of either sign
-            scale = [np.abs(e + f32(0.05) * p) + f32(0.05) * np.abs(p) for e in expected]
+        if has_momentum:  # an average of steps of either sign, plus wd * w: ulps at their magnitudes
+            steps = ref.adafactor(g, p, f32(0.1), f32(1.5), relative, None, None, decay_rate=f32(0.6),
+                                  first_count=FIRST_COUNT, step_offset=3, epsilon=f32(1e-3), factored=factored)
+            average = ref.momentum_trace([(1 - f32(0.5)) * np.abs(x) for x in steps], f32(0.5), False)
+            decay = f32(0.05) * np.abs(p) if has_decay and k == "w" else 0.0
+            scale = [a + decay for a in average]
+            state_scales[f"4/ema/{k}"] = average[-1]
+            scales.update({f"{t}/{k}": s for t, s in enumerate(scale)})
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
             if s is None:
                 check.reference(f"step {t} update {k}", u.astype(np.float32), e)
             else:
                 check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=s,
-                                why="the scaled step plus weight_decay_rate * w may cancel")
+                                why="momentum averages steps of either sign; plus weight_decay_rate * w")
     check.exact("count after the steps", int(run.states[-1][0].count), FIRST_COUNT + runs.STEPS)
-    _golden_run(check, f"adafactor/{variant}", run)
+    _golden_run(check, f"adafactor/{variant}", run, scales or None, state_scales or None,
+                why="momentum averages steps of either sign; plus weight_decay_rate * w: ulps at their magnitudes")
 
 
 @pytest.mark.parametrize("factored", [True, False], ids=["factored", "unfactored"])
@@ -244,14 +260,17 @@ def test_sm3(check):
     seq, params = runs.grads(160), runs.params(161)
     run = _SM3(seq, params, 0.2, 0.6)
     rule = _SCALE_BY_SM3(seq, params, 0.3, 1e-2)
+    scales, rule_scales, state_scales, rule_state_scales = {}, {}, {}, {}
     for k in KEYS:
         g = leaf(seq, k)
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), ref.sm3(g, f32(0.6), 1e-8),
                                           ref.sm3([np.abs(x) for x in g], f32(0.6), 1e-8)), 1):
             check.reference(f"sm3 step {t} update {k}", u.astype(np.float32), -f32(0.2) * e, scale=f32(0.2) * s,
                             why=TRACE_WHY)
+            scales[f"{t - 1}/{k}"], state_scales[f"0/nu/{k}"] = f32(0.2) * s, s
         for t, (u, e, s) in enumerate(zip(leaf(rule.updates, k), ref.sm3(g, f32(0.3), f32(1e-2)),
                                           ref.sm3([np.abs(x) for x in g], f32(0.3), f32(1e-2))), 1):
             check.reference(f"scale_by_sm3 step {t} update {k}", u.astype(np.float32), e, scale=s, why=TRACE_WHY)
-    _golden_run(check, "sm3", run)
-    _golden_run(check, "scale_by_sm3", rule)
+            rule_scales[f"{t - 1}/{k}"], rule_state_scales[f"nu/{k}"] = s, s
+    _golden_run(check, "sm3", run, scales, state_scales)
+    _golden_run(check, "scale_by_sm3", rule, rule_scales, rule_state_scales)

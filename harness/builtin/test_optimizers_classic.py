@@ -26,11 +26,14 @@ KEYS = sorted(runs.LAYOUT)
 TRACE_WHY = "a momentum trace sums steps of either sign: ulps at the sum of their magnitudes"
 
 
-def _golden_run(check, key, run):
-    """The state's layout after init, the updates and the final state (values and layout) golden."""
+def _golden_run(check, key, run, scales=None, state_scales=None, why=TRACE_WHY):
+    """The state's layout after init, the updates and the final state (values and layout) golden; scales
+    ({"step/leaf": magnitude}, the state's by its leaf path): updates that sum terms of either sign, held to
+    the golden ulps at their operands' magnitude (a recompiled kernel rounds those, not the cancelled sum)."""
     check.layout(f"{key}/state_after_init", run.init)
-    check.golden_tree(f"{key}/updates", run.updates)
-    check.golden_tree(f"{key}/state_after_steps", run.states[-1])
+    check.golden_tree(f"{key}/updates", run.updates, scales=scales, why=why if scales else None)
+    check.golden_tree(f"{key}/state_after_steps", run.states[-1], scales=state_scales,
+                      why=why if state_scales else None)
 
 
 # -- sgd(learning_rate, momentum, nesterov, accumulator_dtype) -------------------------------------------------------
@@ -47,13 +50,17 @@ def test_sgd(check, variant):
     seq, params = runs.grads(200), runs.params(201)
     run = _SGD[variant](seq, params, 0.1, 0.8)
     mom = f32(0.8) if has_momentum else None
+    scales, state_scales = {}, {}
     for k in KEYS:
         g = leaf(seq, k)
         expected = ref.sgd(g, f32(0.1), mom, nesterov)
         scale = ref.sgd([np.abs(x) for x in g], f32(0.1), mom, nesterov)
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
             check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=np.abs(s), why=TRACE_WHY)
-    _golden_run(check, f"sgd/{variant}", run)
+            scales[f"{t - 1}/{k}"] = np.abs(s)
+        if mom is not None:
+            state_scales[f"0/trace/{k}"] = ref.momentum_trace([np.abs(x) for x in g], mom, False)[-1]
+    _golden_run(check, f"sgd/{variant}", run, scales, state_scales)
 
 
 # -- the states with bfloat16 params, accumulators and momentum buffers -----------------------------------------------
@@ -121,7 +128,12 @@ def test_noisy_sgd(check):
     seq, params = runs.grads(230), runs.params(231)
     key = jax.random.key(7)
     run = _NOISY(seq, params, 0.1, 0.5, 0.8, key)
-    check.golden_tree("noisy_sgd/updates", run.updates)
+    lr = f32(0.1)  # u = -lr (g + noise): the noise is -u / lr - g, and the sum's operands are |g| and |noise|
+    scales = {f"{t}/{k}": lr * (np.abs(g) + np.abs(-np.asarray(u, np.float64) / lr - g))
+              for t, (u_tree, g_tree) in enumerate(zip(run.updates, seq)) for k in KEYS
+              for u, g in [(u_tree[k], np.asarray(g_tree[k], np.float64))]}
+    check.golden_tree("noisy_sgd/updates", run.updates, scales=scales,
+                      why="g + noise: terms of either sign may cancel; ulps at their magnitudes")
     check.golden_exact("noisy_sgd/count", np.asarray(run.states[-1][0].count))
     check.golden_fact("noisy_sgd/state_after_init", str(jax.tree.structure(run.init)))
     zero = _NOISY([{k: np.zeros(s, np.float32) for k, s in runs.LAYOUT.items()}] * 2, params, 0.1, 0.5, 0.8, key)
@@ -188,6 +200,7 @@ def test_lars(check, nesterov):
     momentum=0.6): You et al.'s Algorithm 1 per leaf, each mask choosing its leaves."""
     seq, params = runs.grads(260), runs.params(261)
     run = _LARS[nesterov](seq, params, 0.2, 0.05, 0.02, 0.1, 0.6)
+    scales, state_scales = {}, {}
     for k in KEYS:
         g, p = leaf(seq, k), np.asarray(params[k], np.float64)
         h = dict(learning_rate=f32(0.2), weight_decay=f32(0.05), decayed=LARS_MASKS[k], trust_coefficient=f32(0.02),
@@ -196,7 +209,9 @@ def test_lars(check, nesterov):
         scale = ref.lars([np.abs(x) for x in g], np.abs(p), **h)  # the trust ratio of |g| is |g|'s: norms agree
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
             check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=np.abs(s), why=TRACE_WHY)
-    _golden_run(check, f"lars/{'nesterov' if nesterov else 'heavy-ball'}", run)
+            scales[f"{t - 1}/{k}"] = np.abs(s)
+        state_scales[f"3/trace/{k}"] = np.abs(ref.lars([np.abs(x) for x in g], np.abs(p), **{**h, "nesterov": False})[-1])
+    _golden_run(check, f"lars/{'nesterov' if nesterov else 'heavy-ball'}", run, scales, state_scales)
 
 
 # -- fromage(learning_rate, min_norm) -------------------------------------------------------------------------------
@@ -208,6 +223,7 @@ def test_fromage(check):
     norms held at least min_norm (2.0 lifts the (3,) leaf's gradient norms, below it here)."""
     seq, params = runs.grads(270, scale=0.5), runs.params(271)
     run = _FROMAGE(seq, params, 0.3, 2.0)
+    scales = {}
     for k in KEYS:
         g, p = leaf(seq, k), np.asarray(params[k], np.float64)
         expected = ref.fromage(g, p, f32(0.3), f32(2.0))
@@ -215,7 +231,8 @@ def test_fromage(check):
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
             check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=s,
                             why="the new weights minus the old: ulps at their magnitude")
-    _golden_run(check, "fromage", run)
+            scales[f"{t - 1}/{k}"] = s
+    _golden_run(check, "fromage", run, scales, why="the new weights minus the old: ulps at their magnitude")
 
 
 # -- rprop(learning_rate, eta_minus, eta_plus, min_step_size, max_step_size) / scale_by_rprop(same) ----------------
