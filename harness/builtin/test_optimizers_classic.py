@@ -136,7 +136,7 @@ def test_noisy_sgd(check):
                       why="g + noise: terms of either sign may cancel; ulps at their magnitudes")
     check.golden_exact("noisy_sgd/count", np.asarray(run.states[-1][0].count))
     check.golden_fact("noisy_sgd/state_after_init", str(jax.tree.structure(run.init)))
-    zero = _NOISY([{k: np.zeros(s, np.float32) for k, s in runs.LAYOUT.items()}] * 2, params, 0.1, 0.5, 0.8, key)
+    zero = _NOISY([{k: np.zeros(s, np.float32) for k, s in runs.LAYOUT.items()}] * runs.STEPS, params, 0.1, 0.5, 0.8, key)
     check.exact("a new noise draw every step", bool(np.all(zero.updates[0]["w"] != zero.updates[1]["w"])), True)
 
 
