@@ -29,21 +29,33 @@ class Run:
 
 def runner(make, resume=None):
     """fn(grads_seq, params, *hyper) -> Run, for tx = make(*hyper): init, then one update per gradient tree,
-    all inside one jitted function. resume(state) -> state: where the steps start from instead of init's
-    state (a run resumed at a later step count)."""
-    def run(grads_seq, params, hyper):
+    all inside one jitted function whose steps are a lax.scan (the update is traced once, not once a step).
+    resume(state) -> state: where the steps start from instead of init's state (a run resumed at a later
+    step count)."""
+    def run(stacked_grads, params, hyper):
         tx = make(*hyper)
-        state = init = tx.init(params)
-        state = state if resume is None else resume(state)
-        updates, states = [], []
-        for g in grads_seq:
+        init = tx.init(params)
+
+        def step(state, g):
             u, state = tx.update(g, state, params)
-            updates.append(u)
-            states.append(state)
+            return state, (u, state)
+
+        _, (updates, states) = jax.lax.scan(step, init if resume is None else resume(init), stacked_grads)
         return init, updates, states
 
     jitted = jax.jit(run)
-    return lambda seq, params, *hyper: Run(*jax.device_get(jitted(seq, params, tuple(hyper))))
+
+    def call(seq, params, *hyper):
+        stacked = jax.tree.map(lambda *xs: np.stack(xs), *seq)
+        init, updates, states = jax.device_get(jitted(stacked, params, tuple(hyper)))
+        return Run(init, _unstack(updates, len(seq)), _unstack(states, len(seq)))
+
+    return call
+
+
+def _unstack(tree, n: int) -> list:
+    """A tree of arrays stacked along a first axis of n steps -> n trees."""
+    return [jax.tree.map(lambda x, i=i: x[i], tree) for i in range(n)]
 
 
 def grads(seed: int, n: int = STEPS, dtype=F32, scale: float = 1.0) -> list[dict]:
