@@ -78,3 +78,28 @@ def leaf(seq: list[dict], key: str) -> list[np.ndarray]:
 def f32(x: float) -> float:
     """A hyperparameter as the library holds it (a traced float32), as a float64."""
     return float(F32(x))
+
+
+class Stepwise:
+    """Per-step reference comparisons gathered by label and made once per label over all steps (stacked): one
+    comparison of six steps instead of six, since each comparison has a fixed cost. ``flush()`` makes them;
+    the worst element's index names its step."""
+
+    def __init__(self, check):
+        self.check = check
+        self.rows: dict[str, list] = {}
+
+    def reference(self, label: str, value, expected, *, scale=None, why: str | None = None) -> None:
+        self.rows.setdefault(label, []).append((np.asarray(value), np.asarray(expected, np.float64), scale, why))
+
+    def flush(self) -> None:
+        for label, rows in self.rows.items():
+            value = np.stack([r[0] for r in rows])
+            expected = np.stack([r[1] for r in rows])
+            why = rows[0][3]
+            if why is None:
+                self.check.reference(f"{label} (steps 1-{len(rows)})", value, expected)
+            else:
+                scale = np.stack([np.broadcast_to(r[2], r[1].shape) for r in rows])
+                self.check.reference(f"{label} (steps 1-{len(rows)})", value, expected, scale=scale, why=why)
+        self.rows.clear()

@@ -8,6 +8,7 @@ Tolerances are the reference kind's (64 float32 ulps at the value: six steps of 
 named cancellation scale where the rule subtracts (momentum traces of either sign, nu - mu^2 when centered).
 """
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
@@ -28,7 +29,10 @@ def _golden_run(check, key, run, scales=None, state_scales=None, why=TRACE_WHY):
     ({"step/leaf": magnitude}, the state's by its leaf path): updates that sum terms of either sign, held to
     the golden ulps at their operands' magnitude (a recompiled kernel rounds those, not the cancelled sum)."""
     check.layout(f"{key}/state_after_init", run.init)
-    check.golden_tree(f"{key}/updates", run.updates, scales=scales, why=why if scales else None)
+    n = len(run.updates)
+    stacked = jax.tree.map(lambda *xs: np.stack(xs), *run.updates)  # one golden value per leaf over the steps
+    scales = None if scales is None else {k: np.stack([scales[f"{t}/{k}"] for t in range(n)]) for k in KEYS}
+    check.golden_tree(f"{key}/updates", stacked, scales=scales, why=why if scales else None)
     check.golden_tree(f"{key}/state_after_steps", run.states[-1], scales=state_scales,
                       why=why if state_scales else None)
 
@@ -60,6 +64,7 @@ def _centered_scale(grads, decay, eps, init, bias_correction, steps):
 def test_rmsprop(check, variant):
     """rmsprop(0.05, decay=0.8, eps=1e-3, initial_scale=0.5, momentum=0.7) over six steps against the float64
     RMSProp of the docstring (Hinton; centered: Graves; momentum after the rescaling: LaProp)."""
+    per_step = runs.Stepwise(check)
     centered, in_sqrt, bc, has_momentum, nesterov = RMSPROP_VARIANTS[variant]
     lr, decay, eps, init, momentum = 0.05, 0.8, 1e-3, 0.5, 0.7
     seq, params = runs.grads(100), runs.params(101)
@@ -78,12 +83,13 @@ def test_rmsprop(check, variant):
         why = "; ".join(w for w, on in ((TRACE_WHY, mom is not None), ("centered: nu - mu^2 cancels", centered)) if on)
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
             if why:
-                check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=s, why=why)
+                per_step.reference(f"update {k}", u.astype(np.float32), e, scale=s, why=why)
                 scales[f"{t - 1}/{k}"] = s
             else:
-                check.reference(f"step {t} update {k}", u.astype(np.float32), e)
+                per_step.reference(f"update {k}", u.astype(np.float32), e)
         if mom is not None:
             state_scales[f"2/trace/{k}"] = ref.momentum_trace(steps, mom, False)[-1]
+    per_step.flush()
     _golden_run(check, f"rmsprop/{variant}", run, scales or None, state_scales or None,
                 why="a momentum trace or a centered denominator: ulps at the operands' magnitude")
 
@@ -101,6 +107,7 @@ def test_rms_rules(check, name, in_sqrt, bc):
     """The update rules alone, decay=0.7, eps=1e-2, initial_scale=0.25, eps outside the root, bias-corrected
     (rmsprop's variants run them with eps inside and without correction too): the scaled gradient and the
     kept second moment nu against float64; the step count kept by the correction, exact."""
+    per_step = runs.Stepwise(check)
     decay, eps, init = 0.7, 1e-2, 0.25
     centered = name == "scale_by_stddev"
     seq, params = runs.grads(110), runs.params(111)
@@ -113,10 +120,11 @@ def test_rms_rules(check, name, in_sqrt, bc):
         scale = _centered_scale(g, h["decay"], h["eps"], h["initial_scale"], bc, scaled) if centered else scaled
         for t, (u, e, s, state, nu) in enumerate(zip(leaf(run.updates, k), scaled, scale, run.states, nus), 1):
             if centered:
-                check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=s, why="nu - mu^2 cancels")
+                per_step.reference(f"update {k}", u.astype(np.float32), e, scale=s, why="nu - mu^2 cancels")
             else:
-                check.reference(f"step {t} update {k}", u.astype(np.float32), e)
-            check.reference(f"step {t} nu {k}", state.nu[k], nu)
+                per_step.reference(f"update {k}", u.astype(np.float32), e)
+            per_step.reference(f"nu {k}", state.nu[k], nu)
+    per_step.flush()
     check.exact("count after the steps", int(run.states[-1].count), runs.STEPS)
     _golden_run(check, f"{name}/{'in' if in_sqrt else 'out'}-{'bc' if bc else 'nobc'}", run)
 
@@ -130,17 +138,19 @@ def test_adagrad(check):
     """adagrad(0.3, initial_accumulator_value=0.5, eps=0.01) and scale_by_rss(0.2, eps=0.05): six steps against
     g / sqrt(G + eps) of the docstring (Duchi et al.), G the initial value plus the sum of squares; the kept
     sum of squares too."""
+    per_step = runs.Stepwise(check)
     seq, params = runs.grads(120), runs.params(121)
     run = _ADAGRAD(seq, params, 0.3, 0.5, 0.01)
     rss = _RSS(seq, params, 0.2, 0.05)
     for k in KEYS:
         g = leaf(seq, k)
         for t, (u, e) in enumerate(zip(leaf(run.updates, k), ref.adagrad_scaling(g, f32(0.5), f32(0.01))), 1):
-            check.reference(f"adagrad step {t} update {k}", u.astype(np.float32), -f32(0.3) * e)
+            per_step.reference(f"adagrad update {k}", u.astype(np.float32), -f32(0.3) * e)
         for t, (u, e) in enumerate(zip(leaf(rss.updates, k), ref.adagrad_scaling(g, f32(0.2), f32(0.05))), 1):
-            check.reference(f"scale_by_rss step {t} update {k}", u.astype(np.float32), e)
+            per_step.reference(f"scale_by_rss update {k}", u.astype(np.float32), e)
         total = f32(0.2) + sum(x * x for x in g)
         check.reference(f"scale_by_rss sum of squares {k}", rss.states[-1].sum_of_squares[k], total)
+    per_step.flush()
     _golden_run(check, "adagrad", run)
     _golden_run(check, "scale_by_rss", rss)
 
@@ -155,6 +165,7 @@ def test_adadelta(check):
     """adadelta(0.5, rho=0.8, eps=1e-3, weight_decay=0.1, mask: only 'w' decays) and scale_by_adadelta(0.6,
     1e-2): six steps against Zeiler's Algorithm 1 (the docstring's formula) on g + weight_decay * w where the
     mask is True, the learning rate a global factor after it."""
+    per_step = runs.Stepwise(check)
     seq, params = runs.grads(130), runs.params(131)
     run = _ADADELTA(seq, params, 0.5, 0.8, 1e-3, 0.1)
     rule = _SCALE_BY_ADADELTA(seq, params, 0.6, 1e-2)
@@ -164,9 +175,10 @@ def test_adadelta(check):
         decayed = [x + f32(0.1) * p for x in g] if k == "w" else g
         expected = ref.adadelta_scaling(decayed, f32(0.8), f32(1e-3))
         for t, (u, e) in enumerate(zip(leaf(run.updates, k), expected), 1):
-            check.reference(f"adadelta step {t} update {k}", u.astype(np.float32), -f32(0.5) * e)
+            per_step.reference(f"adadelta update {k}", u.astype(np.float32), -f32(0.5) * e)
         for t, (u, e) in enumerate(zip(leaf(rule.updates, k), ref.adadelta_scaling(g, f32(0.6), f32(1e-2))), 1):
-            check.reference(f"scale_by_adadelta step {t} update {k}", u.astype(np.float32), e)
+            per_step.reference(f"scale_by_adadelta update {k}", u.astype(np.float32), e)
+    per_step.flush()
     _golden_run(check, "adadelta", run)
     _golden_run(check, "scale_by_adadelta", rule)
 
@@ -203,6 +215,7 @@ def test_adafactor(check, variant):
     weight_decay_rate=0.05 on 'w' only, min_dim_size_to_factor=2: the (2, 3) leaf is factored), resumed at
     step count 5 (t = 3 at the first step), against Shazeer & Stern's Algorithms 4-5 with update clipping,
     relative step size and momentum (harness/builtin/reference/classic.py)."""
+    per_step = runs.Stepwise(check)
     factored, relative, has_momentum, has_decay = ADAFACTOR_VARIANTS[variant]
     seq, params = runs.grads(140), runs.params(141)
     run = _ADAFACTOR[variant](seq, params, 0.1, 0.6, 1.5, 0.5, 0.05, 1e-3)
@@ -223,10 +236,11 @@ def test_adafactor(check, variant):
             scales.update({f"{t}/{k}": s for t, s in enumerate(scale)})
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
             if s is None:
-                check.reference(f"step {t} update {k}", u.astype(np.float32), e)
+                per_step.reference(f"update {k}", u.astype(np.float32), e)
             else:
-                check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=s,
+                per_step.reference(f"update {k}", u.astype(np.float32), e, scale=s,
                                 why="momentum averages steps of either sign; plus weight_decay_rate * w")
+    per_step.flush()
     check.exact("count after the steps", int(run.states[-1][0].count), FIRST_COUNT + runs.STEPS)
     _golden_run(check, f"adafactor/{variant}", run, scales or None, state_scales or None,
                 why="momentum averages steps of either sign; plus weight_decay_rate * w: ulps at their magnitudes")
@@ -236,14 +250,16 @@ def test_adafactor(check, variant):
 def test_scale_by_factored_rms(check, factored):
     """scale_by_factored_rms(decay_rate=0.5, step_offset=4, min_dim_size_to_factor=2, epsilon=1e-2), resumed at
     count 5 (t = 2 first): G / sqrt(V) of Shazeer & Stern, V factored for the (2, 3) leaf only when factored."""
+    per_step = runs.Stepwise(check)
     seq, params = runs.grads(150), runs.params(151)
     run = _FACTORED[factored](seq, params, 0.5, 1e-2)
     for k in KEYS:
         expected = ref.factored_rms(leaf(seq, k), f32(0.5), FIRST_COUNT, 4, f32(1e-2), factored)
         for t, (u, e) in enumerate(zip(leaf(run.updates, k), expected), 1):
-            check.reference(f"step {t} update {k}", u.astype(np.float32), e)
+            per_step.reference(f"update {k}", u.astype(np.float32), e)
     check.exact("row/column statistics kept for the matrix", np.shape(run.states[-1].v_row["w"]),
                 (2,) if factored else (1,))
+    per_step.flush()
     _golden_run(check, f"scale_by_factored_rms/{'factored' if factored else 'unfactored'}", run)
 
 
@@ -255,6 +271,7 @@ _SCALE_BY_SM3 = runs.runner(lambda b1, eps: optax.scale_by_sm3(b1=b1, b2=1.0, ep
 def test_sm3(check):
     """sm3(0.2, momentum=0.6) and scale_by_sm3(b1=0.3, eps=1e-2): six steps against SM3-II (Anil et al.,
     Algorithm 2, a cover set per row and per column) with momentum (the paper's Section 5)."""
+    per_step = runs.Stepwise(check)
     seq, params = runs.grads(160), runs.params(161)
     run = _SM3(seq, params, 0.2, 0.6)
     rule = _SCALE_BY_SM3(seq, params, 0.3, 1e-2)
@@ -263,12 +280,13 @@ def test_sm3(check):
         g = leaf(seq, k)
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), ref.sm3(g, f32(0.6), 1e-8),
                                           ref.sm3([np.abs(x) for x in g], f32(0.6), 1e-8)), 1):
-            check.reference(f"sm3 step {t} update {k}", u.astype(np.float32), -f32(0.2) * e, scale=f32(0.2) * s,
+            per_step.reference(f"sm3 update {k}", u.astype(np.float32), -f32(0.2) * e, scale=f32(0.2) * s,
                             why=TRACE_WHY)
             scales[f"{t - 1}/{k}"], state_scales[f"0/nu/{k}"] = f32(0.2) * s, s
         for t, (u, e, s) in enumerate(zip(leaf(rule.updates, k), ref.sm3(g, f32(0.3), f32(1e-2)),
                                           ref.sm3([np.abs(x) for x in g], f32(0.3), f32(1e-2))), 1):
-            check.reference(f"scale_by_sm3 step {t} update {k}", u.astype(np.float32), e, scale=s, why=TRACE_WHY)
+            per_step.reference(f"scale_by_sm3 update {k}", u.astype(np.float32), e, scale=s, why=TRACE_WHY)
             rule_scales[f"{t - 1}/{k}"], rule_state_scales[f"nu/{k}"] = s, s
+    per_step.flush()
     _golden_run(check, "sm3", run, scales, state_scales)
     _golden_run(check, "scale_by_sm3", rule, rule_scales, rule_state_scales)

@@ -31,7 +31,10 @@ def _golden_run(check, key, run, scales=None, state_scales=None, why=TRACE_WHY):
     ({"step/leaf": magnitude}, the state's by its leaf path): updates that sum terms of either sign, held to
     the golden ulps at their operands' magnitude (a recompiled kernel rounds those, not the cancelled sum)."""
     check.layout(f"{key}/state_after_init", run.init)
-    check.golden_tree(f"{key}/updates", run.updates, scales=scales, why=why if scales else None)
+    n = len(run.updates)
+    stacked = jax.tree.map(lambda *xs: np.stack(xs), *run.updates)  # one golden value per leaf over the steps
+    scales = None if scales is None else {k: np.stack([scales[f"{t}/{k}"] for t in range(n)]) for k in KEYS}
+    check.golden_tree(f"{key}/updates", stacked, scales=scales, why=why if scales else None)
     check.golden_tree(f"{key}/state_after_steps", run.states[-1], scales=state_scales,
                       why=why if state_scales else None)
 
@@ -46,6 +49,7 @@ _SGD = {name: runs.runner(lambda lr, mom, m=m, n=n: optax.sgd(lr, momentum=mom i
 def test_sgd(check, variant):
     """sgd(0.1, momentum=0.8, nesterov) over six steps against -lr * g or -lr * the momentum trace (heavy ball,
     Sutskever et al. 2013; Nesterov: g + momentum * trace)."""
+    per_step = runs.Stepwise(check)
     has_momentum, nesterov = SGD_VARIANTS[variant]
     seq, params = runs.grads(200), runs.params(201)
     run = _SGD[variant](seq, params, 0.1, 0.8)
@@ -56,10 +60,11 @@ def test_sgd(check, variant):
         expected = ref.sgd(g, f32(0.1), mom, nesterov)
         scale = ref.sgd([np.abs(x) for x in g], f32(0.1), mom, nesterov)
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
-            check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=np.abs(s), why=TRACE_WHY)
+            per_step.reference(f"update {k}", u.astype(np.float32), e, scale=np.abs(s), why=TRACE_WHY)
             scales[f"{t - 1}/{k}"] = np.abs(s)
         if mom is not None:
             state_scales[f"0/trace/{k}"] = ref.momentum_trace([np.abs(x) for x in g], mom, False)[-1]
+    per_step.flush()
     _golden_run(check, f"sgd/{variant}", run, scales, state_scales)
 
 
@@ -103,13 +108,15 @@ _SCALE_BY_SIGN = runs.runner(lambda: optax.scale_by_sign())
 def test_sign_sgd(check):
     """sign_sgd(0.25): -lr * sign(g) (Bernstein et al. 2018), zeros included (sign 0); scale_by_sign alone:
     sign(g), exactly."""
+    per_step = runs.Stepwise(check)
     seq, params = runs.grads(220, n=3), runs.params(221)
     seq[1]["b"][1] = 0.0
     run, rule = _SIGN_SGD(seq, params, 0.25), _SCALE_BY_SIGN(seq, params)
     for k in KEYS:
         for t, (u, r, g) in enumerate(zip(leaf(run.updates, k), leaf(rule.updates, k), leaf(seq, k)), 1):
-            check.reference(f"sign_sgd step {t} update {k}", u.astype(np.float32), -f32(0.25) * np.sign(g))
+            per_step.reference(f"sign_sgd update {k}", u.astype(np.float32), -f32(0.25) * np.sign(g))
             check.exact(f"scale_by_sign step {t} {k}", r, np.sign(g))
+    per_step.flush()
     _golden_run(check, "sign_sgd", run)
     _golden_run(check, "scale_by_sign", rule)
 
@@ -162,11 +169,13 @@ _SCALE = runs.runner(lambda step: optax.scale(step))
 
 def test_scale(check):
     """scale(-0.35): step_size * g, and its state is empty."""
+    per_step = runs.Stepwise(check)
     seq, params = runs.grads(240, n=2), runs.params(241)
     run = _SCALE(seq, params, -0.35)
     for k in KEYS:
         for t, (u, g) in enumerate(zip(leaf(run.updates, k), leaf(seq, k)), 1):
-            check.reference(f"step {t} update {k}", u.astype(np.float32), f32(-0.35) * g)
+            per_step.reference(f"update {k}", u.astype(np.float32), f32(-0.35) * g)
+    per_step.flush()
     _golden_run(check, "scale", run)
 
 
@@ -197,6 +206,7 @@ _LARS = {nesterov: runs.runner(lambda lr, wd, tc, eps, mom, n=nesterov: optax.la
 def test_lars(check, nesterov):
     """lars(0.2, weight_decay=0.05 on 'w' only, trust_coefficient=0.02, eps=0.1, trust ratio on 'b' only,
     momentum=0.6): You et al.'s Algorithm 1 per leaf, each mask choosing its leaves."""
+    per_step = runs.Stepwise(check)
     seq, params = runs.grads(260), runs.params(261)
     run = _LARS[nesterov](seq, params, 0.2, 0.05, 0.02, 0.1, 0.6)
     scales, state_scales = {}, {}
@@ -207,9 +217,10 @@ def test_lars(check, nesterov):
         expected = ref.lars(g, p, **h)
         scale = ref.lars([np.abs(x) for x in g], np.abs(p), **h)  # the trust ratio of |g| is |g|'s: norms agree
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
-            check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=np.abs(s), why=TRACE_WHY)
+            per_step.reference(f"update {k}", u.astype(np.float32), e, scale=np.abs(s), why=TRACE_WHY)
             scales[f"{t - 1}/{k}"] = np.abs(s)
         state_scales[f"3/trace/{k}"] = np.abs(ref.lars([np.abs(x) for x in g], np.abs(p), **{**h, "nesterov": False})[-1])
+    per_step.flush()
     _golden_run(check, f"lars/{'nesterov' if nesterov else 'heavy-ball'}", run, scales, state_scales)
 
 
@@ -220,6 +231,7 @@ _FROMAGE = runs.runner(lambda lr, min_norm: optax.fromage(lr, min_norm=min_norm)
 def test_fromage(check):
     """fromage(0.3, min_norm=2.0): Bernstein et al.'s step (w - lr g ||w|| / ||g||) / sqrt(1 + lr^2) - w, the
     norms held at least min_norm (2.0 lifts the (3,) leaf's gradient norms, below it here)."""
+    per_step = runs.Stepwise(check)
     seq, params = runs.grads(270, scale=0.5), runs.params(271)
     run = _FROMAGE(seq, params, 0.3, 2.0)
     scales = {}
@@ -228,9 +240,10 @@ def test_fromage(check):
         expected = ref.fromage(g, p, f32(0.3), f32(2.0))
         scale = [np.abs(e + p) + np.abs(p) for e in expected]
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
-            check.reference(f"step {t} update {k}", u.astype(np.float32), e, scale=s,
+            per_step.reference(f"update {k}", u.astype(np.float32), e, scale=s,
                             why="the new weights minus the old: ulps at their magnitude")
             scales[f"{t - 1}/{k}"] = s
+    per_step.flush()
     _golden_run(check, "fromage", run, scales, why="the new weights minus the old: ulps at their magnitude")
 
 
@@ -248,6 +261,7 @@ def test_rprop(check):
     emits 0 where the sign flipped and otherwise the update it stored one step before (0 at the first step),
     so step t's update is compared to the reference's of step t - 1 (a one-step lag, recorded as found; a
     release that removes it changes this contract)."""
+    per_step = runs.Stepwise(check)
     signs = np.array([[1, 1, 1], [1, -1, 1], [1, 1, -1], [1, 1, 1], [1, -1, 0], [1, 1, 1], [1, 1, 1], [1, 1, 1]])
     rng = np.random.default_rng(280)
     seq = [{"b": (s * rng.uniform(0.5, 2, 3)).astype(np.float32),
@@ -260,10 +274,11 @@ def test_rprop(check):
         updates, steps = ref.rprop(g, *(f32(h) for h in hyper))
         flipped = [np.zeros(g[0].shape, bool)] + [np.sign(a) * np.sign(b) < 0 for a, b in zip(g, g[1:])]
         for t, (u, r, state) in enumerate(zip(leaf(run.updates, k), leaf(rule.updates, k), rule.states), 1):
-            check.reference(f"step {t} step sizes {k}", state.step_sizes[k], steps[t - 1])
+            per_step.reference(f"step sizes {k}", state.step_sizes[k], steps[t - 1])
             lagged = np.zeros(g[0].shape) if t == 1 else np.where(flipped[t - 1], 0.0, updates[t - 2])
-            check.reference(f"step {t} rprop update {k} (the lagged iRprop- step)", u.astype(np.float32), lagged)
-            check.reference(f"step {t} scale_by_rprop update {k}", r.astype(np.float32), -lagged)
+            per_step.reference(f"rprop update {k} (the lagged iRprop- step)", u.astype(np.float32), lagged)
+            per_step.reference(f"scale_by_rprop update {k}", r.astype(np.float32), -lagged)
+    per_step.flush()
     _golden_run(check, "rprop", run)
     _golden_run(check, "scale_by_rprop", rule)
 
@@ -277,6 +292,7 @@ _BLOCK = {name: runs.runner(lambda m, f=getattr(optax, name): f(min_scale=m))
 def test_param_block_scaling(check, name):
     """min_scale=0.9 with a params leaf 'b' small enough that its norm and rms are below it and 'w' above: each
     leaf's update is g times max(the norm (rms) of that leaf's params, min_scale)."""
+    per_step = runs.Stepwise(check)
     seq, params = runs.grads(290, n=2), runs.params(291)
     params["b"] = (params["b"] * 0.1).astype(np.float32)
     run = _BLOCK[name](seq, params, 0.9)
@@ -285,5 +301,6 @@ def test_param_block_scaling(check, name):
         factor = max(measure(np.asarray(params[k], np.float64)), f32(0.9))
         check.exact(f"min_scale binds for {k}", factor == f32(0.9), k == "b")
         for t, (u, g) in enumerate(zip(leaf(run.updates, k), leaf(seq, k)), 1):
-            check.reference(f"step {t} update {k}", u.astype(np.float32), g * factor)
+            per_step.reference(f"update {k}", u.astype(np.float32), g * factor)
+    per_step.flush()
     _golden_run(check, name, run)
