@@ -204,30 +204,42 @@ _ADAFACTOR = {name: runs.runner(lambda lr, rate, clip, mom, wd, eps, f=f, p=p, m
     clipping_threshold=clip, momentum=mom if m else None, weight_decay_rate=wd if w else None, eps=eps, factored=f,
     weight_decay_mask={"b": False, "w": True}), resume=_resume_factored)
     for name, (f, p, m, w) in ADAFACTOR_VARIANTS.items()}
+CAP = 0.55  # a capped beta2 schedule (Zhai et al. 2021, the docstring's example of a custom decay_rate_fn)
+
+
+def _capped(step, rate):
+    """1 - (step + 1)^-rate, at most CAP."""
+    return jnp.minimum(1.0 - (step + 1.0) ** -rate, CAP)
+
+
+def _capped_f64(step, rate):
+    return min(1.0 - (step + 1.0) ** -rate, f32(CAP))
+
+
 _FACTORED = {factored: runs.runner(lambda rate, eps, f=factored: optax.scale_by_factored_rms(
-    factored=f, decay_rate=rate, step_offset=4, min_dim_size_to_factor=2, epsilon=eps), resume=_resume_factored)
-    for factored in (True, False)}
+    factored=f, decay_rate=rate, step_offset=4, min_dim_size_to_factor=2, epsilon=eps,
+    **({} if f else {"decay_rate_fn": _capped})), resume=_resume_factored) for factored in (True, False)}
 
 
 @pytest.mark.parametrize("variant", sorted(ADAFACTOR_VARIANTS))
 def test_adafactor(check, variant):
-    """adafactor(0.1, decay_rate=0.6, decay_offset=3, clipping_threshold=1.5, eps=1e-3, momentum=0.5,
+    """adafactor(0.1, decay_rate=0.6, decay_offset=3, clipping_threshold=1.2 (it binds at steps 1 and 6, the default 1.0 would at 2 and 3 too), eps=1e-3, momentum=0.5,
     weight_decay_rate=0.05 on 'w' only, min_dim_size_to_factor=2: the (2, 3) leaf is factored), resumed at
     step count 5 (t = 3 at the first step), against Shazeer & Stern's Algorithms 4-5 with update clipping,
     relative step size and momentum (harness/builtin/reference/classic.py)."""
     per_step = runs.Stepwise(check)
     factored, relative, has_momentum, has_decay = ADAFACTOR_VARIANTS[variant]
     seq, params = runs.grads(140), runs.params(141)
-    run = _ADAFACTOR[variant](seq, params, 0.1, 0.6, 1.5, 0.5, 0.05, 1e-3)
+    run = _ADAFACTOR[variant](seq, params, 0.1, 0.6, 1.2, 0.5, 0.05, 1e-3)
     scales, state_scales = {}, {}
     for k in KEYS:
         g, p = leaf(seq, k), np.asarray(params[k], np.float64)
-        expected = ref.adafactor(g, p, f32(0.1), f32(1.5), relative, f32(0.5) if has_momentum else None,
+        expected = ref.adafactor(g, p, f32(0.1), f32(1.2), relative, f32(0.5) if has_momentum else None,
                                  f32(0.05) if has_decay and k == "w" else None, decay_rate=f32(0.6),
                                  first_count=FIRST_COUNT, step_offset=3, epsilon=f32(1e-3), factored=factored)
         scale = [None] * runs.STEPS
         if has_momentum:  # an average of steps of either sign, plus wd * w: ulps at their magnitudes
-            steps = ref.adafactor(g, p, f32(0.1), f32(1.5), relative, None, None, decay_rate=f32(0.6),
+            steps = ref.adafactor(g, p, f32(0.1), f32(1.2), relative, None, None, decay_rate=f32(0.6),
                                   first_count=FIRST_COUNT, step_offset=3, epsilon=f32(1e-3), factored=factored)
             average = ref.momentum_trace([(1 - f32(0.5)) * np.abs(x) for x in steps], f32(0.5), False)
             decay = f32(0.05) * np.abs(p) if has_decay and k == "w" else 0.0
@@ -249,12 +261,14 @@ def test_adafactor(check, variant):
 @pytest.mark.parametrize("factored", [True, False], ids=["factored", "unfactored"])
 def test_scale_by_factored_rms(check, factored):
     """scale_by_factored_rms(decay_rate=0.5, step_offset=4, min_dim_size_to_factor=2, epsilon=1e-2), resumed at
-    count 5 (t = 2 first): G / sqrt(V) of Shazeer & Stern, V factored for the (2, 3) leaf only when factored."""
+    count 5 (t = 2 first): G / sqrt(V) of Shazeer & Stern, V factored for the (2, 3) leaf only when factored;
+    unfactored with a custom decay_rate_fn (beta2 capped at 0.55, reached from the third step)."""
     per_step = runs.Stepwise(check)
     seq, params = runs.grads(150), runs.params(151)
     run = _FACTORED[factored](seq, params, 0.5, 1e-2)
     for k in KEYS:
-        expected = ref.factored_rms(leaf(seq, k), f32(0.5), FIRST_COUNT, 4, f32(1e-2), factored)
+        expected = ref.factored_rms(leaf(seq, k), f32(0.5), FIRST_COUNT, 4, f32(1e-2), factored,
+                                    None if factored else _capped_f64)
         for t, (u, e) in enumerate(zip(leaf(run.updates, k), expected), 1):
             per_step.reference(f"update {k}", u.astype(np.float32), e)
     check.exact("row/column statistics kept for the matrix", np.shape(run.states[-1].v_row["w"]),
@@ -265,11 +279,11 @@ def test_scale_by_factored_rms(check, factored):
 
 # -- sm3(learning_rate, momentum) / scale_by_sm3(b1, b2, eps) ------------------------------------------------------
 _SM3 = runs.runner(lambda lr, mom: optax.sm3(lr, momentum=mom))
-_SCALE_BY_SM3 = runs.runner(lambda b1, eps: optax.scale_by_sm3(b1=b1, b2=1.0, eps=eps))
+_SCALE_BY_SM3 = runs.runner(lambda b1, eps: optax.scale_by_sm3(b1=b1, b2=0.9, eps=eps))  # b2 is read in Python
 
 
 def test_sm3(check):
-    """sm3(0.2, momentum=0.6) and scale_by_sm3(b1=0.3, eps=1e-2): six steps against SM3-II (Anil et al.,
+    """sm3(0.2, momentum=0.6) and scale_by_sm3(b1=0.3, b2=0.9, eps=1e-2): six steps against SM3-II (Anil et al.,
     Algorithm 2, a cover set per row and per column) with momentum (the paper's Section 5)."""
     per_step = runs.Stepwise(check)
     seq, params = runs.grads(160), runs.params(161)
@@ -283,8 +297,8 @@ def test_sm3(check):
             per_step.reference(f"sm3 update {k}", u.astype(np.float32), -f32(0.2) * e, scale=f32(0.2) * s,
                             why=TRACE_WHY)
             scales[f"{t - 1}/{k}"], state_scales[f"0/nu/{k}"] = f32(0.2) * s, s
-        for t, (u, e, s) in enumerate(zip(leaf(rule.updates, k), ref.sm3(g, f32(0.3), f32(1e-2)),
-                                          ref.sm3([np.abs(x) for x in g], f32(0.3), f32(1e-2))), 1):
+        for t, (u, e, s) in enumerate(zip(leaf(rule.updates, k), ref.sm3(g, f32(0.3), f32(1e-2), 0.9),
+                                          ref.sm3([np.abs(x) for x in g], f32(0.3), f32(1e-2), 0.9)), 1):
             per_step.reference(f"scale_by_sm3 update {k}", u.astype(np.float32), e, scale=s, why=TRACE_WHY)
             rule_scales[f"{t - 1}/{k}"], rule_state_scales[f"nu/{k}"] = s, s
     per_step.flush()

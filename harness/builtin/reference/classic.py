@@ -112,22 +112,25 @@ def fromage(grads: list[np.ndarray], param: np.ndarray, learning_rate: float, mi
     return out
 
 
-def sm3(grads: list[np.ndarray], b1: float, eps: float) -> list[np.ndarray]:
+def sm3(grads: list[np.ndarray], b1: float, eps: float, b2: float = 1.0) -> list[np.ndarray]:
     """SM3-II (Anil et al. 2019, Algorithm 2) with one cover set per row and per column of a matrix (one per
     element of a vector): nu_ij = min(mu_row_i, mu_col_j) + g_ij^2, mu_row_i <- max_j nu_ij, mu_col_j <-
     max_i nu_ij; the step g / sqrt(nu + eps) (0 where nu is 0) goes through momentum m <- b1 m + (1 - b1) step
-    (the paper's Section 5 momentum), which is emitted."""
+    (the paper's Section 5 momentum), which is emitted. b2 < 1 (optax.scale_by_sm3's "decay rate for the
+    exponentially weighted average of squared grads", not in the paper): nu_ij = b2 min(...) + (1 - b2) g_ij^2;
+    b2 = 1 is the paper's sum."""
     shape = grads[0].shape
     rows = np.zeros(shape[0]) if len(shape) == 2 else None
     cols = np.zeros(shape[1]) if len(shape) == 2 else None
     acc = np.zeros(shape)
+    new = 1.0 if b2 == 1.0 else 1 - b2
     m, out = np.zeros(shape), []
     for g in grads:
         if len(shape) == 2:
-            acc = np.minimum(rows[:, None], cols[None, :]) + g * g
+            acc = b2 * np.minimum(rows[:, None], cols[None, :]) + new * g * g
             rows, cols = acc.max(axis=1), acc.max(axis=0)
         else:
-            acc = acc + g * g
+            acc = b2 * acc + new * g * g
         step = np.where(acc > 0, g / np.sqrt(acc + eps), 0.0)
         m = b1 * m + (1 - b1) * step
         out.append(m)
@@ -155,18 +158,20 @@ def rprop(grads: list[np.ndarray], learning_rate: float, eta_minus: float, eta_p
 
 
 def factored_rms(grads: list[np.ndarray], decay_rate: float, first_count: int, step_offset: int, epsilon: float,
-                 factored: bool) -> list[np.ndarray]:
+                 factored: bool, beta_fn=None) -> list[np.ndarray]:
     """Adafactor's rescaling (Shazeer & Stern 2018, Algorithms 4 and 5 with beta2_t = 1 - t^-decay_rate, t the
     step number counted from 1 at step_offset: the first step, at count first_count, is t = first_count -
     step_offset + 1, the statistics starting from zero): for a matrix, row and column sums R <- b R + (1 - b) (G^2 + eps) 1,
     C <- b C + (1 - b) 1^T (G^2 + eps), V = R C / (1^T R); else V <- b V + (1 - b) (G^2 + eps); emits G / sqrt(V).
-    Factors the two largest axes of a matrix (here: any 2-d leaf, the contract sets min_dim_size_to_factor)."""
+    Factors the two largest axes of a matrix (here: any 2-d leaf, the contract sets min_dim_size_to_factor).
+    beta_fn(step, decay_rate): a custom schedule of beta2 (scale_by_factored_rms's decay_rate_fn, given "the
+    current step", counted from 0 at step_offset) in place of 1 - t^-decay_rate."""
     shape = grads[0].shape
     two_d = factored and len(shape) == 2
     rows, cols, v = np.zeros(shape[0] if two_d else 1), np.zeros(shape[1] if two_d else 1), np.zeros(shape)
     out = []
     for t, g in enumerate(grads, first_count - step_offset + 1):
-        beta = 1 - float(t) ** -decay_rate
+        beta = 1 - float(t) ** -decay_rate if beta_fn is None else beta_fn(t - 1, decay_rate)
         sq = g * g + epsilon
         if two_d:
             rows = beta * rows + (1 - beta) * sq.sum(axis=1)
