@@ -225,26 +225,37 @@ def test_lars(check, nesterov):
 
 
 # -- fromage(learning_rate, min_norm) -------------------------------------------------------------------------------
-_FROMAGE = runs.runner(lambda lr, min_norm: optax.fromage(lr, min_norm=min_norm))
+FROMAGE_DECAY = 0.5  # the schedule variant's learning rate: lr * 0.5^count
+_FROMAGE = {schedule: runs.runner(lambda lr, min_norm, s=schedule: optax.fromage(
+    (lambda count: lr * FROMAGE_DECAY ** count) if s else lr, min_norm=min_norm)) for schedule in (False, True)}
 
 
-def test_fromage(check):
-    """fromage(0.3, min_norm=2.0): Bernstein et al.'s step (w - lr g ||w|| / ||g||) / sqrt(1 + lr^2) - w, the
-    norms held at least min_norm (2.0 lifts the (3,) leaf's gradient norms, below it here)."""
+@pytest.mark.parametrize("schedule", [False, True], ids=["constant", "schedule"])
+def test_fromage(check, schedule):
+    """fromage(0.3, min_norm=2.0), and with the schedule 0.3 * 0.5^count (optax builds that one apart):
+    Bernstein et al.'s step (w - lr g ||w|| / ||g||) / sqrt(1 + lr^2) - w at each step's lr, the norms held
+    at least min_norm (2.0 lifts the (3,) leaf's gradient norms, below it here). With the schedule only the
+    first step is the paper's: optax 0.2.6 builds its (1 / sqrt(1 + lr^2) - 1) w term with
+    add_decayed_weights(schedule), whose count never advances in that release (masks/
+    test_add_decayed_weights_schedule), so every step shrinks w with lr(0); the later steps are golden only
+    (a release that advances the count changes them)."""
     per_step = runs.Stepwise(check)
     seq, params = runs.grads(270, scale=0.5), runs.params(271)
-    run = _FROMAGE(seq, params, 0.3, 2.0)
+    run = _FROMAGE[schedule](seq, params, 0.3, 2.0)
+    rates = [f32(0.3) * FROMAGE_DECAY ** t for t in range(runs.STEPS)] if schedule else f32(0.3)
+    compared = 1 if schedule else runs.STEPS
+    why = "the new weights minus the old: ulps at their magnitude"
     scales = {}
     for k in KEYS:
         g, p = leaf(seq, k), np.asarray(params[k], np.float64)
-        expected = ref.fromage(g, p, f32(0.3), f32(2.0))
+        expected = ref.fromage(g, p, rates, f32(2.0))
         scale = [np.abs(e + p) + np.abs(p) for e in expected]
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
-            per_step.reference(f"update {k}", u.astype(np.float32), e, scale=s,
-                            why="the new weights minus the old: ulps at their magnitude")
+            if t <= compared:
+                per_step.reference(f"update {k}", u.astype(np.float32), e, scale=s, why=why)
             scales[f"{t - 1}/{k}"] = s
     per_step.flush()
-    _golden_run(check, "fromage", run, scales, why="the new weights minus the old: ulps at their magnitude")
+    _golden_run(check, f"fromage/{'schedule' if schedule else 'constant'}", run, scales, why=why)
 
 
 # -- rprop(learning_rate, eta_minus, eta_plus, min_step_size, max_step_size) / scale_by_rprop(same) ----------------

@@ -102,11 +102,14 @@ def lars(grads: list[np.ndarray], param: np.ndarray, learning_rate: float, weigh
     return momentum_trace(steps, momentum, nesterov)
 
 
-def fromage(grads: list[np.ndarray], param: np.ndarray, learning_rate: float, min_norm: float) -> list[np.ndarray]:
+def fromage(grads: list[np.ndarray], param: np.ndarray, learning_rate: float | list[float],
+            min_norm: float) -> list[np.ndarray]:
     """Fromage (Bernstein et al. 2020, Algorithm 1): w <- (w - lr * g ||w|| / ||g||) / sqrt(1 + lr^2), as an
-    update w_new - w (norms held at least min_norm, as in LARS: the docstring)."""
+    update w_new - w (norms held at least min_norm, as in LARS: the docstring); learning_rate: one per step
+    for a schedule."""
+    rates = learning_rate if isinstance(learning_rate, list) else [learning_rate] * len(grads)
     out = []
-    for g in grads:
+    for g, learning_rate in zip(grads, rates):
         ratio = max(np.linalg.norm(param), min_norm) / max(np.linalg.norm(g), min_norm)
         out.append((param - learning_rate * ratio * g) / np.sqrt(1 + learning_rate ** 2) - param)
     return out
