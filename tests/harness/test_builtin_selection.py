@@ -68,8 +68,9 @@ def test_report_mode_runs_the_families_covering_what_the_code_calls(team):
     found = _load()
     selection = found.selection
     # MultiSteps -> accumulation; the schedule -> schedules; clip_by_global_norm -> clipping (and shapes, whose
-    # mismatched-gradients contract calls it); chain -> masks, and training, which needs flax: not imported here.
-    assert selection.families == ("accumulation", "clipping", "masks", "schedules", "shapes")
+    # mismatched-gradients contract calls it); chain -> masks, and training, which needs flax: not imported here;
+    # sgd -> optimizers.
+    assert selection.families == ("accumulation", "clipping", "masks", "optimizers", "schedules", "shapes")
     assert found.suite[0] == "--pyargs" and _families(found.suite[1:-1]) == list(selection.families)
     assert "harness.builtin" not in found.suite and found.suite[-1].endswith("contracts")
     assert "harness.builtin.test_schedules_defaults" in found.suite  # a family runs whole
@@ -103,7 +104,7 @@ def test_sharding_and_flax_code_take_their_families(team):
             return nnx.Optimizer(model, optax.MultiSteps(optax.sgd(0.1), 2), wrt=nnx.Param), sharding
         """)
     found = _load()
-    assert found.selection.families == ("accumulation", "data_parallel", "training")
+    assert found.selection.families == ("accumulation", "data_parallel", "optimizers", "training")  # sgd: optimizers
     assert found.imports_flax and not found.selection.without_flax
     assert multi_device.planned(found, {}) is not None  # its own process, not in the main run's modules
     assert "harness.builtin.test_data_parallel" not in found.suite

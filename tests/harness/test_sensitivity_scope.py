@@ -67,7 +67,10 @@ def test_the_spans_are_each_in_scope_callables_lines_from_the_ledger_and_the_sou
     by_start = {source[first - 1].split("(")[0]: (first, last) for first, last in found["optax/_src/transform.py"]}
     assert set(by_start) == {"def apply_every", "def scale_by_schedule", "def scale_by_learning_rate",
                              "def normalize_by_update_norm", "def centralize", "def scale_by_trust_ratio",
-                             "def scale_by_lbfgs", "def scale_by_polyak", "def scale_by_distance_over_gradients"}
+                             "def scale_by_lbfgs", "def scale_by_polyak", "def scale_by_distance_over_gradients",
+                             "def scale", "def scale_by_rms", "def scale_by_stddev", "def scale_by_rss",
+                             "def scale_by_adadelta", "def scale_by_sm3", "def scale_by_rprop", "def scale_by_sign",
+                             "def scale_by_param_block_norm", "def scale_by_param_block_rms"}
     first, last = by_start["def apply_every"]
     body = "\n".join(source[first - 1:last])  # the whole body: the nested init_fn and update_fn, the return
     assert "def init_fn" in body and "def update_fn" in body

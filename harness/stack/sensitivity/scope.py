@@ -24,7 +24,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "optax/transforms/_clipping.py": ("clipping", "shapes"),  # clip_by_global_norm, per_example_global_norm_clip
     "optax/transforms/_masking.py": ("masks", "shapes"),  # masked
     "optax/transforms/_combining.py": ("masks", "accumulation", "training"),  # chain, partition
-    "optax/transforms/_adding.py": ("masks", "shapes"),  # add_decayed_weights
+    "optax/transforms/_adding.py": ("masks", "shapes", "optimizers"),  # add_decayed_weights, add_noise
     "optax/contrib/_reduce_on_plateau.py": ("schedules",),  # reduce_on_plateau
     "optax/contrib/_privacy.py": ("clipping",),  # differentially_private_aggregate, dpsgd
     "optax/transforms/_constraining.py": ("masks", "shapes"),  # zero_nans, keep_params_nonnegative
@@ -35,9 +35,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "optax/tree_utils/_tree_math.py": ("clipping", "shapes"),  # tree_norm
     "optax/contrib/_sam.py": ("clipping", "shapes"),  # normalize (sam: in scope, no contract yet)
     # apply_every; scale_by_schedule, scale_by_learning_rate; normalize_by_update_norm, centralize,
-    # scale_by_trust_ratio; scale_by_lbfgs (scale_by_polyak, scale_by_distance_over_gradients: no contract yet)
+    # scale_by_trust_ratio; the optimizers' update rules (scale_by_rms, ..., scale_by_lbfgs; scale_by_polyak,
+    # scale_by_distance_over_gradients: no contract yet)
     "optax/_src/transform.py": ("clipping", "schedules", "accumulation", "shapes", "optimizers"),
-    "optax/_src/alias.py": ("optimizers",),  # the optimizers (lbfgs, ...)
+    "optax/_src/alias.py": ("optimizers",),  # the optimizers (sgd, rmsprop, adagrad, adafactor, lbfgs, ...)
+    "optax/_src/factorized.py": ("optimizers",),  # scale_by_factored_rms
+    "optax/_src/utils.py": ("optimizers",),  # scale_gradient
     "optax/_src/linesearch.py": ("optimizers",),  # scale_by_zoom_linesearch, scale_by_backtracking_linesearch
     "optax/contrib/_schedule_free.py": ("optimizers",),  # schedule_free(_adamw, _sgd, _eval_params)
     "optax/contrib/_adopt.py": ("optimizers",),  # adopt, scale_by_adopt
@@ -56,7 +59,8 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
                           "family at once, not set_to_zero)",
     "optax/_src/linear_algebra.py": "global_norm beside matrix routines outside the scope (power iteration, "
                                     "inverse roots, nnls)",
-    "optax/_src/transform.py": "6 in-scope callables beside ~30 optimizer building blocks outside the scope",
+    "optax/_src/transform.py": "in-scope callables beside optimizer building blocks outside the scope",
+    "optax/_src/utils.py": "scale_gradient beside key, dtype and sampling helpers outside the scope",
     "optax/_src/update.py": "periodic_update beside apply_updates and incremental_update (outside the scope)",
     "optax/tree_utils/_tree_math.py": "tree_norm beside ~40 tree helpers outside the scope",
     "optax/_src/alias.py": "the optimizers in scope beside the others outside it",
