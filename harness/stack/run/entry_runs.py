@@ -57,8 +57,12 @@ def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay:
 
 
 def new_run_id() -> str:
-    """A run's id: when it started, and enough randomness that two runs never share one."""
-    return f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{random.getrandbits(24):06x}"
+    """A run's id: when it started, and enough randomness that two runs never share one. Under GitHub Actions
+    it names the Actions run (and attempt) instead of the process: a report reused in a later pull request
+    then says which workflow run computed it (the verdict's "Reused" line)."""
+    actions = os.environ.get("GITHUB_RUN_ID")
+    where = f"actions-{actions}.{os.environ.get('GITHUB_RUN_ATTEMPT') or 1}" if actions else str(os.getpid())
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{where}-{random.getrandbits(24):06x}"
 
 
 @contextlib.contextmanager
