@@ -126,13 +126,17 @@ def test_pull_requests_that_change_the_tables_paths_run_it_and_the_nightly_judge
     root = team(tmp_path, "--contracts", "checks/optimizer", pins_file="deps/pins.txt")
     pr, nightly = (_load(root, p) for p in WRITTEN)
     on = pr.get("on", pr.get(True))  # PyYAML reads the key `on` as True
-    assert list(on) == ["pull_request"]  # never pull_request_target: a fork's code gets no write token
+    # never pull_request_target: a fork's code gets no write token. And the same paths merged into the default
+    # branch (no clone's origin/HEAD here: main), whose runs save the reports pull requests reuse.
+    assert list(on) == ["pull_request", "push"]
     assert on["pull_request"]["paths"] == ["deps/pins.txt", "pyproject.toml", "locks/**", "golden/**",
                                            "checks/optimizer/**", ".github/workflows/upgrade-harness-pr.yml"]
+    assert on["push"] == {"branches": ["main"], "paths": on["pull_request"]["paths"]}
     (step,) = [s for s in pr["jobs"]["plan"]["steps"] if s.get("id") == "plan"]
-    # the pull request's pins against its base branch's: the branch and the path reach the script by env only
-    assert step["run"].strip().endswith('upgrade-harness" plan --baseline-from "origin/$BASE_REF:$PINS_FILE" '
-                                        '--candidate-from "$PINS_FILE"')
+    # the pull request's pins against its base branch's (on the default branch, its own: one stack): the
+    # branch and the path reach the script by env only
+    assert step["run"].strip().endswith('upgrade-harness" plan --baseline-from "origin/${BASE_REF:-$GITHUB_REF_NAME}'
+                                        ':$PINS_FILE" --candidate-from "$PINS_FILE"')
     assert step["env"] == {"BASE_REF": "${{ github.base_ref }}", "PINS_FILE": "deps/pins.txt"}
     assert not any("${{" in s.get("run", "") for job in pr["jobs"].values() for s in job["steps"])
     assert not any("if" in job and "actor" in job["if"] for job in pr["jobs"].values())  # bots' pull requests too
@@ -149,6 +153,33 @@ def test_pull_requests_that_change_the_tables_paths_run_it_and_the_nightly_judge
     assert next(s for s in pr["jobs"]["plan"]["steps"] if "fetch-depth" in s.get("with", {}))["with"] == {
         "persist-credentials": False, "fetch-depth": 0}
     assert not any("BASE_REF" in json.dumps(job) for name, job in pr["jobs"].items() if name != "plan")
+
+
+def test_every_row_restores_the_report_cache_before_it_runs_and_saves_it_after(project):
+    """A row whose report's inputs did not change reuses it (harness.stack.run.job_reuse): the cache restored
+    from the newest this row's jobs saved, one key series per workflow, saved under this run's own key."""
+    for path, prefix in zip(WRITTEN, (github_jobs.PULL_REQUEST_CACHE, github_jobs.NIGHTLY_CACHE)):
+        workflow = _load(project, path)
+        for job in ("entry", "followup"):
+            steps = workflow["jobs"][job]["steps"]
+            (restore,) = [s for s in steps if s.get("uses", "").startswith("actions/cache/restore@")]
+            (save,) = [s for s in steps if s.get("uses", "").startswith("actions/cache/save@")]
+            key = f"{prefix}-${{{{ matrix.report }}}}-${{{{ github.run_id }}}}-${{{{ github.run_attempt }}}}"
+            assert restore["with"] == {"path": "reports/.cache", "key": key,
+                                       "restore-keys": f"{prefix}-${{{{ matrix.report }}}}-"}
+            assert save["with"] == {"path": "reports/.cache", "key": key}
+            runs = [i for i, s in enumerate(steps) if "upgrade-harness\" run" in s.get("run", "")]
+            assert len(runs) == 2 and steps.index(restore) < runs[0] < runs[1] < steps.index(save)
+
+
+def test_the_default_branch_is_the_clones_origin_head(tmp_path):
+    from harness.stack.ci import init_ci
+
+    assert init_ci.default_branch(tmp_path) == "main"  # not a repository: the usual name
+    subprocess.run(["git", "init", "-q", "-b", "trunk", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "symbolic-ref", "refs/remotes/origin/HEAD",
+                    "refs/remotes/origin/trunk"], check=True)
+    assert init_ci.default_branch(tmp_path) == "trunk"
 
 
 def test_an_existing_workflow_is_refused_naming_it_and_force(tmp_path, capsys):
