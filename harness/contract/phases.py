@@ -75,6 +75,15 @@ def _cell(seconds: float | None) -> str:
     return f" {'?':>7s}" if math.isnan(seconds) else f" {seconds:7.2f}"
 
 
+def register(config, recorder: Callable[[], Recorder | None]) -> None:
+    """The run's Phases as a plugin: printed with --harness-phases, written as data where HARNESS_PHASES_DIR
+    says (an upgrade's --harness-phases), from the main suite's run or the multi-device family's."""
+    source = phase_times.Source.MULTI_DEVICE if config.getoption("--harness-multi-device") else phase_times.Source.SUITE
+    config.pluginmanager.register(Phases(recorder, printed=config.getoption("--harness-phases"),
+                                         directory=os.environ.get(env_vars.PHASES_DIR), source=source),
+                                  "harness-phases")
+
+
 def _known(timing: Timing) -> Timing:
     """`timing` with NaN (not known on this system) as None: JSON has no NaN."""
     def known(x: float | None) -> float | None:

@@ -62,14 +62,10 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.stash[_PROGRESS] = ProgressWriter.from_environment()
-    phases_dir = os.environ.get(env_vars.PHASES_DIR)  # an upgrade's --harness-phases: its profile's data
-    if config.getoption("--harness-phases") or phases_dir:
-        from harness.contract.phases import Phases
-        from harness.model.phase_times import Source
+    if config.getoption("--harness-phases") or os.environ.get(env_vars.PHASES_DIR):  # or an upgrade's, as data
+        from harness.contract.phases import register
 
-        source = Source.MULTI_DEVICE if config.getoption("--harness-multi-device") else Source.SUITE
-        config.pluginmanager.register(Phases(lambda: _running(config), printed=config.getoption("--harness-phases"),
-                                             directory=phases_dir, source=source), "harness-phases")
+        register(config, lambda: _running(config))
     config.addinivalue_line("markers", "family(name): the contract family of the checks in a module")
     config.addinivalue_line("markers", "performance: a timing, reported under performance, not a contract")
     if options.harness_run(config):

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.stack.ci import github_jobs, github_workflows, tool_source
+from harness.stack.ci import github_cache, github_jobs, github_workflows, tool_source
 from harness.stack.commands import init
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,7 +158,7 @@ def test_pull_requests_that_change_the_tables_paths_run_it_and_the_nightly_judge
 def test_every_row_restores_the_report_cache_before_it_runs_and_saves_it_after(project):
     """A row whose report's inputs did not change reuses it (harness.stack.run.job_reuse): the cache restored
     from the newest this row's jobs saved, one key series per workflow, saved under this run's own key."""
-    for path, prefix in zip(WRITTEN, (github_jobs.PULL_REQUEST_CACHE, github_jobs.NIGHTLY_CACHE)):
+    for path, prefix in zip(WRITTEN, (github_cache.PULL_REQUEST_CACHE, github_cache.NIGHTLY_CACHE)):
         workflow = _load(project, path)
         for job in ("entry", "followup"):
             steps = workflow["jobs"][job]["steps"]

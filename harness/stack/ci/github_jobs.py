@@ -6,19 +6,14 @@ varies only by its arguments, which are expressions and literals of this module,
 
 from __future__ import annotations
 
+from harness.stack.ci.github_cache import CACHE_RESTORE, CACHE_SAVE, report_cache_steps
+
 # The actions this project's own workflows run, pinned by the same commits (a test keeps them equal).
 CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2"
 SETUP_PYTHON = "actions/setup-python@42375524e23c412d93fb67b49958b491fce71c38 # v5.4.0"
 UPLOAD = "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.2"
 DOWNLOAD = "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093 # v4.3.0"
-CACHE_RESTORE = "actions/cache/restore@0400d5f644dc74513175e3cd8d07132dd4860809 # v4.2.4"
-CACHE_SAVE = "actions/cache/save@0400d5f644dc74513175e3cd8d07132dd4860809 # v4.2.4"
 ACTIONS = (CHECKOUT, SETUP_PYTHON, UPLOAD, DOWNLOAD, CACHE_RESTORE, CACHE_SAVE)
-
-# The report cache's Actions cache keys, one series per workflow (a pull request's reports never serve a
-# nightly's random examples, nor the other way round).
-PULL_REQUEST_CACHE = "upgrade-harness-reports"
-NIGHTLY_CACHE = "upgrade-harness-nightly-reports"
 
 TOOL = '"$RUNNER_TEMP/upgrade-harness/bin/upgrade-harness"'  # each job's own install, outside the checkout
 MARKER = "<!-- upgrade-harness-verdict -->"  # the sticky comment's first line
@@ -126,37 +121,11 @@ _RUN_ROW = f"""\
 """
 
 
-def _cache(prefix: str) -> tuple[str, str]:
-    """The steps around a row's runs: the report cache (reports/.cache/) restored from the newest this row's
-    jobs saved (on this branch or the default branch), and saved after under this run's key. A row whose
-    report's inputs did not change reuses it instead of running (harness.stack.run.job_reuse)."""
-    key = f"{prefix}-${{{{ matrix.report }}}}-${{{{ github.run_id }}}}-${{{{ github.run_attempt }}}}"
-    restore = f"""\
-      # The reports kept by content key: a report nothing of whose inputs changed is reused, not run, and the
-      # verdict names the run it came from.
-      - name: Restore the report cache
-        uses: {CACHE_RESTORE}
-        with:
-          path: reports/.cache
-          key: {key}
-          restore-keys: {prefix}-${{{{ matrix.report }}}}-
-"""
-    save = f"""\
-      # The cache with this row's new records, for the next runs (the default branch's serve pull requests).
-      - name: Save the report cache
-        uses: {CACHE_SAVE}
-        with:
-          path: reports/.cache
-          key: {key}
-"""
-    return restore, save
-
-
 def _entry_job(job: str, title: str, needs: str, condition: str, source: str, download: str, profile: str,
                cache: str) -> str:
     """One job per row of `source`'s matrix: the row's entry, then the run that follows it in the same job;
     the report cache `cache` (its keys' prefix) restored before and saved after."""
-    restore, save = _cache(cache)
+    restore, save = report_cache_steps(cache)
     return f"""\
   {job}:
     name: {title} ${{{{ matrix.report }}}}

@@ -13,8 +13,9 @@ import dataclasses
 import json
 from pathlib import Path
 
-from harness.stack.ci.github_jobs import (BASE_BRANCH_HISTORY, NIGHTLY_CACHE, PULL_REQUEST_CACHE, PULL_REQUEST_PLAN,
-                                         STICKY_COMMENT, fan_out, judge_job, plan_job, pull_request_plan_env)
+from harness.stack.ci.github_cache import NIGHTLY_CACHE, PULL_REQUEST_CACHE
+from harness.stack.ci.github_jobs import (BASE_BRANCH_HISTORY, PULL_REQUEST_PLAN, STICKY_COMMENT, fan_out, judge_job,
+                                         plan_job, pull_request_plan_env)
 from harness.stack.ci.tool_source import ToolSource
 
 WORKFLOWS = Path(".github") / "workflows"

@@ -138,13 +138,11 @@ def _run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, on
                 file = Path(files) / f"{entry.name}.json"
                 cmd = [sys.executable, "-m", "nox", "-f", str(ws.noxfile), "-s", entry.name,
                        "--envdir", str(ws.envdir)]
-                timed = run_profile.entry_directory(stem)  # --harness-phases: where its processes write theirs
+                phase_dirs[entry.name] = timed = run_profile.entry_directory(stem)  # --harness-phases: its own
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ws.root,
-                                        env={**env, env_vars.PROGRESS: str(file),
-                                             **({env_vars.PHASES_DIR: str(timed)} if timed else {})},
+                                        env={**env, env_vars.PROGRESS: str(file), **run_profile.told(timed)},
                                         **lifeline.popen_options(run_lock.held_fds()))
                 running[entry.name], attempts[entry.name] = (proc, log, f"{stem}.log", time.perf_counter()), looked
-                phase_dirs[entry.name] = timed
                 twins.started(entry.name, looked.key)
                 why = f" (ran: {looked.why_ran})" if looked.why_ran else ""
                 shown.started(entry.name, file, f"  {entry.name:12s} started   {entry.pin_text}{why}")
