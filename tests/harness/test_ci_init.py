@@ -122,6 +122,26 @@ def test_the_install_step_hands_pip_the_requirement_as_one_argument(project, tmp
     assert (tmp_path / "pip-args").read_text().splitlines() == ["install", TOOL]
 
 
+@pytest.mark.parametrize("event, base_ref, expected", [("pull_request", "main", "origin/main"),
+                                                       ("push", "", "origin/trunk")])
+def test_the_plan_judges_the_base_branchs_pins_and_on_a_push_the_branchs_own(project, tmp_path, event, base_ref,
+                                                                            expected):
+    """A pull request: its pins against its base branch's. A push to the default branch (no base branch): that
+    branch's pins against themselves, one stack, whose reports its jobs save for the pull requests to come."""
+    (step,) = [s for s in _load(project, WRITTEN[0])["jobs"]["plan"]["steps"] if s.get("id") == "plan"]
+    tool = tmp_path / "temp" / "upgrade-harness" / "bin" / "upgrade-harness"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{tmp_path}/tool-args"\n')
+    tool.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "RUNNER_TEMP": str(tmp_path / "temp"), "BASE_REF": base_ref,
+           "GITHUB_REF_NAME": "trunk", "PINS_FILE": "requirements.txt"}
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path,
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "tool-args").read_text().splitlines() == [
+        "plan", "--baseline-from", f"{expected}:requirements.txt", "--candidate-from", "requirements.txt"]
+
+
 def test_pull_requests_that_change_the_tables_paths_run_it_and_the_nightly_judges_the_newest_releases(tmp_path):
     root = team(tmp_path, "--contracts", "checks/optimizer", pins_file="deps/pins.txt")
     pr, nightly = (_load(root, p) for p in WRITTEN)
