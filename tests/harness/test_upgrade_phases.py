@@ -109,7 +109,7 @@ def test_an_entry_row_shows_its_sessions_cpu_and_the_install_as_the_rest(project
     assert row.split()[2] == "14.00"  # the session's whole tree, as it wrote it
     install = next(line for line in table if _label(line).strip().startswith("install (uv pip sync"))
     # 14.0 in all, 1.0 by nox's start, 11.7 by the suite: the rest is the install's and the launch's.
-    assert re.search(r"\s1\.30\s+cpu: the session's, less its pytest runs'$", install), install
+    assert re.search(r"\s1\.30\s+cpu: the session's less its pytest runs' phases", install), install
 
 
 def test_without_the_option_nothing_is_printed_and_no_entry_is_told(project, sessions, capsys):

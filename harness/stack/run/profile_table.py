@@ -52,7 +52,7 @@ def entry_rows(entry: EntryTime, depth: int) -> list[str]:
             rest = session.cpu_s - (session.work_cpu_s or 0.0) - pytest_cpu
             lines.append(_line(depth + 1, "install (uv pip sync to the lock) and the suite's launch",
                                _gap(suite.started_at, session.work_started_at), max(0.0, rest),
-                               "cpu: the session's, less its pytest runs'"))
+                               "cpu: the session's less its pytest runs' phases (install, exits, merge)"))
     if suite is not None:
         lines += _pytest_rows(depth + 1, "suite", suite)
     if family is not None:
@@ -60,7 +60,7 @@ def entry_rows(entry: EntryTime, depth: int) -> list[str]:
         lines.append(_line(depth + 1, "data-parallel family (its own pytest run)", total.wall_s if total else None,
                            total.cpu_s if total else None))
     if session is not None and (family or suite):
-        lines.append(_line(depth + 1, "session end (after the last pytest run)",
+        lines.append(_line(depth + 1, "session end (pytest's exit, the reports merged)",
                            _gap(session.ended_at, (family or suite).ended_at), None))
     return lines
 
