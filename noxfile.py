@@ -7,6 +7,7 @@
   nox -s tests                   the harness's own tests and the contracts on the baseline
   nox -s docs                    the documentation site (mkdocs.yml, docs/) built with --strict into site/
   nox -s sequences               the sequences users run, on the real stacks: reuse never changes an answer
+  nox -s benchmark -- --runs 3   a warm `upgrade --fresh` against the floor (both stacks imported), medians
   nox -s lock                    regenerate locks/<entry>.txt for every matrix entry
   nox -s accept -- --reason ".." adopt the judged candidate as the baseline: pins, locks, golden values
   nox -s plan / followups / judge -- DIR   the upgrade's steps one by one: CI runs each entry as a job
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import nox
 
@@ -75,3 +77,14 @@ def sequences(session: nox.Session) -> None:
     ws = Workspace.from_environment()
     stack_entry.install_entry(session, ws, ENTRIES[matrix.BASELINE])  # pytest, as the tests session has it
     session.run("python", "-m", "pytest", "tests/real_stacks", "-q", "-s", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session(python=False)
+def benchmark(session: nox.Session) -> None:
+    """A warm `nox -s upgrade -- --fresh` against the floor (both stacks importing JAX side by side), N times in
+    turn: medians of wall, CPU and peak memory (benchmarks/upgrade.py). Needs the environments (`nox -s upgrade`)."""
+    from benchmarks import upgrade as upgrade_benchmark
+
+    code = upgrade_benchmark.main(session.posargs, Path(__file__).resolve().parent)
+    if code:
+        session.error(f"the benchmark could not measure (exit status {code})")

@@ -29,3 +29,4 @@ RUN_ID = "HARNESS_RUN_ID"  # the upgrade run an entry belongs to: its reports ca
 CHECKPOINTS = "HARNESS_CHECKPOINTS"  # where an entry writes its own checkpoints (reports/<run>/checkpoints/<report name>/)
 ROLLBACK_FROM = "HARNESS_ROLLBACK_FROM"  # another entry's checkpoints folder the baseline restores (the rollback run)
 MULTI_DEVICE_PLATFORM = "HARNESS_MULTI_DEVICE_PLATFORM"  # `--multi-device-platform`: where the data-parallel family runs
+PHASES_DIR = "HARNESS_PHASES_DIR"  # `upgrade --harness-phases`: where an entry's processes write their phases (harness.model.phase_times)

@@ -112,10 +112,12 @@ class RunOptions:
                                                         f"(default: {devices.COUNT} simulated CPU devices) or an "
                                                         f"accelerator platform (its real devices, at least "
                                                         f"{devices.COUNT})")))
-    # Given to a contract run by hand (`nox -s baseline -- --harness-phases`): where its time went.
-    phases: bool = _option(False, group=HOST, kind=bool, pytest="--harness-phases", argparse=dict(
+    # Given to a contract run by hand (`nox -s baseline -- --harness-phases`): where its time went; given to
+    # an upgrade, where the whole run's went, each entry's own phases included (harness.stack.run.run_profile).
+    phases: bool = _option(False, group=HOST, flags=("--harness-phases",), commands=(UPGRADE,), kind=bool,
+                           pytest="--harness-phases", argparse=dict(
         help="print where the run's time went: start-up, collection, JAX compiling, Hypothesis, the contract "
-             "bodies, report writing (harness.contract.phases)"))
+             "bodies, report writing (harness.contract.phases); for an upgrade, each of its phases and entries"))
     # Set by an upgrade for its entries, never typed.
     run_id: str | None = _option(None, group=RUN, env=env_vars.RUN_ID)
     seed: int | None = _option(None, group=RUN, env=env_vars.SEED, kind=int)

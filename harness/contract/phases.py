@@ -13,6 +13,8 @@ bodies (running the computations, the NumPy references, the comparisons). Report
 of the report) is shown apart; it falls within set-up, the checks and the end.
 
 Registered by the plugin as a plugin of its own, only when asked for: a run without the option pays nothing.
+An upgrade run with `--harness-phases` asks through HARNESS_PHASES_DIR instead: the same phases are then
+written there as data (harness.model.phase_times) for the upgrade's whole-run profile, not printed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 import pytest
+
+from harness import env_vars
+from harness.model import phase_times
+from harness.model.phase_times import Timing
 
 if TYPE_CHECKING:
     from harness.contract.session import Recorder
@@ -69,6 +75,24 @@ def _cell(seconds: float | None) -> str:
     return f" {'?':>7s}" if math.isnan(seconds) else f" {seconds:7.2f}"
 
 
+def register(config, recorder: Callable[[], Recorder | None]) -> None:
+    """The run's Phases as a plugin: printed with --harness-phases, written as data where HARNESS_PHASES_DIR
+    says (an upgrade's --harness-phases), from the main suite's run or the multi-device family's."""
+    source = phase_times.Source.MULTI_DEVICE if config.getoption("--harness-multi-device") else phase_times.Source.SUITE
+    config.pluginmanager.register(Phases(recorder, printed=config.getoption("--harness-phases"),
+                                         directory=os.environ.get(env_vars.PHASES_DIR), source=source),
+                                  "harness-phases")
+
+
+def _known(timing: Timing) -> Timing:
+    """`timing` with NaN (not known on this system) as None: JSON has no NaN."""
+    def known(x: float | None) -> float | None:
+        return None if x is None or math.isnan(x) else x
+
+    return Timing(timing.name, known(timing.wall_s), known(timing.cpu_s), timing.note,
+                  [_known(p) for p in timing.parts])
+
+
 def _on_duration(event: str, duration: float, **_) -> None:
     for phases in _LISTENING:
         phases.jax_event(event, duration)
@@ -77,9 +101,13 @@ def _on_duration(event: str, duration: float, **_) -> None:
 class Phases:
     """The marks of one run and what happened between them; prints the table at unconfigure."""
 
-    def __init__(self, recorder: Callable[[], Recorder | None]):
+    def __init__(self, recorder: Callable[[], Recorder | None], printed: bool = True, directory: str | None = None,
+                 source: phase_times.Source = phase_times.Source.SUITE):
         self.recorder = recorder  # the run's recorder, when it has one: its report writing is shown
+        self.printed = printed  # --harness-phases: the table at the end of the run
+        self.directory, self.source = directory, source  # HARNESS_PHASES_DIR: the phases as data, for an upgrade
         age = _process_age()
+        self.started_at = time.time() - age if age is not None else None
         self.marks: dict[str, tuple[float, float]] = {}
         self.mark("configured")
         # CPU time counts from the process's start; its wall start is known on Linux only.
@@ -175,15 +203,26 @@ class Phases:
         self.mark("ended")
         if self in _LISTENING:
             _LISTENING.remove(self)
-        print("\n" + "\n".join(self.table()), flush=True)
+        if self.printed:
+            print("\n" + "\n".join(self.table()), flush=True)
+        if self.directory:
+            self.write(self.directory)
+
+    def write(self, directory: str) -> None:
+        """The phases as data, for the upgrade's profile (an unknown wall time, NaN in the table, as None)."""
+        rows = [_known(t) for t in self.timings()]
+        total = next(t for t in rows if t.name == "total")
+        phase_times.write(directory, phase_times.ProcessPhases(self.source, self.started_at, time.time(),
+                                                               total.cpu_s or 0.0, rows))
 
     # -- the table ------------------------------------------------------------------------------------
     def _span(self, start: str, end: str) -> tuple[float, float]:
         (w0, c0), (w1, c1) = self.marks[start], self.marks[end]
         return w1 - w0, c1 - c0
 
-    def table(self) -> list[str]:
-        rows: list[tuple[str, float | None, float | None, str]] = []
+    def timings(self) -> list[Timing]:
+        """The run's phases in order, the checks split into their parts, then the total and report writing."""
+        rows: list[Timing] = []
         steps = [("start-up (Python, pytest, plugins)", "start", "configured"),
                  ("set-up (recorder, first report, JAX import)", "configured", "set up"),
                  ("collection (contract modules and their imports)", "set up", "collected"),
@@ -191,21 +230,24 @@ class Phases:
                  ("end (final report, summary, temporary files)", "checked", "ended")]
         for label, start, end in steps:
             wall, cpu = self._span(start, end)
-            rows.append((label, wall, cpu, ""))
-            if start == "collected":
-                rows += self._checks(wall)
+            rows.append(Timing(label, wall, cpu, parts=self._checks(wall) if start == "collected" else []))
         wall, cpu = self._span("start", "ended")
-        rows.append(("total", wall, cpu, ""))
+        rows.append(Timing("total", wall, cpu))
         recorder = self.recorder()
         if recorder is not None:
-            rows.append(("report writing (every write, within the phases above)", recorder.writing_s, None, ""))
+            rows.append(Timing("report writing (every write, within the phases above)", recorder.writing_s))
+        return rows
+
+    def table(self) -> list[str]:
         lines = ["upgrade-harness: where this contract run's time went (--harness-phases; seconds)",
                  f"{'phase':58s} {'wall':>7s} {'cpu':>7s}"]
-        for label, wall, cpu, note in rows:
-            lines.append(f"{label:58s}{_cell(wall)}{_cell(cpu)}  {note}".rstrip())
+        for row in self.timings():
+            for shown in (row, *row.parts):
+                label = shown.name if shown is row else f"  {shown.name}"
+                lines.append(f"{label:58s}{_cell(shown.wall_s)}{_cell(shown.cpu_s)}  {shown.note}".rstrip())
         return lines
 
-    def _checks(self, checks_wall: float) -> list[tuple[str, float | None, None, str]]:
+    def _checks(self, checks_wall: float) -> list[Timing]:
         start, end = self.marks["collected"][0], self.marks["checked"][0]
         compiling = _union(self.compiling, start, end)
         outside = max(0.0, self.property_s - self.bodies_s)  # a property's time outside its body
@@ -214,10 +256,10 @@ class Phases:
         bodies = max(0.0, checks_wall - compiling - self.draws_s - engine)
         draws = self.draws_s if self.draw_timers else None
         return [
-            ("  JAX tracing, lowering, compiling", compiling, None,
-             f"{self.compiles} compiles, {self.cache_loads} loaded from the persistent cache"),
-            ("  Hypothesis: drawing examples", draws, None,
-             f"{self.examples} examples" if self.draw_timers else "unknown: Hypothesis's draw timers unreadable"),
-            ("  Hypothesis: the rest of its engine", engine, None, ""),
-            ("  contract bodies (computations, references, comparisons)", bodies, None, ""),
+            Timing("JAX tracing, lowering, compiling", compiling,
+                   note=f"{self.compiles} compiles, {self.cache_loads} loaded from the persistent cache"),
+            Timing("Hypothesis: drawing examples", draws,
+                   note=f"{self.examples} examples" if self.draw_timers else "unknown: Hypothesis's draw timers unreadable"),
+            Timing("Hypothesis: the rest of its engine", engine),
+            Timing("contract bodies (computations, references, comparisons)", bodies),
         ]

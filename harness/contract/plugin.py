@@ -34,12 +34,13 @@ named together at the end of a test).
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from harness import devices
+from harness import devices, env_vars
 from harness.contract import families, options
 from harness.contract.progress import ProgressWriter
 
@@ -61,10 +62,10 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.stash[_PROGRESS] = ProgressWriter.from_environment()
-    if config.getoption("--harness-phases"):
-        from harness.contract.phases import Phases
+    if config.getoption("--harness-phases") or os.environ.get(env_vars.PHASES_DIR):  # or an upgrade's, as data
+        from harness.contract.phases import register
 
-        config.pluginmanager.register(Phases(lambda: _running(config)), "harness-phases")
+        register(config, lambda: _running(config))
     config.addinivalue_line("markers", "family(name): the contract family of the checks in a module")
     config.addinivalue_line("markers", "performance: a timing, reported under performance, not a contract")
     if options.harness_run(config):

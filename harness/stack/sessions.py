@@ -28,7 +28,7 @@ from harness.stack import paths, project, project_options
 from harness.stack.commands import upgrade as upgrade_run
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import current, locks, matrix, plan
-from harness.stack.run import lifeline
+from harness.stack.run import job_reuse, lifeline, session_phases
 from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
 
@@ -67,8 +67,13 @@ def _entry_session(entry: matrix.Entry) -> None:
         require_python(session)
         # `upgrade` names the baseline's replay of the candidate's failing examples differently.
         report_name = os.environ.get(env_vars.REPORT_NAME) or None
-        stack_entry.run_entry(session, Workspace.from_environment(), entry, pytest_args=session.posargs,
-                              report_name=report_name)
+        ws = Workspace.from_environment()
+        # A CI matrix row: its report taken from the restored cache when nothing that determines it changed.
+        with job_reuse.reused_or_run(ws, entry, say=session.log) as reused:
+            if reused:
+                return
+            with session_phases.recorded():  # `upgrade --harness-phases`: this session's part of the run's profile
+                stack_entry.run_entry(session, ws, entry, pytest_args=session.posargs, report_name=report_name)
 
     run.__doc__ = f"{entry.pin_text}  ({entry.description})"
     stack_session(entry.name, tags=("matrix",))(run)

@@ -53,6 +53,8 @@ def _head(verdict: Verdict) -> list[str]:
     out += ["", "Resolved: " + "; ".join(esc(n) for n in notes)] if notes else []
     same = views.same_stacks(verdict)
     out += ["", "; ".join(esc(s.line) for s in same)] if same else []
+    reused = views.reused_reports(verdict)  # from which run: a reviewer finds its logs there
+    out += ["", "Reused: " + "; ".join(esc(r.line) for r in reused)] if reused else []
     if verdict.baseline.problem:
         out += ["", f"**baseline**: {esc(verdict.baseline.problem[:800])}"]
     shown, more = views.shown_baseline_failures(verdict)

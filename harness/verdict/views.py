@@ -241,6 +241,34 @@ def same_stacks(verdict: Verdict) -> list[SameStack]:
     return found
 
 
+@dataclasses.dataclass(frozen=True)
+class ReusedReport:
+    """A report this run did not compute: taken from an earlier run (a CI job's restored cache, or this
+    machine's reports/.cache/) because nothing that determines it changed. Which run it came from is what a
+    reviewer of a pull request needs to find that run's logs."""
+
+    entry: str
+    origin: ReusedFrom
+
+    @property
+    def line(self) -> str:
+        computed = f", computed as entry {self.origin.entry}" if self.origin.entry != self.entry else ""
+        return (f"{self.entry}: not run, its report reused from run {self.origin.run_id or 'unknown'} "
+                f"(finished {self.origin.when}{computed}; nothing that determines it changed)")
+
+
+def reused_reports(verdict: Verdict) -> list[ReusedReport]:
+    """The reports taken from earlier runs, baseline first; not those of this run's same-stack entries
+    (same_stacks says those)."""
+    base = verdict.baseline
+    found = [ReusedReport("baseline", base.reused)] if base.reused is not None else []
+    for e in verdict.entries:
+        if e.reused is not None and (base.run_id is None or e.reused.run_id != base.run_id):
+            if not (base.reused is not None and base.reused.key == e.reused.key):
+                found.append(ReusedReport(e.name, e.reused))
+    return found
+
+
 def resolution_notes(verdict: Verdict) -> list[str]:
     """'candidate: flax 0.12.12 → 0.12.6: ...': pins the harness chose, and why."""
     return [f"{e.name}: {note}" for e in verdict.entries for note in e.resolution_notes]

@@ -64,3 +64,41 @@ def test_nested_compile_events_are_counted_once():
     # A trace (0-10) with a nested trace inside it (2-3), another (12-14) cut at the end of the phase (13).
     assert phases._union([(12.0, 14.0), (0.0, 10.0), (2.0, 3.0)], 0.0, 13.0) == pytest.approx(11.0)
     assert phases._union([(0.0, 1.0)], 5.0, 6.0) == 0.0
+
+
+# --- an upgrade's --harness-phases: the entry's pytest run writes its phases as data --------------------------
+
+def test_told_a_directory_the_run_writes_its_phases_as_data_and_prints_nothing(recorded_suite, tmp_path,
+                                                                              monkeypatch):
+    from harness import env_vars
+    from harness.model import phase_times
+
+    monkeypatch.setenv(env_vars.PHASES_DIR, str(tmp_path))
+    result, doc = recorded_suite()
+    assert "time went" not in result.stdout.str()
+    written = phase_times.read(tmp_path)
+    assert list(written) == [phase_times.Source.SUITE]
+    run = written[phase_times.Source.SUITE]
+    names = [t.name for t in run.timings]
+    assert names == ["start-up (Python, pytest, plugins)", "set-up (recorder, first report, JAX import)",
+                     "collection (contract modules and their imports)", "checks (6 items)",
+                     "end (final report, summary, temporary files)", "total",
+                     "report writing (every write, within the phases above)"]
+    checks = run.timings[3]
+    assert [p.name for p in checks.parts] == ["JAX tracing, lowering, compiling", "Hypothesis: drawing examples",
+                                              "Hypothesis: the rest of its engine",
+                                              "contract bodies (computations, references, comparisons)"]
+    assert checks.parts[1].note == f"{doc['hypothesis']['examples_run']} examples"
+    assert run.cpu_s == run.timings[5].cpu_s and run.ended_at >= (run.started_at or 0)
+
+
+def test_the_printed_table_and_the_data_are_the_same_phases(recorded_suite, tmp_path, monkeypatch):
+    from harness import env_vars
+    from harness.model import phase_times
+
+    monkeypatch.setenv(env_vars.PHASES_DIR, str(tmp_path))
+    result, _ = recorded_suite("--harness-phases")
+    rows = _rows(result.stdout.str())
+    written = phase_times.read(tmp_path)[phase_times.Source.SUITE]
+    labels = [n for t in written.timings for n in (t.name, *(p.name for p in t.parts))]
+    assert labels == list(rows)

@@ -27,7 +27,8 @@ RUN_URL_EXPR = "${{ github.server_url }}/${{ github.repository }}/actions/runs/$
 RUN_URL = "https://github.example/o/r/actions/runs/42"
 SUMMARY = "reports/upgrade-summary.md"
 HTML = "reports/upgrade-report.html"
-FAN_OUT = ["plan", "entry", "followups", "followup", "judge"]  # the upgrade's jobs, in the order they run
+FAN_OUT = ["plan", "entry", "followups", "followup", "judge"]
+NIGHTLY_FILE = "nightly.yml"  # the upgrade's jobs, in the order they run
 FAKE_GH = """#!/bin/sh
 printf '%s\\n' "$*" >> "$GH_LOG"
 case "$1 $2" in "issue list"|"api repos/"*) if [ -n "$GH_FOUND" ]; then echo "$GH_FOUND"; fi;; esac
@@ -223,9 +224,32 @@ def test_every_file_a_step_writes_reaches_the_jobs_that_read_it(workflow):
 def test_pr_workflow_runs_on_pin_changes_without_pull_request_target():
     workflow = _load("upgrade-pr.yml")
     triggers = workflow.get("on", workflow.get(True))  # PyYAML reads the key `on` as True
-    assert list(triggers) == ["pull_request"]
+    # And on the default branch once merged: its jobs save the reports pull requests then reuse.
+    assert list(triggers) == ["pull_request", "push"]
     assert {"harness/matrix.toml", "harness/stack/pins/matrix.py", "harness/builtin/**", "locks/**", "golden/**"} <= set(triggers["pull_request"]["paths"])
+    assert triggers["push"] == {"branches": ["main"], "paths": triggers["pull_request"]["paths"]}
+    assert workflow["concurrency"]["group"] == "upgrade-pr-${{ github.event.pull_request.number || github.ref }}"
     assert workflow["jobs"]["judge"]["env"]["RUN_URL"] == RUN_URL_EXPR
+
+
+CACHE_PIN = "0400d5f644dc74513175e3cd8d07132dd4860809"  # actions/cache v4.2.4, as the nightly's release-set state
+
+
+@pytest.mark.parametrize("workflow, prefix", [("upgrade-pr.yml", "upgrade-reports"), (NIGHTLY_FILE, "nightly-reports")])
+@pytest.mark.parametrize("job", ["entry", "followup"])
+def test_an_entry_job_restores_the_report_cache_before_its_run_and_saves_it_after(workflow, prefix, job):
+    """The report cache (reports/.cache/) across runs: restored from the newest this row's jobs saved (a pull
+    request may restore the default branch's), saved under this run's own key once both runs of the row ended."""
+    steps = _load(workflow)["jobs"][job]["steps"]
+    restore = _action(steps, "actions/cache/restore")
+    save = _action(steps, "actions/cache/save")
+    key = f"{prefix}-${{{{ matrix.report }}}}-${{{{ github.run_id }}}}-${{{{ github.run_attempt }}}}"
+    assert restore["uses"].split("@")[1] == save["uses"].split("@")[1] == CACHE_PIN
+    assert restore["with"] == {"path": "reports/.cache", "key": key, "restore-keys": f"{prefix}-${{{{ matrix.report }}}}-"}
+    assert save["with"] == {"path": "reports/.cache", "key": key}
+    assert "if" not in save  # after every earlier step succeeded: the runs' steps never fail the job
+    runs = [i for i, s in enumerate(steps) if "nox -s" in s.get("run", "")]
+    assert steps.index(restore) < runs[0] and runs[-1] < steps.index(save)
 
 
 def test_pr_verdict_goes_to_the_job_summary_always(tmp_path):
@@ -284,7 +308,7 @@ def test_pr_fails_with_the_verdict_status_as_its_last_step():
 
 # --- nightly: judge the newest releases against the baseline, once per release set ----------------------
 
-NIGHTLY = "nightly.yml"
+NIGHTLY = NIGHTLY_FILE
 STATE = ".nightly/last-judged.json"
 LABEL = "jax 0.12.0.1, optax 0.2.8, flax 0.12.12, numpy 2.5.5, Python 3.12"
 OTHER_LABEL = "jax 0.12.0, optax 0.2.8, flax 0.12.11, numpy 2.5.5, Python 3.12"

@@ -6,12 +6,14 @@ varies only by its arguments, which are expressions and literals of this module,
 
 from __future__ import annotations
 
+from harness.stack.ci.github_cache import CACHE_RESTORE, CACHE_SAVE, report_cache_steps
+
 # The actions this project's own workflows run, pinned by the same commits (a test keeps them equal).
 CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2"
 SETUP_PYTHON = "actions/setup-python@42375524e23c412d93fb67b49958b491fce71c38 # v5.4.0"
 UPLOAD = "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.2"
 DOWNLOAD = "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093 # v4.3.0"
-ACTIONS = (CHECKOUT, SETUP_PYTHON, UPLOAD, DOWNLOAD)
+ACTIONS = (CHECKOUT, SETUP_PYTHON, UPLOAD, DOWNLOAD, CACHE_RESTORE, CACHE_SAVE)
 
 TOOL = '"$RUNNER_TEMP/upgrade-harness/bin/upgrade-harness"'  # each job's own install, outside the checkout
 MARKER = "<!-- upgrade-harness-verdict -->"  # the sticky comment's first line
@@ -40,7 +42,9 @@ BASE_BRANCH_HISTORY = """\
 # The pull request's pins against its base branch's, as `upgrade-harness upgrade --baseline-from
 # origin/main:PINS --candidate-from PINS` judges a branch's bump; the base branch and the pins file reach the
 # script through env only (zizmor's template-injection rule).
-PULL_REQUEST_PLAN = ' --baseline-from "origin/$BASE_REF:$PINS_FILE" --candidate-from "$PINS_FILE"'
+# On a push to the default branch (no base branch), both sides are that branch's pins: one stack, whose reports
+# the jobs save for the pull requests to come.
+PULL_REQUEST_PLAN = ' --baseline-from "origin/${BASE_REF:-$GITHUB_REF_NAME}:$PINS_FILE" --candidate-from "$PINS_FILE"'
 
 
 def pull_request_plan_env(pins: str) -> str:
@@ -117,8 +121,11 @@ _RUN_ROW = f"""\
 """
 
 
-def _entry_job(job: str, title: str, needs: str, condition: str, source: str, download: str, profile: str) -> str:
-    """One job per row of `source`'s matrix: the row's entry, then the run that follows it in the same job."""
+def _entry_job(job: str, title: str, needs: str, condition: str, source: str, download: str, profile: str,
+               cache: str) -> str:
+    """One job per row of `source`'s matrix: the row's entry, then the run that follows it in the same job;
+    the report cache `cache` (its keys' prefix) restored before and saved after."""
+    restore, save = report_cache_steps(cache)
     return f"""\
   {job}:
     name: {title} ${{{{ matrix.report }}}}
@@ -138,17 +145,18 @@ def _entry_job(job: str, title: str, needs: str, condition: str, source: str, do
       HARNESS_ROLLBACK_FROM: ${{{{ matrix.rollback }}}}
       ENTRY: ${{{{ matrix.entry }}}}
     steps:
-{setup()}{download}{_RUN_ROW}"""
+{setup()}{download}{restore}{_RUN_ROW}{save}"""
 
 
-def fan_out(profile: str) -> str:
-    """The entry jobs, the follow-ups' decision and the follow-up jobs: the same in both workflows."""
+def fan_out(profile: str, cache: str) -> str:
+    """The entry jobs, the follow-ups' decision and the follow-up jobs: the same in both workflows but for
+    the Hypothesis profile and the report cache's key prefix."""
     entry = _entry_job("entry", "Entry", "plan", "", "plan", f"""\
       - uses: {DOWNLOAD}
         with:
           name: run-plan
           path: reports
-""", profile)
+""", profile, cache)
     followup = _entry_job("followup", "Follow-up", "[plan, followups]",
                           "    if: needs.followups.outputs.count != '0'\n", "followups", f"""\
       # The plan, the follow-ups' files, and the candidate's checkpoints (the rollback row restores them).
@@ -157,7 +165,7 @@ def fan_out(profile: str) -> str:
           pattern: run-{{plan,followups,entry-candidate}}
           merge-multiple: true
           path: reports
-""", profile)
+""", profile, cache)
     followups = f"""\
   followups:
     name: Decide the follow-ups

@@ -13,6 +13,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+from harness.stack.ci.github_cache import NIGHTLY_CACHE, PULL_REQUEST_CACHE
 from harness.stack.ci.github_jobs import (BASE_BRANCH_HISTORY, PULL_REQUEST_PLAN, STICKY_COMMENT, fan_out, judge_job,
                                          plan_job, pull_request_plan_env)
 from harness.stack.ci.tool_source import ToolSource
@@ -31,6 +32,7 @@ class Layout:
     contracts: tuple[str, ...]
     golden: str
     locks: str
+    default_branch: str = "main"  # where merged changes land: its runs save the reports pull requests reuse
 
     def triggers(self) -> list[str]:
         """The paths whose change changes the verdict: the pins, the table, the lock, the golden values, the
@@ -68,11 +70,18 @@ On a pull request that changes your pins ({layout.pins}), the table, the lock, t
 # does on a branch (a bump committed without a new lock too), one job per entry. `plan` resolves it once;
 # baseline and candidate run side by side; `followups` decides what else runs (the replay, the rollback runs,
 # the single-package entries when a check changed); `judge` gives the verdict in the job summary and one
-# sticky comment, and fails the check when a contract changed (1) or the harness could not judge (2).""") + f"""\
+# sticky comment, and fails the check when a contract changed (1) or the harness could not judge (2).
+# Once such a change is merged into {layout.default_branch}, the same check runs there on its pins alone: its
+# jobs save their reports (reports/.cache/) in {layout.default_branch}'s Actions cache, which every pull
+# request restores, so a pull request that leaves the baseline's inputs unchanged reuses the baseline's report
+# instead of running it (the verdict names the run it came from).""") + f"""\
 name: upgrade-harness-pr
 
 on:
   pull_request:
+    paths:
+{paths}  push:
+    branches: [{_q(layout.default_branch)}]
     paths:
 {paths}
 permissions:
@@ -83,13 +92,13 @@ env:
 
 # A newer push to the pull request supersedes a running check (and two runs never race on the comment).
 concurrency:
-  group: upgrade-harness-pr-${{{{ github.event.pull_request.number }}}}
+  group: upgrade-harness-pr-${{{{ github.event.pull_request.number || github.ref }}}}
   cancel-in-progress: true
 
 jobs:
 {plan_job(PULL_REQUEST_PLAN, "Resolve the plan (the pull request's pins against its base branch's)",
           pull_request_plan_env(_q(layout.pins)), BASE_BRANCH_HISTORY)}
-{fan_out("")}
+{fan_out("", PULL_REQUEST_CACHE)}
 {judge_job("Upgrade check", '''\
     permissions:
       contents: read
@@ -123,7 +132,7 @@ concurrency:
 
 jobs:
 {plan_job(" --candidate latest", "Resolve the plan on the newest releases")}
-{fan_out("      HARNESS_PROFILE: nightly # random examples, with one seed for the whole run\n")}
+{fan_out("      HARNESS_PROFILE: nightly # random examples, with one seed for the whole run\n", NIGHTLY_CACHE)}
 {judge_job("Judge the newest releases", "", "")}"""
 
 

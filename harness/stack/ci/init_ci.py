@@ -7,6 +7,7 @@ and a tool source CI cannot install (a local checkout) needs `--tool-from`.
 from __future__ import annotations
 
 import argparse
+import subprocess
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -52,7 +53,17 @@ def layout(root: Path) -> github_workflows.Layout:
         raise HarnessError(f"{root / 'pyproject.toml'}: [tool.{project.TABLE}] names no baseline-from.")
     return github_workflows.Layout(pins=relative(found.baseline_from),
                                    contracts=tuple(relative(c) for c in found.own_contracts),
-                                   golden=relative(found.golden), locks=relative(found.locks))
+                                   golden=relative(found.golden), locks=relative(found.locks),
+                                   default_branch=default_branch(root))
+
+
+def default_branch(root: Path) -> str:
+    """The repository's default branch as its clone knows it (origin/HEAD), else `main`: where the merged
+    changes' runs save the reports that pull requests reuse."""
+    done = subprocess.run(["git", "-C", str(root), "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"],
+                          capture_output=True, text=True, check=False)
+    found = done.stdout.strip().removeprefix("origin/") if done.returncode == 0 else ""
+    return found or "main"
 
 
 def write(root: Path, tool: ToolSource) -> list[str]:

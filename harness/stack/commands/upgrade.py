@@ -18,7 +18,7 @@ from harness.stack.api import for_run as api_for_run
 from harness.stack.commands import bisect, judge, prune_envs
 from harness.stack.environments import entry as stack_entry, harness_source
 from harness.stack.pins import current, matrix, plan
-from harness.stack.run import followups, rollback, run_dir, run_lock, run_plan
+from harness.stack.run import followups, profile_table, rollback, run_dir, run_lock, run_plan, run_profile
 from harness.stack.run.entry_runs import REPLAY, run_entries
 from harness.stack.workspace import Workspace
 from harness.verdict import judgement
@@ -73,15 +73,21 @@ def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int):
     pair = entries[:2]
     print(f"upgrade: running {', '.join(e.name for e in pair)}, {args.jobs} at a time")
     run_entries(ws, pair, args, seed)
-    return _follow_up(ws, args, entries, seed)
+    with run_profile.phase("follow-ups"):
+        return _follow_up(ws, args, entries, seed)
 
 
 def upgrade(ws: Workspace, argv, invoked_from: str | None = None) -> int:
     """nox -s upgrade: resolve the plan, run it, compare, print the verdict, return the exit status."""
+    run_profile.start()  # where the time goes, printed with --harness-phases
+    args = None
     try:
         # Before the pins are read: an accept killed while moving its files into place is finished first.
         staging.recover_unless_busy(ws.root, lambda line: print(f"upgrade: {line}", flush=True))
-        ws, args = run_plan.prepare(ws, argv, invoked_from)
+        with run_profile.phase("preflight (options, interpreters, committed locks, golden files)"):
+            ws, args = run_plan.prepare(ws, argv, invoked_from)
+        if args.phases:
+            run_profile.detail()
         with run_lock.hold(ws.reports, ["nox", "-s", "upgrade", "--", *argv]):
             return _in_run_directory(ws, args)
     except cli_args.HelpShown:
@@ -89,6 +95,10 @@ def upgrade(ws: Workspace, argv, invoked_from: str | None = None) -> int:
     except HarnessError as exc:
         print(f"upgrade: {exc}", file=sys.stderr)
         return exc.exit_status
+    finally:
+        profile = run_profile.stop()
+        if profile is not None and args is not None and args.phases:
+            print("\n" + "\n".join(profile_table.table(profile)), flush=True)
 
 
 def _in_run_directory(ws: Workspace, args) -> int:
@@ -121,17 +131,19 @@ def _in_run_directory(ws: Workspace, args) -> int:
     kept = run_dir.keep_previous(ws.reports, [e.name for e in matrix.upgrade_plan(current.entries(ws))] + [
         *writers, REPLAY, *map(rollback.report_name, writers), *bisect.report_names(ws.reports)],
         folders=[rollback.CHECKPOINTS, plan.LOCKS_DIR])  # the plan's locks go with the plan that names them
-    run_dir.publish(run.reports, ws.reports)
-    if kept:
-        print(f"upgrade: last run's reports moved to {ws.reports}/previous/ ({len(kept)} files)")
-    for line in prune_envs.after_run(ws, args.envs_size_limit):
-        print(f"upgrade: {line}")
+    with run_profile.phase("publishing the reports, pruning environments"):
+        run_dir.publish(run.reports, ws.reports)
+        if kept:
+            print(f"upgrade: last run's reports moved to {ws.reports}/previous/ ({len(kept)} files)")
+        for line in prune_envs.after_run(ws, args.envs_size_limit):
+            print(f"upgrade: {line}")
     return code
 
 
 def _upgrade(ws: Workspace, args) -> int:
     """In the run's workspace: the plan, its entries, the follow-ups (and the bisection), the verdict."""
-    entries = run_plan.resolve(ws, args)
+    with run_profile.phase("resolution (the plan's locks resolved and checked)"):
+        entries = run_plan.resolve(ws, args)
     # The harness every entry installs, built once here (an installed tool) and named to the children.
     os.environ.pop(env_vars.WHEEL, None)
     os.environ.update(harness_source.child_environment(ws))
@@ -150,11 +162,17 @@ def _upgrade(ws: Workspace, args) -> int:
         print("upgrade: CANNOT JUDGE (exit status 2)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     reports = ws.reports
-    bisected = bisect.run(ws, args, entries, seed, run_entries, replay) if args.bisect else None
+    bisected = None
+    if args.bisect:
+        with run_profile.phase("bisection"):
+            bisected = bisect.run(ws, args, entries, seed, run_entries, replay)
+    with run_profile.phase("API diff (the versions' public APIs)"):
+        api_diff = api_for_run.compute(ws, reports, entries)
     inputs = judgement.Inputs(tuple(reports / f"{e.name}.json" for e in ran),
                               replay=replay if replay is not None and replay.exists() else None,
                               bisect=bisected, builtin=judge.verdict_builtin(ws), run_id=args.run_id,
                               builtin_note=judge.builtin_note(ws),
                               rollbacks=rolled,
-                              api_diff=api_for_run.compute(ws, reports, entries))
-    return judgement.judge(inputs, judgement.Outputs.beside(reports))
+                              api_diff=api_diff)
+    with run_profile.phase("verdict (compare, attribute, write summaries and the HTML page)"):
+        return judgement.judge(inputs, judgement.Outputs.beside(reports))

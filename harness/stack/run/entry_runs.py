@@ -21,7 +21,7 @@ from harness.stack import cli_args
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix, plan
 from harness.stack.run import (ending, entry_reuse, lifeline, progress, report_cache, rollback as rollback_runs,
-                              run_lock, same_stack)
+                              run_lock, run_profile, same_stack)
 from harness.stack.workspace import Workspace
 
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
@@ -57,8 +57,12 @@ def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay:
 
 
 def new_run_id() -> str:
-    """A run's id: when it started, and enough randomness that two runs never share one."""
-    return f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{random.getrandbits(24):06x}"
+    """A run's id: when it started, and enough randomness that two runs never share one. Under GitHub Actions
+    it names the Actions run (and attempt) instead of the process: a report reused in a later pull request
+    then says which workflow run computed it (the verdict's "Reused" line)."""
+    actions = os.environ.get("GITHUB_RUN_ID")
+    where = f"actions-{actions}.{os.environ.get('GITHUB_RUN_ATTEMPT') or 1}" if actions else str(os.getpid())
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{where}-{random.getrandbits(24):06x}"
 
 
 @contextlib.contextmanager
@@ -86,9 +90,25 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                 replay: Path | None = None, rollback: Path | None = None) -> dict[str, int]:
     """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log.
     Each entry writes its phase and checks done to a progress file that the display shows."""
+    with run_profile.phase(_label(entries, only, replay, rollback)):
+        return _run_entries(ws, entries, args, seed, only, replay, rollback)
+
+
+def _label(entries: list[matrix.Entry], only: Path | None, replay: Path | None, rollback: Path | None) -> str:
+    """The phase of the run's profile (--harness-phases) these entries make."""
+    names = ", ".join(e.name for e in entries)
+    if replay is not None:
+        return "replay: the baseline on the candidate's falsifying examples"
+    if rollback is not None:
+        return f"rollback: the baseline restores {rollback.name}'s checkpoints"
+    return f"entries: {names}" + (" (the selected checks)" if only is not None else "")
+
+
+def _run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, only: Path | None,
+                 replay: Path | None, rollback: Path | None) -> dict[str, int]:
     env = child_environment(ws, args, only, seed, replay, rollback)
     reports, cache = ws.reports, report_cache.directory(ws.published)  # records outlive the run's directory
-    pending, running, codes, jobs, attempts = list(entries), {}, {}, args.jobs, {}
+    pending, running, codes, jobs, attempts, phase_dirs = list(entries), {}, {}, args.jobs, {}, {}
     by_name, twins = {e.name: e for e in entries}, same_stack.Twins()
     typed_in = getattr(args, "typed_in", None)  # logs are shown relative to where the command was typed
     with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
@@ -97,11 +117,13 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
             while pending and len(running) < max(1, jobs):
                 entry = pending.pop(0)
                 stem = _stem(entry, replay, rollback)
+                looked_at = time.perf_counter()
                 looked = entry_reuse.attempt(ws, cache, entry, env, seed, only, replay, reports / f"{stem}.json",
                                              reports / f"{stem}.log", getattr(args, "fresh", False),
                                              twin=twins.served_by.get(entry.name))
                 if looked.reused is not None:
                     codes[entry.name], attempts[entry.name] = 0, looked
+                    run_profile.entry_done(stem, time.perf_counter() - looked_at, True, None)
                     origin = (f"{looked.reused.reused.entry}, this run's: the same stack, ran once"
                               if same_stack.of_this_run(looked.reused) else looked.reused.reused.when)
                     shown.finished(entry.name, f"  {entry.name:12s} reused    the report of {origin} (log: "
@@ -116,8 +138,9 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                 file = Path(files) / f"{entry.name}.json"
                 cmd = [sys.executable, "-m", "nox", "-f", str(ws.noxfile), "-s", entry.name,
                        "--envdir", str(ws.envdir)]
+                phase_dirs[entry.name] = timed = run_profile.entry_directory(stem)  # --harness-phases: its own
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ws.root,
-                                        env={**env, env_vars.PROGRESS: str(file)},
+                                        env={**env, env_vars.PROGRESS: str(file), **run_profile.told(timed)},
                                         **lifeline.popen_options(run_lock.held_fds()))
                 running[entry.name], attempts[entry.name] = (proc, log, f"{stem}.log", time.perf_counter()), looked
                 twins.started(entry.name, looked.key)
@@ -135,6 +158,7 @@ def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, onl
                     stem = Path(log_name).stem
                     entry_reuse.keep(ws, cache, attempts[name], by_name[name], env, seed, replay,
                                      reports / f"{stem}.json", reports / log_name)
+                    run_profile.entry_done(stem, time.perf_counter() - t0, False, phase_dirs.get(name))
                     shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s "
                                          f"(log: {cli_args.shown_path(ws.published / log_name, typed_in)})")
                     pending[:0] = twins.finished(name)  # its twins next, served from its report

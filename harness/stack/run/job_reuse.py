@@ -1,0 +1,62 @@
+"""CI's entry jobs reuse a report as `nox -s upgrade` does. In the fan-out (harness.stack.run.fanout) each
+matrix row is its own `nox -s <entry>` job, with no upgrade process around it to look in the report cache
+(harness.stack.run.entry_reuse); the workflows restore the reports directory's `.cache/` with actions/cache
+before the row runs (the newest the default branch or the pull request saved) and save it after. So the
+entry's session looks there itself: when nothing that determines its report changed (the same content key),
+its report is taken from the cache, marked reused with the run it came from, and the suite does not run;
+otherwise it runs and its report is kept under its key for the next job.
+
+Only a fan-out row does this (told a plan, and not started by an upgrade, which looks up itself): a session
+run by hand still runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from harness import env_vars, run_options
+from harness.stack.pins.matrix import Entry
+from harness.stack.run import entry_reuse, report_cache
+from harness.stack.workspace import Workspace
+
+
+def is_fanout_row(environ) -> bool:
+    """A CI matrix row's session: told the plan (HARNESS_PLAN) by the workflow, not by an upgrade (which
+    names itself in HARNESS_RUN_PID, harness.stack.run.lifeline)."""
+    return bool(environ.get(env_vars.PLAN)) and not environ.get(env_vars.RUN_PID)
+
+
+def _paths(entry: Entry, environ) -> tuple[str, Path | None, Path | None, int]:
+    """The row's report name, its selection and replay files (None: all checks, none), and its seed."""
+    options = run_options.from_environment(environ)
+    stem = options.report_name or entry.name
+    return stem, options.only, options.replay, options.seed or 0
+
+
+@contextlib.contextmanager
+def reused_or_run(ws: Workspace, entry: Entry, environ=None, say=print):
+    """Around a fan-out row's run: yields True when its report was reused (the caller then runs nothing),
+    False when it must run; after a run, its report is kept in the cache. Outside a fan-out row: False, and
+    nothing looked up or kept."""
+    environ = dict(os.environ if environ is None else environ)
+    if not is_fanout_row(environ):
+        yield False
+        return
+    stem, only, replay, seed = _paths(entry, environ)
+    cache = report_cache.directory(ws.published)
+    report_file, log_file = ws.reports / f"{stem}.json", ws.reports / f"{stem}.log"
+    looked = entry_reuse.attempt(ws, cache, entry, environ, seed, only, replay, report_file, log_file, fresh=False)
+    if looked.reused is not None:
+        origin = looked.reused.reused
+        say(f"{entry.name}: reused the report of run {origin.run_id} (entry {origin.entry}, {origin.when}): "
+            f"nothing that determines it changed (key {looked.key.digest}); the suite is not run")
+        yield True
+        return
+    if looked.why_ran:
+        say(f"{entry.name}: runs ({looked.why_ran})")
+    try:
+        yield False
+    finally:  # a run whose checks failed (the session then fails) is a result too: kept
+        entry_reuse.keep(ws, cache, looked, entry, environ, seed, replay, report_file, log_file)

@@ -1,0 +1,162 @@
+"""Where a whole upgrade's time goes (`nox -s upgrade -- --harness-phases`): its phases as the host lived
+them (preflight, resolution, each wave of entries, the follow-ups, the API diff, the verdict), each with
+its wall time and CPU time, and each entry with the phases its own processes wrote (harness.model.phase_times).
+
+CPU of a host phase: this process's CPU plus that of the children it reaped during the phase (the entries'
+nox sessions and everything they waited for: uv, pytest), from resource.getrusage; entries running side
+by side are split by their own sessions' figures. Measuring costs a few system calls a phase, so the
+upgrade always measures; the entries write their phases only when asked, and the profile is printed only
+then. One run measures at a time (the run's lock): the profiler is this module's, so the code that runs
+entries needs no new parameter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from harness import env_vars
+from harness.model import phase_times
+from harness.model.phase_times import ProcessPhases, Source
+from harness.stack.run.session_phases import cpu_seconds
+
+
+def _now() -> tuple[float, float, float]:
+    """Wall seconds, this process's CPU, its reaped children's CPU."""
+    return time.perf_counter(), cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
+
+
+@dataclasses.dataclass
+class EntryTime:
+    """One entry run within a phase: its report's name, its wall time as the host saw it (start to exit),
+    whether its report was reused (then it did not run), and what its processes wrote."""
+
+    report: str
+    wall_s: float
+    reused: bool
+    processes: dict[Source, ProcessPhases] = dataclasses.field(default_factory=dict)
+
+    @property
+    def cpu_s(self) -> float | None:
+        """The session's whole process tree (None: it wrote nothing, e.g. reused, or not profiled)."""
+        session = self.processes.get(Source.SESSION)
+        return session.cpu_s if session is not None else None
+
+
+@dataclasses.dataclass
+class PhaseTime:
+    """One phase of the host: wall seconds, CPU seconds of this process and of its reaped children, the
+    phases within it and the entries it ran."""
+
+    name: str
+    wall_s: float = 0.0
+    own_cpu_s: float = 0.0
+    children_cpu_s: float = 0.0
+    parts: list[PhaseTime] = dataclasses.field(default_factory=list)
+    entries: list[EntryTime] = dataclasses.field(default_factory=list)
+
+    @property
+    def cpu_s(self) -> float:
+        return self.own_cpu_s + self.children_cpu_s
+
+
+class Profiler:
+    """The run's phases as they happen; `detailed`: the entries write their own phases too."""
+
+    def __init__(self) -> None:
+        self.root = PhaseTime("total")
+        self._open: list[PhaseTime] = [self.root]
+        self._started = _now()
+        self.directory: Path | None = None  # where the entries write theirs, when detailed
+        self._numbers = itertools.count()
+
+    def detail(self) -> None:
+        if self.directory is None:
+            self.directory = Path(tempfile.mkdtemp(prefix="harness-phases-"))
+
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        record = PhaseTime(name)
+        self._open[-1].parts.append(record)
+        self._open.append(record)
+        wall0, own0, kids0 = _now()
+        try:
+            yield record
+        finally:
+            wall1, own1, kids1 = _now()
+            record.wall_s, record.own_cpu_s, record.children_cpu_s = wall1 - wall0, own1 - own0, kids1 - kids0
+            self._open.remove(record)
+
+    def entry_directory(self, report: str) -> Path | None:
+        """A fresh directory for one entry run's phase files (None: not detailed)."""
+        if self.directory is None:
+            return None
+        path = self.directory / f"{next(self._numbers):03d}-{report}"
+        path.mkdir()
+        return path
+
+    def entry_done(self, report: str, wall_s: float, reused: bool, directory: Path | None) -> None:
+        processes = phase_times.read(directory) if directory is not None else {}
+        self._open[-1].entries.append(EntryTime(report, wall_s, reused, processes))
+
+    def finish(self) -> PhaseTime:
+        """The whole run so far as the root phase (its parts: the top-level phases); the entries' files removed."""
+        wall1, own1, kids1 = _now()
+        wall0, own0, kids0 = self._started
+        self.root.wall_s, self.root.own_cpu_s, self.root.children_cpu_s = wall1 - wall0, own1 - own0, kids1 - kids0
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+        return self.root
+
+
+_ACTIVE: list[Profiler] = []
+
+
+def start() -> Profiler:
+    """The run's profiler, measuring from now until `stop`."""
+    _ACTIVE[:] = [Profiler()]
+    return _ACTIVE[0]
+
+
+def stop() -> PhaseTime | None:
+    """The finished profile (None when none was started), and no profiler active any more."""
+    if not _ACTIVE:
+        return None
+    return _ACTIVE.pop().finish()
+
+
+def detail() -> None:
+    """The entries started from now on write their own phases (`--harness-phases` was given)."""
+    if _ACTIVE:
+        _ACTIVE[0].detail()
+
+
+@contextlib.contextmanager
+def phase(name: str):
+    """A phase of the running upgrade; nothing when no profiler is active (CI's steps one by one)."""
+    if not _ACTIVE:
+        yield None
+        return
+    with _ACTIVE[0].phase(name) as record:
+        yield record
+
+
+def entry_directory(report: str) -> Path | None:
+    return _ACTIVE[0].entry_directory(report) if _ACTIVE else None
+
+
+def entry_done(report: str, wall_s: float, reused: bool, directory: Path | None) -> None:
+    if _ACTIVE:
+        _ACTIVE[0].entry_done(report, wall_s, reused, directory)
+
+
+def told(directory: Path | None) -> dict[str, str]:
+    """What an entry's session is told so that its processes write their phases into `directory` (none: nothing)."""
+    return {env_vars.PHASES_DIR: str(directory)} if directory is not None else {}

@@ -1,0 +1,52 @@
+"""An entry's nox session, when its upgrade profiles the run (`--harness-phases`): when its process started,
+when the session's own work began, and its whole process tree's CPU at the end (the installer's and the
+pytest runs' included), written as data beside its suite's phases (harness.model.phase_times)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import time
+
+from harness import env_vars
+from harness.model import phase_times
+from harness.model.phase_times import ProcessPhases, Source
+
+
+def cpu_seconds(who: int) -> float:
+    """User plus system CPU seconds of `who` (resource.RUSAGE_SELF or RUSAGE_CHILDREN: the finished
+    children this process waited for, and theirs)."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def tree_cpu_seconds() -> float:
+    return cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN)
+
+
+def process_started_at() -> float | None:
+    """When this process started, epoch seconds (Linux's /proc); None elsewhere."""
+    try:
+        with open("/proc/self/stat") as fh:
+            started_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return time.time() - max(0.0, uptime - started_ticks / os.sysconf("SC_CLK_TCK"))
+
+
+@contextlib.contextmanager
+def recorded(environ=None):
+    """Around the session's function: nothing unless HARNESS_PHASES_DIR names where to write."""
+    directory = (os.environ if environ is None else environ).get(env_vars.PHASES_DIR)
+    if not directory:
+        yield
+        return
+    began, began_cpu = time.time(), tree_cpu_seconds()
+    try:
+        yield
+    finally:
+        phase_times.write(directory, ProcessPhases(Source.SESSION, process_started_at(), time.time(),
+                                                   tree_cpu_seconds(), work_started_at=began, work_cpu_s=began_cpu))
