@@ -1,0 +1,88 @@
+"""Running an optimizer for a few steps, cheaply: one jitted function per (callable, static options, tree
+layout), its numeric hyperparameters traced arrays batched with jax.vmap, the steps a jax.lax.scan.
+
+Shared by the optimizers family's contracts. A run starts from fixed params, applies each step's updates
+(so weight decay sees the params move) and returns, for every variant and step, the updates, the state
+after the step and the params the step saw, as NumPy.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import jax
+import numpy as np
+import optax
+
+F32 = np.float32
+LAYOUT = {"b": (3,), "w": (2, 2)}  # a bias and a kernel: two leaves, two ranks
+STEPS = 6  # enough for bias correction, the moments' decay and a sign change of momentum to matter
+
+
+class Run(NamedTuple):
+    """Every variant's steps: leaves with leading axes [variant, step]."""
+    updates: dict
+    states: object
+    params: dict  # the params each step was given (before its update was applied)
+
+
+def gradients(seed: int, steps: int = STEPS, dtype=F32) -> dict:
+    """Standard-normal gradients for LAYOUT, leaves stacked on a leading step axis (mixed signs, so the
+    first moment changes sign and partly cancels)."""
+    rng = np.random.default_rng(seed)
+    return {k: rng.standard_normal((steps, *s)).astype(dtype) for k, s in LAYOUT.items()}
+
+
+def params(dtype=F32) -> dict:
+    """The starting params: fixed, nonzero, of both signs (weight decay acts on them)."""
+    return {"b": np.array([0.5, -1.25, 2.0], dtype), "w": np.array([[1.5, -0.75], [0.25, -2.0]], dtype)}
+
+
+def batched(variants: list[dict]) -> dict:
+    """[{name: value}] -> {name: float32 array [variant]}: the hyperparameters as traced, vmapped arguments."""
+    return {name: np.array([v[name] for v in variants], F32) for name in variants[0]}
+
+
+def runner(make: Callable[..., optax.GradientTransformation]) -> Callable[[dict, dict, dict], Run]:
+    """run(hyper [variant], params, grads [step]) -> Run; make(**hyper) builds the transformation inside jit."""
+    def one(hyper, start, grads):
+        tx = make(**hyper)
+
+        def step(carry, g):
+            p, state = carry
+            updates, state = tx.update(g, state, p)
+            return (optax.apply_updates(p, updates), state), (updates, state, p)
+
+        _, out = jax.lax.scan(step, (start, tx.init(start)), grads)
+        return out
+
+    compiled = jax.jit(jax.vmap(one, in_axes=(0, None, None), axis_size=None))
+    return lambda hyper, start, grads: Run(*jax.device_get(compiled(hyper, start, grads)))
+
+
+def static_runner(tx: optax.GradientTransformation) -> Callable[[dict, dict], Run]:
+    """run(params, grads [step]) -> Run with one variant: for a transformation built with Python-float
+    hyperparameters (as a user writes it), where dtype promotion of a weakly typed float matters."""
+    one = runner(lambda unused: tx)
+    return lambda start, grads: one({"unused": np.zeros(1, F32)}, start, grads)
+
+
+def rule_state(state):
+    """The update rule's own state inside an alias's chain state (the first named tuple with a count)."""
+    if hasattr(state, "count") and hasattr(state, "_fields"):
+        return state
+    if isinstance(state, tuple):
+        for part in state:
+            found = rule_state(part)
+            if found is not None:
+                return found
+    return None
+
+
+def at(tree, *index):
+    """The tree's leaves at leading index (variant, step)."""
+    return jax.tree.map(lambda leaf: leaf[index], tree)
+
+
+def f64(x) -> np.ndarray:
+    return np.asarray(x, np.float64)

@@ -1,0 +1,1 @@
+"""Independent NumPy float64 references of Optax's update rules, written from their documented formulas."""

@@ -1,0 +1,115 @@
+"""Adam as Optax ships it: optax.scale_by_adam (the rule), optax.adam and optax.adamw (the aliases), over six
+steps of a two-leaf tree, against a NumPy float64 model of optax.adam's documented formula
+(harness/builtin/reference/adam_family.py) and against the baseline's recording.
+
+Numeric hyperparameters are traced and vmapped: one compile per callable and static option (nesterov, the
+mask, a dtype) covers the defaults and each parameter moved off its default. The state's layout (field
+names, leaf dtypes and shapes) after init and after the steps is golden, with mu_dtype=bfloat16 and with
+bfloat16 params.
+"""
+
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from harness.builtin import optimizer_checks as oc
+from harness.builtin import optimizer_runs as runs
+from harness.builtin.reference import adam_family as ref
+
+pytestmark = pytest.mark.family("optimizers")
+
+ADAM = oc.Rule(
+    hyper=("b1", "b2", "eps", "eps_root"), fields={"mu": "mu", "nu": "nu"},
+    step=lambda g, p, t, h, nesterov=False: ref.adam(g, p["mu"], p["nu"], t, nesterov=nesterov, **h),
+    start=oc.zeros("mu", "nu"))
+ADAM = oc.dataclasses.replace(ADAM, magnitude=oc.absolute(ADAM.step))
+
+
+def _nesterov(rule):
+    step = lambda g, p, t, h: rule.step(g, p, t, h, nesterov=True)  # noqa: E731
+    return oc.dataclasses.replace(rule, step=step, magnitude=oc.absolute(step))
+
+
+NADAM = _nesterov(ADAM)
+
+# Defaults first, then each parameter off its default: a large eps and eps_root so that they matter.
+RULE_VARIANTS = [dict(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0), dict(b1=0.5, b2=0.999, eps=1e-8, eps_root=0.0),
+                 dict(b1=0.9, b2=0.9, eps=1e-8, eps_root=0.0), dict(b1=0.9, b2=0.999, eps=0.3, eps_root=0.0),
+                 dict(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.5)]
+ALIAS_VARIANTS = [dict(learning_rate=0.1, **v) for v in RULE_VARIANTS] + [
+    dict(learning_rate=0.02, b1=0.8, b2=0.95, eps=1e-3, eps_root=1e-2)]
+ADAMW_VARIANTS = [dict(v, weight_decay=1e-4) for v in ALIAS_VARIANTS] + [
+    dict(ALIAS_VARIANTS[0], weight_decay=0.3)]
+DECAY_MASK = {"b": False, "w": True}
+
+_scale_by_adam = {n: runs.runner(lambda n=n, **h: optax.scale_by_adam(**h, nesterov=n)) for n in (False, True)}
+_adam = runs.runner(lambda **h: optax.adam(**h, nesterov=True))
+_adamw = runs.runner(lambda **h: optax.adamw(**h, mask=DECAY_MASK, mu_dtype=jnp.bfloat16))
+
+
+@pytest.mark.parametrize("nesterov", [False, True], ids=["plain", "nesterov"])
+def test_scale_by_adam_steps(check, nesterov):
+    """Six steps of scale_by_adam at its defaults and with b1, b2, eps, eps_root each moved: every update and
+    every stored moment against float64, one step at a time from the stored state; all updates golden."""
+    grads = runs.gradients(31)
+    run = _scale_by_adam[nesterov](runs.batched(RULE_VARIANTS), runs.params(), grads)
+    check.describe_input(f"scale_by_adam(nesterov={nesterov}) on gradients N(0,1) of shapes (3,), (2,2), "
+                         f"6 steps, {len(RULE_VARIANTS)} hyperparameter variants")
+    oc.check_steps(check, "scale_by_adam", NADAM if nesterov else ADAM, run, grads, RULE_VARIANTS)
+    check.golden_tree(f"scale_by_adam/{nesterov}/updates", run.updates)
+    oc.layouts(check, "scale_by_adam", optax.scale_by_adam().init(runs.params()), run)
+
+
+def test_adam_steps(check):
+    """adam(learning_rate, b1, b2, eps, eps_root, nesterov=True) over six steps: the emitted update is
+    -learning_rate times the rule's (NAdam's m_hat), against float64; updates and the final state golden."""
+    grads = runs.gradients(32)
+    run = _adam(runs.batched(ALIAS_VARIANTS), runs.params(), grads)
+    oc.check_steps(check, "adam", NADAM, run, grads, ALIAS_VARIANTS, alias=oc.Alias())
+    check.golden_tree("adam/updates", run.updates)
+    check.golden_tree("adam/final_state", runs.at(run.states, 0, -1))
+    oc.layouts(check, "adam", optax.adam(0.1).init(runs.params()), run)
+
+
+def test_adamw_steps(check):
+    """adamw with weight_decay on the kernel only (mask), nesterov and a bfloat16 first moment: the update is
+    -learning_rate * (u + weight_decay * params) where the mask holds, against float64 (the stored bfloat16
+    mu to bfloat16 ulps); updates and the final state golden."""
+    grads = runs.gradients(33)
+    run = _adamw(runs.batched(ADAMW_VARIANTS), runs.params(), grads)
+    rule = oc.dataclasses.replace(ADAM, step=lambda g, p, t, h: ref.adam(g, p["mu"], p["nu"], t, **h))
+    oc.check_steps(check, "adamw", rule, run, grads, ADAMW_VARIANTS, alias=oc.Alias(DECAY_MASK))
+    check.golden_tree("adamw/updates", run.updates)
+    check.golden_tree("adamw/final_state", runs.at(run.states, 0, -1))
+    oc.layouts(check, "adamw", optax.adamw(0.1, mu_dtype=jnp.bfloat16).init(runs.params()), run)
+
+
+# Python floats exact in bfloat16 (hence float32): where the library evaluates 1 - b2 (in Python's double
+# or in float32) then does not matter; 0.999 rounded to float32 moves 1 - b2 by 5e-5 of itself.
+EXACT = dict(b1=0.875, b2=1 - 2.0**-10, eps=2.0**-20, eps_root=0.0)
+_adam_mu_bf16 = runs.static_runner(optax.scale_by_adam(**EXACT, mu_dtype=jnp.bfloat16))
+_adam_bf16_params = runs.static_runner(optax.scale_by_adam(**EXACT))
+
+
+def test_scale_by_adam_mu_dtype(check):
+    """scale_by_adam(mu_dtype=bfloat16) built as a user writes it (Python-float hyperparameters): mu is stored
+    in bfloat16 (layout golden), held to float64 at bfloat16 ulps; nu and the float32 updates against
+    float64 and golden."""
+    grads = runs.gradients(34)
+    run = _adam_mu_bf16(runs.params(), grads)
+    oc.check_steps(check, "scale_by_adam(mu_dtype=bfloat16)", ADAM, run, grads, [EXACT])
+    check.golden_tree("scale_by_adam/mu_bfloat16/updates", run.updates)
+    oc.layouts(check, "scale_by_adam/mu_bfloat16", optax.scale_by_adam(mu_dtype=jnp.bfloat16).init(runs.params()),
+               run)
+
+
+def test_scale_by_adam_bfloat16_params(check):
+    """scale_by_adam on bfloat16 params and gradients: the state and the updates stay bfloat16 (layout golden),
+    every value against float64 at bfloat16 ulps and golden."""
+    grads = runs.gradients(35, dtype=jnp.bfloat16)
+    start = runs.params(jnp.bfloat16)
+    run = _adam_bf16_params(start, grads)
+    oc.check_steps(check, "scale_by_adam(bfloat16 params)", ADAM, run, grads, [EXACT])
+    check.golden_tree("scale_by_adam/bfloat16_params/updates", run.updates)
+    oc.layouts(check, "scale_by_adam/bfloat16_params", optax.scale_by_adam().init(start), run)
