@@ -20,7 +20,9 @@ from harness.builtin import optimizer_runs
 from harness.builtin.optimizer_runs import F32, LAYOUT, Run, at, f64, rule_state
 from harness.builtin.reference import adam_family as ref
 
-CANCELS = "the first moment b1 m + (1 - b1) g: terms of either sign may cancel"
+CANCELS = ("the first moment b1 m + (1 - b1) g: terms of either sign may cancel; a bias correction's 1 - b**t "
+           "cancels (b**t rounded near 1): see optimizer_checks.bias_conditioning")
+BIAS = "1 - b2**t with b2**t rounded to float32 near 1: see optimizer_checks.bias_conditioning"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +38,47 @@ class Rule:
     step: Callable
     start: Callable
     magnitude: Callable | None = None
+    mu_decay: str = "b1"  # the hyperparameter the first moment mu decays by (lion's is b2)
+    # (t, hyper) -> the condition number (in units of float32's u) of float32 arithmetic the formula cannot
+    # avoid, for the update and for named state fields (see bias_conditioning): widens the scale by 1 + it.
+    conditioning: Callable | None = None
+    field_conditioning: dict | None = None
+
+
+def bias_conditioning(b: float, t: int) -> float:
+    """How much a bias correction's denominator 1 - b**t magnifies float32 rounding, in units of u.
+
+    b**t is rounded to float32 (for t >= 2; b**1 is b, and 1 - b is exact for b in [0.5, 1]), an error of
+    about u at 1; 1 - b**t is 1e-3 t at b2 = 0.999, so that error is b**t / (1 - b**t) times u relative to
+    the denominator (500 u at step 2). The formula has this cancellation in any float32 evaluation: a value
+    divided by it is held at 1 + this times its own magnitude."""
+    return 0.0 if t < 2 else b**t / (1.0 - b**t)
+
+
+def adam_conditioning(nesterov: bool = False) -> Callable:
+    """m / (1 - b1^t) over sqrt(v / (1 - b2^t)): both bias corrections (the second under a square root,
+    halved); NAdam's m_hat also divides by 1 - b1^(t+1)."""
+    def conditioning(t, h):
+        first = bias_conditioning(h["b1"], t) + (bias_conditioning(h["b1"], t + 1) if nesterov else 0.0)
+        return first + bias_conditioning(h["b2"], t) / 2
+    return conditioning
+
+
+def rectifier_conditioning(t: int, h: dict) -> float:
+    """How much float32 rounding moves RAdam's rectifier r(rho_t), in units of u.
+
+    rho_t = rho_inf - 2 t b2^t / (1 - b2^t) subtracts two numbers near rho_inf (199 at b2 = 0.99) to get one
+    near t: its absolute error is about u (rho_inf + T (1 + bias_conditioning)) with T the subtracted term,
+    and r's relative error is that times |d ln r / d rho| = |1/(rho-4) + 1/(rho-2) - 1/rho| / 2 (0 where the
+    step is not rectified)."""
+    b2 = h["b2"]
+    rho_inf = 2.0 / (1.0 - b2) - 1.0
+    subtracted = 2.0 * t * b2**t / (1.0 - b2**t)
+    rho = rho_inf - subtracted
+    if rho <= h["threshold"]:
+        return 0.0
+    error = rho_inf + subtracted * (1.0 + bias_conditioning(b2, t))
+    return error * abs(1.0 / (rho - 4.0) + 1.0 / (rho - 2.0) - 1.0 / rho) / 2.0
 
 
 def zeros(*names):
@@ -63,44 +106,56 @@ class Alias:
 def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: list[dict],
                 alias: Alias | None = None) -> None:
     """Every variant's every step against the reference: the emitted update (the alias's descent step when
-    alias is given), each compared state field and the count."""
+    alias is given), each compared state field and the count. The references are gathered over all variants
+    and steps, then compared once per leaf and quantity (a failure names the worst [variant, step, ...])."""
     __tracebackhide__ = True
     steps = next(iter(grads.values())).shape[0]
-    for v, hyper in enumerate(variants):
-        hyper = {k: f32(x) for k, x in hyper.items()}
-        rule_hyper = {k: hyper[k] for k in rule.hyper}
-        previous = {k: rule.start(shape, rule_hyper) for k, shape in LAYOUT.items()}
-        for i in range(steps):
-            kept = rule_state(at(run.states, v, i))
-            if hasattr(kept, "count"):
-                check.exact(f"{label} variant {v} count after step {i + 1}", int(kept.count), i + 1)
-            for k in sorted(LAYOUT):
-                g = f64(grads[k][i])
-                expected = rule.step(g, previous[k], i + 1, rule_hyper)
-                scale = None if rule.magnitude is None else np.abs(rule.magnitude(g, previous[k], i + 1, rule_hyper))
+    counts = [[int(rule_state(at(run.states, v, i)).count) for i in range(steps)] for v in range(len(variants))]
+    if hasattr(rule_state(at(run.states, 0, 0)), "count"):
+        check.exact(f"{label} count after each step", counts, [list(range(1, steps + 1))] * len(variants))
+    for k in sorted(LAYOUT):
+        expected = {name: np.zeros((len(variants), steps, *LAYOUT[k])) for name in ("update", *rule.fields)}
+        scales = {name: np.zeros_like(array) for name, array in expected.items()}
+        for v, hyper in enumerate(variants):
+            hyper = {name: f32(x) for name, x in hyper.items()}
+            rule_hyper = {name: hyper[name] for name in rule.hyper}
+            previous = rule.start(LAYOUT[k], rule_hyper)
+            for i in range(steps):
+                kept = rule_state(at(run.states, v, i))
+                g, t = f64(grads[k][i]), i + 1
+                moments = rule.step(g, previous, t, rule_hyper)
+                update = moments.update
+                scale = np.abs(update) if rule.magnitude is None else np.abs(rule.magnitude(g, previous, t, rule_hyper))
+                if rule.conditioning is not None:
+                    scale = scale * (1.0 + rule.conditioning(t, rule_hyper))
                 if alias is not None:
                     decays = alias.decay_mask is None or alias.decay_mask[k]
                     seen = f64(run.params[k][v, i])
                     lr, wd = hyper["learning_rate"], hyper.get("weight_decay", 0.0)
-                    update = ref.descent(expected.update, seen, learning_rate=lr, weight_decay=wd, decay_mask=decays)
-                    if scale is not None:
-                        scale = lr * (scale + (wd * np.abs(seen) if decays else 0.0))
-                else:
-                    update = expected.update
-                where = f"{label} variant {v} step {i + 1} {k}"
-                check.reference(f"{where} update", run.updates[k][v, i], update,
-                                scale=scale, why=None if scale is None else CANCELS)
+                    update = ref.descent(update, seen, learning_rate=lr, weight_decay=wd, decay_mask=decays)
+                    scale = lr * (scale + (wd * np.abs(seen) if decays else 0.0))
+                expected["update"][v, i], scales["update"][v, i] = update, scale
                 for field, moment in rule.fields.items():
-                    stored = getattr(kept, field)[k]
-                    mu_scale = ref._ema(rule_hyper["b1"], np.abs(previous[k]["mu"]), np.abs(g)) if field == "mu" else None
-                    check.reference(f"{where} {field}", stored, getattr(expected, moment),
-                                    scale=mu_scale, why=None if mu_scale is None else CANCELS)
-                previous[k] = {field: f64(getattr(kept, field)[k]) for field in rule.fields}
+                    value = getattr(moments, moment)
+                    expected[field][v, i] = value
+                    if field == "mu":
+                        scales[field][v, i] = ref._ema(rule_hyper[rule.mu_decay], np.abs(previous["mu"]), np.abs(g))
+                    elif field in (rule.field_conditioning or {}):
+                        scales[field][v, i] = np.abs(value) * (1.0 + rule.field_conditioning[field](t, rule_hyper))
+                    else:
+                        scales[field][v, i] = np.abs(value)
+                previous = {field: f64(getattr(kept, field)[k]) for field in rule.fields}
+        check.reference(f"{label} {k} update, every [variant, step]", run.updates[k], expected["update"],
+                        scale=scales["update"], why=CANCELS)
+        for field in rule.fields:
+            stored = getattr(rule_state(run.states), field)[k]
+            check.reference(f"{label} {k} {field}, every [variant, step]", stored, expected[field],
+                            scale=scales[field], why=CANCELS if field == "mu" else BIAS)
 
 
-def layouts(check, name: str, init_state, run: Run) -> None:
+def layouts(check, name: str, run: Run) -> None:
     """The state's layout (every leaf's path, dtype, shape) after init and after the run's steps."""
-    check.layout(f"{name}/state_after_init", init_state)
+    check.layout(f"{name}/state_after_init", at(run.init, 0))
     check.layout(f"{name}/state_after_steps", at(run.states, 0, -1))
 
 

@@ -24,6 +24,7 @@ class Run(NamedTuple):
     updates: dict
     states: object
     params: dict  # the params each step was given (before its update was applied)
+    init: object  # the state init returned (leading axis [variant])
 
 
 def gradients(seed: int, steps: int = STEPS, dtype=F32) -> dict:
@@ -43,8 +44,8 @@ def batched(variants: list[dict]) -> dict:
     return {name: np.array([v[name] for v in variants], F32) for name in variants[0]}
 
 
-def runner(make: Callable[..., optax.GradientTransformation]) -> Callable[[dict, dict, dict], Run]:
-    """run(hyper [variant], params, grads [step]) -> Run; make(**hyper) builds the transformation inside jit."""
+def _steps(make: Callable[..., optax.GradientTransformation]) -> Callable:
+    """(hyper, params, grads [step]) -> (updates, states, params seen, init state) for one variant."""
     def one(hyper, start, grads):
         tx = make(**hyper)
 
@@ -53,18 +54,36 @@ def runner(make: Callable[..., optax.GradientTransformation]) -> Callable[[dict,
             updates, state = tx.update(g, state, p)
             return (optax.apply_updates(p, updates), state), (updates, state, p)
 
-        _, out = jax.lax.scan(step, (start, tx.init(start)), grads)
-        return out
+        state = tx.init(start)
+        _, out = jax.lax.scan(step, (start, state), grads)
+        return (*out, state)
+    return jax.vmap(one, in_axes=(0, None, None))
 
-    compiled = jax.jit(jax.vmap(one, in_axes=(0, None, None), axis_size=None))
-    return lambda hyper, start, grads: Run(*jax.device_get(compiled(hyper, start, grads)))
 
+class Batch:
+    """A module's runs, compiled and run together as one jitted program on first use: one trace, lowering
+    and compilation-cache load for all of them (the fixed cost of a jit, paid per module, not per run)."""
 
-def static_runner(tx: optax.GradientTransformation) -> Callable[[dict, dict], Run]:
-    """run(params, grads [step]) -> Run with one variant: for a transformation built with Python-float
-    hyperparameters (as a user writes it), where dtype promotion of a weakly typed float matters."""
-    one = runner(lambda unused: tx)
-    return lambda start, grads: one({"unused": np.zeros(1, F32)}, start, grads)
+    def __init__(self):
+        self._makes: dict[str, Callable] = {}
+        self._inputs: dict[str, tuple] = {}
+        self._runs: dict[str, Run] | None = None
+
+    def add(self, name: str, make: Callable[..., optax.GradientTransformation], variants: list[dict],
+            start: dict, grads: dict) -> Callable[[], Run]:
+        """Declare a run of make(**hyper) over the variants (traced float32 hyperparameters); returns the
+        function that gives its Run. make() without arguments: variants=[] (Python-float hyperparameters)."""
+        hyper = batched(variants) if variants else {}
+        self._makes[name] = make if variants else (lambda unused, make=make: make())
+        self._inputs[name] = (hyper or {"unused": np.zeros(1, F32)}, start, grads)
+        return lambda: self.run(name)
+
+    def run(self, name: str) -> Run:
+        if self._runs is None:
+            makes = dict(self._makes)
+            program = jax.jit(lambda inputs: {n: _steps(makes[n])(*inputs[n]) for n in makes})
+            self._runs = {n: Run(*out) for n, out in jax.device_get(program(self._inputs)).items()}
+        return self._runs[name]
 
 
 def rule_state(state):

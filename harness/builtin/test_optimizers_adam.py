@@ -23,12 +23,13 @@ ADAM = oc.Rule(
     hyper=("b1", "b2", "eps", "eps_root"), fields={"mu": "mu", "nu": "nu"},
     step=lambda g, p, t, h, nesterov=False: ref.adam(g, p["mu"], p["nu"], t, nesterov=nesterov, **h),
     start=oc.zeros("mu", "nu"))
-ADAM = oc.dataclasses.replace(ADAM, magnitude=oc.absolute(ADAM.step))
+ADAM = oc.dataclasses.replace(ADAM, magnitude=oc.absolute(ADAM.step), conditioning=oc.adam_conditioning())
 
 
 def _nesterov(rule):
     step = lambda g, p, t, h: rule.step(g, p, t, h, nesterov=True)  # noqa: E731
-    return oc.dataclasses.replace(rule, step=step, magnitude=oc.absolute(step))
+    return oc.dataclasses.replace(rule, step=step, magnitude=oc.absolute(step),
+                                  conditioning=oc.adam_conditioning(nesterov=True))
 
 
 NADAM = _nesterov(ADAM)
@@ -43,73 +44,71 @@ ADAMW_VARIANTS = [dict(v, weight_decay=1e-4) for v in ALIAS_VARIANTS] + [
     dict(ALIAS_VARIANTS[0], weight_decay=0.3)]
 DECAY_MASK = {"b": False, "w": True}
 
-_scale_by_adam = {n: runs.runner(lambda n=n, **h: optax.scale_by_adam(**h, nesterov=n)) for n in (False, True)}
-_adam = runs.runner(lambda **h: optax.adam(**h, nesterov=True))
-_adamw = runs.runner(lambda **h: optax.adamw(**h, mask=DECAY_MASK, mu_dtype=jnp.bfloat16))
+RUNS = runs.Batch()  # every run of this module, one jitted program
+_scale_by_adam = {n: RUNS.add(f"scale_by_adam/{n}", lambda n=n, **h: optax.scale_by_adam(**h, nesterov=n),
+                              RULE_VARIANTS, runs.params(), runs.gradients(31)) for n in (False, True)}
+_adam = RUNS.add("adam", lambda **h: optax.adam(**h, nesterov=True), ALIAS_VARIANTS, runs.params(), runs.gradients(32))
+_adamw = RUNS.add("adamw", lambda **h: optax.adamw(**h, mask=DECAY_MASK, mu_dtype=jnp.bfloat16), ADAMW_VARIANTS,
+                  runs.params(), runs.gradients(33))
 
 
 @pytest.mark.parametrize("nesterov", [False, True], ids=["plain", "nesterov"])
 def test_scale_by_adam_steps(check, nesterov):
     """Six steps of scale_by_adam at its defaults and with b1, b2, eps, eps_root each moved: every update and
     every stored moment against float64, one step at a time from the stored state; all updates golden."""
-    grads = runs.gradients(31)
-    run = _scale_by_adam[nesterov](runs.batched(RULE_VARIANTS), runs.params(), grads)
+    grads, run = runs.gradients(31), _scale_by_adam[nesterov]()
     check.describe_input(f"scale_by_adam(nesterov={nesterov}) on gradients N(0,1) of shapes (3,), (2,2), "
                          f"6 steps, {len(RULE_VARIANTS)} hyperparameter variants")
     oc.check_steps(check, "scale_by_adam", NADAM if nesterov else ADAM, run, grads, RULE_VARIANTS)
     check.golden_tree(f"scale_by_adam/{nesterov}/updates", run.updates)
-    oc.layouts(check, "scale_by_adam", optax.scale_by_adam().init(runs.params()), run)
+    oc.layouts(check, "scale_by_adam", run)
 
 
 def test_adam_steps(check):
     """adam(learning_rate, b1, b2, eps, eps_root, nesterov=True) over six steps: the emitted update is
     -learning_rate times the rule's (NAdam's m_hat), against float64; updates and the final state golden."""
-    grads = runs.gradients(32)
-    run = _adam(runs.batched(ALIAS_VARIANTS), runs.params(), grads)
+    grads, run = runs.gradients(32), _adam()
     oc.check_steps(check, "adam", NADAM, run, grads, ALIAS_VARIANTS, alias=oc.Alias())
     check.golden_tree("adam/updates", run.updates)
     check.golden_tree("adam/final_state", runs.at(run.states, 0, -1))
-    oc.layouts(check, "adam", optax.adam(0.1).init(runs.params()), run)
+    oc.layouts(check, "adam", run)
 
 
 def test_adamw_steps(check):
     """adamw with weight_decay on the kernel only (mask), nesterov and a bfloat16 first moment: the update is
     -learning_rate * (u + weight_decay * params) where the mask holds, against float64 (the stored bfloat16
     mu to bfloat16 ulps); updates and the final state golden."""
-    grads = runs.gradients(33)
-    run = _adamw(runs.batched(ADAMW_VARIANTS), runs.params(), grads)
+    grads, run = runs.gradients(33), _adamw()
     rule = oc.dataclasses.replace(ADAM, step=lambda g, p, t, h: ref.adam(g, p["mu"], p["nu"], t, **h))
     oc.check_steps(check, "adamw", rule, run, grads, ADAMW_VARIANTS, alias=oc.Alias(DECAY_MASK))
     check.golden_tree("adamw/updates", run.updates)
     check.golden_tree("adamw/final_state", runs.at(run.states, 0, -1))
-    oc.layouts(check, "adamw", optax.adamw(0.1, mu_dtype=jnp.bfloat16).init(runs.params()), run)
+    oc.layouts(check, "adamw", run)
 
 
 # Python floats exact in bfloat16 (hence float32): where the library evaluates 1 - b2 (in Python's double
 # or in float32) then does not matter; 0.999 rounded to float32 moves 1 - b2 by 5e-5 of itself.
 EXACT = dict(b1=0.875, b2=1 - 2.0**-10, eps=2.0**-20, eps_root=0.0)
-_adam_mu_bf16 = runs.static_runner(optax.scale_by_adam(**EXACT, mu_dtype=jnp.bfloat16))
-_adam_bf16_params = runs.static_runner(optax.scale_by_adam(**EXACT))
+_adam_mu_bf16 = RUNS.add("scale_by_adam/mu_bfloat16", lambda: optax.scale_by_adam(**EXACT, mu_dtype=jnp.bfloat16), [],
+                         runs.params(), runs.gradients(34))
+_adam_bf16_params = RUNS.add("scale_by_adam/bfloat16_params", lambda: optax.scale_by_adam(**EXACT), [],
+                             runs.params(jnp.bfloat16), runs.gradients(35, dtype=jnp.bfloat16))
 
 
 def test_scale_by_adam_mu_dtype(check):
     """scale_by_adam(mu_dtype=bfloat16) built as a user writes it (Python-float hyperparameters): mu is stored
     in bfloat16 (layout golden), held to float64 at bfloat16 ulps; nu and the float32 updates against
     float64 and golden."""
-    grads = runs.gradients(34)
-    run = _adam_mu_bf16(runs.params(), grads)
+    grads, run = runs.gradients(34), _adam_mu_bf16()
     oc.check_steps(check, "scale_by_adam(mu_dtype=bfloat16)", ADAM, run, grads, [EXACT])
     check.golden_tree("scale_by_adam/mu_bfloat16/updates", run.updates)
-    oc.layouts(check, "scale_by_adam/mu_bfloat16", optax.scale_by_adam(mu_dtype=jnp.bfloat16).init(runs.params()),
-               run)
+    oc.layouts(check, "scale_by_adam/mu_bfloat16", run)
 
 
 def test_scale_by_adam_bfloat16_params(check):
     """scale_by_adam on bfloat16 params and gradients: the state and the updates stay bfloat16 (layout golden),
     every value against float64 at bfloat16 ulps and golden."""
-    grads = runs.gradients(35, dtype=jnp.bfloat16)
-    start = runs.params(jnp.bfloat16)
-    run = _adam_bf16_params(start, grads)
+    grads, run = runs.gradients(35, dtype=jnp.bfloat16), _adam_bf16_params()
     oc.check_steps(check, "scale_by_adam(bfloat16 params)", ADAM, run, grads, [EXACT])
     check.golden_tree("scale_by_adam/bfloat16_params/updates", run.updates)
-    oc.layouts(check, "scale_by_adam/bfloat16_params", optax.scale_by_adam().init(start), run)
+    oc.layouts(check, "scale_by_adam/bfloat16_params", run)

