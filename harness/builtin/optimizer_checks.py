@@ -20,9 +20,9 @@ from harness.builtin import optimizer_runs
 from harness.builtin.optimizer_runs import F32, LAYOUT, Run, at, f64, rule_state
 from harness.builtin.reference import adam_family as ref
 
-CANCELS = ("the first moment b1 m + (1 - b1) g: terms of either sign may cancel; a bias correction's 1 - b**t "
-           "cancels (b**t rounded near 1): see optimizer_checks.bias_conditioning")
-BIAS = "1 - b2**t with b2**t rounded to float32 near 1: see optimizer_checks.bias_conditioning"
+CANCELS = ("sums of terms of either sign (b1 m + (1 - b1) g, g - m) may cancel: the ulps are taken at the same "
+           "formula over |terms|; a bias correction's 1 - b**t cancels (b**t rounded near 1): see "
+           "optimizer_checks.bias_conditioning")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,15 +30,18 @@ class Rule:
     """An update rule's reference as the contracts call it.
 
     step(g, previous state fields, t, hyper) -> reference Moments; start(shape, hyper) -> the documented
-    initial state fields; magnitude(g, previous, t, hyper) -> the update's operand magnitude (None: no
-    cancellation, compared at its own value); fields: the state fields compared (library name -> Moments
-    field)."""
+    initial state fields; fields: the state fields compared (library name -> Moments field). Every value is
+    compared at its operands' magnitude: the same step over |g|, |previous| and |params| (a sum of terms of
+    either sign may cancel; rounding error is relative to the terms), or magnitude(g, previous, t, hyper)
+    for the update where that trick does not give it (adabelief's denominator)."""
     hyper: tuple[str, ...]
     fields: dict[str, str]
     step: Callable
     start: Callable
     magnitude: Callable | None = None
-    mu_decay: str = "b1"  # the hyperparameter the first moment mu decays by (lion's is b2)
+    # state -> {field: tree} (default: the fields of the rule's own state, optimizer_runs.rule_state)
+    read: Callable | None = None
+    uses_params: bool = False  # step(..., params=) gets the params the step saw (weight decay inside the rule)
     # (t, hyper) -> the condition number (in units of float32's u) of float32 arithmetic the formula cannot
     # avoid, for the update and for named state fields (see bias_conditioning): widens the scale by 1 + it.
     conditioning: Callable | None = None
@@ -85,13 +88,6 @@ def zeros(*names):
     return lambda shape, hyper: {n: np.zeros(shape) for n in names}
 
 
-def absolute(step):
-    """The same step over |g| and |previous mu|: the magnitude of the terms the first moment sums."""
-    def magnitude(g, previous, t, hyper):
-        return step(np.abs(g), {**previous, "mu": np.abs(previous["mu"])}, t, hyper).update
-    return magnitude
-
-
 def f32(value: float) -> float:
     """A hyperparameter as the library received it: rounded to float32."""
     return float(F32(value))
@@ -101,6 +97,14 @@ def f32(value: float) -> float:
 class Alias:
     """How an alias wraps its rule: -learning_rate * (u + weight_decay * params), decay where mask holds."""
     decay_mask: dict | None = None  # leaf -> bool; None: every leaf (or no weight decay)
+    adds_weight_decay: bool = True  # False: the rule itself applies weight_decay (novograd)
+
+
+def _read(rule: Rule, state) -> dict:
+    if rule.read is not None:
+        return rule.read(state)
+    kept = rule_state(state)
+    return {field: getattr(kept, field) for field in rule.fields}
 
 
 def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: list[dict],
@@ -110,47 +114,45 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
     and steps, then compared once per leaf and quantity (a failure names the worst [variant, step, ...])."""
     __tracebackhide__ = True
     steps = next(iter(grads.values())).shape[0]
-    counts = [[int(rule_state(at(run.states, v, i)).count) for i in range(steps)] for v in range(len(variants))]
     if hasattr(rule_state(at(run.states, 0, 0)), "count"):
+        counts = [[int(rule_state(at(run.states, v, i)).count) for i in range(steps)] for v in range(len(variants))]
         check.exact(f"{label} count after each step", counts, [list(range(1, steps + 1))] * len(variants))
+    stored = _read(rule, run.states)
     for k in sorted(LAYOUT):
-        expected = {name: np.zeros((len(variants), steps, *LAYOUT[k])) for name in ("update", *rule.fields)}
+        expected = {"update": np.zeros(run.updates[k].shape), **{f: np.zeros(stored[f][k].shape) for f in rule.fields}}
         scales = {name: np.zeros_like(array) for name, array in expected.items()}
         for v, hyper in enumerate(variants):
             hyper = {name: f32(x) for name, x in hyper.items()}
             rule_hyper = {name: hyper[name] for name in rule.hyper}
             previous = rule.start(LAYOUT[k], rule_hyper)
             for i in range(steps):
-                kept = rule_state(at(run.states, v, i))
-                g, t = f64(grads[k][i]), i + 1
-                moments = rule.step(g, previous, t, rule_hyper)
+                g, t, seen = f64(grads[k][i]), i + 1, f64(run.params[k][v, i])
+                extra = {"params": seen} if rule.uses_params else {}
+                moments = rule.step(g, previous, t, rule_hyper, **extra)
+                operands = rule.step(np.abs(g), {f: np.abs(x) for f, x in previous.items()}, t, rule_hyper,
+                                     **{f: np.abs(x) for f, x in extra.items()})
                 update = moments.update
-                scale = np.abs(update) if rule.magnitude is None else np.abs(rule.magnitude(g, previous, t, rule_hyper))
+                scale = np.abs(operands.update if rule.magnitude is None else rule.magnitude(g, previous, t, rule_hyper))
                 if rule.conditioning is not None:
                     scale = scale * (1.0 + rule.conditioning(t, rule_hyper))
                 if alias is not None:
                     decays = alias.decay_mask is None or alias.decay_mask[k]
-                    seen = f64(run.params[k][v, i])
-                    lr, wd = hyper["learning_rate"], hyper.get("weight_decay", 0.0)
+                    lr = hyper["learning_rate"]
+                    wd = hyper.get("weight_decay", 0.0) if alias.adds_weight_decay else 0.0
                     update = ref.descent(update, seen, learning_rate=lr, weight_decay=wd, decay_mask=decays)
                     scale = lr * (scale + (wd * np.abs(seen) if decays else 0.0))
                 expected["update"][v, i], scales["update"][v, i] = update, scale
                 for field, moment in rule.fields.items():
-                    value = getattr(moments, moment)
-                    expected[field][v, i] = value
-                    if field == "mu":
-                        scales[field][v, i] = ref._ema(rule_hyper[rule.mu_decay], np.abs(previous["mu"]), np.abs(g))
-                    elif field in (rule.field_conditioning or {}):
-                        scales[field][v, i] = np.abs(value) * (1.0 + rule.field_conditioning[field](t, rule_hyper))
-                    else:
-                        scales[field][v, i] = np.abs(value)
-                previous = {field: f64(getattr(kept, field)[k]) for field in rule.fields}
+                    expected[field][v, i] = getattr(moments, moment)
+                    factor = 1.0 + (rule.field_conditioning or {}).get(field, lambda t, h: 0.0)(t, rule_hyper)
+                    scales[field][v, i] = np.abs(getattr(operands, moment)) * factor
+                kept = at(stored, v, i)
+                previous = {field: f64(kept[field][k]) for field in rule.fields}
         check.reference(f"{label} {k} update, every [variant, step]", run.updates[k], expected["update"],
                         scale=scales["update"], why=CANCELS)
         for field in rule.fields:
-            stored = getattr(rule_state(run.states), field)[k]
-            check.reference(f"{label} {k} {field}, every [variant, step]", stored, expected[field],
-                            scale=scales[field], why=CANCELS if field == "mu" else BIAS)
+            check.reference(f"{label} {k} {field}, every [variant, step]", stored[field][k], expected[field],
+                            scale=scales[field], why=CANCELS)
 
 
 def layouts(check, name: str, run: Run) -> None:
@@ -159,4 +161,4 @@ def layouts(check, name: str, run: Run) -> None:
     check.layout(f"{name}/state_after_steps", at(run.states, 0, -1))
 
 
-__all__ = ["Rule", "Alias", "check_steps", "layouts", "zeros", "absolute", "optimizer_runs"]
+__all__ = ["Rule", "Alias", "check_steps", "layouts", "zeros", "optimizer_runs"]

@@ -88,7 +88,7 @@ class Batch:
 
 def rule_state(state):
     """The update rule's own state inside an alias's chain state (the first named tuple with a count)."""
-    if hasattr(state, "count") and hasattr(state, "_fields"):
+    if "count" in getattr(state, "_fields", ()):
         return state
     if isinstance(state, tuple):
         for part in state:

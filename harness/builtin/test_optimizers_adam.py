@@ -23,13 +23,12 @@ ADAM = oc.Rule(
     hyper=("b1", "b2", "eps", "eps_root"), fields={"mu": "mu", "nu": "nu"},
     step=lambda g, p, t, h, nesterov=False: ref.adam(g, p["mu"], p["nu"], t, nesterov=nesterov, **h),
     start=oc.zeros("mu", "nu"))
-ADAM = oc.dataclasses.replace(ADAM, magnitude=oc.absolute(ADAM.step), conditioning=oc.adam_conditioning())
+ADAM = oc.dataclasses.replace(ADAM, conditioning=oc.adam_conditioning())
 
 
 def _nesterov(rule):
     step = lambda g, p, t, h: rule.step(g, p, t, h, nesterov=True)  # noqa: E731
-    return oc.dataclasses.replace(rule, step=step, magnitude=oc.absolute(step),
-                                  conditioning=oc.adam_conditioning(nesterov=True))
+    return oc.dataclasses.replace(rule, step=step, conditioning=oc.adam_conditioning(nesterov=True))
 
 
 NADAM = _nesterov(ADAM)

@@ -55,7 +55,7 @@ def _check_rule(check, name):
 
 
 # -- lion ---------------------------------------------------------------------------------------------------------
-LION = oc.Rule(hyper=("b1", "b2"), fields={"mu": "mu"}, mu_decay="b2",
+LION = oc.Rule(hyper=("b1", "b2"), fields={"mu": "mu"},
                step=lambda g, p, t, h: ref.lion(g, p["mu"], **h), start=oc.zeros("mu"))
 LION_RULE = _variants(dict(b1=0.9, b2=0.99), dict(b1=0.3, b2=0.5))
 LION_ALIAS = _variants(dict(learning_rate=0.01, b1=0.9, b2=0.99, weight_decay=1e-3),
@@ -86,7 +86,7 @@ def _amsgrad_step(g, p, t, h):
 
 
 AMSGRAD = oc.Rule(hyper=("b1", "b2", "eps", "eps_root"), fields={"mu": "mu", "nu": "nu", "nu_max": "extra"},
-                  step=_amsgrad_step, start=oc.zeros("mu", "nu", "nu_max"), magnitude=oc.absolute(_amsgrad_step),
+                  step=_amsgrad_step, start=oc.zeros("mu", "nu", "nu_max"),
                   conditioning=oc.adam_conditioning(), field_conditioning={"nu_max": lambda t, h: oc.bias_conditioning(h["b2"], t)})
 ADAM_DEFAULTS = dict(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0)
 ADAM_MOVED = dict(b1=0.5, b2=0.9, eps=0.3, eps_root=0.5)
@@ -119,7 +119,7 @@ def _adamax_step(g, p, t, h):
 
 
 ADAMAX = oc.Rule(hyper=("b1", "b2", "eps"), fields={"mu": "mu", "nu": "nu"}, step=_adamax_step,
-                 start=oc.zeros("mu", "nu"), magnitude=oc.absolute(_adamax_step),
+                 start=oc.zeros("mu", "nu"),
                  conditioning=lambda t, h: oc.bias_conditioning(h["b1"], t))
 ADAMAX_DEFAULTS, ADAMAX_MOVED = dict(b1=0.9, b2=0.999, eps=1e-8), dict(b1=0.5, b2=0.6, eps=0.3)
 
@@ -210,7 +210,7 @@ def _yogi_start(shape, h):
 
 
 YOGI = oc.Rule(hyper=("b1", "b2", "eps", "eps_root", "initial_accumulator_value"), fields={"mu": "mu", "nu": "nu"},
-               step=_yogi_step, start=_yogi_start, magnitude=oc.absolute(_yogi_step),
+               step=_yogi_step, start=_yogi_start,
                conditioning=oc.adam_conditioning())
 YOGI_DEFAULTS = dict(b1=0.9, b2=0.999, eps=1e-3, eps_root=0.0, initial_accumulator_value=1e-6)
 
@@ -231,7 +231,6 @@ def _yogi_alias_rule():
     rule = dataclasses.replace(YOGI, start=lambda shape, h: _yogi_start(shape, {"initial_accumulator_value": 1e-6}),
                                hyper=("b1", "b2", "eps"))
     rule = dataclasses.replace(rule, step=lambda g, p, t, h: _yogi_step(g, p, t, {**h, "eps_root": 0.0}))
-    rule = dataclasses.replace(rule, magnitude=oc.absolute(rule.step))
     return rule
 
 
@@ -251,7 +250,7 @@ def _radam_step(g, p, t, h):
 
 
 RADAM = oc.Rule(hyper=("b1", "b2", "eps", "eps_root", "threshold"), fields={"mu": "mu", "nu": "nu"},
-                step=_radam_step, start=oc.zeros("mu", "nu"), magnitude=oc.absolute(_radam_step),
+                step=_radam_step, start=oc.zeros("mu", "nu"),
                 conditioning=lambda t, h: oc.adam_conditioning()(t, h) + oc.rectifier_conditioning(t, h))
 # Not b2's default 0.999: there rho_5 = 4.996 (float64) lies within float32's rounding of rho (about 0.06)
 # of the default threshold 5, so whether step 5 is rectified (an update 40x smaller) is rounding noise a

@@ -123,3 +123,33 @@ def descent(update, params, *, learning_rate, weight_decay=0.0, decay_mask=True)
     """What an alias emits from its rule's update, as optax.adamw's and optax.lion's docstrings state it:
     -learning_rate * (u + weight_decay * params), the weight decay only where the mask is True."""
     return -learning_rate * (update + (weight_decay * params if decay_mask else 0.0))
+
+
+def optimistic(g, previous_g, t, *, alpha, beta) -> Moments:
+    """optax.optimistic_gradient_descent's docstring (Mokhtari et al. 2019): u_t = (alpha + beta) g_t -
+    beta g_{t-1}; the kept state is g_t (returned as mu).
+
+    The docstring leaves g_0 open. Optax (0.2.6) takes g_0 = g_1 (the first step is alpha g_1: no optimism
+    before there is a previous gradient); this reference, first written with g_0 = 0, disagreed with the
+    baseline by beta g_1 at step 1 only, and follows the baseline there (a golden fact in effect)."""
+    previous_g = g if t == 1 else previous_g
+    return Moments((alpha + beta) * g - beta * previous_g, g)
+
+
+def novograd(g, mu, nu, t, params, *, b1, b2, eps, eps_root, weight_decay) -> Moments:
+    """Ginsburg et al. (2019), NovoGrad (Algorithm 1), one layer (leaf): the second moment is a scalar per
+    layer, v_1 = ||g_1||^2, then v_t = b2 v + (1-b2) ||g_t||^2; the first moment m_1 = g_1 / sqrt(v_1) + d w,
+    then m_t = b1 m + (g_t / (sqrt(v_t) + eps) + d w_t) with d = weight_decay; the step emitted is m_t
+    (the alias scales it by -learning_rate). eps_root inside the root as Optax documents."""
+    norm2 = float(np.sum(g * g))
+    nu = norm2 if t == 1 else b2 * nu + (1.0 - b2) * norm2
+    normalised = g / (np.sqrt(nu + eps_root) + eps) + weight_decay * params
+    mu = normalised if t == 1 else b1 * mu + normalised
+    return Moments(mu, mu, np.asarray(nu))
+
+
+def trust_ratio(update, params) -> np.ndarray:
+    """You et al. (2020), LAMB (Algorithm 2) with phi the identity: the layer's update scaled by
+    ||params|| / ||update|| (1 where either norm is zero, the LARS convention)."""
+    p_norm, u_norm = np.linalg.norm(params), np.linalg.norm(update)
+    return update * (p_norm / u_norm if p_norm > 0 and u_norm > 0 else 1.0)
