@@ -46,7 +46,7 @@ DECAY_MASK = {"b": False, "w": True}
 RUNS = runs.Batch()  # every run of this module, one jitted program
 _scale_by_adam = {n: RUNS.add(f"scale_by_adam/{n}", lambda n=n, **h: optax.scale_by_adam(**h, nesterov=n),
                               RULE_VARIANTS, runs.params(), runs.gradients(31)) for n in (False, True)}
-_adam = RUNS.add("adam", lambda **h: optax.adam(**h, nesterov=True), ALIAS_VARIANTS, runs.params(), runs.gradients(32))
+_adam = RUNS.add("adam", lambda **h: optax.adam(**h, nesterov=True, mu_dtype=jnp.bfloat16), ALIAS_VARIANTS, runs.params(), runs.gradients(32))
 _adamw = RUNS.add("adamw", lambda **h: optax.adamw(**h, mask=DECAY_MASK, mu_dtype=jnp.bfloat16), ADAMW_VARIANTS,
                   runs.params(), runs.gradients(33))
 
@@ -64,8 +64,9 @@ def test_scale_by_adam_steps(check, nesterov):
 
 
 def test_adam_steps(check):
-    """adam(learning_rate, b1, b2, eps, eps_root, nesterov=True) over six steps: the emitted update is
-    -learning_rate times the rule's (NAdam's m_hat), against float64; updates and the final state golden."""
+    """adam(learning_rate, b1, b2, eps, eps_root, nesterov=True, mu_dtype=bfloat16) over six steps: the emitted
+    update is -learning_rate times the rule's (NAdam's m_hat), against float64 (the stored bfloat16 mu to
+    bfloat16 ulps); updates and the final state golden."""
     grads, run = runs.gradients(32), _adam()
     oc.check_steps(check, "adam", NADAM, run, grads, ALIAS_VARIANTS, alias=oc.Alias())
     check.golden_tree("adam/updates", run.updates)

@@ -75,11 +75,12 @@ def test_scale_by_optimistic_gradient_steps(check):
 
 # -- optimistic_adam, optimistic_adam_v2 ----------------------------------------------------------------------------
 def _optimistic_adam_step(g, p, t, h, scale):
-    """r_t: NAdam's step (both aliases default to nesterov=True); then the optimistic combination with r_{t-1},
+    """r_t: Adam's step (both aliases run with nesterov=False, off their default True, and a bfloat16 mu);
+    then the optimistic combination with r_{t-1},
     scaled: optimistic_adam's u = -(lr + o) r_t + o r_{t-1} (alpha = lr, beta = o); v2's -lr ((alpha + beta)
     r_t - beta r_{t-1})."""
     adam = ref.adam(g, p["mu"], p["nu"], t, b1=h["b1"], b2=h["b2"], eps=h["eps"], eps_root=h["eps_root"],
-                    nesterov=True)
+                    nesterov=False)
     alpha, beta, factor = scale(h)
     combined = ref.optimistic(adam.update, p["previous_gradient"], t, alpha=alpha, beta=beta)
     return ref.Moments(-factor * combined.update, adam.mu, adam.nu, adam.update)
@@ -89,7 +90,7 @@ def _optimistic_magnitude(scale):
     """(alpha + beta) |r_t| + beta |r_{t-1}|, r_t over |g| and |mu| (the combination subtracts r_{t-1})."""
     def magnitude(g, p, t, h):
         r = ref.adam(np.abs(g), np.abs(p["mu"]), p["nu"], t, b1=h["b1"], b2=h["b2"], eps=h["eps"],
-                     eps_root=h["eps_root"], nesterov=True).update
+                     eps_root=h["eps_root"]).update
         alpha, beta, factor = scale(h)
         return factor * ((alpha + beta) * r + beta * (r if t == 1 else np.abs(p["previous_gradient"])))
     return magnitude
@@ -99,8 +100,8 @@ def _optimistic(scale, hyper):
     return oc.Rule(magnitude=_optimistic_magnitude(scale), hyper=hyper, fields={"mu": "mu", "nu": "nu", "previous_gradient": "extra"},
                    step=lambda g, p, t, h: _optimistic_adam_step(g, p, t, h, scale),
                    start=oc.zeros("mu", "nu", "previous_gradient"),
-                   conditioning=oc.adam_conditioning(nesterov=True),
-                   field_conditioning={"previous_gradient": oc.adam_conditioning(nesterov=True)},
+                   conditioning=oc.adam_conditioning(),
+                   field_conditioning={"previous_gradient": oc.adam_conditioning()},
                    read=lambda s: {"mu": _find(s, "mu").mu, "nu": _find(s, "nu").nu,
                                    "previous_gradient": _find(s, "previous_gradient").previous_gradient})
 
@@ -109,26 +110,27 @@ ADAM_HYPER = ("b1", "b2", "eps", "eps_root")
 ADAM_DEFAULTS, ADAM_MOVED = dict(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0), dict(b1=0.5, b2=0.9, eps=0.3, eps_root=0.5)
 OPTIMISTIC = _optimistic(lambda h: (h["learning_rate"], h["optimism"], 1.0), ("learning_rate", "optimism", *ADAM_HYPER))
 OPTIMISTIC_CASE = _case(
-    "optimistic_adam", OPTIMISTIC, lambda **h: optax.optimistic_adam(**h),
+    "optimistic_adam", OPTIMISTIC, lambda **h: optax.optimistic_adam(**h, nesterov=False, mu_dtype=jnp.bfloat16),
     _variants(dict(learning_rate=0.1, optimism=0.1, **ADAM_DEFAULTS), dict(learning_rate=0.02, optimism=0.5, **ADAM_MOVED)),
     62)
 OPTIMISTIC_V2 = _optimistic(lambda h: (h["alpha"], h["beta"], h["learning_rate"]),
                             ("learning_rate", "alpha", "beta", *ADAM_HYPER))
 OPTIMISTIC_V2_CASE = _case(
-    "optimistic_adam_v2", OPTIMISTIC_V2, lambda **h: optax.optimistic_adam_v2(**h),
+    "optimistic_adam_v2", OPTIMISTIC_V2, lambda **h: optax.optimistic_adam_v2(**h, nesterov=False, mu_dtype=jnp.bfloat16),
     _variants(dict(learning_rate=0.1, alpha=1.0, beta=1.0, **ADAM_DEFAULTS),
               dict(learning_rate=0.02, alpha=0.3, beta=2.5, **ADAM_MOVED)), 63)
 
 
 def test_optimistic_adam_steps(check):
-    """optimistic_adam(learning_rate, optimism, b1, b2, eps, eps_root): -lr r_t - o (r_t - r_{t-1}) with r_t
-    NAdam's step, against float64 (optimism at the learning rate, its documented None, and moved)."""
+    """optimistic_adam(learning_rate, optimism, b1, b2, eps, eps_root, nesterov=False, mu_dtype=bfloat16):
+    -lr r_t - o (r_t - r_{t-1}) with r_t Adam's step, against float64 (optimism at the learning rate, what
+    its documented None means, and moved)."""
     _check_rule(check, OPTIMISTIC_CASE)
 
 
 def test_optimistic_adam_v2_steps(check):
-    """optimistic_adam_v2(learning_rate, alpha, beta, b1, b2, eps, eps_root): -lr ((alpha + beta) r_t -
-    beta r_{t-1}), against float64."""
+    """optimistic_adam_v2(learning_rate, alpha, beta, b1, b2, eps, eps_root, nesterov=False,
+    mu_dtype=bfloat16): -lr ((alpha + beta) r_t - beta r_{t-1}), against float64."""
     _check_rule(check, OPTIMISTIC_V2_CASE)
 
 

@@ -62,11 +62,13 @@ LION_ALIAS = _variants(dict(learning_rate=0.01, b1=0.9, b2=0.99, weight_decay=1e
                        dict(learning_rate=0.05, b1=0.3, b2=0.5, weight_decay=0.4))
 
 
-SCALE_BY_LION_CASE = _case("scale_by_lion", LION, lambda **h: optax.scale_by_lion(**h), LION_RULE, 41)
+SCALE_BY_LION_CASE = _case("scale_by_lion", LION, lambda **h: optax.scale_by_lion(**h, mu_dtype=jnp.bfloat16),
+                           LION_RULE, 41)
 
 
 def test_scale_by_lion_steps(check):
-    """scale_by_lion(b1, b2): sign(b1 m + (1 - b1) g) emitted, m <- b2 m + (1 - b2) g kept, against float64."""
+    """scale_by_lion(b1, b2, mu_dtype=bfloat16): sign(b1 m + (1 - b1) g) emitted, m <- b2 m + (1 - b2) g kept
+    in bfloat16, against float64."""
     _check_rule(check, SCALE_BY_LION_CASE)
 
 
@@ -103,13 +105,14 @@ def test_scale_by_amsgrad_steps(check):
     _check_rule(check, SCALE_BY_AMSGRAD_CASE)
 
 
-AMSGRAD_CASE = _case("amsgrad", AMSGRAD, lambda **h: optax.amsgrad(**h),
+AMSGRAD_CASE = _case("amsgrad", AMSGRAD, lambda **h: optax.amsgrad(**h, mu_dtype=jnp.bfloat16),
                       _variants(dict(learning_rate=0.1, **ADAM_DEFAULTS), dict(learning_rate=0.02, **ADAM_MOVED)),
                       44, alias=oc.Alias())
 
 
 def test_amsgrad_steps(check):
-    """amsgrad(learning_rate, b1, b2, eps, eps_root): -learning_rate times the rule's update, against float64."""
+    """amsgrad(learning_rate, b1, b2, eps, eps_root, mu_dtype=bfloat16): -learning_rate times the rule's
+    update, against float64."""
     _check_rule(check, AMSGRAD_CASE)
 
 
@@ -245,36 +248,37 @@ def test_yogi_steps(check):
 
 
 # -- radam --------------------------------------------------------------------------------------------------------
-def _radam_step(g, p, t, h):
-    return ref.radam(g, p["mu"], p["nu"], t, **h)
+def _radam(nesterov):
+    return oc.Rule(hyper=("b1", "b2", "eps", "eps_root", "threshold"), fields={"mu": "mu", "nu": "nu"},
+                   step=lambda g, p, t, h: ref.radam(g, p["mu"], p["nu"], t, nesterov=nesterov, **h),
+                   start=oc.zeros("mu", "nu"),
+                   conditioning=lambda t, h: oc.adam_conditioning(nesterov)(t, h) + oc.rectifier_conditioning(t, h))
 
 
-RADAM = oc.Rule(hyper=("b1", "b2", "eps", "eps_root", "threshold"), fields={"mu": "mu", "nu": "nu"},
-                step=_radam_step, start=oc.zeros("mu", "nu"),
-                conditioning=lambda t, h: oc.adam_conditioning()(t, h) + oc.rectifier_conditioning(t, h))
 # Not b2's default 0.999: there rho_5 = 4.996 (float64) lies within float32's rounding of rho (about 0.06)
 # of the default threshold 5, so whether step 5 is rectified (an update 40x smaller) is rounding noise a
 # contract would report as a change. At 0.99 (rounding about 3e-4) and 0.9 every rho_t of six steps is at
 # least 0.04 from 5 and from 4.5, and both branches are taken.
 RADAM_DEFAULTS = dict(b1=0.9, b2=0.99, eps=1e-8, eps_root=0.0, threshold=5.0)
 RADAM_MOVED = dict(b1=0.5, b2=0.9, eps=0.3, eps_root=0.5, threshold=4.5)
+SCALE_BY_RADAM_CASE = {n: _case(f"scale_by_radam/{n}", _radam(n), lambda n=n, **h: optax.scale_by_radam(**h, nesterov=n),
+                                _variants(RADAM_DEFAULTS, RADAM_MOVED) + [dict(RADAM_DEFAULTS, b2=0.9, threshold=4.5)],
+                                52) for n in (False, True)}
 
 
-SCALE_BY_RADAM_CASE = _case("scale_by_radam", RADAM, lambda **h: optax.scale_by_radam(**h),
-                      _variants(RADAM_DEFAULTS, RADAM_MOVED) + [dict(RADAM_DEFAULTS, b2=0.9, threshold=4.5)], 52)
+@pytest.mark.parametrize("nesterov", [False, True], ids=["plain", "nesterov"])
+def test_scale_by_radam_steps(check, nesterov):
+    """scale_by_radam(b1, b2, eps, eps_root, threshold, nesterov): m_hat (NAdam's with nesterov) until rho_t
+    passes the threshold, then the rectified Adam step, against float64."""
+    _check_rule(check, SCALE_BY_RADAM_CASE[nesterov])
 
 
-def test_scale_by_radam_steps(check):
-    """scale_by_radam(b1, b2, eps, eps_root, threshold): m_hat until rho_t passes the threshold, then the
-    rectified Adam step, against float64."""
-    _check_rule(check, SCALE_BY_RADAM_CASE)
-
-
-RADAM_CASE = _case("radam", RADAM, lambda **h: optax.radam(**h),
-                      _variants(dict(learning_rate=0.1, **RADAM_DEFAULTS), dict(learning_rate=0.02, **RADAM_MOVED)),
-                      53, alias=oc.Alias())
+RADAM_CASE = _case("radam", _radam(True), lambda **h: optax.radam(**h, nesterov=True),
+                   _variants(dict(learning_rate=0.1, **RADAM_DEFAULTS), dict(learning_rate=0.02, **RADAM_MOVED)),
+                   53, alias=oc.Alias())
 
 
 def test_radam_steps(check):
-    """radam(learning_rate, b1, b2, eps, eps_root, threshold): -learning_rate times the rule's update."""
+    """radam(learning_rate, b1, b2, eps, eps_root, threshold, nesterov=True): -learning_rate times the rule's
+    update."""
     _check_rule(check, RADAM_CASE)

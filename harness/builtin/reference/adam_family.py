@@ -95,14 +95,16 @@ def yogi(g, mu, nu, t, *, b1, b2, eps, eps_root) -> Moments:
     return Moments(mu / (1.0 - b1**t) / (np.sqrt(nu / (1.0 - b2**t) + eps_root) + eps), mu, nu)
 
 
-def radam(g, mu, nu, t, *, b1, b2, eps, eps_root, threshold) -> Moments:
+def radam(g, mu, nu, t, *, b1, b2, eps, eps_root, threshold, nesterov=False) -> Moments:
     """Liu et al. (2020), RAdam (Algorithm 2): rho_inf = 2/(1-b2) - 1, rho_t = rho_inf - 2 t b2^t / (1-b2^t);
     while rho_t > threshold (the paper's 4, Optax's parameter) u = r_t m_hat / (sqrt(v_hat + eps_root) + eps)
     with r_t = sqrt((rho_t-4)(rho_t-2) rho_inf / ((rho_inf-4)(rho_inf-2) rho_t)), else u = m_hat (the
-    un-adapted momentum); m_hat, v_hat, eps and eps_root as in optax.adam's docstring."""
+    un-adapted momentum); m_hat, v_hat, eps and eps_root as in optax.adam's docstring. nesterov (which
+    optax.radam's docstring names without a formula): NAdam's m_hat from optax.adam's docstring, in both
+    branches."""
     mu = _ema(b1, mu, g)
     nu = _ema(b2, nu, g * g)
-    mu_hat = mu / (1.0 - b1**t)
+    mu_hat = _nesterov_mu_hat(g, mu, t, b1) if nesterov else mu / (1.0 - b1**t)
     rho_inf = 2.0 / (1.0 - b2) - 1.0
     rho_t = rho_inf - 2.0 * t * b2**t / (1.0 - b2**t)
     if rho_t > threshold:
