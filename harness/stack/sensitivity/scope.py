@@ -34,9 +34,10 @@ MODULES: dict[str, tuple[str, ...]] = {
     "optax/_src/linear_algebra.py": ("clipping", "shapes"),  # global_norm
     "optax/tree_utils/_tree_math.py": ("clipping", "shapes"),  # tree_norm
     "optax/contrib/_sam.py": ("clipping", "shapes"),  # normalize
-    # apply_every; scale_by_schedule, scale_by_learning_rate; normalize_by_update_norm, centralize,
-    # scale_by_trust_ratio
-    "optax/_src/transform.py": ("clipping", "schedules", "accumulation", "shapes"),
+    # the Adam family's update rules (scale_by_adam, ...); apply_every; scale_by_schedule,
+    # scale_by_learning_rate; normalize_by_update_norm, centralize, scale_by_trust_ratio
+    "optax/_src/transform.py": ("optimizers", "clipping", "schedules", "accumulation", "shapes"),
+    "optax/_src/alias.py": ("optimizers",),  # the alias optimizers (adam, adamw, lion, ...)
 }
 
 # Modules where only the lines of the in-scope callables defined there are mutated (each with why): they hold
@@ -50,7 +51,8 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
                           "family at once, not set_to_zero)",
     "optax/_src/linear_algebra.py": "global_norm beside matrix routines outside the scope (power iteration, "
                                     "inverse roots, nnls)",
-    "optax/_src/transform.py": "6 in-scope callables beside ~30 optimizer building blocks outside the scope",
+    "optax/_src/transform.py": "the in-scope callables beside optimizer building blocks outside the scope",
+    "optax/_src/alias.py": "the in-scope optimizers beside the aliases outside the scope",
     "optax/_src/update.py": "periodic_update beside apply_updates and incremental_update (outside the scope)",
     "optax/tree_utils/_tree_math.py": "tree_norm beside ~40 tree helpers outside the scope",
     "optax/contrib/_sam.py": "normalize beside the SAM optimizer outside the scope",
