@@ -16,6 +16,7 @@ import pytest
 from harness.builtin import optimizer_checks as oc
 from harness.builtin import optimizer_runs as runs
 from harness.builtin.reference import adam_family as ref
+from harness.contract import trees
 
 pytestmark = pytest.mark.family("optimizers")
 
@@ -112,3 +113,30 @@ def test_scale_by_adam_bfloat16_params(check):
     oc.check_steps(check, "scale_by_adam(bfloat16 params)", ADAM, run, grads, [EXACT])
     check.golden_tree("scale_by_adam/bfloat16_params/updates", run.updates)
     oc.layouts(check, "scale_by_adam/bfloat16_params", run)
+
+
+def _shapes(tree) -> list[list]:
+    """[path, dtype, shape] per leaf of a tree of arrays or jax.ShapeDtypeStruct (as check.layout records)."""
+    import jax
+
+    return [[trees.path_name(path), str(leaf.dtype), list(leaf.shape)]
+            for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]]
+
+
+@pytest.mark.parametrize("how", ["array_hyperparameters", "inject_hyperparams"])
+def test_adam_state_dtypes_bfloat16_params(check, how):
+    """With bfloat16 params and float32 array hyperparameters (as inject_hyperparams passes them), the dtypes of
+    the updates and of the state after one update, beside the state init gives: a state whose dtypes change at
+    the first update breaks a lax.scan or fori_loop carry and a checkpoint restored into init's layout.
+    Shapes only (jax.eval_shape): nothing is compiled."""
+    import jax
+
+    start = runs.params(jnp.bfloat16)
+    tx = (optax.scale_by_adam(b1=jnp.float32(0.9), b2=jnp.float32(0.999)) if how == "array_hyperparameters"
+          else optax.inject_hyperparams(optax.adam)(learning_rate=0.1))
+    check.describe_input(f"params and gradients in bfloat16 (shapes (3,), (2,2)); {how}")
+    init = jax.eval_shape(tx.init, start)
+    updates, after = jax.eval_shape(lambda: tx.update(start, tx.init(start), start))
+    check.golden_fact(f"adam/bfloat16_params/{how}/state_after_init", _shapes(init))
+    check.golden_fact(f"adam/bfloat16_params/{how}/state_after_update", _shapes(after))
+    check.golden_fact(f"adam/bfloat16_params/{how}/updates", _shapes(updates))
