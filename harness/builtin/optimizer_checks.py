@@ -114,9 +114,9 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
     and steps, then compared once per leaf and quantity (a failure names the worst [variant, step, ...])."""
     __tracebackhide__ = True
     steps = next(iter(grads.values())).shape[0]
-    if hasattr(rule_state(at(run.states, 0, 0)), "count"):
-        counts = [[int(rule_state(at(run.states, v, i)).count) for i in range(steps)] for v in range(len(variants))]
-        check.exact(f"{label} count after each step", counts, [list(range(1, steps + 1))] * len(variants))
+    kept = rule_state(run.states)
+    if kept is not None:
+        check.exact(f"{label} count after each step", kept.count.tolist(), [list(range(1, steps + 1))] * len(variants))
     stored = _read(rule, run.states)
     for k in sorted(LAYOUT):
         expected = {"update": np.zeros(run.updates[k].shape), **{f: np.zeros(stored[f][k].shape) for f in rule.fields}}
@@ -146,8 +146,7 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
                     expected[field][v, i] = getattr(moments, moment)
                     factor = 1.0 + (rule.field_conditioning or {}).get(field, lambda t, h: 0.0)(t, rule_hyper)
                     scales[field][v, i] = np.abs(getattr(operands, moment)) * factor
-                kept = at(stored, v, i)
-                previous = {field: f64(kept[field][k]) for field in rule.fields}
+                previous = {field: f64(stored[field][k][v, i]) for field in rule.fields}
         check.reference(f"{label} {k} update, every [variant, step]", run.updates[k], expected["update"],
                         scale=scales["update"], why=CANCELS)
         for field in rule.fields:

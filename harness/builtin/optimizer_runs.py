@@ -72,18 +72,29 @@ class Batch:
     def add(self, name: str, make: Callable[..., optax.GradientTransformation], variants: list[dict],
             start: dict, grads: dict) -> Callable[[], Run]:
         """Declare a run of make(**hyper) over the variants (traced float32 hyperparameters); returns the
-        function that gives its Run. make() without arguments: variants=[] (Python-float hyperparameters)."""
+        function that gives its Run. make() without arguments: variants=[] (Python-float hyperparameters).
+        A run declared after the program ran starts a new program for the runs declared since."""
+        if self._runs is not None and name not in self._runs:
+            self._makes, self._inputs, self._done = {}, {}, {**getattr(self, "_done", {}), **self._runs}
+            self._runs = None
         hyper = batched(variants) if variants else {}
         self._makes[name] = make if variants else (lambda unused, make=make: make())
         self._inputs[name] = (hyper or {"unused": np.zeros(1, F32)}, start, grads)
         return lambda: self.run(name)
 
     def run(self, name: str) -> Run:
+        if name in getattr(self, "_done", {}):
+            return self._done[name]
         if self._runs is None:
             makes = dict(self._makes)
             program = jax.jit(lambda inputs: {n: _steps(makes[n])(*inputs[n]) for n in makes})
             self._runs = {n: Run(*out) for n, out in jax.device_get(program(self._inputs)).items()}
         return self._runs[name]
+
+
+# The runs of every optimizers contract module collected in this process: one program for all (a module
+# declares its runs at import, pytest imports every module before the first test runs).
+RUNS = Batch()
 
 
 def rule_state(state):
