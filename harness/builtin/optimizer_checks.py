@@ -19,6 +19,7 @@ import numpy as np
 from harness.builtin import optimizer_runs
 from harness.builtin.optimizer_runs import F32, LAYOUT, Run, at, f64, rule_state
 from harness.builtin.reference import adam_family as ref
+from harness.contract.tolerances import UNIT_ROUNDOFF
 
 CANCELS = ("sums of terms of either sign (b1 m + (1 - b1) g, g - m) may cancel: the ulps are taken at the same "
            "formula over |terms|; a bias correction's 1 - b**t cancels (b**t rounded near 1): see "
@@ -46,6 +47,13 @@ class Rule:
     # avoid, for the update and for named state fields (see bias_conditioning): widens the scale by 1 + it.
     conditioning: Callable | None = None
     field_conditioning: dict | None = None
+
+
+def in_units_of(dtype) -> float:
+    """A condition number counted in float32's u, in the units of the compared value's dtype: the rounding it
+    magnifies (b**t) happens in float32 (a bias correction's arithmetic), so for a bfloat16 value it is
+    2**-16 of a bfloat16 u, not a bfloat16 u."""
+    return UNIT_ROUNDOFF["float32"] / UNIT_ROUNDOFF.get(str(dtype), UNIT_ROUNDOFF["float32"])
 
 
 def bias_conditioning(b: float, t: int) -> float:
@@ -134,7 +142,7 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
                 update = moments.update
                 scale = np.abs(operands.update if rule.magnitude is None else rule.magnitude(g, previous, t, rule_hyper))
                 if rule.conditioning is not None:
-                    scale = scale * (1.0 + rule.conditioning(t, rule_hyper))
+                    scale = scale * (1.0 + rule.conditioning(t, rule_hyper) * in_units_of(run.updates[k].dtype))
                 if alias is not None:
                     decays = alias.decay_mask is None or alias.decay_mask[k]
                     lr = hyper["learning_rate"]
@@ -144,7 +152,8 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
                 expected["update"][v, i], scales["update"][v, i] = update, scale
                 for field, moment in rule.fields.items():
                     expected[field][v, i] = getattr(moments, moment)
-                    factor = 1.0 + (rule.field_conditioning or {}).get(field, lambda t, h: 0.0)(t, rule_hyper)
+                    factor = 1.0 + (rule.field_conditioning or {}).get(field, lambda t, h: 0.0)(t, rule_hyper) * (
+                        in_units_of(stored[field][k].dtype))
                     scales[field][v, i] = np.abs(getattr(operands, moment)) * factor
                 previous = {field: f64(stored[field][k][v, i]) for field in rule.fields}
         check.reference(f"{label} {k} update, every [variant, step]", run.updates[k], expected["update"],
