@@ -70,7 +70,10 @@ def test_the_spans_are_each_in_scope_callables_lines_from_the_ledger_and_the_sou
                              "def scale_by_lbfgs", "def scale_by_polyak", "def scale_by_distance_over_gradients",
                              "def scale", "def scale_by_rms", "def scale_by_stddev", "def scale_by_rss",
                              "def scale_by_adadelta", "def scale_by_sm3", "def scale_by_rprop", "def scale_by_sign",
-                             "def scale_by_param_block_norm", "def scale_by_param_block_rms"}
+                             "def scale_by_param_block_norm", "def scale_by_param_block_rms",
+                             *(f"def scale_by_{rule}" for rule in (  # the Adam family's update rules
+                                 "adam", "adamax", "amsgrad", "radam", "belief", "yogi", "novograd", "adan",
+                                 "lion", "optimistic_gradient"))}
     first, last = by_start["def apply_every"]
     body = "\n".join(source[first - 1:last])  # the whole body: the nested init_fn and update_fn, the return
     assert "def init_fn" in body and "def update_fn" in body

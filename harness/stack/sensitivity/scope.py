@@ -35,10 +35,10 @@ MODULES: dict[str, tuple[str, ...]] = {
     "optax/tree_utils/_tree_math.py": ("clipping", "shapes"),  # tree_norm
     "optax/contrib/_sam.py": ("clipping", "shapes"),  # normalize (sam: in scope, no contract yet)
     # apply_every; scale_by_schedule, scale_by_learning_rate; normalize_by_update_norm, centralize,
-    # scale_by_trust_ratio; the optimizers' update rules (scale_by_rms, ..., scale_by_lbfgs; scale_by_polyak,
+    # scale_by_trust_ratio; the optimizers' update rules (scale_by_adam, scale_by_rms, ..., scale_by_lbfgs; scale_by_polyak,
     # scale_by_distance_over_gradients: no contract yet)
     "optax/_src/transform.py": ("clipping", "schedules", "accumulation", "shapes", "optimizers"),
-    "optax/_src/alias.py": ("optimizers",),  # the optimizers (sgd, rmsprop, adagrad, adafactor, lbfgs, ...)
+    "optax/_src/alias.py": ("optimizers",),  # the optimizers (adam, adamw, lion, sgd, rmsprop, adafactor, lbfgs, ...)
     "optax/_src/factorized.py": ("optimizers",),  # scale_by_factored_rms
     "optax/_src/utils.py": ("optimizers",),  # scale_gradient
     "optax/_src/linesearch.py": ("optimizers",),  # scale_by_zoom_linesearch, scale_by_backtracking_linesearch
