@@ -84,12 +84,28 @@ def test_report_mode_runs_the_families_covering_what_the_code_calls(team):
     assert multi_device.planned(found, {}) is None and not found.runs_family(devices.FAMILY)
 
 
-def test_what_a_callable_builds_on_comes_from_the_ledger(team):
+def test_an_optimizer_in_scope_takes_its_own_family(team):
     team(code="import optax\n\ndef make():\n    return optax.adamw(1e-3, mask=lambda p: p)\n")
-    selection = _load().selection
-    assert selection.families == ("masks", "shapes")  # adamw's weight decay: add_decayed_weights's contracts
-    assert ledger_families.families_by_callable()["optax.adamw"] == \
-        ledger_families.families_by_callable()["optax.add_decayed_weights"]
+    assert _load().selection.families == ("optimizers",)  # adamw's contracts, weight decay and mask included
+
+
+def test_what_an_out_of_scope_callable_builds_on_comes_from_the_ledger():
+    """[built_on]: a callable outside the scope takes the families of the in-scope callables it builds on."""
+    text = """
+[in_scope."optax.add_decayed_weights"]
+area = "weight_decay"
+[in_scope."optax.add_decayed_weights".params]
+weight_decay = "masks/test_weight_decay"
+mask = ["masks/test_weight_decay", "shapes/test_mask"]
+
+[out_of_scope]
+"optax.made_up_optimizer" = "an optimizer"
+
+[built_on]
+"optax.made_up_optimizer" = ["optax.add_decayed_weights"]
+"""
+    found = ledger_families.families_by_callable(text)
+    assert found["optax.made_up_optimizer"] == found["optax.add_decayed_weights"] == frozenset({"masks", "shapes"})
 
 
 def test_sharding_and_flax_code_take_their_families(team):

@@ -63,21 +63,13 @@ def baseline_surface():
 
 def test_the_spans_are_each_in_scope_callables_lines_from_the_ledger_and_the_source(baseline_surface):
     found = coverage_spans.spans(baseline_surface, ledger.read(), sorted(scope.IN_SCOPE_LINES_ONLY))
-    source = (baseline_surface.source / "optax/_src/transform.py").read_text().splitlines()
-    by_start = {source[first - 1].split("(")[0]: (first, last) for first, last in found["optax/_src/transform.py"]}
-    assert set(by_start) == {"def apply_every", "def scale_by_schedule", "def scale_by_learning_rate",
-                             "def normalize_by_update_norm", "def centralize", "def scale_by_trust_ratio",
-                             "def scale_by_lbfgs", "def scale_by_polyak", "def scale_by_distance_over_gradients",
-                             "def scale", "def scale_by_rms", "def scale_by_stddev", "def scale_by_rss",
-                             "def scale_by_adadelta", "def scale_by_sm3", "def scale_by_rprop", "def scale_by_sign",
-                             "def scale_by_param_block_norm", "def scale_by_param_block_rms",
-                             *(f"def scale_by_{rule}" for rule in (  # the Adam family's update rules
-                                 "adam", "adamax", "amsgrad", "radam", "belief", "yogi", "novograd", "adan",
-                                 "lion", "optimistic_gradient"))}
-    first, last = by_start["def apply_every"]
-    body = "\n".join(source[first - 1:last])  # the whole body: the nested init_fn and update_fn, the return
-    assert "def init_fn" in body and "def update_fn" in body
-    assert body.rstrip().endswith("return base.GradientTransformation(init_fn, update_fn)")
+    # utils.py: scale_gradient (in scope) beside key, dtype and sampling helpers (outside it)
+    source = (baseline_surface.source / "optax/_src/utils.py").read_text().splitlines()
+    by_start = {source[first - 1].split("(")[0]: (first, last) for first, last in found["optax/_src/utils.py"]}
+    assert set(by_start) == {"def scale_gradient"}  # not its private custom-VJP helpers, nor the others
+    first, last = by_start["def scale_gradient"]
+    body = "\n".join(source[first - 1:last])  # the whole body, to its last return
+    assert body.rstrip().endswith("return _scale_gradient(inputs, scale)")
 
 
 def test_a_restricted_module_holds_public_code_outside_the_scope_and_is_mutated(baseline_surface):

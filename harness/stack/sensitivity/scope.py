@@ -59,11 +59,9 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
                           "family at once, not set_to_zero)",
     "optax/_src/linear_algebra.py": "global_norm beside matrix routines outside the scope (power iteration, "
                                     "inverse roots, nnls)",
-    "optax/_src/transform.py": "in-scope callables beside optimizer building blocks outside the scope",
     "optax/_src/utils.py": "scale_gradient beside key, dtype and sampling helpers outside the scope",
     "optax/_src/update.py": "periodic_update beside apply_updates and incremental_update (outside the scope)",
     "optax/tree_utils/_tree_math.py": "tree_norm beside ~40 tree helpers outside the scope",
-    "optax/_src/alias.py": "the optimizers in scope beside the others outside it",
 }
 
 # Modules that define an in-scope callable of the coverage ledger but are not mutated yet, each with why;
