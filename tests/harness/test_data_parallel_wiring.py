@@ -232,6 +232,8 @@ def test_the_family_process_runs_beside_the_main_one_and_its_output_follows_the_
     merged = report_io.load(tmp_path / "baseline.json")
     assert merged.summary.by_family[devices.FAMILY].passed == 3
     assert capsys.readouterr().out.endswith("the family's own output\n")  # into the log, after the main run's
+    (family_env,) = [env for args, env in session.commands if "--harness-multi-device" in args]
+    assert family_env[env_vars.PROGRESS] is None  # the upgrade's display shows the main run's checks only
 
 
 def _writing_to_stdout(run):

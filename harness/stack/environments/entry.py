@@ -220,6 +220,8 @@ class _Beside:
         self.output.parent.mkdir(exist_ok=True)
         self.ended: multi_device.Ended | None = None
         self.broke: BaseException | None = None
+        # No progress file: the upgrade shows the main run's checks (the two would overwrite each other's).
+        env = {**env, env_vars.PROGRESS: None}
         self.thread = threading.Thread(target=self._run, args=(session, arguments, env), daemon=True,
                                        name=f"{devices.FAMILY} family")
         self.thread.start()
