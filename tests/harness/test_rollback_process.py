@@ -195,3 +195,34 @@ def test_one_session_restores_the_writers_whose_reports_it_cannot_reuse_and_logs
     assert reused["jax-only"] is None and reused["candidate"] is not None and reused["optax-only"] is not None
     assert "restored jax-only" in (ws.reports / "baseline-rollback-jax-only.log").read_text()  # its own log
     assert not (ws.reports / "baseline-rollback.log").exists()
+
+
+def test_a_rollback_process_killed_midway_says_so_in_each_report_it_did_not_finish(tmp_path):
+    """As each process of its own did: the writers it had not restored get a partial report with the reason,
+    the one it finished keeps its own."""
+    import dataclasses
+
+    import upgrade_reports
+    from harness.model.enums import Status
+    from harness.stack.run import entry_runs
+
+    (tmp_path / "baseline.json").write_text(json.dumps(upgrade_reports.load("baseline")))
+    noxfile = tmp_path / "noxfile.py"
+    killed = FAKE_NOXFILE.replace('''        print(f"restored {folder.name}")''', '''        if folder.name == "jax-only":
+            import signal
+            os.kill(os.getpid(), signal.SIGKILL)''')
+    noxfile.write_text(killed.replace("@COUNT@", str(tmp_path / "n.txt")).replace("@REPORT@", str(tmp_path / "baseline.json")))
+    ws = dataclasses.replace(Workspace.of(paths.SOURCE, tmp_path / "reports"), noxfile=noxfile)
+    ws.reports.mkdir()
+    writers = ("candidate", "jax-only", "optax-only")
+    for writer in writers:
+        (ws.reports / "checkpoints" / writer).mkdir(parents=True)
+    (ws.reports / rollback_runs.SELECTION).write_text(f"{rollback_runs.PREFIX}layout[float32]\n")
+    run = entry_runs.Run(current.entries(ws)[matrix.BASELINE], ws.reports / rollback_runs.SELECTION,
+                         rollback=tuple(ws.reports / "checkpoints" / w for w in writers))
+    codes = entry_runs.run_sessions(ws, [run], _RunArgs("20260101T000000-1-aaaaaa"), seed=1)
+    assert codes["baseline-rollback"] != 0
+    assert report_io.load(ws.reports / "baseline-rollback-candidate.json").problem is None
+    for writer in ("jax-only", "optax-only"):
+        report = report_io.load(ws.reports / f"baseline-rollback-{writer}.json")
+        assert report.status == Status.PARTIAL and "killed" in report.problem, report.problem
