@@ -101,12 +101,11 @@ class FollowUps:
         cores fewer processes finish sooner. CI keeps one job per row (runs())."""
         replay = [Run(base, directory / REPLAY_SELECTION, directory / EXAMPLES)] if self.examples else []
         attributing = [Run(e, directory / ATTRIBUTION_SELECTION) for e in self.attribution]
-        writers = [w for w in self.rollbacks(candidate)]
+        writers = list(self.rollbacks(candidate))
         rolled = [Run(base, directory / rollback_runs.SELECTION,
                       rollback=tuple(directory / rollback_runs.folder_name(w) for w in writers))] if writers else []
-        if not attributing:
-            return [w for w in [replay + rolled] if w]
-        return [w for w in (replay + attributing, rolled) if w]
+        waves = [replay + attributing, rolled] if attributing else [replay + rolled]
+        return [wave for wave in waves if wave]
 
     @staticmethod
     def _rollback_run(base: matrix.Entry, writer: str) -> EntryRun:
