@@ -27,6 +27,6 @@ BUILTIN = "HARNESS_BUILTIN"  # `--builtin judge|report|all` or `--no-builtin` ("
 RUN_PID = "HARNESS_RUN_PID"  # the upgrade's process: its entries die with it (harness.stack.run.lifeline)
 RUN_ID = "HARNESS_RUN_ID"  # the upgrade run an entry belongs to: its reports carry it, it dies with that run
 CHECKPOINTS = "HARNESS_CHECKPOINTS"  # where an entry writes its own checkpoints (reports/<run>/checkpoints/<report name>/)
-ROLLBACK_FROM = "HARNESS_ROLLBACK_FROM"  # another entry's checkpoints folder the baseline restores (the rollback run)
+ROLLBACK_FROM = "HARNESS_ROLLBACK_FROM"  # another entry's checkpoints folder the baseline restores (the rollback run); several, os.pathsep-separated, restored in one process (harness.contract.rollbacks)
 MULTI_DEVICE_PLATFORM = "HARNESS_MULTI_DEVICE_PLATFORM"  # `--multi-device-platform`: where the data-parallel family runs
 PHASES_DIR = "HARNESS_PHASES_DIR"  # `upgrade --harness-phases`: where an entry's processes write their phases (harness.model.phase_times)

@@ -276,6 +276,7 @@ def _upgrade(root: Path, tmp_path: Path, monkeypatch, sessions: Sessions, *argv:
     shutil.copytree(root, copy, dirs_exist_ok=True)
     with monkeypatch.context() as mp:
         mp.setattr(upgrade, "run_entries", sessions.run_entries)
+        mp.setattr(upgrade, "run_sessions", sessions.run_sessions)
         mp.chdir(copy)
         return cli.main(["upgrade", *argv]), copy / "reports"
 

@@ -193,3 +193,76 @@ def test_the_baseline_report_holds_the_family_on_four_devices():
     assert family["passed"] >= 10 and family["failed"] == family["error"] == 0
     assert doc["environment"]["jax"]["device_count"] == 1
     assert doc["environment"]["family_platforms"][devices.FAMILY]["device_count"] == devices.COUNT
+
+
+def _entry_run(tmp_path, monkeypatch, act):
+    """run_entry of the baseline on a fake session doing `act` in place of each pytest process."""
+    session = FakeSession(tmp_path, act)
+    session.name, session.chdir = "baseline", lambda root: _Nothing()
+    monkeypatch.setattr(project, "load", lambda ws: _found(tmp_path))
+    monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
+    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True})()
+    entry = type("E", (), {"name": "baseline", "python": "3.12", "pins": {}, "locked": True, "resolved_at": None,
+                           "notes": ()})()
+    return session, lambda: stack_entry.run_entry(session, ws, entry, install=False)
+
+
+def test_the_family_process_runs_beside_the_main_one_and_its_output_follows_the_main_runs(tmp_path, monkeypatch,
+                                                                                           capsys):
+    """The main run waits here for the family's process to have started: run one after the other, the two
+    could not both finish (the wait would time out and the main run fail)."""
+    import threading
+
+    family_started, main = threading.Event(), _report()
+
+    def act(args, env):
+        if "--harness-multi-device" in args:
+            family_started.set()
+            print("the family's own output")  # to the file the session gave its process (not captured here)
+            report_io.write(env[env_vars.REPORT], _part(main))
+            return 0
+        assert family_started.wait(timeout=60), "the family's process did not start beside the main run"
+        report_io.write(env[env_vars.REPORT], main)
+        return 0
+
+    monkeypatch.setattr(FakeSession, "run", _writing_to_stdout(FakeSession.run))
+    session, run = _entry_run(tmp_path, monkeypatch, act)
+    run()
+    assert len(session.commands) == 2
+    merged = report_io.load(tmp_path / "baseline.json")
+    assert merged.summary.by_family[devices.FAMILY].passed == 3
+    assert capsys.readouterr().out.endswith("the family's own output\n")  # into the log, after the main run's
+    (family_env,) = [env for args, env in session.commands if "--harness-multi-device" in args]
+    assert family_env[env_vars.PROGRESS] is None  # the upgrade's display shows the main run's checks only
+
+
+def _writing_to_stdout(run):
+    """A fake session.run that writes what its command prints to the `stdout` it is given, as nox does."""
+    import contextlib
+
+    def wrapped(self, *args, stdout=None, **kwargs):
+        if stdout is None:
+            return run(self, *args, **kwargs)
+        with contextlib.redirect_stdout(stdout):
+            return run(self, *args, **kwargs)
+    return wrapped
+
+
+def test_a_main_run_that_crashes_leaves_the_family_unmerged_and_fails_as_it_ended(tmp_path, monkeypatch):
+    """As when the family ran after it: a main run that did not run to its end (pytest's internal error)
+    fails the session with its own code; the family's report is not merged into a report that says why."""
+    main = _report()
+
+    def act(args, env):
+        if "--harness-multi-device" in args:
+            report_io.write(env[env_vars.REPORT], _part(main))
+            return 0
+        report_io.write(env[env_vars.REPORT], dataclasses.replace(main, status=Status.PARTIAL, exit_status=None))
+        return 3
+
+    session, run = _entry_run(tmp_path, monkeypatch, act)
+    with pytest.raises(Exception) as failed:
+        run()
+    assert failed.value.return_code == 3 and len(session.commands) == 2
+    report = report_io.load(tmp_path / "baseline.json")
+    assert devices.FAMILY not in report.summary.by_family and "internal error" in report.problem

@@ -68,7 +68,7 @@ class _Session:
 
         return contextlib.nullcontext()
 
-    def run(self, *args, env=None, success_codes=None):
+    def run(self, *args, env=None, success_codes=None, stdout=None):
         self.commands.append(args)
 
 
@@ -88,7 +88,9 @@ def test_the_suites_temporary_files_are_in_the_entrys_environment(tmp_path, monk
     monkeypatch.setattr(multi_device, "merge", lambda *args: None)  # the fake session writes no reports
     ws = Workspace.of(paths.SOURCE, tmp_path / "reports")
     entry.run_entry(session, ws, current.entries(ws)[matrix.BASELINE], install=False)
-    command, family_process = session.commands  # the contracts, then the data-parallel family's own process
+    # The contracts, and the data-parallel family's own process (started beside them: in either order).
+    (family_process,), (command,) = ([c for c in session.commands if ("--harness-multi-device" in c) is family]
+                                     for family in (True, False))
     assert f"--basetemp={tmp_path / 'venv' / 'pytest-tmp'}" in command
     (family_temp,) = [a for a in family_process if a.startswith("--basetemp=")]  # its own, in the environment
     assert family_temp.startswith(f"--basetemp={tmp_path / 'venv' / 'pytest-tmp'}") and family_temp not in command

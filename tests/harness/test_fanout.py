@@ -93,6 +93,7 @@ class Sessions:
 
     def __init__(self, sources: dict[str, dict], reused: bool = False):
         self.sources, self.runs, self.reused = sources, [], reused  # reused: every report taken from the cache
+        self.waves: list[list[str]] = []  # the upgrade's follow-up processes, by name, wave by wave
 
     def write(self, directory: Path, entry: matrix.Entry, report: str, run_id: str) -> None:
         doc = json.loads(json.dumps(self.sources["baseline" if report == entry_runs.REPLAY else
@@ -110,6 +111,15 @@ class Sessions:
             if rollback is not None:
                 assert rollback == ws.reports / "checkpoints" / rollback.name and only.read_text().split() == ROLLBACK
             self.write(ws.reports, entry, report, args.run_id)
+
+    def run_sessions(self, ws, runs, args, seed):  # the upgrade's follow-ups: one process a run, its reports
+        self.waves.append([run.name for run in runs])
+        for run in runs:
+            if run.rollback:
+                assert all(f == ws.reports / "checkpoints" / f.name for f in run.rollback)
+                assert run.only.read_text().split() == ROLLBACK
+            for report in run.reports:
+                self.write(ws.reports, run.entry, report, args.run_id)
 
     def run_rows(self, directory: Path, rows: list[dict], run_id: str) -> None:  # one CI job per row
         entries = plan.read(directory / plan.PLAN_FILE)
@@ -141,6 +151,7 @@ def _local(tmp_path, monkeypatch, sessions: Sessions) -> tuple[int, Path]:
     reports = tmp_path / "local"
     reports.mkdir()
     monkeypatch.setattr(upgrade, "run_entries", sessions.run_entries)
+    monkeypatch.setattr(upgrade, "run_sessions", sessions.run_sessions)
     return upgrade.upgrade(_checkout(reports), []), reports
 
 
@@ -219,7 +230,9 @@ def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_
         _row("baseline", "baseline-replay", str(ci / "replay-selection.txt"), str(ci / "replay-examples.json")),
         _row(**rollback_of("candidate")),
         *(_row(e, e, str(ci / "attribution-selection.txt"), then=rollback_of(e)) for e in ("jax-only", "optax-only"))]
-    assert sorted(ci_sessions.runs) == sorted(local_sessions.runs)  # the same sessions, as jobs
+    assert sorted(ci_sessions.runs) == sorted(local_sessions.runs)  # the same reports; CI, a job a row
+    # The upgrade: the replay and the attribution entries together, then one process for every rollback.
+    assert local_sessions.waves == [["baseline-replay", "jax-only", "optax-only"], ["baseline-rollback"]]
     assert {f"baseline-rollback-{w}" for w in ("candidate", "jax-only", "optax-only")} <= set(ci_sessions.runs)
     assert (ci / "rollback-selection.txt").read_text().split() == ROLLBACK
     assert (ci / "replay-selection.txt").read_text() == f"{PROPERTY}\n"

@@ -71,12 +71,19 @@ def _entries_writing(seen: list):
     return run_entries
 
 
+def _sessions_writing(seen: list):
+    """The same for the follow-ups' sessions (harness.stack.run.entry_runs.run_sessions): each run's entry."""
+    entries = _entries_writing(seen)
+    return lambda ws, runs, args, seed: entries(ws, [run.entry for run in runs], args, seed)
+
+
 def test_a_finished_run_is_published_and_the_last_one_kept_in_previous(reports, monkeypatch):
     (reports / "checkpoints" / "candidate").mkdir(parents=True)
     (reports / "checkpoints" / "candidate" / "writer.json").write_text(OLD)
     (reports / "previous" / "checkpoints" / "baseline").mkdir(parents=True)  # the run before last's: replaced
     seen = []
     monkeypatch.setattr(upgrade, "run_entries", _entries_writing(seen))
+    monkeypatch.setattr(upgrade, "run_sessions", _sessions_writing(seen))
     assert upgrade.upgrade(_checkout(reports), []) in (0, 1)
     assert seen and seen[0].parent == reports / run_dir.RUNS  # the entries wrote into the run's directory
     run_id = seen[0].name
@@ -111,6 +118,7 @@ def test_a_stopped_run_publishes_nothing_and_its_files_stay_in_its_run_directory
 
     # The next run says where the unfinished one's files are, publishes its own, and leaves the stopped run's alone.
     monkeypatch.setattr(upgrade, "run_entries", _entries_writing(seen))
+    monkeypatch.setattr(upgrade, "run_sessions", _sessions_writing(seen))
     assert upgrade.upgrade(_checkout(reports), []) in (0, 1)
     assert f"an earlier run did not finish; its files are in {seen[0]}/" in capsys.readouterr().out
     assert json.loads((reports / "baseline.json").read_text())["run_id"] == seen[1].name != seen[0].name

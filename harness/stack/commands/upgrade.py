@@ -19,44 +19,32 @@ from harness.stack.commands import bisect, judge, prune_envs
 from harness.stack.environments import entry as stack_entry, harness_source
 from harness.stack.pins import current, matrix, plan
 from harness.stack.run import followups, profile_table, rollback, run_dir, run_lock, run_plan, run_profile
-from harness.stack.run.entry_runs import REPLAY, run_entries
+from harness.stack.run.entry_runs import REPLAY, run_entries, run_sessions
 from harness.stack.workspace import Workspace
 from harness.verdict import judgement
 
 
-def _roll_back(ws: Workspace, args, base: matrix.Entry, writers: list[str], seed: int) -> None:
-    """The baseline restoring each writer's checkpoints (harness.stack.run.rollback), one run after another."""
-    for writer in writers:
-        run_entries(ws, [base], args, seed, only=ws.reports / rollback.SELECTION,
-                    rollback=ws.reports / rollback.folder_name(writer))
-
-
 def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None,
                                                                                       dict[str, Path]]:
-    """The replay, the rollback and the attribution harness.stack.run.followups decides from baseline and
-    candidate, run here one after the other; the entries the verdict judges, the replay's report, and the
-    rollbacks' reports by the report whose checkpoints they restored."""
+    """The replay, the rollbacks and the attribution harness.stack.run.followups decides from baseline and
+    candidate, run here in its waves (FollowUps.waves); the entries the verdict judges, the replay's report,
+    and the rollbacks' reports by the report whose checkpoints they restored."""
     singles, follow = entries[2:], followups.decide(ws.reports, entries)
     followups.write(follow, ws.reports, args.run_id)
-    replay = None
     if follow.examples:
         print(f"upgrade: {follow.replay_note()}")
-        run_entries(ws, [entries[0]], args, seed, only=ws.reports / followups.REPLAY_SELECTION,
-                    replay=ws.reports / followups.EXAMPLES)
-        replay = ws.reports / f"{REPLAY}.json"
-    if follow.rollback:
-        print("upgrade: the baseline restores the candidate's checkpoints (can the team roll back?)")
-        _roll_back(ws, args, entries[0], [entries[1].name], seed)
-    ran = entries[:2]
     if follow.attributes:
         print(f"upgrade: {follow.attribution_note()}")
-        run_entries(ws, follow.attribution, args, seed, only=ws.reports / followups.ATTRIBUTION_SELECTION)
-        if follow.rollback:
-            print("upgrade: the baseline restores each attribution entry's checkpoints (which bump moves the rollback)")
-            _roll_back(ws, args, entries[0], [e.name for e in follow.attribution], seed)
-        ran = [*entries[:2], *singles]
     elif follow.skipped_note(singles):
         print(f"upgrade: {follow.skipped_note(singles)}")
+    if follow.rollback:
+        print("upgrade: the baseline restores the candidate's checkpoints (can the team roll back?)"
+              + ("; and each attribution entry's, in the same process once they ran (which bump moves the "
+                 "rollback)" if follow.attribution else ""))
+    for wave in follow.waves(entries[0], entries[1], ws.reports):
+        run_sessions(ws, wave, args, seed)
+    replay = ws.reports / f"{REPLAY}.json" if follow.examples else None
+    ran = [*entries[:2], *singles] if follow.attributes else entries[:2]
     rolled = {w: ws.reports / f"{name}.json" for w, name in follow.rollbacks(entries[1]).items()}
     for writer, path in rolled.items():
         if not path.exists():

@@ -12,6 +12,8 @@ import os
 import shlex
 import shutil
 import subprocess
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness import devices, env_vars
@@ -58,8 +60,9 @@ def _keeps_checkpoints() -> bool:
         return True  # the plugin says the selection cannot be read
 
 
-def install_entry(session, ws: Workspace, entry: Entry, report_name: str | None = None) -> None:
-    """Make the session's virtualenv hold exactly the entry's resolved stack, plus the harness."""
+def install_entry(session, ws: Workspace, entry: Entry, report_names: Sequence[str | None] = (None,)) -> None:
+    """Make the session's virtualenv hold exactly the entry's resolved stack, plus the harness. When it cannot,
+    each report the session would have written (`report_names`; None: the entry's) says why."""
     started = now()
     lock = lock_path(ws, entry)
     try:
@@ -83,11 +86,13 @@ def install_entry(session, ws: Workspace, entry: Entry, report_name: str | None 
             session.install("-r", str(lock))
             session.install("--no-deps", *itself)
     except HarnessError as exc:
-        write_unresolvable(ws.reports, entry, str(exc), started, report_name)
+        for name in report_names:
+            write_unresolvable(ws.reports, entry, str(exc), started, name)
         session.error(str(exc).rstrip("."))  # nox ends the reason with its own period
     except Exception as exc:  # nox's CommandFailed: the installer's own output is above
         problem = f"installing {entry.pin_text} failed ({exc}); the installer's output is in the session log."
-        write_unresolvable(ws.reports, entry, problem, started, report_name)
+        for name in report_names:
+            write_unresolvable(ws.reports, entry, problem, started, name)
         session.error(problem.rstrip("."))
 
 
@@ -158,42 +163,105 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
 def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name: str | None = None,
               install: bool = True, rollback_reads: bool = True) -> None:
     """Install the entry's stack and run the contract suite, writing reports/<entry>.json (and, when an
-    upgrade's rollback may read them, its checkpoints beside it)."""
+    upgrade's rollback may read them, its checkpoints beside it). A rollback of several writers' checkpoints
+    (HARNESS_ROLLBACK_FROM naming several folders) writes each writer's report from one process."""
     envs.mark_used(session.virtualenv.location, session.name)  # its last use, for pruning (harness.stack.environments.envs)
+    writers = rollback.folders(os.environ.get(env_vars.ROLLBACK_FROM))
+    names = [rollback.report_name(f.name) for f in writers] if len(writers) > 1 else [report_name]
     if install:
-        install_entry(session, ws, entry, report_name)
-    path = report_path(ws.reports, entry, report_name)
+        install_entry(session, ws, entry, names)
+    written = [report_path(ws.reports, entry, name) for name in names]
+    path = written[0]
     found = project.load(ws)
     env = suite_environment(entry, str(path), session.virtualenv.location, found.golden, ws.is_checkout,
                             rollback_reads)
-    junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
     # pytest's temporary files in the entry's environment: under the shared /tmp/pytest-of-<user>/ two
     # entries running at once each cleaned up the numbered directories of every other pytest run there.
     basetemp = os.path.join(session.virtualenv.location, "pytest-tmp")
     _tell_progress(Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
     # From the project's root: nox itself runs in the noxfile's folder, which for a team's project is
     # the installed harness/stack/, whose modules (bisect.py) `python -m` would put before the stdlib's.
+    if len(writers) > 1:
+        with session.chdir(found.root), explained(entry, *written):
+            _run_rollbacks(session, entry, found, zip(writers, written), env, basetemp, pytest_args)
+        return
+    junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
     family = multi_device.planned(found, os.environ) if multi_device.wanted(os.environ) else None
     with session.chdir(found.root), explained(entry, path):
+        # The multi-device family's process (harness.devices) starts first, beside the main run: its
+        # output is kept apart and written into the log after the main run's.
+        beside = None if family is None else _Beside(session, family, [
+            *suite_arguments(found, contracts=False), f"--basetemp={basetemp}-{devices.FAMILY}", *pytest_args], env, path)
         failed = None
         try:
             session.run("python", "-m", "pytest", *suite_arguments(found), f"--junitxml={junit}",
                         f"--basetemp={basetemp}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
         except Exception as exc:  # checks that failed still leave a report the family's results join
-            if family is None or getattr(exc, "return_code", None) != PYTEST_TESTS_FAILED:
+            if beside is None or getattr(exc, "return_code", None) != PYTEST_TESTS_FAILED:
+                if beside is not None:
+                    beside.wait()  # never merged: the main run ended early, as when the family ran after it
                 raise
             failed = exc
-        if family is not None:  # the multi-device family, in a process of its own (harness.devices)
-            multi_device.run(session, family, [*suite_arguments(found, contracts=False), f"--basetemp={basetemp}-"
-                                               f"{devices.FAMILY}", *pytest_args], env, path)
+        if beside is not None:
+            beside.finish()
         if failed is not None:
             raise failed
 
 
+class _Beside:
+    """The multi-device family's pytest process running beside the main one, from a thread of this session
+    (nox's session.run blocks): its output to a file of its own, written into the session's log once it
+    ended, so the two runs' lines never interleave; its report merged into the entry's once both ended."""
+
+    def __init__(self, session, family: multi_device.FamilyProcess, arguments: list[str], env: dict[str, str],
+                 report: Path):
+        self.family, self.report = family, report
+        self.output = multi_device.part_path(session.virtualenv.location, report).with_suffix(".log")
+        self.output.parent.mkdir(exist_ok=True)
+        self.ended: multi_device.Ended | None = None
+        self.broke: BaseException | None = None
+        # No progress file: the upgrade shows the main run's checks (the two would overwrite each other's).
+        env = {**env, env_vars.PROGRESS: None}
+        self.thread = threading.Thread(target=self._run, args=(session, arguments, env), daemon=True,
+                                       name=f"{devices.FAMILY} family")
+        self.thread.start()
+
+    def _run(self, session, arguments, env) -> None:
+        try:
+            with open(self.output, "w") as out:
+                self.ended = multi_device.launch(session, self.family, arguments, env, self.report, stdout=out)
+        except BaseException as exc:  # noqa: BLE001 (raised in the session's own thread by finish())
+            self.broke = exc
+
+    def wait(self) -> None:
+        """Until the family's process ended; then its output into the log."""
+        self.thread.join()
+        print(self.output.read_text(errors="replace"), end="", flush=True)
+
+    def finish(self) -> None:
+        """Wait, then merge its report into the entry's, failing the session as its process failed."""
+        self.wait()
+        if self.broke is not None:
+            raise self.broke
+        multi_device.finish(self.report, self.ended, self.family.platform)
+
+
+def _run_rollbacks(session, entry: Entry, found: project.Project, writers, env: dict[str, str], basetemp: str,
+                   pytest_args) -> None:
+    """The baseline restoring several writers' checkpoints in one process (harness.contract.rollbacks):
+    each writer's own report and JUnit file, as a process of its own per writer wrote them."""
+    named = []
+    for folder, report in writers:
+        named += ["--writer", str(folder), str(report), str(report.with_suffix(".junit.xml"))]
+    session.run("python", "-m", "harness.contract.rollbacks", *named, "--", *suite_arguments(found),
+                f"--basetemp={basetemp}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
+
+
 @contextlib.contextmanager
-def explained(entry: Entry, report: Path):
-    """When the suite's process ends early (killed, crashed, interrupted), say why in its report: a killed
-    pytest leaves a partial report with no reason in it. nox's failure carries the return code."""
+def explained(entry: Entry, *reports: Path):
+    """When the suite's process ends early (killed, crashed, interrupted), say why in its reports (those not
+    complete): a killed pytest leaves a partial report with no reason in it. nox's failure carries the
+    return code."""
     started = now()
     try:
         yield
@@ -201,7 +269,8 @@ def explained(entry: Entry, report: Path):
         code = getattr(exc, "return_code", None)  # nox.command.CommandFailed's
         if code is not None:
             state = progress.read(os.environ[env_vars.PROGRESS]) if os.environ.get(env_vars.PROGRESS) else None
-            ending.record(report, entry_info(entry), ending.explain(code, state), started)
+            for report in reports:
+                ending.record(report, entry_info(entry), ending.explain(code, state), started)
         raise
 
 

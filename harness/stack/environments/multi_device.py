@@ -1,5 +1,6 @@
-"""The entry's second pytest process: the multi-device family (harness.devices), run after the main suite
-with the devices it needs, its report merged into the entry's one report (harness.model.report_merge).
+"""The entry's second pytest process: the multi-device family (harness.devices), run beside the main suite
+(harness.stack.environments.entry starts it first) with the devices it needs, its report merged into the
+entry's one report (harness.model.report_merge) once both ended.
 
 The main process keeps JAX's default devices, so its single-device results stay as they were; only this
 process is told to simulate 4 CPU devices (or to use an accelerator's, `--multi-device-platform`).
@@ -52,22 +53,43 @@ def part_path(venv: str, report: Path) -> Path:
     return Path(venv) / PARTS / f"{report.stem}.{devices.FAMILY}.json"
 
 
-def run(session, process: FamilyProcess, arguments: list[str], env: dict[str, str], report: Path) -> None:
-    """Run the family's pytest with `arguments` (the main run's, less its contract paths) and merge its report
-    into `report`, which the main run wrote. A process that could not run leaves an error check in its
-    place; its failure (like the main run's) then fails the session."""
+@dataclasses.dataclass(frozen=True)
+class Ended:
+    """How the family's process ended: its own report (`part`, before the merge), its return code (None: it
+    never started) and nox's failure, if it failed."""
+
+    part: Path
+    code: int | None
+    failure: Exception | None
+
+
+def launch(session, process: FamilyProcess, arguments: list[str], env: dict[str, str], report: Path,
+           stdout=None) -> Ended:
+    """Run the family's pytest with `arguments` (the main run's, less its contract paths), its output to
+    `stdout` (None: the session's); blocks until it ends. Its report is merged by finish()."""
     part = part_path(session.virtualenv.location, report)
     part.parent.mkdir(exist_ok=True)
     part.unlink(missing_ok=True)
-    code, failure = 0, None
     try:
         session.run("python", "-m", "pytest", *arguments, *process.arguments, success_codes=[0, NO_CHECKS],
-                    env={**env, env_vars.REPORT: str(part), **process.environment})
+                    env={**env, env_vars.REPORT: str(part), **process.environment},
+                    **({} if stdout is None else {"stdout": stdout}))
     except Exception as exc:  # nox's CommandFailed: the return code says how it ended
-        failure, code = exc, getattr(exc, "return_code", None)
-    merge(report, part, code, process.platform)
-    if failure is not None:
-        raise failure
+        return Ended(part, getattr(exc, "return_code", None), exc)
+    return Ended(part, 0, None)
+
+
+def finish(report: Path, ended: Ended, platform: str) -> None:
+    """Merge the family's report into `report`, which the main run wrote; a process that could not run leaves
+    an error check in its place, and its failure (like the main run's) then fails the session."""
+    merge(report, ended.part, ended.code, platform)
+    if ended.failure is not None:
+        raise ended.failure
+
+
+def run(session, process: FamilyProcess, arguments: list[str], env: dict[str, str], report: Path) -> None:
+    """The family's process after the main run (launch, then finish)."""
+    finish(report, launch(session, process, arguments, env, report), process.platform)
 
 
 def merge(report: Path, part: Path, code: int | None, platform: str) -> None:

@@ -5,6 +5,7 @@ environments live, and how they are started, shown, stopped (with the run) and e
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import random
 import signal
@@ -25,14 +26,6 @@ from harness.stack.run import (ending, entry_reuse, lifeline, progress, report_c
 from harness.stack.workspace import Workspace
 
 REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
-
-
-def _stem(entry: matrix.Entry, replay: Path | None, rollback: Path | None) -> str:
-    """The report name of an entry's run: the baseline's follow-ups have their own (a rollback's names the
-    report whose checkpoints it restores: the folder's name)."""
-    if replay is not None:
-        return REPLAY
-    return rollback_runs.report_name(rollback.name) if rollback is not None else entry.name
 
 
 def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay: Path | None,
@@ -74,7 +67,8 @@ def _stopped_on_exit(running: dict):
     try:
         yield
     finally:
-        for proc, log, *_ in running.values():
+        for started in running.values():
+            proc, log = started.proc, started.log
             if proc.poll() is None:
                 proc.terminate()
                 try:
@@ -86,84 +80,190 @@ def _stopped_on_exit(running: dict):
             log.close()
 
 
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One session an upgrade starts: an entry, the file of the checks it runs (None: all), the examples it
+    replays, and the checkpoints folders it restores (several: one baseline process writing each writer's
+    report, harness.contract.rollbacks)."""
+
+    entry: matrix.Entry
+    only: Path | None = None
+    replay: Path | None = None
+    rollback: tuple[Path, ...] = ()
+
+    @property
+    def reports(self) -> tuple[str, ...]:
+        """The names of the reports it writes."""
+        if self.replay is not None:
+            return (REPLAY,)
+        if self.rollback:
+            return tuple(rollback_runs.report_name(f.name) for f in self.rollback)
+        return (self.entry.name,)
+
+    @property
+    def name(self) -> str:
+        """What it is shown, counted and logged as: its report's name (a rollback of several writers: the
+        rollbacks' prefix, its log copied into each writer's when it ends)."""
+        return self.reports[0] if len(self.reports) == 1 else rollback_runs.REPORT
+
+    def environment(self, ws: Workspace, args, seed: int, folders: tuple[Path, ...] | None = None) -> dict[str, str]:
+        """What its session is told, restoring `folders` (default: all of its own)."""
+        folders = self.rollback if folders is None else folders
+        env = child_environment(ws, args, self.only, seed, self.replay, folders[0] if len(folders) == 1 else None)
+        if len(folders) > 1:
+            env[env_vars.ROLLBACK_FROM] = rollback_runs.joined(list(folders))
+        return env
+
+
 def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, only: Path | None = None,
                 replay: Path | None = None, rollback: Path | None = None) -> dict[str, int]:
-    """Run each entry's session as a child nox process, `jobs` at a time; logs in reports/<entry>.log.
-    Each entry writes its phase and checks done to a progress file that the display shows."""
-    with run_profile.phase(_label(entries, only, replay, rollback)):
-        return _run_entries(ws, entries, args, seed, only, replay, rollback)
+    """Run each entry's session as a child nox process, `jobs` at a time (run_sessions), all told the same."""
+    runs = [Run(e, only, replay, (rollback,) if rollback is not None else ()) for e in entries]
+    codes = run_sessions(ws, runs, args, seed)
+    return {run.entry.name: codes[run.name] for run in runs if run.name in codes}
 
 
-def _label(entries: list[matrix.Entry], only: Path | None, replay: Path | None, rollback: Path | None) -> str:
-    """The phase of the run's profile (--harness-phases) these entries make."""
-    names = ", ".join(e.name for e in entries)
-    if replay is not None:
-        return "replay: the baseline on the candidate's falsifying examples"
-    if rollback is not None:
-        return f"rollback: the baseline restores {rollback.name}'s checkpoints"
-    return f"entries: {names}" + (" (the selected checks)" if only is not None else "")
+@dataclasses.dataclass
+class _Started:
+    """A run's session while it runs: the process, its log, its report files' reuse look-ups by folder."""
+
+    proc: subprocess.Popen
+    log: object
+    started: float
+    attempts: dict[Path | None, entry_reuse.Attempt]
 
 
-def _run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, only: Path | None,
-                 replay: Path | None, rollback: Path | None) -> dict[str, int]:
-    env = child_environment(ws, args, only, seed, replay, rollback)
+def run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, int]:
+    """Run each session as a child nox process, `jobs` at a time, each as soon as a slot is free; logs in
+    reports/<run name>.log. Each writes its phase and checks done to a progress file that the display shows.
+    A rollback of several writers looks up each writer's report apart and restores in one process only
+    those it cannot reuse. The exit status of each run, by its name."""
+    with run_profile.phase(_label(runs)):
+        return _run_sessions(ws, runs, args, seed)
+
+
+def _label(runs: list[Run]) -> str:
+    """The phase of the run's profile (--harness-phases) these sessions make."""
+    if all(r.replay is None and not r.rollback for r in runs):
+        selected = " (the selected checks)" if any(r.only is not None for r in runs) else ""
+        return f"entries: {', '.join(r.entry.name for r in runs)}{selected}"
+    parts = []
+    for r in runs:
+        if r.replay is not None:
+            parts.append("replay: the baseline on the candidate's falsifying examples")
+        elif r.rollback:
+            parts.append(f"rollback: the baseline restores {', '.join(f.name for f in r.rollback)}'s checkpoints")
+        else:
+            parts.append(r.entry.name + (" (the selected checks)" if r.only is not None else ""))
+    return "; ".join(parts)
+
+
+def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, int]:
     reports, cache = ws.reports, report_cache.directory(ws.published)  # records outlive the run's directory
-    pending, running, codes, jobs, attempts, phase_dirs = list(entries), {}, {}, args.jobs, {}, {}
-    by_name, twins = {e.name: e for e in entries}, same_stack.Twins()
+    pending, running, codes, jobs, phase_dirs = list(runs), {}, {}, args.jobs, {}
+    by_name, twins = {r.name: r for r in runs}, same_stack.Twins()
     typed_in = getattr(args, "typed_in", None)  # logs are shown relative to where the command was typed
+    fresh = getattr(args, "fresh", False)
     with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
             _stopped_on_exit(running):
         while pending or running:
             while pending and len(running) < max(1, jobs):
-                entry = pending.pop(0)
-                stem = _stem(entry, replay, rollback)
+                run = pending.pop(0)
+                entry, name = run.entry, run.name
                 looked_at = time.perf_counter()
-                looked = entry_reuse.attempt(ws, cache, entry, env, seed, only, replay, reports / f"{stem}.json",
-                                             reports / f"{stem}.log", getattr(args, "fresh", False),
-                                             twin=twins.served_by.get(entry.name))
-                if looked.reused is not None:
-                    codes[entry.name], attempts[entry.name] = 0, looked
-                    run_profile.entry_done(stem, time.perf_counter() - looked_at, True, None)
-                    origin = (f"{looked.reused.reused.entry}, this run's: the same stack, ran once"
-                              if same_stack.of_this_run(looked.reused) else looked.reused.reused.when)
-                    shown.finished(entry.name, f"  {entry.name:12s} reused    the report of {origin} (log: "
-                                               f"{cli_args.shown_path(ws.published / f'{stem}.log', typed_in)})")
+                looked = {folder: entry_reuse.attempt(
+                    ws, cache, entry, run.environment(ws, args, seed, folders), seed, run.only, run.replay,
+                    reports / f"{stem}.json", reports / f"{stem}.log", fresh, twin=twins.served_by.get(name))
+                    for folder, folders, stem in _parts(run)}
+                left = tuple(f for f, a in looked.items() if a.reused is None)
+                for folder, a in looked.items():
+                    if a.reused is not None:
+                        stem = _stem_of(run, folder)
+                        run_profile.entry_done(stem, time.perf_counter() - looked_at, True, None)
+                        origin = (f"{a.reused.reused.entry}, this run's: the same stack, ran once"
+                                  if same_stack.of_this_run(a.reused) else a.reused.reused.when)
+                        shown.finished(stem, f"  {stem if run.rollback else entry.name:12s} reused    the report "
+                                             f"of {origin} (log: "
+                                             f"{cli_args.shown_path(ws.published / f'{stem}.log', typed_in)})")
+                if not left:
+                    codes[name] = 0
                     continue
-                twin = twins.wait_for(entry, looked.key)
+                key = looked[left[0]].key if len(looked) == 1 else None
+                twin = twins.wait_for(run, key)
                 if twin is not None:  # one stack, one run: served from the twin's report once it has finished
-                    shown.finished(entry.name, f"  {entry.name:12s} waits     for {twin}, which installs the same "
-                                               "stack")
+                    shown.finished(name, f"  {name:12s} waits     for {twin}, which installs the same stack")
                     continue
-                log = open(reports / f"{stem}.log", "w")
-                file = Path(files) / f"{entry.name}.json"
+                restoring = left if run.rollback else ()
+                env = run.environment(ws, args, seed, restoring)
+                # One report: its own log; several: the process's, copied into each report's when it ends.
+                log = open(reports / f"{_stem_of(run, left[0]) if len(left) == 1 else name}.log", "w")
+                file = Path(files) / f"{name}.json"
                 cmd = [sys.executable, "-m", "nox", "-f", str(ws.noxfile), "-s", entry.name,
                        "--envdir", str(ws.envdir)]
-                phase_dirs[entry.name] = timed = run_profile.entry_directory(stem)  # --harness-phases: its own
+                phase_dirs[name] = timed = run_profile.entry_directory(name)  # --harness-phases: its own
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ws.root,
                                         env={**env, env_vars.PROGRESS: str(file), **run_profile.told(timed)},
                                         **lifeline.popen_options(run_lock.held_fds()))
-                running[entry.name], attempts[entry.name] = (proc, log, f"{stem}.log", time.perf_counter()), looked
-                twins.started(entry.name, looked.key)
-                why = f" (ran: {looked.why_ran})" if looked.why_ran else ""
-                shown.started(entry.name, file, f"  {entry.name:12s} started   {entry.pin_text}{why}")
+                running[name] = _Started(proc, log, time.perf_counter(), {f: looked[f] for f in left})
+                twins.started(name, key)
+                whys = {a.why_ran for a in looked.values() if a.why_ran}
+                why = f" (ran: {'; '.join(sorted(whys))})" if whys else ""
+                what = entry.pin_text if len(restoring) < 2 else (
+                    f"restoring the checkpoints of {', '.join(f.name for f in restoring)} in one process")
+                shown.started(name, file, f"  {name if run.rollback else entry.name:12s} "
+                                          f"started   {what}{why}")
             time.sleep(0.2 if running else 0)
-            for name, (proc, log, log_name, t0) in list(running.items()):
-                if proc.poll() is not None:
-                    log.close()
-                    codes[name] = proc.returncode
-                    del running[name]
+            for name, started in list(running.items()):
+                proc = started.proc
+                if proc.poll() is None:
+                    continue
+                started.log.close()
+                codes[name] = proc.returncode
+                del running[name]
+                run = by_name[name]
+                if len(started.attempts) > 1:
+                    _split_log(reports, name, [_stem_of(run, f) for f in started.attempts])
+                for folder, a in started.attempts.items():
+                    stem = _stem_of(run, folder)
                     if proc.returncode != 0:
-                        explain_ending(reports, by_name[name], proc.returncode, Path(files) / f"{name}.json",
-                                       _stem(by_name[name], replay, rollback))
-                    stem = Path(log_name).stem
-                    entry_reuse.keep(ws, cache, attempts[name], by_name[name], env, seed, replay,
-                                     reports / f"{stem}.json", reports / log_name)
-                    run_profile.entry_done(stem, time.perf_counter() - t0, False, phase_dirs.get(name))
-                    shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - t0:5.1f}s "
-                                         f"(log: {cli_args.shown_path(ws.published / log_name, typed_in)})")
-                    pending[:0] = twins.finished(name)  # its twins next, served from its report
+                        explain_ending(reports, run.entry, proc.returncode, Path(files) / f"{name}.json", stem)
+                    entry_reuse.keep(ws, cache, a, run.entry, run.environment(ws, args, seed, _folders(folder)),
+                                     seed, run.replay, reports / f"{stem}.json", reports / f"{stem}.log")
+                run_profile.entry_done(name, time.perf_counter() - started.started, False, phase_dirs.get(name))
+                shown_log = _stem_of(run, next(iter(started.attempts)))
+                shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - started.started:5.1f}s "
+                                     f"(log: {cli_args.shown_path(ws.published / f'{shown_log}.log', typed_in)})")
+                pending[:0] = twins.finished(name)  # its twins next, served from its report
             shown.refresh()
     return codes
+
+
+def _folders(folder: Path | None) -> tuple[Path, ...]:
+    return () if folder is None else (folder,)
+
+
+def _parts(run: Run) -> list[tuple[Path | None, tuple[Path, ...], str]]:
+    """Each report a run writes, looked up apart: (its checkpoints folder or None, the folders its own run
+    would restore, its name)."""
+    if not run.rollback:
+        return [(None, (), run.name)]
+    return [(f, (f,), rollback_runs.report_name(f.name)) for f in run.rollback]
+
+
+def _stem_of(run: Run, folder: Path | None) -> str:
+    return run.name if folder is None else rollback_runs.report_name(folder.name)
+
+
+def _split_log(reports: Path, name: str, stems: list[str]) -> None:
+    """One process restored several writers' checkpoints: its log becomes each writer's (said so on its first
+    line), where a process of its own per writer wrote it; the shared one is removed."""
+    shared = reports / f"{name}.log"
+    text = shared.read_text(errors="replace") if shared.exists() else ""
+    for stem in stems:
+        (reports / f"{stem}.log").write_text(
+            f"one baseline process restored the checkpoints of {', '.join(stems)} (a report each); its log:\n\n"
+            + text)
+    shared.unlink(missing_ok=True)
 
 
 def explain_ending(reports: Path, entry: matrix.Entry, return_code: int, progress_file: Path,

@@ -2,7 +2,8 @@
 baseline again on the candidate's falsifying examples of properties that fail there only (the replay),
 the baseline on the candidate's checkpoints (the rollback, harness.stack.run.rollback), and the
 single-package entries on just the checks that changed (the attribution), only when a check changed,
-each followed by the baseline on its own checkpoints. `nox -s upgrade` runs them itself; CI runs each
+each followed by the baseline on its own checkpoints. `nox -s upgrade` runs them itself, in waves on its
+free cores, the rollbacks of every writer in one baseline process (FollowUps.waves); CI runs each
 as a job of its own (`nox -s followups` prints them as a matrix); `judge DIR` decides again to know
 which reports the verdict needs. One decision, so the three never drift.
 """
@@ -20,7 +21,7 @@ from harness.model.report import now, unresolvable
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix
 from harness.stack.run import rollback as rollback_runs
-from harness.stack.run.entry_runs import REPLAY
+from harness.stack.run.entry_runs import REPLAY, Run
 from harness.verdict import compare
 
 EXAMPLES = "replay-examples.json"  # check id -> the @reproduce_failure arguments the replay runs
@@ -90,6 +91,21 @@ class FollowUps:
         return replay + rolled + [EntryRun(e.name, e.name, ATTRIBUTION_SELECTION,
                                            then=self._rollback_run(base, e.name) if self.rollback else None)
                                   for e in self.attribution]
+
+    def waves(self, base: matrix.Entry, candidate: matrix.Entry, directory: Path) -> list[list[Run]]:
+        """What `nox -s upgrade` runs, in waves: a wave's sessions `jobs` at a time, each as soon as a slot is
+        free, a wave once the one before it has ended. First the replay and the attribution entries (none
+        needs another), then one baseline process restoring every writer's checkpoints: the candidate's and
+        each attribution entry's, a report each (with nothing attributed, the candidate's rollback runs
+        beside the replay). Each baseline process pays Python's, JAX's and the suite's start again; on few
+        cores fewer processes finish sooner. CI keeps one job per row (runs())."""
+        replay = [Run(base, directory / REPLAY_SELECTION, directory / EXAMPLES)] if self.examples else []
+        attributing = [Run(e, directory / ATTRIBUTION_SELECTION) for e in self.attribution]
+        writers = list(self.rollbacks(candidate))
+        rolled = [Run(base, directory / rollback_runs.SELECTION,
+                      rollback=tuple(directory / rollback_runs.folder_name(w) for w in writers))] if writers else []
+        waves = [replay + attributing, rolled] if attributing else [replay + rolled]
+        return [wave for wave in waves if wave]
 
     @staticmethod
     def _rollback_run(base: matrix.Entry, writer: str) -> EntryRun:

@@ -10,10 +10,17 @@ run (Report.reused.run_id), which the verdict says in one line.
 from __future__ import annotations
 
 import dataclasses
+from typing import Protocol
 
 from harness.model.report import Report
-from harness.stack.pins.matrix import Entry
 from harness.stack.run.report_key import ReportKey
+
+
+class Named(Protocol):
+    """An entry, or a run of one (harness.stack.run.entry_runs.Run): what a twin waits as."""
+
+    @property
+    def name(self) -> str: ...
 
 
 @dataclasses.dataclass
@@ -21,10 +28,10 @@ class Twins:
     """The entries of one start of entries by report key: which one runs a stack, which wait for it."""
 
     running: dict[str, str] = dataclasses.field(default_factory=dict)  # key digest -> the entry running it
-    waiting: dict[str, list[Entry]] = dataclasses.field(default_factory=dict)  # running entry -> its twins
+    waiting: dict[str, list[Named]] = dataclasses.field(default_factory=dict)  # running entry -> its twins
     served_by: dict[str, str] = dataclasses.field(default_factory=dict)  # a twin -> the entry it waited for
 
-    def wait_for(self, entry: Entry, key: ReportKey | None) -> str | None:
+    def wait_for(self, entry: Named, key: ReportKey | None) -> str | None:
         """The running entry that installs the same stack as `entry` (which then waits for it), or None."""
         twin = self.running.get(key.digest) if key is not None else None
         if twin is not None:
@@ -36,7 +43,7 @@ class Twins:
         if key is not None:
             self.running[key.digest] = name
 
-    def finished(self, name: str) -> list[Entry]:
+    def finished(self, name: str) -> list[Named]:
         """The entries that waited for `name`: to be served from its report now (or run, if none was kept)."""
         self.running = {digest: n for digest, n in self.running.items() if n != name}
         return self.waiting.pop(name, [])
