@@ -28,7 +28,7 @@ import nox
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import env_vars  # noqa: E402
-from harness.stack.environments import entry as stack_entry  # noqa: E402
+from harness.stack.environments import chromium, entry as stack_entry  # noqa: E402
 from harness.stack.pins import matrix
 from harness.stack.workspace import Workspace  # noqa: E402
 from harness.stack.sessions import ENTRIES, require_python, stack_session  # noqa: E402,F401 (registers them)
@@ -45,7 +45,7 @@ def tests(session: nox.Session) -> None:
     session.install("-r", "locks/tests.txt")
     session.install("-r", "locks/sensitivity.txt")  # its tests build cosmic-ray sessions (tests/harness/test_sensitivity.py)
     session.install("-r", "locks/docs.txt")  # tests/harness/test_docs.py builds the documentation site
-    stack_entry.ensure_chromium(session)
+    chromium.ensure_chromium(session)
     session.run("lint-imports")  # the layer contracts in pyproject.toml
     # The contracts first: the harness's tests read their report (every allowance named).
     stack_entry.run_entry(session, ws, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False,

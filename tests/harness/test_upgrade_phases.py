@@ -141,9 +141,13 @@ def test_a_wave_of_entries_is_labelled_by_what_it_runs(tmp_path):
         def __init__(self, name):
             self.name = name
 
-    pair = [E("baseline"), E("candidate")]
-    assert entry_runs._label(pair, None, None, None) == "entries: baseline, candidate"
-    assert entry_runs._label(pair[:1], Path("s"), Path("x.json"), None) == \
+    base, cand, jax_only = E("baseline"), E("candidate"), E("jax-only")
+    Run = entry_runs.Run
+    assert entry_runs._label([Run(base), Run(cand)]) == "entries: baseline, candidate"
+    assert entry_runs._label([Run(base, Path("s"), Path("x.json"))]) == \
         "replay: the baseline on the candidate's falsifying examples"
-    assert entry_runs._label(pair[:1], Path("s"), None, Path("checkpoints/jax-only")) == \
-        "rollback: the baseline restores jax-only's checkpoints"
+    assert entry_runs._label([Run(base, Path("s"), rollback=(Path("checkpoints/candidate"),
+                                                             Path("checkpoints/jax-only")))]) == \
+        "rollback: the baseline restores candidate, jax-only's checkpoints"
+    assert entry_runs._label([Run(base, Path("s"), Path("x.json")), Run(jax_only, Path("s"))]) == \
+        "replay: the baseline on the candidate's falsifying examples; jax-only (the selected checks)"

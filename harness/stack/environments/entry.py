@@ -10,7 +10,6 @@ import dataclasses
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import threading
 from collections.abc import Sequence
@@ -286,16 +285,3 @@ def suite_arguments(found: project.Project, contracts: bool = True) -> list[str]
     if found.own_contracts:  # the plugin tells a project's families from the built-in ones
         args += ["--harness-own-contracts", os.pathsep.join(str(p) for p in found.own_contracts)]
     return args + (found.suite if contracts else [])
-
-
-def ensure_chromium(session) -> None:
-    """The HTML report is checked in headless Chromium: install Debian's package when it is missing."""
-    if shutil.which("chromium") or shutil.which("chromium-browser"):
-        return
-    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        env = {"DEBIAN_FRONTEND": "noninteractive"}
-        session.run("apt-get", "update", "-qq", external=True, env=env)
-        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env=env)
-    else:
-        session.warn("headless Chromium is missing and cannot be installed here (needs root and apt-get): "
-                     "the HTML rendering check will fail. Install Debian's `chromium` package and run again.")

@@ -170,21 +170,8 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
             while pending and len(running) < max(1, jobs):
                 run = pending.pop(0)
                 entry, name = run.entry, run.name
-                looked_at = time.perf_counter()
-                looked = {folder: entry_reuse.attempt(
-                    ws, cache, entry, run.environment(ws, args, seed, folders), seed, run.only, run.replay,
-                    reports / f"{stem}.json", reports / f"{stem}.log", fresh, twin=twins.served_by.get(name))
-                    for folder, folders, stem in _parts(run)}
+                looked = _looked_up(ws, cache, run, args, seed, fresh, twins.served_by.get(name), shown, typed_in)
                 left = tuple(f for f, a in looked.items() if a.reused is None)
-                for folder, a in looked.items():
-                    if a.reused is not None:
-                        stem = _stem_of(run, folder)
-                        run_profile.entry_done(stem, time.perf_counter() - looked_at, True, None)
-                        origin = (f"{a.reused.reused.entry}, this run's: the same stack, ran once"
-                                  if same_stack.of_this_run(a.reused) else a.reused.reused.when)
-                        shown.finished(stem, f"  {stem if run.rollback else entry.name:12s} reused    the report "
-                                             f"of {origin} (log: "
-                                             f"{cli_args.shown_path(ws.published / f'{stem}.log', typed_in)})")
                 if not left:
                     codes[name] = 0
                     continue
@@ -221,14 +208,7 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
                 codes[name] = proc.returncode
                 del running[name]
                 run = by_name[name]
-                if len(started.attempts) > 1:
-                    _split_log(reports, name, [_stem_of(run, f) for f in started.attempts])
-                for folder, a in started.attempts.items():
-                    stem = _stem_of(run, folder)
-                    if proc.returncode != 0:
-                        explain_ending(reports, run.entry, proc.returncode, Path(files) / f"{name}.json", stem)
-                    entry_reuse.keep(ws, cache, a, run.entry, run.environment(ws, args, seed, _folders(folder)),
-                                     seed, run.replay, reports / f"{stem}.json", reports / f"{stem}.log")
+                _ended(ws, cache, run, started, args, seed, Path(files) / f"{name}.json")
                 run_profile.entry_done(name, time.perf_counter() - started.started, False, phase_dirs.get(name))
                 shown_log = _stem_of(run, next(iter(started.attempts)))
                 shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - started.started:5.1f}s "
@@ -236,6 +216,40 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
                 pending[:0] = twins.finished(name)  # its twins next, served from its report
             shown.refresh()
     return codes
+
+
+def _ended(ws: Workspace, cache: Path, run: Run, started: _Started, args, seed: int, progress_file: Path) -> None:
+    """A run's session ended: its log split per report (several writers), each report explained when the
+    session failed, and kept for the next run."""
+    reports, code = ws.reports, started.proc.returncode
+    if len(started.attempts) > 1:
+        _split_log(reports, run.name, [_stem_of(run, f) for f in started.attempts])
+    for folder, a in started.attempts.items():
+        stem = _stem_of(run, folder)
+        if code != 0:
+            explain_ending(reports, run.entry, code, progress_file, stem)
+        entry_reuse.keep(ws, cache, a, run.entry, run.environment(ws, args, seed, _folders(folder)),
+                         seed, run.replay, reports / f"{stem}.json", reports / f"{stem}.log")
+
+
+def _looked_up(ws: Workspace, cache: Path, run: Run, args, seed: int, fresh: bool, twin: str | None, shown,
+               typed_in) -> dict[Path | None, entry_reuse.Attempt]:
+    """Each report the run writes, looked up in the cache apart (by its checkpoints folder, None for a run
+    restoring none); those reused are written into the run's directory and shown as reused."""
+    looked_at, reports = time.perf_counter(), ws.reports
+    looked = {folder: entry_reuse.attempt(
+        ws, cache, run.entry, run.environment(ws, args, seed, folders), seed, run.only, run.replay,
+        reports / f"{stem}.json", reports / f"{stem}.log", fresh, twin=twin)
+        for folder, folders, stem in _parts(run)}
+    for folder, a in looked.items():
+        if a.reused is not None:
+            stem = _stem_of(run, folder)
+            run_profile.entry_done(stem, time.perf_counter() - looked_at, True, None)
+            origin = (f"{a.reused.reused.entry}, this run's: the same stack, ran once"
+                      if same_stack.of_this_run(a.reused) else a.reused.reused.when)
+            shown.finished(stem, f"  {stem if run.rollback else run.entry.name:12s} reused    the report of "
+                                 f"{origin} (log: {cli_args.shown_path(ws.published / f'{stem}.log', typed_in)})")
+    return looked
 
 
 def _folders(folder: Path | None) -> tuple[Path, ...]:
