@@ -1,0 +1,150 @@
+"""The compositions teams write around an optimizer: inject_hyperparams, the learning rate's form,
+MultiSteps, masked / partition, weight decay and clipping before or after it, jit or eager, Python int
+or jnp step counts. All pairs of those choices (harness.builtin.compositions), each trained for 6 steps
+on one small 2-leaf quadratic problem.
+
+Each case's params and losses are golden values: a composition's numbers have no closed form short of
+re-implementing every wrapper, so what pins them beside the recording is a set of relations that hold
+by construction, each between two library paths: jit and eager, an injected constant and the plain
+optimizer, MultiSteps(k=1) and what it wraps, a mask of all True and no mask, a constant schedule and
+its float. The relations' subjects are jitted cases (an eager run of MultiSteps costs 0.1 s a step:
+optax's eager lax.cond lowers its branches on every call); eager runs are held to jit by the first.
+"""
+
+import functools
+
+import numpy as np
+import pytest
+
+from harness.builtin import compositions
+from harness.builtin.compositions import Accumulate, Case, Inject, Mode, Rate, Wrap
+
+pytestmark = pytest.mark.family("compositions")
+
+CASES = compositions.cases(compositions.optimizers())
+RELATION_SUBJECTS = 2  # jitted cases per identity relation (each costs one more composition's tracing)
+
+PARAMS_WHY = ("params after 6 steps are the initial param plus 6 updates of either sign: ulps at "
+              "|initial param| + sum of |update| (the run's own), not at a sum that may cancel")
+LOSSES_WHY = ("the loss sums 0.5 * c * (param - target)**2, whose difference cancels: ulps at "
+              "0.5 * c * (|param| + |target|)**2")
+
+
+def _subjects(keep) -> list[Case]:
+    return [c for c in CASES if c.mode is Mode.JIT and keep(c)][:RELATION_SUBJECTS]
+
+
+# The identity relations: (subjects, the other side of each). Both sides are jitted.
+INJECTED_CONSTANT = _subjects(lambda c: c.inject in (Inject.STATIC, Inject.DYNAMIC) and c.rate in (Rate.FLOAT, Rate.CONSTANT))
+MULTISTEPS_K1 = _subjects(lambda c: c.accumulate is Accumulate.K1)
+ALL_TRUE_MASK = _subjects(lambda c: c.wrap is Wrap.MASK_ALL)
+CONSTANT_SCHEDULE = _subjects(lambda c: c.rate is Rate.CONSTANT)
+EAGER = [c for c in CASES if c.mode is Mode.EAGER]
+PLAN = (*CASES, *(c.but(inject=Inject.PLAIN_AS_INJECTED) for c in INJECTED_CONSTANT),
+        *(c.but(accumulate=Accumulate.NONE) for c in MULTISTEPS_K1), *(c.but(wrap=Wrap.NONE) for c in ALL_TRUE_MASK),
+        *(c.but(rate=Rate.FLOAT) for c in CONSTANT_SCHEDULE), *(c.but(mode=Mode.JIT) for c in EAGER))
+
+
+@functools.cache
+def _jitted() -> dict:
+    """Every jitted composition the module judges, traced into one program on first use."""
+    return compositions.train_all(tuple(c for c in PLAN if c.mode is Mode.JIT))
+
+
+@functools.cache
+def _run(case: Case) -> compositions.Run:
+    found = _jitted()[case] if case.mode is Mode.JIT else compositions.train_all((case,))[case]
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
+def _ids(cases):
+    return [c.id for c in cases]
+
+
+def _describe(check, case: Case, other: Case | None = None) -> None:
+    text = f"{case.id}: 6 steps on a 2-leaf quadratic (w 2x3, b 3)"
+    check.describe_input(text if other is None else f"{text}, against {other.id}")
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
+def test_composition(check, case):
+    """The composition's params after 6 steps, its loss before each step and after the last, and its final
+    state's layout equal the baseline's recording."""
+    _describe(check, case)
+    run = _run(case)
+    check.golden_tree(f"{case.id}/params", run.params, scales=run.params_scale, why=PARAMS_WHY)
+    check.golden(f"{case.id}/losses", run.losses, scale=run.losses_scale, why=LOSSES_WHY)
+    check.golden_fact(f"{case.id}/state", run.state_layout)
+
+
+def _identical(check, case: Case, other: Case, what: str) -> None:
+    """Bit for bit: the two paths compute the same operations on the same values in the baseline (each
+    relation's docstring says why), so any difference is the library's, not rounding's."""
+    _describe(check, case, other)
+    mine, theirs = _run(case), _run(other)
+    for leaf in sorted(mine.params):
+        check.identical(f"{what}: params[{leaf!r}]", mine.params[leaf], theirs.params[leaf])
+    check.identical(f"{what}: losses", mine.losses, theirs.losses)
+
+
+@pytest.mark.parametrize("case", EAGER, ids=_ids(EAGER))
+def test_jit_matches_eager(check, case):
+    """The eager Python loop of update calls (eager) agrees with the same composition jitted whole, lax.scan
+    over the steps (jit): equal in exact arithmetic, within the equivalence ulps (64) of the operands'
+    magnitude, since XLA compiles the jitted steps as one program and may contract a multiply and an add
+    into one fused rounding (FMA) or keep an intermediate in a register, where eager code rounds each
+    primitive's result on its own."""
+    other = case.but(mode=Mode.JIT)
+    _describe(check, case, other)
+    eager, jitted = _run(case), _run(other)
+    for leaf in sorted(eager.params):
+        check.agree(f"eager vs jit: params[{leaf!r}]", eager.params[leaf], jitted.params[leaf],
+                    scale=np.maximum(eager.params_scale[leaf], jitted.params_scale[leaf]), why=PARAMS_WHY)
+    check.agree("eager vs jit: losses", eager.losses, jitted.losses,
+                scale=np.maximum(eager.losses_scale, jitted.losses_scale), why=LOSSES_WHY)
+    check.exact("eager vs jit: final state layout", eager.state_layout, jitted.state_layout)
+
+
+@pytest.mark.parametrize("case", INJECTED_CONSTANT, ids=_ids(INJECTED_CONSTANT))
+def test_injected_constant_is_plain(check, case):
+    """inject_hyperparams(opt)(learning_rate=c) (c in the state, or static) vs opt(learning_rate=c) given
+    its other numeric arguments as inject_hyperparams holds them (float32 arrays: the wrapper binds the
+    factory's defaults too, so adam's b1, b2, eps live in its state): identical (0 ulps). By construction
+    in the baseline: the wrapper calls the same factory with the same values each step, and c as a float32
+    array is the float32 the Python float c rounds to. (Against opt's Python-float defaults the two differ
+    by design: 1 - b2 is then rounded once from the exact 0.001, not subtracted from float32(0.999), which
+    moves adam's second moment by ~1e-5 of itself.)"""
+    _identical(check, case, case.but(inject=Inject.PLAIN_AS_INJECTED), "inject_hyperparams vs plain")
+
+
+@pytest.mark.parametrize("case", MULTISTEPS_K1, ids=_ids(MULTISTEPS_K1))
+def test_multisteps_k1_is_inner(check, case):
+    """MultiSteps(tx, every_k_schedule=1) vs tx: equal in exact arithmetic (the mean of one gradient is
+    acc + (g - acc) / 1 with acc = 0, g itself, and every call emits tx's update of it), within the
+    equivalence ulps (64) of the operands' magnitude: MultiSteps runs tx's update inside lax.cond, which
+    XLA compiles as a computation of its own (eagerly too), so its multiplies and adds may be fused (FMA)
+    differently from tx's update in the program around it."""
+    other = case.but(accumulate=Accumulate.NONE)
+    _describe(check, case, other)
+    mine, theirs = _run(case), _run(other)
+    for leaf in sorted(mine.params):
+        check.agree(f"MultiSteps(k=1) vs inner: params[{leaf!r}]", mine.params[leaf], theirs.params[leaf],
+                    scale=np.maximum(mine.params_scale[leaf], theirs.params_scale[leaf]), why=PARAMS_WHY)
+    check.agree("MultiSteps(k=1) vs inner: losses", mine.losses, theirs.losses,
+                scale=np.maximum(mine.losses_scale, theirs.losses_scale), why=LOSSES_WHY)
+
+
+@pytest.mark.parametrize("case", ALL_TRUE_MASK, ids=_ids(ALL_TRUE_MASK))
+def test_all_true_mask_is_unmasked(check, case):
+    """masked(opt, every leaf True) vs opt: identical (0 ulps). By construction in the baseline: the mask
+    hands the inner optimizer the whole tree and returns its updates for every leaf."""
+    _identical(check, case, case.but(wrap=Wrap.NONE), "masked(all True) vs unmasked")
+
+
+@pytest.mark.parametrize("case", CONSTANT_SCHEDULE, ids=_ids(CONSTANT_SCHEDULE))
+def test_constant_schedule_is_float(check, case):
+    """learning_rate=constant_schedule(c) vs learning_rate=c: identical (0 ulps). By construction in the
+    baseline: the optimizer scales by -schedule(count) = -c, the same float32 as -c."""
+    _identical(check, case, case.but(rate=Rate.FLOAT), "constant_schedule vs float")
