@@ -148,7 +148,7 @@ def cases(names: tuple[str, ...]) -> tuple[Case, ...]:
         raise LookupError(f"the compositions family anchors its all-pairs array on {ANCHOR}, which the ledger's "
                           f"{OPTIMIZER_AREA!r} area lacks; add it to harness/coverage/ledger.toml")
     sizes = [len(factor) for factor in FACTORS]
-    mode = FACTORS.index(Mode)
+    mode = FACTORS.index(tuple(Mode))
 
     def case(name: str, row: pairwise.Row) -> Case:
         return Case(name, *(factor[level] for factor, level in zip(FACTORS, row)))
