@@ -141,22 +141,27 @@ def optimizers(ledger: Path = LEDGER) -> tuple[str, ...]:
 
 
 def cases(names: tuple[str, ...]) -> tuple[Case, ...]:
-    """All pairs: the anchor's all-pairs rows (eager, the costly mode, in the fewest rows), then for each
-    other optimizer the jitted rows in which every other choice appears once, and its plain composition
-    trained eagerly."""
+    """All pairs. The anchor: eager (the costly mode) in the fewest rows that meet every other choice once
+    (pairwise.each_choice), each with its jitted twin (the jit vs eager relation's other side), then the
+    all-pairs rows for the rest, jitted. Each other optimizer: the jitted rows in which every other choice
+    appears once, and its plain composition trained eagerly (whose twin is the first of those)."""
     if ANCHOR not in names:
         raise LookupError(f"the compositions family anchors its all-pairs array on {ANCHOR}, which the ledger's "
                           f"{OPTIMIZER_AREA!r} area lacks; add it to harness/coverage/ledger.toml")
     sizes = [len(factor) for factor in FACTORS]
     mode = FACTORS.index(tuple(Mode))
+    jit, eager = (FACTORS[mode].index(m) for m in (Mode.JIT, Mode.EAGER))
+
+    def with_mode(row: pairwise.Row, level: int) -> pairwise.Row:
+        return (*row[:mode], level, *row[mode:])
 
     def case(name: str, row: pairwise.Row) -> Case:
         return Case(name, *(factor[level] for factor, level in zip(FACTORS, row)))
 
-    found = [case(ANCHOR, row) for row in pairwise.all_pairs(sizes, sparing=mode)]
-    rest = sizes[:mode] + sizes[mode + 1:]
-    others = [(*row[:mode], 0, *row[mode:]) for row in pairwise.each_choice(rest)]
-    others.append(tuple(1 if f == mode else 0 for f in range(len(sizes))))
+    rest = pairwise.each_choice(sizes[:mode] + sizes[mode + 1:])
+    start = [with_mode(row, level) for row in rest for level in (eager, jit)]
+    found = [case(ANCHOR, row) for row in pairwise.all_pairs(sizes, start)]
+    others = [with_mode(row, jit) for row in rest] + [with_mode(rest[0], eager)]
     found += [case(name, row) for name in names if name != ANCHOR for row in others]
     return tuple(found)
 

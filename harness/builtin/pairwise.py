@@ -6,10 +6,8 @@ whose packages are its committed lock (locks/<entry>.txt, and a team's own basel
 dependency there means re-locking every entry and every team's project before the family can import.
 The construction is small: a greedy one in the AETG manner, with no randomness.
 
-* ``all_pairs(factors)``: rows (one level index per factor) such that every two levels of two factors
-  meet in some row. Each row is seeded by the first uncovered pair (in index order); every other factor
-  then takes the level that covers the most uncovered pairs with the levels already chosen, ties to the
-  level used least so far, then the lowest index.
+* ``all_pairs(sizes)``: rows (one level index per factor) such that every two levels of two factors
+  meet in some row. Each row is the best of one greedy candidate per uncovered pair (see _complete).
 * ``each_choice(factors)``: max(levels) rows in which every level of every factor appears (row r takes
   level r mod n of a factor with n levels): what a further choice of one factor needs to meet every
   other factor's levels once.
@@ -34,47 +32,47 @@ def covered(rows: Sequence[Row], sizes: Sequence[int]) -> set[tuple[int, int, in
     return {(i, row[i], j, row[j]) for row in rows for i, j in itertools.combinations(range(len(sizes)), 2)}
 
 
-def all_pairs(sizes: Sequence[int], sparing: int | None = None) -> list[Row]:
-    """Rows covering every pair of levels of every two factors (factor f has sizes[f] levels).
-
-    ``sparing``: a factor whose levels after the first are costly (eager training): each costly level
-    first gets the each-choice rows of the other factors (every level of every other factor once, the
-    fewest rows that cover its pairs), then the greedy rows cover the rest with it at its first level."""
+def all_pairs(sizes: Sequence[int], start: Sequence[Row] = ()) -> list[Row]:
+    """The start rows, then rows until every pair of levels of every two factors (factor f has sizes[f]
+    levels) meets in some row."""
     if any(n < 1 for n in sizes):
         raise ValueError(f"every factor needs at least one level: {list(sizes)}")
-    rows: list[Row] = []
-    if sparing is not None:
-        rest = [n for f, n in enumerate(sizes) if f != sparing]
-        rows = [(*row[:sparing], costly, *row[sparing:])
-                for costly in range(1, sizes[sparing]) for row in each_choice(rest)]
-    return _complete(sizes, rows)
+    if any(len(row) != len(sizes) or not all(0 <= v < n for v, n in zip(row, sizes)) for row in start):
+        raise ValueError(f"a start row is not one level per factor of {list(sizes)}: {list(start)}")
+    return _complete(sizes, list(start))
 
 
 def _complete(sizes: Sequence[int], rows: list[Row]) -> list[Row]:
-    """rows, then further rows until every pair is covered: each seeded by the first uncovered pair (in
-    index order), every other factor taking the level that covers the most uncovered pairs with the
-    levels already chosen, ties to the lowest level."""
+    """rows, then further rows until every pair is covered. Each further row is the best of one candidate
+    per uncovered pair: seeded by that pair, every other factor (in order) taking the level that covers
+    the most uncovered pairs with the levels already chosen, ties to the lowest level; the candidate
+    covering the most uncovered pairs wins, ties to the earliest seed (in index order)."""
     if len(sizes) < 2:
         return rows or [(a,) for a in range(sizes[0])] if sizes else []
     rows = list(rows)
     uncovered = _pairs(sizes) - covered(rows, sizes)
     while uncovered:
-        i, a, j, b = min(uncovered)
-        row: list[int | None] = [None] * len(sizes)
-        row[i], row[j] = a, b
-        for f in range(len(sizes)):
-            if row[f] is not None:
-                continue
-            chosen = [(g, level) for g, level in enumerate(row) if level is not None]
-
-            def gain(level: int) -> int:
-                return sum(((g, v, f, level) if g < f else (f, level, g, v)) in uncovered for g, v in chosen)
-
-            row[f] = min(range(sizes[f]), key=lambda level: (-gain(level), level))
-        done = tuple(int(v) for v in row)  # every factor has its level now
-        uncovered -= covered([done], sizes)
-        rows.append(done)
+        candidates = [_grown(sizes, seed, uncovered) for seed in sorted(uncovered)]
+        best = max(candidates, key=lambda row: len(covered([row], sizes) & uncovered))  # max keeps the first
+        uncovered -= covered([best], sizes)
+        rows.append(best)
     return rows
+
+
+def _grown(sizes: Sequence[int], seed: tuple[int, int, int, int], uncovered: set) -> Row:
+    i, a, j, b = seed
+    row: list[int | None] = [None] * len(sizes)
+    row[i], row[j] = a, b
+    for f in range(len(sizes)):
+        if row[f] is not None:
+            continue
+        chosen = [(g, level) for g, level in enumerate(row) if level is not None]
+
+        def gain(level: int) -> int:
+            return sum(((g, v, f, level) if g < f else (f, level, g, v)) in uncovered for g, v in chosen)
+
+        row[f] = min(range(sizes[f]), key=lambda level: (-gain(level), level))
+    return tuple(int(v) for v in row)  # every factor has its level now
 
 
 def each_choice(sizes: Sequence[int]) -> list[Row]:

@@ -30,19 +30,25 @@ LOSSES_WHY = ("the loss sums 0.5 * c * (param - target)**2, whose difference can
               "0.5 * c * (|param| + |target|)**2")
 
 
-def _subjects(keep) -> list[Case]:
-    return [c for c in CASES if c.mode is Mode.JIT and keep(c)][:RELATION_SUBJECTS]
+def _subjects(keep, other) -> list[Case]:
+    """The first jitted cases with the relation's choice, those whose other side is a case already first."""
+    found = [c for c in CASES if c.mode is Mode.JIT and keep(c)]
+    return sorted(found, key=lambda c: other(c) not in CASES)[:RELATION_SUBJECTS]
 
 
-# The identity relations: (subjects, the other side of each). Both sides are jitted.
-INJECTED_CONSTANT = _subjects(lambda c: c.inject in (Inject.STATIC, Inject.DYNAMIC) and c.rate in (Rate.FLOAT, Rate.CONSTANT))
-MULTISTEPS_K1 = _subjects(lambda c: c.accumulate is Accumulate.K1)
-ALL_TRUE_MASK = _subjects(lambda c: c.wrap is Wrap.MASK_ALL)
-CONSTANT_SCHEDULE = _subjects(lambda c: c.rate is Rate.CONSTANT)
+# The relations: each subject and its other side. The identity relations' sides are both jitted.
+RELATIONS = {
+    "injected": (lambda c: c.inject in (Inject.STATIC, Inject.DYNAMIC) and c.rate in (Rate.FLOAT, Rate.CONSTANT),
+                 lambda c: c.but(inject=Inject.PLAIN_AS_INJECTED)),
+    "k1": (lambda c: c.accumulate is Accumulate.K1, lambda c: c.but(accumulate=Accumulate.NONE)),
+    "all_true": (lambda c: c.wrap is Wrap.MASK_ALL, lambda c: c.but(wrap=Wrap.NONE)),
+    "constant": (lambda c: c.rate is Rate.CONSTANT, lambda c: c.but(rate=Rate.FLOAT)),
+}
+SUBJECTS = {name: _subjects(keep, other) for name, (keep, other) in RELATIONS.items()}
+INJECTED_CONSTANT, MULTISTEPS_K1, ALL_TRUE_MASK, CONSTANT_SCHEDULE = SUBJECTS.values()
 EAGER = [c for c in CASES if c.mode is Mode.EAGER]
-PLAN = (*CASES, *(c.but(inject=Inject.PLAIN_AS_INJECTED) for c in INJECTED_CONSTANT),
-        *(c.but(accumulate=Accumulate.NONE) for c in MULTISTEPS_K1), *(c.but(wrap=Wrap.NONE) for c in ALL_TRUE_MASK),
-        *(c.but(rate=Rate.FLOAT) for c in CONSTANT_SCHEDULE), *(c.but(mode=Mode.JIT) for c in EAGER))
+PLAN = (*CASES, *(RELATIONS[name][1](c) for name, found in SUBJECTS.items() for c in found),
+        *(c.but(mode=Mode.JIT) for c in EAGER))
 
 
 @functools.cache
