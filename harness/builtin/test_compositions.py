@@ -86,13 +86,17 @@ def test_composition(check, case):
 
 
 def _identical(check, case: Case, other: Case, what: str) -> None:
-    """Bit for bit: the two paths compute the same operations on the same values in the baseline (each
-    relation's docstring says why), so any difference is the library's, not rounding's."""
+    """The params bit for bit: the two paths apply the same elementwise operations to the same values
+    (each relation's docstring says why), so any difference is the library's, not rounding's. The losses
+    within the equivalence ulps: each is a sum of 9 squares, which XLA reduces inside the fusions of its
+    own program, so another program may add them in another order (seen: 1 ulp on jax 0.12.0.1 with the
+    params identical)."""
     _describe(check, case, other)
     mine, theirs = _run(case), _run(other)
     for leaf in sorted(mine.params):
         check.identical(f"{what}: params[{leaf!r}]", mine.params[leaf], theirs.params[leaf])
-    check.identical(f"{what}: losses", mine.losses, theirs.losses)
+    check.agree(f"{what}: losses", mine.losses, theirs.losses, scale=np.maximum(mine.losses_scale, theirs.losses_scale),
+                why=LOSSES_WHY)
 
 
 @pytest.mark.parametrize("case", EAGER, ids=_ids(EAGER))
