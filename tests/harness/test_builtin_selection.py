@@ -68,8 +68,9 @@ def test_report_mode_runs_the_families_covering_what_the_code_calls(team):
     found = _load()
     selection = found.selection
     # MultiSteps -> accumulation; the schedule -> schedules; clip_by_global_norm -> clipping (and shapes, whose
-    # mismatched-gradients contract calls it); chain -> masks, and training, which needs flax: not imported here.
-    assert selection.families == ("accumulation", "clipping", "masks", "schedules", "shapes")
+    # mismatched-gradients contract calls it); chain -> masks, and training, which needs flax: not imported here;
+    # MultiSteps, chain and sgd -> compositions.
+    assert selection.families == ("accumulation", "clipping", "compositions", "masks", "schedules", "shapes")
     assert found.suite[0] == "--pyargs" and _families(found.suite[1:-1]) == list(selection.families)
     assert "harness.builtin" not in found.suite and found.suite[-1].endswith("contracts")
     assert "harness.builtin.test_schedules_defaults" in found.suite  # a family runs whole
@@ -84,11 +85,25 @@ def test_report_mode_runs_the_families_covering_what_the_code_calls(team):
 
 
 def test_what_a_callable_builds_on_comes_from_the_ledger(team):
-    team(code="import optax\n\ndef make():\n    return optax.adamw(1e-3, mask=lambda p: p)\n")
+    team(code="import optax\n\ndef make():\n    return optax.adamaxw(1e-3, mask=lambda p: p)\n")
     selection = _load().selection
-    assert selection.families == ("masks", "shapes")  # adamw's weight decay: add_decayed_weights's contracts
-    assert ledger_families.families_by_callable()["optax.adamw"] == \
+    # adamaxw's weight decay: add_decayed_weights's contracts
+    assert selection.families == ("compositions", "masks", "shapes")
+    assert ledger_families.families_by_callable()["optax.adamaxw"] == \
         ledger_families.families_by_callable()["optax.add_decayed_weights"]
+
+
+def test_an_optimizer_in_scope_takes_the_families_naming_it(team):
+    """adamw is in the ledger's optimizer area: its own contracts (masks' adamw references, compositions)."""
+    team(code="import optax\n\ndef make():\n    return optax.adamw(1e-3, mask=lambda p: p)\n")
+    assert _load().selection.families == ("compositions", "masks")
+
+
+def test_inject_hyperparams_takes_the_compositions(team):
+    """A team's injected optimizer runs the compositions family (inject_hyperparams around adam, from the
+    ledger's contracts), with the schedules family that pins inject_hyperparams alone."""
+    team(code="import optax\n\ndef make():\n    return optax.inject_hyperparams(optax.adam)(learning_rate=1e-3)\n")
+    assert _load().selection.families == ("compositions", "schedules")
 
 
 def test_sharding_and_flax_code_take_their_families(team):
@@ -103,7 +118,7 @@ def test_sharding_and_flax_code_take_their_families(team):
             return nnx.Optimizer(model, optax.MultiSteps(optax.sgd(0.1), 2), wrt=nnx.Param), sharding
         """)
     found = _load()
-    assert found.selection.families == ("accumulation", "data_parallel", "training")
+    assert found.selection.families == ("accumulation", "compositions", "data_parallel", "training")
     assert found.imports_flax and not found.selection.without_flax
     assert multi_device.planned(found, {}) is not None  # its own process, not in the main run's modules
     assert "harness.builtin.test_data_parallel" not in found.suite

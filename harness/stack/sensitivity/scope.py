@@ -59,7 +59,11 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
 # Modules that define an in-scope callable of the coverage ledger but are not mutated yet, each with why;
 # tests/harness/test_sensitivity_scope.py derives the modules from the ledger and Optax's source, so a module
 # is either mutated above or named here: the score's scope is stated, never silently narrower.
-NOT_MUTATED: dict[str, str] = {}  # none today: every such module is in MODULES
+NOT_MUTATED: dict[str, str] = {
+    "optax/_src/alias.py": "the optimizers (issue 31) come into scope while their contracts are written (the "
+                           "compositions family pins adam, adamw and sgd in every wrapper); mutated once the "
+                           "optimizers family lands",
+}
 
 
 # Modules whose callables one contract file alone calls: that file runs first (then the rest of the
