@@ -332,7 +332,14 @@ def _train(case: Case, lr, k, scan: bool):
 def _run(outputs) -> Run:
     params, losses, moved, scales, state = outputs
     return Run({leaf: np.asarray(v) for leaf, v in params.items()}, np.asarray(losses),
-               {leaf: np.asarray(v) for leaf, v in moved.items()}, np.asarray(scales), trees.layout(state))
+               {leaf: np.asarray(v) for leaf, v in moved.items()}, np.asarray(scales), _layout(state))
+
+
+def _layout(state) -> list:
+    """[path, dtype, shape] per leaf, as trees.layout, read from the arrays themselves: a PRNG key leaf
+    (noisy_sgd's state) has no NumPy form."""
+    return [[trees.path_name(path), str(leaf.dtype), list(leaf.shape)]
+            for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]]
 
 
 def train(case: Case) -> Run:
