@@ -11,8 +11,6 @@ its float. The relations' subjects are jitted cases (an eager run of MultiSteps 
 optax's eager lax.cond lowers its branches on every call); eager runs are held to jit by the first.
 """
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -47,22 +45,47 @@ RELATIONS = {
 SUBJECTS = {name: _subjects(keep, other) for name, (keep, other) in RELATIONS.items()}
 INJECTED_CONSTANT, MULTISTEPS_K1, ALL_TRUE_MASK, CONSTANT_SCHEDULE = SUBJECTS.values()
 EAGER = [c for c in CASES if c.mode is Mode.EAGER]
-PLAN = (*CASES, *(RELATIONS[name][1](c) for name, found in SUBJECTS.items() for c in found),
-        *(c.but(mode=Mode.JIT) for c in EAGER))
+OTHER_SIDE = {  # each check -> the other side of its relation (none for the golden values)
+    "test_composition": lambda c: None,
+    "test_jit_matches_eager": lambda c: c.but(mode=Mode.JIT),
+    "test_injected_constant_is_plain": RELATIONS["injected"][1],
+    "test_multisteps_k1_is_inner": RELATIONS["k1"][1],
+    "test_all_true_mask_is_unmasked": RELATIONS["all_true"][1],
+    "test_constant_schedule_is_float": RELATIONS["constant"][1],
+}
 
 
-@functools.cache
-def _jitted() -> dict:
-    """Every jitted composition the module judges, traced into one program on first use."""
-    return compositions.train_all(tuple(c for c in PLAN if c.mode is Mode.JIT))
+class Trained:
+    """The runs of the compositions this session's checks of the module need (all of them, or the few an
+    attribution or replay run selects): the jitted ones traced into one program on first use, the eager
+    ones one by one."""
+
+    def __init__(self, needed: set[Case]):
+        self.needed = needed
+        self.runs: dict[Case, compositions.Run | Exception] = {}
+
+    def __call__(self, case: Case) -> compositions.Run:
+        if case not in self.runs:
+            jitted = tuple(c for c in sorted(self.needed | {case}, key=_order) if c.mode is Mode.JIT and c not in self.runs)
+            self.runs.update(compositions.train_all(jitted if case.mode is Mode.JIT else (case,)))
+        found = self.runs[case]
+        if isinstance(found, Exception):
+            raise found
+        return found
 
 
-@functools.cache
-def _run(case: Case) -> compositions.Run:
-    found = _jitted()[case] if case.mode is Mode.JIT else compositions.train_all((case,))[case]
-    if isinstance(found, Exception):
-        raise found
-    return found
+def _order(case: Case) -> tuple:
+    return (case not in CASES, CASES.index(case) if case in CASES else 0, case.id)
+
+
+@pytest.fixture(scope="module")
+def run(request) -> Trained:
+    needed = set()
+    for item in request.session.items:
+        if item.module is request.module and hasattr(item, "callspec"):
+            case = item.callspec.params["case"]
+            needed |= {case, OTHER_SIDE[item.originalname](case)} - {None}
+    return Trained(needed)
 
 
 def _ids(cases):
@@ -75,24 +98,24 @@ def _describe(check, case: Case, other: Case | None = None) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
-def test_composition(check, case):
+def test_composition(check, run, case):
     """The composition's params after 6 steps, its loss before each step and after the last, and its final
     state's layout equal the baseline's recording."""
     _describe(check, case)
-    run = _run(case)
-    check.golden_tree(f"{case.id}/params", run.params, scales=run.params_scale, why=PARAMS_WHY)
-    check.golden(f"{case.id}/losses", run.losses, scale=run.losses_scale, why=LOSSES_WHY)
-    check.golden_fact(f"{case.id}/state", run.state_layout)
+    found = run(case)
+    check.golden_tree(f"{case.id}/params", found.params, scales=found.params_scale, why=PARAMS_WHY)
+    check.golden(f"{case.id}/losses", found.losses, scale=found.losses_scale, why=LOSSES_WHY)
+    check.golden_fact(f"{case.id}/state", found.state_layout)
 
 
-def _identical(check, case: Case, other: Case, what: str) -> None:
+def _identical(check, run, case: Case, other: Case, what: str) -> None:
     """The params bit for bit: the two paths apply the same elementwise operations to the same values
     (each relation's docstring says why), so any difference is the library's, not rounding's. The losses
     within the equivalence ulps: each is a sum of 9 squares, which XLA reduces inside the fusions of its
     own program, so another program may add them in another order (seen: 1 ulp on jax 0.12.0.1 with the
     params identical)."""
     _describe(check, case, other)
-    mine, theirs = _run(case), _run(other)
+    mine, theirs = run(case), run(other)
     for leaf in sorted(mine.params):
         check.identical(f"{what}: params[{leaf!r}]", mine.params[leaf], theirs.params[leaf])
     check.agree(f"{what}: losses", mine.losses, theirs.losses, scale=np.maximum(mine.losses_scale, theirs.losses_scale),
@@ -100,7 +123,7 @@ def _identical(check, case: Case, other: Case, what: str) -> None:
 
 
 @pytest.mark.parametrize("case", EAGER, ids=_ids(EAGER))
-def test_jit_matches_eager(check, case):
+def test_jit_matches_eager(check, run, case):
     """The eager Python loop of update calls (eager) agrees with the same composition jitted whole, lax.scan
     over the steps (jit): equal in exact arithmetic, within the equivalence ulps (64) of the operands'
     magnitude, since XLA compiles the jitted steps as one program and may contract a multiply and an add
@@ -108,7 +131,7 @@ def test_jit_matches_eager(check, case):
     primitive's result on its own."""
     other = case.but(mode=Mode.JIT)
     _describe(check, case, other)
-    eager, jitted = _run(case), _run(other)
+    eager, jitted = run(case), run(other)
     for leaf in sorted(eager.params):
         check.agree(f"eager vs jit: params[{leaf!r}]", eager.params[leaf], jitted.params[leaf],
                     scale=np.maximum(eager.params_scale[leaf], jitted.params_scale[leaf]), why=PARAMS_WHY)
@@ -118,7 +141,7 @@ def test_jit_matches_eager(check, case):
 
 
 @pytest.mark.parametrize("case", INJECTED_CONSTANT, ids=_ids(INJECTED_CONSTANT))
-def test_injected_constant_is_plain(check, case):
+def test_injected_constant_is_plain(check, run, case):
     """inject_hyperparams(opt)(learning_rate=c) (c in the state, or static) vs opt(learning_rate=c) given
     its other numeric arguments as inject_hyperparams holds them (float32 arrays: the wrapper binds the
     factory's defaults too, so adam's b1, b2, eps live in its state): identical (0 ulps). By construction
@@ -126,11 +149,11 @@ def test_injected_constant_is_plain(check, case):
     array is the float32 the Python float c rounds to. (Against opt's Python-float defaults the two differ
     by design: 1 - b2 is then rounded once from the exact 0.001, not subtracted from float32(0.999), which
     moves adam's second moment by ~1e-5 of itself.)"""
-    _identical(check, case, case.but(inject=Inject.PLAIN_AS_INJECTED), "inject_hyperparams vs plain")
+    _identical(check, run, case, case.but(inject=Inject.PLAIN_AS_INJECTED), "inject_hyperparams vs plain")
 
 
 @pytest.mark.parametrize("case", MULTISTEPS_K1, ids=_ids(MULTISTEPS_K1))
-def test_multisteps_k1_is_inner(check, case):
+def test_multisteps_k1_is_inner(check, run, case):
     """MultiSteps(tx, every_k_schedule=1) vs tx: equal in exact arithmetic (the mean of one gradient is
     acc + (g - acc) / 1 with acc = 0, g itself, and every call emits tx's update of it), within the
     equivalence ulps (64) of the operands' magnitude: MultiSteps runs tx's update inside lax.cond, which
@@ -138,7 +161,7 @@ def test_multisteps_k1_is_inner(check, case):
     differently from tx's update in the program around it."""
     other = case.but(accumulate=Accumulate.NONE)
     _describe(check, case, other)
-    mine, theirs = _run(case), _run(other)
+    mine, theirs = run(case), run(other)
     for leaf in sorted(mine.params):
         check.agree(f"MultiSteps(k=1) vs inner: params[{leaf!r}]", mine.params[leaf], theirs.params[leaf],
                     scale=np.maximum(mine.params_scale[leaf], theirs.params_scale[leaf]), why=PARAMS_WHY)
@@ -147,14 +170,14 @@ def test_multisteps_k1_is_inner(check, case):
 
 
 @pytest.mark.parametrize("case", ALL_TRUE_MASK, ids=_ids(ALL_TRUE_MASK))
-def test_all_true_mask_is_unmasked(check, case):
+def test_all_true_mask_is_unmasked(check, run, case):
     """masked(opt, every leaf True) vs opt: identical (0 ulps). By construction in the baseline: the mask
     hands the inner optimizer the whole tree and returns its updates for every leaf."""
-    _identical(check, case, case.but(wrap=Wrap.NONE), "masked(all True) vs unmasked")
+    _identical(check, run, case, case.but(wrap=Wrap.NONE), "masked(all True) vs unmasked")
 
 
 @pytest.mark.parametrize("case", CONSTANT_SCHEDULE, ids=_ids(CONSTANT_SCHEDULE))
-def test_constant_schedule_is_float(check, case):
+def test_constant_schedule_is_float(check, run, case):
     """learning_rate=constant_schedule(c) vs learning_rate=c: identical (0 ulps). By construction in the
     baseline: the optimizer scales by -schedule(count) = -c, the same float32 as -c."""
-    _identical(check, case, case.but(rate=Rate.FLOAT), "constant_schedule vs float")
+    _identical(check, run, case, case.but(rate=Rate.FLOAT), "constant_schedule vs float")
