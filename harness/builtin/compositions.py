@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import tomllib
 from collections.abc import Callable
@@ -49,6 +50,10 @@ WD = 0.01  # add_decayed_weights before the optimizer: a gradient term wd * para
 WD_AFTER = -LR * WD  # after the optimizer's learning-rate scaling: already in update units, so -lr * wd
 MAX_NORM = 0.2  # clip_by_global_norm: below the first gradient's norm (2.9) and a step's update norm (0.3)
 OTHER_LR = 0.05  # partition's other label: plain sgd
+# Per optimizer, what it needs beside the learning rate to run (keyword arguments); none of adam, adamw,
+# sgd needs any. An optimizer of the ledger's area without a learning_rate, or whose update needs more
+# than grads, state and params (a loss value, a key), cannot be one of these compositions' cores.
+OPTIMIZER_ARGS: dict[str, dict] = {}
 
 # The problem: loss = 0.5 * sum(CURVATURE[leaf] * (param - TARGET)**2) over a 2-leaf tree.
 PARAMS = {"w": [[0.5, -1.25, 2.0], [1.5, -0.75, 0.25]], "b": [0.3, -0.6, 1.1]}
@@ -181,13 +186,16 @@ def optimizer_factory(name: str) -> Callable[..., optax.GradientTransformation]:
     params = inspect.signature(factory).parameters
     if "learning_rate" not in params:
         raise TypeError(f"{name} has no learning_rate parameter: the compositions family passes one to every "
-                        "optimizer of the ledger's optimizer area; give it a parameter set in harness/builtin/compositions.py")
-    required = [p for p, spec in params.items() if p != "learning_rate" and spec.default is inspect.Parameter.empty
+                        "optimizer of the ledger's optimizer area; keep it out of that area, or give the family "
+                        "a way to build it")
+    given = OPTIMIZER_ARGS.get(name, {})
+    required = [p for p, spec in params.items() if p != "learning_rate" and p not in given
+                and spec.default is inspect.Parameter.empty
                 and spec.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
     if required:
         raise TypeError(f"{name} requires {required} besides learning_rate: give it a parameter set in "
-                        "harness/builtin/compositions.py")
-    return factory
+                        "OPTIMIZER_ARGS (harness/builtin/compositions.py)")
+    return functools.partial(factory, **given) if given else factory
 
 
 def learning_rate(rate: Rate):

@@ -107,8 +107,10 @@ def test_an_optimizer_that_needs_more_than_a_learning_rate_is_named_with_the_fix
         raise AssertionError("not called")
 
     monkeypatch.setattr(compositions, "resolve", lambda name: needs_more)
-    with pytest.raises(TypeError, match=r"optax.x requires \['beta'\] besides learning_rate: give it a parameter set"):
+    with pytest.raises(TypeError, match=r"optax.x requires \['beta'\] besides learning_rate: give it a parameter set in OPTIMIZER_ARGS"):
         compositions.optimizer_factory("optax.x")
+    monkeypatch.setitem(compositions.OPTIMIZER_ARGS, "optax.x", {"beta": 2.0})
+    assert compositions.optimizer_factory("optax.x").keywords == {"beta": 2.0}  # the parameter set given
     monkeypatch.setattr(compositions, "resolve", lambda name: lambda b1=0.9: None)
     with pytest.raises(TypeError, match="optax.y has no learning_rate parameter"):
         compositions.optimizer_factory("optax.y")
