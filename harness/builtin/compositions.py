@@ -266,7 +266,7 @@ class Run:
     params: dict[str, np.ndarray]
     losses: np.ndarray  # float32, STEPS + 1
     params_scale: dict[str, np.ndarray]  # |initial param| + sum of |update| over the steps, per element
-    losses_scale: np.ndarray  # 0.5 * sum(c * (|param| + |target|)**2): the loss's operands before (param - target) cancels
+    losses_scale: np.ndarray  # 0.5 * sum(c * (|param| + |target|)**2): the operands before param - target cancels
     state_layout: list
 
 

@@ -4,12 +4,16 @@ or jnp step counts. All pairs of those choices (harness.builtin.compositions), e
 on one small 2-leaf quadratic problem.
 
 Each case's params and losses are golden values: a composition's numbers have no closed form short of
-re-implementing every wrapper, so what pins them beside the recording is a set of relations that hold
-by construction, each between two library paths: jit and eager, an injected constant and the plain
-optimizer, MultiSteps(k=1) and what it wraps, a mask of all True and no mask, a constant schedule and
-its float. The relations' subjects are jitted cases (an eager run of MultiSteps costs 0.1 s a step:
-optax's eager lax.cond lowers its branches on every call); eager runs are held to jit by the first.
+re-implementing every wrapper, so what pins them beside the recording is a set of relations, each
+between two library paths equal in exact arithmetic (most of them bit for bit by construction): jit
+and eager, an injected constant and the plain optimizer, MultiSteps(k=1) and what it wraps, a mask of
+all True and no mask, a constant schedule and its float. The relations' subjects are jitted cases (an
+eager run of MultiSteps costs about 0.08 s a step: optax's eager lax.cond lowers its branches on every
+call); eager runs are held to jit by the first.
 """
+
+import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -28,30 +32,35 @@ LOSSES_WHY = ("the loss sums 0.5 * c * (param - target)**2, whose difference can
               "0.5 * c * (|param| + |target|)**2")
 
 
-def _subjects(keep, other) -> list[Case]:
-    """The first jitted cases with the relation's choice, those whose other side is a case already first."""
-    found = [c for c in CASES if c.mode is Mode.JIT and keep(c)]
-    return sorted(found, key=lambda c: other(c) not in CASES)[:RELATION_SUBJECTS]
+@dataclasses.dataclass(frozen=True)
+class Relation:
+    """A relation between two library paths: the cases it applies to, and each one's other side."""
+
+    applies: Callable[[Case], bool]
+    other: Callable[[Case], Case]
+
+    def subjects(self) -> list[Case]:
+        """The first jitted cases it applies to (both sides jitted), those whose other side is a case first."""
+        found = [c for c in CASES if c.mode is Mode.JIT and self.applies(c)]
+        return sorted(found, key=lambda c: self.other(c) not in CASES)[:RELATION_SUBJECTS]
 
 
-# The relations: each subject and its other side. The identity relations' sides are both jitted.
-RELATIONS = {
-    "injected": (lambda c: c.inject in (Inject.STATIC, Inject.DYNAMIC) and c.rate in (Rate.FLOAT, Rate.CONSTANT),
-                 lambda c: c.but(inject=Inject.PLAIN_AS_INJECTED)),
-    "k1": (lambda c: c.accumulate is Accumulate.K1, lambda c: c.but(accumulate=Accumulate.NONE)),
-    "all_true": (lambda c: c.wrap is Wrap.MASK_ALL, lambda c: c.but(wrap=Wrap.NONE)),
-    "constant": (lambda c: c.rate is Rate.CONSTANT, lambda c: c.but(rate=Rate.FLOAT)),
-}
-SUBJECTS = {name: _subjects(keep, other) for name, (keep, other) in RELATIONS.items()}
-INJECTED_CONSTANT, MULTISTEPS_K1, ALL_TRUE_MASK, CONSTANT_SCHEDULE = SUBJECTS.values()
-EAGER = [c for c in CASES if c.mode is Mode.EAGER]
+INJECTED = Relation(lambda c: c.inject in (Inject.STATIC, Inject.DYNAMIC) and c.rate in (Rate.FLOAT, Rate.CONSTANT),
+                    lambda c: c.but(inject=Inject.PLAIN_AS_INJECTED))
+K1 = Relation(lambda c: c.accumulate is Accumulate.K1, lambda c: c.but(accumulate=Accumulate.NONE))
+ALL_TRUE = Relation(lambda c: c.wrap is Wrap.MASK_ALL, lambda c: c.but(wrap=Wrap.NONE))
+CONSTANT = Relation(lambda c: c.rate is Rate.CONSTANT, lambda c: c.but(rate=Rate.FLOAT))
+JIT = Relation(lambda c: c.mode is Mode.EAGER, lambda c: c.but(mode=Mode.JIT))
+INJECTED_CONSTANT, MULTISTEPS_K1, ALL_TRUE_MASK, CONSTANT_SCHEDULE = (
+    r.subjects() for r in (INJECTED, K1, ALL_TRUE, CONSTANT))
+EAGER = [c for c in CASES if JIT.applies(c)]  # every eager case: its jitted twin is a case too
 OTHER_SIDE = {  # each check -> the other side of its relation (none for the golden values)
     "test_composition": lambda c: None,
-    "test_jit_matches_eager": lambda c: c.but(mode=Mode.JIT),
-    "test_injected_constant_is_plain": RELATIONS["injected"][1],
-    "test_multisteps_k1_is_inner": RELATIONS["k1"][1],
-    "test_all_true_mask_is_unmasked": RELATIONS["all_true"][1],
-    "test_constant_schedule_is_float": RELATIONS["constant"][1],
+    "test_jit_matches_eager": JIT.other,
+    "test_injected_constant_is_plain": INJECTED.other,
+    "test_multisteps_k1_is_inner": K1.other,
+    "test_all_true_mask_is_unmasked": ALL_TRUE.other,
+    "test_constant_schedule_is_float": CONSTANT.other,
 }
 
 
@@ -66,7 +75,8 @@ class Trained:
 
     def __call__(self, case: Case) -> compositions.Run:
         if case not in self.runs:
-            jitted = tuple(c for c in sorted(self.needed | {case}, key=_order) if c.mode is Mode.JIT and c not in self.runs)
+            pending = sorted(self.needed | {case}, key=_order)
+            jitted = tuple(c for c in pending if c.mode is Mode.JIT and c not in self.runs)
             self.runs.update(compositions.train_all(jitted if case.mode is Mode.JIT else (case,)))
         found = self.runs[case]
         if isinstance(found, Exception):
@@ -129,7 +139,7 @@ def test_jit_matches_eager(check, run, case):
     magnitude, since XLA compiles the jitted steps as one program and may contract a multiply and an add
     into one fused rounding (FMA) or keep an intermediate in a register, where eager code rounds each
     primitive's result on its own."""
-    other = case.but(mode=Mode.JIT)
+    other = JIT.other(case)
     _describe(check, case, other)
     eager, jitted = run(case), run(other)
     for leaf in sorted(eager.params):
@@ -149,7 +159,7 @@ def test_injected_constant_is_plain(check, run, case):
     array is the float32 the Python float c rounds to. (Against opt's Python-float defaults the two differ
     by design: 1 - b2 is then rounded once from the exact 0.001, not subtracted from float32(0.999), which
     moves adam's second moment by ~1e-5 of itself.)"""
-    _identical(check, run, case, case.but(inject=Inject.PLAIN_AS_INJECTED), "inject_hyperparams vs plain")
+    _identical(check, run, case, INJECTED.other(case), "inject_hyperparams vs plain")
 
 
 @pytest.mark.parametrize("case", MULTISTEPS_K1, ids=_ids(MULTISTEPS_K1))
@@ -159,7 +169,7 @@ def test_multisteps_k1_is_inner(check, run, case):
     equivalence ulps (64) of the operands' magnitude: MultiSteps runs tx's update inside lax.cond, which
     XLA compiles as a computation of its own (eagerly too), so its multiplies and adds may be fused (FMA)
     differently from tx's update in the program around it."""
-    other = case.but(accumulate=Accumulate.NONE)
+    other = K1.other(case)
     _describe(check, case, other)
     mine, theirs = run(case), run(other)
     for leaf in sorted(mine.params):
@@ -173,11 +183,11 @@ def test_multisteps_k1_is_inner(check, run, case):
 def test_all_true_mask_is_unmasked(check, run, case):
     """masked(opt, every leaf True) vs opt: identical (0 ulps). By construction in the baseline: the mask
     hands the inner optimizer the whole tree and returns its updates for every leaf."""
-    _identical(check, run, case, case.but(wrap=Wrap.NONE), "masked(all True) vs unmasked")
+    _identical(check, run, case, ALL_TRUE.other(case), "masked(all True) vs unmasked")
 
 
 @pytest.mark.parametrize("case", CONSTANT_SCHEDULE, ids=_ids(CONSTANT_SCHEDULE))
 def test_constant_schedule_is_float(check, run, case):
     """learning_rate=constant_schedule(c) vs learning_rate=c: identical (0 ulps). By construction in the
     baseline: the optimizer scales by -schedule(count) = -c, the same float32 as -c."""
-    _identical(check, run, case, case.but(rate=Rate.FLOAT), "constant_schedule vs float")
+    _identical(check, run, case, CONSTANT.other(case), "constant_schedule vs float")
