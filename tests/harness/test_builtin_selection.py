@@ -69,8 +69,9 @@ def test_report_mode_runs_the_families_covering_what_the_code_calls(team):
     selection = found.selection
     # MultiSteps -> accumulation; the schedule -> schedules; clip_by_global_norm -> clipping (and shapes, whose
     # mismatched-gradients contract calls it); chain -> masks, and training, which needs flax: not imported here;
-    # sgd -> optimizers.
-    assert selection.families == ("accumulation", "clipping", "masks", "optimizers", "schedules", "shapes")
+    # sgd -> optimizers; MultiSteps, chain and sgd -> compositions.
+    assert selection.families == ("accumulation", "clipping", "compositions", "masks", "optimizers", "schedules",
+                                  "shapes")
     assert found.suite[0] == "--pyargs" and _families(found.suite[1:-1]) == list(selection.families)
     assert "harness.builtin" not in found.suite and found.suite[-1].endswith("contracts")
     assert "harness.builtin.test_schedules_defaults" in found.suite  # a family runs whole
@@ -106,6 +107,19 @@ mask = ["masks/test_weight_decay", "shapes/test_mask"]
 """
     found = ledger_families.families_by_callable(text)
     assert found["optax.made_up_optimizer"] == found["optax.add_decayed_weights"] == frozenset({"masks", "shapes"})
+
+
+def test_an_optimizer_in_scope_takes_the_families_naming_it(team):
+    """adamw is in the ledger's optimizer area: its own contracts (masks' adamw references, compositions)."""
+    team(code="import optax\n\ndef make():\n    return optax.adamw(1e-3, mask=lambda p: p)\n")
+    assert _load().selection.families == ("compositions", "masks")
+
+
+def test_inject_hyperparams_takes_the_compositions(team):
+    """A team's injected optimizer runs the compositions family (inject_hyperparams around adam, from the
+    ledger's contracts), with the schedules family that pins inject_hyperparams alone."""
+    team(code="import optax\n\ndef make():\n    return optax.inject_hyperparams(optax.adam)(learning_rate=1e-3)\n")
+    assert _load().selection.families == ("compositions", "schedules")
 
 
 def test_sharding_and_flax_code_take_their_families(team):
