@@ -85,11 +85,6 @@ def test_report_mode_runs_the_families_covering_what_the_code_calls(team):
     assert multi_device.planned(found, {}) is None and not found.runs_family(devices.FAMILY)
 
 
-def test_an_optimizer_in_scope_takes_its_own_family(team):
-    team(code="import optax\n\ndef make():\n    return optax.adamw(1e-3, mask=lambda p: p)\n")
-    assert _load().selection.families == ("optimizers",)  # adamw's contracts, weight decay and mask included
-
-
 def test_what_an_out_of_scope_callable_builds_on_comes_from_the_ledger():
     """[built_on]: a callable outside the scope takes the families of the in-scope callables it builds on."""
     text = """
@@ -112,14 +107,16 @@ mask = ["masks/test_weight_decay", "shapes/test_mask"]
 def test_an_optimizer_in_scope_takes_the_families_naming_it(team):
     """adamw is in the ledger's optimizer area: its own contracts (masks' adamw references, compositions)."""
     team(code="import optax\n\ndef make():\n    return optax.adamw(1e-3, mask=lambda p: p)\n")
-    assert _load().selection.families == ("compositions", "masks")
+    # its own contracts (optimizers), the masks family's adamw references, the compositions around it
+    assert _load().selection.families == ("compositions", "masks", "optimizers")
 
 
 def test_inject_hyperparams_takes_the_compositions(team):
     """A team's injected optimizer runs the compositions family (inject_hyperparams around adam, from the
     ledger's contracts), with the schedules family that pins inject_hyperparams alone."""
     team(code="import optax\n\ndef make():\n    return optax.inject_hyperparams(optax.adam)(learning_rate=1e-3)\n")
-    assert _load().selection.families == ("compositions", "schedules")
+    # inject_hyperparams -> compositions and schedules; adam -> optimizers
+    assert _load().selection.families == ("compositions", "optimizers", "schedules")
 
 
 def test_sharding_and_flax_code_take_their_families(team):
@@ -134,7 +131,8 @@ def test_sharding_and_flax_code_take_their_families(team):
             return nnx.Optimizer(model, optax.MultiSteps(optax.sgd(0.1), 2), wrt=nnx.Param), sharding
         """)
     found = _load()
-    assert found.selection.families == ("accumulation", "data_parallel", "optimizers", "training")  # sgd: optimizers
+    # MultiSteps and sgd -> compositions; sgd -> optimizers
+    assert found.selection.families == ("accumulation", "compositions", "data_parallel", "optimizers", "training")
     assert found.imports_flax and not found.selection.without_flax
     assert multi_device.planned(found, {}) is not None  # its own process, not in the main run's modules
     assert "harness.builtin.test_data_parallel" not in found.suite

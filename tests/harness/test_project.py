@@ -342,9 +342,10 @@ def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tm
     (tmp_path / "golden").mkdir()
     (tmp_path / "golden" / "clipping.json").write_text("{}")  # the team recorded a copy of one family
     note = builtin_golden.mismatch_note(older, tmp_path / "golden")
-    assert ("of accumulation, checkpoints, compositions, data_parallel, masks, schedules, shapes, training come with "
-            "the tool") in note  # not clipping
-    for name in ("accumulation", "checkpoints", "compositions", "data_parallel", "masks", "schedules", "shapes", "training"):
+    assert ("of accumulation, checkpoints, compositions, data_parallel, masks, optimizers, schedules, shapes, training "
+            "come with the tool") in note  # not clipping
+    for name in ("accumulation", "checkpoints", "compositions", "data_parallel", "masks", "optimizers", "schedules",
+                 "shapes", "training"):
         (tmp_path / "golden" / f"{name}.json").write_text("{}")
     assert builtin_golden.mismatch_note(older, tmp_path / "golden") is None  # all its own now
 
