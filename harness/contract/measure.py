@@ -149,8 +149,8 @@ def compare_exact(kind: ComparisonKind, label: str, observed, expected, keep_val
     if obs.shape != exp.shape:
         return _shape_mismatch(kind, label, obs, exp, EXACT, dtype, observed, expected, keep_values)
     abs_err, rel_err = errors(obs, exp)
-    result = dataclasses.replace(_measured(kind, label, obs, exp, abs_err != 0, abs_err, rel_err, EXACT, dtype,
-                                           keep_values), allclose=allclose.EXACT)
+    result = _measured(kind, label, obs, exp, abs_err != 0, abs_err, rel_err, EXACT, dtype, keep_values,
+                       allclose=allclose.EXACT)
     if result.passed:
         return result
     if is_float_dtype(obs.dtype) or is_float_dtype(exp.dtype):
