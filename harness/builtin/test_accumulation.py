@@ -154,9 +154,9 @@ def test_property_emits_mean_and_zeros(check, template, k, data):
     """Any pytree (asymmetric shapes, scalars, zero grads): k-1 exact zeros, then -lr * mean."""
     layout = strategies.TEMPLATES[template]
     grads = data.draw(strategies.pytree(layout, max_magnitude=1e4, batch=k))  # k microbatches, stacked
-    params = jax.tree.map(lambda g: jnp.zeros(g.shape[1:], jnp.float32), grads)
+    params = jax.tree.map(lambda g: np.zeros(g.shape[1:], np.float32), grads)
     run = _RUNNERS.setdefault(k, _sgd_microbatches_jit(k))
-    us = run(params, jax.tree.map(jnp.asarray, grads))
+    us = run(params, grads)  # the jitted step takes the NumPy draws as they are: no eager program per leaf shape
     for u, g in zip(jax.tree.leaves(us), jax.tree.leaves(grads)):
         u = np.asarray(u)
         check.exact("zeros before emission", u[:-1], np.zeros_like(u[:-1]))
@@ -194,10 +194,13 @@ def test_property_microbatches_equal_mean_step(check, inner, template, data):
     layout = strategies.TEMPLATES[template]
     rate = {"sgd": LR, "adam": 1e-2}[inner]
     make = {"sgd": lambda: optax.sgd(rate), "adam": lambda: optax.adam(rate)}[inner]
-    params = jax.tree.map(jnp.asarray, data.draw(strategies.pytree(layout, max_magnitude=10.0)))
-    micro = jax.tree.map(jnp.asarray, data.draw(strategies.pytree(layout, max_magnitude=10.0, batch=k * steps)))
-    # The mean of each optimizer step's k microbatches, summed then divided as MultiSteps' user would.
-    means = jax.tree.map(lambda m: m.reshape(steps, k, *m.shape[1:]).sum(axis=1) / k, micro)
+    params = data.draw(strategies.pytree(layout, max_magnitude=10.0))  # NumPy: the jitted loops take it as it is
+    micro = data.draw(strategies.pytree(layout, max_magnitude=10.0, batch=k * steps))
+    # The mean of each optimizer step's k microbatches, summed then divided as MultiSteps' user would, in
+    # float32 and in NumPy (jnp would compile three eager programs per leaf shape): 0 + g1 + g2, then / k,
+    # which is what jnp's sum and division give, signed zeros included.
+    means = jax.tree.map(lambda m: np.add.reduce(m.reshape(steps, k, *m.shape[1:]), axis=1,
+                                                 initial=np.float32(0)) / np.float32(k), micro)
     accumulated = _trainer(f"{inner}-multisteps", optax.MultiSteps(make(), every_k_schedule=k))(params, micro)
     direct = _trainer(inner, make())(params, means)
     # The operands the final params sum: the initial params and each step's update, whose size is

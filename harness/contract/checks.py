@@ -28,6 +28,7 @@ property it raises at once, as every other comparison does. The methods hide the
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -48,7 +49,12 @@ class ContractFailure(AssertionError):
 
 
 def _dtype_name(value) -> str:
-    return str(np.asarray(value).dtype)
+    return _name(np.asarray(value).dtype)
+
+
+@functools.cache  # str() of a NumPy dtype is slow, and every comparison asks
+def _name(dtype: np.dtype) -> str:
+    return str(dtype)
 
 
 class Check:

@@ -52,7 +52,15 @@ def _small(arr: np.ndarray):
 
 def errors(observed, expected) -> tuple[np.ndarray, np.ndarray]:
     """Elementwise absolute and relative error, 0 where both sides are the same NaN/inf."""
-    obs, exp = _f64(observed), _f64(expected)
+    return _errors64(_f64(observed), _f64(expected))
+
+
+def _errors64(obs: np.ndarray, exp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """errors() of two float64 arrays."""
+    if np.isfinite(obs).all() and np.isfinite(exp).all():  # the usual case, in fewer steps: no NaN/inf to match
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            abs_err = np.asarray(np.abs(obs - exp))  # a 0-d array stays an array, as np.where returns
+            return abs_err, np.where(abs_err == 0, 0.0, abs_err / np.abs(exp))
     same_special = (np.isnan(obs) & np.isnan(exp)) | (np.isinf(obs) & (obs == exp))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         abs_err = np.where(same_special, 0.0, np.abs(obs - exp))
@@ -68,35 +76,43 @@ def compare_close(kind: ComparisonKind, label: str, observed, expected, toleranc
 
     ``scale`` (None, a number or one per element) is the operands' magnitude where a documented
     cancellation needs it; ``override`` says why the allowance may exceed the plain policy.
+
+    A contract run makes tens of thousands of these, most of them on a few elements, so each
+    intermediate is computed once (a property's schedule checks call it once per element).
     """
     obs, exp = np.asarray(observed), np.asarray(expected)
     if obs.shape != exp.shape:
         return _shape_mismatch(kind, label, obs, exp, tolerance, dtype, keep_values=keep_values)
     ulp_dtype = tolerance.ulp_dtype or policy_dtype(dtype)
-    exp64 = _f64(exp)
-    at = np.abs(exp64) if scale is None else np.maximum(np.abs(exp64), np.abs(np.asarray(scale, np.float64)))
+    exp64, obs64 = _f64(exp), _f64(obs)
+    tiny = tiny_normal(ulp_dtype)
+    magnitude = np.abs(exp64)
+    at = magnitude if scale is None else np.maximum(magnitude, np.abs(np.asarray(scale, np.float64)))
     finite = np.isfinite(exp64)
-    allowed = np.where(finite, tolerance.ulps * ulp(np.where(finite, at, 0.0), ulp_dtype), 0.0)
+    spacing_at = ulp(np.where(finite, at, 0.0), ulp_dtype)
+    # the spacing at the expected value itself (ulp() takes |x|): the one above when there is no scale
+    spacing = spacing_at if scale is None else ulp(np.where(finite, exp64, 0.0), ulp_dtype)
+    allowed = np.where(finite, tolerance.ulps * spacing_at, 0.0)
     # XLA on CPU flushes subnormal results to zero: an expected value below the smallest normal may be
     # observed as a zero (of either sign), so there the allowance is the smallest normal itself.
-    flushed = finite & (exp64 != 0) & (np.abs(exp64) < tiny_normal(ulp_dtype))
-    allowed = np.where(flushed, np.maximum(allowed, tiny_normal(ulp_dtype)), allowed)
+    flushed = finite & (exp64 != 0) & (magnitude < tiny)
     if flushed.any():
+        allowed = np.where(flushed, np.maximum(allowed, tiny), allowed)
         override = "; ".join(filter(None, [override, FLUSH_WHY]))
-    abs_err, rel_err = errors(obs, exp)
+    abs_err, rel_err = _errors64(obs64, exp64)
     bad = ~((abs_err == 0) | (abs_err <= allowed))  # abs_err is 0 for identical NaN/inf
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         used = np.where(abs_err == 0, 0.0, np.where(allowed > 0, abs_err / allowed, np.inf))
-        at_value = np.minimum(allowed / ulp(np.where(finite, exp64, 0.0), ulp_dtype), _USED_CAP)
+        at_value = np.minimum(allowed / spacing, _USED_CAP)
         # relative to normal values only: below the smallest normal the policy allows the normals' spacing
-        normal = finite & (np.abs(exp64) >= tiny_normal(ulp_dtype))
-        relative = np.where(normal, allowed / np.abs(exp64), 0.0)
-    result = dataclasses.replace(
-        _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype, keep_values),
+        normal = finite & (magnitude >= tiny)
+        relative = np.where(normal, allowed / magnitude, 0.0)
+    result = _measured(
+        kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype, keep_values,
         tolerance_used=min(float(used.max()), _USED_CAP) if used.size else 0.0,
         allowed_ulps=float(at_value.max()) if at_value.size else None,
         allowed_rel=float(relative.max()) if relative.size else None, override=override,
-        allclose=allclose.pair(exp64, allowed, normal & (at <= np.abs(exp64))))
+        allclose=allclose.pair(exp64, allowed, normal & (at <= magnitude)))
     if result.passed:
         return result
     worst = np.unravel_index(int(np.argmax(np.where(bad, used, -1.0))), obs.shape) if obs.ndim else ()
@@ -107,7 +123,7 @@ def compare_close(kind: ComparisonKind, label: str, observed, expected, toleranc
         f"{' at the operands scale' if scale is not None else ''} (assert_allclose {result.allclose.shown}); "
         f"max abs err {result.max_abs_err:.3g}, "
         f"max rel err {result.max_rel_err:.3g}; worst at index {tuple(int(i) for i in worst)}: "
-        f"expected {float(exp64[worst])!r}, observed {float(_f64(obs)[worst])!r} "
+        f"expected {float(exp64[worst])!r}, observed {float(obs64[worst])!r} "
         f"({float(abs_err[worst] / ulp(exp64[worst], ulp_dtype)):.3g} ulp)"
     )
     return dataclasses.replace(result, message=message + _values_suffix(result))
@@ -133,8 +149,8 @@ def compare_exact(kind: ComparisonKind, label: str, observed, expected, keep_val
     if obs.shape != exp.shape:
         return _shape_mismatch(kind, label, obs, exp, EXACT, dtype, observed, expected, keep_values)
     abs_err, rel_err = errors(obs, exp)
-    result = dataclasses.replace(_measured(kind, label, obs, exp, abs_err != 0, abs_err, rel_err, EXACT, dtype,
-                                           keep_values), allclose=allclose.EXACT)
+    result = _measured(kind, label, obs, exp, abs_err != 0, abs_err, rel_err, EXACT, dtype, keep_values,
+                       allclose=allclose.EXACT)
     if result.passed:
         return result
     if is_float_dtype(obs.dtype) or is_float_dtype(exp.dtype):
@@ -199,14 +215,16 @@ def _facts_equal(observed, expected) -> bool:
         return False
 
 
-def _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype, keep_values=True) -> Comparison:
-    """A Comparison with the error magnitudes filled in; the caller writes the failure message."""
+def _measured(kind, label, obs, exp, bad, abs_err, rel_err, tolerance, dtype, keep_values=True,
+              **fields) -> Comparison:
+    """A Comparison with the error magnitudes (and the caller's other `fields`) filled in; the caller
+    writes the failure message."""
     return Comparison(
         label=label, kind=kind, passed=not bad.any(), tolerance=tolerance, dtype=dtype, shape=list(obs.shape),
         max_abs_err=float(abs_err.max()) if abs_err.size else 0.0,
         max_rel_err=float(rel_err.max()) if rel_err.size else 0.0,
         mismatched=int(bad.sum()), size=int(obs.size), expected=_small(exp), observed=_small(obs),
-        values=observed_values(obs) if keep_values else None,
+        values=observed_values(obs) if keep_values else None, **fields,
     )
 
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness import devices, env_vars
-from harness.contract import families, options
+from harness.contract import collector, families, options
 from harness.contract.progress import ProgressWriter
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ _RECORDER = pytest.StashKey["Recorder"]()
 _CHECK = pytest.StashKey["Check"]()
 _EXAMPLES = pytest.StashKey[list]()
 _PROGRESS = pytest.StashKey[ProgressWriter]()
+_GC_THRESHOLDS = pytest.StashKey[tuple]()  # the collector thresholds a harness run replaced
 # pytest_warning_recorded and pytest_collectreport get no config: the running recorder is found here.
 _ACTIVE: list[Recorder] = []
 
@@ -72,6 +73,7 @@ def pytest_configure(config):
         # A module that no longer imports after a bump is one failed check, not the end of the run.
         config.option.continue_on_collection_errors = True
         _recorder(config)
+        config.stash[_GC_THRESHOLDS] = collector.relax()
 
 
 def _recorder(config) -> Recorder:
@@ -93,6 +95,8 @@ def _running(config) -> Recorder | None:
 def pytest_unconfigure(config):
     if _RECORDER in config.stash and config.stash[_RECORDER] in _ACTIVE:
         _ACTIVE.remove(config.stash[_RECORDER])
+    if _GC_THRESHOLDS in config.stash:
+        collector.restore(config.stash[_GC_THRESHOLDS])
 
 
 _MULTI_DEVICE_MODULE = Path(__file__).resolve().parents[1] / "builtin" / devices.FILE

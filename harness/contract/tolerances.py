@@ -33,6 +33,7 @@ override, or a cancellation scale), and tests/harness/test_allowances.py holds t
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import ml_dtypes
 import numpy as np
@@ -50,6 +51,14 @@ UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "bfloat16": 2.0**-8, 
 
 def is_float_dtype(dtype) -> bool:
     """A floating dtype, bfloat16 (which NumPy does not call floating) included."""
+    try:
+        return _is_float_dtype(dtype)
+    except TypeError:  # unhashable: not a dtype a comparison sees, answered without the cache
+        return _is_float_dtype.__wrapped__(dtype)
+
+
+@functools.cache  # str() of a NumPy dtype costs microseconds, and every comparison asks several times
+def _is_float_dtype(dtype) -> bool:
     name = str(dtype)
     return name in UNIT_ROUNDOFF or (name != "bfloat16" and getattr(dtype, "kind", "") == "f")
 
@@ -167,16 +176,23 @@ def _finfo(dtype: str):
     return ml_dtypes.finfo(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.finfo(dtype)
 
 
+@functools.cache  # read once per dtype: a comparison asks for them several times
+def _spacing(dtype: str) -> tuple[int, int, float]:
+    """The dtype's smallest normal exponent, mantissa bits and smallest normal number."""
+    info = _finfo(dtype)
+    return int(info.minexp), int(info.nmant), float(info.smallest_normal)
+
+
 def tiny_normal(dtype: str) -> float:
     """The dtype's smallest normal number."""
-    return float(_finfo(dtype).smallest_normal)
+    return _spacing(dtype)[2]
 
 
 def ulp(magnitude, dtype: str):
     """The spacing of `dtype` at |magnitude| (elementwise, float64): 2**(exponent - mantissa bits), the
     smallest normal's spacing below it (subnormals, and zero)."""
-    info = _finfo(dtype)
+    minexp, nmant, _ = _spacing(dtype)
     magnitude = np.abs(np.asarray(magnitude, np.float64))
     _, exponent = np.frexp(magnitude)  # magnitude = f * 2**exponent, 0.5 <= f < 1
-    exponent = np.where(magnitude > 0, exponent - 1, info.minexp)
-    return np.ldexp(1.0, np.maximum(exponent, info.minexp) - info.nmant)
+    exponent = np.where(magnitude > 0, exponent - 1, minexp)
+    return np.ldexp(1.0, np.maximum(exponent, minexp) - nmant)

@@ -92,3 +92,20 @@ def test_a_subnormal_expected_value_may_be_observed_flushed_to_zero():
     assert result.passed and "flushes" in result.override
     assert not close(np.float32(-5e-38), subnormal).passed  # more than the smallest normal off still fails
     assert close(np.float32(1.0), 1.0).override is None
+
+
+@given(hnp.arrays(np.float64, st.sampled_from([(), (3,), (2, 2)]), elements=st.floats(-1e300, 1e300)),
+       st.data())
+def test_errors_of_finite_values_are_the_plain_differences(exp, data):
+    """errors() takes a shorter path when nothing is NaN or infinite: the same absolute and relative
+    errors as written from their definition (0 relative error where the values are equal)."""
+    from harness.contract.measure import errors
+
+    obs = data.draw(hnp.arrays(np.float64, exp.shape, elements=st.floats(-1e300, 1e300)))
+    abs_err, rel_err = errors(obs, exp)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        plain = np.abs(obs - exp)
+        relative = np.where(plain == 0, 0.0, plain / np.abs(exp))
+    assert isinstance(abs_err, np.ndarray) and abs_err.shape == exp.shape
+    np.testing.assert_array_equal(abs_err, plain)
+    np.testing.assert_array_equal(rel_err, relative)
