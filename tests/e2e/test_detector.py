@@ -24,7 +24,7 @@ def _run_suite(tmp_path, name, selection, fault=None):
     if fault:
         env["HARNESS_PERTURB"] = fault
     subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "tests.harness.perturbations",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "tests.support.perturbations",
          f"--harness-report={report}", *selection],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-from team_run import EXAMPLE, run_tool, said
+from support.team_run import EXAMPLE, run_tool, said
 
 pytestmark = pytest.mark.long_running(72)  # installs the example's stacks and runs three upgrades
 

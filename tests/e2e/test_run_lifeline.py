@@ -18,7 +18,7 @@ from harness import env_vars
 from harness.errors import HarnessError
 from harness.stack.run import lifeline, run_lock
 
-FAKE = Path(__file__).parent / "fixtures" / "fake-run"
+FAKE = Path(__file__).resolve().parents[1] / "fixtures" / "fake-run"
 ENTRIES = ("baseline", "candidate")
 PREVIOUS = '{"written by": "the last finished run"}\n'
 DEATH_LIMIT_S = 2.0

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from team_run import EXAMPLE, run_tool, said
+from support.team_run import EXAMPLE, run_tool, said
 
 pytestmark = pytest.mark.long_running(50)  # installs four stacks, records golden values and upgrades three times
 

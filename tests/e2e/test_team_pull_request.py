@@ -17,7 +17,7 @@ import textwrap
 import time
 
 import pytest
-from team_run import run_tool, said
+from support.team_run import run_tool, said
 
 pytestmark = pytest.mark.long_running(60)  # installs two stacks, records golden values, runs one upgrade
 

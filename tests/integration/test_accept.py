@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import accept_child
-from accept_child import KILLED, Fakes, Killing
+from support import accept_child
+from support.accept_child import KILLED, Fakes, Killing
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.stack import staging
@@ -271,7 +271,7 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 SOURCE = Path(accept.__file__).resolve().parents[3]  # this harness, not an installed one
-CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SOURCE), str(Path(__file__).parent)])}
+CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SOURCE), str(Path(accept_child.__file__).parent)])}
 
 
 def _killed_child(root: Path, at: tuple[int, str]) -> int:

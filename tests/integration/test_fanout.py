@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import upgrade_reports
-from fake_libraries import Libraries
+from support import upgrade_reports
+from support.fake_libraries import Libraries
 from harness import env_vars
 from harness.stack import paths
 from harness.stack.workspace import Workspace

@@ -10,7 +10,7 @@ import pytest
 from harness.model.enums import BuiltinMode, Mark
 from harness.verdict import markdown, render
 
-from test_compare import _candidate, _check, _fail, base  # noqa: F401 (base is a fixture)
+from integration.test_compare import _candidate, _check, _fail, base  # noqa: F401 (base is a fixture)
 
 
 def _own(doc, *families):

@@ -12,7 +12,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from test_resolve import fake_compile
+from unit.stack.pins.test_resolve import fake_compile
 
 from harness import env_vars
 from harness.errors import HarnessError

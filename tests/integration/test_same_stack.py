@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import upgrade_reports
+from support import upgrade_reports
 from harness.model import report_io
 from harness.stack import paths
 from harness.stack.commands import upgrade

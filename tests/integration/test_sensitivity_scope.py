@@ -11,7 +11,7 @@ from harness.errors import HarnessError
 from harness.stack.sensitivity import scope
 from harness.stack.sensitivity.lines import ScopeLines
 from harness.stack.sensitivity.mutants import MutantId
-from test_ledger import _baseline_site_packages as baseline_site_packages
+from integration.test_ledger import _baseline_site_packages as baseline_site_packages
 
 
 def _defining_files(site, found, entries) -> dict[str, list[str]]:

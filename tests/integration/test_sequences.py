@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
-import sequence_driver as drive
+from support import sequence_driver as drive
 from harness.stack.run import report_cache, report_key
 
 LONGER = os.environ.get("HARNESS_SEQUENCE_EXAMPLES")

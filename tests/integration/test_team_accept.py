@@ -11,11 +11,11 @@ import textwrap
 
 import pytest
 
-from accept_child import Fakes
+from support.accept_child import Fakes
 from harness import cli, env_vars
 from harness.stack.commands import team_accept
 from harness.stack.workspace import Workspace
-from test_accept import BASE, CAND, _as_entry
+from integration.test_accept import BASE, CAND, _as_entry
 
 
 def _git(root, *args):

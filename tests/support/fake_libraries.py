@@ -12,7 +12,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.stack.environments import envs
 
-import upgrade_reports
+from support import upgrade_reports
 
 OPTAX = {
     "baseline": """

@@ -1,6 +1,6 @@
 """Deliberate faults in Optax, for proving that the contract suite notices them.
 
-Loaded as a pytest plugin (-p tests.harness.perturbations) in a child pytest run of the real
+Loaded as a pytest plugin (-p tests.support.perturbations) in a child pytest run of the real
 contract suite; HARNESS_PERTURB names the fault. Each one imitates a plausible upstream change.
 """
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-import simulated_stack as sim
+from support import simulated_stack as sim
 from harness import env_vars
 from harness.model import bisection
 from harness.stack.commands import bisect_search, upgrade

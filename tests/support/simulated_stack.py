@@ -26,7 +26,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-import upgrade_reports
+from support import upgrade_reports
 from harness import env_vars
 from harness.model import report_io
 from harness.model.codec import from_json

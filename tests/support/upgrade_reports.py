@@ -17,7 +17,7 @@ import gzip
 import json
 from pathlib import Path
 
-FIXTURES = Path(__file__).with_name("fixtures")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ENTRIES = ("baseline", "candidate", "jax-only", "optax-only")
 
 

@@ -11,7 +11,7 @@ from harness.contract.golden import GoldenStore
 from harness.model.allclose import AllClose
 from harness.model.report import EXACT
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 DEGENERATE = "degenerate/max_norm=-1/nonzero_grads/b_then_w"  # t / norm * max_norm with max_norm = -1
 
 

@@ -14,7 +14,7 @@ from harness.model import report as model
 from harness.model import report_io
 from harness.model.codec import from_json, to_json
 
-import upgrade_reports as main_reports
+from support import upgrade_reports as main_reports
 
 
 def _def_name(cls: type) -> str:

@@ -7,7 +7,7 @@ from harness.model import report_io
 from harness.model.enums import Mark
 from harness.verdict import compare, render
 
-import upgrade_reports
+from support import upgrade_reports
 
 DRIFT_BEFORE = "drift within tolerance"  # what "bits changed" replaced
 # The old harness's "regressed" is now named by what changed. Each from the old verdict's own detail:

@@ -12,7 +12,7 @@ from harness.model.allclose import AllClose
 from harness.model.enums import BuiltinMode, Mark
 from harness.verdict import cause, compare, groups, markdown, render, views
 
-import upgrade_reports
+from support import upgrade_reports
 
 
 @pytest.fixture(scope="module")

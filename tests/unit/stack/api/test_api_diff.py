@@ -15,7 +15,7 @@ from harness.model.api_diff import ApiChange, ApiChangeKind as K, ApiDiff, Packa
 from harness.verdict import compare, markdown, render
 from harness.stack.api import compare_stack, diff, loading, surface, usage
 
-import upgrade_reports
+from support import upgrade_reports
 
 OLD = {
     "__init__.py": """

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import upgrade_reports
-from fake_libraries import Libraries
+from support import upgrade_reports
+from support.fake_libraries import Libraries
 from harness.errors import HarnessError
 from harness.model import api_diff, report_io
 from harness.model.api_diff import ApiChange, ApiChangeKind as K, ApiDiff, PackageApiDiff

@@ -17,7 +17,7 @@ from harness.errors import HarnessError
 from harness.stack.ci import github_jobs, github_workflows, tool_source
 from harness.stack.commands import init
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 PINS = "jax==0.11.2\njaxlib==0.11.2\noptax==0.2.6\nflax==0.12.12\nnumpy==2.5.5\n"
 TOOL = "upgrade-harness @ git+https://github.com/example/upgrade-harness@" + "0123456789abcdef" * 2 + "01234567"
 WRITTEN = [github_workflows.PR_FILE, github_workflows.NIGHTLY_FILE]

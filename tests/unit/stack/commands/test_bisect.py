@@ -26,7 +26,7 @@ from harness.stack.commands import bisect, bisect_bridge as bridge, bisect_searc
 from harness.stack.pins import matrix, plan, resolve
 from harness.verdict import cli, compare, groups
 
-import upgrade_reports
+from support import upgrade_reports
 
 BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
 CAND = dict(BASE, jax="0.12.0.1", jaxlib="0.12.0.1", optax="0.2.8")

@@ -23,7 +23,7 @@ from harness.stack import project
 from harness.stack.environments import entry as stack_entry, multi_device
 from harness.verdict import views
 
-import upgrade_reports
+from support import upgrade_reports
 
 FOUR = JaxPlatform(backend="cpu", device_kinds=["cpu"], device_count=4)
 

@@ -14,7 +14,7 @@ from harness.stack.commands import latest_cli
 from harness.stack.pins import current, matrix, release_set, resolve
 from harness.stack.pins.release_set import Action, ReleaseSet
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 TONIGHT = {"jax": "0.12.0.1", "jaxlib": "0.12.0.1", "optax": "0.2.8", "flax": "0.12.12", "numpy": "2.5.5"}
 TONIGHT_LABEL = "jax 0.12.0.1, optax 0.2.8, flax 0.12.12, numpy 2.5.5, Python 3.12"
 PINS = matrix.Pins(python="3.12",

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-import upgrade_reports as main_reports
+from support import upgrade_reports as main_reports
 from harness.model import report_io
 from harness.model.codec import from_json
 from harness.model.enums import CheckKind, Outcome, Status

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-import upgrade_reports
+from support import upgrade_reports
 from harness import env_vars
 from harness.stack import paths
 from harness.stack.workspace import Workspace

@@ -23,9 +23,9 @@ from harness.stack.pins import current, locks, matrix
 from harness.stack.run import ending, entry_runs, run_dir, run_lock
 from harness.stack.pins import plan
 
-import upgrade_reports
+from support import upgrade_reports
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def _tree(root: Path) -> dict[str, bytes]:

@@ -19,7 +19,7 @@ from harness.stack.commands import sensitivity as command
 from harness.stack.sensitivity import cosmic, disposable, equivalents, merge, render, scope
 from harness.stack.sensitivity.mutants import MutantId, Selection, parse_shard
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 MUTANTS = [MutantId(f"optax/m{i % 3}.py", f"core/Op{i % 5}", i, 10 + i) for i in range(40)]
 
 
