@@ -28,7 +28,8 @@ from harness.stack.run import fanout
 from harness.stack.workspace import Workspace
 
 from unit.stack.ci.test_ci_init import PINS, TOOL, team
-from integration.test_fanout import SUMMARIES, Sessions, _sources, _timeless, libraries  # noqa: F401  (the API diff's fakes)
+from e2e.test_fanout import _timeless
+from integration.test_fanout import SUMMARIES, Sessions, _sources, libraries  # noqa: F401  (the API diff's fakes)
 
 FAKE_PYTHON = """#!/bin/sh
 # `python -m venv DIR`: a tool environment whose pip logs what it installs and whose upgrade-harness logs each call

@@ -199,18 +199,6 @@ def test_an_installed_tool_reads_the_contract_extra_from_its_own_metadata(instal
     assert {"pytest", "hypothesis", "jsonschema"} <= set(from_checkout)
 
 
-# install_args in each kind of install
-
-def test_from_a_checkout_the_entries_install_it_editable_without_a_build(tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text("[project]\n")
-    monkeypatch.setattr(paths, "SOURCE", tmp_path)
-    monkeypatch.setattr(harness_wheel, "wheel", lambda *a: pytest.fail("built a wheel for a checkout"))
-    monkeypatch.setenv(env_vars.WHEEL, str(tmp_path / "pyproject.toml"))  # a stale one is not used either
-    ws = Workspace.of(tmp_path)
-    assert harness_source.install_args(ws) == ["-e", str(tmp_path)]
-    assert harness_source.child_environment(ws) == {}
-
-
 def test_any_other_install_gives_the_wheel_of_the_installed_package_wherever_it_came_from(checkout_wheel, uv_bin,
                                                                                          tmp_path, monkeypatch):
     ws = Workspace.of(tmp_path / "project")

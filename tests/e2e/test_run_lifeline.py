@@ -144,14 +144,6 @@ def test_the_lock_is_held_until_the_last_entry_has_exited(tmp_path):
         run.stop()
 
 
-def test_a_session_started_outside_an_upgrade_keeps_its_signals(monkeypatch):
-    """`nox -s baseline` from a shell or a script: its SIGTERM must not kill the caller's process group."""
-    monkeypatch.delenv(env_vars.RUN_PID, raising=False)
-    before = signal.getsignal(signal.SIGTERM)
-    lifeline.follow_run()
-    assert signal.getsignal(signal.SIGTERM) is before
-
-
 def test_a_session_whose_run_died_before_it_asked_ends_at_once(tmp_path):
     """The run died between starting the session and the session's request: its parent is not the run."""
     marker = tmp_path / "went-on"

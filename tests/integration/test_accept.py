@@ -19,35 +19,15 @@ import pytest
 
 from support import accept_child
 from support.accept_child import KILLED, Fakes, Killing
-from harness.errors import HarnessError
 from harness.model import report_io
 from harness.stack import staging
 from harness.stack.commands import accept, golden_changelog, upgrade
 from harness.stack.pins import matrix
 from harness.stack.workspace import Workspace
 from harness.verdict import compare
+from unit.stack.commands.test_accept import BASE, CAND, HEADER, MATRIX  # noqa: F401 (shared with it)
 
-BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
-CAND = {"jax": "0.12.0.1", "jaxlib": "0.12.0.1", "optax": "0.2.8", "flax": "0.12.12", "numpy": "2.5.5"}
-HEADER = "# The matrix of a test checkout.\n#\n# A second header paragraph, kept too."
-MATRIX = HEADER + """
 
-python = "3.12"
-
-[baseline]
-jax = "0.11.2"
-jaxlib = "0.11.2"
-optax = "0.2.6"
-flax = "0.12.12"
-numpy = "2.5.5"
-
-[candidate]
-jax = "0.12.0.1"
-jaxlib = "0.12.0.1"
-optax = "0.2.8"
-flax = "0.12.12"
-numpy = "2.5.5"
-"""
 OLD_CHANGELOG = "# Golden values changelog\n\n## 2020-01-01 00:00 UTC: an earlier acceptance\n\n- Reason: kept as is\n"
 
 
@@ -149,28 +129,6 @@ def test_refuses_uncommitted_golden_changes(checkout, docs, capsys, change):
     err = capsys.readouterr().err
     assert "golden/ has uncommitted changes" in err and target.name in err and "Commit or discard" in err
     assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked
-
-
-def test_pins_round_trip_keeps_the_header_and_the_candidate(tmp_path):
-    path = tmp_path / "matrix.toml"
-    path.write_text(MATRIX)
-    before = matrix.load_pins(path)
-    assert before == matrix.Pins("3.12", BASE, CAND)
-    matrix.write_pins(matrix.Pins("3.13", CAND, CAND), path)
-    assert matrix.load_pins(path) == matrix.Pins("3.13", CAND, CAND)
-    text = path.read_text()
-    assert text.startswith(HEADER + "\n\npython = \"3.13\"\n") and text.count("[candidate]") == 1
-    matrix.write_pins(before, path)
-    assert path.read_text() == MATRIX  # the fixed format is the hand-written one: nothing else moves
-
-
-@pytest.mark.parametrize("bad", ['0.12"\nx = "1', "", "0.12 1"])
-def test_pins_that_would_not_read_back_are_refused(tmp_path, bad):
-    path = tmp_path / "matrix.toml"
-    path.write_text(MATRIX)
-    with pytest.raises(HarnessError):
-        matrix.write_pins(matrix.Pins("3.12", dict(CAND, optax=bad), CAND), path)
-    assert path.read_text() == MATRIX
 
 
 def test_accept_adopts_the_candidate_and_appends_to_the_changelog(checkout, docs, capsys):

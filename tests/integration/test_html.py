@@ -12,10 +12,10 @@ import pytest
 
 from harness.model import report_io
 from harness.verdict import compare, html, svg
+from unit.verdict.test_html import NS  # noqa: F401 (shared with it)
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-NS = {"s": "http://www.w3.org/2000/svg"}
 
 
 def _check(doc, name):
@@ -156,43 +156,11 @@ def test_entries_with_the_same_value_do_not_hide_each_other(page_file):
     assert legend[:2] == ["baseline", "candidate"]
 
 
-def test_integer_steps_get_integer_ticks():
-    chart = ET.fromstring(svg.lines("t", [svg.Curve("baseline", list(range(11)), [0.5] * 5 + [1.0] * 6, 0)],
-                                    "step", "lr"))
-    xticks = [t.text for t in chart.iterfind(".//s:text[@class='tick xtick']", NS)]
-    assert xticks == ["0", "2", "4", "6", "8", "10"]  # the old axis: 0, 2.5, 5, 7.5, 10
-    yticks = [float(t.text) for t in chart.iterfind(".//s:text[@class='tick ytick']", NS)]
-    assert yticks == [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
-
-
-@pytest.mark.parametrize("lo, hi, integer, expected", [
-    (0, 64, True, [0, 10, 20, 30, 40, 50, 60]),
-    (0, 3, True, [0, 1, 2, 3]),
-    (0.0375, 1.0375, False, [0.2, 0.4, 0.6, 0.8, 1.0]),
-    (-1, 2, True, [-1, 0, 1, 2]),
-])
-def test_ticks_are_nice_numbers(lo, hi, integer, expected):
-    assert svg.nice_ticks(lo, hi, integer) == pytest.approx(expected)
-
-
 def test_legends_show_line_swatches_in_each_entrys_colour_and_dash(page_file):
     chart = next(c for c in _svgs(page_file.read_text()) if c.find(".//s:polyline[@class='curve']", NS) is not None)
     swatches = {(s.get("stroke"), s.get("stroke-dasharray")) for s in chart.iterfind(".//s:line[@class='swatch']", NS)}
     curves = {(p.get("stroke"), p.get("stroke-dasharray")) for p in chart.iterfind(".//s:polyline", NS)}
     assert swatches == curves and len(curves) == 2
-
-
-def test_long_labels_are_shortened_with_the_full_text_as_tooltip():
-    name, title = "test_" + "very_long_parameter_" * 10, "family: " + "title " * 40
-    rows = [svg.DotRow(name, [svg.Dot(0.5, "circle", "within", "tip")]), svg.DotRow("test_short", [None])]
-    chart = ET.fromstring(svg.error_dots(title, rows, ["baseline"], [("within tolerance", "circle")]))
-    long_row, short_row = chart.iterfind(".//s:text[@class='row']", NS)
-    assert long_row.find("s:title", NS).text == name and len(long_row.text) < len(name)
-    assert short_row.text == "test_short" and short_row.find("s:title", NS) is None
-    assert float(long_row.get("x")) - len(long_row.text) * 10 * 0.6 > 0  # monospace: the shown part fits
-    shown = chart.find(".//s:text[@class='title']", NS)
-    assert shown.find("s:title", NS).text == title
-    assert len(shown.text) * 13 * 0.6 < float(chart.get("width"))
 
 
 def _chromium():
@@ -239,7 +207,7 @@ def _width(page: str, tmp_path) -> int:
 def test_the_default_verdicts_page_fits_a_1400_pixel_window(tmp_path):
     """The default upgrade's verdict (the real reports of optax 0.2.6 -> 0.2.8), in a 1,400-pixel window:
     nothing scrolls sideways, so the size column of the table of changes is on screen."""
-    import upgrade_reports
+    from support import upgrade_reports
 
     reports = {name: report_io.parse(upgrade_reports.load(name), name) for name in upgrade_reports.ENTRIES}
     others = [reports[n] for n in upgrade_reports.ENTRIES[1:]]
@@ -250,7 +218,7 @@ def test_a_long_unbroken_name_wraps_in_its_cell(tmp_path):
     """A contract or leaf name with no space to break at (optimizer/opt_state/inner_opt_state/1/... is 64
     characters) wraps inside its cell rather than pushing the size column off-screen: the default verdict
     with one changed contract renamed longer still."""
-    import upgrade_reports
+    from support import upgrade_reports
 
     docs = {name: upgrade_reports.load(name) for name in ("baseline", "candidate")}
     changed = next(c["id"] for c in docs["candidate"]["checks"] if c["outcome"] == "failed")

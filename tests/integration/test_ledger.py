@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from harness.coverage import audit, cli, contracts, ledger, surface
-from harness.errors import HarnessError
 
 
 def _baseline_site_packages() -> Path:
@@ -121,30 +120,6 @@ def test_made_up_package(tmp_path):
     result = audit.audit(found, ledger.read(), contracts.ids())
     assert {f.name for f in result.findings if f.problem == audit.Problem.UNKNOWN_CALLABLE} == {
         "optax.MagicState", "optax.clip_by_magic"}
-
-
-def test_contract_ids_are_read_from_the_modules():
-    """Families from pytestmark (alone or in a list), test functions at module level only."""
-    ids = contracts.ids()
-    assert {"schedules/test_fixed_case", "schedules/test_schedule_transitions",
-            "accumulation/test_nonfinite_ministep_skipped", "performance/test_multisteps_update"} <= ids
-    assert not any(i.startswith(("test_", "schedules_surface/")) for i in ids)
-
-
-@pytest.mark.parametrize("text, says", [
-    ('[in_scope."optax.clip"]\narea = "clipping"\n', "area must be one of"),
-    ('[in_scope."optax.clip"]\narea = "clip"\n[in_scope."optax.clip".params]\nmax_delta = "guide"\n',
-     'name a contract as "family/test_name"'),
-    ('[out_of_scope]\n"optax.adam" = ""\n', "one-line text"),
-    ('[in_scope."optax.adam"]\narea = "clip"\ncontracts = ["clipping/test_guide_case"]\n[out_of_scope]\n"optax.adam" = "an optimizer"\n', "is in both"),
-    ("[in_scope\n", "cannot read the ledger"),
-    ('[in_scope."optax.zero_nans"]\narea = "mask"\n', "name the contracts that call it"),
-    ('[in_scope."optax.zero_nans"]\narea = "mask"\ncontracts = ["zero_nans"]\n', 'name a contract as "family/test_name"'),
-])
-def test_malformed_ledger_is_refused(tmp_path, text, says):
-    (tmp_path / "ledger.toml").write_text(text)
-    with pytest.raises(HarnessError, match=says.replace("(", r"\(")):
-        ledger.read(tmp_path / "ledger.toml")
 
 
 def test_unknown_contract_of_a_parameterless_callable_fails(baseline, contract_ids, tmp_path):

@@ -58,9 +58,3 @@ def test_without_the_option_nothing_is_measured_or_printed(suite, pytester):
     assert "time went" not in result.stdout.str()
     config = pytester.parseconfigure("-p", "harness.contract.plugin")
     assert config.pluginmanager.get_plugin("harness-phases") is None
-
-
-def test_nested_compile_events_are_counted_once():
-    # A trace (0-10) with a nested trace inside it (2-3), another (12-14) cut at the end of the phase (13).
-    assert phases._union([(12.0, 14.0), (0.0, 10.0), (2.0, 3.0)], 0.0, 13.0) == pytest.approx(11.0)
-    assert phases._union([(0.0, 1.0)], 5.0, 6.0) == 0.0

@@ -19,9 +19,8 @@ from harness.errors import HarnessError
 from harness.stack.pins import locks, matrix, pins_from, pins_source, plan
 from harness.stack.run import fanout
 from harness.stack.workspace import Workspace
+from unit.stack.pins.test_pins_from_git import PINS, REQUIREMENTS  # noqa: F401 (shared with it)
 
-PINS = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
-REQUIREMENTS = "".join(f"{name}=={version}\n" for name, version in PINS.items())
 BUMPED = REQUIREMENTS.replace("optax==0.2.6", "optax==0.2.8")
 TABLE = '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\ncontracts = ["contracts"]\nbuiltin = false\n'
 
@@ -62,28 +61,6 @@ def _project_in(root: Path, monkeypatch) -> Path:
     monkeypatch.chdir(root)
     (root / "locks").mkdir(exist_ok=True)  # uv makes it for the baseline's first lock; the fake does not
     return root
-
-
-def test_rev_path_is_a_revision_and_a_path(tmp_path):
-    assert pins_source.parse("origin/main:requirements.txt", tmp_path) == pins_source.PinsSource(
-        tmp_path / "requirements.txt", "origin/main")
-    assert pins_source.parse("HEAD~1:sub/uv.lock", tmp_path) == pins_source.PinsSource(tmp_path / "sub" / "uv.lock",
-                                                                                        "HEAD~1")
-    assert pins_source.parse("requirements.txt", tmp_path) == pins_source.PinsSource(tmp_path / "requirements.txt")
-    (tmp_path / "odd:name.txt").write_text(REQUIREMENTS)  # a file that exists as typed is that file
-    assert pins_source.parse("odd:name.txt", tmp_path) == pins_source.PinsSource(tmp_path / "odd:name.txt")
-    assert str(pins_source.parse("origin/main:requirements.txt", tmp_path).shown(tmp_path)) == \
-        "origin/main:requirements.txt"
-
-
-@pytest.mark.parametrize("text, words", [
-    ("main:", "names no file after the colon"),
-    (":requirements.txt", "names no revision before the colon"),
-])
-def test_a_rev_path_missing_a_half_is_refused(tmp_path, text, words):
-    with pytest.raises(HarnessError, match=words) as raised:
-        pins_source.parse(text, tmp_path)
-    assert "e.g. origin/main:requirements.txt" in str(raised.value)
 
 
 def test_a_revisions_pins_are_read_from_the_revision_includes_too(tmp_path):

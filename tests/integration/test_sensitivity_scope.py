@@ -9,8 +9,6 @@ import pytest
 from harness.coverage import ledger, spans as coverage_spans, surface
 from harness.errors import HarnessError
 from harness.stack.sensitivity import scope
-from harness.stack.sensitivity.lines import ScopeLines
-from harness.stack.sensitivity.mutants import MutantId
 from integration.test_ledger import _baseline_site_packages as baseline_site_packages
 
 
@@ -42,17 +40,6 @@ def test_every_mutated_or_excused_module_defines_an_in_scope_callable(in_scope_f
     assert sorted(set(scope.NOT_MUTATED) - set(in_scope_files)) == []
     assert not set(scope.MODULES) & set(scope.NOT_MUTATED)
     assert all(reason.strip() for reason in scope.NOT_MUTATED.values())
-
-
-# --- mutation restricted to the in-scope callables' lines ----------------------------------------------
-
-def test_a_mutant_counts_only_within_an_in_scope_span_of_a_restricted_module_and_anywhere_in_a_whole_one():
-    lines = ScopeLines({"optax/_src/t.py": ((10, 20), (40, 41))})
-    mutants = [MutantId("optax/_src/t.py", "core/Op", i, line) for i, line in enumerate((9, 10, 20, 21, 41, 42))]
-    whole = [MutantId("optax/w.py", "core/Op", 0, 1), MutantId("optax/w.py", "core/Op", 1, 999)]
-    inside, outside = lines.split(mutants + whole)
-    assert [m.line for m in inside] == [10, 20, 41, 1, 999]  # the first and last line of a span are in it
-    assert outside == {"optax/_src/t.py": 3}  # 9, 21 and 42: counted, not dropped
 
 
 @pytest.fixture(scope="module")

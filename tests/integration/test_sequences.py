@@ -1,6 +1,6 @@
 """Reuse never changes an answer: sequences of commands on one project (upgrades with several candidates,
 --bisect, --fresh, --reports DIR, contract edits, a numerics variable, damaged cache records, killed entries,
-a stopped run), checked after every step (tests/harness/sequence_driver.py):
+a stopped run), checked after every step (tests/support/sequence_driver.py):
 
 - every finished run's judgement (headline, per-check marks, bisection answers) equals that of the same
   command with --fresh on the same state;
@@ -9,7 +9,7 @@ a stopped run), checked after every step (tests/harness/sequence_driver.py):
 - a report whose checks could not run (partial, or with modules that could not be collected) is never
   kept for reuse nor reused.
 
-Only the process boundary is faked (tests/harness/simulated_stack.py): child sessions, resolver, index.
+Only the process boundary is faked (tests/support/simulated_stack.py): child sessions, resolver, index.
 HARNESS_SEQUENCE_EXAMPLES=<n> runs n sequences instead of 25 and shrinks a failing one (a nightly job's
 longer run); derandomized
 unless HARNESS_PROFILE names a random profile (as the harness's own runs choose theirs).

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from support.accept_child import Fakes
-from harness import cli, env_vars
+from harness import env_vars
 from harness.stack.commands import team_accept
 from harness.stack.workspace import Workspace
 from integration.test_accept import BASE, CAND, _as_entry
@@ -97,7 +97,3 @@ def test_pins_that_are_neither_side_are_refused(team, capsys):
     assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes().steps()) == 2
     err = capsys.readouterr().err
     assert "neither the judged baseline" in err and "upgrade-harness upgrade" in err
-
-
-def test_accept_is_a_command_of_the_installed_tool():
-    assert "accept" in cli.COMMANDS

@@ -1,4 +1,4 @@
-"""accept's fake steps for tests/harness/test_accept.py, and a child process that runs accept with them and
+"""accept's fake steps for tests/integration/test_accept.py, and a child process that runs accept with them and
 is ended at one step: `python accept_child.py CHECKOUT STEP before|after` exits KILLED there (os._exit, which
 runs no cleanup, as SIGKILL would). A separate process, never a fork of pytest's (JAX's threads live there)."""
 

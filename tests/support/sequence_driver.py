@@ -1,7 +1,7 @@
-"""One project driven through a sequence of commands (tests/harness/test_sequences.py), with what must hold
+"""One project driven through a sequence of commands (tests/integration/test_sequences.py), with what must hold
 after each: reuse never changes an answer.
 
-The driver runs the real `upgrade` in-process on a simulated project (tests/harness/simulated_stack.py
+The driver runs the real `upgrade` in-process on a simulated project (tests/support/simulated_stack.py
 fakes only the child sessions, the resolver and the package index) and, for each finished run, the same
 command with --fresh in a copy of the project: the two judgements must be equal. It also keeps what each
 reports directory last published, to check that a run that could not start or did not finish never

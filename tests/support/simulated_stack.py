@@ -1,5 +1,5 @@
 """A made-up stack (jax, optax, flax releases that never existed) behind the process boundary of an upgrade,
-for tests that run whole command sequences in-process (tests/harness/test_sequences.py).
+for tests that run whole command sequences in-process (tests/integration/test_sequences.py).
 
 Faked, and only these: `uv pip compile` (harness.stack.pins.locks.uv_compile), the package index's JSON
 (urllib's urlopen, as harness.stack.commands.bisect_search reads it) and the entry's child nox session
@@ -10,7 +10,7 @@ Every report is a deterministic function of what determines a real one: the entr
 the plan resolved), the contract files, XLA_FLAGS and the checks selected. A check "first changes" in one
 optax release (or never), chosen by a digest of its id, its file and XLA_FLAGS; jax 0.6.0 changes some
 checks on its own; optax 1.2.0 imports only with jax 0.4.0 or older (its modules fail to collect
-otherwise). Reports are built from the real fixture reports' records (tests/harness/fixtures), renamed.
+otherwise). Reports are built from the real fixture reports' records (tests/fixtures), renamed.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ FIRST_CHANGED = ["1.1.0", "1.2.0", "1.3.0", "1.4.0", None]  # None: no optax rel
 NOT_IMPORTABLE = ("1.2.0", "0.4.0")  # optax 1.2.0 imports only with jax 0.4.0 or older
 TEST = re.compile(r"^def (test_\w+)\(", re.MULTILINE)
 
-CONTRACT = '''"""A contract of the simulated project (tests/harness/simulated_stack.py reads its test names)."""
+CONTRACT = '''"""A contract of the simulated project (tests/support/simulated_stack.py reads its test names)."""
 
 SCALE = {scale}
 

@@ -4,7 +4,7 @@ fixtures/upgrade-reports/: reports/<entry>.json of `nox -s upgrade` on the defau
 jax 0.11.2 / optax 0.2.6; candidate jax 0.12.0.1 / optax 0.2.8; jax-only; optax-only), schema 3.
 Regenerate after a change of the report format: run `nox -s upgrade`, then
 `for e in baseline candidate jax-only optax-only; do gzip -9 -c reports/$e.json >
-tests/harness/fixtures/upgrade-reports/$e.json.gz; done`.
+tests/fixtures/upgrade-reports/$e.json.gz; done`.
 
 fixtures/before-typed-model/: the verdict the harness gave on the same matrix before the typed model
 (reports/upgrade-summary.json, 21 contracts changed, all from optax) and the ids of the checks it

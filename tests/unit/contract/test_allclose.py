@@ -2,7 +2,6 @@
 the ulps comparison accepts, and fails on a value one representable step outside the allowance at the
 elements that set the pair, in float64/float32/bfloat16/float16 and near zero."""
 
-import json
 
 import ml_dtypes
 import numpy as np
@@ -13,7 +12,6 @@ from hypothesis.extra import numpy as hnp
 
 from harness.contract import allclose
 from harness.contract.checks import Check
-from harness.contract.encoding import decode_array
 from harness.contract.measure import compare_bound, compare_close, compare_exact, compare_identical
 from harness.contract.tolerances import tiny_normal, ulp
 from harness.model.allclose import AllClose
@@ -199,26 +197,3 @@ def test_repeated_comparisons_keep_the_loosest_pair():
     check.reference("x", np.float32([1.5]), [1.5])
     kept = check.comparisons["reference:x"]
     assert kept.count == 3 and kept.allclose.rtol == pytest.approx(64 * 2.0**-23) and kept.allclose.atol == 64 * 2.0**-149
-
-
-def _recheck(report_path, golden_dir, check_id, label):
-    """docs/reading-the-verdict.md's re-check of a golden comparison, as a user runs it on a report."""
-    report = json.load(open(report_path))
-    check = next(c for c in report["checks"] if c["id"] == check_id)
-    comparison = next(c for c in check["comparisons"] if c["label"] == label)
-    family, key = check["family"], label.split(":", 1)[1]
-    expected = decode_array(json.load(open(f"{golden_dir}/{family}.json"))["values"][key])
-    observed = decode_array(comparison["values"])
-    np.testing.assert_allclose(observed, expected, **comparison["allclose"])
-    return comparison
-
-
-def test_the_readme_recheck_runs_on_a_report_the_plugin_wrote(recorded_suite, pytester):
-    recorded_suite()
-    comparison = _recheck(pytester.path / "report.json", pytester.path / "golden", "demo/test_golden_value",
-                          "golden:value")
-    golden = np.float32([0.1, 0.2])
-    assert comparison["allclose"] == {"rtol": pytest.approx(float((8 * np.spacing(golden) / golden).max())), "atol": 0.0}
-    counter = _recheck(pytester.path / "report.json", pytester.path / "golden", "demo/test_golden_counter",
-                       "golden:counter")
-    assert counter["allclose"] == {"rtol": 0.0, "atol": 0.0}

@@ -13,7 +13,6 @@ from harness.stack import paths, project, project_options
 from harness.stack.commands import init
 from harness.stack.pins import current, pins_from
 from harness.stack.workspace import Workspace
-from harness.stack.run import run_dir
 
 PINS = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
 REQUIREMENTS = "".join(f"{name}=={version}\n" for name, version in PINS.items())
@@ -372,27 +371,7 @@ def test_init_writes_valid_files_and_says_how_builtins_are_judged(tmp_path):
     _write(other / "requirements.txt", REQUIREMENTS)
     assert init.main(["--no-builtin"], other) == 0
     assert project.read_toml(other / "pyproject.toml")["tool"]["upgrade-harness"]["builtin"] is False
-
-
-TEAM_TEST = "def test_the_teams_own(): assert 1 + 1 == 2\n"
 A_CONTRACT = "def test_needs_the_harness(check):\n    check.exact('x', 1, 1)\n"
-
-
-@pytest.mark.parametrize("plugin", ["absent", "installed"])
-def test_the_teams_own_pytest_leaves_the_contracts_alone(pytester, plugin):
-    """`pytest` at the team's root collects its tests, not contracts/ (which need the harness's fixture):
-    with the tool in another environment (no plugin) and with it installed beside the team's tests."""
-    (pytester.path / "requirements.txt").write_text(REQUIREMENTS)
-    assert init.main([], pytester.path) == 0
-    (pytester.path / "tests").mkdir()
-    (pytester.path / "tests" / "test_team.py").write_text(TEAM_TEST)
-    (pytester.path / "contracts" / "test_mine.py").write_text(A_CONTRACT)
-    args = ["-p", "no:harness.contract.plugin"] if plugin == "absent" else []
-    result = pytester.runpytest_subprocess(*args)
-    assert result.ret == 0, result.stdout.str()
-    result.assert_outcomes(passed=1)
-    assert "fixture 'check' not found" not in result.stdout.str()
-
 
 
 def test_init_gives_an_existing_contracts_directory_the_hook_and_never_overwrites_a_conftest(tmp_path, capsys):
@@ -444,21 +423,6 @@ def test_init_refuses_an_inline_tool_table_and_changes_nothing(tmp_path):
         init.main([], tmp_path)
     assert (tmp_path / "pyproject.toml").read_text() == before
     assert not (tmp_path / "contracts").exists() and not (tmp_path / "noxfile.py").exists()
-
-
-def test_reports_dir_is_taken_from_the_shells_directory(tmp_path, monkeypatch, capsys):
-    """`upgrade-harness upgrade --reports x` typed in a subdirectory writes to that subdirectory's x/,
-    though nox runs in the project's root (here the candidate cannot resolve: its report says why)."""
-    _write(tmp_path / "requirements.txt", REQUIREMENTS)
-    assert init.main([], tmp_path) == 0
-    (tmp_path / "sub").mkdir()
-    monkeypatch.chdir(tmp_path / "sub")
-    monkeypatch.delenv(env_vars.INVOKED_FROM, raising=False)
-    monkeypatch.delenv(env_vars.REPORTS_DIR, raising=False)
-    assert cli.main(["upgrade", "--reports", "x", "--offline", "--candidate", "optax==0.0.0.1"]) == 2
-    [run] = run_dir.unfinished(tmp_path / "sub" / "x")  # a run that could not start is not published
-    assert (run / "candidate.json").is_file()
-    assert not (tmp_path / "x").exists() and not (tmp_path / "reports").exists()
 
 
 def test_constraints_pin_what_a_requirement_leaves_open(tmp_path):

@@ -41,7 +41,7 @@ def test_upgrade_harness_upgrade_runs_the_command_in_its_own_process_told_what_i
                                                                                                  monkeypatch):
     import os
 
-    import upgrade_reports
+    from support import upgrade_reports
     from harness import cli
     from harness.stack.commands import init, upgrade
 

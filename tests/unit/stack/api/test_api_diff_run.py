@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from support import upgrade_reports
 from support.fake_libraries import Libraries
-from harness.errors import HarnessError
-from harness.model import api_diff, report_io
+from harness.model import report_io
 from harness.model.api_diff import ApiChange, ApiChangeKind as K, ApiDiff, PackageApiDiff
 from harness.model.enums import BuiltinMode
 from harness.stack import paths
@@ -25,7 +23,6 @@ from harness.stack.workspace import Workspace
 from harness.verdict import compare, html
 
 ENTRIES = [matrix.Entry("baseline", {}, "b"), matrix.Entry("candidate", {}, "c")]
-REAL_FETCH = sources.fetch  # taken before the tests' guard (conftest.no_package_index) replaces it
 
 
 @pytest.fixture
@@ -45,28 +42,6 @@ def run(tmp_path, monkeypatch) -> tuple[Workspace, Path, Libraries]:
     return Workspace.of(paths.SOURCE, directory), directory, libraries
 
 
-def test_the_diff_reads_a_312_module_under_the_matrix_python_and_is_cached(run, monkeypatch, uv_bin, capsys):
-    ws, directory, _ = run
-    monkeypatch.setattr(locks, "uv", lambda: uv_bin)
-    written = for_run.compute(ws, directory, ENTRIES)
-    found = api_diff.read(written)
-    jax = next(p for p in found.packages if p.package == "jax")
-    assert jax.unread == [] and jax.problem is None  # `type Fun = object` parses under 3.12 only
-    jit = next(c for c in jax.changes if c.symbol == "jax.jit")
-    assert (jit.kind, jit.parameter, jit.new) == (K.PARAMETER_ADDED, "donate_argnums", "None") and jit.used_by_checks
-    optax = {(c.kind, c.symbol, c.parameter) for c in found.packages[0].changes}
-    assert optax == {(K.REMOVED, "optax.gone", None), (K.PARAMETER_ADDED, "optax.MultiSteps", "accumulator_dtype")}
-    assert (ws.root / ".nox" / for_run.READER / "python3.12" / ".harness-api-reader").read_text().strip() == \
-        reader.requirement()
-    written.unlink()
-
-    def not_again(*args):
-        raise AssertionError("computed again though nothing it depends on changed")
-
-    monkeypatch.setattr(reader, "run", not_again)
-    assert api_diff.read(for_run.compute(ws, directory, ENTRIES)) == found  # from .nox/api-diff/
-
-
 def test_the_cache_key_follows_versions_python_and_every_file(tmp_path):
     contract = tmp_path / "test_mine.py"
     contract.write_text("import optax\n")
@@ -79,20 +54,6 @@ def test_the_cache_key_follows_versions_python_and_every_file(tmp_path):
     assert key != for_run._key(versions, "3.12", [(tmp_path, [contract])])
     assert for_run.reader_python([dataclasses.replace(ENTRIES[0], python="3.12"),
                                   dataclasses.replace(ENTRIES[1], python="3.13")]) == "3.13"
-
-
-def test_the_diff_is_the_same_from_the_environments_or_from_the_wheels(run, monkeypatch, uv_bin):
-    """Whatever is left in .nox/: the entries' environments are a fast path, the wheels of the versions the
-    reports ran the rule (a run that rebuilt or pruned them, or reused its reports, has the same diff)."""
-    ws, directory, libraries = run
-    monkeypatch.setattr(locks, "uv", lambda: uv_bin)
-    from_envs = api_diff.read(for_run.compute(ws, directory, ENTRIES))
-    assert libraries.fetched == [] and any(p.changes for p in from_envs.packages)
-    shutil.rmtree(libraries.root / "cache")
-    libraries.envs, libraries.wheels = False, True  # the environments are gone
-    from_wheels = api_diff.read(for_run.compute(ws, directory, ENTRIES))
-    assert libraries.fetched == ["baseline", "candidate"]
-    assert dataclasses.replace(from_wheels, seconds=0) == dataclasses.replace(from_envs, seconds=0)
 
 
 def test_an_environment_holding_other_versions_than_its_report_is_not_read(run, monkeypatch, capsys):
@@ -130,20 +91,6 @@ def test_without_griffe_the_diff_is_a_note_not_a_crash(run, monkeypatch, capsys)
 
 def _diff() -> ApiDiff:
     return ApiDiff(1, "candidate", [PackageApiDiff("optax", "public API", "0.2.6", "0.2.7", [])], 0.1)
-
-
-def test_fetch_unpacks_the_versions_wheels_once(tmp_path, monkeypatch, uv_bin):
-    monkeypatch.setattr(locks, "uv", lambda: uv_bin)
-    monkeypatch.setattr(sources, "fetch", REAL_FETCH)
-    entry = ENTRIES[0]
-    site = sources.fetch(tmp_path, entry, {"optax": "0.2.6", "flax": None, "jax": None})
-    assert for_run.installed(site)["optax"] == "0.2.6" and (site / "optax" / "__init__.py").is_file()
-    assert not any(site.glob("jax*"))  # no dependencies
-    monkeypatch.setattr(locks, "uv", lambda: None)  # fetched already: uv is not asked again
-    assert sources.fetch(tmp_path, entry, {"optax": "0.2.6", "flax": None, "jax": None}) == site
-    with pytest.raises(HarnessError, match="could not get optax==0.0.404"):
-        monkeypatch.setattr(locks, "uv", lambda: uv_bin)
-        sources.fetch(tmp_path, entry, {"optax": "0.0.404"})
 
 
 def test_index_options_come_from_the_entrys_lock(tmp_path):

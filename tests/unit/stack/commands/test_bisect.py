@@ -3,7 +3,7 @@ cannot be judged turns the answer into a range naming it, the release list holds
 strictly between, and a release that does not import with the baseline's pins is retried with the
 candidate's; one that imports with neither side's jax is judged against its neighbour at the newest
 older jax with which both import, or says why not. No network and no suite: the index, the resolver and the runner are fakes; the probes'
-reports are the real reports of the default matrix (tests/harness/fixtures/upgrade-reports)."""
+reports are the real reports of the default matrix (tests/fixtures/upgrade-reports)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,11 @@
 """An entry's environment is synced with its lock and the harness in one `uv pip sync`: an environment
 that already matches both is left untouched (no rebuild of the harness each run)."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.stack.environments import entry
-
-PACKAGE = '''[build-system]
-requires = ["hatchling>=1.26"]
-build-backend = "hatchling.build"
-
-[project]
-name = "tiny-harness"
-version = "0.1.0"
-'''
 
 
 def test_the_requirement_names_the_harness_by_absolute_uri(tmp_path):
@@ -25,33 +14,6 @@ def test_the_requirement_names_the_harness_by_absolute_uri(tmp_path):
     assert editable == f"-e {source.as_uri()}" and "%20" in editable
     wheel = tmp_path / "w" / "upgrade_harness-0.1.0-py3-none-any.whl"
     assert entry.harness_requirement([str(wheel)], str(tmp_path)).read_text().splitlines()[-1] == wheel.as_uri()
-
-
-def _sync(uv_bin: str, venv: Path, lock: Path, source: Path) -> str:
-    requirement = entry.harness_requirement(["-e", str(source)], str(venv))
-    done = subprocess.run([uv_bin, "pip", "sync", str(lock), str(requirement), "--python", str(venv / "bin" / "python"),
-                           "--offline"], capture_output=True, text=True)
-    if done.returncode != 0 and "offline" in done.stderr.lower():
-        pytest.skip(f"uv's cache lacks the build backend: {done.stderr.strip()[:200]}")
-    assert done.returncode == 0, done.stderr
-    return done.stderr
-
-
-def test_a_matching_environment_is_left_as_it_is_and_a_changed_harness_is_rebuilt(uv_bin, tmp_path):
-    source = tmp_path / "tiny"
-    (source / "tiny_harness").mkdir(parents=True)
-    (source / "tiny_harness" / "__init__.py").write_text("")
-    (source / "pyproject.toml").write_text(PACKAGE)
-    lock = tmp_path / "lock.txt"
-    lock.write_text("# an entry's lock with nothing in it but the harness\n")
-    venv = tmp_path / "venv"
-    subprocess.run([uv_bin, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
-
-    assert "+ tiny-harness" in _sync(uv_bin, venv, lock, source)
-    again = _sync(uv_bin, venv, lock, source)
-    assert "Built" not in again and "+ tiny-harness" not in again, again
-    (source / "pyproject.toml").write_text(PACKAGE.replace("0.1.0", "0.2.0"))
-    assert "+ tiny-harness==0.2.0" in _sync(uv_bin, venv, lock, source)
 
 
 class _Session:

@@ -28,22 +28,6 @@ def _fresh_cache():
     interpreters.find_python.cache_clear()
 
 
-def test_broken_shim_on_path_is_skipped_for_pyenv_version(tmp_path, monkeypatch):
-    _script(tmp_path / "bin" / "python3.12", "echo 'pyenv: python3.12: command not found' >&2; exit 127")
-    good = _real_python_reporting(tmp_path / "pyenv" / "versions" / "3.12.1" / "bin" / "python3.12", "3.12")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
-    assert interpreters.find_python("3.12") == str(good)
-
-
-def test_working_python_on_path_wins(tmp_path, monkeypatch):
-    on_path = _real_python_reporting(tmp_path / "bin" / "python3.12", "3.12")
-    _real_python_reporting(tmp_path / "pyenv" / "versions" / "3.12.9" / "bin" / "python3.12", "3.12")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
-    assert interpreters.find_python("3.12") == str(on_path)
-
-
 def test_newest_pyenv_patch_release_is_tried_first(tmp_path):
     for v in ("3.12.2", "3.12.10", "3.12.9"):
         _real_python_reporting(tmp_path / "versions" / v / "bin" / "python3.12", "3.12")

@@ -2,10 +2,6 @@
 one) is judged, and the CLI resolves the newest releases against the baseline without any network here."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +9,6 @@ from harness.errors import HarnessError
 from harness.stack.commands import latest_cli
 from harness.stack.pins import current, matrix, release_set, resolve
 from harness.stack.pins.release_set import Action, ReleaseSet
-
-ROOT = Path(__file__).resolve().parents[4]
 TONIGHT = {"jax": "0.12.0.1", "jaxlib": "0.12.0.1", "optax": "0.2.8", "flax": "0.12.12", "numpy": "2.5.5"}
 TONIGHT_LABEL = "jax 0.12.0.1, optax 0.2.8, flax 0.12.12, numpy 2.5.5, Python 3.12"
 PINS = matrix.Pins(python="3.12",
@@ -212,12 +206,3 @@ def test_record_without_readable_versions_exits_2_and_keeps_the_old_state(tmp_pa
     assert latest_cli.main(["record", "--report", str(report), "--out", str(state)]) == 2
     assert "cannot tell which release set was judged" in capsys.readouterr().err
     assert state.read_text() == before
-
-
-def test_the_cli_runs_as_a_module(tmp_path):
-    report = _report(tmp_path / "candidate.json", {**TONIGHT, "python": "3.12.1"})
-    done = subprocess.run([sys.executable, "-m", "harness.stack.commands.latest_cli", "record", "--report", str(report),
-                           "--out", str(tmp_path / "s.json")], cwd=ROOT, capture_output=True, text=True,
-                          env={k: v for k, v in os.environ.items() if k != "GITHUB_OUTPUT"})
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == f"Judged release set: {TONIGHT_LABEL}"

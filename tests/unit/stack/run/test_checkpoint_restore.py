@@ -90,7 +90,7 @@ def test_a_changed_leaf_layout_is_marked_as_a_dtype_or_state_change():
 
 @pytest.fixture(scope="module")
 def reports():
-    import upgrade_reports
+    from support import upgrade_reports
 
     base = from_json(Report, upgrade_reports.load("baseline"))
     candidate = from_json(Report, upgrade_reports.load("candidate"))
@@ -189,27 +189,3 @@ def test_a_reused_report_comes_with_its_checkpoints(tmp_path, reports, monkeypat
                                later / "candidate.json", later / "candidate.log", fresh=False)
     assert done.reused is not None
     assert (later / "checkpoints" / "candidate" / "bfloat16" / "continuation.json").read_text() == "{}"
-
-
-def test_golden_recording_and_the_tests_baseline_keep_no_checkpoints_in_reports(monkeypatch):
-    """`nox -s golden` writes the baseline's checkpoints into golden/; its own, and those of `nox -s tests`'
-    baseline run, no rollback reads: nothing is left under reports/checkpoints/."""
-    import os
-    from types import SimpleNamespace
-    from unittest import mock
-
-    from harness.stack import sessions
-
-    calls = []
-    monkeypatch.setattr(stack_entry, "run_entry", lambda *args, **kwargs: calls.append(kwargs))
-    monkeypatch.setattr(sessions, "require_python", lambda session: None)
-    monkeypatch.delenv(env_vars.BUILTIN, raising=False)
-    session = SimpleNamespace(posargs=[], invoked_from=str(paths.SOURCE), error=pytest.fail)
-    with mock.patch.dict(os.environ):  # the session sets the project's options in its environment
-        sessions.golden(session)
-    assert calls and calls[0]["report_name"] == "golden-recording" and calls[0]["rollback_reads"] is False
-    noxfile = (paths.SOURCE / "noxfile.py").read_text()
-    assert 'report_name="tests-baseline", install=False,\n                          rollback_reads=False)' in noxfile
-    env = stack_entry.suite_environment(Entry("baseline", {}, ""), "r/golden-recording.json", "v", paths.SOURCE, True,
-                                        rollback_reads=False)
-    assert env_vars.CHECKPOINTS not in env

@@ -3,7 +3,6 @@ them (whatever state the file is in) and shows them, as plain lines in logs and 
 
 import io
 import json
-import subprocess
 import sys
 
 import pytest
@@ -155,17 +154,3 @@ def test_display_is_plain_in_a_log_or_without_rich(monkeypatch):
     monkeypatch.setitem(sys.modules, "rich.console", None)  # import fails, as in an old runner venv
     with progress.display(Tty()) as shown:
         assert isinstance(shown, progress.PlainDisplay)
-
-
-def test_the_plugin_writes_the_runs_progress(recorded_suite, tmp_path, monkeypatch):
-    file = tmp_path / "progress.json"
-    monkeypatch.setenv(env_vars.PROGRESS, str(file))
-    result, _ = recorded_suite()
-    assert result.ret == 0
-    assert progress_file.read(file) == Progress(Phase.REPORTING, 6, 6)  # the synthetic suite's six checks
-
-
-def test_the_entry_side_does_not_import_rich():
-    code = ("import sys, harness.contract.progress, harness.contract.plugin, harness.model.progress; "
-            "sys.exit('rich' in sys.modules)")
-    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -5,21 +5,17 @@ and the verdict says it. Nothing here installs a stack: the selection is read fr
 
 from __future__ import annotations
 
-import dataclasses
-import sys
 import textwrap
 
 import pytest
 
 from harness import devices, env_vars
 from harness.model.enums import BuiltinMode
-from harness.stack import paths, project, project_options
+from harness.stack import project, project_options
 from harness.stack.environments import multi_device
 from harness.stack.pins import current, matrix, pins_from
-from harness.stack.run import report_key
 from harness.stack.selection import builtin_modules, ledger_families
-from harness.stack.selection.select import Scope, select
-from harness.stack.selection.team_code import TeamCode, Use
+from harness.stack.selection.select import Scope
 from harness.stack.workspace import Workspace
 
 NO_FLAX = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "numpy": "2.5.5"}
@@ -135,30 +131,6 @@ def test_this_checkout_runs_everything(monkeypatch):
     found = _load()
     assert found.selection is None and found.suite == ["--pyargs", "harness.builtin"]
     assert found.runs_family(devices.FAMILY)
-
-
-def test_the_selection_is_part_of_the_report_key(team, monkeypatch):
-    root = team()
-    monkeypatch.setattr(report_key, "find_python", lambda version: sys.executable)
-    (root / "locks").mkdir()
-    (root / "locks" / "baseline.txt").write_text("jax==0.11.2\n")
-    entry = matrix.Entry("baseline", {"jax": "0.11.2"}, "", lock_file=str(root / "locks" / "baseline.txt"))
-    ws = Workspace.from_environment()
-    found = _load()
-
-    def key(of):
-        return report_key.key_of(ws, entry, of, {env_vars.PROFILE: "ci"}, 1)
-
-    narrower = dataclasses.replace(found, selection=select(Scope.USED, TeamCode(
-        (Use("optax.MultiSteps", "trainer/optim.py:7"),), imports_flax=False)))
-    everything = dataclasses.replace(found, selection=select(Scope.ALL, found_code(found, ws)))
-    assert key(narrower).changed(key(found)) == ["suite"]
-    assert key(everything).changed(key(found)) == ["suite"]
-    assert key(dataclasses.replace(found)).changed(key(found)) == []
-
-
-def found_code(found, ws):
-    return project.code_of(found, ws)
 
 
 def test_a_project_without_flax_reads_its_pins_and_plans_without_it(team):
