@@ -96,7 +96,8 @@ def test_a_report_read_again_unchanged_is_parsed_once(tmp_path, monkeypatch):
     monkeypatch.setattr(report_io, "_LOADED", collections.OrderedDict())  # earlier tests' reads do not count
     parsed = []
     real = report_io.parse
-    monkeypatch.setattr(report_io, "parse", lambda doc, source="report": parsed.append(source) or real(doc, source))
+    monkeypatch.setattr(report_io, "parse",
+                        lambda doc, source="report", *text: parsed.append(source) or real(doc, source, *text))
     first = report_io.load(path)
     assert report_io.load(path) is first and len(parsed) == 1
 
