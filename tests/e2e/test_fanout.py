@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 from support import upgrade_reports
-from harness.stack.commands import upgrade
 from harness.stack.api import for_run
 from harness.stack.pins import locks
 from harness.stack.run import fanout

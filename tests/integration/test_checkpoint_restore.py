@@ -8,7 +8,6 @@ tests/unit/stack/run/test_checkpoint_restore.py."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -16,7 +15,6 @@ from harness import env_vars
 from harness.stack import paths
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins.matrix import Entry
-from harness.verdict import rollback
 
 
 def test_golden_recording_and_the_tests_baseline_keep_no_checkpoints_in_reports(monkeypatch):

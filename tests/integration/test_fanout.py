@@ -4,7 +4,6 @@ session writes them; a missing, foreign or corrupt report stops the judge naming
 
 import dataclasses
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -13,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from support import upgrade_reports
-from support.fake_libraries import Libraries
 from harness import env_vars
 from harness.stack import paths
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import matrix, plan
-from harness.stack.api import for_run, sources
+from harness.stack.api import sources
 from harness.stack.run import entry_runs, fanout, rollback as rollback_runs
+from unit.stack.run.test_fanout import CHECKOUT, libraries  # noqa: F401 (shared with it)
 
 ROOT = Path(__file__).resolve().parents[2]
 PROPERTY = "accumulation/test_property_emits_mean_and_zeros"  # passes on the baseline fixture
@@ -76,17 +75,6 @@ def _sources(changed: bool) -> dict[str, dict]:
     return found
 
 
-@pytest.fixture(autouse=True)
-def libraries(tmp_path_factory, monkeypatch) -> Libraries:
-    """The entries' libraries for the API diff: none unless a test says where (no index reached, no section)."""
-    found = Libraries(tmp_path_factory.mktemp("libraries"))
-    monkeypatch.setattr(for_run, "site_packages", found.site_packages)
-    monkeypatch.setattr(sources, "fetch", found.fetch)
-    # computed diffs kept apart from this checkout's (keyed by versions: the made-up packages carry real ones)
-    monkeypatch.setattr(for_run, "CACHE", str(found.root / "cache"))
-    return found
-
-
 class Sessions:
     """What each entry's session writes: its report (run id, entry and pins as the plan told it)."""
 
@@ -121,9 +109,6 @@ class Sessions:
 def _checkout(reports: Path) -> Workspace:
     """This checkout, its reports in `reports`."""
     return Workspace.of(paths.SOURCE, reports)
-
-
-CHECKOUT = Workspace.of(paths.SOURCE)  # the judge and followups steps take their directory as an argument
 
 
 def _follow_ups(argv, invoked_from):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from harness.model import report_io
-from harness.verdict import compare, html, svg
+from harness.verdict import compare, html
 from unit.verdict.test_html import NS  # noqa: F401 (shared with it)
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -5,7 +5,6 @@ import re
 
 import pytest
 
-from harness.contract import phases
 
 JITTED = '''
 import jax

@@ -4,14 +4,12 @@ them (whatever state the file is in) and shows them, as plain lines in logs and 
 Here: the tests that run several modules together (pytester, made-up stacks, git, the shell); the others are in
 tests/unit/stack/run/test_progress.py."""
 
-import json
 import subprocess
 import sys
 
 from harness import env_vars
 from harness.model import progress as progress_file
 from harness.model.progress import Phase, Progress
-from harness.stack.run import progress
 
 
 def test_the_plugin_writes_the_runs_progress(recorded_suite, tmp_path, monkeypatch):

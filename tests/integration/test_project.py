@@ -7,7 +7,6 @@ tests/unit/stack/test_project.py."""
 import pytest
 
 from harness import cli, env_vars
-from harness.stack import project
 from harness.stack.commands import init
 from harness.stack.run import run_dir
 from unit.stack.test_project import (  # noqa: F401 (fixtures and helpers shared with it)

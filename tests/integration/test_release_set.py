@@ -4,13 +4,11 @@ one) is judged, and the CLI resolves the newest releases against the baseline wi
 Here: the tests that run several modules together (pytester, made-up stacks, git, the shell); the others are in
 tests/unit/stack/pins/test_release_set.py."""
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from harness.stack.commands import latest_cli
 from unit.stack.pins.test_release_set import (  # noqa: F401 (fixtures and helpers shared with it)
     TONIGHT, TONIGHT_LABEL, _report,
 )

@@ -6,9 +6,7 @@ tests/unit/stack/run/test_run_failures.py."""
 
 import dataclasses
 import json
-import re
 import shutil
-import signal
 import time
 from pathlib import Path
 
@@ -17,7 +15,6 @@ import pytest
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.enums import Status
-from harness.model.progress import Phase, Progress
 from harness.stack import paths, project
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade

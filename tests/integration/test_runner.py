@@ -4,17 +4,12 @@ import shutil
 
 import pytest
 
-from harness.stack import paths
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import current, locks, matrix
 from harness.stack.run import entry_runs
 from harness.errors import HarnessError
-
-
-def _checkout(reports):
-    """This checkout, its reports in `reports`."""
-    return Workspace.of(paths.SOURCE, reports)
+from unit.stack.commands.test_runner import _checkout  # noqa: F401 (shared with it)
 
 
 def test_reports_directory_that_is_a_file_is_refused(tmp_path, monkeypatch, capsys):

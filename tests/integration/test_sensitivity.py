@@ -7,7 +7,7 @@ and tests/e2e/test_sensitivity.py (cosmic-ray's workers)."""
 from importlib.util import find_spec
 from pathlib import Path
 
-from harness.stack.sensitivity import cosmic, equivalents, scope
+from harness.stack.sensitivity import equivalents, scope
 from harness.stack.sensitivity.mutants import MutantId
 from unit.stack.sensitivity.test_sensitivity import _session  # noqa: F401 (fixtures and helpers shared with it)
 

@@ -4,7 +4,6 @@ PR comment only where the token may write and with its links last, the failing s
 issue closed on a clean night."""
 
 import fnmatch
-import json
 import re
 from pathlib import Path
 

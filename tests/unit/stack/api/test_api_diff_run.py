@@ -18,7 +18,7 @@ from harness.model.api_diff import ApiChange, ApiChangeKind as K, ApiDiff, Packa
 from harness.model.enums import BuiltinMode
 from harness.stack import paths
 from harness.stack.api import for_run, reader, sources
-from harness.stack.pins import locks, matrix
+from harness.stack.pins import matrix
 from harness.stack.workspace import Workspace
 from harness.verdict import compare, html
 

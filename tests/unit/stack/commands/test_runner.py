@@ -9,7 +9,12 @@ from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import current, locks
 from harness.stack.run import run_dir
-from integration.test_runner import _checkout  # noqa: F401 (fixtures and helpers shared with it)
+from harness.stack import paths
+
+
+def _checkout(reports):
+    """This checkout, its reports in `reports`."""
+    return Workspace.of(paths.SOURCE, reports)
 
 
 def test_bad_upgrade_arguments_exit_2(capsys, tmp_path):

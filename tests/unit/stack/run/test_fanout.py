@@ -9,10 +9,29 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from harness.stack.pins import matrix, plan
 from harness.stack.pins import locks
 from harness.stack.run import fanout
-from integration.test_fanout import CHECKOUT, libraries  # noqa: F401 (fixtures and helpers shared with it)
+from support.fake_libraries import Libraries
+from harness.stack import paths
+from harness.stack.workspace import Workspace
+from harness.stack.api import for_run, sources
+
+
+@pytest.fixture(autouse=True)
+def libraries(tmp_path_factory, monkeypatch) -> Libraries:
+    """The entries' libraries for the API diff: none unless a test says where (no index reached, no section)."""
+    found = Libraries(tmp_path_factory.mktemp("libraries"))
+    monkeypatch.setattr(for_run, "site_packages", found.site_packages)
+    monkeypatch.setattr(sources, "fetch", found.fetch)
+    # computed diffs kept apart from this checkout's (keyed by versions: the made-up packages carry real ones)
+    monkeypatch.setattr(for_run, "CACHE", str(found.root / "cache"))
+    return found
+
+
+CHECKOUT = Workspace.of(paths.SOURCE)  # the judge and followups steps take their directory as an argument
 
 
 def test_judge_needs_a_directory(tmp_path, capsys):

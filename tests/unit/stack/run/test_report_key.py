@@ -7,7 +7,6 @@ tests/integration/test_report_key.py."""
 
 from __future__ import annotations
 
-import pytest
 
 from harness.stack.run import input_digests, report_key
 

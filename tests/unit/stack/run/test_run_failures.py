@@ -4,7 +4,6 @@ run that could not judge says why (a killed entry: which signal, after how many 
 import json
 import re
 import signal
-import time
 from pathlib import Path
 
 import pytest
