@@ -30,10 +30,6 @@ from harness.stack.api import sources
 from harness.stack.pins import locks
 from harness.verdict import compare
 
-try:
-    import jax  # noqa: F401  the report records the JAX backend when JAX is installed
-except ImportError:
-    pass
 
 pytest_plugins = ["pytester"]
 
