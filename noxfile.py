@@ -4,7 +4,8 @@
   nox -s upgrade -- --candidate "jax==X jaxlib==X optax==Y flax==Z"
   nox -s baseline                one matrix entry's contracts -> reports/baseline.json
   nox -s golden                  record golden values from the baseline (shows what changed)
-  nox -s tests                   the harness's own tests and the contracts on the baseline
+  nox -s tests                   the harness's own tests (all layers) and the contracts on the baseline
+  nox -s tests-fast              the unit layer only (tests/unit), in the tests session's environment: seconds
   nox -s docs                    the documentation site (mkdocs.yml, docs/) built with --strict into site/
   nox -s sequences               the sequences users run, on the real stacks: reuse never changes an answer
   nox -s benchmark -- --runs 3   a warm `upgrade --fresh` against the floor (both stacks imported), medians
@@ -13,7 +14,7 @@
   nox -s plan / followups / judge -- DIR   the upgrade's steps one by one: CI runs each entry as a job
   nox -l --json -t matrix        the matrix entries as JSON
 
-Every session but `tests`, `docs` and `sequences` is the package's (harness/stack/sessions.py), the
+Every session but `tests`, `tests-fast`, `docs` and `sequences` is the package's (harness/stack/sessions.py), the
 same ones a team's project runs; harness/matrix.toml is the single source of the entries and their pins.
 """
 
@@ -43,20 +44,34 @@ def tests(session: nox.Session) -> None:
     ws = Workspace.from_environment()
     stack_entry.install_entry(session, ws, ENTRIES[matrix.BASELINE])
     session.install("-r", "locks/tests.txt")
-    session.install("-r", "locks/sensitivity.txt")  # its tests build cosmic-ray sessions (tests/harness/test_sensitivity.py)
-    session.install("-r", "locks/docs.txt")  # tests/harness/test_docs.py builds the documentation site
+    session.install("-r", "locks/sensitivity.txt")  # its tests build cosmic-ray sessions (test_sensitivity.py)
+    session.install("-r", "locks/docs.txt")  # tests/integration/test_docs.py builds the documentation site
     chromium.ensure_chromium(session)
     session.run("lint-imports")  # the layer contracts in pyproject.toml
     # The contracts first: the harness's tests read their report (every allowance named).
     stack_entry.run_entry(session, ws, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False,
                           rollback_reads=False)
-    # One worker a core (at most 4), whole files to a worker, in collection order: the long-running
-    # files first, longest first (tests/harness/conftest.py), spread over the workers.
-    session.run("python", "-m", "pytest", "tests/harness", "-q", "-n", "auto", "--maxprocesses", "4",
+    # Every layer (tests/unit, tests/integration, tests/e2e: pyproject's testpaths). One worker a core (at
+    # most 4), whole files to a worker, in collection order: the long-running files first, longest first
+    # (tests/conftest.py), spread over the workers.
+    session.run("python", "-m", "pytest", "tests/unit", "tests/integration", "tests/e2e", "-q", "-n", "auto",
+                "--maxprocesses", "4",
                 "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs,
                 env={env_vars.BASELINE_REPORT: str(stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE],
                                                                            "tests-baseline")),
                      env_vars.TEST_UV: uv.find_uv_bin()})  # the example's end-to-end test installs a tool with it
+
+
+@nox.session(name="tests-fast", venv_backend="none")
+def tests_fast(session: nox.Session) -> None:
+    """The unit layer only (tests/unit: one module each, in-process, no contract run), in the environment
+    `nox -s tests` built: the loop while editing. The other layers run in `nox -s tests`."""
+    python = session.cache_dir.parent / "tests" / "bin" / "python"  # nox's envdir holds .cache and tests/
+    if not python.exists():
+        session.error(f"{python} does not exist: tests-fast runs in the tests session's environment; build it "
+                      "once with `nox -s tests`")
+    session.run(str(python), "-m", "pytest", "tests/unit", "-q", "-n", "auto", "--maxprocesses", "4",
+                *session.posargs, external=True)
 
 
 @stack_session("docs")

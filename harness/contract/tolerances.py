@@ -27,7 +27,7 @@ Every comparison also records the (rtol, atol) with which numpy.testing.assert_a
 
 Every comparison records its allowance at the loosest element, in ulps and relative to the value;
 more than 64 ulps or 1% is allowed only with a named reason (a 16-bit row below, a per-check
-override, or a cancellation scale), and tests/harness/test_allowances.py holds the baseline to that.
+override, or a cancellation scale), and tests/integration/test_allowances.py holds the baseline to that.
 """
 
 from __future__ import annotations

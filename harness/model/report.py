@@ -1,7 +1,7 @@
 """The session report: what one run of the contract suite in one matrix entry found.
 
 Every field of reports/<entry>.json, in the order the file holds it; report.schema.json beside this module
-is the published contract of the same format (tests/harness/test_model.py keeps them equal; JSON: codec).
+is the published contract of the same format (tests/unit/model/test_model.py keeps them equal; JSON: codec).
 """
 
 from __future__ import annotations

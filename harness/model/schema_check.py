@@ -2,7 +2,7 @@
 
 jsonschema-rs (compiled) checks an entry's ~4 MB report in milliseconds where the pure-Python jsonschema
 takes about a second; a run checks each entry's report when it is written and when it is read, so this is
-CPU every run pays. Both implement draft 2020-12, so they accept the same documents (tests/harness/
+CPU every run pays. Both implement draft 2020-12, so they accept the same documents (tests/unit/model/
 test_schema_check.py runs both on the same valid and broken reports). jsonschema stays the fallback: an
 environment locked before the contract side listed jsonschema-rs still checks its report.
 """

@@ -65,7 +65,7 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
 }
 
 # Modules that define an in-scope callable of the coverage ledger but are not mutated yet, each with why;
-# tests/harness/test_sensitivity_scope.py derives the modules from the ledger and Optax's source, so a module
+# tests/integration/test_sensitivity_scope.py derives the modules from the ledger and Optax's source, so a module
 # is either mutated above or named here: the score's scope is stated, never silently narrower.
 _NO_CONTRACT = "its in-scope callables have no contract yet (the ledger lists them as missing): every mutant would survive"
 NOT_MUTATED: dict[str, str] = {module: _NO_CONTRACT for module in (

@@ -1,0 +1,103 @@
+"""--harness-phases: a contract run says where its time went (start-up, collection, JAX compiling,
+Hypothesis, the contract bodies, report writing)."""
+
+import re
+
+import pytest
+
+
+JITTED = '''
+import jax
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.family("jitted")
+
+
+def test_jitted(check):
+    check.exact("one plus one", float(jax.jit(lambda x: x + 1.0)(np.float32(1.0))), 2.0)
+'''
+
+
+def _rows(output: str) -> dict[str, list[str]]:
+    """The table's rows by label: the numbers and the note after them."""
+    rows = {}
+    for line in output.splitlines():
+        found = re.match(r"^(\S.*?|  \S.*?)\s{2,}([\d.?]+)(?:\s+([\d.?]+))?(?:\s{2,}(\S.*))?$", line)
+        if found:
+            rows[found.group(1).strip()] = [g for g in found.groups()[1:] if g]
+    return rows
+
+
+def test_the_table_names_every_phase_and_counts_the_examples(recorded_suite):
+    result, doc = recorded_suite("--harness-phases")
+    text = result.stdout.str()
+    assert "where this contract run's time went" in text
+    rows = _rows(text)
+    for label in ("start-up (Python, pytest, plugins)", "set-up (recorder, first report, JAX import)",
+                  "collection (contract modules and their imports)", "checks (6 items)",
+                  "Hypothesis: drawing examples", "Hypothesis: the rest of its engine",
+                  "contract bodies (computations, references, comparisons)", "total",
+                  "report writing (every write, within the phases above)"):
+        assert label in rows, f"{label!r} missing from:\n{text}"
+    assert rows["Hypothesis: drawing examples"][-1] == f"{doc['hypothesis']['examples_run']} examples"
+    assert float(rows["report writing (every write, within the phases above)"][0]) > 0
+
+
+def test_compiles_are_counted_and_timed(suite, pytester):
+    pytest.importorskip("jax")
+    pytester.makepyfile(test_jitted=JITTED)
+    result, _ = suite("--harness-phases", "-k", "jitted")
+    row = _rows(result.stdout.str())["JAX tracing, lowering, compiling"]
+    assert float(row[0]) > 0 and re.match(r"[1-9]\d* compiles", row[-1]), row
+
+
+def test_without_the_option_nothing_is_measured_or_printed(suite, pytester):
+    result, _ = suite()
+    assert "time went" not in result.stdout.str()
+    config = pytester.parseconfigure("-p", "harness.contract.plugin")
+    assert config.pluginmanager.get_plugin("harness-phases") is None
+
+
+def test_nested_compile_events_are_counted_once():
+    # A trace (0-10) with a nested trace inside it (2-3), another (12-14) cut at the end of the phase (13).
+    assert phases._union([(12.0, 14.0), (0.0, 10.0), (2.0, 3.0)], 0.0, 13.0) == pytest.approx(11.0)
+    assert phases._union([(0.0, 1.0)], 5.0, 6.0) == 0.0
+
+
+# --- an upgrade's --harness-phases: the entry's pytest run writes its phases as data --------------------------
+
+def test_told_a_directory_the_run_writes_its_phases_as_data_and_prints_nothing(recorded_suite, tmp_path,
+                                                                              monkeypatch):
+    from harness import env_vars
+    from harness.model import phase_times
+
+    monkeypatch.setenv(env_vars.PHASES_DIR, str(tmp_path))
+    result, doc = recorded_suite()
+    assert "time went" not in result.stdout.str()
+    written = phase_times.read(tmp_path)
+    assert list(written) == [phase_times.Source.SUITE]
+    run = written[phase_times.Source.SUITE]
+    names = [t.name for t in run.timings]
+    assert names == ["start-up (Python, pytest, plugins)", "set-up (recorder, first report, JAX import)",
+                     "collection (contract modules and their imports)", "checks (6 items)",
+                     "end (final report, summary, temporary files)", "total",
+                     "report writing (every write, within the phases above)"]
+    checks = run.timings[3]
+    assert [p.name for p in checks.parts] == ["JAX tracing, lowering, compiling", "Hypothesis: drawing examples",
+                                              "Hypothesis: the rest of its engine",
+                                              "contract bodies (computations, references, comparisons)"]
+    assert checks.parts[1].note == f"{doc['hypothesis']['examples_run']} examples"
+    assert run.cpu_s == run.timings[5].cpu_s and run.ended_at >= (run.started_at or 0)
+
+
+def test_the_printed_table_and_the_data_are_the_same_phases(recorded_suite, tmp_path, monkeypatch):
+    from harness import env_vars
+    from harness.model import phase_times
+
+    monkeypatch.setenv(env_vars.PHASES_DIR, str(tmp_path))
+    result, _ = recorded_suite("--harness-phases")
+    rows = _rows(result.stdout.str())
+    written = phase_times.read(tmp_path)[phase_times.Source.SUITE]
+    labels = [n for t in written.timings for n in (t.name, *(p.name for p in t.parts))]
+    assert labels == list(rows)

@@ -1,0 +1,238 @@
+"""A bump judged from its diff: `--baseline-from` and `--candidate-from` read a pins file from the working
+tree or from a git revision (`REV:PATH`), so a branch's bump of the team's pins is judged against the
+default branch's. uv is replaced by test_resolve's table of releases; no stack is installed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from unit.stack.pins.test_resolve import fake_compile
+
+from harness import env_vars
+from harness.errors import HarnessError
+from harness.stack.pins import locks, matrix, pins_from, pins_source, plan
+from harness.stack.run import fanout
+from harness.stack.workspace import Workspace
+from unit.stack.pins.test_pins_from_git import PINS, REQUIREMENTS  # noqa: F401 (shared with it)
+
+BUMPED = REQUIREMENTS.replace("optax==0.2.6", "optax==0.2.8")
+TABLE = '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\ncontracts = ["contracts"]\nbuiltin = false\n'
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def _team_repository(root: Path) -> Path:
+    """A team's project in git: its pins committed on main, then a branch that bumps optax."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "contracts").mkdir()
+    (root / "contracts" / "test_mine.py").write_text("def test_mine(check):\n    check.exact('x', 1, 1)\n")
+    (root / "pyproject.toml").write_text(TABLE)
+    (root / "requirements.txt").write_text(REQUIREMENTS)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "pins")
+    _git(root, "checkout", "-q", "-b", "bump-optax")
+    (root / "requirements.txt").write_text(BUMPED)
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "optax 0.2.8")
+    return root
+
+
+@pytest.fixture
+def team(tmp_path, monkeypatch) -> Iterator[Path]:
+    """The project, with uv replaced; the variables an upgrade sets for its children restored after."""
+    with mock.patch.dict(os.environ):
+        yield _project_in(_team_repository(tmp_path / "team"), monkeypatch)
+
+
+def _project_in(root: Path, monkeypatch) -> Path:
+    monkeypatch.setattr(locks, "uv_compile", fake_compile)
+    monkeypatch.setattr(locks, "harness_requirements", lambda: ["pytest"])
+    monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team's project
+    for name in (env_vars.BASELINE_FROM, env_vars.CANDIDATE, env_vars.REPORTS_DIR, env_vars.PLAN):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(root)
+    (root / "locks").mkdir(exist_ok=True)  # uv makes it for the baseline's first lock; the fake does not
+    return root
+
+
+def test_a_revisions_pins_are_read_from_the_revision_includes_too(tmp_path):
+    root = _team_repository(tmp_path / "team")
+    (root / "requirements.txt").write_text(BUMPED.replace("numpy==2.5.5\n", "-r base.txt\n"))
+    (root / "base.txt").write_text("numpy==2.5.5\n")
+    _git(root, "add", ".")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "include")
+    (root / "base.txt").write_text("numpy==2.4.0\n")  # the working tree's, not the revision's
+    (root / "requirements.txt").write_text("jax==0.12.0.1\n")
+    assert pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root)) == dict(PINS, optax="0.2.8")
+    assert pins_from.read_source(pins_source.parse("main:requirements.txt", root)) == PINS
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "broken")
+    with pytest.raises(HarnessError, match=r"HEAD:requirements.txt does not pin jaxlib, optax, flax, numpy"):
+        pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root), side="candidate")
+
+
+def test_a_revisions_range_is_named_at_its_revision_and_line(tmp_path):
+    root = _team_repository(tmp_path / "team")
+    (root / "requirements.txt").write_text(REQUIREMENTS.replace("optax==0.2.6", "optax>=0.2"))
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "range")
+    with pytest.raises(HarnessError, match=r"HEAD:requirements.txt:3: optax is a range \(>=0.2\)"):
+        pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root))
+
+
+@pytest.mark.parametrize("text, words", [
+    ("origin/mian:requirements.txt", ["no revision 'origin/mian'", "git fetch", "git branch -a"]),
+    ("main:requirements-dev.txt", ["main has no requirements-dev.txt", "git ls-tree --name-only main"]),
+    ("main:contracts", ["main:contracts is a directory"]),
+])
+def test_a_bad_revision_or_path_is_refused_with_the_fix(tmp_path, text, words):
+    root = _team_repository(tmp_path / "team")
+    with pytest.raises(HarnessError) as raised:
+        pins_from.read_source(pins_source.parse(text, root))
+    for word in words:
+        assert word in str(raised.value)
+
+
+def test_a_revision_outside_a_git_repository_is_refused_with_the_fix(tmp_path):
+    (tmp_path / "requirements.txt").write_text(REQUIREMENTS)
+    with pytest.raises(HarnessError, match="is not in a git repository") as raised:
+        pins_from.read_source(pins_source.parse("origin/main:requirements.txt", tmp_path))
+    assert "--baseline-from requirements.txt" in str(raised.value)
+
+
+def test_candidate_and_candidate_from_together_are_refused(team, capsys):
+    assert fanout.plan(Workspace.from_environment(), ["--candidate", "optax==0.2.8", "--candidate-from",
+                                                      "requirements.txt"], str(team)) == 2
+    err = capsys.readouterr().err
+    assert "--candidate and --candidate-from" in err and "Traceback" not in err
+    assert not (team / "reports" / plan.PLAN_FILE).exists()
+
+
+def test_a_candidate_the_same_as_the_baseline_is_judged(team, capsys):
+    """A pull request that changes only contracts or code still gets a verdict: the two sides install one
+    stack (which runs once)."""
+    argv = ["--baseline-from", "requirements.txt", "--candidate-from", "requirements.txt", "--offline"]
+    assert fanout.plan(Workspace.from_environment(), argv, str(team)) == 0, capsys.readouterr().err
+    found = plan.read(team / "reports" / plan.PLAN_FILE)
+    assert found[matrix.CANDIDATE].pins == found[matrix.BASELINE].pins
+
+
+def test_a_branchs_bump_is_judged_from_its_diff(team, capsys):
+    """`upgrade --baseline-from main:requirements.txt --candidate-from requirements.txt` on a branch that
+    bumped optax: the plan's baseline is main's pins, its candidate the branch's, and it says so."""
+    argv = ["--baseline-from", "main:requirements.txt", "--candidate-from", "requirements.txt", "--offline"]
+    assert fanout.plan(Workspace.from_environment(), argv, str(team)) == 0, capsys.readouterr().err
+    entries = plan.read(team / "reports" / plan.PLAN_FILE)
+    base, cand = entries[matrix.BASELINE], entries[matrix.CANDIDATE]
+    assert base.pins == PINS and cand.pins == dict(PINS, optax="0.2.8")
+    assert (base.pins_from, cand.pins_from) == ("main:requirements.txt", "requirements.txt")
+    rows = json.loads((team / "reports" / plan.PLAN_FILE).read_text())
+    assert [r["pins_from"] for r in rows[:2]] == ["main:requirements.txt", "requirements.txt"]
+    out = capsys.readouterr().out
+    assert "baseline's pins from main:requirements.txt; candidate's from requirements.txt" in out
+
+
+def test_the_same_bump_from_two_revisions(team, capsys):
+    """Both sides from git: HEAD~1 (main's commit) against HEAD (the branch's), whatever the working tree holds."""
+    (team / "requirements.txt").write_text(REQUIREMENTS.replace("flax==0.12.12", "flax==0.12.6"))
+    argv = ["--baseline-from", "HEAD~1:requirements.txt", "--candidate-from", "HEAD:requirements.txt", "--offline"]
+    assert fanout.plan(Workspace.from_environment(), argv, str(team)) == 0, capsys.readouterr().err
+    entries = plan.read(team / "reports" / plan.PLAN_FILE)
+    assert entries[matrix.BASELINE].pins == PINS and entries[matrix.CANDIDATE].pins == dict(PINS, optax="0.2.8")
+
+
+def test_a_branch_whose_pins_differ_from_the_default_branch_is_told_the_command(team, capsys):
+    from harness.stack.pins import branch_hint
+
+    line = branch_hint.line(Workspace.from_environment(), team)
+    assert line == ("this branch's requirements.txt bumps optax 0.2.6 → 0.2.8 over main's; to judge that bump: "
+                    "upgrade-harness upgrade --baseline-from main:requirements.txt --candidate-from requirements.txt")
+    _git(team, "checkout", "-q", "main")
+    assert branch_hint.line(Workspace.from_environment(), team) is None  # the same pins: nothing to say
+    _git(team, "update-ref", "refs/remotes/origin/main", "bump-optax")
+    _git(team, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
+    assert "--baseline-from origin/main:requirements.txt" in branch_hint.line(Workspace.from_environment(), team)
+
+
+def test_no_hint_outside_git_or_when_a_side_is_given(tmp_path, team, monkeypatch):
+    from harness.stack.pins import branch_hint
+
+    monkeypatch.setenv(env_vars.BASELINE_FROM, f"main:{team / 'requirements.txt'}")
+    assert branch_hint.line(Workspace.from_environment(), team) is None
+    monkeypatch.delenv(env_vars.BASELINE_FROM)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for name in ("pyproject.toml", "requirements.txt"):
+        (plain / name).write_text((team / name).read_text())
+    (plain / "contracts").mkdir()
+    monkeypatch.setenv(env_vars.PROJECT, str(plain))
+    assert branch_hint.line(Workspace.from_environment(), plain) is None
+
+
+def test_an_upgrade_without_options_in_the_branch_says_the_command_and_runs_what_it_did(team, capsys):
+    assert fanout.plan(Workspace.from_environment(), ["--offline"], str(team)) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    said = [line for line in out.splitlines() if "--candidate-from" in line]
+    assert said == ["upgrade: this branch's requirements.txt bumps optax 0.2.6 → 0.2.8 over main's; to judge that "
+                    "bump: upgrade-harness upgrade --baseline-from main:requirements.txt --candidate-from "
+                    "requirements.txt"]
+    entries = plan.read(team / "reports" / plan.PLAN_FILE)
+    assert entries[matrix.BASELINE].pins == dict(PINS, optax="0.2.8")  # the table's file, as before
+    assert entries[matrix.BASELINE].pins_from == "requirements.txt"
+    assert entries[matrix.CANDIDATE].pins_from == "the harness's candidate (harness/matrix.toml) over requirements.txt"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--candidate", "optax==0.2.8", "--candidate-from", "requirements.txt"], "--candidate and --candidate-from"),
+    (["--baseline-from", "origin/mian:requirements.txt", "--candidate-from", "requirements.txt"],
+     "no revision 'origin/mian'"),
+    (["--baseline-from", "main:requirements.txt", "--candidate-from", "main:nowhere.txt"], "main has no nowhere.txt"),
+])
+def test_the_command_refuses_bad_input_in_one_message(team, capsys, argv, words):
+    from harness import cli
+
+    assert cli.main(["upgrade", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err, err
+    assert not (team / "reports" / plan.PLAN_FILE).exists()
+
+
+def test_a_baseline_from_given_to_the_command_is_said_as_the_plan_has_it(team, capsys):
+    """`upgrade-harness` hands --baseline-from to the run in the environment, not in its arguments."""
+    from harness.stack import project_options
+
+    options, rest = project_options.split(["--baseline-from", "main:requirements.txt", "--offline"])
+    os.environ.update(project_options.environment(options, team))
+    assert fanout.plan(Workspace.from_environment(), rest, str(team)) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "baseline's pins from main:requirements.txt; candidate's from the harness's candidate" in out
+    assert "--candidate-from requirements.txt" not in out  # no hint: a side was chosen
+
+
+def test_the_hint_for_a_project_without_flax(tmp_path, monkeypatch):
+    """A project whose code does not import flax pins none: the hint compares the packages it pins (a
+    KeyError on flax stopped every upgrade of such a project run on its default branch)."""
+    from harness.stack.pins import branch_hint
+
+    root = tmp_path / "team"
+    root.mkdir()
+    (root / "contracts").mkdir()
+    (root / "contracts" / "test_mine.py").write_text("def test_mine(check):\n    check.exact('x', 1, 1)\n")
+    (root / "pyproject.toml").write_text(TABLE)
+    without_flax = "".join(line + "\n" for line in REQUIREMENTS.splitlines() if not line.startswith("flax"))
+    (root / "requirements.txt").write_text(without_flax)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "pins")
+    with mock.patch.dict(os.environ):
+        _project_in(root, monkeypatch)
+        assert branch_hint.line(Workspace.from_environment(), root) is None  # on main: the same pins
+        _git(root, "checkout", "-q", "-b", "bump")
+        (root / "requirements.txt").write_text(without_flax.replace("optax==0.2.6", "optax==0.2.8"))
+        assert "bumps optax 0.2.6 → 0.2.8 over main's" in branch_hint.line(Workspace.from_environment(), root)

@@ -1,0 +1,26 @@
+"""Progress of `nox -s upgrade`: the entry side writes its phase and checks done, the host side reads
+them (whatever state the file is in) and shows them, as plain lines in logs and live rows on a terminal.
+
+Here: the tests that run several modules together (pytester, made-up stacks, git, the shell); the others are in
+tests/unit/stack/run/test_progress.py."""
+
+import subprocess
+import sys
+
+from harness import env_vars
+from harness.model import progress as progress_file
+from harness.model.progress import Phase, Progress
+
+
+def test_the_plugin_writes_the_runs_progress(recorded_suite, tmp_path, monkeypatch):
+    file = tmp_path / "progress.json"
+    monkeypatch.setenv(env_vars.PROGRESS, str(file))
+    result, _ = recorded_suite()
+    assert result.ret == 0
+    assert progress_file.read(file) == Progress(Phase.REPORTING, 6, 6)  # the synthetic suite's six checks
+
+
+def test_the_entry_side_does_not_import_rich():
+    code = ("import sys, harness.contract.progress, harness.contract.plugin, harness.model.progress; "
+            "sys.exit('rich' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -1,0 +1,99 @@
+"""`upgrade-harness accept` in a team's project: with its pins file still on the judged baseline, the
+whole flow printed as one block and nothing changed (exit 2); once the file pins the judged candidate,
+the lock and the team's golden values recorded all at once (exit 0); pins that are neither, refused.
+Locking and recording are fakes writing into the staged copy (accept_child.Fakes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+
+import pytest
+
+from support.accept_child import Fakes
+from harness import env_vars
+from harness.stack.commands import team_accept
+from harness.stack.workspace import Workspace
+from integration.test_accept import BASE, CAND, _as_entry
+
+
+def _git(root, *args):
+    return subprocess.run(["git", "-C", str(root), "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+                          check=True, capture_output=True, text=True).stdout
+
+
+def _requirements(pins: dict[str, str]) -> str:
+    return "".join(f"{p}=={v}\n" for p, v in pins.items())
+
+
+@pytest.fixture
+def team(tmp_path, recorded_suite, pytester, monkeypatch):
+    """A team's git project judged by a verdict: baseline BASE, candidate CAND (one golden value moved)."""
+    _, base = recorded_suite()
+    golden = pytester.path / "golden" / "demo.json"
+    golden.write_text(golden.read_text().replace("0.10000000149011612", "0.125"))
+    _, cand = recorded_suite()
+    root = tmp_path / "team"
+    for folder in ("contracts", "golden", "locks", "reports"):
+        (root / folder).mkdir(parents=True)
+    (root / "pyproject.toml").write_text(textwrap.dedent("""\
+        [project]
+        name = "team"
+
+        [tool.upgrade-harness]
+        baseline-from = "requirements.txt"
+        contracts = ["contracts"]
+        builtin = "report"
+    """))
+    (root / "requirements.txt").write_text(_requirements(BASE))
+    (root / "golden" / "demo.json").write_text('{"values": {"a": 1}}\n')
+    (root / "locks" / "baseline.txt").write_text("# the old baseline's lock\n")
+    (root / ".gitignore").write_text("reports/\n")
+    (root / "reports" / "baseline.json").write_text(json.dumps(_as_entry(base, "baseline", BASE)))
+    (root / "reports" / "candidate.json").write_text(json.dumps(_as_entry(cand, "candidate", CAND)))
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-qm", "start")
+    monkeypatch.setenv(env_vars.PROJECT, str(root))
+    return root
+
+
+def _files(root) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.parts and "reports" not in p.parts}
+
+
+def test_before_the_pins_are_bumped_the_whole_flow_is_printed_and_nothing_changes(team, capsys):
+    before, fakes = _files(team), Fakes()
+    assert team_accept.accept(Workspace.from_environment(), [], steps=fakes.steps()) == 2
+    out = capsys.readouterr().out
+    assert "1. in requirements.txt, pin jax==0.12.0.1, jaxlib==0.12.0.1, optax==0.2.8" in out
+    assert "2. upgrade-harness accept" in out and "3. commit requirements.txt, the lock and golden/" in out
+    assert _files(team) == before and not fakes.locked and not fakes.recorded
+
+
+def test_once_the_pins_file_pins_the_candidate_the_lock_and_golden_values_are_recorded_at_once(team, capsys):
+    (team / "requirements.txt").write_text(_requirements(CAND))  # the bump, as the pull request makes it
+    fakes = Fakes()
+    assert team_accept.accept(Workspace.from_environment(), [], steps=fakes.steps()) == 0
+    assert [e.pins["optax"] for e in fakes.locked] == ["0.2.8"] and len(fakes.recorded) == 1
+    assert (team / "locks" / "baseline.txt").read_text().startswith("# lock of baseline")
+    assert (team / "golden" / "demo.json").read_text() == '{"values": {"a": 2}}\n'
+    assert not (team / "reports" / ".staged").exists()
+    assert "commit requirements.txt, locks/ and golden/ together" in capsys.readouterr().out
+
+
+def test_a_failed_recording_changes_nothing(team, capsys):
+    (team / "requirements.txt").write_text(_requirements(CAND))
+    before = _files(team)
+    assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes(golden_status=1).steps()) == 2
+    assert "Nothing was changed" in capsys.readouterr().err
+    assert _files(team) == before
+
+
+def test_pins_that_are_neither_side_are_refused(team, capsys):
+    (team / "requirements.txt").write_text(_requirements(dict(CAND, optax="0.2.7")))
+    assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes().steps()) == 2
+    err = capsys.readouterr().err
+    assert "neither the judged baseline" in err and "upgrade-harness upgrade" in err

@@ -1,0 +1,76 @@
+"""accept's fake steps for tests/integration/test_accept.py, and a child process that runs accept with them and
+is ended at one step: `python accept_child.py CHECKOUT STEP before|after` exits KILLED there (os._exit, which
+runs no cleanup, as SIGKILL would). A separate process, never a fork of pytest's (JAX's threads live there)."""
+
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+from harness.stack.commands import accept
+from harness.stack.workspace import Workspace
+
+WHEN = dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.timezone.utc)
+
+
+class Fakes:
+    """Locking and recording that write small files into accept's staged copy (never the checkout's
+    own), noting what they were asked; recording changes a golden file."""
+
+    def __init__(self, golden_status: int = 0):
+        self.locked, self.recorded, self.golden_status = [], [], golden_status
+
+    def steps(self) -> accept.Steps:
+        return accept.Steps(lock=self.lock, record_golden=self.record, clock=lambda: WHEN)
+
+    def lock(self, stage, entries) -> None:
+        self.locked.extend(entries)
+        for entry in entries:
+            path = stage.copy_of(stage.root / "locks" / f"{entry.name}.txt")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# lock of {entry.name}\n{entry.pin_text}\n")
+
+    def record(self, stage) -> int:
+        self.recorded.append(stage.root)
+        if self.golden_status:  # as the golden session says it when a check fails on the new baseline
+            (stage.root / "reports" / "golden-recording.log").write_text(
+                "....F. [100%]golden: NOT written: 1 checks did not pass while recording: demo/test_exact\n"
+                "1 failed, 5 passed\n")
+        else:
+            stage.copy_of(stage.root / "golden" / "demo.json").write_text('{"values": {"a": 2}}\n')
+        return self.golden_status
+
+
+KILLED = 137  # the child's exit status when a Killing fake ends it
+
+
+class Killing(Fakes):
+    """The fakes, with every step accept takes through its Steps (git, locking, recording, the clock, each
+    file moved into place) counted; `at` = (step number, "before"|"after") ends the process there with
+    os._exit, which runs no cleanup, as SIGKILL would."""
+
+    def __init__(self, at: tuple[int, str] | None = None):
+        super().__init__()
+        self.at, self.calls, self.names = at, 0, []
+
+    def _seam(self, name, step):
+        def counted(*args):
+            self.calls += 1
+            self.names.append(name)
+            if self.at == (self.calls, "before"):
+                os._exit(KILLED)
+            out = step(*args)
+            if self.at == (self.calls, "after"):
+                os._exit(KILLED)
+            return out
+        return counted
+
+    def steps(self) -> accept.Steps:
+        plain = super().steps()
+        return accept.Steps(**{f: self._seam(f, getattr(plain, f)) for f in ("lock", "record_golden", "git", "clock",
+                                                                              "replace")})
+
+
+if __name__ == "__main__":
+    root, step, when = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    sys.exit(accept.accept(Workspace.checkout(root), [], steps=Killing((step, when)).steps()))

@@ -1,0 +1,291 @@
+"""A made-up stack (jax, optax, flax releases that never existed) behind the process boundary of an upgrade,
+for tests that run whole command sequences in-process (tests/integration/test_sequences.py).
+
+Faked, and only these: `uv pip compile` (harness.stack.pins.locks.uv_compile), the package index's JSON
+(urllib's urlopen, as harness.stack.commands.bisect_search reads it) and the entry's child nox session
+(subprocess.Popen as harness.stack.run.entry_runs starts it). The plan, reuse and its cache, follow-ups,
+bisection, the verdict and publishing stay the real code.
+
+Every report is a deterministic function of what determines a real one: the entry's pins (from the lock
+the plan resolved), the contract files, XLA_FLAGS and the checks selected. A check "first changes" in one
+optax release (or never), chosen by a digest of its id, its file and XLA_FLAGS; jax 0.6.0 changes some
+checks on its own; optax 1.2.0 imports only with jax 0.4.0 or older (its modules fail to collect
+otherwise). Reports are built from the real fixture reports' records (tests/fixtures), renamed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+from packaging.version import Version
+
+from support import upgrade_reports
+from harness import env_vars
+from harness.model import report_io
+from harness.model.codec import from_json
+from harness.model.enums import CheckKind, Outcome, Status
+from harness.model.report import CheckRecord, Report, Summary, now
+from harness.stack.environments import entry as stack_entry
+from harness.stack.pins import plan
+from harness.stack.pins.locks import PIN_LINE
+
+BASELINE = {"jax": "0.5.0", "jaxlib": "0.5.0", "optax": "1.0.0", "flax": "0.9.0", "numpy": "2.0.0"}
+INDEX = {"optax": ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"], "jax": ["0.3.0", "0.4.0", "0.5.0", "0.6.0"],
+         "jaxlib": ["0.3.0", "0.4.0", "0.5.0", "0.6.0"], "flax": ["0.9.0", "0.10.0"], "numpy": ["2.0.0"]}
+OTHER_VERSION = "1.0"  # what the fake resolver pins any package it does not list (the contract extra's)
+FIRST_CHANGED = ["1.1.0", "1.2.0", "1.3.0", "1.4.0", None]  # None: no optax release changes the check
+NOT_IMPORTABLE = ("1.2.0", "0.4.0")  # optax 1.2.0 imports only with jax 0.4.0 or older
+TEST = re.compile(r"^def (test_\w+)\(", re.MULTILINE)
+
+CONTRACT = '''"""A contract of the simulated project (tests/support/simulated_stack.py reads its test names)."""
+
+SCALE = {scale}
+
+
+def test_{name}_first(check):
+    check.exact("first", SCALE, SCALE)
+
+
+def test_{name}_second(check):
+    check.exact("second", SCALE, SCALE)
+
+
+def test_{name}_third(check):
+    check.exact("third", SCALE, SCALE)
+'''
+PYPROJECT = '''[tool.upgrade-harness]
+baseline-from = "requirements.txt"
+contracts = ["contracts"]
+golden = "golden"
+locks = "locks"
+builtin = false
+pythonpath = ["."]
+
+[tool.upgrade-harness.candidate]
+optax = "1.4.0"
+jax = "0.6.0"
+jaxlib = "0.6.0"
+'''
+
+
+def make_project(root: Path, modules: tuple[str, ...] = ("alpha", "beta")) -> Path:
+    """A team's project with its own contracts only (no built-in ones), pinned to BASELINE."""
+    (root / "contracts").mkdir(parents=True)
+    (root / "golden").mkdir()
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    (root / "requirements.txt").write_text("".join(f"{p}=={v}\n" for p, v in BASELINE.items()))
+    for name in modules:
+        (root / "contracts" / f"test_{name}.py").write_text(CONTRACT.format(name=name, scale=0))
+    return root
+
+
+def _digest(*parts: str) -> int:
+    return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:8], 16)
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One contract check of the project as the fake suite sees it."""
+
+    id: str
+    family: str
+    nodeid: str
+    seed: str  # its module's text: an edit of the module changes what the releases do to it
+
+
+def checks_of(contracts: Path) -> list[Check]:
+    found = []
+    for module in sorted(contracts.glob("test_*.py")):
+        text, family = module.read_text(), module.stem.removeprefix("test_")
+        found += [Check(f"{family}/{name}", family, f"contracts/{module.name}::{name}", text)
+                  for name in TEST.findall(text)]
+    return found
+
+
+def first_changed(check: Check, xla_flags: str) -> str | None:
+    """The optax release that first changes the check (monotone: every later one does too)."""
+    return FIRST_CHANGED[_digest(check.id, check.seed, xla_flags) % len(FIRST_CHANGED)]
+
+
+def jax_changes(check: Check, xla_flags: str) -> bool:
+    """jax 0.6.0 changes about one check in four on its own."""
+    return _digest("jax", check.id, check.seed, xla_flags) % 4 == 0
+
+
+def changed(check: Check, pins: dict[str, str], xla_flags: str) -> bool:
+    first = first_changed(check, xla_flags)
+    by_optax = first is not None and Version(pins["optax"]) >= Version(first)
+    return by_optax or (Version(pins["jax"]) >= Version("0.6.0") and jax_changes(check, xla_flags))
+
+
+def imports(pins: dict[str, str]) -> bool:
+    optax, newest_jax = NOT_IMPORTABLE
+    return not (pins["optax"] == optax and Version(pins["jax"]) > Version(newest_jax))
+
+
+# --- the records reports are built from: real ones, renamed ---------------------------------------------
+
+_TEMPLATE_CHECK = "shapes/test_mismatched_grads[multisteps_sgd-none_leaf-eager]"  # error type changed on the candidate
+
+
+@dataclasses.dataclass(frozen=True)
+class Templates:
+    report: Report
+    same: CheckRecord  # as the baseline's stack does it
+    moved: CheckRecord  # as a release that changes it does it
+    uncollected: CheckRecord  # a module that failed to import inside optax
+
+
+def templates() -> Templates:
+    base, cand = (from_json(Report, upgrade_reports.load(n)) for n in ("baseline", "candidate"))
+    broken = from_json(Report, upgrade_reports.load("candidate-optax-0.2.7"))
+    return Templates(dataclasses.replace(base, checks=[], warnings=[], performance={}, selection=None),
+                     base.check(_TEMPLATE_CHECK), cand.check(_TEMPLATE_CHECK), broken.checks[0])
+
+
+def report_for(t: Templates, entry, checks: list[Check], selection: list[str] | None, xla_flags: str,
+               run_id: str | None) -> Report:
+    """The report the simulated stack's suite writes for `entry` (its pins), limited to `selection`."""
+    pins = dict(entry.pins)
+    if not imports(pins):  # every module fails to collect, whatever was selected (pytest collects first)
+        records = [dataclasses.replace(t.uncollected, id=f"{f}/collection", nodeid=f"contracts/test_{f}.py",
+                                       family=f, message=f"contracts/test_{f}.py could not be collected: "
+                                       "AttributeError: module 'optax' has no attribute 'tree'",
+                                       library_frames=["optax/__init__.py:23", "jax/_src/config.py:98"])
+                   for f in dict.fromkeys(c.family for c in checks)]
+    else:
+        wanted = None if selection is None else set(selection)
+        records = [dataclasses.replace(t.moved if changed(c, pins, xla_flags) else t.same, id=c.id, nodeid=c.nodeid,
+                                       family=c.family) for c in checks if wanted is None or c.id in wanted]
+    uncollected = any(r.kind == CheckKind.COLLECTION for r in records)
+    # As harness.contract.session's Recorder ends a suite (a status for uncollected modules where it has one).
+    status = getattr(Status, "UNCOLLECTED", Status.COMPLETE) if uncollected else Status.COMPLETE
+    recorded = t.report.environment.versions
+    versions = {**recorded, **{k: v for k, v in pins.items() if k in recorded}}
+    environment = dataclasses.replace(t.report.environment, versions=versions)
+    failed = any(r.outcome != Outcome.PASSED for r in records)
+    return dataclasses.replace(
+        t.report, entry=stack_entry.entry_info(entry), status=status, exit_status=1 if failed else 0,
+        started_at=now(), finished_at=now(), environment=environment, checks=records, summary=Summary.of(records),
+        selection=selection, own_families=sorted({c.family for c in checks}) or None, run_id=run_id, problem=None)
+
+
+# --- the faked process boundary ---------------------------------------------------------------------------
+
+def _pins_of(requirements: str) -> tuple[dict[str, str], list[str]]:
+    """name -> version asked (None: any) from requirement lines; the unknown versions asked."""
+    asked, missing = {}, []
+    for line in requirements.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, version = line.partition("==")
+        name = re.split(r"[<>=!~;\[ ]", name, maxsplit=1)[0].strip().lower()
+        asked[name] = version.strip() or None
+        if name in INDEX and version and version.strip() not in INDEX[name]:
+            missing.append(f"{name}=={version.strip()}")
+    return asked, missing
+
+
+def fake_uv_compile(requirements: str, python: str, output: Path | None = None, header_command: str | None = None,
+                    prerelease: bool = False, universal: bool = True) -> subprocess.CompletedProcess:
+    """`uv pip compile` over INDEX: a version it does not list fails as uv says so; a package asked without a
+    version gets its newest; any other package is pinned at OTHER_VERSION."""
+    asked, missing = _pins_of(requirements)
+    if missing:
+        why = ("  × No solution found when resolving dependencies:\n"
+               f"  ╰─▶ Because there is no version of {missing[0]} and you require {missing[0]}, we can conclude "
+               "that your requirements are unsatisfiable.")
+        return subprocess.CompletedProcess(["uv"], 1, "", why)
+    lock = {name: version or (INDEX[name][-1] if name in INDEX else OTHER_VERSION) for name, version in asked.items()}
+    text = "".join(f"{name}=={version}\n" for name, version in sorted(lock.items()))
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+    return subprocess.CompletedProcess(["uv"], 0, "" if output else text, "")
+
+
+def fake_urlopen(url, timeout=None):
+    """The package index's JSON for the bisection's release lists: every release of INDEX, one wheel each."""
+    package = str(url).rstrip("/").split("/")[-2]
+    releases = {v: [{"filename": f"{package}-{v}-py3-none-any.whl", "yanked": False}] for v in INDEX.get(package, [])}
+    return io.BytesIO(json.dumps({"releases": releases}).encode())
+
+
+@dataclasses.dataclass
+class Faults:
+    """What goes wrong in the next entries started: `die` entry name -> "no report" or "partial" (killed by
+    SIGKILL); `interrupt_at`: the number of entries started before a Ctrl-C stops the whole run."""
+
+    die: dict[str, str] = dataclasses.field(default_factory=dict)
+    interrupt_at: int | None = None
+    started: int = 0
+
+
+class Sessions:
+    """The child entry sessions, run in-process the moment they are started; counts them (ran) too."""
+
+    def __init__(self, templates: Templates):
+        self.templates = templates
+        self.faults = Faults()
+        self.ran: list[str] = []
+
+    def popen(self, cmd, stdout=None, stderr=None, cwd=None, env=None, **_):
+        name = cmd[cmd.index("-s") + 1]
+        self.faults.started += 1
+        if self.faults.interrupt_at is not None and self.faults.started > self.faults.interrupt_at:
+            raise KeyboardInterrupt
+        return _Finished(self._session(name, dict(env), stdout, Path(cwd)))
+
+    def _session(self, name: str, env: dict[str, str], log, project: Path) -> int:
+        """What `nox -s <name>` does in an entry: read its entry from the plan, run the suite, write the report."""
+        self.ran.append(name)
+        entry = plan.read(Path(env[env_vars.PLAN]))[name]
+        lock = Path(entry.lock_file) if entry.lock_file else None
+        pins = {m.group(1).lower(): m.group(2) for line in lock.read_text().splitlines()
+                if (m := PIN_LINE.match(line.strip()))} if lock is not None else {}
+        entry = dataclasses.replace(entry, pins={p: pins.get(p, v) for p, v in entry.pins.items()})
+        reports = Path(env[env_vars.REPORTS_DIR])
+        path = reports / f"{env.get(env_vars.REPORT_NAME) or name}.json"
+        only = env.get(env_vars.ONLY)
+        selection = sorted({ln.strip() for ln in Path(only).read_text().splitlines() if ln.strip()}) if only else None
+        report = report_for(self.templates, entry, checks_of(project / "contracts"), selection,
+                            env.get("XLA_FLAGS", ""), env.get(env_vars.RUN_ID))
+        if log is not None:
+            log.write(f"simulated suite of {name}: {entry.pin_text}\n")
+            log.flush()
+        dies = self.faults.die.pop(name, None)
+        if dies == "no report":
+            return -signal.SIGKILL
+        if dies == "partial":
+            half = report.checks[: len(report.checks) // 2]
+            report_io.write(path, dataclasses.replace(report, status=Status.PARTIAL, finished_at=None, checks=half,
+                                                      summary=Summary.of(half)))
+            return -signal.SIGKILL
+        report_io.write(path, report)
+        return report.exit_status or 0
+
+
+class _Finished:
+    """A child process that has already ended with `code`."""
+
+    pid = 0
+
+    def __init__(self, code: int):
+        self.returncode = code
+
+    def poll(self) -> int:
+        return self.returncode
+
+    def wait(self, timeout=None) -> int:
+        return self.returncode
+
+    def terminate(self) -> None:
+        pass

@@ -1,0 +1,228 @@
+"""Which built-in contracts a team's run takes: in report mode only the families covering the Optax
+callables its code calls (the usage scan and the coverage ledger), every family with `--builtin all` or in
+judge mode, never the Flax families for code that does not import flax; the choice is in the report key
+and the verdict says it. Nothing here installs a stack: the selection is read from source."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from harness import devices, env_vars
+from harness.model.enums import BuiltinMode
+from harness.stack import project, project_options
+from harness.stack.environments import multi_device
+from harness.stack.pins import current, matrix, pins_from
+from harness.stack.selection import builtin_modules, ledger_families
+from harness.stack.selection.select import Scope
+from harness.stack.workspace import Workspace
+
+NO_FLAX = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "numpy": "2.5.5"}
+OPTIM = """\
+    import optax
+
+
+    def make(total_steps):
+        schedule = optax.warmup_cosine_decay_schedule(0.0, 1e-3, 10, total_steps)
+        tx = optax.chain(optax.clip_by_global_norm(1.0), optax.sgd(schedule))
+        return optax.MultiSteps(tx, every_k_schedule=4)
+    """
+
+
+def _team(tmp_path, builtin='"report"', code=OPTIM, pins=NO_FLAX):
+    (tmp_path / "contracts").mkdir()
+    (tmp_path / "trainer").mkdir()
+    (tmp_path / "trainer" / "optim.py").write_text(textwrap.dedent(code))
+    (tmp_path / "requirements.txt").write_text("".join(f"{k}=={v}\n" for k, v in pins.items()))
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\ncontracts = ["contracts"]\nbuiltin = {builtin}\n')
+    return tmp_path
+
+
+@pytest.fixture
+def team(tmp_path, monkeypatch):
+    def make(**kwargs):
+        root = _team(tmp_path, **kwargs)
+        monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team's project
+        for name in (env_vars.BUILTIN, env_vars.BASELINE_FROM, env_vars.CONTRACT_DIRS):
+            monkeypatch.delenv(name, raising=False)
+        return root
+    return make
+
+
+def _load():
+    return project.load(Workspace.from_environment())
+
+
+def _families(modules):
+    return sorted({m.rsplit(".", 1)[1].removeprefix("test_").split("_")[0] for m in modules})
+
+
+def test_report_mode_runs_the_families_covering_what_the_code_calls(team):
+    team()
+    found = _load()
+    selection = found.selection
+    # MultiSteps -> accumulation; the schedule -> schedules; clip_by_global_norm -> clipping (and shapes, whose
+    # mismatched-gradients contract calls it); chain -> masks, and training, which needs flax: not imported here;
+    # sgd -> optimizers; MultiSteps, chain and sgd -> compositions.
+    assert selection.families == ("accumulation", "clipping", "compositions", "masks", "optimizers", "schedules",
+                                  "shapes")
+    assert found.suite[0] == "--pyargs" and _families(found.suite[1:-1]) == list(selection.families)
+    assert "harness.builtin" not in found.suite and found.suite[-1].endswith("contracts")
+    assert "harness.builtin.test_schedules_defaults" in found.suite  # a family runs whole
+    line = selection.line()
+    assert line.startswith("built-in contracts run for what your code calls: accumulation (optax.MultiSteps at "
+                           "trainer/optim.py:7), clipping (optax.clip_by_global_norm at trainer/optim.py:6)")
+    assert "schedules (optax.warmup_cosine_decay_schedule at trainer/optim.py:5)" in line
+    assert "not run: data_parallel, performance (`--builtin all` runs them)" in line
+    assert "your code does not import flax: checkpoints, training do not run (and flax need not be pinned)" in line
+    # Nothing shards, so the data-parallel family's process does not start.
+    assert multi_device.planned(found, {}) is None and not found.runs_family(devices.FAMILY)
+
+
+def test_what_an_out_of_scope_callable_builds_on_comes_from_the_ledger():
+    """[built_on]: a callable outside the scope takes the families of the in-scope callables it builds on."""
+    text = """
+[in_scope."optax.add_decayed_weights"]
+area = "weight_decay"
+[in_scope."optax.add_decayed_weights".params]
+weight_decay = "masks/test_weight_decay"
+mask = ["masks/test_weight_decay", "shapes/test_mask"]
+
+[out_of_scope]
+"optax.made_up_optimizer" = "an optimizer"
+
+[built_on]
+"optax.made_up_optimizer" = ["optax.add_decayed_weights"]
+"""
+    found = ledger_families.families_by_callable(text)
+    assert found["optax.made_up_optimizer"] == found["optax.add_decayed_weights"] == frozenset({"masks", "shapes"})
+
+
+def test_an_optimizer_in_scope_takes_the_families_naming_it(team):
+    """adamw is in the ledger's optimizer area: its own contracts (masks' adamw references, compositions)."""
+    team(code="import optax\n\ndef make():\n    return optax.adamw(1e-3, mask=lambda p: p)\n")
+    # its own contracts (optimizers), the masks family's adamw references, the compositions around it
+    assert _load().selection.families == ("compositions", "masks", "optimizers")
+
+
+def test_inject_hyperparams_takes_the_compositions(team):
+    """A team's injected optimizer runs the compositions family (inject_hyperparams around adam, from the
+    ledger's contracts), with the schedules family that pins inject_hyperparams alone."""
+    team(code="import optax\n\ndef make():\n    return optax.inject_hyperparams(optax.adam)(learning_rate=1e-3)\n")
+    # inject_hyperparams -> compositions and schedules; adam -> optimizers
+    assert _load().selection.families == ("compositions", "optimizers", "schedules")
+
+
+def test_sharding_and_flax_code_take_their_families(team):
+    team(code="""\
+        import jax
+        import optax
+        from flax import nnx
+
+
+        def make(model, mesh):
+            sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+            return nnx.Optimizer(model, optax.MultiSteps(optax.sgd(0.1), 2), wrt=nnx.Param), sharding
+        """)
+    found = _load()
+    # MultiSteps and sgd -> compositions; sgd -> optimizers
+    assert found.selection.families == ("accumulation", "compositions", "data_parallel", "optimizers", "training")
+    assert found.imports_flax and not found.selection.without_flax
+    assert multi_device.planned(found, {}) is not None  # its own process, not in the main run's modules
+    assert "harness.builtin.test_data_parallel" not in found.suite
+
+
+@pytest.mark.parametrize("how", ["option", "table"])
+def test_builtin_all_runs_every_family_but_those_needing_flax_it_lacks(team, monkeypatch, how):
+    root = team(builtin='"all"' if how == "table" else '"report"')
+    if how == "option":
+        options, _ = project_options.split(["--builtin", "all"])
+        for name, value in project_options.environment(options, root).items():
+            monkeypatch.setenv(name, value)
+    found = _load()
+    assert found.builtin == BuiltinMode.REPORT and found.builtin_scope == Scope.ALL
+    every = {m.family for m in builtin_modules.modules()}
+    assert set(found.selection.families) == every - {"checkpoints", "training"}
+    assert found.selection.line().startswith("built-in contracts run: every family; your code does not import flax")
+    assert multi_device.planned(found, {}) is not None
+
+
+def test_with_flax_all_is_the_whole_package_as_before(team):
+    team(builtin='"all"', code="from flax import nnx\n\nLAYER = nnx.Linear\n")
+    assert _load().suite[:2] == ["--pyargs", "harness.builtin"]
+
+
+def test_this_checkout_runs_everything(monkeypatch):
+    monkeypatch.delenv(env_vars.PROJECT, raising=False)
+    monkeypatch.delenv(env_vars.BUILTIN, raising=False)
+    found = _load()
+    assert found.selection is None and found.suite == ["--pyargs", "harness.builtin"]
+    assert found.runs_family(devices.FAMILY)
+
+
+def test_a_project_without_flax_reads_its_pins_and_plans_without_it(team):
+    root = team()
+    assert pins_from.read(root / "requirements.txt", optional=matrix.OPTIONAL) == NO_FLAX
+    ws = Workspace.from_environment()
+    pins = current.pins(ws)
+    assert "flax" not in pins.baseline and "flax" not in pins.candidate
+    entries = current.entries(ws, matrix.CandidateRequest.parse("latest"))
+    candidate = entries[matrix.CANDIDATE]
+    assert "flax" not in candidate.pins and not any(r.startswith("flax") for r in candidate.requirements)
+    assert "flax-only" not in entries  # no flax to bump
+    assert current.within(matrix.CandidateRequest.parse("optax==0.2.8 flax==0.12.12"), pins.baseline).pins == \
+        {"optax": "0.2.8"}
+
+
+def test_a_project_importing_flax_must_still_pin_it(team):
+    team(code="from flax import nnx\n\nLAYER = nnx.Linear\n")
+    with pytest.raises(Exception, match=r"does not pin flax: .* e\.g\. `flax==X\.Y\.Z`"):
+        current.pins(Workspace.from_environment())
+
+
+def test_init_takes_a_baseline_without_flax_when_the_code_does_not_import_it(tmp_path, capsys):
+    from harness.stack.commands import init
+
+    (tmp_path / "trainer").mkdir()
+    (tmp_path / "trainer" / "optim.py").write_text(textwrap.dedent(OPTIM))
+    (tmp_path / "requirements.txt").write_text("".join(f"{k}=={v}\n" for k, v in NO_FLAX.items()))
+    assert init.main([], tmp_path) == 0
+    (tmp_path / "trainer" / "model.py").write_text("import flax.nnx as nnx\n")
+    (tmp_path / "pyproject.toml").unlink()
+    with pytest.raises(Exception, match="does not pin flax"):
+        init.main([], tmp_path)
+
+
+@pytest.mark.parametrize("table, words", [
+    ('[built_on]\n"optax.adamw" = ["optax.nowhere"]\n', "listing in-scope names"),
+    ('[built_on]\n"optax.MultiSteps" = ["optax.add_decayed_weights"]\n', "must be an out-of-scope name"),
+])
+def test_the_ledger_refuses_a_built_on_line_it_cannot_follow(tmp_path, table, words):
+    from harness.coverage import ledger
+    from harness.errors import HarnessError
+
+    path = tmp_path / "ledger.toml"
+    path.write_text(ledger.LEDGER.read_text().split("\n[built_on]\n")[0] + "\n" + table)
+    with pytest.raises(HarnessError, match=words):
+        ledger.read(path)
+
+
+def test_the_builtin_modules_are_parsed_once_per_content(tmp_path, monkeypatch):
+    """A project is loaded many times a run (each load selected the families anew: 0.3 s of parsing each,
+    most of a simulated run's time); the parse happens again only when a module changes."""
+    import ast
+
+    from harness.stack.selection import builtin_modules
+
+    folder = tmp_path / "builtin"
+    folder.mkdir()
+    (folder / "test_alpha.py").write_text("import optax\n")
+    parsed = []
+    real = ast.parse
+    monkeypatch.setattr(builtin_modules.ast, "parse", lambda *a, **k: parsed.append(a[1]) or real(*a, **k))
+    first = builtin_modules.modules(folder)
+    assert builtin_modules.modules(folder) == first and len(parsed) == 2  # the module, and its flax check
+    (folder / "test_alpha.py").write_text("import optax\nimport flax\n")
+    assert builtin_modules.modules(folder)[0].needs_flax and len(parsed) == 4
