@@ -19,7 +19,7 @@ from harness.stack.pins import plan
 from harness.stack.run import entry_runs, job_reuse, report_cache
 from harness.stack.workspace import Workspace
 
-from test_fanout import CHECKOUT, Sessions, _checkout, _follow_ups, _plan, _sources, _step, libraries  # noqa: F401
+from integration.test_fanout import CHECKOUT, Sessions, _checkout, _follow_ups, _plan, _sources, _step, libraries  # noqa: F401
 
 
 def _plan_run(directory: Path, tmp_path, monkeypatch, capsys) -> tuple[dict, list[dict]]:
