@@ -52,9 +52,7 @@ def _dtype_name(value) -> str:
     return _name(np.asarray(value).dtype)
 
 
-@functools.cache  # str() of a NumPy dtype is slow, and every comparison asks
-def _name(dtype: np.dtype) -> str:
-    return str(dtype)
+_name = functools.cache(str)  # of a NumPy dtype: str() is slow, and every comparison asks
 
 
 class Check:
@@ -234,7 +232,7 @@ class Check:
         label = f"error:{key}"
         message = ""
         if observed != expected:
-            message = f"{label}: {_describe_error(expected)} at baseline, {_describe_error(observed)} now"
+            message = f"{label}: {expected or 'no error'} at baseline, {observed or 'no error'} now"
             message += f" ({seen.message})" if observed is not None else f"; the call returned {seen.result}"
         self._note(Comparison(label, ERROR_CONTRACT, observed == expected, EXACT, "exception", [],
                               expected=expected, observed=observed, message=message))
@@ -300,7 +298,3 @@ def _in_hypothesis() -> bool:
 
 def _max(a, b):
     return b if a is None else a if b is None else max(a, b)
-
-
-def _describe_error(name) -> str:
-    return "no error" if name is None else name

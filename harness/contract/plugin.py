@@ -6,8 +6,7 @@ module imports no NumPy, JAX or Hypothesis and registers no Hypothesis profile. 
 comes in only in a harness run (harness.contract.options.harness_run: a report, a recording or a
 chosen harness profile) or when a test first asks for the `check` or `timing` fixture.
 
-Options (harness.contract.options; each also an environment variable, so the nox sessions only have
-to set the environment):
+Options (harness.contract.options; each also an environment variable the nox sessions set):
 
   --harness-report PATH      HARNESS_REPORT      where to write the report (no report when unset)
   --harness-entry NAME       HARNESS_ENTRY       the matrix entry name recorded in the report
@@ -23,12 +22,9 @@ to set the environment):
                                                  (harness.contract.hypothesis_profiles); Hypothesis's own
                                                  --hypothesis-profile is refused in a harness run
 
-With HARNESS_PROGRESS set (by `nox -s upgrade`), the checks collected and done go to that file
-(harness.contract.progress) for the upgrade's progress display.
-
-The work is done elsewhere: harness.contract.session (the report), .outcome (one check's record),
-.warning_log, .golden_recording, .checks (the `check` API) and .mismatches (golden values that differ,
-named together at the end of a test).
+HARNESS_PROGRESS (set by `nox -s upgrade`): the checks collected and done go to that file (.progress).
+The work is done elsewhere: .session (the report), .outcome (one check's record), .warning_log,
+.golden_recording, .checks (the `check` API), .mismatches (golden values that differ, named together).
 """
 
 from __future__ import annotations

@@ -82,73 +82,10 @@ def test_every_job_installs_the_pinned_tool_and_the_file_says_where_it_comes_fro
             assert TOOL not in "".join(runs)
 
 
-def test_the_install_step_hands_pip_the_requirement_as_one_argument(project, tmp_path):
-    """The requirement has spaces (`name @ url`): the step must pass it whole."""
-    step = next(s for s in _load(project, WRITTEN[0])["jobs"]["plan"]["steps"] if "pip\" install" in s.get("run", ""))
-    fake = tmp_path / "fakebin"
-    fake.mkdir()
-    (fake / "python").write_text('#!/bin/sh\nmkdir -p "$3/bin"\nprintf \'#!/bin/sh\\nprintf "%%s\\\\n" "$@" > "%s/pip-args"\\n\' '
-                                 f'"{tmp_path}" > "$3/bin/pip"\nchmod +x "$3/bin/pip"\n')
-    (fake / "python").chmod(0o755)
-    env = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "RUNNER_TEMP": str(tmp_path / "temp"),
-           "UPGRADE_HARNESS_FROM": TOOL}
-    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path,
-                          env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert (tmp_path / "pip-args").read_text().splitlines() == ["install", TOOL]
 
 
-@pytest.mark.parametrize("event, base_ref, expected", [("pull_request", "main", "origin/main"),
-                                                       ("push", "", "origin/trunk")])
-def test_the_plan_judges_the_base_branchs_pins_and_on_a_push_the_branchs_own(project, tmp_path, event, base_ref,
-                                                                            expected):
-    """A pull request: its pins against its base branch's. A push to the default branch (no base branch): that
-    branch's pins against themselves, one stack, whose reports its jobs save for the pull requests to come."""
-    (step,) = [s for s in _load(project, WRITTEN[0])["jobs"]["plan"]["steps"] if s.get("id") == "plan"]
-    tool = tmp_path / "temp" / "upgrade-harness" / "bin" / "upgrade-harness"
-    tool.parent.mkdir(parents=True)
-    tool.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{tmp_path}/tool-args"\n')
-    tool.chmod(0o755)
-    env = {"PATH": os.environ["PATH"], "RUNNER_TEMP": str(tmp_path / "temp"), "BASE_REF": base_ref,
-           "GITHUB_REF_NAME": "trunk", "PINS_FILE": "requirements.txt"}
-    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path,
-                          env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert (tmp_path / "tool-args").read_text().splitlines() == [
-        "plan", "--baseline-from", f"{expected}:requirements.txt", "--candidate-from", "requirements.txt"]
 
 
-def test_pull_requests_that_change_the_tables_paths_run_it_and_the_nightly_judges_the_newest_releases(tmp_path):
-    root = team(tmp_path, "--contracts", "checks/optimizer", pins_file="deps/pins.txt")
-    pr, nightly = (_load(root, p) for p in WRITTEN)
-    on = pr.get("on", pr.get(True))  # PyYAML reads the key `on` as True
-    # never pull_request_target: a fork's code gets no write token. And the same paths merged into the default
-    # branch (no clone's origin/HEAD here: main), whose runs save the reports pull requests reuse.
-    assert list(on) == ["pull_request", "push"]
-    assert on["pull_request"]["paths"] == ["deps/pins.txt", "pyproject.toml", "locks/**", "golden/**",
-                                           "checks/optimizer/**", ".github/workflows/upgrade-harness-pr.yml"]
-    assert on["push"] == {"branches": ["main"], "paths": on["pull_request"]["paths"]}
-    (step,) = [s for s in pr["jobs"]["plan"]["steps"] if s.get("id") == "plan"]
-    # the pull request's pins against its base branch's (on the default branch, its own: one stack): the
-    # branch and the path reach the script by env only
-    assert step["run"].strip().endswith('upgrade-harness" plan --baseline-from "origin/${BASE_REF:-$GITHUB_REF_NAME}'
-                                        ':$PINS_FILE" --candidate-from "$PINS_FILE"')
-    assert step["env"] == {"BASE_REF": "${{ github.base_ref }}", "PINS_FILE": "deps/pins.txt"}
-    assert not any("${{" in s.get("run", "") for job in pr["jobs"].values() for s in job["steps"])
-    assert not any("if" in job and "actor" in job["if"] for job in pr["jobs"].values())  # bots' pull requests too
-    night = nightly.get("on", nightly.get(True))
-    assert set(night) == {"schedule", "workflow_dispatch"}
-    steps = [s.get("run", "") for s in nightly["jobs"]["plan"]["steps"]]
-    assert any(r.strip().endswith("plan --candidate latest") for r in steps)
-    assert all(nightly["jobs"][j]["env"]["HARNESS_PROFILE"] == "nightly" for j in ("entry", "followup"))
-    assert list(pr["jobs"]) == list(nightly["jobs"]) == ["plan", "entry", "followups", "followup", "judge"]
-    # only the pull request's plan fetches the base branch; every later job reads the plan, not git
-    fetched = {(w, name) for w, workflow in (("pr", pr), ("nightly", nightly)) for name, job in workflow["jobs"].items()
-               for s in job["steps"] if "fetch-depth" in s.get("with", {})}
-    assert fetched == {("pr", "plan")}
-    assert next(s for s in pr["jobs"]["plan"]["steps"] if "fetch-depth" in s.get("with", {}))["with"] == {
-        "persist-credentials": False, "fetch-depth": 0}
-    assert not any("BASE_REF" in json.dumps(job) for name, job in pr["jobs"].items() if name != "plan")
 
 
 def test_every_row_restores_the_report_cache_before_it_runs_and_saves_it_after(project):
@@ -168,26 +105,8 @@ def test_every_row_restores_the_report_cache_before_it_runs_and_saves_it_after(p
             assert len(runs) == 2 and steps.index(restore) < runs[0] < runs[1] < steps.index(save)
 
 
-def test_the_default_branch_is_the_clones_origin_head(tmp_path):
-    from harness.stack.ci import init_ci
-
-    assert init_ci.default_branch(tmp_path) == "main"  # not a repository: the usual name
-    subprocess.run(["git", "init", "-q", "-b", "trunk", str(tmp_path)], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "symbolic-ref", "refs/remotes/origin/HEAD",
-                    "refs/remotes/origin/trunk"], check=True)
-    assert init_ci.default_branch(tmp_path) == "trunk"
 
 
-def test_an_existing_workflow_is_refused_naming_it_and_force(tmp_path, capsys):
-    root = team(tmp_path)
-    (root / WRITTEN[1]).write_text("# the team's own edits\n")
-    before = {p: (root / p).read_text() for p in WRITTEN}
-    with pytest.raises(HarnessError, match=r"upgrade-harness-pr\.yml, .*upgrade-harness-nightly\.yml .*--force"):
-        init.main(["--ci", "github", "--tool-from", TOOL], root)
-    assert {p: (root / p).read_text() for p in WRITTEN} == before
-    assert init.main(["--ci", "github", "--tool-from", TOOL, "--force"], root) == 0  # the table stays as it was
-    assert (root / WRITTEN[1]).read_text() != before[WRITTEN[1]]
-    assert "wrote .github/workflows/upgrade-harness-nightly.yml" in capsys.readouterr().out
 
 
 def test_a_refused_workflow_leaves_a_new_project_untouched(tmp_path):
