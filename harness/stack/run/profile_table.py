@@ -59,9 +59,10 @@ def entry_rows(entry: EntryTime, depth: int) -> list[str]:
         total = _total(family)
         lines.append(_line(depth + 1, "data-parallel family (its own pytest run)", total.wall_s if total else None,
                            total.cpu_s if total else None))
-    if session is not None and (family or suite):
+    ran = [r for r in (suite, family) if r is not None and r.ended_at is not None]
+    if session is not None and ran:  # the data-parallel process runs beside the suite: after the later one
         lines.append(_line(depth + 1, "session end (pytest's exit, the reports merged)",
-                           _gap(session.ended_at, (family or suite).ended_at), None))
+                           _gap(session.ended_at, max(r.ended_at for r in ran)), None))
     return lines
 
 
