@@ -45,7 +45,9 @@ def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_
         _row("baseline", "baseline-replay", str(ci / "replay-selection.txt"), str(ci / "replay-examples.json")),
         _row(**rollback_of("candidate")),
         *(_row(e, e, str(ci / "attribution-selection.txt"), then=rollback_of(e)) for e in ("jax-only", "optax-only"))]
-    assert sorted(ci_sessions.runs) == sorted(local_sessions.runs)  # the same sessions, as jobs
+    assert sorted(ci_sessions.runs) == sorted(local_sessions.runs)  # the same reports; CI, a job a row
+    # The upgrade: the replay and the attribution entries together, then one process for every rollback.
+    assert local_sessions.waves == [["baseline-replay", "jax-only", "optax-only"], ["baseline-rollback"]]
     assert {f"baseline-rollback-{w}" for w in ("candidate", "jax-only", "optax-only")} <= set(ci_sessions.runs)
     assert (ci / "rollback-selection.txt").read_text().split() == ROLLBACK
     assert (ci / "replay-selection.txt").read_text() == f"{PROPERTY}\n"

@@ -16,8 +16,8 @@ from harness import env_vars
 from harness.stack import paths
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
-from harness.stack.pins import matrix, plan
-from harness.stack.api import sources
+from harness.stack.pins import locks, matrix, plan
+from harness.stack.api import for_run, sources
 from harness.stack.run import entry_runs, fanout, rollback as rollback_runs
 from unit.stack.run.test_fanout import CHECKOUT, libraries  # noqa: F401 (shared with it)
 
@@ -189,51 +189,6 @@ def _ci(tmp_path, monkeypatch, capsys, sessions: Sessions) -> tuple[Path, dict, 
     return ci, out, follow["include"]
 
 
-def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_path, monkeypatch, capsys, libraries,
-                                                                            uv_bin):
-    monkeypatch.setattr(locks, "uv", lambda: uv_bin)  # the API diff's reader environment is made with it
-    local_sessions = Sessions(_sources(changed=True))
-    libraries.envs = True  # `nox -s upgrade` has the entries' environments
-    local_code, local = _local(tmp_path, monkeypatch, local_sessions)
-    assert local_code == 1
-    capsys.readouterr()
-    # CI's jobs do not: the follow-ups job reads the reports' versions from their wheels, the judge from it
-    libraries.envs, libraries.wheels = False, True
-    shutil.rmtree(for_run.CACHE)  # computed again by the follow-ups job
-    ci_sessions = Sessions(_sources(changed=True))
-    ci, out, rows = _ci(tmp_path, monkeypatch, capsys, ci_sessions)
-    assert libraries.fetched == ["baseline", "candidate"] and (ci / "api-diff.json").is_file()
-    libraries.wheels = False
-    rollback_selection = str(ci / "rollback-selection.txt")
-
-    def rollback_of(writer):
-        return dict(entry="baseline", report=f"baseline-rollback-{writer}", only=rollback_selection, replay="",
-                    rollback=str(ci / "checkpoints" / writer))
-
-    assert rows == [
-        _row("baseline", "baseline-replay", str(ci / "replay-selection.txt"), str(ci / "replay-examples.json")),
-        _row(**rollback_of("candidate")),
-        *(_row(e, e, str(ci / "attribution-selection.txt"), then=rollback_of(e)) for e in ("jax-only", "optax-only"))]
-    assert sorted(ci_sessions.runs) == sorted(local_sessions.runs)  # the same reports; CI, a job a row
-    # The upgrade: the replay and the attribution entries together, then one process for every rollback.
-    assert local_sessions.waves == [["baseline-replay", "jax-only", "optax-only"], ["baseline-rollback"]]
-    assert {f"baseline-rollback-{w}" for w in ("candidate", "jax-only", "optax-only")} <= set(ci_sessions.runs)
-    assert (ci / "rollback-selection.txt").read_text().split() == ROLLBACK
-    assert (ci / "replay-selection.txt").read_text() == f"{PROPERTY}\n"
-    assert json.loads((ci / "replay-examples.json").read_text()) == {PROPERTY: "'6.170.17', b'AEICaQ=='"}
-    attributed = set((ci / "attribution-selection.txt").read_text().split())
-    changed_before = {c["check_id"] for c in upgrade_reports.verdict_before()["entries"][0]["changes"]
-                      if c["mark"] != "unchanged"}
-    assert PROPERTY in attributed and changed_before <= attributed
-    assert set(ROLLBACK) <= attributed  # whether they change is known only after the rollback
-    for name in ("attribution-selection.txt", "replay-selection.txt", "replay-examples.json", "rollback-selection.txt"):
-        assert (ci / name).read_text() == (local / name).read_text(), name
-    assert fanout.judge_directory(CHECKOUT, [str(ci)], None) == local_code
-    summary = (local / "upgrade-summary.md").read_text()
-    assert "API changes, candidate vs baseline" in summary and "optax.MultiSteps(accumulator_dtype=None)" in summary
-    assert "jax.jit(donate_argnums=None)" in summary  # a 3.12-only module, read under the matrix's Python
-    for name in SUMMARIES:
-        assert _timeless((ci / name).read_text()) == _timeless((local / name).read_text()), name
 
 
 def _timeless(text: str) -> str:

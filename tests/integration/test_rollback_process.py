@@ -158,7 +158,7 @@ class _RunArgs:
 def test_one_session_restores_the_writers_whose_reports_it_cannot_reuse_and_logs_each(tmp_path):
     import dataclasses
 
-    import upgrade_reports
+    from support import upgrade_reports
     from harness.stack.run import entry_runs
 
     (tmp_path / "baseline.json").write_text(json.dumps(upgrade_reports.load("baseline")))
@@ -202,7 +202,7 @@ def test_a_rollback_process_killed_midway_says_so_in_each_report_it_did_not_fini
     the one it finished keeps its own."""
     import dataclasses
 
-    import upgrade_reports
+    from support import upgrade_reports
     from harness.model.enums import Status
     from harness.stack.run import entry_runs
 

@@ -111,22 +111,8 @@ def test_an_entry_job_runs_its_row_told_the_plan_the_run_and_the_seed(workflow, 
         f"reports/${{{{ matrix.then_report }}}}{suffix}" for suffix in (".json", ".junit.xml")]
 
 
-def test_pr_verdict_goes_to_the_job_summary_always(tmp_path):
-    steps = _steps("upgrade-pr.yml", "judge")
-    step = _step(steps, "$GITHUB_STEP_SUMMARY")
-    assert step["if"] == "always()"
-    assert step["env"]["HTML_ID"] == f"${{{{ steps.{_upload_of(steps, HTML)['id']}.outputs.artifact-id }}}}"
-    (tmp_path / "reports").mkdir()
-    (tmp_path / SUMMARY).write_text("VERDICT: no contract regressed\n")
-    _run_step(step, tmp_path, {"RUN_URL": RUN_URL, "HTML_ID": "7"})
-    assert (tmp_path / "summary.md").read_text().splitlines() == [
-        "VERDICT: no contract regressed", "", f"[HTML report]({RUN_URL}/artifacts/7)"]
 
 
-def test_pr_summary_says_so_when_there_is_no_verdict(tmp_path):
-    _run_step(_step(_steps("upgrade-pr.yml", "judge"), "$GITHUB_STEP_SUMMARY"), tmp_path,
-              {"RUN_URL": RUN_URL, "HTML_ID": ""})
-    assert "no verdict" in (tmp_path / "summary.md").read_text()
 
 
 @pytest.mark.parametrize("existing", ["", "991"])
