@@ -103,3 +103,20 @@ class Stepwise:
                 scale = np.stack([np.broadcast_to(r[2], r[1].shape) for r in rows])
                 self.check.reference(f"{label} (steps 1-{len(rows)})", value, expected, scale=scale, why=why)
         self.rows.clear()
+
+
+KEYS = sorted(LAYOUT)
+TRACE_WHY = "a momentum trace sums steps of either sign: ulps at the sum of their magnitudes"
+
+
+def golden_run(check, key, run, scales=None, state_scales=None, why=TRACE_WHY):
+    """The state's layout after init, the updates and the final state (values and layout) golden; scales
+    ({"step/leaf": magnitude}, the state's by its leaf path): updates that sum terms of either sign, held to
+    the golden ulps at their operands' magnitude (a recompiled kernel rounds those, not the cancelled sum)."""
+    check.layout(f"{key}/state_after_init", run.init)
+    n = len(run.updates)
+    stacked = jax.tree.map(lambda *xs: np.stack(xs), *run.updates)  # one golden value per leaf over the steps
+    scales = None if scales is None else {k: np.stack([scales[f"{t}/{k}"] for t in range(n)]) for k in KEYS}
+    check.golden_tree(f"{key}/updates", stacked, scales=scales, why=why if scales else None)
+    check.golden_tree(f"{key}/state_after_steps", run.states[-1], scales=state_scales,
+                      why=why if state_scales else None)

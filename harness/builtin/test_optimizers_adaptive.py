@@ -20,21 +20,6 @@ from harness.builtin.reference import classic as ref
 
 pytestmark = pytest.mark.family("optimizers")
 
-KEYS = sorted(runs.LAYOUT)
-TRACE_WHY = "a momentum trace sums steps of either sign: ulps at the sum of their magnitudes"
-
-
-def _golden_run(check, key, run, scales=None, state_scales=None, why=TRACE_WHY):
-    """The state's layout after init, the updates and the final state (values and layout) golden; scales
-    ({"step/leaf": magnitude}, the state's by its leaf path): updates that sum terms of either sign, held to
-    the golden ulps at their operands' magnitude (a recompiled kernel rounds those, not the cancelled sum)."""
-    check.layout(f"{key}/state_after_init", run.init)
-    n = len(run.updates)
-    stacked = jax.tree.map(lambda *xs: np.stack(xs), *run.updates)  # one golden value per leaf over the steps
-    scales = None if scales is None else {k: np.stack([scales[f"{t}/{k}"] for t in range(n)]) for k in KEYS}
-    check.golden_tree(f"{key}/updates", stacked, scales=scales, why=why if scales else None)
-    check.golden_tree(f"{key}/state_after_steps", run.states[-1], scales=state_scales,
-                      why=why if state_scales else None)
 
 
 # -- rmsprop(learning_rate, decay, eps, initial_scale, eps_in_sqrt, centered, momentum, nesterov, bias_correction) --
@@ -73,14 +58,14 @@ def test_rmsprop(check, variant):
              centered=centered)
     mom = f32(momentum) if has_momentum else None
     scales, state_scales = {}, {}
-    for k in KEYS:
+    for k in runs.KEYS:
         g = leaf(seq, k)
         expected = ref.rmsprop(g, f32(lr), mom, nesterov, **h)
         steps = [f32(lr) * np.abs(s) for s in ref.rms_scaling(g, **h)[0]]
         if centered:
             steps = _centered_scale(g, h["decay"], h["eps"], h["initial_scale"], bc, steps)
         scale = steps if mom is None else ref.momentum_trace(steps, mom, nesterov)
-        why = "; ".join(w for w, on in ((TRACE_WHY, mom is not None), ("centered: nu - mu^2 cancels", centered)) if on)
+        why = "; ".join(w for w, on in ((runs.TRACE_WHY, mom is not None), ("centered: nu - mu^2 cancels", centered)) if on)
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
             if why:
                 per_step.reference(f"update {k}", u.astype(np.float32), e, scale=s, why=why)
@@ -90,7 +75,7 @@ def test_rmsprop(check, variant):
         if mom is not None:
             state_scales[f"2/trace/{k}"] = ref.momentum_trace(steps, mom, False)[-1]
     per_step.flush()
-    _golden_run(check, f"rmsprop/{variant}", run, scales or None, state_scales or None,
+    runs.golden_run(check, f"rmsprop/{variant}", run, scales or None, state_scales or None,
                 why="a momentum trace or a centered denominator: ulps at the operands' magnitude")
 
 
@@ -114,7 +99,7 @@ def test_rms_rules(check, name, in_sqrt, bc):
     run = _RULES[(name, in_sqrt, bc)](seq, params, decay, eps, init)
     h = dict(decay=f32(decay), eps=f32(eps), initial_scale=f32(init), eps_in_sqrt=in_sqrt, bias_correction=bc,
              centered=centered)
-    for k in KEYS:
+    for k in runs.KEYS:
         g = leaf(seq, k)
         scaled, nus = ref.rms_scaling(g, **h)
         scale = _centered_scale(g, h["decay"], h["eps"], h["initial_scale"], bc, scaled) if centered else scaled
@@ -126,7 +111,7 @@ def test_rms_rules(check, name, in_sqrt, bc):
             per_step.reference(f"nu {k}", state.nu[k], nu)
     per_step.flush()
     check.exact("count after the steps", int(run.states[-1].count), runs.STEPS)
-    _golden_run(check, f"{name}/{'in' if in_sqrt else 'out'}-{'bc' if bc else 'nobc'}", run)
+    runs.golden_run(check, f"{name}/{'in' if in_sqrt else 'out'}-{'bc' if bc else 'nobc'}", run)
 
 
 # -- adagrad(learning_rate, initial_accumulator_value, eps) / scale_by_rss(initial_accumulator_value, eps) ----------
@@ -142,7 +127,7 @@ def test_adagrad(check):
     seq, params = runs.grads(120), runs.params(121)
     run = _ADAGRAD(seq, params, 0.3, 0.5, 0.01)
     rss = _RSS(seq, params, 0.2, 0.05)
-    for k in KEYS:
+    for k in runs.KEYS:
         g = leaf(seq, k)
         for t, (u, e) in enumerate(zip(leaf(run.updates, k), ref.adagrad_scaling(g, f32(0.5), f32(0.01))), 1):
             per_step.reference(f"adagrad update {k}", u.astype(np.float32), -f32(0.3) * e)
@@ -151,8 +136,8 @@ def test_adagrad(check):
         total = f32(0.2) + sum(x * x for x in g)
         check.reference(f"scale_by_rss sum of squares {k}", rss.states[-1].sum_of_squares[k], total)
     per_step.flush()
-    _golden_run(check, "adagrad", run)
-    _golden_run(check, "scale_by_rss", rss)
+    runs.golden_run(check, "adagrad", run)
+    runs.golden_run(check, "scale_by_rss", rss)
 
 
 # -- adadelta(learning_rate, rho, eps, weight_decay, weight_decay_mask) / scale_by_adadelta(rho, eps) ---------------
@@ -169,7 +154,7 @@ def test_adadelta(check):
     seq, params = runs.grads(130), runs.params(131)
     run = _ADADELTA(seq, params, 0.5, 0.8, 1e-3, 0.1)
     rule = _SCALE_BY_ADADELTA(seq, params, 0.6, 1e-2)
-    for k in KEYS:
+    for k in runs.KEYS:
         g = leaf(seq, k)
         p = np.asarray(params[k], np.float64)
         decayed = [x + f32(0.1) * p for x in g] if k == "w" else g
@@ -179,8 +164,8 @@ def test_adadelta(check):
         for t, (u, e) in enumerate(zip(leaf(rule.updates, k), ref.adadelta_scaling(g, f32(0.6), f32(1e-2))), 1):
             per_step.reference(f"scale_by_adadelta update {k}", u.astype(np.float32), e)
     per_step.flush()
-    _golden_run(check, "adadelta", run)
-    _golden_run(check, "scale_by_adadelta", rule)
+    runs.golden_run(check, "adadelta", run)
+    runs.golden_run(check, "scale_by_adadelta", rule)
 
 
 # -- adafactor(...) / scale_by_factored_rms(factored, decay_rate, step_offset, min_dim_size_to_factor, epsilon) -----
@@ -232,7 +217,7 @@ def test_adafactor(check, variant):
     seq, params = runs.grads(140), runs.params(141)
     run = _ADAFACTOR[variant](seq, params, 0.1, 0.6, 1.2, 0.5, 0.05, 1e-3)
     scales, state_scales = {}, {}
-    for k in KEYS:
+    for k in runs.KEYS:
         g, p = leaf(seq, k), np.asarray(params[k], np.float64)
         expected = ref.adafactor(g, p, f32(0.1), f32(1.2), relative, f32(0.5) if has_momentum else None,
                                  f32(0.05) if has_decay and k == "w" else None, decay_rate=f32(0.6),
@@ -254,7 +239,7 @@ def test_adafactor(check, variant):
                                 why="momentum averages steps of either sign; plus weight_decay_rate * w")
     per_step.flush()
     check.exact("count after the steps", int(run.states[-1][0].count), FIRST_COUNT + runs.STEPS)
-    _golden_run(check, f"adafactor/{variant}", run, scales or None, state_scales or None,
+    runs.golden_run(check, f"adafactor/{variant}", run, scales or None, state_scales or None,
                 why="momentum averages steps of either sign; plus weight_decay_rate * w: ulps at their magnitudes")
 
 
@@ -266,7 +251,7 @@ def test_scale_by_factored_rms(check, factored):
     per_step = runs.Stepwise(check)
     seq, params = runs.grads(150), runs.params(151)
     run = _FACTORED[factored](seq, params, 0.5, 1e-2)
-    for k in KEYS:
+    for k in runs.KEYS:
         expected = ref.factored_rms(leaf(seq, k), f32(0.5), FIRST_COUNT, 4, f32(1e-2), factored,
                                     None if factored else _capped_f64)
         for t, (u, e) in enumerate(zip(leaf(run.updates, k), expected), 1):
@@ -274,7 +259,7 @@ def test_scale_by_factored_rms(check, factored):
     check.exact("row/column statistics kept for the matrix", np.shape(run.states[-1].v_row["w"]),
                 (2,) if factored else (1,))
     per_step.flush()
-    _golden_run(check, f"scale_by_factored_rms/{'factored' if factored else 'unfactored'}", run)
+    runs.golden_run(check, f"scale_by_factored_rms/{'factored' if factored else 'unfactored'}", run)
 
 
 # -- sm3(learning_rate, momentum) / scale_by_sm3(b1, b2, eps) ------------------------------------------------------
@@ -290,17 +275,17 @@ def test_sm3(check):
     run = _SM3(seq, params, 0.2, 0.6)
     rule = _SCALE_BY_SM3(seq, params, 0.3, 1e-2)
     scales, rule_scales, state_scales, rule_state_scales = {}, {}, {}, {}
-    for k in KEYS:
+    for k in runs.KEYS:
         g = leaf(seq, k)
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), ref.sm3(g, f32(0.6), 1e-8),
                                           ref.sm3([np.abs(x) for x in g], f32(0.6), 1e-8)), 1):
             per_step.reference(f"sm3 update {k}", u.astype(np.float32), -f32(0.2) * e, scale=f32(0.2) * s,
-                            why=TRACE_WHY)
+                            why=runs.TRACE_WHY)
             scales[f"{t - 1}/{k}"], state_scales[f"0/nu/{k}"] = f32(0.2) * s, s
         for t, (u, e, s) in enumerate(zip(leaf(rule.updates, k), ref.sm3(g, f32(0.3), f32(1e-2), 0.9),
                                           ref.sm3([np.abs(x) for x in g], f32(0.3), f32(1e-2), 0.9)), 1):
-            per_step.reference(f"scale_by_sm3 update {k}", u.astype(np.float32), e, scale=s, why=TRACE_WHY)
+            per_step.reference(f"scale_by_sm3 update {k}", u.astype(np.float32), e, scale=s, why=runs.TRACE_WHY)
             rule_scales[f"{t - 1}/{k}"], rule_state_scales[f"nu/{k}"] = s, s
     per_step.flush()
-    _golden_run(check, "sm3", run, scales, state_scales)
-    _golden_run(check, "scale_by_sm3", rule, rule_scales, rule_state_scales)
+    runs.golden_run(check, "sm3", run, scales, state_scales)
+    runs.golden_run(check, "scale_by_sm3", rule, rule_scales, rule_state_scales)

@@ -22,21 +22,6 @@ from harness.builtin.reference import classic as ref
 
 pytestmark = pytest.mark.family("optimizers")
 
-KEYS = sorted(runs.LAYOUT)
-TRACE_WHY = "a momentum trace sums steps of either sign: ulps at the sum of their magnitudes"
-
-
-def _golden_run(check, key, run, scales=None, state_scales=None, why=TRACE_WHY):
-    """The state's layout after init, the updates and the final state (values and layout) golden; scales
-    ({"step/leaf": magnitude}, the state's by its leaf path): updates that sum terms of either sign, held to
-    the golden ulps at their operands' magnitude (a recompiled kernel rounds those, not the cancelled sum)."""
-    check.layout(f"{key}/state_after_init", run.init)
-    n = len(run.updates)
-    stacked = jax.tree.map(lambda *xs: np.stack(xs), *run.updates)  # one golden value per leaf over the steps
-    scales = None if scales is None else {k: np.stack([scales[f"{t}/{k}"] for t in range(n)]) for k in KEYS}
-    check.golden_tree(f"{key}/updates", stacked, scales=scales, why=why if scales else None)
-    check.golden_tree(f"{key}/state_after_steps", run.states[-1], scales=state_scales,
-                      why=why if state_scales else None)
 
 
 # -- sgd(learning_rate, momentum, nesterov, accumulator_dtype) -------------------------------------------------------
@@ -55,17 +40,17 @@ def test_sgd(check, variant):
     run = _SGD[variant](seq, params, 0.1, 0.8)
     mom = f32(0.8) if has_momentum else None
     scales, state_scales = {}, {}
-    for k in KEYS:
+    for k in runs.KEYS:
         g = leaf(seq, k)
         expected = ref.sgd(g, f32(0.1), mom, nesterov)
         scale = ref.sgd([np.abs(x) for x in g], f32(0.1), mom, nesterov)
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
-            per_step.reference(f"update {k}", u.astype(np.float32), e, scale=np.abs(s), why=TRACE_WHY)
+            per_step.reference(f"update {k}", u.astype(np.float32), e, scale=np.abs(s), why=runs.TRACE_WHY)
             scales[f"{t - 1}/{k}"] = np.abs(s)
         if mom is not None:
             state_scales[f"0/trace/{k}"] = ref.momentum_trace([np.abs(x) for x in g], mom, False)[-1]
     per_step.flush()
-    _golden_run(check, f"sgd/{variant}", run, scales, state_scales)
+    runs.golden_run(check, f"sgd/{variant}", run, scales, state_scales)
 
 
 # -- the states with bfloat16 params, accumulators and momentum buffers -----------------------------------------------
@@ -90,7 +75,7 @@ def test_bfloat16_states(check, case):
     dtype an accumulator_dtype/dtype_momentum names is the kept buffer's (the docstrings' promise)."""
     dtype = np.float32 if case.endswith("params=float32") else ml_dtypes.bfloat16
     run = _BF16[case](runs.grads(210, n=3, dtype=dtype), runs.params(211, dtype=dtype))
-    _golden_run(check, f"bf16/{case}", run)
+    runs.golden_run(check, f"bf16/{case}", run)
     if case.startswith("sgd/accumulator_dtype"):
         check.exact("trace kept in bfloat16", sorted({str(x.dtype) for x in jax.tree.leaves(run.states[-1][0].trace)}),
                     ["bfloat16"])
@@ -112,13 +97,13 @@ def test_sign_sgd(check):
     seq, params = runs.grads(220, n=3), runs.params(221)
     seq[1]["b"][1] = 0.0
     run, rule = _SIGN_SGD(seq, params, 0.25), _SCALE_BY_SIGN(seq, params)
-    for k in KEYS:
+    for k in runs.KEYS:
         for t, (u, r, g) in enumerate(zip(leaf(run.updates, k), leaf(rule.updates, k), leaf(seq, k)), 1):
             per_step.reference(f"sign_sgd update {k}", u.astype(np.float32), -f32(0.25) * np.sign(g))
             check.exact(f"scale_by_sign step {t} {k}", r, np.sign(g))
     per_step.flush()
-    _golden_run(check, "sign_sgd", run)
-    _golden_run(check, "scale_by_sign", rule)
+    runs.golden_run(check, "sign_sgd", run)
+    runs.golden_run(check, "scale_by_sign", rule)
 
 
 # -- noisy_sgd(learning_rate, eta, gamma, key) / add_noise(eta, gamma, key) ------------------------------------------
@@ -136,7 +121,7 @@ def test_noisy_sgd(check):
     run = _NOISY(seq, params, 0.1, 0.5, 0.8, key)
     lr = f32(0.1)  # u = -lr (g + noise): the noise is -u / lr - g, and the sum's operands are |g| and |noise|
     scales = {f"{t}/{k}": lr * (np.abs(g) + np.abs(-np.asarray(u, np.float64) / lr - g))
-              for t, (u_tree, g_tree) in enumerate(zip(run.updates, seq)) for k in KEYS
+              for t, (u_tree, g_tree) in enumerate(zip(run.updates, seq)) for k in runs.KEYS
               for u, g in [(u_tree[k], np.asarray(g_tree[k], np.float64))]}
     check.golden_tree("noisy_sgd/updates", run.updates, scales=scales,
                       why="g + noise: terms of either sign may cancel; ulps at their magnitudes")
@@ -172,11 +157,11 @@ def test_scale(check):
     per_step = runs.Stepwise(check)
     seq, params = runs.grads(240, n=2), runs.params(241)
     run = _SCALE(seq, params, -0.35)
-    for k in KEYS:
+    for k in runs.KEYS:
         for t, (u, g) in enumerate(zip(leaf(run.updates, k), leaf(seq, k)), 1):
             per_step.reference(f"update {k}", u.astype(np.float32), f32(-0.35) * g)
     per_step.flush()
-    _golden_run(check, "scale", run)
+    runs.golden_run(check, "scale", run)
 
 
 @functools.partial(jax.jit, static_argnums=1)  # the scale is read in Python (a 0 stops the gradient)
@@ -210,18 +195,18 @@ def test_lars(check, nesterov):
     seq, params = runs.grads(260), runs.params(261)
     run = _LARS[nesterov](seq, params, 0.2, 0.05, 0.02, 0.1, 0.6)
     scales, state_scales = {}, {}
-    for k in KEYS:
+    for k in runs.KEYS:
         g, p = leaf(seq, k), np.asarray(params[k], np.float64)
         h = dict(learning_rate=f32(0.2), weight_decay=f32(0.05), decayed=LARS_MASKS[k], trust_coefficient=f32(0.02),
                  eps=f32(0.1), trusted=not LARS_MASKS[k], momentum=f32(0.6), nesterov=nesterov)
         expected = ref.lars(g, p, **h)
         scale = ref.lars([np.abs(x) for x in g], np.abs(p), **h)  # the trust ratio of |g| is |g|'s: norms agree
         for t, (u, e, s) in enumerate(zip(leaf(run.updates, k), expected, scale), 1):
-            per_step.reference(f"update {k}", u.astype(np.float32), e, scale=np.abs(s), why=TRACE_WHY)
+            per_step.reference(f"update {k}", u.astype(np.float32), e, scale=np.abs(s), why=runs.TRACE_WHY)
             scales[f"{t - 1}/{k}"] = np.abs(s)
         state_scales[f"3/trace/{k}"] = np.abs(ref.lars([np.abs(x) for x in g], np.abs(p), **{**h, "nesterov": False})[-1])
     per_step.flush()
-    _golden_run(check, f"lars/{'nesterov' if nesterov else 'heavy-ball'}", run, scales, state_scales)
+    runs.golden_run(check, f"lars/{'nesterov' if nesterov else 'heavy-ball'}", run, scales, state_scales)
 
 
 # -- fromage(learning_rate, min_norm) -------------------------------------------------------------------------------
@@ -246,7 +231,7 @@ def test_fromage(check, schedule):
     compared = 1 if schedule else runs.STEPS
     why = "the new weights minus the old: ulps at their magnitude"
     scales = {}
-    for k in KEYS:
+    for k in runs.KEYS:
         g, p = leaf(seq, k), np.asarray(params[k], np.float64)
         expected = ref.fromage(g, p, rates, f32(2.0))
         scale = [np.abs(e + p) + np.abs(p) for e in expected]
@@ -255,7 +240,7 @@ def test_fromage(check, schedule):
                 per_step.reference(f"update {k}", u.astype(np.float32), e, scale=s, why=why)
             scales[f"{t - 1}/{k}"] = s
     per_step.flush()
-    _golden_run(check, f"fromage/{'schedule' if schedule else 'constant'}", run, scales, why=why)
+    runs.golden_run(check, f"fromage/{'schedule' if schedule else 'constant'}", run, scales, why=why)
 
 
 # -- rprop(learning_rate, eta_minus, eta_plus, min_step_size, max_step_size) / scale_by_rprop(same) ----------------
@@ -280,7 +265,7 @@ def test_rprop(check):
     params = runs.params(281)
     hyper = (0.1, 0.3, 1.5, 0.02, 0.2)
     run, rule = _RPROP(seq, params, *hyper), _SCALE_BY_RPROP(seq, params, *hyper)
-    for k in KEYS:
+    for k in runs.KEYS:
         g = leaf(seq, k)
         updates, steps = ref.rprop(g, *(f32(h) for h in hyper))
         flipped = [np.zeros(g[0].shape, bool)] + [np.sign(a) * np.sign(b) < 0 for a, b in zip(g, g[1:])]
@@ -290,8 +275,8 @@ def test_rprop(check):
             per_step.reference(f"rprop update {k} (the lagged iRprop- step)", u.astype(np.float32), lagged)
             per_step.reference(f"scale_by_rprop update {k}", r.astype(np.float32), -lagged)
     per_step.flush()
-    _golden_run(check, "rprop", run)
-    _golden_run(check, "scale_by_rprop", rule)
+    runs.golden_run(check, "rprop", run)
+    runs.golden_run(check, "scale_by_rprop", rule)
 
 
 # -- scale_by_param_block_norm(min_scale) / scale_by_param_block_rms(min_scale) ---------------------------------------
@@ -308,10 +293,10 @@ def test_param_block_scaling(check, name):
     params["b"] = (params["b"] * 0.1).astype(np.float32)
     run = _BLOCK[name](seq, params, 0.9)
     measure = np.linalg.norm if name.endswith("norm") else ref.rms
-    for k in KEYS:
+    for k in runs.KEYS:
         factor = max(measure(np.asarray(params[k], np.float64)), f32(0.9))
         check.exact(f"min_scale binds for {k}", factor == f32(0.9), k == "b")
         for t, (u, g) in enumerate(zip(leaf(run.updates, k), leaf(seq, k)), 1):
             per_step.reference(f"update {k}", u.astype(np.float32), g * factor)
     per_step.flush()
-    _golden_run(check, name, run)
+    runs.golden_run(check, name, run)

@@ -16,26 +16,14 @@ import numpy as np
 import optax
 import pytest
 
+from harness.builtin.quadratic import CURV, PARAMS0, TARGET, TRAJECTORY_WHY, loss as _f, vec as _vec
 from harness.builtin.reference import schedule_free as ref
 
 pytestmark = pytest.mark.family("optimizers")
 
 F32 = np.float32
 STEPS = 8
-CURV = {"b": np.array([0.5, 1.0, 3.0], F32), "w": np.array([[2.0, 0.8], [1.5, 2.5]], F32)}
-TARGET = {"b": np.array([1.0, -0.5, 0.25], F32), "w": np.array([[-1.0, 0.5], [2.0, 0.0]], F32)}
-PARAMS0 = {"b": np.array([0.2, 0.4, -0.6], F32), "w": np.array([[0.5, -0.3], [0.1, 0.9]], F32)}
-TRAJECTORY_WHY = ("a trajectory: each step starts from params that carry the stack's rounding of the steps before, "
-                  "so a recompiled kernel moves every later value by ulps of the params, not of the value")
 AVERAGE_WHY = "z and x are averages of terms of either sign (steps, decay): rounding at the terms' size"
-
-
-def _f(y):
-    return sum(jnp.sum(0.5 * CURV[k] * y[k] ** 2 - CURV[k] * TARGET[k] * y[k]) for k in y)
-
-
-def _vec(tree):
-    return np.concatenate([np.asarray(tree["b"]).ravel(), np.asarray(tree["w"]).ravel()])
 
 
 @functools.cache
