@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable
 
 import pytest
 
-from harness import env_vars
+from harness import env_vars, process_age
 from harness.model import phase_times
 from harness.model.phase_times import Timing
 
@@ -48,15 +48,8 @@ def _now() -> tuple[float, float]:
 
 
 def _process_age() -> float | None:
-    """Seconds since this process started (Linux's /proc), for the start-up phase; None elsewhere."""
-    try:
-        with open("/proc/self/stat") as fh:
-            started_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime") as fh:
-            uptime = float(fh.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return max(0.0, uptime - started_ticks / os.sysconf("SC_CLK_TCK"))
+    """Seconds since this process started, for the start-up phase; None elsewhere than Linux."""
+    return process_age.seconds()
 
 
 def _union(intervals: list[tuple[float, float]], start: float, end: float) -> float:

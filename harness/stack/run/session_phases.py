@@ -9,7 +9,7 @@ import os
 import resource
 import time
 
-from harness import env_vars
+from harness import env_vars, process_age
 from harness.model import phase_times
 from harness.model.phase_times import ProcessPhases, Source
 
@@ -27,14 +27,8 @@ def tree_cpu_seconds() -> float:
 
 def process_started_at() -> float | None:
     """When this process started, epoch seconds (Linux's /proc); None elsewhere."""
-    try:
-        with open("/proc/self/stat") as fh:
-            started_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime") as fh:
-            uptime = float(fh.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return time.time() - max(0.0, uptime - started_ticks / os.sysconf("SC_CLK_TCK"))
+    age = process_age.seconds()
+    return None if age is None else time.time() - age
 
 
 @contextlib.contextmanager
