@@ -22,20 +22,6 @@ RUN_URL = "https://github.example/o/r/actions/runs/42"
 HTML = "reports/upgrade-report.html"
 FAN_OUT = ["plan", "entry", "followups", "followup", "judge"]
 NIGHTLY_FILE = "nightly.yml"  # the upgrade's jobs, in the order they run
-FAKE_GH = """#!/bin/sh
-printf '%s\\n' "$*" >> "$GH_LOG"
-case "$1 $2" in "issue list"|"api repos/"*) if [ -n "$GH_FOUND" ]; then echo "$GH_FOUND"; fi;; esac
-exit 0
-"""
-
-
-def _tool(name):
-    path = shutil.which(name, path=str(Path(sys.executable).parent))
-    if path is None:
-        pytest.fail(f"{name} is not installed here; `nox -s tests` installs it from locks/tests.txt")
-    return path
-
-
 def _load(name):
     return yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())
 
