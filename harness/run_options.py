@@ -129,6 +129,9 @@ class RunOptions:
     replay: Path | None = _option(None, group=RUN, env=env_vars.REPLAY, kind=Path, own_run=True)
     report_name: str | None = _option(None, group=RUN, env=env_vars.REPORT_NAME, own_run=True)
     rollback_from: Path | None = _option(None, group=RUN, env=env_vars.ROLLBACK_FROM, kind=Path, own_run=True)
+    wheel: Path | None = _option(None, group=RUN, env=env_vars.WHEEL, kind=Path)  # the harness built once for the entries
+    progress: Path | None = _option(None, group=RUN, env=env_vars.PROGRESS, kind=Path, own_run=True)  # an entry's phase, for `upgrade` to show
+    phases_dir: Path | None = _option(None, group=RUN, env=env_vars.PHASES_DIR, kind=Path)  # `upgrade --harness-phases`: where entries write theirs
     # Set by an entry's session for its pytest run (harness.stack.environments.entry), read by the contract side.
     report: Path | None = _option(None, group=ENTRY, env=env_vars.REPORT, kind=Path, pytest="--harness-report",
                                   argparse=dict(help="report path"))
@@ -194,6 +197,23 @@ def from_namespace(args: argparse.Namespace) -> RunOptions:
     return RunOptions(**given)
 
 
+def given_over(base: RunOptions, given: RunOptions) -> RunOptions:
+    """`base` with every option `given` sets (not at its default) taken from `given`: a command line over
+    what the environment told the process."""
+    return dataclasses.replace(base, **{name: getattr(given, name) for name in specs()
+                                        if getattr(given, name) != _DEFAULTS[name]})
+
+
+def absolute(options: RunOptions, invoked_from: Path) -> RunOptions:
+    """The options with their paths made absolute against `invoked_from` (as a child process reads them)."""
+    made = {}
+    for name, spec in specs().items():
+        value = getattr(options, name)
+        if spec.kind in (Path, tuple, RevisionPath) and value not in (None, ()):
+            made[name] = _decode(_encode(value, spec, invoked_from), spec)
+    return dataclasses.replace(options, **made)
+
+
 def _encode(value, spec: Spec, invoked_from: Path) -> str:
     if spec.kind is bool:
         return "1"
@@ -211,7 +231,7 @@ def environment(options: RunOptions, group: str, invoked_from: Path = Path("."))
     env = {}
     for name, spec in specs(group).items():
         value = getattr(options, name)
-        if spec.env and value not in (None, False, ()):
+        if spec.env and value is not None and value is not False and value != ():  # a seed of 0 is given
             env[spec.env] = _encode(value, spec, invoked_from)
     return env
 

@@ -11,7 +11,6 @@ its .nox/) is not here: it is the workspace a command is handed (harness.stack.w
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from harness import env_vars
@@ -24,12 +23,14 @@ SUITE_INI = PACKAGE / "contract" / "pytest.ini"
 BUILTIN_GOLDEN = PACKAGE / "builtin" / "golden" if (PACKAGE / "builtin" / "golden").is_dir() else SOURCE / "golden"
 
 
-def project_root(environ=os.environ) -> Path:
-    """The project being judged: HARNESS_PROJECT, else this checkout."""
+def project_root(environ) -> Path:
+    """The project being judged: HARNESS_PROJECT in `environ` (harness.stack.boundary), else this checkout."""
     return Path(environ.get(env_vars.PROJECT) or SOURCE).resolve()
 
 
 def invoked_from(session_dir: str) -> Path:
     """The directory the user typed the command in, which relative paths they gave are taken from: the
     `upgrade-harness` command's (it runs nox in the project's root), else nox's own invoked_from."""
-    return Path(os.environ.get(env_vars.INVOKED_FROM) or session_dir)
+    from harness.stack import boundary
+
+    return boundary.invoked_from(session_dir, env_vars.INVOKED_FROM)

@@ -27,7 +27,6 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
-from harness import run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import name_clash
@@ -240,7 +239,7 @@ def load(ws: Workspace) -> Project:
     """The workspace's project, with this run's --contracts / --builtin / --no-builtin / --baseline-from
     applied."""
     found = _checkout(ws.root) if ws.is_checkout else _project(ws.root)
-    given = run_options.from_environment()  # this run's options, told by the command or the session
+    given = ws.options  # this run's options, given by the command or told to the session
     if given.contracts:
         found = dataclasses.replace(found, own_contracts=tuple(dict.fromkeys(found.own_contracts + _dirs(
             Path.cwd(), [str(d) for d in given.contracts], "--contracts", "given with --contracts"))))

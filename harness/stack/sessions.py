@@ -16,12 +16,11 @@ this file. Importing it registers the sessions with nox.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import nox
 
-from harness import env_vars, run_options
+from harness import run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project, project_options
@@ -41,10 +40,13 @@ def _candidate(text: str | None) -> matrix.CandidateRequest | None:
     return matrix.CandidateRequest.parse(text) if text else None
 
 
-# `nox -s upgrade` resolves every entry first and hands its children the plan; otherwise the matrix.
+# nox registers sessions when it imports this file, so the entries are read here, from what this process
+# was told (harness.stack.boundary): `nox -s upgrade` resolves every entry first and hands its children the
+# plan; otherwise the matrix.
+_TOLD = Workspace.from_environment()
 try:
-    ENTRIES = (plan.read(Path(os.environ[env_vars.PLAN])) if os.environ.get(env_vars.PLAN)
-               else current.entries(Workspace.from_environment(), _candidate(os.environ.get(env_vars.CANDIDATE))))
+    ENTRIES = (plan.read(_TOLD.options.plan) if _TOLD.options.plan
+               else current.entries(_TOLD, _candidate(_TOLD.options.candidate)))
     PYTHON: str | None = find_python(ENTRIES[matrix.BASELINE].python)
     NO_PYTHON = ""
 except HarnessError as exc:  # reported when a session that needs it runs, not when listing
@@ -65,9 +67,9 @@ def _entry_session(entry: matrix.Entry) -> None:
     def run(session: nox.Session) -> None:
         lifeline.follow_run()  # started by `upgrade`: die with it, the installer and pytest too
         require_python(session)
-        # `upgrade` names the baseline's replay of the candidate's failing examples differently.
-        report_name = os.environ.get(env_vars.REPORT_NAME) or None
         ws = Workspace.from_environment()
+        # `upgrade` names the baseline's replay of the candidate's failing examples differently.
+        report_name = ws.options.report_name
         # A CI matrix row: its report taken from the restored cache when nothing that determines it changed.
         with job_reuse.reused_or_run(ws, entry, say=session.log) as reused:
             if reused:
@@ -107,15 +109,16 @@ def golden(session: nox.Session) -> None:
         options = project_options.parse_golden(session.posargs)
     except HarnessError as exc:
         session.error(str(exc).rstrip("."))
-    os.environ.update(project_options.environment(options, paths.invoked_from(session.invoked_from)))
-    ws = Workspace.from_environment()
+    given = run_options.absolute(run_options.from_namespace(options), paths.invoked_from(session.invoked_from))
+    ws = Workspace.from_environment().with_options(given)
     if options.record_builtin:
         if options.builtin == BuiltinMode.OFF.value:
             session.error("golden: --record-builtin records the built-in contracts' values, --no-builtin skips "
                           "them: give one of the two")
-        os.environ[env_vars.BUILTIN] = BuiltinMode.JUDGE.value  # run them, whatever the table's builtin says
+        # Run them, whatever the table's builtin says.
+        ws = ws.with_options(run_options.RunOptions(builtin=BuiltinMode.JUDGE.value))
     elif not ws.is_checkout:
-        os.environ[env_vars.BUILTIN] = BuiltinMode.OFF.value
+        ws = ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value))
         try:
             project.load(ws)
         except HarnessError as exc:
@@ -216,7 +219,7 @@ def sensitivity(session: nox.Session) -> None:
                                     [ws.envdir / dir_name(ws.envdir, e.name) for e in ENTRIES.values()])
         disposable.install(session, ws, locks.lock_path(ws, baseline))
         suite_env = stack_entry.suite_environment(baseline, "", session.virtualenv.location,
-                                                  ws.root / "golden", ws.is_checkout)
+                                                  ws.root / "golden", ws.is_checkout, options=ws.options)
         run_sensitivity.run(session, options, paths.PACKAGE / "builtin", ws.root, suite_env,
                             Path(options.out) if options.out else ws.reports / "sensitivity.json")
     except HarnessError as exc:

@@ -8,12 +8,12 @@ What does not depend on the project (the harness package's own files) stays in h
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 from typing import Mapping
 
-from harness import env_vars
-from harness.stack import paths
+from harness import env_vars, run_options
+from harness.run_options import RunOptions
+from harness.stack import boundary, paths
 from harness.stack.pins.matrix import MATRIX_FILE
 
 
@@ -25,7 +25,9 @@ class Workspace:
     harness's pins (this checkout's baseline and candidate; a project's default candidate); noxfile: the
     sessions the entries' child processes load (None: the checkout's noxfile.py, or the package's
     sessions for a project); stage: while accept or a golden recording prepares its changes, the staged
-    copy (harness.stack.staging) where the pins, locks and golden values are read and written instead."""
+    copy (harness.stack.staging) where the pins, locks and golden values are read and written instead;
+    options: the run's options (--contracts, --builtin, --baseline-from, the run id...), as the command
+    line gave them over what the process was told (harness.stack.boundary), paths absolute."""
 
     root: Path
     is_checkout: bool
@@ -34,6 +36,7 @@ class Workspace:
     matrix: Path = paths.DEFAULT_MATRIX
     noxfile: Path | None = None
     stage: Path | None = None
+    options: RunOptions = RunOptions()
 
     def __post_init__(self) -> None:
         if self.noxfile is None:
@@ -54,13 +57,20 @@ class Workspace:
         return cls(root, True, Path(reports) if reports else root / "reports", matrix=root / MATRIX_FILE)
 
     @classmethod
-    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> Workspace:
-        """As the environment says: HARNESS_PROJECT (set by `upgrade-harness` and a team's noxfile; else this
-        checkout) and HARNESS_REPORTS_DIR (an upgrade tells its entries the run's directory)."""
-        reports = environ.get(env_vars.REPORTS_DIR)
-        found = cls.of(paths.project_root(environ), Path(reports) if reports else None)
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> Workspace:
+        """As the environment says (harness.stack.boundary): HARNESS_PROJECT (set by `upgrade-harness` and a
+        team's noxfile; else this checkout), HARNESS_REPORTS_DIR (an upgrade tells its entries the run's
+        directory) and the run's options its parent declared (harness.run_options)."""
+        environ = boundary.variables() if environ is None else environ
+        options = run_options.from_environment(environ)
+        found = cls.of(paths.project_root(environ), options.reports_dir)
+        found = dataclasses.replace(found, options=options)
         stage = environ.get(env_vars.STAGE)  # accept's golden session records into accept's staged copy
         return found.staged(Path(stage)) if stage else found
+
+    def with_options(self, options: RunOptions) -> Workspace:
+        """The same project under a command's options (given over those the process was told)."""
+        return dataclasses.replace(self, options=run_options.given_over(self.options, options))
 
     def staged(self, files: Path) -> Workspace:
         """The same project, its pins, locks and golden values read and written in the staged copy `files`

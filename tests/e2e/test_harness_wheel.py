@@ -210,7 +210,7 @@ def test_any_other_install_gives_the_wheel_of_the_installed_package_wherever_it_
         monkeypatch.setattr(paths, "PACKAGE", package)
         monkeypatch.setattr(paths, "SOURCE", package.parent)
         given[kind] = harness_source.install_args(ws)
-        assert harness_source.child_environment(ws) == {env_vars.WHEEL: given[kind][0]}
+        assert harness_source.wheel_for_entries(ws) == Path(given[kind][0])
     wheel = given["path"][0]
     assert Path(wheel).parent.parent == tmp_path / "project" / ".nox" / "harness-wheel" and wheel.endswith(".whl")
     assert given == {kind: [wheel] for kind in ORIGINS}  # the same package: one wheel, never the origin
@@ -222,8 +222,8 @@ def test_a_child_session_installs_the_wheel_its_parent_built(installed, tmp_path
     monkeypatch.setattr(harness_wheel, "wheel", lambda *a: pytest.fail("built again in a child"))
     passed = tmp_path / "upgrade_harness-0.1.0+0123456789abcdef-py3-none-any.whl"
     passed.write_bytes(b"")
-    monkeypatch.setenv(env_vars.WHEEL, str(passed))
-    assert harness_source.install_args(Workspace.of(tmp_path)) == [str(passed)]
+    monkeypatch.setenv(env_vars.WHEEL, str(passed))  # as the upgrade tells its child sessions
+    assert harness_source.install_args(Workspace.from_environment()) == [str(passed)]
 
 
 def test_the_parent_builds_its_own_wheel_whatever_its_environment_says(installed, uv_bin, tmp_path, monkeypatch):
@@ -234,7 +234,7 @@ def test_the_parent_builds_its_own_wheel_whatever_its_environment_says(installed
     stale = tmp_path / "stale.whl"
     stale.write_bytes(b"")
     monkeypatch.setenv(env_vars.WHEEL, str(stale))
-    told = harness_source.child_environment(ws)[env_vars.WHEEL]
+    told = harness_source.wheel_for_entries(ws.with_options(ws.options))
     assert Path(told).parent.parent == tmp_path / "project" / ".nox" / "harness-wheel"
 
 

@@ -190,7 +190,8 @@ def baseline(session):
 @nox.session(python=False)
 def candidate(session):
     report = os.path.join(REPORTS, "candidate.json")
-    with stack_entry.explained(current.entries(Workspace.from_environment())["candidate"], Path(report)):
+    ws = Workspace.from_environment()
+    with stack_entry.explained(current.entries(ws)["candidate"], Path(report), progress_file=ws.options.progress):
         session.run(sys.executable, "-c", KILLED, "@PARTIAL@", report, external=True)
 '''
 

@@ -1,6 +1,7 @@
 """The upgrade session's steps: bad input becomes one clear message and exit status 2."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -43,8 +44,7 @@ def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monk
 
     monkeypatch.setenv(env_vars.WHEEL, "/stale/from/the/shell.whl")
     builds, told = [], []
-    monkeypatch.setattr(harness_source, "child_environment",
-                        lambda ws: builds.append(1) or {env_vars.WHEEL: "/cache/built.whl"})
+    monkeypatch.setattr(harness_source, "wheel_for_entries", lambda ws: builds.append(1) or Path("/cache/built.whl"))
 
     def run_entries(ws, entries, args, seed, **kw):
         told.append(entry_runs.child_environment(ws, args, None, seed, None).get(env_vars.WHEEL))
@@ -53,7 +53,7 @@ def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monk
     upgrade.upgrade(_checkout(tmp_path), [])
     assert builds == [1] and told and set(told) == {"/cache/built.whl"}
 
-    monkeypatch.setattr(harness_source, "child_environment", lambda ws: {})  # from a checkout: -e, no wheel
+    monkeypatch.setattr(harness_source, "wheel_for_entries", lambda ws: None)  # from a checkout: -e, no wheel
     told.clear()
     upgrade.upgrade(_checkout(tmp_path), [])
     assert told and set(told) == {None}
@@ -65,7 +65,7 @@ def test_a_harness_wheel_that_cannot_be_built_stops_the_upgrade_with_the_reason(
     def fail(ws):
         raise HarnessError("building the harness wheel for the entries failed (`uv build ...`): no hatchling")
 
-    monkeypatch.setattr(harness_source, "child_environment", fail)
+    monkeypatch.setattr(harness_source, "wheel_for_entries", fail)
     monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("entries ran without a harness to install"))
     assert upgrade.upgrade(_checkout(tmp_path), []) == 2
     assert "upgrade: building the harness wheel for the entries failed" in capsys.readouterr().err

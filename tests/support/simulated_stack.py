@@ -195,7 +195,8 @@ def _pins_of(requirements: str) -> tuple[dict[str, str], list[str]]:
 
 
 def fake_uv_compile(requirements: str, python: str, output: Path | None = None, header_command: str | None = None,
-                    prerelease: bool = False, universal: bool = True) -> subprocess.CompletedProcess:
+                    prerelease: bool = False, universal: bool = True,
+                    offline: bool = False) -> subprocess.CompletedProcess:
     """`uv pip compile` over INDEX: a version it does not list fails as uv says so; a package asked without a
     version gets its newest; any other package is pinned at OTHER_VERSION."""
     asked, missing = _pins_of(requirements)

@@ -60,3 +60,26 @@ def test_the_probe_finds_a_private_reach(tmp_path):
     probe.write_text("from harness.verdict import views\nx = views._private_helper\n")
     with pytest.raises(AssertionError):
         test_no_module_uses_another_modules_private_names(probe)
+
+
+HOST_AND_JUDGE = [p for p in MODULES if {"stack", "verdict", "model"} & set(p.relative_to(HARNESS).parts[:1])]
+BOUNDARY = HARNESS / "stack" / "boundary.py"  # the one module of the host that reads its process environment
+
+
+def _environ_uses(path: Path) -> list[int]:
+    """Lines reading or writing `os.environ` (the code, not text it writes: a team's generated noxfile)."""
+    return [node.lineno for node in ast.walk(_tree(path))
+            if isinstance(node, ast.Attribute) and node.attr == "environ"
+            and isinstance(node.value, ast.Name) and node.value.id == "os"]
+
+
+@pytest.mark.parametrize("path", [p for p in HOST_AND_JUDGE if p != BOUNDARY],
+                         ids=lambda p: str(p.relative_to(HARNESS)))
+def test_the_host_reads_its_environment_only_through_its_boundary(path):
+    """A run's options travel as typed objects (the Workspace's RunOptions) from where a command comes in;
+    what a child process is told is built from the declaration (harness.stack.boundary.child_environment)."""
+    assert _environ_uses(path) == []
+
+
+def test_the_boundary_check_sees_a_use():
+    assert _environ_uses(BOUNDARY)  # the check above would otherwise pass on any file

@@ -1,6 +1,7 @@
 """Each run option is declared once (harness.run_options) and reaches every place it must: the commands'
 parsers, the child processes' environment, and the reader on the other side."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -116,7 +117,7 @@ def test_golden_takes_its_own_flags_and_the_project_options_and_names_them_when_
 
 def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeypatch, tmp_path):
     own = {env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME, env_vars.PLAN,
-           env_vars.ROLLBACK_FROM}
+           env_vars.ROLLBACK_FROM, env_vars.PROGRESS}  # an entry's progress file is its own, never its children's
     assert set(run_options.own_run_variables()) == own
     for name in own:
         monkeypatch.setenv(name, "from another run")
@@ -158,3 +159,20 @@ def test_a_path_is_shown_relative_to_where_the_command_was_typed(tmp_path):
     assert cli_args.shown_path(log, tmp_path / "src" / "deep") == "../../reports/baseline.log"
     far = tmp_path.joinpath(*["x"] * 40)  # from there, ../ forty times is longer than the path itself
     assert cli_args.shown_path(log, far) == str(log.resolve())
+
+
+def test_what_a_run_tells_its_entries_is_its_own_options_not_its_process_environment(monkeypatch, tmp_path):
+    """The host never writes its own environment to tell itself (or its children) an option: an entry's
+    environment is built from the workspace's options, so another process's HARNESS_BUILTIN left in the
+    shell is overridden by the run's --builtin, and a run id reaches the entry without being set here."""
+    monkeypatch.setenv(env_vars.BUILTIN, "report")
+
+    class Args:
+        run_id, offline = "run-B", True
+
+    ws = Workspace.from_environment().with_options(run_options.RunOptions(builtin="off"))
+    child = entry_runs.child_environment(ws, Args, None, 0, None)
+    assert child[env_vars.BUILTIN] == "off" and child[env_vars.RUN_ID] == "run-B"
+    assert child[env_vars.SEED] == "0" and child["UV_OFFLINE"] == "1"  # a seed of 0 is told, not dropped
+    assert os.environ[env_vars.BUILTIN] == "report" and env_vars.RUN_ID not in os.environ
+    assert Workspace.from_environment(child).options.builtin == "off"  # as the entry's session reads it

@@ -11,9 +11,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from harness import env_vars, run_options
+from harness import env_vars
 from harness.errors import HarnessError
-from harness.stack import staging
+from harness.stack import boundary, staging
 from harness.stack.pins import locks, matrix
 from harness.stack.workspace import Workspace
 
@@ -35,7 +35,7 @@ def record_golden(stage: staging.Stage, team: bool = False) -> int:
     writing the staged golden/ (HARNESS_STAGE); its output goes to reports/golden-recording.log. In a
     team's project (`team`), the package's own sessions, told the project, as `upgrade-harness golden` runs them."""
     root = stage.root
-    env = run_options.inherited(os.environ)  # the new pins, never a run's plan, selection or replay
+    env = boundary.child_environment()  # the new pins, never a run's plan, selection or replay
     env[env_vars.STAGE] = str(stage.files)
     noxfile = ["-f", str(root / "noxfile.py")]
     if team:

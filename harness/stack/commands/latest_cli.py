@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -25,12 +24,13 @@ from harness.errors import HarnessError
 from harness.stack.pins import current, matrix, release_set, resolve
 from harness.stack.pins.release_set import ReleaseSet
 from harness.stack.workspace import Workspace
+from harness.stack import boundary
 
 
 
 def github_output(**values: str) -> None:
     """Append key=value lines to $GITHUB_OUTPUT when running under GitHub Actions (one line each)."""
-    target = os.environ.get("GITHUB_OUTPUT")
+    target = boundary.given("GITHUB_OUTPUT")
     if not target:
         return
     with open(target, "a", encoding="utf-8") as fh:

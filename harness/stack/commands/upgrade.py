@@ -4,13 +4,12 @@ entries, then print the verdict. Each entry runs as a child nox session with its
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import random
 import sys
 import time
 from pathlib import Path
 
-from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import now
 from harness.stack import cli_args, staging
@@ -97,8 +96,6 @@ def _in_run_directory(ws: Workspace, args) -> int:
     if left is not None:  # the plan is written once it is resolved and checked, before the first entry starts
         how = "did not finish" if (left / plan.PLAN_FILE).exists() else "stopped before any entry started"
         print(f"upgrade: note: an earlier run {how}; its files are in {left}/")
-    saved = os.environ.get(env_vars.RUN_ID)
-    os.environ[env_vars.RUN_ID] = args.run_id  # the reports this process writes (unresolvable entries) carry it
     own = ws.reports / run_dir.RUNS / args.run_id
     try:
         run = run_dir.start(ws, args.run_id)
@@ -110,11 +107,6 @@ def _in_run_directory(ws: Workspace, args) -> int:
         print(f"upgrade: stopped; this run's files stay in {own}/ "
               "(not published to the reports directory)", file=sys.stderr)
         raise
-    finally:
-        if saved is None:
-            del os.environ[env_vars.RUN_ID]
-        else:
-            os.environ[env_vars.RUN_ID] = saved
     writers = [matrix.CANDIDATE, *(f"{g}-only" for g in matrix.GROUPS)]
     kept = run_dir.keep_previous(ws.reports, [e.name for e in matrix.upgrade_plan(current.entries(ws))] + [
         *writers, REPLAY, *map(rollback.report_name, writers), *bisect.report_names(ws.reports)],
@@ -133,8 +125,7 @@ def _upgrade(ws: Workspace, args) -> int:
     with run_profile.phase("resolution (the plan's locks resolved and checked)"):
         entries = run_plan.resolve(ws, args)
     # The harness every entry installs, built once here (an installed tool) and named to the children.
-    os.environ.pop(env_vars.WHEEL, None)
-    os.environ.update(harness_source.child_environment(ws))
+    ws = dataclasses.replace(ws, options=dataclasses.replace(ws.options, wheel=harness_source.wheel_for_entries(ws)))
     started = time.perf_counter()
     seed = random.getrandbits(32)
     ran, replay, rolled = _run_plan(ws, args, entries, seed)
@@ -145,7 +136,7 @@ def _upgrade(ws: Workspace, args) -> int:
               + cli_args.log_tail(ws.reports / f"{entry.name}.log"), file=sys.stderr)
         if entry not in ran[:2]:  # an attribution entry: the attribution is partial, the verdict stands
             stack_entry.write_unresolvable(ws.reports, entry, f"its session wrote no report (see {entry.name}.log)",
-                                           now())
+                                           now(), run_id=ws.options.run_id)
     if any(e in ran[:2] for e in silent):
         print("upgrade: CANNOT JUDGE (exit status 2)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE

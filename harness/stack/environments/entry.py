@@ -21,7 +21,8 @@ from harness.model import progress, report_io
 from harness.model.codec import to_json
 from harness.model.progress import Phase, Progress
 from harness.model.report import EntryInfo, now, unresolvable
-from harness.stack import paths, project
+from harness.run_options import RunOptions
+from harness.stack import boundary, paths, project
 from harness.stack.environments import envs, harness_source, multi_device
 from harness.stack.run import ending, rollback
 from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, uv, write_if_missing
@@ -47,14 +48,13 @@ def checkpoints_folder(report: Path) -> Path:
     return report.parent / rollback.folder_name(report.stem)
 
 
-def _keeps_checkpoints() -> bool:
-    """Whether this run keeps the checkpoints it writes: a run of all checks, or of a selection (HARNESS_ONLY)
+def _keeps_checkpoints(options: RunOptions) -> bool:
+    """Whether this run keeps the checkpoints it writes: a run of all checks, or of a selection (`only`)
     holding rollback checks; never a rollback run itself, which reads another entry's."""
-    if os.environ.get(env_vars.ROLLBACK_FROM):
+    if options.rollback_from:
         return False
-    only = os.environ.get(env_vars.ONLY)
     try:
-        return rollback.wants_checkpoints(Path(only).read_text().split() if only else None)
+        return rollback.wants_checkpoints(options.only.read_text().split() if options.only else None)
     except OSError:
         return True  # the plugin says the selection cannot be read
 
@@ -68,7 +68,7 @@ def install_entry(session, ws: Workspace, entry: Entry, report_names: Sequence[s
         if entry.problem:  # the upgrade's plan could not resolve it
             raise HarnessError(entry.problem)
         if not entry.locked and not entry.lock_file:
-            _tell_progress(Phase.RESOLVING)
+            _tell_progress(ws.options, Phase.RESOLVING)
             compile_lock(entry, lock)
         elif written := write_if_missing(ws, entry):
             session.log(f"wrote {written}: the {entry.name} stack fully resolved (commit it)")
@@ -77,7 +77,7 @@ def install_entry(session, ws: Workspace, entry: Entry, report_names: Sequence[s
                                "(or run the upgrade again to resolve its plan).")
         elif entry.locked:
             check_current(ws, entry, lock)
-        _tell_progress(Phase.INSTALLING)
+        _tell_progress(ws.options, Phase.INSTALLING)
         installer, itself = uv(), harness_source.install_args(ws)
         if installer and session.venv_backend == "uv":
             _uv_pip(session, installer, ["sync", "--quiet", str(lock), str(harness_requirement(itself, session.virtualenv.location))])
@@ -86,20 +86,19 @@ def install_entry(session, ws: Workspace, entry: Entry, report_names: Sequence[s
             session.install("--no-deps", *itself)
     except HarnessError as exc:
         for name in report_names:
-            write_unresolvable(ws.reports, entry, str(exc), started, name)
+            write_unresolvable(ws.reports, entry, str(exc), started, name, ws.options.run_id)
         session.error(str(exc).rstrip("."))  # nox ends the reason with its own period
     except Exception as exc:  # nox's CommandFailed: the installer's own output is above
         problem = f"installing {entry.pin_text} failed ({exc}); the installer's output is in the session log."
         for name in report_names:
-            write_unresolvable(ws.reports, entry, problem, started, name)
+            write_unresolvable(ws.reports, entry, problem, started, name, ws.options.run_id)
         session.error(problem.rstrip("."))
 
 
-def _tell_progress(phase: Phase) -> None:
-    """When `nox -s upgrade` runs this entry, it shows what the entry is doing from this file."""
-    path = os.environ.get(env_vars.PROGRESS)
-    if path:
-        progress.write(path, Progress(phase))
+def _tell_progress(options: RunOptions, phase: Phase) -> None:
+    """When `nox -s upgrade` runs this entry, it shows what the entry is doing from its progress file."""
+    if options.progress:
+        progress.write(options.progress, Progress(phase))
 
 
 def harness_requirement(itself: list[str], venv: str) -> Path:
@@ -116,7 +115,7 @@ def harness_requirement(itself: list[str], venv: str) -> Path:
 def _uv_pip(session, installer: str, args: list[str]) -> None:
     """`uv pip ...` from uv's cache first: an environment that already matches its lock then needs no
     network (and no index round trip); only when the cache lacks something does it go online."""
-    env = {**os.environ, "VIRTUAL_ENV": session.virtualenv.location}
+    env = boundary.child_environment(extra={"VIRTUAL_ENV": session.virtualenv.location})
     # --python names the target: uv prefers UV_PYTHON to VIRTUAL_ENV, and an outer nox session (or a
     # user's shell) may have set it to another environment, which the sync would then rewrite.
     args = [*args, "--python", os.path.join(session.virtualenv.location, "bin", "python")]
@@ -125,17 +124,19 @@ def _uv_pip(session, installer: str, args: list[str]) -> None:
     session.run_install(installer, "pip", *args, external=True, env={"VIRTUAL_ENV": session.virtualenv.location})
 
 
-def write_unresolvable(reports: Path, entry: Entry, problem: str, started: str, report_name: str | None = None) -> None:
+def write_unresolvable(reports: Path, entry: Entry, problem: str, started: str, report_name: str | None = None,
+                       run_id: str | None = None) -> None:
+    """The report of an entry that cannot run, saying why; `run_id`: the upgrade run it belongs to."""
     report = unresolvable(entry_info(entry), problem, started)
-    report_io.write(report_path(reports, entry, report_name),
-                    dataclasses.replace(report, run_id=os.environ.get(env_vars.RUN_ID) or None))
+    report_io.write(report_path(reports, entry, report_name), dataclasses.replace(report, run_id=run_id))
 
 
 def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_checkout: bool,
-                      rollback_reads: bool = True) -> dict[str, str]:
+                      rollback_reads: bool = True, options: RunOptions = RunOptions()) -> dict[str, str]:
     """What the contract suite's pytest run is told through its environment (is_checkout: whether the
     project judged is this checkout, whose golden/ holds the built-in contracts' values; rollback_reads:
-    whether an upgrade's rollback may read this run's checkpoints, so that it keeps them)."""
+    whether an upgrade's rollback may read this run's checkpoints, so that it keeps them; options: what the
+    session was told, harness.stack.boundary — the rest of its environment the pytest process inherits)."""
     return {
         env_vars.REPORT: report,
         env_vars.GOLDEN_DIR: str(golden),
@@ -144,10 +145,10 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
         env_vars.ENTRY: entry.name,
         # Unset: the checks write their checkpoints into pytest's temporary folder, removed after the run.
         **({env_vars.CHECKPOINTS: str(checkpoints_folder(Path(report)))}
-           if rollback_reads and _keeps_checkpoints() else {}),
+           if rollback_reads and _keeps_checkpoints(options) else {}),
         env_vars.ENTRY_INFO: json.dumps(to_json(entry_info(entry))),  # one typed object, as the report holds it
         # Derandomized unless asked otherwise: identical pins must give identical reports.
-        env_vars.PROFILE: os.environ.get(env_vars.PROFILE, "ci"),
+        env_vars.PROFILE: options.profile or "ci",
         # Keep bytecode: without it every run recompiles JAX's sources (~2.7 s of each run).
         "PYTHONDONTWRITEBYTECODE": "",
         # JAX's persistent compilation cache, one per environment: a rerun loads the ~600 small
@@ -165,7 +166,7 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     upgrade's rollback may read them, its checkpoints beside it). A rollback of several writers' checkpoints
     (HARNESS_ROLLBACK_FROM naming several folders) writes each writer's report from one process."""
     envs.mark_used(session.virtualenv.location, session.name)  # its last use, for pruning (harness.stack.environments.envs)
-    writers = rollback.folders(os.environ.get(env_vars.ROLLBACK_FROM))
+    writers = rollback.folders(str(ws.options.rollback_from) if ws.options.rollback_from else None)
     names = [rollback.report_name(f.name) for f in writers] if len(writers) > 1 else [report_name]
     if install:
         install_entry(session, ws, entry, names)
@@ -173,20 +174,21 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     path = written[0]
     found = project.load(ws)
     env = suite_environment(entry, str(path), session.virtualenv.location, found.golden, ws.is_checkout,
-                            rollback_reads)
+                            rollback_reads, ws.options)
     # pytest's temporary files in the entry's environment: under the shared /tmp/pytest-of-<user>/ two
     # entries running at once each cleaned up the numbered directories of every other pytest run there.
     basetemp = os.path.join(session.virtualenv.location, "pytest-tmp")
-    _tell_progress(Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
+    _tell_progress(ws.options, Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
     # From the project's root: nox itself runs in the noxfile's folder, which for a team's project is
     # the installed harness/stack/, whose modules (bisect.py) `python -m` would put before the stdlib's.
     if len(writers) > 1:
-        with session.chdir(found.root), explained(entry, *written):
+        with session.chdir(found.root), explained(entry, *written, progress_file=ws.options.progress):
             _run_rollbacks(session, entry, found, zip(writers, written), env, basetemp, pytest_args)
         return
     junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
-    family = multi_device.planned(found, os.environ) if multi_device.wanted(os.environ) else None
-    with session.chdir(found.root), explained(entry, path):
+    told = boundary.variables()
+    family = multi_device.planned(found, told) if multi_device.wanted(told) else None
+    with session.chdir(found.root), explained(entry, path, progress_file=ws.options.progress):
         # The multi-device family's process (harness.devices) starts first, beside the main run: its
         # output is kept apart and written into the log after the main run's.
         beside = None if family is None else _Beside(session, family, [
@@ -257,17 +259,17 @@ def _run_rollbacks(session, entry: Entry, found: project.Project, writers, env: 
 
 
 @contextlib.contextmanager
-def explained(entry: Entry, *reports: Path):
+def explained(entry: Entry, *reports: Path, progress_file: Path | None = None):
     """When the suite's process ends early (killed, crashed, interrupted), say why in its reports (those not
     complete): a killed pytest leaves a partial report with no reason in it. nox's failure carries the
-    return code."""
+    return code; the entry's progress file (when an upgrade runs it) how far it got."""
     started = now()
     try:
         yield
     except Exception as exc:
         code = getattr(exc, "return_code", None)  # nox.command.CommandFailed's
         if code is not None:
-            state = progress.read(os.environ[env_vars.PROGRESS]) if os.environ.get(env_vars.PROGRESS) else None
+            state = progress.read(progress_file) if progress_file else None
             for report in reports:
                 ending.record(report, entry_info(entry), ending.explain(code, state), started)
         raise

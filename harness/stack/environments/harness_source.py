@@ -6,16 +6,14 @@
   into it (a .pth file in the entry's environment).
 - Any other install (from a path, a git URL or the index): one wheel built from the installed package
   (harness.stack.environments.harness_wheel), never from where it was installed from. `nox -s upgrade` builds it
-  once and hands its path to the child sessions in HARNESS_WHEEL; a session run alone finds it in the
+  once and hands its path to the child sessions (RunOptions.wheel, HARNESS_WHEEL); a session run alone finds it in the
   cache under the project's .nox/.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from harness import env_vars
 from harness.stack import paths
 from harness.stack.environments import harness_wheel
 from harness.stack.pins.locks import uv
@@ -31,14 +29,15 @@ def install_args(ws: Workspace) -> list[str]:
     workspace's wheel cache)."""
     if runs_from_checkout():
         return ["-e", str(paths.SOURCE)]
-    passed = os.environ.get(env_vars.WHEEL)
-    if passed and Path(passed).is_file():
-        return [passed]
+    passed = ws.options.wheel  # built once by the upgrade that started this session
+    if passed is not None and passed.is_file():
+        return [str(passed)]
     return [str(harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv()))]
 
 
-def child_environment(ws: Workspace) -> dict[str, str]:
-    """What the entries' child sessions are told: the wheel to install, built here once ({} from a checkout)."""
+def wheel_for_entries(ws: Workspace) -> Path | None:
+    """The wheel an upgrade's entries install, built here once (None from a checkout: it installs itself
+    editable); the entries are told it (RunOptions.wheel)."""
     if runs_from_checkout():
-        return {}
-    return {env_vars.WHEEL: str(harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv()))}
+        return None
+    return harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv())

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 
 from harness.errors import HarnessError
+from harness.stack import boundary
 
 
 def _reports_version(executable: str, version: str) -> bool:
@@ -27,8 +28,8 @@ def _reports_version(executable: str, version: str) -> bool:
 
 
 def _pyenv_root() -> str:
-    if os.environ.get("PYENV_ROOT"):
-        return os.environ["PYENV_ROOT"]
+    if boundary.given("PYENV_ROOT"):
+        return boundary.given("PYENV_ROOT")
     pyenv = shutil.which("pyenv")
     if pyenv:
         try:

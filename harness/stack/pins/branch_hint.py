@@ -4,10 +4,8 @@ bump it could judge instead and the exact command (it still runs what it was ask
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from harness import env_vars
 from harness.errors import HarnessError
 from harness.stack import project
 from harness.stack.pins import matrix, pins_from
@@ -30,7 +28,7 @@ def default_branch(repository: Path) -> str | None:
 def line(ws: Workspace, invoked_from: Path) -> str | None:
     """The branch's bump of the project's pins file over the default branch's, and the command that judges
     it; None when there is none (no git, the same pins, a file either side cannot give, or --baseline-from)."""
-    if ws.is_checkout or os.environ.get(env_vars.BASELINE_FROM):
+    if ws.is_checkout or ws.options.baseline_from:
         return None
     found = project.load(ws)
     ours = found.baseline_source
@@ -54,8 +52,8 @@ def line(ws: Workspace, invoked_from: Path) -> str | None:
 
 def told(ws: Workspace, args, entries: list[matrix.Entry], invoked_from: Path) -> list[str]:
     """The lines to print: the sides' sources when an option chose one, else the branch's bump if any."""
-    # `upgrade-harness` hands --baseline-from to the run in the environment (project_options), not in args.
-    if args.baseline_from or os.environ.get(env_vars.BASELINE_FROM) or args.candidate_from:
+    # `upgrade-harness` hands --baseline-from to its nox session, which is told it (the workspace's options).
+    if ws.options.baseline_from or args.candidate_from:
         base, cand = entries[0], entries[1]
         return [f"baseline's pins from {base.pins_from}; candidate's from {cand.pins_from}"]
     hint = line(ws, invoked_from) if args.candidate is None else None

@@ -5,9 +5,7 @@ neither the matrix nor a team's pins need the other to read theirs."""
 from __future__ import annotations
 
 import dataclasses
-import os
 
-from harness import env_vars
 from harness.errors import HarnessError
 from harness.stack.pins import matrix, project_pins
 from harness.stack.pins.matrix import CandidateRequest, Entry, Pins
@@ -18,7 +16,7 @@ def pins(ws: Workspace) -> Pins:
     """Read now (`nox -s accept` rewrites them; `--baseline-from` may have just been given)."""
     if not ws.is_checkout:
         return project_pins.load(ws)
-    if os.environ.get(env_vars.BASELINE_FROM):
+    if ws.options.baseline_from:
         raise HarnessError("--baseline-from is for your own project, whose golden values are recorded from that "
                            "baseline; this checkout's baseline is harness/matrix.toml. Run `upgrade-harness init` "
                            "in your project's root, then `upgrade-harness upgrade --baseline-from PATH` there.")
@@ -28,7 +26,8 @@ def pins(ws: Workspace) -> Pins:
 def entries(ws: Workspace, candidate: CandidateRequest | None = None) -> dict[str, Entry]:
     """The project's entries by name, the candidate replaced by an ad-hoc request when one is given."""
     found = pins(ws)
-    return matrix.entries(found, within(candidate, found.baseline), committed=ws.is_checkout)
+    return matrix.entries(found, within(candidate, found.baseline), committed=ws.is_checkout,
+                          baseline_given=bool(ws.options.baseline_from))
 
 
 def within(candidate: CandidateRequest | None, baseline: dict[str, str]) -> CandidateRequest | None:

@@ -127,7 +127,7 @@ def uv() -> str | None:
 
 
 def uv_compile(requirements: str, python: str, output: Path | None = None, header_command: str | None = None,
-               prerelease: bool = False, universal: bool = True) -> subprocess.CompletedProcess:
+               prerelease: bool = False, universal: bool = True, offline: bool = False) -> subprocess.CompletedProcess:
     """`uv pip compile` of requirement lines for the matrix's Python; the lock on stdout or in `output`.
 
     uv is handed the interpreter itself: with only --python-version and no python3.12 on PATH (pyenv),
@@ -140,6 +140,7 @@ def uv_compile(requirements: str, python: str, output: Path | None = None, heade
     cmd += ["-o", str(output)] if output else ["--no-annotate"]
     cmd += ["--custom-compile-command", header_command] if header_command else ["--no-header"]
     cmd += ["--prerelease", "allow"] if prerelease else []
+    cmd += ["--offline"] if offline else []  # `upgrade --offline` (a child session is told UV_OFFLINE)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
     return subprocess.run(cmd, input=requirements, capture_output=True, text=True, check=False)

@@ -9,12 +9,10 @@ entries from here. Entries pin python, jax, jaxlib, optax, flax and numpy.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import tomllib
 from pathlib import Path
 
-from harness import env_vars
 from harness.atomic import atomic_write_text
 from harness.errors import HarnessError
 from harness.model.report import STACK_VERSION_KEYS
@@ -221,13 +219,15 @@ def parse_candidate(text: str) -> dict[str, str]:
     return pins
 
 
-def entries(pins: Pins, candidate_override: CandidateRequest | None = None, *, committed: bool) -> dict[str, Entry]:
+def entries(pins: Pins, candidate_override: CandidateRequest | None = None, *, committed: bool,
+            baseline_given: bool = False) -> dict[str, Entry]:
     """All matrix entries of `pins` by name, with the candidate replaced when an ad-hoc one is given.
-    committed: whether the candidate's lock is committed (this checkout's); a project's is resolved by the plan."""
+    committed: whether the candidate's lock is committed (this checkout's); a project's is resolved by the plan.
+    baseline_given: whether this run's --baseline-from chose the baseline's pins (resolved for the run)."""
     py, locked = pins.python, committed
     # A one-run --baseline-from is resolved for the run, never written over the committed lock.
     baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py,
-                     locked=not os.environ.get(env_vars.BASELINE_FROM), pins_from=pins.baseline_from or MATRIX_FILE)
+                     locked=not baseline_given, pins_from=pins.baseline_from or MATRIX_FILE)
     if candidate_override:
         adhoc = dict(pins.baseline)
         adhoc.update(candidate_override.pins)

@@ -51,7 +51,8 @@ def _compile(ws: Workspace, requirements: str, python: str, prerelease: bool, la
             kept = [ln for ln in baseline_lock.read_text().splitlines()
                     if not ((m := PIN_LINE.match(ln.strip())) and m.group(1).lower() in latest)]
             output.write_text("\n".join(kept) + "\n")
-        done = locks.uv_compile(requirements, python, output=output, prerelease=prerelease, universal=False)
+        done = locks.uv_compile(requirements, python, output=output, prerelease=prerelease, universal=False,
+                                offline=ws.options.offline)
         text = output.read_text() if done.returncode == 0 and output.exists() else ""
     return (parse_lock(text, relock=locks.lock_command(ws)), text) if done.returncode == 0 else (None, locks.uv_reason(done))
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from harness import env_vars, run_options
 from harness.model import progress as progress_io
 from harness.model.report import now
-from harness.stack import cli_args
+from harness.stack import boundary, cli_args
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix, plan
 from harness.stack.run import (ending, entry_reuse, lifeline, progress, report_cache, rollback as rollback_runs,
@@ -30,22 +30,18 @@ REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying
 
 def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay: Path | None,
                       rollback: Path | None = None) -> dict[str, str]:
-    """What every entry of this run is told: the plan, the selection, one seed, examples to replay."""
-    env = run_options.inherited(os.environ)  # never another run's plan, selection or replay
-    env[env_vars.RUN_ID] = args.run_id  # the run its reports belong to
+    """What every entry of this run is told: the run's options (its id, --contracts, --builtin, --offline,
+    the harness wheel...), the plan, the selection, one seed, examples to replay; built from the declaration
+    (harness.run_options) over this process's environment without another run's own variables."""
+    told = dataclasses.replace(
+        ws.options, run_id=args.run_id, seed=seed,
+        plan=ws.reports / plan.PLAN_FILE,  # the entries, resolved once
+        reports_dir=ws.reports, offline=bool(args.offline) or ws.options.offline,
+        only=only, replay=replay, report_name=REPLAY if replay is not None else (
+            rollback_runs.report_name(rollback.name) if rollback is not None else None),
+        rollback_from=rollback)
+    env = boundary.child_environment(told, run_options.PROJECT, run_options.RUN)
     env.update(lifeline.child_environment())  # and dies with
-    env[env_vars.SEED] = str(seed)  # every entry draws the same examples
-    env[env_vars.PLAN] = str(ws.reports / plan.PLAN_FILE)  # the entries, resolved once
-    env[env_vars.REPORTS_DIR] = str(ws.reports)
-    if args.offline:
-        env["UV_OFFLINE"] = "1"
-    if only is not None:
-        env[env_vars.ONLY] = str(only)
-    if replay is not None:
-        env.update({env_vars.REPLAY: str(replay), env_vars.REPORT_NAME: REPLAY})
-    if rollback is not None:
-        env.update({env_vars.ROLLBACK_FROM: str(rollback),
-                    env_vars.REPORT_NAME: rollback_runs.report_name(rollback.name)})
     return env
 
 
@@ -53,8 +49,8 @@ def new_run_id() -> str:
     """A run's id: when it started, and enough randomness that two runs never share one. Under GitHub Actions
     it names the Actions run (and attempt) instead of the process: a report reused in a later pull request
     then says which workflow run computed it (the verdict's "Reused" line)."""
-    actions = os.environ.get("GITHUB_RUN_ID")
-    where = f"actions-{actions}.{os.environ.get('GITHUB_RUN_ATTEMPT') or 1}" if actions else str(os.getpid())
+    actions = boundary.given("GITHUB_RUN_ID")
+    where = f"actions-{actions}.{boundary.given('GITHUB_RUN_ATTEMPT') or 1}" if actions else str(os.getpid())
     return f"{time.strftime('%Y%m%dT%H%M%S')}-{where}-{random.getrandbits(24):06x}"
 
 

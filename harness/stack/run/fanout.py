@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 from pathlib import Path
-from unittest import mock
 
-from harness import env_vars
+from harness import run_options
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.stack import cli_args, project_options
@@ -56,8 +54,7 @@ def plan(ws: Workspace, argv, invoked_from: str | None) -> int:
         if args.bisect:
             raise HarnessError("--bisect probes releases one after another with `nox -s upgrade -- --bisect`; "
                                "the steps one by one do not bisect: drop it here.")
-        with mock.patch.dict(os.environ, {env_vars.RUN_ID: args.run_id}):  # an unresolvable candidate's report carries it
-            entries = run_plan.resolve(ws, args)
+        entries = run_plan.resolve(ws, args)  # an unresolvable candidate's report carries the run's id
     except cli_args.HelpShown:
         return 0
     except HarnessError as exc:
@@ -74,10 +71,10 @@ def _directory(ws: Workspace, argv, invoked_from: str | None, command: str) -> P
     return Path(invoked_from or ".") / cli_args.parse(parser, argv).directory
 
 
-def _run_id(directory: Path) -> str | None:
+def _run_id(ws: Workspace, directory: Path) -> str | None:
     """The run's id: this job's HARNESS_RUN_ID, else the one the baseline's report carries."""
     try:
-        return os.environ.get(env_vars.RUN_ID) or report_io.load(directory / f"{matrix.BASELINE}.json").run_id
+        return ws.options.run_id or report_io.load(directory / f"{matrix.BASELINE}.json").run_id
     except HarnessError:
         return None
 
@@ -89,7 +86,7 @@ def follow_ups(ws: Workspace, argv, invoked_from: str | None) -> int:
         directory = _directory(ws, argv, invoked_from, "followups")
         entries = judge.planned_entries(directory)
         follow = followups.decide(directory, entries)
-        followups.write(follow, directory, _run_id(directory))
+        followups.write(follow, directory, _run_id(ws, directory))
     except cli_args.HelpShown:
         return 0
     except HarnessError as exc:
@@ -103,7 +100,7 @@ def follow_ups(ws: Workspace, argv, invoked_from: str | None) -> int:
                  follow.attribution_note() if follow.attributes else follow.skipped_note(entries[2:])):
         if note:
             print(f"followups: {note}")
-    _publish(follow.runs(entries[0], entries[1]), directory, _run_id(directory), os.environ.get(env_vars.SEED))
+    _publish(follow.runs(entries[0], entries[1]), directory, _run_id(ws, directory), None if ws.options.seed is None else str(ws.options.seed))
     return 0
 
 
@@ -112,7 +109,7 @@ def judge_directory(ws: Workspace, argv, invoked_from: str | None) -> int:
     project options (`--builtin report`...) say how the verdict judges, as they do for `upgrade`."""
     try:
         options, rest = project_options.split(argv)
-        os.environ.update(project_options.environment(options, Path(invoked_from or ".")))
+        ws = ws.with_options(run_options.absolute(run_options.from_namespace(options), Path(invoked_from or ".")))
         return judge.judge(ws, _directory(ws, rest, invoked_from, "judge"))
     except cli_args.HelpShown:
         return 0

@@ -13,13 +13,13 @@ run by hand still runs.
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 from harness import env_vars, run_options
 from harness.stack.pins.matrix import Entry
 from harness.stack.run import entry_reuse, report_cache
 from harness.stack.workspace import Workspace
+from harness.stack import boundary
 
 
 def is_fanout_row(environ) -> bool:
@@ -40,7 +40,7 @@ def reused_or_run(ws: Workspace, entry: Entry, environ=None, say=print):
     """Around a fan-out row's run: yields True when its report was reused (the caller then runs nothing),
     False when it must run; after a run, its report is kept in the cache. Outside a fan-out row: False, and
     nothing looked up or kept."""
-    environ = dict(os.environ if environ is None else environ)
+    environ = dict(boundary.variables() if environ is None else environ)
     if not is_fanout_row(environ):
         yield False
         return

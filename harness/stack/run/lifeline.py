@@ -25,6 +25,7 @@ import signal
 import sys
 
 from harness import env_vars
+from harness.stack import boundary
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -68,7 +69,7 @@ def follow_run() -> None:
     a run that died before the request took effect is seen at once (the parent is no longer the run).
     Nothing otherwise: a session a user started from a shell or a script shares their process group and
     keeps nox's own handling."""
-    run = os.environ.get(env_vars.RUN_PID)
+    run = boundary.given(env_vars.RUN_PID)
     if not run or os.getpgrp() != os.getpid():
         return
     signal.signal(signal.SIGTERM, end_group)

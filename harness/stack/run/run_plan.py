@@ -5,14 +5,14 @@
 from __future__ import annotations
 
 import argparse
-import os
-import sys
+import dataclasses
 from pathlib import Path
 
+from harness import run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.model.report import now
-from harness.stack import project, project_options
+from harness.stack import project
 from harness.stack.commands import builtin_golden, upgrade_args
 from harness.stack.environments import entry as stack_entry, preflight
 from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
@@ -29,15 +29,15 @@ def prepare(ws: Workspace, argv, invoked_from: str | None,
     args = upgrade_args.parse(ws, argv, command)
     args.run_id = new_run_id()
     args.typed_in = str(Path(invoked_from or ".").resolve())  # where paths are shown relative to
-    # This run's --contracts / --builtin / --no-builtin / --baseline-from reach the plan, every entry and the verdict.
-    os.environ.update(project_options.environment(args, Path(invoked_from or ".")))
+    # This run's --contracts / --builtin / --no-builtin / --baseline-from (and its id) reach the plan, every
+    # entry and the verdict through the workspace handed down (and each child's environment built from it).
+    given = run_options.absolute(run_options.from_namespace(args), Path(invoked_from or "."))
+    ws = ws.with_options(dataclasses.replace(given, run_id=args.run_id, offline=bool(args.offline)))
     # Parsed (or read, --candidate-from) once, here: bad input is told before anything else.
     args.candidate = candidate_from.request(ws, args.candidate, args.candidate_from, Path(args.typed_in))
     find_python(current.pins(ws).python)  # a project may set its own
     if args.reports:
         ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
-    if args.offline:
-        os.environ["UV_OFFLINE"] = "1"  # this run's resolutions too
     upgrade_args.check_writable(ws.reports)
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
     preflight.check(ws, matrix.upgrade_plan(current.entries(ws, args.candidate)))
@@ -57,7 +57,7 @@ def resolve(ws: Workspace, args) -> list[matrix.Entry]:
         entries = plan.build(ws, args.candidate, ws.reports / plan.LOCKS_DIR, args.pre)
     except HarnessError as exc:
         requested = current.entries(ws, args.candidate)[matrix.CANDIDATE]
-        stack_entry.write_unresolvable(ws.reports, requested, str(exc), now())
+        stack_entry.write_unresolvable(ws.reports, requested, str(exc), now(), run_id=ws.options.run_id)
         raise CannotStart(f"{exc}\nCANNOT JUDGE: candidate is unresolvable (exit status 2; "
                           f"{ws.reports}/{matrix.CANDIDATE}.json says why)") from None
     try:

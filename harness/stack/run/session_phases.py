@@ -5,13 +5,13 @@ pytest runs' included), written as data beside its suite's phases (harness.model
 from __future__ import annotations
 
 import contextlib
-import os
 import resource
 import time
 
 from harness import env_vars, process_age
 from harness.model import phase_times
 from harness.model.phase_times import ProcessPhases, Source
+from harness.stack import boundary
 
 
 def cpu_seconds(who: int) -> float:
@@ -34,7 +34,7 @@ def process_started_at() -> float | None:
 @contextlib.contextmanager
 def recorded(environ=None):
     """Around the session's function: nothing unless HARNESS_PHASES_DIR names where to write."""
-    directory = (os.environ if environ is None else environ).get(env_vars.PHASES_DIR)
+    directory = (boundary.variables() if environ is None else environ).get(env_vars.PHASES_DIR)
     if not directory:
         yield
         return

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness import env_vars
 from harness.errors import HarnessError
-from harness.stack import paths
+from harness.stack import boundary, paths
 
 SESSION_FILE = "session.sqlite"
 
@@ -33,10 +33,10 @@ def test_command(python: Path, root: Path, files: list[Path]) -> str:
 
 def worker_environment(suite_env: dict[str, str], work: Path, venv: Path) -> dict[str, str]:
     """The environment of worker `work`: its optax copy first on the path, its own report and temp dir."""
-    return {**os.environ, **suite_env,
+    return {**boundary.child_environment(extra=suite_env),
             "PYTHONPATH": str(work), env_vars.REPORT: str(work / "report.json"),
             "PYTEST_ADDOPTS": f"--basetemp={work / 'pytest-tmp'}",
-            "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(venv)}
+            "PATH": f"{venv / 'bin'}{os.pathsep}{boundary.given('PATH') or ''}", "VIRTUAL_ENV": str(venv)}
 
 
 def write_config(path: Path, modules: tuple[str, ...], command: str, timeout: float,

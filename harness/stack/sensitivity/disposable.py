@@ -18,6 +18,7 @@ from harness.stack.environments.entry import harness_requirement
 from harness.stack.environments import harness_source
 from harness.stack.pins.locks import uv
 from harness.stack.workspace import Workspace
+from harness.stack import boundary
 
 LOCK = "sensitivity.txt"  # cosmic-ray and its dependencies, resolved against the baseline's lock
 
@@ -41,7 +42,7 @@ def install(session, ws: Workspace, baseline_lock: Path) -> None:
     installer = uv()
     if installer is None:
         session.error("uv is not installed; install the runner tools with `pip install -r locks/runner.txt`")
-    env = {**os.environ, "VIRTUAL_ENV": str(venv)}
+    env = boundary.child_environment(extra={"VIRTUAL_ENV": str(venv)})
     if subprocess.run([installer, *args, "--offline"], env=env, capture_output=True).returncode != 0:
         session.run_install(installer, *args, external=True, env={"VIRTUAL_ENV": str(venv)})
 

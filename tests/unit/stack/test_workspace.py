@@ -67,7 +67,7 @@ def test_upgrade_harness_upgrade_runs_the_command_in_its_own_process_told_what_i
     assert (ws.root, ws.is_checkout, ws.reports, ws.home) == (root, False, root / "reports", None)
     assert argv == ["--candidate", "jax==0.12.0.1"] and typed_in == str(project / "sub")
     assert (told_project, told_builtin) == (str(root), "off")
-    assert env_vars.PROJECT not in os.environ and paths.project_root() == paths.SOURCE.resolve()  # nothing left behind
+    assert env_vars.PROJECT not in os.environ and paths.project_root(os.environ) == paths.SOURCE.resolve()  # nothing left behind
 
 
 def test_what_follows_from_the_project_is_the_workspaces_own(tmp_path):

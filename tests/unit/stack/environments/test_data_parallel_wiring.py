@@ -18,6 +18,7 @@ from harness.model.codec import from_json
 from harness.model.enums import BuiltinMode, Outcome, Status
 from harness.model.report import JaxPlatform, Report, WarningRecord
 from harness.stack import project
+from harness.run_options import RunOptions
 from harness.stack.environments import entry as stack_entry, multi_device
 from harness.verdict import views
 
@@ -146,7 +147,7 @@ def test_checks_failing_in_the_main_run_still_run_the_family_then_fail_the_entry
     session.name, session.chdir = "baseline", lambda root: _Nothing()
     monkeypatch.setattr(project, "load", lambda ws: _found(tmp_path))
     monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
-    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True})()
+    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": RunOptions()})()
     entry = type("E", (), {"name": "baseline", "python": "3.12", "pins": {}, "locked": True, "resolved_at": None,
                            "notes": ()})()
     with pytest.raises(Exception) as failed:
@@ -189,7 +190,7 @@ def _entry_run(tmp_path, monkeypatch, act):
     session.name, session.chdir = "baseline", lambda root: _Nothing()
     monkeypatch.setattr(project, "load", lambda ws: _found(tmp_path))
     monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
-    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True})()
+    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": RunOptions()})()
     entry = type("E", (), {"name": "baseline", "python": "3.12", "pins": {}, "locked": True, "resolved_at": None,
                            "notes": ()})()
     return session, lambda: stack_entry.run_entry(session, ws, entry, install=False)

@@ -21,4 +21,4 @@ def test_from_a_checkout_the_entries_install_it_editable_without_a_build(tmp_pat
     monkeypatch.setenv(env_vars.WHEEL, str(tmp_path / "pyproject.toml"))  # a stale one is not used either
     ws = Workspace.of(tmp_path)
     assert harness_source.install_args(ws) == ["-e", str(tmp_path)]
-    assert harness_source.child_environment(ws) == {}
+    assert harness_source.wheel_for_entries(ws) is None

@@ -25,7 +25,7 @@ def _key(v):
     return tuple(int(x) for x in v.split("."))
 
 
-def fake_compile(requirements, python, output=None, header_command=None, prerelease=False, universal=True):
+def fake_compile(requirements, python, output=None, header_command=None, prerelease=False, universal=True, offline=False):
     done = _fake_resolution(requirements)
     if output is not None and done.returncode == 0:
         Path(output).write_text(done.stdout)

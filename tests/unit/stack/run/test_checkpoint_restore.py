@@ -11,6 +11,7 @@ import json
 import pytest
 
 from harness import env_vars
+from harness.run_options import RunOptions
 from harness.contract import restore_diff
 from harness.contract.restore_diff import Kind, LeafSpec
 from harness.model.codec import from_json
@@ -113,8 +114,6 @@ def test_an_entry_writes_its_checkpoints_beside_its_report_in_the_run_directory(
     ws = run_dir.start(Workspace.of(paths.SOURCE, tmp_path / "reports"), "run-1")
     entry = Entry("candidate", {"jax": "0.12.0.1"}, "")
     report = stack_entry.report_path(ws.reports, entry)
-    monkeypatch.delenv(env_vars.ONLY, raising=False)
-    monkeypatch.delenv(env_vars.ROLLBACK_FROM, raising=False)
     env = stack_entry.suite_environment(entry, str(report), str(tmp_path / "venv"), tmp_path / "golden", True)
     folder = env[env_vars.CHECKPOINTS]
     assert folder == str(tmp_path / "reports" / ".runs" / "run-1" / "checkpoints" / "candidate")
@@ -129,14 +128,13 @@ def test_an_entry_writes_its_checkpoints_beside_its_report_in_the_run_directory(
 def test_an_entry_keeps_its_checkpoints_only_when_a_rollback_reads_them(tmp_path, monkeypatch, selection,
                                                                        rolling_back, kept):
     entry = Entry("optax-only", {"optax": "0.2.8"}, "")
-    monkeypatch.delenv(env_vars.ONLY, raising=False)
-    monkeypatch.delenv(env_vars.ROLLBACK_FROM, raising=False)
+    told = RunOptions()  # what the entry's session was told by the upgrade
     if selection is not None:
         (tmp_path / "only.txt").write_text("\n".join(selection) + "\n")
-        monkeypatch.setenv(env_vars.ONLY, str(tmp_path / "only.txt"))
+        told = dataclasses.replace(told, only=tmp_path / "only.txt")
     if rolling_back:
-        monkeypatch.setenv(env_vars.ROLLBACK_FROM, str(tmp_path / "checkpoints" / "candidate"))
-    env = stack_entry.suite_environment(entry, str(tmp_path / "optax-only.json"), "v", tmp_path, True)
+        told = dataclasses.replace(told, rollback_from=tmp_path / "checkpoints" / "candidate")
+    env = stack_entry.suite_environment(entry, str(tmp_path / "optax-only.json"), "v", tmp_path, True, options=told)
     assert (env_vars.CHECKPOINTS in env) == kept
 
 

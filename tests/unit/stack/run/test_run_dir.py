@@ -53,7 +53,6 @@ def test_a_report_the_run_itself_writes_carries_its_id(tmp_path, monkeypatch):
     from harness.stack.environments import entry as stack_entry
     from harness.stack.pins import matrix
 
-    monkeypatch.setenv(env_vars.RUN_ID, "run-A")
     single = matrix.Entry(name="optax-only", pins={"optax": "9.9.9"}, description="optax alone")
-    stack_entry.write_unresolvable(tmp_path, single, "no such optax", "2026-01-01T00:00:00+00:00")
+    stack_entry.write_unresolvable(tmp_path, single, "no such optax", "2026-01-01T00:00:00+00:00", run_id="run-A")
     assert report_io.load(tmp_path / "optax-only.json").run_id == "run-A"

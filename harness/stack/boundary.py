@@ -1,0 +1,61 @@
+"""Where the host side meets its process environment: the one module of harness/stack that reads os.environ.
+
+A command (or a child session) reads what it was told here once, where it comes in, into typed objects
+(the Workspace and its RunOptions) that are handed down; nothing below writes the process's own
+environment to tell itself something. What crosses into a child process is built here from the
+declaration (harness.run_options, harness.env_vars): the parent's environment without another run's own
+variables, plus the options this run declares for its children. The rest are variables a user or CI sets
+(documented where they are read): PYENV_ROOT, GITHUB_RUN_ID, GITHUB_OUTPUT, UV_OFFLINE, XLA_FLAGS...
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from harness import run_options
+from harness.run_options import RunOptions
+
+
+def variables() -> Mapping[str, str]:
+    """This process's environment, read-only for the code that takes it (a report key, a workspace)."""
+    return os.environ
+
+
+def given(name: str) -> str | None:
+    """One variable a user, CI or the parent process set (None: unset or empty)."""
+    return os.environ.get(name) or None
+
+
+def options() -> RunOptions:
+    """The run's options this process was told by its parent (a child session, the contract run)."""
+    return run_options.from_environment(os.environ)
+
+
+def child_environment(options: RunOptions | None = None, *groups: str,
+                      extra: Mapping[str, str | None] = ()) -> dict[str, str]:
+    """A child process's environment: this one's, without another run's own variables (its plan, selection,
+    replay), plus `options`' declared variables of `groups` (default: the project options, which every
+    child of a command reads) and `extra` (None: removed)."""
+    env = run_options.inherited(os.environ)
+    if options is not None:
+        for group in groups or (run_options.PROJECT,):
+            # The harness's own variables of these groups say what `options` say, nothing left from the shell
+            # (a stale HARNESS_WHEEL); another tool's (UV_OFFLINE) stays as its user set it.
+            for spec in run_options.specs(group).values():
+                if spec.env and spec.env.startswith("HARNESS_"):
+                    env.pop(spec.env, None)
+            env.update(run_options.environment(options, group))
+    for name, value in dict(extra).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def invoked_from(session_dir: str, variable: str) -> Path:
+    """The directory the user typed the command in: the `upgrade-harness` command's (told in `variable`), else
+    nox's own invoked_from."""
+    return Path(os.environ.get(variable) or session_dir)
