@@ -71,6 +71,7 @@ def _moved(base: Comparison, other: Comparison) -> BitsMoved | None:
                          paths_now_identical=now_identical, paths_now_differ=now_differ)
     changed = flips = appeared = vanished = 0
     worst = 0
+    counts_ulps = base.kind != ComparisonKind.BOUND  # a bound's statistic: its draws are not ulps apart
     for x, y in zip(map(_number, b.values), map(_number, o.values)):
         same = (x == y and math.copysign(1, x) == math.copysign(1, y)) or (math.isnan(x) and math.isnan(y))
         if same:
@@ -82,7 +83,7 @@ def _moved(base: Comparison, other: Comparison) -> BitsMoved | None:
             appeared += 1
         elif not math.isfinite(x) and math.isfinite(y):
             vanished += 1
-        elif math.isfinite(x) and math.isfinite(y):
+        elif math.isfinite(x) and math.isfinite(y) and counts_ulps:
             worst = max(worst, ulps_between(y, x, b.dtype))
     return BitsMoved(values=changed, compared=len(b.values), max_ulps=worst, largest=base.label, sign_flips=flips,
                      nonfinite_appeared=appeared, nonfinite_vanished=vanished, digests_changed=0,

@@ -76,3 +76,18 @@ def test_two_paths_that_become_bit_identical_are_named():
     assert moved.paths_now_identical == ["equivalence:jit vs eager"] and moved.values == 0
     again = _moved(_equivalence([0.1, 0.2], 0.0), _equivalence([0.1, 0.25], 1e-9))
     assert again.paths_now_differ == ["equivalence:jit vs eager"] and again.values == 1
+
+
+def _bound(value):
+    """A bound's observed value: a statistic (|sample variance / variance - 1|) set against a limit."""
+    return Comparison("bound:sample variance", ComparisonKind.BOUND, True, EXACT, "float64", [1],
+                      values=observed(np.asarray([value], np.float64)))
+
+
+def test_a_bounds_statistic_moves_without_an_ulp_count():
+    """Two draws of a statistic near zero are billions of float64 ulps apart: an ulp count says nothing about
+    it (the bound is what the check holds), so it moves the value count but never the largest move."""
+    moved = _moved(_bound(0.0013), _bound(0.0021))
+    assert moved.values == 1 and moved.compared == 1 and not moved.max_ulps
+    golden = _moved(_comparison([1.0]), _comparison([float(_step(1.0, 3, "float32"))]))
+    assert golden.max_ulps == 3  # the values a golden or reference comparison holds keep theirs
