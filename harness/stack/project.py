@@ -237,7 +237,15 @@ def with_selection(found: Project, ws: Workspace) -> Project:
 
 def load(ws: Workspace) -> Project:
     """The workspace's project, with this run's --contracts / --builtin / --no-builtin / --baseline-from
-    applied."""
+    applied: read and checked once per command (kept in the workspace, whose derived workspaces share it)."""
+    given = ws.options
+    key = (ws.root, ws.is_checkout, ws.stage, given.contracts, given.builtin, given.baseline_from)
+    if key not in ws.loaded:
+        ws.loaded[key] = _load(ws)
+    return ws.loaded[key]
+
+
+def _load(ws: Workspace) -> Project:
     found = _checkout(ws.root) if ws.is_checkout else _project(ws.root)
     given = ws.options  # this run's options, given by the command or told to the session
     if given.contracts:

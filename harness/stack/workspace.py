@@ -37,6 +37,10 @@ class Workspace:
     noxfile: Path | None = None
     stage: Path | None = None
     options: RunOptions = RunOptions()
+    # The project as harness.stack.project.load read it, by what it depends on (its stage and the project's
+    # options): shared by every workspace derived from this one (dataclasses.replace keeps it), so a command
+    # reads and checks its project once; a new command's workspace starts empty.
+    loaded: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.noxfile is None:

@@ -69,3 +69,19 @@ def test_a_harness_wheel_that_cannot_be_built_stops_the_upgrade_with_the_reason(
     monkeypatch.setattr(upgrade, "run_entries", lambda *a, **k: pytest.fail("entries ran without a harness to install"))
     assert upgrade.upgrade(_checkout(tmp_path), []) == 2
     assert "upgrade: building the harness wheel for the entries failed" in capsys.readouterr().err
+
+
+def test_an_upgrade_reads_and_checks_its_project_once(tmp_path, monkeypatch):
+    """Preflight, resolution, every lock path and the entries' start all read the project: from the workspace
+    the command built, never again from disk (each child session is a command of its own)."""
+    from harness.stack import project
+
+    reads = []
+    real = project._checkout
+    monkeypatch.setattr(project, "_checkout", lambda root: reads.append(root) or real(root))
+    monkeypatch.setattr(upgrade, "run_entries", lambda ws, *a, **k: (ws.reports / "baseline.log").write_text("boom\n"))
+    assert upgrade.upgrade(_checkout(tmp_path), []) == 2  # the entries wrote no report: CANNOT JUDGE
+    assert len(reads) == 1
+    reads.clear()
+    assert upgrade.upgrade(_checkout(tmp_path), ["--no-builtin", "--contracts", str(tmp_path)]) == 2
+    assert len(reads) == 1  # a new command reads it again, under its own options
