@@ -20,7 +20,6 @@ against `--baseline-from origin/main:requirements.txt`).
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from unittest import mock
 
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
+from harness.stack.commands import frame
 
 COMMANDS = {  # command -> the nox session it runs (None: the command is not a session)
     "init": None, "golden": "golden", "upgrade": "upgrade", "lock": "lock", "run": None, "list": None,
@@ -36,34 +36,29 @@ COMMANDS = {  # command -> the nox session it runs (None: the command is not a s
 }
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="upgrade-harness", description="Does bumping JAX / jaxlib / Optax / Flax change what your training "
-                                            "relies on? Run in a project with a [tool.upgrade-harness] table.")
-    parser.add_argument("command", choices=sorted(COMMANDS), help="what to do (see the README)")
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help="the command's own options")
-    return parser
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        _parser().print_help()
+        from harness.stack.commands import options
+
+        options.parser("upgrade-harness", choices={"command": sorted(COMMANDS)}).print_help()
         return 0 if argv else EXIT_CANNOT_JUDGE
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
         print(f"upgrade-harness: unknown command {command!r}; the commands are "
               f"{', '.join(COMMANDS)} (upgrade-harness --help).", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
-    try:
-        if command == "init":
-            from harness.stack.commands import init
+    # The command's own options are read by the command itself (init here, the others in their session).
+    return frame.execute(frame.Command(f"upgrade-harness {command}", list, lambda typed: _run(command, typed),
+                                       interrupted=130), rest)
 
-            return init.main(rest, Path.cwd())
-        return _run_session(command, rest)
-    except HarnessError as exc:
-        print(f"upgrade-harness {command}: {exc}", file=sys.stderr)
-        return exc.exit_status
+
+def _run(command: str, rest: list[str]) -> int:
+    if command == "init":
+        from harness.stack.commands import init
+
+        return init.main(rest, Path.cwd())
+    return _run_session(command, rest)
 
 
 IN_PROCESS = ("upgrade", "judge")  # commands whose session does nothing but call them: no nox process started
@@ -97,11 +92,7 @@ def _run_session(command: str, rest: list[str]) -> int:
         cmd = [*nox, "-s", rest[0], "--", *passed]
     else:
         cmd = [*nox, "-s", COMMANDS[command], "--", *rest]
-    try:
-        return subprocess.run(cmd, cwd=root, env=env, check=False).returncode
-    except KeyboardInterrupt:
-        return 130
-
+    return subprocess.run(cmd, cwd=root, env=env, check=False).returncode
 
 
 def _in_process(command: str, rest: list[str], env: dict[str, str]) -> int:
@@ -110,18 +101,15 @@ def _in_process(command: str, rest: list[str], env: dict[str, str]) -> int:
     from harness.stack.workspace import Workspace
 
     typed_in = env[env_vars.INVOKED_FROM]
-    try:
-        with mock.patch.dict(os.environ, env):  # as the session's process would have been told
-            ws = Workspace.from_environment()
-            if command == "upgrade":
-                from harness.stack.commands import upgrade
+    with mock.patch.dict(os.environ, env):  # as the session's process would have been told
+        ws = Workspace.from_environment()
+        if command == "upgrade":
+            from harness.stack.commands import upgrade
 
-                return upgrade.upgrade(ws, rest, invoked_from=typed_in)
-            from harness.stack.run import fanout
+            return upgrade.upgrade(ws, rest, invoked_from=typed_in)
+        from harness.stack.run import fanout
 
-            return fanout.judge_directory(ws, rest, invoked_from=typed_in)
-    except KeyboardInterrupt:
-        return 130
+        return fanout.judge_directory(ws, rest, invoked_from=typed_in)
 
 
 if __name__ == "__main__":

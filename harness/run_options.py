@@ -1,6 +1,6 @@
 """Every option of a run, declared once: a field of RunOptions whose Spec says how it is typed on which
 command, which variable carries it to the child processes, and which pytest option the contract side
-reads it from. The argument parsers (harness.stack.commands.upgrade_args, project_options, the golden session),
+reads it from. The argument parsers (harness.stack.commands.options, which declares the commands' own options),
 the child environments (harness.stack.run.entry_runs, project_options) and the contract side's options
 (harness.contract.options) are all derived from here.
 

@@ -1,27 +1,10 @@
-"""What the host's sessions (`upgrade`, `accept`) share on their command line and in their messages."""
+"""What the host's sessions (`upgrade`, `accept`) share in their messages (their command lines:
+harness.stack.commands.options)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
-
-from harness.errors import HarnessError
-
-
-class HelpShown(Exception):
-    """`nox -s <session> -- --help`: the usage is printed, nothing runs."""
-
-
-def parse(parser: argparse.ArgumentParser, argv) -> argparse.Namespace:
-    """The options, or HelpShown after --help, or HarnessError (exit 2) naming the bad arguments."""
-    try:
-        return parser.parse_args(list(argv))
-    except SystemExit as exc:
-        if exc.code == 0:  # --help was printed
-            raise HelpShown() from None
-        raise HarnessError(f"{parser.prog.removesuffix(' --')}: bad arguments {list(argv)}; "
-                           "see the usage above.") from exc
 
 
 def log_tail(path: Path, lines: int = 8) -> str:

@@ -12,19 +12,13 @@ from pathlib import Path
 
 from harness import run_options
 from harness.errors import HarnessError
-
-
-def add(parser: argparse.ArgumentParser) -> None:
-    run_options.add_arguments(parser, run_options.PROJECT)
+from harness.stack.commands import options as command_options
 
 
 def split(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     """These options out of a command line, and the rest left for the command itself."""
-    # No abbreviations: pytest's own --co must not be taken for --contracts.
-    parser = argparse.ArgumentParser(prog="upgrade-harness", add_help=False, allow_abbrev=False)
-    add(parser)
     try:
-        return parser.parse_known_args(list(argv))
+        return command_options.parser("project").parse_known_args(list(argv))
     except SystemExit:  # argparse has printed what is wrong, e.g. --contracts without a directory
         raise HarnessError(f"bad arguments {list(argv)}; --contracts takes a directory, --baseline-from "
                            "a file or REV:PATH, --builtin takes judge, report or all (not with --no-builtin).") from None
@@ -38,10 +32,8 @@ def environment(options: argparse.Namespace, invoked_from: Path) -> dict[str, st
 def parse_golden(argv: list[str]) -> argparse.Namespace:
     """`golden`'s options: its own flags and the project options; HarnessError naming them all otherwise."""
     options, rest = split(argv)
-    parser = argparse.ArgumentParser(prog="golden", add_help=False, allow_abbrev=False)
-    run_options.add_arguments(parser, run_options.GOLDEN)
     own = [s.flags[0] for s in run_options.specs(run_options.HOST).values() if run_options.GOLDEN in s.commands]
-    known, unknown = parser.parse_known_args([a for a in rest if a in own])
+    known, unknown = command_options.parser("golden").parse_known_args([a for a in rest if a in own])
     unknown += [a for a in rest if a not in own]
     if unknown:
         raise HarnessError(f"golden: unknown arguments {unknown}; it takes {', '.join(own)}, --contracts DIR, "

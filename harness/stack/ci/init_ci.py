@@ -18,15 +18,6 @@ from harness.stack.ci.tool_source import ToolSource
 PROVIDERS = ("github",)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--ci", choices=PROVIDERS, help="also write the CI workflows: github writes "
-                        f"{github_workflows.PR_FILE} (pull requests that change your pins) and "
-                        f"{github_workflows.NIGHTLY_FILE} (the newest releases every night)")
-    parser.add_argument(tool_source.FLAG, dest="tool_from", metavar="REQUIREMENT",
-                        help="what CI installs as the tool, pinned (default: where the running tool came from)")
-    parser.add_argument("--force", action="store_true", help="with --ci: replace workflow files written before")
-
-
 def prepare(root: Path, args: argparse.Namespace) -> ToolSource:
     """The tool's source for CI, after the refusals: an existing workflow file without --force, an
     unpinned or unreachable tool."""

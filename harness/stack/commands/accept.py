@@ -10,8 +10,8 @@ accept or upgrade has finished the moves, as after. The expensive steps (Steps) 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
+import functools
 import re
 import sys
 from pathlib import Path
@@ -22,7 +22,7 @@ from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Verdict
 from harness.stack import cli_args, project, staging
-from harness.stack.commands import golden_changelog
+from harness.stack.commands import frame, golden_changelog, options
 from harness.stack.commands.accept_steps import Printer, Steps, git, record_golden  # noqa: F401  (accept.Steps is the seam)
 from harness.stack.pins import matrix
 from harness.stack.run import run_lock
@@ -66,15 +66,6 @@ class Plan:
     before: matrix.Pins
     after: matrix.Pins
     verdict: Verdict
-
-
-def _parse(argv) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="nox -s accept --", description="Adopt the judged candidate as the "
-                                     "new baseline: pins, locks, golden values, golden/CHANGELOG.md.")
-    parser.add_argument("--reason", help="why the changes are accepted (written to golden/CHANGELOG.md)")
-    parser.add_argument("--reports", type=Path, metavar="DIR",
-                        help="adopt the verdict `upgrade --reports DIR` wrote there (default: reports/)")
-    return cli_args.parse(parser, argv)
 
 
 def judged(ws: Workspace, command: str = "nox -s") -> tuple[Report, Report, Verdict]:
@@ -224,23 +215,22 @@ def accept(ws: Workspace, argv, log=None, steps: Steps | None = None, invoked_fr
     """nox -s accept in the checkout `ws`: refuse, or adopt the candidate; the exit status (0 done, 2 refused
     or stopped). `--reports DIR` is taken from `invoked_from`, the directory the command was typed in."""
     steps = steps or Steps.real(ws, log)
-    try:
-        args = _parse(argv)
-        reports = (Path(invoked_from or ".") / args.reports).resolve() if args.reports else None
-        if reports is not None:
-            ws = ws.with_reports(reports)
-        if reports is not None and not reports.is_dir():
-            raise HarnessError(f"--reports {args.reports}: {reports} is not a directory; give the one "
-                               "`upgrade --reports DIR` wrote its verdict to.")
-        with run_lock.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):  # never while an upgrade writes them
-            with staging.exclusive(ws.root):  # one accept or recording at a time changes the project's files
-                staging.recover(ws.root, Printer.log, steps.replace)  # an interrupted accept: finished first
-                return _accept(ws, steps, args)
-    except cli_args.HelpShown:
-        return 0
-    except HarnessError as exc:
-        print(f"accept: refused: {exc}", file=sys.stderr)
-        return exc.exit_status
+    return frame.execute(frame.Command("accept: refused", functools.partial(options.parse, "accept"),
+                                       lambda args: _held(ws, steps, args, argv, invoked_from)), argv)
+
+
+def _held(ws: Workspace, steps: Steps, args, argv, invoked_from: Path | None) -> int:
+    """Accept in the reports `--reports DIR` names, holding the run lock and the project's staging lock."""
+    reports = (Path(invoked_from or ".") / args.reports).resolve() if args.reports else None
+    if reports is not None:
+        ws = ws.with_reports(reports)
+    if reports is not None and not reports.is_dir():
+        raise HarnessError(f"--reports {args.reports}: {reports} is not a directory; give the one "
+                           "`upgrade --reports DIR` wrote its verdict to.")
+    with run_lock.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):  # never while an upgrade writes them
+        with staging.exclusive(ws.root):  # one accept or recording at a time changes the project's files
+            staging.recover(ws.root, Printer.log, steps.replace)  # an interrupted accept: finished first
+            return _accept(ws, steps, args)
 
 
 def _accept(ws: Workspace, steps: Steps, args) -> int:

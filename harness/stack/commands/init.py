@@ -7,7 +7,6 @@ changes what is already there: an existing table or noxfile is left alone and sa
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 
@@ -16,11 +15,11 @@ import tomlkit.exceptions
 import tomlkit.items
 
 from harness.errors import HarnessError
-from harness.stack import cli_args, project
+from harness.stack import project
 from harness.stack.ci import init_ci
+from harness.stack.commands import options
 from harness.stack.pins import pins_from
-
-BASELINE_FILES = ("requirements.txt", "uv.lock", "pyproject.toml")  # looked for in this order
+from harness.stack.pins.pins_from import BASELINE_FILES
 
 NOXFILE = '''"""upgrade-harness sessions for this project (written by `upgrade-harness init`).
 
@@ -76,9 +75,6 @@ def pytest_ignore_collect(collection_path, config):
 '''
 
 GITIGNORE = ("reports/", ".nox/")
-
-
-BUILTIN_MODES = ("report", "judge", "off")  # `init --builtin`: what the table's builtin key says
 
 
 def _note(out: tomlkit.items.Table, key: str, text: str) -> None:
@@ -154,25 +150,6 @@ def with_table(text: str, added: tomlkit.items.Table, source: Path) -> str:
     return written.lstrip("\r\n") if not text.strip() else written
 
 
-def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="upgrade-harness init", description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline-from", metavar="PATH", help="the file that pins your stack exactly "
-                        f"(default: the first of {', '.join(BASELINE_FILES)} that does)")
-    parser.add_argument("--contracts", default="contracts", metavar="DIR", help="your contracts' directory")
-    parser.add_argument("--builtin", choices=BUILTIN_MODES, default="report",
-                        help="the built-in contracts: report their changes without deciding the exit status "
-                             "(default), judge them like your own, or off")
-    parser.add_argument("--no-builtin", action="store_const", const="off", dest="builtin",
-                        help="the same as --builtin off")
-    parser.add_argument(f"--{pins_from.OUTSIDE_INDEX_KEY}", choices=project.OUTSIDE_INDEX, default="refuse",
-                        dest="outside_index",
-                        help="ignore: your baseline's file may also point outside the package index (index options, "
-                             "URLs, paths, -e); only its exact pins of jax, jaxlib, optax, flax, numpy are installed, "
-                             "from the index (default: refuse such a file)")
-    init_ci.add_arguments(parser)
-    return cli_args.parse(parser, argv)
-
-
 def _baseline_file(root: Path, given: str | None, outside_index: str) -> str:
     """The file the baseline's pins come from, checked now: a range or a missing pin is said at init
     (flax only when the project's code imports it)."""
@@ -207,10 +184,9 @@ def _append_gitignore(root: Path) -> list[str]:
 
 
 def main(argv: list[str], root: Path) -> int:
-    try:
-        args = _parse(argv)
-    except cli_args.HelpShown:
-        return 0
+    """Write what is missing in `root`; HarnessError for a refusal, HelpShown after --help (harness.cli runs
+    it in the command frame, harness.stack.commands.frame)."""
+    args = options.parse("init", argv)
     pyproject = root / "pyproject.toml"
     ci_tool = init_ci.prepare(root, args) if args.ci else None  # its refusals before anything is written
     if pyproject.is_file() and project.TABLE in project.read_toml(pyproject).get("tool", {}):

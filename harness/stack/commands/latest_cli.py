@@ -15,12 +15,13 @@ Under GitHub Actions ($GITHUB_OUTPUT set) both write `release_set=<label>`; reso
 
 from __future__ import annotations
 
-import argparse
+import functools
 import json
 import sys
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.stack.commands import frame, options
 from harness.stack.pins import current, matrix, release_set, resolve
 from harness.stack.pins.release_set import ReleaseSet
 from harness.stack.workspace import Workspace
@@ -51,9 +52,8 @@ def run_resolve(ws: Workspace, state: Path, out: Path, prerelease: bool) -> int:
     try:
         current, notes = resolve_latest(ws, prerelease)
     except HarnessError as exc:
-        print(f"latest: cannot resolve the newest releases, so nothing is judged tonight and the last judged "
-              f"set is kept: {exc}", file=sys.stderr)
-        return exc.exit_status
+        raise HarnessError(f"cannot resolve the newest releases, so nothing is judged tonight and the last judged "
+                           f"set is kept: {exc}") from None
     last, note = release_set.read_state(state)
     decision = release_set.decide(current, last)
     release_set.write_state(out, current)
@@ -95,33 +95,22 @@ def run_record(report: Path, out: Path) -> int:
     try:
         judged = judged_set(report)
     except HarnessError as exc:
-        print(f"latest: cannot tell which release set was judged, so none is recorded: {exc}", file=sys.stderr)
-        return exc.exit_status
+        raise HarnessError(f"cannot tell which release set was judged, so none is recorded: {exc}") from None
     release_set.write_state(out, judged)
     print(f"Judged release set: {judged.label}")
     github_output(release_set=judged.label)
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m harness.stack.commands.latest_cli",
-                                     description="The nightly's release set: resolve it, record it once judged.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    found = commands.add_parser("resolve", help="resolve the newest releases and decide whether to judge them")
-    found.add_argument("--state", type=Path, required=True, help="the last judged set (may be missing)")
-    found.add_argument("--out", type=Path, required=True, help="where to write tonight's set")
-    found.add_argument("--pre", action="store_true", help="let `latest` take pre-releases")
-    record = commands.add_parser("record", help="write the set the upgrade judged as the new state")
-    record.add_argument("--report", type=Path, required=True, help="the candidate's report")
-    record.add_argument("--out", type=Path, required=True, help="the state file to write")
-    return parser
-
-
-def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+def _run(args) -> int:
     if args.command == "resolve":
         return run_resolve(Workspace.from_environment(), args.state, args.out, args.pre)
     return run_record(args.report, args.out)
+
+
+def main(argv: list[str]) -> int:
+    """Either step, in the command frame: a HarnessError is `latest: <why>` on stderr, exit 2."""
+    return frame.execute(frame.Command("latest", functools.partial(options.parse, "latest"), _run), argv)
 
 
 if __name__ == "__main__":

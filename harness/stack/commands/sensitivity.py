@@ -21,6 +21,7 @@ from harness.errors import HarnessError
 from harness.model import sensitivity as model
 from harness.model.codec import to_json
 from harness.model.report import now
+from harness.stack.commands import options as command_options
 from harness.stack.sensitivity import cosmic, disposable, equivalents, lines, render, scope
 from harness.stack.sensitivity.mutants import MutantId, Selection, parse_shard
 
@@ -28,15 +29,8 @@ TIMEOUT_FACTOR, TIMEOUT_FLOOR = 4.0, 60.0  # a mutant may take 4x its group's un
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="nox -s sensitivity --", description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", type=int, default=None, help="judge N mutants drawn with --seed (default: all)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--shard", default="1/1", help="I/N: judge the I-th of N shares of the selection")
-    parser.add_argument("--workers", type=int, default=1, help="mutants run at once (cosmic-ray HTTP workers)")
-    parser.add_argument("--module", action="append", default=[], metavar="PATH", choices=sorted(scope.MODULES),
-                        help="judge only this module's mutants (repeatable), e.g. optax/_src/transform.py")
-    parser.add_argument("--list", action="store_true", help="list the selected mutants and stop")
-    parser.add_argument("--out", default=None, help="report path (default: reports/sensitivity.json)")
+    """The session's options (argparse's own usage and exit status 2 when they are wrong: nox runs it)."""
+    parser = command_options.parser("sensitivity")
     options = parser.parse_args(argv)
     if options.workers < 1:
         parser.error("--workers must be at least 1")

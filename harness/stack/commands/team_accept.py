@@ -10,28 +10,20 @@ block and changes nothing (exit 2).
 
 from __future__ import annotations
 
-import argparse
+import functools
 import sys
 from pathlib import Path
 
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import Report
-from harness.stack import cli_args, project, staging
-from harness.stack.commands import accept as checkout_accept
+from harness.stack import project, staging
+from harness.stack.commands import accept as checkout_accept, frame, options
 from harness.stack.commands.accept_steps import Printer, Steps
 from harness.stack.pins import current, matrix
 from harness.stack.run import run_lock
 from harness.stack.workspace import Workspace
 
 COMMAND = "upgrade-harness"
-
-
-def _parse(argv) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=f"{COMMAND} accept", description="Adopt the judged candidate as the "
-                                     "baseline: once your pins file pins it, re-lock and record your golden values.")
-    parser.add_argument("--reports", type=Path, metavar="DIR",
-                        help="adopt the verdict `upgrade --reports DIR` wrote there (default: reports/)")
-    return cli_args.parse(parser, argv)
 
 
 def _ran(report: Report, packages: list[str]) -> dict[str, str | None]:
@@ -55,19 +47,18 @@ def flow(pins_file: str, wanted: dict[str, str | None], headline: str) -> str:
 def accept(ws: Workspace, argv, steps: Steps | None = None, invoked_from: Path | None = None) -> int:
     """The exit status: 0 accepted (or nothing to accept), 2 refused or not yet possible (the flow printed)."""
     steps = steps or Steps.real(ws)
-    try:
-        args = _parse(argv)
-        if args.reports:
-            ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
-        with run_lock.hold(ws.reports, [COMMAND, "accept", *argv]):
-            with staging.exclusive(ws.root):
-                staging.recover(ws.root, Printer.log, steps.replace)
-                return _accept(ws, steps)
-    except cli_args.HelpShown:
-        return 0
-    except HarnessError as exc:
-        print(f"accept: refused: {exc}", file=sys.stderr)
-        return exc.exit_status
+    return frame.execute(frame.Command("accept: refused", functools.partial(options.parse, "team-accept"),
+                                       lambda args: _held(ws, steps, args, argv, invoked_from)), argv)
+
+
+def _held(ws: Workspace, steps: Steps, args, argv, invoked_from: Path | None) -> int:
+    """Accept in the reports `--reports DIR` names, holding the run lock and the project's staging lock."""
+    if args.reports:
+        ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
+    with run_lock.hold(ws.reports, [COMMAND, "accept", *argv]):
+        with staging.exclusive(ws.root):
+            staging.recover(ws.root, Printer.log, steps.replace)
+            return _accept(ws, steps)
 
 
 def _accept(ws: Workspace, steps: Steps) -> int:

@@ -4,17 +4,18 @@ entries, then print the verdict. Each entry runs as a child nox session with its
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import random
 import sys
 import time
 from pathlib import Path
 
-from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
+from harness.errors import EXIT_CANNOT_JUDGE
 from harness.model.report import now
 from harness.stack import cli_args, staging
 from harness.stack.api import for_run as api_for_run
-from harness.stack.commands import bisect, judge, prune_envs
+from harness.stack.commands import bisect, frame, judge, prune_envs, upgrade_args
 from harness.stack.environments import entry as stack_entry, harness_source
 from harness.stack.pins import current, matrix, plan
 from harness.stack.run import followups, profile_table, rollback, run_dir, run_lock, run_plan, run_profile
@@ -66,25 +67,31 @@ def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int):
 
 def upgrade(ws: Workspace, argv, invoked_from: str | None = None) -> int:
     """nox -s upgrade: resolve the plan, run it, compare, print the verdict, return the exit status."""
-    run_profile.start()  # where the time goes, printed with --harness-phases
-    args = None
+    return frame.execute(frame.Command("upgrade", lambda typed: _recovered_then_parsed(ws, typed),
+                                       lambda args: _profiled(ws, args, argv, invoked_from)), argv)
+
+
+def _recovered_then_parsed(ws: Workspace, argv) -> argparse.Namespace:
+    """Before the pins are read, and whatever the arguments: an accept killed while moving its files into
+    place is finished first. Then the options."""
+    staging.recover_unless_busy(ws.root, lambda line: print(f"upgrade: {line}", flush=True))
+    return upgrade_args.parse(ws, argv)
+
+
+def _profiled(ws: Workspace, args, argv, invoked_from: str | None) -> int:
+    """The run, its time measured (printed with --harness-phases once the preflight passed)."""
+    run_profile.start()
+    prepared = None
     try:
-        # Before the pins are read: an accept killed while moving its files into place is finished first.
-        staging.recover_unless_busy(ws.root, lambda line: print(f"upgrade: {line}", flush=True))
         with run_profile.phase("preflight (options, interpreters, committed locks, golden files)"):
-            ws, args = run_plan.prepare(ws, argv, invoked_from)
-        if args.phases:
+            ws, prepared = run_plan.prepare(ws, args, invoked_from)
+        if prepared.phases:
             run_profile.detail()
         with run_lock.hold(ws.reports, ["nox", "-s", "upgrade", "--", *argv]):
-            return _in_run_directory(ws, args)
-    except cli_args.HelpShown:
-        return 0
-    except HarnessError as exc:
-        print(f"upgrade: {exc}", file=sys.stderr)
-        return exc.exit_status
+            return _in_run_directory(ws, prepared)
     finally:
         profile = run_profile.stop()
-        if profile is not None and args is not None and args.phases:
+        if profile is not None and prepared is not None and prepared.phases:
             print("\n" + "\n".join(profile_table.table(profile)), flush=True)
 
 

@@ -7,9 +7,8 @@ import argparse
 import os
 from pathlib import Path
 
-from harness import run_options
 from harness.errors import HarnessError
-from harness.stack import cli_args
+from harness.stack.commands import options
 from harness.stack.environments import envs
 from harness.stack.workspace import Workspace
 
@@ -21,9 +20,7 @@ def prog(ws: Workspace, command: str) -> str:
 
 def parse(ws: Workspace, argv, command: str = "upgrade") -> argparse.Namespace:
     """`command`: upgrade, or plan (its first step alone, for CI), which takes the same options."""
-    parser = argparse.ArgumentParser(prog=prog(ws, command), add_help=True)
-    run_options.add_arguments(parser, run_options.UPGRADE)  # its own options, and the project's
-    args = cli_args.parse(parser, argv)
+    args = options.parse(command, argv, prog(ws, command))  # its own options, and the project's
     if args.jobs < 1:
         raise HarnessError(f"--jobs {args.jobs}: give at least 1.")
     if args.envs_size_limit is not None:

@@ -28,6 +28,7 @@ from harness.stack.pins.pins_source import PinsSource
 _FORMATS = "a requirements file (requirements.txt), uv.lock, or pyproject.toml"
 
 
+BASELINE_FILES = ("requirements.txt", "uv.lock", "pyproject.toml")  # where a baseline's pins are looked for, in order
 OUTSIDE_INDEX_KEY = "pins-outside-index"  # the table's opt-in: "ignore" (default "refuse")
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--no-index")
 _EDITABLE = ("-e", "--editable")

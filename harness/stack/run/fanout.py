@@ -24,15 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from pathlib import Path
 
 from harness import run_options
 from harness.errors import HarnessError
 from harness.model import report_io
-from harness.stack import cli_args, project_options
+from harness.stack import project_options
 from harness.stack.api import for_run as api_for_run
-from harness.stack.commands import judge, upgrade_args
+from harness.stack.commands import frame, judge, options, upgrade_args
 from harness.stack.pins import matrix
 from harness.stack.run import followups, run_plan
 from harness.stack.run.followups import EntryRun
@@ -49,26 +48,23 @@ def _publish(runs: list[EntryRun], directory: Path, run_id: str | None, seed: st
 
 def plan(ws: Workspace, argv, invoked_from: str | None) -> int:
     """Resolve the plan once (`upgrade`'s options), write it, print the baseline and candidate as a matrix."""
-    try:
-        ws, args = run_plan.prepare(ws, argv, invoked_from, command="plan")
-        if args.bisect:
-            raise HarnessError("--bisect probes releases one after another with `nox -s upgrade -- --bisect`; "
-                               "the steps one by one do not bisect: drop it here.")
-        entries = run_plan.resolve(ws, args)  # an unresolvable candidate's report carries the run's id
-    except cli_args.HelpShown:
-        return 0
-    except HarnessError as exc:
-        print(f"plan: {exc}", file=sys.stderr)
-        return exc.exit_status
+    return frame.execute(frame.Command("plan", lambda typed: upgrade_args.parse(ws, typed, "plan"),
+                                       lambda args: _plan(ws, args, invoked_from)), argv)
+
+
+def _plan(ws: Workspace, args: argparse.Namespace, invoked_from: str | None) -> int:
+    ws, args = run_plan.prepare(ws, args, invoked_from)
+    if args.bisect:
+        raise HarnessError("--bisect probes releases one after another with `nox -s upgrade -- --bisect`; "
+                           "the steps one by one do not bisect: drop it here.")
+    entries = run_plan.resolve(ws, args)  # an unresolvable candidate's report carries the run's id
     _publish(followups.first_runs(entries), ws.reports, args.run_id, str(random.getrandbits(32)))
     return 0
 
 
 def _directory(ws: Workspace, argv, invoked_from: str | None, command: str) -> Path:
-    parser = argparse.ArgumentParser(prog=upgrade_args.prog(ws, command),
-                                     description="DIR: one run's reports and its upgrade-plan.json")
-    parser.add_argument("directory", type=Path, metavar="DIR")
-    return Path(invoked_from or ".") / cli_args.parse(parser, argv).directory
+    """DIR, as the user typed it from `invoked_from`."""
+    return Path(invoked_from or ".") / options.parse(command, argv, upgrade_args.prog(ws, command)).directory
 
 
 def _run_id(ws: Workspace, directory: Path) -> str | None:
@@ -82,16 +78,14 @@ def _run_id(ws: Workspace, directory: Path) -> str | None:
 def follow_ups(ws: Workspace, argv, invoked_from: str | None) -> int:
     """After baseline and candidate: write the replay's and the attribution's files into DIR (and the
     reports of attribution entries that cannot run), print the runs they need as a matrix."""
-    try:
-        directory = _directory(ws, argv, invoked_from, "followups")
-        entries = judge.planned_entries(directory)
-        follow = followups.decide(directory, entries)
-        followups.write(follow, directory, _run_id(ws, directory))
-    except cli_args.HelpShown:
-        return 0
-    except HarnessError as exc:
-        print(f"followups: {exc}", file=sys.stderr)
-        return exc.exit_status
+    return frame.execute(frame.Command("followups", lambda typed: _directory(ws, typed, invoked_from, "followups"),
+                                       lambda directory: _follow_ups(ws, directory)), argv)
+
+
+def _follow_ups(ws: Workspace, directory: Path) -> int:
+    entries = judge.planned_entries(directory)
+    follow = followups.decide(directory, entries)
+    followups.write(follow, directory, _run_id(ws, directory))
     # The judge job has no environments: the API diff is made here, from the reports' versions, and travels
     # to it as DIR/api-diff.json (a note, never a failure, when it cannot be made).
     api_for_run.compute(ws, directory, entries)
@@ -107,12 +101,10 @@ def follow_ups(ws: Workspace, argv, invoked_from: str | None) -> int:
 def judge_directory(ws: Workspace, argv, invoked_from: str | None) -> int:
     """The verdict on DIR's reports, written into DIR; 0 unchanged, 1 changed, 2 cannot judge. The
     project options (`--builtin report`...) say how the verdict judges, as they do for `upgrade`."""
-    try:
-        options, rest = project_options.split(argv)
-        ws = ws.with_options(run_options.absolute(run_options.from_namespace(options), Path(invoked_from or ".")))
-        return judge.judge(ws, _directory(ws, rest, invoked_from, "judge"))
-    except cli_args.HelpShown:
-        return 0
-    except HarnessError as exc:
-        print(f"judge: {exc}", file=sys.stderr)
-        return exc.exit_status
+    return frame.execute(frame.Command("judge", project_options.split,
+                                       lambda split: _judge(ws, *split, invoked_from)), argv)
+
+
+def _judge(ws: Workspace, given: argparse.Namespace, rest: list[str], invoked_from: str | None) -> int:
+    ws = ws.with_options(run_options.absolute(run_options.from_namespace(given), Path(invoked_from or ".")))
+    return judge.judge(ws, _directory(ws, rest, invoked_from, "judge"))

@@ -21,12 +21,11 @@ from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
 
 
-def prepare(ws: Workspace, argv, invoked_from: str | None,
-            command: str = "upgrade") -> tuple[Workspace, argparse.Namespace]:
-    """Arguments, a Python, a writable reports directory and a plan that can run (harness.stack.environments.preflight):
-    HarnessError (exit 2) before anything runs or moves. The workspace with the reports directory the
-    arguments name (`--reports DIR`), and the arguments."""
-    args = upgrade_args.parse(ws, argv, command)
+def prepare(ws: Workspace, args: argparse.Namespace,
+            invoked_from: str | None) -> tuple[Workspace, argparse.Namespace]:
+    """A Python, a writable reports directory and a plan that can run (harness.stack.environments.preflight),
+    for the options harness.stack.commands.upgrade_args read: HarnessError (exit 2) before anything runs or
+    moves. The workspace with the reports directory the arguments name (`--reports DIR`), and the arguments."""
     args.run_id = new_run_id()
     args.typed_in = str(Path(invoked_from or ".").resolve())  # where paths are shown relative to
     # This run's --contracts / --builtin / --no-builtin / --baseline-from (and its id) reach the plan, every
