@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 from harness.verdict.section import Section
-from harness.verdict.sections import api, baseline, changes, charts, entries, headline, notes, own, tables
+from harness.verdict.sections import (api, baseline, changes, charts, entries, families, headline, notes, own,
+                                     tables)
 
 SECTIONS: tuple[Section, ...] = (
     headline.SECTION,
@@ -14,6 +15,7 @@ SECTIONS: tuple[Section, ...] = (
     notes.SECTION,
     baseline.SECTION,
     changes.SECTION,
+    families.SECTION,
     api.SECTION,
     charts.SECTION,
     tables.SECTION,
