@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 
-from harness import devices, families
+from harness import builtin_families as families
+from harness import devices
 from harness.stack.selection import builtin_modules, ledger_families
 from harness.stack.selection.team_code import TeamCode, Use
 
@@ -27,14 +28,14 @@ class Scope(enum.StrEnum):
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
-    """A family that runs for code using one of `prefixes` (harness.families: Family.uses), beside the
+    """A family that runs for code using one of `prefixes` (harness.builtin_families: Family.uses), beside the
     families the ledger's callables take."""
 
     family: str
     prefixes: tuple[str, ...]
 
 
-RULES = tuple(Rule(f.name, f.uses) for f in families.FAMILIES if f.uses)  # declared in harness/families.py
+RULES = tuple(Rule(f.name, f.uses) for f in families.FAMILIES if f.uses)  # declared in harness/builtin_families.py
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from harness import families
+from harness import builtin_families as families
 from harness.errors import HarnessError
 
 # optax module (relative to site-packages) -> families whose contracts call what it defines, in the order they
-# run: derived from the family manifest (harness/families.py, Family.mutated), never listed twice. What each
+# run: derived from the family manifest (harness/builtin_families.py, Family.mutated), never listed twice. What each
 # module defines that the families call:
 #   optax/transforms/_accumulation.py: MultiSteps, skip_not_finite, skip_large_updates
 #   optax/transforms/_conditionality.py: apply_if_finite, conditionally_mask

@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from harness import cli, env_vars, families
+from harness import builtin_families as families
+from harness import cli, env_vars
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project, project_options
@@ -341,7 +342,7 @@ def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tm
     (tmp_path / "golden").mkdir()
     (tmp_path / "golden" / "clipping.json").write_text("{}")  # the team recorded a copy of one family
     note = builtin_golden.mismatch_note(older, tmp_path / "golden")
-    # The declared families (harness/families.py), less the team's copy and the timings-only family (no golden).
+    # The declared families (harness/builtin_families.py), less the team's copy and the timings-only family (no golden).
     shipped = sorted(set(families.BY_NAME) - {"clipping", "performance"})
     assert f"of {', '.join(shipped)} come with the tool" in note and "training" in shipped
     for name in shipped:

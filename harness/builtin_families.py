@@ -9,7 +9,7 @@ new module of a declared family registers nothing. What is declared here is what
   order declared below: the most specific first, so a killed mutant stops early);
 - the library uses that take it for a team's code when the coverage ledger names no callable of it
   (harness/stack/selection/select.py), and whether a team's selection can take it at all.
-The families table of docs/contract-suite.md names the same families (tests/unit/test_families.py).
+The families table of docs/contract-suite.md names the same families (tests/unit/test_builtin_families.py).
 """
 
 from __future__ import annotations

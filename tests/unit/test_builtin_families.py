@@ -1,4 +1,4 @@
-"""The family manifest (harness/families.py) is the one declaration of the built-in families: every
+"""The family manifest (harness/builtin_families.py) is the one declaration of the built-in families: every
 contract module's family is declared and every declared family has a module; the defaults, the
 sensitivity scope and the team selection read it; the coverage ledger and the docs' families table
 name the same families."""
@@ -9,7 +9,8 @@ import fnmatch
 import re
 from pathlib import Path
 
-from harness import devices, families
+from harness import builtin_families as families
+from harness import devices
 from harness.builtin import defaults
 from harness.coverage import ledger
 from harness.stack.selection import builtin_modules, ledger_families, select
