@@ -8,19 +8,16 @@ each cut saying how many rows it left out; the HTML page and upgrade-summary.jso
 from __future__ import annotations
 
 from harness.model.verdict import Verdict
-from harness.verdict.md_cells import esc
 from harness.verdict.render import exit_meaning
-from harness.verdict.section import Cuts, Judged
+from harness.verdict.section import Cuts, Judged, Section
 from harness.verdict.sections import SECTIONS
-
-__all__ = ["COMMENT_BUDGET", "Cuts", "esc", "markdown"]
 
 COMMENT_BUDGET = 20_000  # a reviewer's one-minute read; GitHub's own limit is 65,536
 
 _CUTS = [Cuts(), Cuts(unchanged=False), Cuts(False, 60, 40), Cuts(False, 20, 15), Cuts(False, 0, 0)]
 
 
-def _page(verdict: Verdict, shown: list, cuts: Cuts, links: str) -> str:
+def _page(verdict: Verdict, shown: list[tuple[Section, object]], cuts: Cuts, links: str) -> str:
     out = [line for section, rows in shown for line in section.markdown(rows, cuts)]
     out += ["", f"Exit status {verdict.exit_status} ({exit_meaning(verdict)})." + (f" {links}" if links else "")]
     return "\n".join(out) + "\n"
