@@ -3,8 +3,8 @@
 A module is in scope when it defines callables users reach for to accumulate gradients, schedule the
 learning rate, clip or normalise gradients, or mask, route or skip updates. Its families are the contract
 families whose checks call those callables; a mutant runs only those families (with -x), which keeps a
-mutant's run to seconds. Families run in the order given: the most specific first, so a killed mutant
-stops early.
+mutant's run to seconds. Families run in the order the family manifest (harness/builtin_families.py)
+declares them: the most specific first, so a killed mutant stops early.
 """
 
 from __future__ import annotations
