@@ -16,14 +16,10 @@ import inspect
 import tomllib
 from pathlib import Path
 
+from harness import builtin_families as families
+
 LEDGER = Path(__file__).resolve().parent.parent / "coverage" / "ledger.toml"
-FAMILY_AREAS = {  # contract family -> the ledger areas whose callables it pins
-    "accumulation": ("accumulate",),
-    "schedules": ("schedule",),
-    "clipping": ("clip",),
-    "masks": ("mask", "weight_decay"),
-    "optimizers": ("optimizer", "update_rule"),
-}
+FAMILY_AREAS = families.areas()  # contract family -> the ledger areas whose callables it pins (harness/builtin_families.py)
 
 
 def ledger_params(family: str) -> dict[str, tuple[str, ...]]:

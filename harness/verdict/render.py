@@ -1,13 +1,14 @@
-"""The verdict for the terminal (text) and for tools (JSON); the PR comment is harness.verdict.markdown."""
+"""The verdict for the terminal (text) and for tools (JSON); the PR comment is harness.verdict.markdown.
+The sections are declared once (harness.verdict.sections); the text shows each one's lines in order."""
 
 from __future__ import annotations
 
-import textwrap
-
 from harness.model.codec import to_json
 from harness.model.enums import BuiltinMode, Mark
-from harness.model.verdict import SLOWER_THRESHOLD, Verdict
-from harness.verdict import api_view, groups, views
+from harness.model.verdict import Verdict
+from harness.verdict import views
+from harness.verdict.section import Judged
+from harness.verdict.sections import SECTIONS
 
 EXIT_MEANING = "0 no contract changed, 1 a contract changed, 2 the harness could not judge"
 REPORT_EXIT_MEANING = ("0 none of your contracts changed, 1 one of them changed or fails on the baseline, 2 the harness "
@@ -20,121 +21,10 @@ def exit_meaning(verdict: Verdict) -> str:
     return REPORT_EXIT_MEANING if verdict.builtin == BuiltinMode.REPORT else EXIT_MEANING
 
 
-def _text_group(group: groups.ChangeGroup, cases: bool, first_changed: dict[str, str],
-                api: list[str] = ()) -> list[str]:
-    out = [f"    {group.contract}  {group.cases_text}".rstrip()]
-    if group.about:
-        out.append(f"      what it pins: {group.about}")
-    if group.before_after:
-        out.append(f"      {group.before_after}" + (f"  [{group.size}]" if group.size else ""))
-    out += [f"      {line}" for line in api]
-    if groups.first_changed(group, first_changed):
-        out.append(f"      first changed in {groups.first_changed(group, first_changed)}")
-    varying = len({(c.before, c.after) for c in group.changes}) > 1
-    for c in group.changes if cases else []:
-        said = "; ".join(x for x in (c.input, f"{c.before} → {c.after}" if varying else "") if x)
-        if said:
-            out.append(f"        - {groups.case_id(c.check_id) or c.check_id}: {said}")
-    return out
-
-
-def _text_groups(title: str, found: list[groups.ChangeGroup], cases: bool,
-                 first_changed: dict[str, str] | None = None, verdict: Verdict | None = None) -> list[str]:
-    out = [f"\n  {title}"] if found else []
-    mark = None
-    for group in found:
-        if group.mark != mark:
-            mark = group.mark
-            out.append(f"  {mark.upper()}: {groups.MEANING.get(mark, '')}")
-        api = api_view.links(verdict.api_diff, verdict.baseline, group.changes) if verdict else []
-        out += _text_group(group, cases, first_changed or {}, api)
-    return out
-
-
-def _text_changes(verdict: Verdict) -> list[str]:
-    out = []
-    if verdict.import_failure:
-        f = verdict.import_failure
-        out += [f"\n  IMPORT FAILURE: {f.text}", "    library frames, outermost first: " + " > ".join(f.frames)]
-    name = verdict.entries[0].name if verdict.entries else ""
-    out += _text_groups(views.changed_title(verdict, name) + ":", views.contract_groups(verdict), cases=True,
-                        first_changed=verdict.first_changed, verdict=verdict)
-    out += _text_groups(views.bits_title(verdict, name) + ":", views.bits_groups(verdict), cases=False)
-    for entry in verdict.entries:
-        if entry.problem:
-            out.append(f"\n  {entry.name}: {entry.problem}")
-        for w in entry.new_warnings:
-            out.append(f"  new {w.category} from {w.origin} on {entry.name}: {w.message[:200]}")
-    return out
-
-
-def _text_own(verdict: Verdict) -> list[str]:
-    """The project's own contracts first: each family, then each moved check with what moved it."""
-    if not verdict.own_families:
-        return []
-    out = [f"\n  {views.own_title(verdict)}:"] + [f"  your contracts  {line}" for line in views.own_lines(verdict)]
-    for row in views.own_rows(verdict):
-        mark = row.mark.upper() + (" (informational)" if row.informational else "")
-        out.append(f"    {mark}  {row.check_id}" + (f"  [{row.size}]" if row.size else ""))
-        out += [f"      {row.what}"] if row.what else []
-        out += [f"      cause: {row.cause}"] if row.cause else []
-        out += [f"      first changed in {row.first_changed}"] if row.first_changed else []
-    return out
-
-
-def _text_api(verdict: Verdict) -> list[str]:
-    """The API section: per library, breaking changes first, then what was added."""
-    found = api_view.section(verdict.api_diff)
-    if found is None:
-        return []
-    out = [f"\n  {found.title}:"]
-    for title, lines in found.packages:
-        out += [f"    {title}"] + [f"      {line}" for line in lines]
-    return out
-
-
-def _text_tables(verdict: Verdict) -> list[str]:
-    out = []
-    perf = views.performance_rows(verdict)
-    if perf:
-        out.append(f"\n  Performance, fastest steady-state call / baseline's (informational; flagged above "
-                   f"{SLOWER_THRESHOLD}x; compile time ratio in brackets):")
-        for name, cells in perf:
-            out.append(f"    {name:28s} " + " ".join(f"{f'{e.name}: {c}':24s}" for e, c in zip(verdict.entries, cells)))
-    names, rows = views.attribution(verdict)
-    if len(names) > 1 and rows:
-        out.append("\n  Attribution (each changed check on every entry):")
-        out.append("    " + f"{'check':58s} " + " ".join(f"{n:18s}" for n in names))
-        for check_id, marks in rows:
-            out.append("    " + f"{check_id:58s} " + " ".join(f"{m:18s}" for m in marks))
-    return out
-
-
 def text(verdict: Verdict) -> str:
-    out = ["", f"VERDICT  {verdict.headline}"]
-    if verdict.bits_line:
-        out.append(f"         {verdict.bits_line} (informational)")
-    if verdict.mode_note:
-        out.append(f"         note: {verdict.mode_note}")
-    if verdict.builtin_note:
-        out.append(f"         {verdict.builtin_note}")
-    out.append("")
-    for row in views.entry_rows(verdict):
-        out.append(f"  {row.name:12s} {row.versions}  [{row.status}] {row.result}")
-    for note in views.resolution_notes(verdict):
-        out.append(f"  resolved {note}")
-    out += [f"  {same.line}" for same in views.same_stacks(verdict)]
-    out += _text_own(verdict)
-    if verdict.baseline.problem:
-        out.append(f"\n  baseline: {verdict.baseline.problem}")
-    shown, more = views.shown_baseline_failures(verdict)
-    if shown:
-        out.append(f"\n  {views.baseline_failures_title(verdict)}:")
-    for check in shown:
-        out.append(f"\n  baseline {check.outcome}: {check.id}\n" + textwrap.indent(check.message, "    "))
-    if more:
-        out.append(f"\n  ... and {more} more baseline failures (all in the baseline report)")
-    out += _text_changes(verdict) + _text_api(verdict) + _text_tables(verdict)
+    """The verdict for the terminal: each section's lines (harness.verdict.sections), then the exit status."""
+    judged = Judged(verdict)
+    out = [line for section in SECTIONS for line in section.text(section.rows(judged))]
     out.append(f"\n  exit status {verdict.exit_status}")
     return "\n".join(out)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 
+from harness import builtin_families as families
 from harness import devices
 from harness.stack.selection import builtin_modules, ledger_families
 from harness.stack.selection.team_code import TeamCode, Use
@@ -27,18 +28,14 @@ class Scope(enum.StrEnum):
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
-    """A family the ledger names no callable of: it runs for code using one of `prefixes`."""
+    """A family that runs for code using one of `prefixes` (harness.builtin_families: Family.uses), beside the
+    families the ledger's callables take."""
 
     family: str
     prefixes: tuple[str, ...]
 
 
-RULES = (
-    Rule("training", ("flax.nnx",)),
-    Rule("checkpoints", ("orbax", "flax.serialization", "flax.training.checkpoints")),
-    Rule(devices.FAMILY, ("jax.sharding", "jax.make_mesh", "jax.pmap", "jax.shard_map", "jax.experimental.shard_map",
-                          "jax.lax.psum", "jax.lax.pmean", "jax.experimental.mesh_utils")),
-)
+RULES = tuple(Rule(f.name, f.uses) for f in families.FAMILIES if f.uses)  # declared in harness/builtin_families.py
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,8 +3,8 @@
 A module is in scope when it defines callables users reach for to accumulate gradients, schedule the
 learning rate, clip or normalise gradients, or mask, route or skip updates. Its families are the contract
 families whose checks call those callables; a mutant runs only those families (with -x), which keeps a
-mutant's run to seconds. Families run in the order given: the most specific first, so a killed mutant
-stops early.
+mutant's run to seconds. Families run in the order the family manifest (harness/builtin_families.py)
+declares them: the most specific first, so a killed mutant stops early.
 """
 
 from __future__ import annotations
@@ -12,41 +12,42 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from harness import builtin_families as families
 from harness.errors import HarnessError
 
-# optax module (relative to site-packages) -> families whose contracts call what it defines
-MODULES: dict[str, tuple[str, ...]] = {
-    "optax/transforms/_accumulation.py": ("accumulation", "shapes"),  # MultiSteps, skip_not_finite, skip_large_updates
-    "optax/transforms/_conditionality.py": ("accumulation", "masks"),  # apply_if_finite, conditionally_mask
-    "optax/schedules/_schedule.py": ("schedules",),  # the schedule functions
-    "optax/schedules/_join.py": ("schedules",),  # join_schedules
-    "optax/schedules/_inject.py": ("schedules",),  # inject_hyperparams
-    "optax/transforms/_clipping.py": ("clipping", "shapes"),  # clip_by_global_norm, per_example_global_norm_clip
-    "optax/transforms/_masking.py": ("masks", "shapes"),  # masked
-    "optax/transforms/_combining.py": ("masks", "accumulation", "training"),  # chain, partition
-    "optax/transforms/_adding.py": ("masks", "shapes", "optimizers"),  # add_decayed_weights, add_noise
-    "optax/contrib/_reduce_on_plateau.py": ("schedules",),  # reduce_on_plateau
-    "optax/contrib/_privacy.py": ("clipping",),  # differentially_private_aggregate, dpsgd
-    "optax/transforms/_constraining.py": ("masks", "shapes"),  # zero_nans, keep_params_nonnegative
-    "optax/transforms/_freezing.py": ("masks", "shapes"),  # freeze, selective_transform
-    "optax/_src/update.py": ("masks", "shapes"),  # periodic_update
-    "optax/_src/base.py": ("masks", "shapes"),  # set_to_zero
-    "optax/_src/linear_algebra.py": ("clipping", "shapes"),  # global_norm
-    "optax/tree_utils/_tree_math.py": ("clipping", "shapes"),  # tree_norm
-    "optax/contrib/_sam.py": ("clipping", "shapes"),  # normalize (sam: in scope, no contract yet)
-    # apply_every; scale_by_schedule, scale_by_learning_rate; normalize_by_update_norm, centralize,
-    # scale_by_trust_ratio; the optimizers' update rules (scale_by_adam, scale_by_rms, ..., scale_by_lbfgs; scale_by_polyak,
-    # scale_by_distance_over_gradients: no contract yet)
-    "optax/_src/transform.py": ("clipping", "schedules", "accumulation", "shapes", "optimizers"),
-    "optax/_src/alias.py": ("optimizers",),  # the optimizers (adam, adamw, lion, sgd, rmsprop, adafactor, lbfgs, ...)
-    "optax/_src/factorized.py": ("optimizers",),  # scale_by_factored_rms
-    "optax/_src/utils.py": ("optimizers",),  # scale_gradient
-    "optax/_src/linesearch.py": ("optimizers",),  # scale_by_zoom_linesearch, scale_by_backtracking_linesearch
-    "optax/contrib/_schedule_free.py": ("optimizers",),  # schedule_free(_adamw, _sgd, _eval_params)
-    "optax/contrib/_adopt.py": ("optimizers",),  # adopt, scale_by_adopt
-    "optax/_src/lookahead.py": ("optimizers",),  # lookahead
-    "optax/contrib/_muon.py": ("optimizers",),  # scale_by_muon (muon: in scope, no contract of its own yet)
-}
+# optax module (relative to site-packages) -> families whose contracts call what it defines, in the order they
+# run: derived from the family manifest (harness/builtin_families.py, Family.mutated), never listed twice. What each
+# module defines that the families call:
+#   optax/transforms/_accumulation.py: MultiSteps, skip_not_finite, skip_large_updates
+#   optax/transforms/_conditionality.py: apply_if_finite, conditionally_mask
+#   optax/schedules/_schedule.py: the schedule functions
+#   optax/schedules/_join.py: join_schedules
+#   optax/schedules/_inject.py: inject_hyperparams
+#   optax/transforms/_clipping.py: clip_by_global_norm, per_example_global_norm_clip
+#   optax/transforms/_masking.py: masked
+#   optax/transforms/_combining.py: chain, partition
+#   optax/transforms/_adding.py: add_decayed_weights, add_noise
+#   optax/contrib/_reduce_on_plateau.py: reduce_on_plateau
+#   optax/contrib/_privacy.py: differentially_private_aggregate, dpsgd
+#   optax/transforms/_constraining.py: zero_nans, keep_params_nonnegative
+#   optax/transforms/_freezing.py: freeze, selective_transform
+#   optax/_src/update.py: periodic_update
+#   optax/_src/base.py: set_to_zero
+#   optax/_src/linear_algebra.py: global_norm
+#   optax/tree_utils/_tree_math.py: tree_norm
+#   optax/contrib/_sam.py: normalize (sam: in scope, no contract yet)
+#   optax/_src/transform.py: apply_every; scale_by_schedule, scale_by_learning_rate; normalize_by_update_norm,
+#     centralize, scale_by_trust_ratio; the optimizers' update rules (scale_by_adam, scale_by_rms, ..., scale_by_lbfgs;
+#     scale_by_polyak, scale_by_distance_over_gradients: no contract yet)
+#   optax/_src/alias.py: the optimizers (adam, adamw, lion, sgd, rmsprop, adafactor, lbfgs, ...)
+#   optax/_src/factorized.py: scale_by_factored_rms
+#   optax/_src/utils.py: scale_gradient
+#   optax/_src/linesearch.py: scale_by_zoom_linesearch, scale_by_backtracking_linesearch
+#   optax/contrib/_schedule_free.py: schedule_free(_adamw, _sgd, _eval_params)
+#   optax/contrib/_adopt.py: adopt, scale_by_adopt
+#   optax/_src/lookahead.py: lookahead
+#   optax/contrib/_muon.py: scale_by_muon (muon: in scope, no contract of its own yet)
+MODULES: dict[str, tuple[str, ...]] = families.mutated_modules()
 
 # Modules where only the lines of the in-scope callables defined there are mutated (each with why): they hold
 # public code outside the scope too. The lines are derived, never listed: from the coverage ledger and Optax's

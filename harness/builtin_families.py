@@ -1,0 +1,89 @@
+"""The built-in contract families, declared once: plain data both sides read (no JAX, no NumPy).
+
+A family's contract modules are harness/builtin/test_<family>.py and test_<family>_*.py (or any module
+whose `pytestmark` says `pytest.mark.family("<family>")`): found from the files, never listed here, so a
+new module of a declared family registers nothing. What is declared here is what the files cannot say:
+- the coverage ledger's areas whose callables' defaults the family pins (harness/builtin/defaults.py);
+- the Optax modules whose callables its contracts call, i.e. the mutants it judges in `nox -s sensitivity`
+  (harness/stack/sensitivity/scope.py derives its module -> families map from them, families in the
+  order declared below: the most specific first, so a killed mutant stops early);
+- the library uses that take it for a team's code when the coverage ledger names no callable of it
+  (harness/stack/selection/select.py), and whether a team's selection can take it at all.
+The families table of docs/contract-suite.md names the same families (tests/unit/test_builtin_families.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from harness import devices
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    name: str
+    pins: str  # what its contracts pin down, in a line (docs/contract-suite.md says it per module)
+    ledger_areas: tuple[str, ...] = ()  # coverage-ledger areas whose callables' defaults it pins
+    mutated: tuple[str, ...] = ()  # Optax modules (relative to site-packages) whose callables its contracts call
+    uses: tuple[str, ...] = ()  # names whose use in a team's code takes it (beside the ledger's callables)
+    team_selectable: bool = True  # False: it runs only when every family does (`--builtin all`)
+
+
+_TRANSFORM = "optax/_src/transform.py"  # apply_every, scale_by_schedule, trace, ema, the update rules, ...
+
+FAMILIES: tuple[Family, ...] = (
+    Family("clipping", "global-norm and per-example clipping, the clip transforms, differentially private aggregation",
+           ledger_areas=("clip",),
+           mutated=("optax/transforms/_clipping.py", "optax/contrib/_privacy.py", "optax/_src/linear_algebra.py",
+                    "optax/tree_utils/_tree_math.py", "optax/contrib/_sam.py", _TRANSFORM)),
+    Family("schedules", "every schedule against float64 closed forms, inject_hyperparams, reduce_on_plateau",
+           ledger_areas=("schedule",),
+           mutated=("optax/schedules/_schedule.py", "optax/schedules/_join.py", "optax/schedules/_inject.py",
+                    "optax/contrib/_reduce_on_plateau.py", _TRANSFORM)),
+    Family("masks", "weight decay masks, masked, partition and routing, freezing, add_noise",
+           ledger_areas=("mask", "weight_decay"),
+           mutated=("optax/transforms/_conditionality.py", "optax/transforms/_masking.py",
+                    "optax/transforms/_combining.py", "optax/transforms/_adding.py",
+                    "optax/transforms/_constraining.py", "optax/transforms/_freezing.py", "optax/_src/update.py",
+                    "optax/_src/base.py")),
+    Family("accumulation", "MultiSteps, apply_every, trace and ema; skipping non-finite updates",
+           ledger_areas=("accumulate",),
+           mutated=("optax/transforms/_accumulation.py", "optax/transforms/_conditionality.py",
+                    "optax/transforms/_combining.py", _TRANSFORM)),
+    Family("shapes", "gradients whose shape, rank or structure does not match the params",
+           mutated=("optax/transforms/_accumulation.py", "optax/transforms/_clipping.py",
+                    "optax/transforms/_masking.py", "optax/transforms/_adding.py", "optax/transforms/_constraining.py",
+                    "optax/transforms/_freezing.py", "optax/_src/update.py", "optax/_src/base.py",
+                    "optax/_src/linear_algebra.py", "optax/tree_utils/_tree_math.py", "optax/contrib/_sam.py",
+                    _TRANSFORM)),
+    Family("optimizers", "every optimizer and update rule in scope against float64 references of their formulas",
+           ledger_areas=("optimizer", "update_rule"),
+           mutated=("optax/transforms/_adding.py", _TRANSFORM, "optax/_src/alias.py", "optax/_src/factorized.py",
+                    "optax/_src/utils.py", "optax/_src/linesearch.py", "optax/contrib/_schedule_free.py",
+                    "optax/contrib/_adopt.py", "optax/_src/lookahead.py", "optax/contrib/_muon.py")),
+    Family("training", "a Flax NNX model trained through nnx.Optimizer: losses, parameters, evaluation",
+           mutated=("optax/transforms/_combining.py",), uses=("flax.nnx",)),
+    Family("checkpoints", "a baseline Orbax checkpoint restored by each stack, leaf by leaf, and continued",
+           uses=("orbax", "flax.serialization", "flax.training.checkpoints")),
+    Family(devices.FAMILY, "sharded clipping, accumulation and optimizer steps on 4 devices equal the unsharded ones",
+           uses=("jax.sharding", "jax.make_mesh", "jax.pmap", "jax.shard_map", "jax.experimental.shard_map",
+                 "jax.lax.psum", "jax.lax.pmean", "jax.experimental.mesh_utils")),
+    Family("compositions", "all pairs of the wrappers teams put around an optimizer, and the relations between them"),
+    Family("performance", "timings only (informational)", team_selectable=False),
+)
+
+BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
+
+
+def areas() -> dict[str, tuple[str, ...]]:
+    """Family -> the ledger areas whose callables' defaults it pins (the families with a _defaults module)."""
+    return {f.name: f.ledger_areas for f in FAMILIES if f.ledger_areas}
+
+
+def mutated_modules() -> dict[str, tuple[str, ...]]:
+    """Optax module -> the families whose contracts call what it defines, in the declared order."""
+    found: dict[str, list[str]] = {}
+    for family in FAMILIES:
+        for module in family.mutated:
+            found.setdefault(module, []).append(family.name)
+    return {module: tuple(names) for module, names in found.items()}

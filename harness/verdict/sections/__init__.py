@@ -1,0 +1,22 @@
+"""The verdict's sections, declared once in the order every form shows them: the terminal text
+(harness.verdict.render), the PR comment (harness.verdict.markdown) and the HTML page
+(harness.verdict.html) each iterate SECTIONS. A new section is one module here and one line below."""
+
+from __future__ import annotations
+
+from harness.verdict.section import Section
+from harness.verdict.sections import (api, baseline, changes, charts, entries, families, headline, notes, own,
+                                     tables)
+
+SECTIONS: tuple[Section, ...] = (
+    headline.SECTION,
+    entries.SECTION,
+    own.SECTION,
+    notes.SECTION,
+    baseline.SECTION,
+    changes.SECTION,
+    families.SECTION,
+    api.SECTION,
+    charts.SECTION,
+    tables.SECTION,
+)

@@ -1,0 +1,113 @@
+"""The verdict's sections are declared once (harness.verdict.sections.SECTIONS): the terminal text, the
+PR comment and the HTML page each iterate them, in order, computing each section's rows once."""
+
+import dataclasses
+import re
+from collections import Counter
+
+import pytest
+
+from harness.model import report_io
+from harness.model.verdict import OwnFamily
+from harness.verdict import compare, html, markdown, render, sections
+from harness.verdict.section import Judged, Section
+from harness.verdict.sections import families
+
+from support import upgrade_reports
+
+
+@pytest.fixture(scope="module")
+def reports():
+    return {name: report_io.parse(upgrade_reports.load(name), name)
+            for name in (*upgrade_reports.ENTRIES, "candidate-optax-0.2.7")}
+
+
+@pytest.fixture(scope="module")
+def verdict(reports):
+    return compare.judge(reports["baseline"], [reports[n] for n in upgrade_reports.ENTRIES[1:]])
+
+
+@pytest.fixture(scope="module")
+def reports_with_import_failure(reports):
+    """optax 0.2.7 fails to import with jax 0.11.2: every module's checks are missing on it."""
+    return compare.judge(reports["baseline"], [reports["candidate-optax-0.2.7"]])
+
+
+def _probe(calls: list[str]) -> Section:
+    def rows(judged):
+        calls.append(judged.verdict.entries[0].name)
+        return "PROBE-ROWS"
+    return Section("probe", rows, text=lambda r: [f"text {r}"], markdown=lambda r, cuts: [f"md {r}"],
+                   html=lambda r: f"<p>html {r}</p>")
+
+
+@pytest.mark.parametrize("after", ["headline", "api"])
+def test_a_declared_section_shows_in_all_three_forms_where_declared(verdict, monkeypatch, after):
+    calls = []
+    declared = list(sections.SECTIONS)
+    at = [s.name for s in declared].index(after) + 1
+    monkeypatch.setattr(sections, "SECTIONS", tuple(declared[:at] + [_probe(calls)] + declared[at:]))
+    for form in (render, markdown, html):
+        monkeypatch.setattr(form, "SECTIONS", sections.SECTIONS)
+    text, md, page = render.text(verdict), markdown.markdown(verdict), html.page(verdict, [])
+    assert "text PROBE-ROWS" in text and "md PROBE-ROWS" in md and "<p>html PROBE-ROWS</p>" in page
+    # where it was declared: after the headline (before the entries), or after the API section (last lines)
+    follows = {"headline": ("[", "| entry |", "<table>"), "api": ("\n  Performance", "<details><summary>Attribution",
+                                                                    "<h2>Curves</h2>")}[after]
+    for found, probe, nxt in zip((text, md, page), ("text PROBE", "md PROBE", "html PROBE"), follows):
+        assert found.index(probe) < found.index(nxt, found.index(probe))
+    assert calls == ["candidate"] * 3  # once per rendering: the comment's five cuts reuse its rows
+
+
+def test_a_section_without_a_form_adds_nothing_to_it(verdict, monkeypatch):
+    plain = render.text(verdict), markdown.markdown(verdict), html.page(verdict, [])
+    quiet = Section("quiet", lambda judged: None)  # no text, no Markdown, not on the page
+    for form in (render, markdown, html):
+        monkeypatch.setattr(form, "SECTIONS", (*sections.SECTIONS, quiet))
+    assert (render.text(verdict), markdown.markdown(verdict), html.page(verdict, [])) == plain
+
+
+def test_every_section_has_a_distinct_name():
+    names = [s.name for s in sections.SECTIONS]
+    assert len(set(names)) == len(names) and all(dataclasses.is_dataclass(s) for s in sections.SECTIONS)
+
+
+def test_the_families_section_counts_each_builtin_familys_checks_from_the_reports(verdict):
+    # Independent of the verdict: the check ids of the baseline's and the candidate's raw reports, by family.
+    raw = [upgrade_reports.load(name)["checks"] for name in ("baseline", "candidate")]
+    expected = Counter(i.split("/", 1)[0] for i in {c["id"] for checks in raw for c in checks})
+    text = render.text(verdict)
+    assert f"Built-in families judged on candidate: {len(expected)} families, {sum(expected.values())} checks:" in text
+    for family, checks in expected.items():
+        assert re.search(rf"^    {family} +{checks}  ", text, re.M), family
+    assert re.search(r"^    masks +80  no change$", text, re.M)  # no masks check moved on the candidate
+    md = markdown.markdown(verdict)
+    assert "| masks | 80 | no change |" in md and "| family | checks | what changed |" in md
+    assert "<h2 id='families'>Built-in families judged on candidate: 6 families" in html.page(verdict, [])
+
+
+def test_the_families_section_says_what_moved_most_dangerous_first(verdict):
+    row = next(r for r in families.SECTION.rows(Judged(verdict)).rows if r.family == "shapes")
+    shapes = [c for c in verdict.entries[0].changes if c.family == "shapes"]
+    assert row.checks == len(shapes)
+    assert row.what_changed() == "6 now silent, 5 error type changed, 1 improved"  # the order of Mark: danger first
+
+
+def test_the_families_section_leaves_out_the_projects_own_families(verdict):
+    own = dataclasses.replace(verdict, own_families=[OwnFamily("masks", 80, [], 0, [])])
+    found = [r.family for r in families.SECTION.rows(Judged(own)).rows]
+    assert "masks" not in found and "shapes" in found
+
+
+def test_no_families_section_without_an_entry(verdict):
+    alone = dataclasses.replace(verdict, entries=[])
+    assert families.SECTION.rows(Judged(alone)) is None
+    assert "Built-in families" not in html.page(alone, [])
+
+
+def test_a_family_that_could_not_import_says_so_not_check_missing(reports_with_import_failure):
+    verdict = reports_with_import_failure
+    text = render.text(verdict)
+    part = text.split("Built-in families judged on", 1)[1]
+    assert re.search(r"^    masks +81  81 could not run \(the import failure\)$", part, re.M)
+    assert "check missing" not in part
