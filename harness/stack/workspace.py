@@ -34,6 +34,9 @@ class Workspace:
     matrix: Path = paths.DEFAULT_MATRIX
     noxfile: Path | None = None
     stage: Path | None = None
+    # While an upgrade runs: its harness.stack.run.run_directory.RunDirectory (the reports it has read), which
+    # its steps get with RunDirectory.of(ws).
+    run_directory: object | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.noxfile is None:

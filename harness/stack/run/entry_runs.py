@@ -23,9 +23,8 @@ from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix, plan
 from harness.stack.run import (ending, entry_reuse, lifeline, progress, report_cache, rollback as rollback_runs,
                               run_lock, run_profile, same_stack)
+from harness.stack.run.run_directory import REPLAY  # the baseline re-running the candidate's falsifying examples
 from harness.stack.workspace import Workspace
-
-REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
 
 
 def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay: Path | None,
