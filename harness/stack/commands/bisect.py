@@ -32,7 +32,7 @@ from harness.stack.workspace import Workspace
 from harness.stack.commands import bisect_bridge, bisect_search
 from harness.stack.pins import matrix, plan, resolve
 from harness.stack.run.run_directory import ENTRY_SUFFIXES, RunDirectory
-from harness.verdict import compare, import_failure
+from harness.verdict import import_failure
 
 PREFIX = "bisect-"
 _OBSERVED = (Outcome.PASSED, Outcome.FAILED)  # a check's outcome when it ran and was judged

@@ -8,7 +8,6 @@ import os
 import random
 import sys
 import time
-from pathlib import Path
 
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError

@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.model.enums import Status
 from harness.model.report import now, unresolvable
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix
