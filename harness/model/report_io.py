@@ -5,8 +5,6 @@ Reports are written atomically, so a reader (the comparison, a reviewer) never s
 
 from __future__ import annotations
 
-import collections
-import hashlib
 import json
 from pathlib import Path
 
@@ -51,37 +49,18 @@ def parse(doc: dict, source: str = "report", text: str | None = None) -> Report:
     return from_json(Report, doc)
 
 
-# The reports this process read, typed, by the digest of their text: read again (the upgrade's follow-ups,
-# its API diff, then its verdict read the same files), the same bytes are neither parsed, validated nor
-# decoded again (decoding an entry's report costs ~0.25 s). The model is frozen; a few reports are kept.
-_LOADED: collections.OrderedDict[str, Report] = collections.OrderedDict()
-_KEPT = 12
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def load(path: str | Path) -> Report:
-    """Read, validate and type a report, or raise ReportProblem saying what is wrong and what to do.
-    The same bytes read again in this process are served from the typed report read the first time."""
+    """Read, validate and type a report, or raise ReportProblem saying what is wrong and what to do. Each call
+    reads the file: a run that reads a report in several steps holds it (harness.verdict.run_reports)."""
     path = Path(path)
     try:
         text = path.read_text()
-        digest = _digest(text)
-        if digest in _LOADED:
-            _LOADED.move_to_end(digest)
-            return _LOADED[digest]
         doc = json.loads(text)
     except FileNotFoundError:
         raise ReportProblem(f"report {path} does not exist; run its session first (`nox -s <entry>`).") from None
     except (OSError, ValueError) as exc:
         raise ReportProblem(f"report {path} is unreadable ({exc}); run its session again.") from None
-    report = parse(doc, f"report {path}", text)
-    _LOADED[digest] = report
-    while len(_LOADED) > _KEPT:
-        _LOADED.popitem(last=False)
-    return report
+    return parse(doc, f"report {path}", text)
 
 
 def write(path: str | Path, report: Report, *, check: bool = True, derived: bool = False) -> None:

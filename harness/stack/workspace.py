@@ -41,6 +41,9 @@ class Workspace:
     # options): shared by every workspace derived from this one (dataclasses.replace keeps it), so a command
     # reads and checks its project once; a new command's workspace starts empty.
     loaded: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    # While an upgrade runs: its harness.stack.run.run_directory.RunDirectory (the reports it has read), which
+    # its steps get with RunDirectory.of(ws).
+    run_directory: object | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.noxfile is None:

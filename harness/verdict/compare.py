@@ -6,7 +6,9 @@ so a check that passes on the baseline and fails on another entry is a changed c
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
+from collections.abc import Callable
 
 from harness.errors import EXIT_CANNOT_JUDGE, EXIT_OK, EXIT_CHANGED
 from harness.model.api_diff import ApiDiff
@@ -59,36 +61,73 @@ def _replayed(mark: Mark, detail: str, other: CheckRecord | None, replay: Report
     return Mark.FAILING_BOTH, f"the baseline fails it too with this entry's failing examples replayed: {example}"
 
 
-def _changes(base: Report, other: Report, replay: Report | None = None) -> list[Change]:
+def _pairs(base: Report, other: Report) -> list[tuple[str, CheckRecord | None, CheckRecord | None]]:
+    """Each check judged on `other`, with its records on the baseline and there: the baseline's order, then
+    the checks only `other` has."""
     base_checks = {c.id: c for c in base.checks}
     other_checks = {c.id: c for c in other.checks}
     if other.selection is not None:  # an attribution run: judge only the checks it ran
         selected = set(other.selection)
         base_checks = {i: c for i, c in base_checks.items() if i in selected}
-    changes = []
-    for check_id in [*base_checks, *(i for i in other_checks if i not in base_checks)]:
-        b, o = base_checks.get(check_id), other_checks.get(check_id)
-        moved = bits.moved(b, o) if b and o else None
-        mark, detail = _replayed(*classify(b, o, moved), o, replay)
-        ref = o or b
-        told = explain.explain(b, o, mark)
-        changes.append(Change(check_id, ref.family, ref.kind, mark, detail, o.max_abs_err if o else None,
-                              o.max_rel_err if o else None, _tolerances(ref), moved, about=ref.about,
-                              input=ref.input, before=told.before, after=told.after, size=told.size))
-    return changes
+    return [(i, base_checks.get(i), other_checks.get(i))
+            for i in [*base_checks, *(i for i in other_checks if i not in base_checks)]]
+
+
+def _change(check_id: str, b: CheckRecord | None, o: CheckRecord | None) -> Change:
+    moved = bits.moved(b, o) if b and o else None
+    mark, detail = classify(b, o, moved)
+    ref = o or b
+    told = explain.explain(b, o, mark)
+    return Change(check_id, ref.family, ref.kind, mark, detail, o.max_abs_err if o else None,
+                  o.max_rel_err if o else None, _tolerances(ref), moved, about=ref.about,
+                  input=ref.input, before=told.before, after=told.after, size=told.size)
+
+
+def _changes(base: Report, other: Report) -> list[Change]:
+    return [_change(*pair) for pair in _pairs(base, other)]
+
+
+def _counts(changes: list[Change]) -> dict[Mark, int]:
+    return {mark: sum(c.mark == mark for c in changes) for mark in Mark}
 
 
 def compare_entry(base: Report, other: Report, replay: Report | None = None) -> EntryVerdict:
     """How each check changed on `other`; `replay` is the baseline re-running the candidate's failing examples."""
-    changes = _changes(base, other, replay) if other.status.ran_to_end else []
-    return EntryVerdict(
+    changes = _changes(base, other) if other.status.ran_to_end else []
+    compared = EntryVerdict(
         name=other.entry.name, versions=other.environment.versions, status=other.status, problem=other.problem,
-        changes=changes, new_warnings=_new_warnings(base, other),
-        counts={mark: sum(c.mark == mark for c in changes) for mark in Mark},
+        changes=changes, new_warnings=_new_warnings(base, other), counts=_counts(changes),
         requested=other.entry.requested, requested_python=other.entry.python,
         resolution_notes=list(other.entry.notes or []),
         timings=compare_performance(base, other), reused=other.reused, platforms=platforms(other.environment),
     )
+    return compared if replay is None else replayed(compared, base, other, replay)
+
+
+def rejudged(compared: EntryVerdict, base: Report, other: Report, ids: frozenset[str]) -> EntryVerdict:
+    """`compared` (base against a report) for `other`, that report with the checks `ids` taken from another run
+    (harness.verdict.rollback.merged): only those judged again, the rest as compared."""
+    if not other.status.ran_to_end:
+        return compared
+    kept = {c.check_id: c for c in compared.changes}
+    changes = [kept[i] if i in kept and i not in ids else _change(i, b, o) for i, b, o in _pairs(base, other)]
+    return dataclasses.replace(compared, changes=changes, counts=_counts(changes))
+
+
+def replayed(compared: EntryVerdict, base: Report, other: Report, replay: Report) -> EntryVerdict:
+    """`compared` (base against `other`, without the replay) with the replay applied: a property that failed on
+    `other` only whose falsifying example the baseline fails too is failing in both. The follow-ups compare
+    without the replay (they decide it); the verdict then needs only the properties re-marked."""
+    changes = []
+    for change in compared.changes:
+        o = other.check(change.check_id) if change.mark == Mark.VALUE_CHANGED else None  # the only ones replayed
+        mark, detail = _replayed(change.mark, change.detail, o, replay)
+        if mark != change.mark:
+            told = explain.explain(base.check(change.check_id), o, mark)
+            change = dataclasses.replace(change, mark=mark, detail=detail, before=told.before, after=told.after,
+                                         size=told.size)
+        changes.append(change)
+    return dataclasses.replace(compared, changes=changes, counts=_counts(changes))
 
 
 def _incomplete(name: str, status: Status, problem: str | None, subject: str) -> str:
@@ -157,13 +196,18 @@ def _with_api(status: int, headline: str, base: Report, api: ApiDiff | None, rep
     return EXIT_CHANGED, f"CHANGED: {said}" if status == EXIT_OK else f"{headline}; {said}"
 
 
+Comparing = Callable[[Report, Report, Report | None], EntryVerdict]  # compare_entry, or a run's memo of it
+
+
 def judge(base: Report, others: list[Report], replay: Report | None = None,
-          builtin: BuiltinMode = BuiltinMode.JUDGE, api: ApiDiff | None = None) -> Verdict:
+          builtin: BuiltinMode = BuiltinMode.JUDGE, api: ApiDiff | None = None,
+          compared: Comparing = compare_entry) -> Verdict:
     """The verdict over all entries; the exit status follows the candidate (the second report), and with
     `builtin` REPORT (and contracts of the project's own) the project's own contracts only. `api`: the
-    candidate's API diff, shown, and a change where it removes what is used."""
+    candidate's API diff, shown, and a change where it removes what is used. `compared`: how a pair is
+    compared (a run's reports, harness.verdict.run_reports, compare each pair once)."""
     # The replay ran the candidate's examples: it speaks for the candidate only.
-    verdicts = [compare_entry(base, o, replay if i == 0 else None) for i, o in enumerate(others)]
+    verdicts = [compared(base, o, replay if i == 0 else None) for i, o in enumerate(others)]
     baseline_failures = [c for c in base.checks if c.outcome in (Outcome.FAILED, Outcome.ERROR)]
     # The project's own checks failing on the baseline are its code's change, said as such; the
     # built-in ones mean the golden files or the baseline stack moved: no verdict then, unless the

@@ -16,7 +16,8 @@ from harness.model import api_diff, bisection, report_io
 from harness.model.enums import BuiltinMode
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.verdict import compare, html, markdown, render, rollback
+from harness.verdict import compare, html, markdown, render
+from harness.verdict.run_reports import RunReports
 
 SUMMARY_MD, SUMMARY_JSON, REPORT_HTML = "upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html"
 
@@ -34,6 +35,8 @@ class Inputs:
     rollbacks: Mapping[str, Path] = dataclasses.field(default_factory=dict)
     api_diff: Path | None = None  # api-diff.json: the candidate's public API against the baseline's
     builtin_note: str | None = None  # which built-in families a team's run took, and why
+    # The run's reports as its earlier steps read and compared them (an upgrade's follow-ups): none read again.
+    reading: RunReports = dataclasses.field(default_factory=RunReports, compare=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,9 +53,10 @@ class Outputs:
         return cls(directory / SUMMARY_MD, directory / SUMMARY_JSON, directory / REPORT_HTML)
 
 
-def load_all(paths: list[str], run_id: str | None = None) -> tuple[Report, list[Report]]:
+def load_all(paths: list[str], run_id: str | None = None,
+             reading: RunReports | None = None) -> tuple[Report, list[Report]]:
     """The baseline and the other reports, all validated, from one harness version and one run."""
-    docs = [report_io.load(p) for p in paths]
+    docs = [(reading or RunReports()).load(p) for p in paths]
     versions = {d.harness_version for d in docs}
     if len(versions) > 1:
         raise report_io.ReportProblem(
@@ -107,11 +111,12 @@ def _write(verdict: Verdict, others: list[Report], out: Outputs) -> None:
         atomic_write_text(out.html, html.page(verdict, others))
 
 
-def _rolled_back(others: list[Report], rollbacks: Mapping[str, Path], run_id: str | None) -> list[Report]:
+def _rolled_back(others: list[Report], rollbacks: Mapping[str, Path], run_id: str | None,
+                 reading: RunReports) -> list[Report]:
     """Each report whose checkpoints the baseline restored, its rollback checks taken from that run."""
-    rolled = {name: report_io.load(path) for name, path in rollbacks.items()}
+    rolled = {name: reading.load(path) for name, path in rollbacks.items()}
     one_run({str(rollbacks[name]): report for name, report in rolled.items()}, run_id)
-    return [rollback.merged(o, rolled[o.entry.name]) if o.entry.name in rolled else o for o in others]
+    return [reading.merged(o, rolled[o.entry.name]) if o.entry.name in rolled else o for o in others]
 
 
 def judge(inputs: Inputs, out: Outputs) -> int:
@@ -120,15 +125,17 @@ def judge(inputs: Inputs, out: Outputs) -> int:
         print("compare: give the baseline report and at least one other report.", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     try:
-        base, others = load_all([str(p) for p in inputs.reports], inputs.run_id)
-        replay = report_io.load(inputs.replay) if inputs.replay else None
+        reading = inputs.reading
+        base, others = load_all([str(p) for p in inputs.reports], inputs.run_id, reading)
+        replay = reading.load(inputs.replay) if inputs.replay else None
         if replay is not None:
             one_run({str(inputs.replay): replay}, inputs.run_id or base.run_id)
-        others = _rolled_back(others, inputs.rollbacks, inputs.run_id or base.run_id)
+        others = _rolled_back(others, inputs.rollbacks, inputs.run_id or base.run_id, reading)
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status
-    verdict = compare.judge(base, others, replay, builtin=inputs.builtin, api=_api_diff(inputs.api_diff))
+    verdict = compare.judge(base, others, replay, builtin=inputs.builtin, api=_api_diff(inputs.api_diff),
+                            compared=reading.compared)
     if inputs.bisect:
         verdict = _with_bisection(verdict, inputs.bisect)
     if inputs.builtin_note:

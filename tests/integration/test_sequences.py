@@ -160,15 +160,15 @@ def test_a_partial_report_kept_for_reuse_is_caught(seq, monkeypatch):
     """A killed candidate's half report kept (as complete) and reused: the --fresh comparison says so."""
     real = report_cache.store
 
-    def keeps_partial(cache, key, report_file, log_file, folder=None):
+    def keeps_partial(cache, key, report_file, log_file, folder=None, **how):
         text = report_file.read_text() if report_file.exists() else ""
         if '"partial"' in text:
             report_file.write_text(text.replace('"status": "partial"', '"status": "complete"'))
             try:
-                return real(cache, key, report_file, log_file, folder)
+                return real(cache, key, report_file, log_file, folder, **how)
             finally:
                 report_file.write_text(text)
-        return real(cache, key, report_file, log_file, folder)
+        return real(cache, key, report_file, log_file, folder, **how)
 
     monkeypatch.setattr(report_cache, "store", keeps_partial)
     seq.upgrade_killed("changes checks", "candidate", "partial")

@@ -22,6 +22,7 @@ from harness.stack import paths, project
 from harness.stack.api import reader, sources, usage
 from harness.stack.environments import envs
 from harness.stack.pins import matrix
+from harness.stack.run.run_directory import RunDirectory
 from harness.stack.workspace import Workspace
 
 CACHE = "api-diff"  # in the entries' .nox/: computed diffs by content key
@@ -85,12 +86,13 @@ def _site(ws: Workspace, entry: matrix.Entry, want: dict[str, str | None]) -> Pa
     return sources.fetch(ws.root, entry, want)
 
 
-def compute(ws: Workspace, directory: Path, entries: list[matrix.Entry]) -> Path | None:
-    """Write `directory`/api-diff.json for the candidate (entries[1]) against the baseline (entries[0]);
+def compute(ws: Workspace, where: RunDirectory | Path, entries: list[matrix.Entry]) -> Path | None:
+    """Write the run's api-diff.json for the candidate (entries[1]) against the baseline (entries[0]);
     None, with a note, when a report is missing or the libraries it ran cannot be had."""
-    try:  # the versions each report ran (validated by the verdict, which reads them anyway)
-        ran = [json.loads((directory / f"{e.name}.json").read_text())["environment"]["versions"] for e in entries[:2]]
-    except (OSError, ValueError, KeyError, TypeError):
+    run = RunDirectory.at(where)
+    try:  # the versions each report ran (read once in the run: the verdict judges the same reports)
+        ran = [run.reports(e.name).environment.versions for e in entries[:2]]
+    except HarnessError:
         return None
     versions = tuple({k: r.get(k) for k in usage.LIBRARIES} for r in ran)
     contracts, code, root = inputs(ws)
@@ -115,12 +117,11 @@ def compute(ws: Workspace, directory: Path, entries: list[matrix.Entry]) -> Path
             return None
         cached.parent.mkdir(parents=True, exist_ok=True)
         api_diff.write(cached, found)
-    target = directory / api_diff.API_DIFF_FILE
-    api_diff.write(target, found)
-    return target
+    api_diff.write(run.api_diff, found)
+    return run.api_diff
 
 
-def beside(ws: Workspace, directory: Path, entries: list[matrix.Entry]) -> Path | None:
+def beside(ws: Workspace, where: RunDirectory | Path, entries: list[matrix.Entry]) -> Path | None:
     """`judge DIR`: the run's api-diff.json when it has one, else computed as the run computes it."""
-    found = directory / api_diff.API_DIFF_FILE
-    return found if found.is_file() else compute(ws, directory, entries)
+    run = RunDirectory.at(where)
+    return run.api_diff if run.api_diff.is_file() else compute(ws, run, entries)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.model import bisection, report_io
+from harness.model import bisection
 from harness.model.bisection import Bisection, Bridge, FirstChanged, Probe
 from harness.model.enums import Mark, Outcome
 from harness.model.report import Report
@@ -31,17 +31,16 @@ from harness.model.verdict import EntryVerdict
 from harness.stack.workspace import Workspace
 from harness.stack.commands import bisect_bridge, bisect_search
 from harness.stack.pins import matrix, plan, resolve
-from harness.verdict import compare, import_failure
+from harness.stack.run.run_directory import ENTRY_SUFFIXES, RunDirectory
+from harness.verdict import import_failure
 
 PREFIX = "bisect-"
 _OBSERVED = (Outcome.PASSED, Outcome.FAILED)  # a check's outcome when it ran and was judged
-SELECTION = "bisect-selection.txt"
-_SUFFIXES = (".json", ".junit.xml", ".log")
 
 
 def report_names(reports: Path) -> list[str]:
     """The bisection reports a last run left (for keep_previous)."""
-    names = {p.name[:-len(s)] for p in reports.glob(f"{PREFIX}*") for s in _SUFFIXES if p.name.endswith(s)}
+    names = {p.name[:-len(s)] for p in reports.glob(f"{PREFIX}*") for s in ENTRY_SUFFIXES if p.name.endswith(s)}
     return sorted(names)
 
 
@@ -64,6 +63,7 @@ class _Context:
     """One bisection: where (the run's workspace), how to run entries, and what every probe is judged against."""
 
     ws: Workspace
+    directory: RunDirectory  # the run's: its files, and its reports as read and compared once
     args: argparse.Namespace
     seed: int
     run: Callable
@@ -92,11 +92,11 @@ class _Context:
         return ", ".join(shown) or "the other packages"
 
 
-def _load(reports: Path, entries: list[matrix.Entry], replay: Path | None):
+def _load(run: RunDirectory, entries: list[matrix.Entry], replay: Path | None):
     """The baseline report, the candidate's verdict and each single-package entry's; None when unusable."""
     try:
-        base, cand = (report_io.load(reports / f"{e.name}.json") for e in entries[:2])
-        replayed = report_io.load(replay) if replay is not None and replay.exists() else None
+        base, cand = (run.reports(e.name) for e in entries[:2])
+        replayed = run.load(replay) if replay is not None and replay.exists() else None
     except HarnessError:
         return None
     if not (base.status.ran_to_end and cand.status.ran_to_end):
@@ -104,17 +104,17 @@ def _load(reports: Path, entries: list[matrix.Entry], replay: Path | None):
     singles = {}
     for entry in entries[2:]:
         try:
-            report = report_io.load(reports / f"{entry.name}.json")
+            report = run.reports(entry.name)
         except HarnessError:
             report = None
         usable = report is not None and report.status.ran_to_end
-        singles[entry.name.removesuffix("-only")] = compare.compare_entry(base, report) if usable else None
-    return base, compare.compare_entry(base, cand, replayed), singles
+        singles[entry.name.removesuffix("-only")] = run.loaded.compared(base, report) if usable else None
+    return base, run.loaded.compared(base, cand, replayed), singles
 
 
-def _add_to_plan(reports: Path, entry: matrix.Entry) -> None:
+def _add_to_plan(run: RunDirectory, entry: matrix.Entry) -> None:
     """The child session reads its entry from the plan file: add (or replace) this one."""
-    path = reports / plan.PLAN_FILE
+    path = run.plan
     found = plan.read(path) if path.exists() else {}
     found[entry.name] = entry
     plan.write(list(found.values()), path)
@@ -128,12 +128,12 @@ def _judge(ctx: _Context, name: str, checks: list[str]) -> tuple[Report | None, 
     no report when it did not install or import, or ran none of its checks, and which. A check the probe
     did not run is never "changed" (its mark against the baseline would be "check missing"): not judged."""
     try:
-        report = report_io.load(ctx.ws.reports / f"{name}.json")
+        report = ctx.directory.reports(name)
     except HarnessError:
         return None, {}, "not installable"
     if not report.status.ran_to_end:
         return None, {}, "not installable"
-    verdict = compare.compare_entry(ctx.base_report, report)
+    verdict = ctx.directory.loaded.compared(ctx.base_report, report)
     if import_failure.find(ctx.base_report, report, verdict.changes) is not None:
         return None, {}, "not importable"
     observed = {c for c in checks if (r := report.check(c)) is not None and r.outcome in _OBSERVED}
@@ -156,12 +156,12 @@ def _run(ctx: _Context, group: str, name: str, named: dict[str, str], defaults: 
     except HarnessError:
         ctx.probes.append(Probe(name, group, release, {}, checks, "not installable", [], None, 0.0))
         return bisect_bridge.Ran(None, "not installable", {}), {}
-    lock = ctx.ws.reports / "locks" / f"{name}.txt"
+    lock = ctx.directory.locks / f"{name}.txt"
     resolve.write_lock(found, lock)
     entry = matrix.Entry(name, found.pins, f"{group} {release}, bisecting", ctx.base.python, locked=False,
                          lock_file=str(lock), notes=tuple(found.notes), resolved_at=found.resolved_at)
-    _add_to_plan(ctx.ws.reports, entry)
-    selection = ctx.ws.reports / SELECTION
+    _add_to_plan(ctx.directory, entry)
+    selection = ctx.directory.bisect_selection
     selection.write_text("\n".join(checks) + "\n")
     ctx.run(ctx.ws, [entry], ctx.args, ctx.seed, only=selection)
     report, changed, outcome = _judge(ctx, name, checks)
@@ -261,7 +261,8 @@ def run(ws: Workspace, args, entries: list[matrix.Entry], seed: int, run_entries
         fetch: Callable[[str], dict] = bisect_search.fetch_index) -> Path | None:
     """Bisect every blamed group; reports/bisect.json, or None when no contract changed (or none can be)."""
     started = time.perf_counter()
-    loaded = _load(ws.reports, entries, replay)
+    run = RunDirectory.of(ws)
+    loaded = _load(run, entries, replay)
     if loaded is None:
         return None
     base_report, candidate, singles = loaded
@@ -276,7 +277,7 @@ def run(ws: Workspace, args, entries: list[matrix.Entry], seed: int, run_entries
         fetch = _offline_index
     others_change = {group: None if verdict is None else {c.check_id for c in verdict.contract_changes}
                      for group, verdict in singles.items()}
-    ctx = _Context(ws, args, seed, run_entries, base_report, entries[0], entries[1], fetch, others_change)
+    ctx = _Context(ws, run, args, seed, run_entries, base_report, entries[0], entries[1], fetch, others_change)
     releases, results, notes = {}, [], []
     for group, checks in blamed.items():
         try:
@@ -289,7 +290,7 @@ def run(ws: Workspace, args, entries: list[matrix.Entry], seed: int, run_entries
     if unblamed:
         notes.append(f"{len(unblamed)} changed checks no single package group changes alone: not bisected")
     seconds = round(time.perf_counter() - started, 1)
-    path = ws.reports / bisection.BISECT_FILE
+    path = run.bisection
     bisection.write(path, Bisection(dict(entries[0].pins), dict(entries[1].pins), releases, results, ctx.probes,
                                     seconds, notes))
     for note in notes:

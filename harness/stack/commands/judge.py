@@ -8,18 +8,17 @@ A missing, unreadable or foreign report stops it (exit 2) naming the file and th
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.model import bisection, report_io
+from harness.model import report_io
 from harness.model.enums import BuiltinMode, Status
 from harness.model.report import Report
 from harness.stack import project
 from harness.stack.api import for_run as api_for_run
 from harness.stack.pins import matrix, plan
 from harness.stack.run import followups
-from harness.stack.run.entry_runs import REPLAY
+from harness.stack.run.run_directory import REPLAY, RunDirectory
 from harness.stack.workspace import Workspace
 from harness.verdict import judgement
 
@@ -42,7 +41,7 @@ def builtin_note(ws: Workspace) -> str | None:
 def _unplanned(directory: Path) -> str:
     """Why a run made no plan, when its candidate's report says: the candidate did not resolve."""
     try:
-        report = report_io.load(directory / f"{matrix.CANDIDATE}.json")
+        report = report_io.load(RunDirectory(directory).report_file(matrix.CANDIDATE))  # the one read: no verdict
     except HarnessError:
         return ""
     if report.status != Status.UNRESOLVABLE:
@@ -52,7 +51,7 @@ def _unplanned(directory: Path) -> str:
 
 def planned_entries(directory: Path) -> list[matrix.Entry]:
     """Baseline, candidate and the single-package entries of the run's plan, in the plan's order."""
-    path = directory / plan.PLAN_FILE
+    path = RunDirectory(directory).plan
     if not directory.is_dir():
         raise HarnessError(f"{directory} is not a directory; give the directory that holds one run's "
                            f"reports and its {plan.PLAN_FILE}.")
@@ -74,13 +73,14 @@ def _rerun(entry: matrix.Entry) -> str:
     return f"re-run its job (`nox -s {entry.name}` told the plan and the run's id), then judge again"
 
 
-def _load(path: Path, entry: matrix.Entry, role: str) -> Report:
-    """The report of `entry` at `path`; HarnessError naming the file and the fix."""
+def _load(run: RunDirectory, name: str, entry: matrix.Entry, role: str) -> Report:
+    """Report `name` of the run, `entry`'s; HarnessError naming the file and the fix."""
+    path = run.report_file(name)
     if not path.is_file():
         raise HarnessError(f"{path} is missing: it is the {role}'s report, which the verdict needs; "
                            f"{FETCH}, or {_rerun(entry)}.")
     try:
-        report = report_io.load(path)
+        report = run.reports(name)
     except HarnessError as exc:
         raise HarnessError(f"the {role}'s report is unusable: {str(exc).rstrip('.')}; {_rerun(entry)}.") from None
     if report.entry.name != entry.name or report.entry.requested != entry.pins:
@@ -91,41 +91,53 @@ def _load(path: Path, entry: matrix.Entry, role: str) -> Report:
     return report
 
 
-def _of_run(path: Path, entry: matrix.Entry, role: str, run_id: str | None) -> None:
-    """HarnessError unless the report at `path` is `entry`'s and from run `run_id` (the baseline's)."""
-    found = _load(path, entry, role).run_id
+def _of_run(run: RunDirectory, name: str, entry: matrix.Entry, role: str, run_id: str | None) -> None:
+    """HarnessError unless report `name` is `entry`'s and from run `run_id` (the baseline's)."""
+    found = _load(run, name, entry, role).run_id
     if found != run_id:
         raise HarnessError(
-            f"{path} is from run {found or '(none: a session run by hand)'}, the baseline's report from run "
-            f"{run_id or '(none: a session run by hand)'}: a report of another run is never judged with this "
-            f"one's. Judge each run's reports in a directory of their own; {_rerun(entry)}.")
+            f"{run.report_file(name)} is from run {found or '(none: a session run by hand)'}, the baseline's report "
+            f"from run {run_id or '(none: a session run by hand)'}: a report of another run is never judged with "
+            f"this one's. Judge each run's reports in a directory of their own; {_rerun(entry)}.")
 
 
-def inputs(directory: Path) -> judgement.Inputs:
-    """The reports of the run in `directory` that its verdict judges; HarnessError when one is wanting."""
-    entries = planned_entries(directory)
-    base = _load(directory / f"{matrix.BASELINE}.json", entries[0], "baseline")
-    run_id = base.run_id
-    _of_run(directory / f"{matrix.CANDIDATE}.json", entries[1], "candidate", run_id)
-    follow = followups.decide(directory, entries)
+def _checked(run: RunDirectory, entries: list[matrix.Entry]) -> tuple[followups.FollowUps, str | None]:
+    """The follow-ups of the run in `run` and its id, once every report its verdict judges is there, this
+    plan's and of one run; HarnessError when one is wanting."""
+    run_id = _load(run, matrix.BASELINE, entries[0], "baseline").run_id
+    _of_run(run, matrix.CANDIDATE, entries[1], "candidate", run_id)
+    follow = followups.decide(run, entries)
     by_name = {e.name: e for e in entries}
     for name in follow.reports():
-        _of_run(directory / f"{name}.json", by_name[name], f"attribution entry {name}", run_id)
-    replay = directory / f"{REPLAY}.json" if follow.examples else None
-    if replay is not None:
-        _of_run(replay, entries[0], "baseline replay", run_id)
-    bisected = directory / bisection.BISECT_FILE
-    rolled = {writer: directory / f"{name}.json" for writer, name in follow.rollbacks(entries[1]).items()}
-    for writer, path in rolled.items():
-        _of_run(path, entries[0], f"baseline rollback of {writer}", run_id)
+        _of_run(run, name, by_name[name], f"attribution entry {name}", run_id)
+    if follow.examples:
+        _of_run(run, REPLAY, entries[0], "baseline replay", run_id)
+    for writer, name in follow.rollbacks(entries[1]).items():
+        _of_run(run, name, entries[0], f"baseline rollback of {writer}", run_id)
+    return follow, run_id
+
+
+def verdict_inputs(ws: Workspace, run: RunDirectory, entries: list[matrix.Entry], follow: followups.FollowUps,
+                   run_id: str | None) -> judgement.Inputs:
+    """What the verdict judges, for `nox -s upgrade` (in its run directory) and `judge DIR` alike: the reports of
+    baseline, candidate and the attribution entries, the replay's and the rollbacks' that are there (an upgrade
+    said which are missing, judge DIR refused them), the bisection and the API diff when the run made them, and
+    the reports as the run read and compared them so far."""
+    rolled = {writer: run.report_file(name) for writer, name in follow.rollbacks(entries[1]).items()}
     return judgement.Inputs(
-        tuple(directory / f"{name}.json" for name in [e.name for e in entries[:2]] + follow.reports()),
-        replay=replay, bisect=bisected if bisected.is_file() else None, run_id=run_id, rollbacks=rolled)
+        tuple(run.report_file(name) for name in [e.name for e in entries[:2]] + follow.reports()),
+        replay=run.replay if follow.examples and run.replay.is_file() else None,
+        bisect=run.bisection if run.bisection.is_file() else None,
+        builtin=verdict_builtin(ws), run_id=run_id, builtin_note=builtin_note(ws),
+        rollbacks={writer: path for writer, path in rolled.items() if path.is_file()},
+        api_diff=run.api_diff if run.api_diff.is_file() else None, reading=run.loaded)
 
 
 def judge(ws: Workspace, directory: Path) -> int:
     """The verdict on the run in `directory` (of the workspace's project), written beside its reports; the
     exit status (0/1/2)."""
-    found = dataclasses.replace(inputs(directory), builtin=verdict_builtin(ws), builtin_note=builtin_note(ws),
-                                api_diff=api_for_run.beside(ws, directory, planned_entries(directory)))
-    return judgement.judge(found, judgement.Outputs.beside(directory))
+    run = RunDirectory(directory)
+    entries = planned_entries(directory)
+    follow, run_id = _checked(run, entries)
+    api_for_run.beside(ws, run, entries)
+    return judgement.judge(verdict_inputs(ws, run, entries, follow, run_id), run.summary)

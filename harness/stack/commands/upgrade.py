@@ -9,7 +9,6 @@ import dataclasses
 import random
 import sys
 import time
-from pathlib import Path
 
 from harness.errors import EXIT_CANNOT_JUDGE
 from harness.model.report import now
@@ -20,17 +19,17 @@ from harness.stack.environments import entry as stack_entry, harness_source
 from harness.stack.pins import current, matrix, plan
 from harness.stack.run import followups, profile_table, rollback, run_dir, run_lock, run_plan, run_profile
 from harness.stack.run.entry_runs import REPLAY, run_entries, run_sessions
+from harness.stack.run.run_directory import RunDirectory
 from harness.stack.workspace import Workspace
 from harness.verdict import judgement
 
 
-def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> tuple[list[matrix.Entry], Path | None,
-                                                                                      dict[str, Path]]:
+def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> followups.FollowUps:
     """The replay, the rollbacks and the attribution harness.stack.run.followups decides from baseline and
-    candidate, run here in its waves (FollowUps.waves); the entries the verdict judges, the replay's report,
-    and the rollbacks' reports by the report whose checkpoints they restored."""
-    singles, follow = entries[2:], followups.decide(ws.reports, entries)
-    followups.write(follow, ws.reports, args.run_id)
+    candidate, run here in its waves (FollowUps.waves); what was decided (the verdict's inputs follow it)."""
+    run = RunDirectory.of(ws)
+    singles, follow = entries[2:], followups.decide(run, entries)
+    followups.write(follow, run, args.run_id)
     if follow.examples:
         print(f"upgrade: {follow.replay_note()}")
     if follow.attributes:
@@ -41,17 +40,14 @@ def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> t
         print("upgrade: the baseline restores the candidate's checkpoints (can the team roll back?)"
               + ("; and each attribution entry's, in the same process once they ran (which bump moves the "
                  "rollback)" if follow.attribution else ""))
-    for wave in follow.waves(entries[0], entries[1], ws.reports):
+    for wave in follow.waves(entries[0], entries[1], run):
         run_sessions(ws, wave, args, seed)
-    replay = ws.reports / f"{REPLAY}.json" if follow.examples else None
-    ran = [*entries[:2], *singles] if follow.attributes else entries[:2]
-    rolled = {w: ws.reports / f"{name}.json" for w, name in follow.rollbacks(entries[1]).items()}
-    for writer, path in rolled.items():
-        if not path.exists():
+    for writer, name in follow.rollbacks(entries[1]).items():
+        if not run.report_file(name).exists():
             print(f"upgrade: the baseline's rollback of {writer}'s checkpoints wrote no report; {writer}'s rollback "
-                  f"checks stand as its own run read its own checkpoints (see {ws.home}/{path.stem}.log)",
+                  f"checks stand as its own run read its own checkpoints (see {RunDirectory(ws.home).log(name)})",
                   file=sys.stderr)
-    return ran, replay, {w: path for w, path in rolled.items() if path.exists()}
+    return follow
 
 
 def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int):
@@ -135,30 +131,25 @@ def _upgrade(ws: Workspace, args) -> int:
     ws = dataclasses.replace(ws, options=dataclasses.replace(ws.options, wheel=harness_source.wheel_for_entries(ws)))
     started = time.perf_counter()
     seed = random.getrandbits(32)
-    ran, replay, rolled = _run_plan(ws, args, entries, seed)
+    follow = _run_plan(ws, args, entries, seed)
+    run = RunDirectory.of(ws)
+    ran = [*entries[:2], *follow.attributed]  # the single-package entries when they attribute a change
     print(f"upgrade: entries done in {time.perf_counter() - started:.1f}s")
-    silent = [e for e in ran if not (ws.reports / f"{e.name}.json").exists()]
+    silent = [e for e in ran if not run.report_file(e.name).exists()]
     for entry in silent:
-        print(f"upgrade: entry {entry.name} wrote no report; the end of {ws.home}/{entry.name}.log says:\n"
-              + cli_args.log_tail(ws.reports / f"{entry.name}.log"), file=sys.stderr)
+        print(f"upgrade: entry {entry.name} wrote no report; the end of {RunDirectory(ws.home).log(entry.name)} "
+              "says:\n" + cli_args.log_tail(run.log(entry.name)), file=sys.stderr)
         if entry not in ran[:2]:  # an attribution entry: the attribution is partial, the verdict stands
             stack_entry.write_unresolvable(ws.reports, entry, f"its session wrote no report (see {entry.name}.log)",
                                            now(), run_id=ws.options.run_id)
     if any(e in ran[:2] for e in silent):
         print("upgrade: CANNOT JUDGE (exit status 2)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
-    reports = ws.reports
-    bisected = None
     if args.bisect:
         with run_profile.phase("bisection"):
-            bisected = bisect.run(ws, args, entries, seed, run_entries, replay)
+            bisect.run(ws, args, entries, seed, run_entries, run.replay if follow.examples else None)
     with run_profile.phase("API diff (the versions' public APIs)"):
-        api_diff = api_for_run.compute(ws, reports, entries)
-    inputs = judgement.Inputs(tuple(reports / f"{e.name}.json" for e in ran),
-                              replay=replay if replay is not None and replay.exists() else None,
-                              bisect=bisected, builtin=judge.verdict_builtin(ws), run_id=args.run_id,
-                              builtin_note=judge.builtin_note(ws),
-                              rollbacks=rolled,
-                              api_diff=api_diff)
+        api_for_run.compute(ws, run, entries)
+    inputs = judge.verdict_inputs(ws, run, entries, follow, args.run_id)
     with run_profile.phase("verdict (compare, attribute, write summaries and the HTML page)"):
-        return judgement.judge(inputs, judgement.Outputs.beside(reports))
+        return judgement.judge(inputs, run.summary)

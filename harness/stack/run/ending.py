@@ -16,6 +16,7 @@ from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.progress import Phase, Progress
 from harness.model.report import EntryInfo, unresolvable
+from harness.verdict.run_reports import RunReports
 
 # pytest's exit statuses that end a run early (pytest.ExitCode; the host does not import pytest).
 PYTEST_INTERRUPTED, PYTEST_INTERNAL_ERROR, PYTEST_USAGE_ERROR = 2, 3, 4
@@ -56,17 +57,21 @@ def explain(return_code: int, state: Progress | None) -> str:
     return f"ended with exit status {return_code} {at}"
 
 
-def record(report_file: Path, entry: EntryInfo, problem: str, started_at: str) -> bool:
+def record(report_file: Path, entry: EntryInfo, problem: str, started_at: str, run: RunReports | None = None) -> bool:
     """Say `problem` in the entry's report when it does not say why it is incomplete: set it on a partial
     report without one, or write a partial report when there is none. Atomic (report_io). False when
-    the report is complete, unresolvable or already says why."""
+    the report is complete, unresolvable or already says why. `run`: the upgrade's reports, which read it
+    once (and hold what is written here)."""
+    run = run or RunReports()
     try:
-        report = report_io.load(report_file)
+        report = run.load(report_file)
     except report_io.ReportProblem:
         report = None
     if report is not None and (report.status != Status.PARTIAL or report.problem):
         return False
     if report is None:
         report = dataclasses.replace(unresolvable(entry, problem, started_at), status=Status.PARTIAL, finished_at=None)
-    report_io.write(report_file, dataclasses.replace(report, problem=problem))
+    said = dataclasses.replace(report, problem=problem)
+    report_io.write(report_file, said)
+    run.wrote(report_file, said)
     return True

@@ -20,6 +20,7 @@ from harness.stack.environments import entry as stack_entry
 from harness.stack.run import report_cache, same_stack
 from harness.stack.pins.matrix import Entry
 from harness.stack.run.report_key import ReportKey, key_of
+from harness.stack.run.run_directory import RunDirectory
 from harness.stack.workspace import Workspace
 
 
@@ -69,6 +70,7 @@ def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str], s
                 "it again. That run's log:")
     try:
         report_io.write(report_file, report, derived=True)  # validated when it was read from the cache
+        RunDirectory.of(ws).loaded.wrote(report_file, report)  # the run reads it from here, never the file
         report_cache.copy_folder(found.record, stack_entry.checkpoints_folder(report_file))
         log_file.write_text(f"{said}\n\n{found.log}")
     except (OSError, HarnessError) as exc:
@@ -85,4 +87,5 @@ def keep(ws: Workspace, cache: Path, done: Attempt, entry: Entry, environ: dict[
     after = _key(ws, entry, environ, seed, replay)
     if after is None or done.reused is not None or (done.key is not None and done.key != after):
         return
-    report_cache.store(cache, after, report_file, log_file, stack_entry.checkpoints_folder(report_file))
+    report_cache.store(cache, after, report_file, log_file, stack_entry.checkpoints_folder(report_file),
+                       load=RunDirectory.of(ws).load)  # the run's first read of the report

@@ -23,9 +23,8 @@ from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix, plan
 from harness.stack.run import (ending, entry_reuse, lifeline, progress, report_cache, rollback as rollback_runs,
                               run_lock, run_profile, same_stack)
+from harness.stack.run.run_directory import REPLAY, RunDirectory  # REPLAY: the baseline on the candidate's examples
 from harness.stack.workspace import Workspace
-
-REPLAY = "baseline-replay"  # the baseline re-running the candidate's falsifying examples
 
 
 def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay: Path | None,
@@ -223,7 +222,7 @@ def _ended(ws: Workspace, cache: Path, run: Run, started: _Started, args, seed: 
     for folder, a in started.attempts.items():
         stem = _stem_of(run, folder)
         if code != 0:
-            explain_ending(reports, run.entry, code, progress_file, stem)
+            explain_ending(RunDirectory.of(ws), run.entry, code, progress_file, stem)
         entry_reuse.keep(ws, cache, a, run.entry, run.environment(ws, args, seed, _folders(folder)),
                          seed, run.replay, reports / f"{stem}.json", reports / f"{stem}.log")
 
@@ -276,12 +275,13 @@ def _split_log(reports: Path, name: str, stems: list[str]) -> None:
     shared.unlink(missing_ok=True)
 
 
-def explain_ending(reports: Path, entry: matrix.Entry, return_code: int, progress_file: Path,
+def explain_ending(reports: RunDirectory | Path, entry: matrix.Entry, return_code: int, progress_file: Path,
                    stem: str | None = None) -> None:
     """An entry whose session failed and left a partial report without a reason (nox itself was killed,
     or its session could not say why): the reason from nox's return code and the checks done. A session
     that failed before its suite started (no report, nox not killed) is told from its log instead."""
-    report = reports / f"{stem or entry.name}.json"
+    run = RunDirectory.at(reports)
+    report = run.report_file(stem or entry.name)
     state = progress_io.read(progress_file)
     if return_code < 0:
         problem = ending.explain(return_code, state)
@@ -289,4 +289,4 @@ def explain_ending(reports: Path, entry: matrix.Entry, return_code: int, progres
         problem = f"its session ended with exit status {return_code} {ending.where(state)} (see {report.stem}.log)"
     else:
         return
-    ending.record(report, stack_entry.entry_info(entry), problem, now())
+    ending.record(report, stack_entry.entry_info(entry), problem, now(), run.loaded)

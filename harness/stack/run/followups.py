@@ -15,18 +15,15 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.model import report_io
-from harness.model.enums import Status
 from harness.model.report import now, unresolvable
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import matrix
 from harness.stack.run import rollback as rollback_runs
-from harness.stack.run.entry_runs import REPLAY, Run
+from harness.stack.run.entry_runs import Run
+# The files the follow-up sessions read are named with every file of a run, in run_directory.
+from harness.stack.run.run_directory import ATTRIBUTION_SELECTION, EXAMPLES, REPLAY, REPLAY_SELECTION, RunDirectory
 from harness.verdict import compare
 
-EXAMPLES = "replay-examples.json"  # check id -> the @reproduce_failure arguments the replay runs
-REPLAY_SELECTION = "replay-selection.txt"
-ATTRIBUTION_SELECTION = "attribution-selection.txt"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,18 +89,19 @@ class FollowUps:
                                            then=self._rollback_run(base, e.name) if self.rollback else None)
                                   for e in self.attribution]
 
-    def waves(self, base: matrix.Entry, candidate: matrix.Entry, directory: Path) -> list[list[Run]]:
+    def waves(self, base: matrix.Entry, candidate: matrix.Entry, where: RunDirectory | Path) -> list[list[Run]]:
         """What `nox -s upgrade` runs, in waves: a wave's sessions `jobs` at a time, each as soon as a slot is
         free, a wave once the one before it has ended. First the replay and the attribution entries (none
         needs another), then one baseline process restoring every writer's checkpoints: the candidate's and
         each attribution entry's, a report each (with nothing attributed, the candidate's rollback runs
         beside the replay). Each baseline process pays Python's, JAX's and the suite's start again; on few
         cores fewer processes finish sooner. CI keeps one job per row (runs())."""
-        replay = [Run(base, directory / REPLAY_SELECTION, directory / EXAMPLES)] if self.examples else []
-        attributing = [Run(e, directory / ATTRIBUTION_SELECTION) for e in self.attribution]
+        run = RunDirectory.at(where)
+        replay = [Run(base, run.replay_selection, run.examples)] if self.examples else []
+        attributing = [Run(e, run.attribution_selection) for e in self.attribution]
         writers = list(self.rollbacks(candidate))
-        rolled = [Run(base, directory / rollback_runs.SELECTION,
-                      rollback=tuple(directory / rollback_runs.folder_name(w) for w in writers))] if writers else []
+        rolled = [Run(base, run.rollback_selection,
+                      rollback=tuple(run.checkpoints_of(w) for w in writers))] if writers else []
         waves = [replay + attributing, rolled] if attributing else [replay + rolled]
         return [wave for wave in waves if wave]
 
@@ -148,15 +146,17 @@ class FollowUps:
         return "no check changed on the candidate; the single-package entries are not needed"
 
 
-def decide(directory: Path, entries: list[matrix.Entry]) -> FollowUps:
-    """The follow-ups of the plan `entries` from the baseline's and the candidate's reports in `directory`."""
+def decide(where: RunDirectory | Path, entries: list[matrix.Entry]) -> FollowUps:
+    """The follow-ups of the plan `entries` from the baseline's and the candidate's reports in the run's
+    directory (their comparison kept there for the verdict)."""
+    run = RunDirectory.at(where)
     try:
-        base, candidate = (report_io.load(directory / f"{e.name}.json") for e in entries[:2])
+        base, candidate = (run.reports(e.name) for e in entries[:2])
     except HarnessError:
         return FollowUps(judged=False)
     if not (base.status.ran_to_end and candidate.status.ran_to_end):
         return FollowUps(judged=False)
-    judged = compare.compare_entry(base, candidate)
+    judged = run.loaded.compared(base, candidate)
     blobs = {i: candidate.check(i).reproduce_failure for i in compare.property_regressions(judged)}
     singles = entries[2:]
     changed = compare.changed_check_ids(judged) if singles else []
@@ -166,16 +166,17 @@ def decide(directory: Path, entries: list[matrix.Entry]) -> FollowUps:
         attributed=tuple(singles) if changed else (), rollback=rollback_runs.checks(candidate))
 
 
-def write(follow: FollowUps, directory: Path, run_id: str | None) -> None:
+def write(follow: FollowUps, where: RunDirectory | Path, run_id: str | None) -> None:
     """The files the follow-up sessions read, and the reports of attribution entries that cannot run (a
     partial attribution, said in the verdict; never a reason not to judge), carrying the run's id."""
+    run = RunDirectory.at(where)
     if follow.examples:
-        (directory / EXAMPLES).write_text(json.dumps(follow.examples, indent=1) + "\n")
-        (directory / REPLAY_SELECTION).write_text("\n".join(follow.examples) + "\n")
+        run.examples.write_text(json.dumps(follow.examples, indent=1) + "\n")
+        run.replay_selection.write_text("\n".join(follow.examples) + "\n")
     if follow.rollback:
-        (directory / rollback_runs.SELECTION).write_text("\n".join(follow.rollback) + "\n")
+        run.rollback_selection.write_text("\n".join(follow.rollback) + "\n")
     if follow.attributes:
-        (directory / ATTRIBUTION_SELECTION).write_text("\n".join(follow.selection()) + "\n")
+        run.attribution_selection.write_text("\n".join(follow.selection()) + "\n")
     for entry in follow.unbuilt:
         report = unresolvable(stack_entry.entry_info(entry), entry.problem, now())
-        report_io.write(directory / f"{entry.name}.json", dataclasses.replace(report, run_id=run_id))
+        run.write(entry.name, dataclasses.replace(report, run_id=run_id))

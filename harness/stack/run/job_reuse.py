@@ -18,6 +18,7 @@ from pathlib import Path
 from harness import env_vars, run_options
 from harness.stack.pins.matrix import Entry
 from harness.stack.run import entry_reuse, report_cache
+from harness.stack.run.run_directory import RunDirectory
 from harness.stack.workspace import Workspace
 from harness.stack import boundary
 
@@ -46,7 +47,8 @@ def reused_or_run(ws: Workspace, entry: Entry, environ=None, say=print):
         return
     stem, only, replay, seed = _paths(entry, environ)
     cache = report_cache.directory(ws.published)
-    report_file, log_file = ws.reports / f"{stem}.json", ws.reports / f"{stem}.log"
+    run = RunDirectory.of(ws)
+    report_file, log_file = run.report_file(stem), run.log(stem)
     looked = entry_reuse.attempt(ws, cache, entry, environ, seed, only, replay, report_file, log_file, fresh=False)
     if looked.reused is not None:
         origin = looked.reused.reused

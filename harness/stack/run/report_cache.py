@@ -15,12 +15,13 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.atomic import atomic_write_text
 from harness.errors import HarnessError
 from harness.model import report_io
-from harness.model.codec import from_json
+from harness.model.codec import from_json, to_json
 from harness.model.enums import CheckKind, Outcome, Status
 from harness.model.report import SCHEMA_VERSION, EntryInfo, Report, ReusedFrom, Summary
 from harness.stack.run.report_key import PART_NAMES, ReportKey
@@ -156,11 +157,13 @@ def reused(found: Report, info: EntryInfo, run_id: str | None, key: ReportKey) -
     return dataclasses.replace(found, entry=info, run_id=run_id, reused=origin)
 
 
-def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder: Path | None = None) -> bool:
+def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder: Path | None = None,
+          load: Callable[[Path], Report] = report_io.load) -> bool:
     """Keep a finished entry's report under its key, and the checkpoints it wrote (`folder`); a partial,
-    uncollected or reused one is not kept (False)."""
+    uncollected or reused one is not kept (False). `load`: how the report is read (a run reads each once,
+    harness.stack.run.run_directory)."""
     try:
-        report = report_io.load(report_file)
+        report = load(report_file)
     except HarnessError:
         return False
     if report.status != Status.COMPLETE or report.reused is not None:
@@ -173,10 +176,7 @@ def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder
     # not a result to replay: the next run computes it again.
     if report.exit_status not in (0, 1) or any(c.outcome == Outcome.ERROR for c in report.checks):
         return False
-    try:
-        doc = json.loads(report_file.read_text())  # the document just validated (not the model encoded again)
-    except (OSError, ValueError):
-        return False
+    doc = to_json(report)  # the document validated, as the typed model it was decoded to writes it
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
     try:
         log = log_file.read_text(errors="replace")

@@ -11,23 +11,22 @@ it will be published to.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 from pathlib import Path
 
+from harness.stack.run import run_directory
 from harness.stack.workspace import Workspace
 
 RUNS = ".runs"
-# The files of a run besides its entries' reports, junit files and logs.
-SUMMARY_FILES = ("upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html", "attribution-selection.txt",
-                 "replay-selection.txt", "replay-examples.json", "upgrade-plan.json", "bisect.json",
-                 "bisect-selection.txt", "rollback-selection.txt", "api-diff.json")
+SUMMARY_FILES = run_directory.SUMMARY_FILES  # the files of a run besides its entries' reports, junit files and logs
 
 
 def keep_previous(reports: Path, names: list[str], folders: tuple[str, ...] | list[str] = ()) -> list[str]:
     """Move last run's reports (and its `folders`: the checkpoints) to reports/previous/ so a new run never
     silently overwrites them; what previous/ held before is the run before that one's, replaced."""
-    files = [f"{name}{suffix}" for name in names for suffix in (".json", ".junit.xml", ".log")]
+    files = [file for name in names for file in run_directory.entry_files(name)]
     kept = [name for name in dict.fromkeys([*files, *SUMMARY_FILES, *folders]) if (reports / name).exists()]
     if kept:
         (reports / "previous").mkdir(exist_ok=True)
@@ -39,10 +38,11 @@ def keep_previous(reports: Path, names: list[str], folders: tuple[str, ...] | li
 
 
 def start(ws: Workspace, run_id: str) -> Workspace:
-    """The run's directory, made: the workspace the run's steps write into (published or not)."""
+    """The run's directory, made: the workspace the run's steps write into (published or not), holding the
+    run's RunDirectory (what the run reads from it, read once)."""
     run = ws.reports / RUNS / run_id
     run.mkdir(parents=True)
-    return ws.running(run)
+    return dataclasses.replace(ws.running(run), run_directory=run_directory.RunDirectory(run))
 
 
 def unfinished(home: Path) -> list[Path]:

@@ -31,9 +31,8 @@ def run(tmp_path, monkeypatch) -> tuple[Workspace, Path, Libraries]:
     libraries in their environments, this checkout's contracts."""
     directory = tmp_path / "reports"
     directory.mkdir()
-    for name in ("baseline", "candidate"):
-        versions = upgrade_reports.load(name)["environment"]["versions"]
-        (directory / f"{name}.json").write_text(json.dumps({"environment": {"versions": versions}}))
+    for name in ("baseline", "candidate"):  # whole reports: the run reads them typed (its verdict judges them)
+        (directory / f"{name}.json").write_text(json.dumps(upgrade_reports.load(name)))
     libraries = Libraries(tmp_path / "libraries")
     libraries.envs = True
     monkeypatch.setattr(for_run, "site_packages", libraries.site_packages)
