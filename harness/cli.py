@@ -24,7 +24,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from unittest import mock
 
 from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
@@ -101,15 +100,14 @@ def _in_process(command: str, rest: list[str], env: dict[str, str]) -> int:
     from harness.stack.workspace import Workspace
 
     typed_in = env[env_vars.INVOKED_FROM]
-    with mock.patch.dict(os.environ, env):  # as the session's process would have been told
-        ws = Workspace.from_environment()
-        if command == "upgrade":
-            from harness.stack.commands import upgrade
+    ws = Workspace.from_environment(env)  # as the session's process would have been told
+    if command == "upgrade":
+        from harness.stack.commands import upgrade
 
-            return upgrade.upgrade(ws, rest, invoked_from=typed_in)
-        from harness.stack.run import fanout
+        return upgrade.upgrade(ws, rest, invoked_from=typed_in)
+    from harness.stack.run import fanout
 
-        return fanout.judge_directory(ws, rest, invoked_from=typed_in)
+    return fanout.judge_directory(ws, rest, invoked_from=typed_in)
 
 
 if __name__ == "__main__":

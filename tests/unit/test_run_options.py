@@ -176,3 +176,18 @@ def test_what_a_run_tells_its_entries_is_its_own_options_not_its_process_environ
     assert child[env_vars.SEED] == "0" and child["UV_OFFLINE"] == "1"  # a seed of 0 is told, not dropped
     assert os.environ[env_vars.BUILTIN] == "report" and env_vars.RUN_ID not in os.environ
     assert Workspace.from_environment(child).options.builtin == "off"  # as the entry's session reads it
+
+
+def test_a_teams_entries_are_told_its_project_though_this_process_was_not(monkeypatch, tmp_path):
+    """`upgrade-harness upgrade` runs in-process with a workspace of the team's project, its own environment
+    untouched: the entries it starts must still be told the project (else they judge this checkout)."""
+    monkeypatch.delenv(env_vars.PROJECT, raising=False)
+
+    class Args:
+        run_id, offline = "run-C", False
+
+    team = Workspace.of(tmp_path)
+    assert not team.is_checkout
+    assert entry_runs.child_environment(team, Args, None, 1, None)[env_vars.PROJECT] == str(tmp_path.resolve())
+    checkout = entry_runs.child_environment(Workspace.of(paths.SOURCE, tmp_path), Args, None, 1, None)
+    assert env_vars.PROJECT not in checkout

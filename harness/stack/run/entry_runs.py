@@ -39,7 +39,10 @@ def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay:
         only=only, replay=replay, report_name=REPLAY if replay is not None else (
             rollback_runs.report_name(rollback.name) if rollback is not None else None),
         rollback_from=rollback)
-    env = boundary.child_environment(told, run_options.PROJECT, run_options.RUN)
+    # A team's project is named to its entries (whatever this process was told: `upgrade-harness upgrade`
+    # runs in-process); this checkout's sessions find it themselves.
+    project = {} if ws.is_checkout else {env_vars.PROJECT: str(ws.root)}
+    env = boundary.child_environment(told, run_options.PROJECT, run_options.RUN, extra=project)
     env.update(lifeline.child_environment())  # and dies with
     return env
 
