@@ -169,4 +169,48 @@ def layouts(check, name: str, run: Run) -> None:
     check.layout(f"{name}/state_after_steps", at(run.states, 0, -1))
 
 
-__all__ = ["Rule", "Alias", "check_steps", "layouts", "zeros", "optimizer_runs"]
+def variants(defaults: dict, moved: dict) -> list[dict]:
+    """The defaults, then one variant per moved parameter (the others at their defaults)."""
+    return [dict(defaults)] + [dict(defaults, **{name: value}) for name, value in moved.items()]
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A rule's run over variants on a seed's gradients, and how to hold it (the alias's descent or the rule)."""
+    rule: Rule
+    run: Callable[[], Run]
+    grads: dict
+    variants: list[dict]
+    alias: Alias | None = None
+
+
+class Cases:
+    """A module's cases: each declared at import as one run of optimizer_runs.RUNS (one jitted program for every
+    optimizers module), then checked by name: every step against the reference (updates and every state
+    field), the updates golden, the state's layout after init and after the steps golden (under
+    layout_key(name))."""
+
+    def __init__(self, layout_key: Callable[[str], str] = lambda name: name):
+        self.cases: dict[str, Case] = {}
+        self.layout_key = layout_key
+
+    def add(self, name: str, rule: Rule, make: Callable, variants: list[dict], seed: int,
+            alias: Alias | None = None) -> str:
+        grads = optimizer_runs.gradients(seed)
+        run = optimizer_runs.RUNS.add(name, make, variants, optimizer_runs.params(), grads)
+        self.cases[name] = Case(rule, run, grads, variants, alias)
+        return name
+
+    def check(self, check, name: str) -> None:
+        __tracebackhide__ = True
+        case = self.cases[name]
+        run = case.run()
+        moved = sorted({n for v in case.variants[1:] for n in v if v[n] != case.variants[0][n]})
+        check.describe_input(f"{name} on gradients N(0,1) of shapes (3,), (2,2), {len(case.grads['b'])} steps, "
+                             f"{len(case.variants)} variants (the defaults, then {', '.join(moved)} moved)")
+        check_steps(check, name, case.rule, run, case.grads, case.variants, alias=case.alias)
+        check.golden_tree(f"{name}/updates", run.updates)
+        layouts(check, self.layout_key(name), run)
+
+
+__all__ = ["Rule", "Alias", "Case", "Cases", "check_steps", "layouts", "variants", "zeros", "optimizer_runs"]

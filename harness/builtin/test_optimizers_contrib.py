@@ -13,6 +13,7 @@ import numpy as np
 import optax
 import pytest
 
+from harness.builtin import optimizer_runs as runs
 from harness.builtin.reference import adopt as adopt_ref, muon as muon_ref
 
 pytestmark = pytest.mark.family("optimizers")
@@ -102,22 +103,10 @@ def test_adopt_mu_dtype(check):
                              ("scale_by_adopt/mu_bf16", PARAMS0, optax.contrib.scale_by_adopt(mu_dtype="bfloat16")),
                              ("adopt/params_bf16", jax.tree.map(lambda p: np.asarray(p, jnp.bfloat16), PARAMS0),
                               optax.contrib.adopt(0.1))):
-        state0, state, updates = _shapes(tx, params)
+        state0, state, updates = runs.shapes_after(tx, params)
         check.layout(f"{name}/state_after_init", state0)
         check.layout(f"{name}/state_after_steps", state)
         check.layout(f"{name}/updates", updates)
-
-
-def _shapes(tx, params):
-    """The state after init and after two updates, and the updates, by shape and dtype only (jax.eval_shape:
-    nothing is compiled or run), as zeros of those shapes and dtypes for check.layout."""
-    def init_and_steps(params):
-        state0 = tx.init(params)
-        grads = jax.tree.map(jnp.ones_like, params)
-        _, state = tx.update(grads, state0, params)
-        updates, state = tx.update(grads, state, params)
-        return state0, state, updates
-    return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(init_and_steps, params))
 
 
 # -- Muon --------------------------------------------------------------------------------------------------------
@@ -173,7 +162,7 @@ def test_scale_by_muon(check):
     largest = {k: np.broadcast_to(np.max(np.abs(v), axis=(1, 2), keepdims=True) * amplified, v.shape)
                for k, v in u.items()}
     check.golden_tree("scale_by_muon/updates", u, scales=largest, why=NS_GOLDEN_WHY)
-    state0, state, updates = _shapes(optax.contrib.scale_by_muon(mu_dtype="bfloat16", weight_dimension_numbers=DIMS),
+    state0, state, updates = runs.shapes_after(optax.contrib.scale_by_muon(mu_dtype="bfloat16", weight_dimension_numbers=DIMS),
                                      MUON_PARAMS)
     check.layout("scale_by_muon/mu_bf16/state_after_steps", state)
 
