@@ -25,6 +25,11 @@ CANCELS = ("sums of terms of either sign (b1 m + (1 - b1) g, g - m) may cancel: 
            "formula over |terms|; a bias correction's 1 - b**t cancels (b**t rounded near 1): see "
            "optimizer_checks.bias_conditioning")
 
+GOLDEN_CANCELS = ("the update sums terms of either sign (a momentum b1 m + g, m1_hat + alpha m2, u + weight_decay "
+                  "params), or rounds in a form that cancels (a lerp g**2 + b2 (n - g**2)): a recompiled kernel (a fused "
+                  "multiply-add) rounds the terms, not the cancelled sum: the golden ulps at the reference's scale "
+                  "(the same formula over |terms|, times the formula's conditioning)")
+
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
@@ -116,11 +121,14 @@ def _read(rule: Rule, state) -> dict:
 
 
 def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: list[dict],
-                alias: Alias | None = None) -> None:
+                alias: Alias | None = None) -> dict:
     """Every variant's every step against the reference: the emitted update (the alias's descent step when
     alias is given), each compared state field and the count. The references are gathered over all variants
-    and steps, then compared once per leaf and quantity (a failure names the worst [variant, step, ...])."""
+    and steps, then compared once per leaf and quantity (a failure names the worst [variant, step, ...]).
+    Returns each leaf's update scale [variant, step, ...] (the same formula over |terms|, times the formula's
+    conditioning): the scale a golden comparison of a cancelling update takes."""
     __tracebackhide__ = True
+    update_scales = {}
     steps = next(iter(grads.values())).shape[0]
     kept = rule_state(run.states)
     if kept is not None:
@@ -161,6 +169,8 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
         for field in rule.fields:
             check.reference(f"{label} {k} {field}, every [variant, step]", stored[field][k], expected[field],
                             scale=scales[field], why=CANCELS)
+        update_scales[k] = scales["update"]
+    return update_scales
 
 
 def layouts(check, name: str, run: Run) -> None:
@@ -190,9 +200,11 @@ class Cases:
     field), the updates golden, the state's layout after init and after the steps golden (under
     layout_key(name))."""
 
-    def __init__(self, layout_key: Callable[[str], str] = lambda name: name):
+    def __init__(self, layout_key: Callable[[str], str] = lambda name: name, golden_at_operands: bool = False):
         self.cases: dict[str, Case] = {}
         self.layout_key = layout_key
+        # the updates' golden ulps at their operands' magnitude (rules whose update sums terms of either sign)
+        self.golden_at_operands = golden_at_operands
 
     def add(self, name: str, rule: Rule, make: Callable, variants: list[dict], seed: int,
             alias: Alias | None = None) -> str:
@@ -208,8 +220,11 @@ class Cases:
         moved = sorted({n for v in case.variants[1:] for n in v if v[n] != case.variants[0][n]})
         check.describe_input(f"{name} on gradients N(0,1) of shapes (3,), (2,2), {len(case.grads['b'])} steps, "
                              f"{len(case.variants)} variants (the defaults, then {', '.join(moved)} moved)")
-        check_steps(check, name, case.rule, run, case.grads, case.variants, alias=case.alias)
-        check.golden_tree(f"{name}/updates", run.updates)
+        magnitudes = check_steps(check, name, case.rule, run, case.grads, case.variants, alias=case.alias)
+        if self.golden_at_operands:
+            check.golden_tree(f"{name}/updates", run.updates, scales=magnitudes, why=GOLDEN_CANCELS)
+        else:
+            check.golden_tree(f"{name}/updates", run.updates)
         layouts(check, self.layout_key(name), run)
 
 

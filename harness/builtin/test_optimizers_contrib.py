@@ -262,7 +262,8 @@ def test_muon(check, name):
     ignored; adaptive; weight decay masked to the matrix). Muon leaves: -lr * (scale_by_muon's update +
     weight_decay * params); Adam leaves: adamw(adam_b1, adam_b2, eps, adam_eps_root, adam_weight_decay), each
     against float64 for every variant (the defaults, then every traced hyperparameter moved). Updates and the
-    state's layout golden; the layouts with mu_dtype='bfloat16' too (both branches' momenta)."""
+    state's layout golden; the layouts with mu_dtype='bfloat16' too (both branches' momenta); given: that
+    ns_steps below the number of coefficient rows is ignored (no error), an error contract."""
     composition, run = COMPOSITIONS[name], _COMPOSITION_RUNS[name]()
     amplified = {}
     for v, h in enumerate(composition.variants):
@@ -293,6 +294,10 @@ def test_muon(check, name):
                                          COMPOSITION_PARAMS)
     check.layout(f"{name}/mu_bf16/state_after_init", state0)
     check.layout(f"{name}/mu_bf16/state_after_steps", state)
+    if composition.coeffs is NS_ROWS:  # the docstring: ns_steps "ignored if ns_coeffs is a tuple of tuples"
+        fewer_steps = optax.contrib.muon(0.1, **{**composition.static, "ns_steps": len(NS_ROWS) - 1})
+        check.error_contract(f"{name}/ns_steps_below_rows", runs.shapes_after, fewer_steps, COMPOSITION_PARAMS,
+                             steps=1)
 
 
 def ns_amplification(coeffs, steps: int) -> float:
