@@ -6,7 +6,6 @@ fed the float32 gradients the library received. Each configuration is one jitted
 """
 
 import dataclasses
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -33,25 +32,11 @@ def _vec(tree):
     return np.concatenate([np.asarray(tree["b"]).ravel(), np.asarray(tree["w"]).ravel()])
 
 
-@functools.cache
-def _run(make):
-    """init, then one update per step's gradient, params moved by the updates; jitted once per configuration."""
-    def run(grads, params):
-        tx = make()
-        state0 = tx.init(params)
-
-        def step(carry, g):
-            params, state = carry
-            u, state = tx.update(g, state, params)
-            return (optax.apply_updates(params, u), state), (u, state)
-
-        _, (u, states) = jax.lax.scan(step, (params, state0), grads)
-        return state0, u, states
-    return jax.jit(run)
-
-
-def _steps(make):
-    state0, u, states = jax.device_get(_run(make)(GRADS, PARAMS0))
+def _steps(run):
+    """The module's run (optimizer_runs.RUNS: every run of the family one jitted program) of one configuration:
+    the state after init, the updates (stacked and per step, as one vector) and the states after each step."""
+    run = run()
+    state0, u, states = runs.at(run.init, 0), runs.at(run.updates, 0), runs.at(run.states, 0)
     return state0, u, [_vec(jax.tree.map(lambda leaf: leaf[k], u)) for k in range(STEPS)], states
 
 
@@ -80,6 +65,10 @@ _ADOPT = {
 }
 
 
+_ADOPT_RUNS = {config: runs.RUNS.add(f"contrib/{config}", make, [], PARAMS0, GRADS)
+               for config, (make, _, _) in _ADOPT.items()}
+
+
 @pytest.mark.parametrize("config", sorted(_ADOPT))
 def test_adopt(check, config):
     """8 steps of ADOPT: nothing moves on the first call (v_0 = g_0**2), then the update is the momentum of the
@@ -88,8 +77,8 @@ def test_adopt(check, config):
     without clipping (use_clipping=False: the large steps' normalised gradients pass whole);
     scale_by_adopt without clipping and an eps (0.5) above some sqrt(v); scale_by_adopt's defaults (clip at
     t**0.25). Against float64; updates and the state's layout golden."""
-    make, hyper, lr = _ADOPT[config]
-    state0, u, us, states = _steps(make)
+    _, hyper, lr = _ADOPT[config]
+    state0, u, us, states = _steps(_ADOPT_RUNS[config])
     expected = adopt_ref.adopt(GS, **hyper)
     for k in range(STEPS):
         check.reference(f"step {k} update", us[k], lr * expected[k], scale=abs(lr) * np.max(np.abs(expected[k])),
@@ -127,19 +116,8 @@ NS_GOLDEN_WHY = ("each quintic Newton-Schulz step sums terms up to |a|+|b|+|c| =
                  "entry times sum_k 10.25 * 3.44^k over the ns_steps steps (167 for 3)")
 
 
-@functools.cache
-def _muon_run():
-    def run(grads, params):
-        tx = optax.contrib.scale_by_muon(**MUON)
-        state0 = tx.init(params)
-
-        def step(state, g):
-            u, state = tx.update(g, state, params)
-            return state, (u, state)
-
-        _, (u, states) = jax.lax.scan(step, state0, grads)
-        return state0, u, states
-    return jax.jit(run)
+_MUON_RUN = runs.RUNS.add("contrib/scale_by_muon", lambda: optax.contrib.scale_by_muon(**MUON), [], MUON_PARAMS,
+                          MUON_GRADS)  # scale_by_muon reads no params: the steps' moved params change nothing
 
 
 def test_scale_by_muon(check):
@@ -149,7 +127,8 @@ def test_scale_by_muon(check):
     steps with the default coefficients (the tall leaf transposed and back), scaled by <m_hat, O> and by
     sqrt(max(1, fan_out / fan_in)) = sqrt(max(1, cols / rows)); against float64. Updates and the state's layout
     golden, the layouts with mu_dtype='bfloat16' too."""
-    state0, u, states = jax.device_get(_muon_run()(MUON_GRADS, MUON_PARAMS))
+    run = _MUON_RUN()
+    state0, u, states = runs.at(run.init, 0), runs.at(run.updates, 0), runs.at(run.states, 0)
     coeffs = (3.4445, -4.775, 2.0315)
     for leaf in MUON_LAYOUT:
         expected = muon_ref.muon_updates(list(MUON_GRADS[leaf]), MUON["beta"], coeffs, MUON["ns_steps"], MUON["eps"],
@@ -262,7 +241,7 @@ def test_muon(check, name):
     ignored; adaptive; weight decay masked to the matrix). Muon leaves: -lr * (scale_by_muon's update +
     weight_decay * params); Adam leaves: adamw(adam_b1, adam_b2, eps, adam_eps_root, adam_weight_decay), each
     against float64 for every variant (the defaults, then every traced hyperparameter moved). Updates and the
-    state's layout golden; the layouts with mu_dtype='bfloat16' too (both branches' momenta); given: that
+    state's layout golden; derived: the layouts with mu_dtype='bfloat16' (both branches' momenta); given: that
     ns_steps below the number of coefficient rows is ignored (no error), an error contract."""
     composition, run = COMPOSITIONS[name], _COMPOSITION_RUNS[name]()
     amplified = {}
@@ -290,11 +269,12 @@ def test_muon(check, name):
                                           * ns_amplification(composition.coeffs, composition.ns_steps), u.shape)
     check.golden_tree(f"{name}/updates", run.updates, scales=amplified, why=NS_GOLDEN_WHY)
     oc.layouts(check, name, run)
-    state0, state, _ = runs.shapes_after(optax.contrib.muon(0.1, mu_dtype="bfloat16", **composition.static),
-                                         COMPOSITION_PARAMS)
-    check.layout(f"{name}/mu_bf16/state_after_init", state0)
-    check.layout(f"{name}/mu_bf16/state_after_steps", state)
-    if composition.coeffs is NS_ROWS:  # the docstring: ns_steps "ignored if ns_coeffs is a tuple of tuples"
+    if composition.coeffs is not NS_ROWS:  # mu_dtype: both branches' momenta (one composition is enough)
+        state0, state, _ = runs.shapes_after(optax.contrib.muon(0.1, mu_dtype="bfloat16", **composition.static),
+                                             COMPOSITION_PARAMS, steps=1)
+        check.layout(f"{name}/mu_bf16/state_after_init", state0)
+        check.layout(f"{name}/mu_bf16/state_after_steps", state)
+    else:  # the docstring: ns_steps "ignored if ns_coeffs is a tuple of tuples"
         fewer_steps = optax.contrib.muon(0.1, **{**composition.static, "ns_steps": len(NS_ROWS) - 1})
         check.error_contract(f"{name}/ns_steps_below_rows", runs.shapes_after, fewer_steps, COMPOSITION_PARAMS,
                              steps=1)
