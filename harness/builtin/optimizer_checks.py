@@ -25,6 +25,11 @@ CANCELS = ("sums of terms of either sign (b1 m + (1 - b1) g, g - m) may cancel: 
            "formula over |terms|; a bias correction's 1 - b**t cancels (b**t rounded near 1): see "
            "optimizer_checks.bias_conditioning")
 
+GOLDEN_CANCELS = ("the update sums terms of either sign (a momentum b1 m + g, m1_hat + alpha m2, u + weight_decay "
+                  "params), or rounds in a form that cancels (a lerp g**2 + b2 (n - g**2)): a recompiled kernel (a fused "
+                  "multiply-add) rounds the terms, not the cancelled sum: the golden ulps at the reference's scale "
+                  "(the same formula over |terms|, times the formula's conditioning)")
+
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
@@ -116,11 +121,14 @@ def _read(rule: Rule, state) -> dict:
 
 
 def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: list[dict],
-                alias: Alias | None = None) -> None:
+                alias: Alias | None = None) -> dict:
     """Every variant's every step against the reference: the emitted update (the alias's descent step when
     alias is given), each compared state field and the count. The references are gathered over all variants
-    and steps, then compared once per leaf and quantity (a failure names the worst [variant, step, ...])."""
+    and steps, then compared once per leaf and quantity (a failure names the worst [variant, step, ...]).
+    Returns each leaf's update scale [variant, step, ...] (the same formula over |terms|, times the formula's
+    conditioning): the scale a golden comparison of a cancelling update takes."""
     __tracebackhide__ = True
+    update_scales = {}
     steps = next(iter(grads.values())).shape[0]
     kept = rule_state(run.states)
     if kept is not None:
@@ -161,6 +169,8 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
         for field in rule.fields:
             check.reference(f"{label} {k} {field}, every [variant, step]", stored[field][k], expected[field],
                             scale=scales[field], why=CANCELS)
+        update_scales[k] = scales["update"]
+    return update_scales
 
 
 def layouts(check, name: str, run: Run) -> None:
@@ -169,4 +179,53 @@ def layouts(check, name: str, run: Run) -> None:
     check.layout(f"{name}/state_after_steps", at(run.states, 0, -1))
 
 
-__all__ = ["Rule", "Alias", "check_steps", "layouts", "zeros", "optimizer_runs"]
+def variants(defaults: dict, moved: dict) -> list[dict]:
+    """The defaults, then one variant per moved parameter (the others at their defaults)."""
+    return [dict(defaults)] + [dict(defaults, **{name: value}) for name, value in moved.items()]
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A rule's run over variants on a seed's gradients, and how to hold it (the alias's descent or the rule)."""
+    rule: Rule
+    run: Callable[[], Run]
+    grads: dict
+    variants: list[dict]
+    alias: Alias | None = None
+
+
+class Cases:
+    """A module's cases: each declared at import as one run of optimizer_runs.RUNS (one jitted program for every
+    optimizers module), then checked by name: every step against the reference (updates and every state
+    field), the updates golden, the state's layout after init and after the steps golden (under
+    layout_key(name))."""
+
+    def __init__(self, layout_key: Callable[[str], str] = lambda name: name, golden_at_operands: bool = False):
+        self.cases: dict[str, Case] = {}
+        self.layout_key = layout_key
+        # the updates' golden ulps at their operands' magnitude (rules whose update sums terms of either sign)
+        self.golden_at_operands = golden_at_operands
+
+    def add(self, name: str, rule: Rule, make: Callable, variants: list[dict], seed: int,
+            alias: Alias | None = None) -> str:
+        grads = optimizer_runs.gradients(seed)
+        run = optimizer_runs.RUNS.add(name, make, variants, optimizer_runs.params(), grads)
+        self.cases[name] = Case(rule, run, grads, variants, alias)
+        return name
+
+    def check(self, check, name: str) -> None:
+        __tracebackhide__ = True
+        case = self.cases[name]
+        run = case.run()
+        moved = sorted({n for v in case.variants[1:] for n in v if v[n] != case.variants[0][n]})
+        check.describe_input(f"{name} on gradients N(0,1) of shapes (3,), (2,2), {len(case.grads['b'])} steps, "
+                             f"{len(case.variants)} variants (the defaults, then {', '.join(moved)} moved)")
+        magnitudes = check_steps(check, name, case.rule, run, case.grads, case.variants, alias=case.alias)
+        if self.golden_at_operands:
+            check.golden_tree(f"{name}/updates", run.updates, scales=magnitudes, why=GOLDEN_CANCELS)
+        else:
+            check.golden_tree(f"{name}/updates", run.updates)
+        layouts(check, self.layout_key(name), run)
+
+
+__all__ = ["Rule", "Alias", "Case", "Cases", "check_steps", "layouts", "variants", "zeros", "optimizer_runs"]

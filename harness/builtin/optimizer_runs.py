@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import optax
 
@@ -95,6 +96,19 @@ class Batch:
 # The runs of every optimizers contract module collected in this process: one program for all (a module
 # declares its runs at import, pytest imports every module before the first test runs).
 RUNS = Batch()
+
+
+def shapes_after(tx: optax.GradientTransformation, params, steps: int = 2):
+    """The state after init and after `steps` updates on gradients of ones, and the last updates, by shape and
+    dtype only (jax.eval_shape: nothing is compiled or run), as zeros of those shapes and dtypes for
+    check.layout."""
+    def init_and_steps(params):
+        state = state0 = tx.init(params)
+        grads = jax.tree.map(jnp.ones_like, params)
+        for _ in range(steps):
+            updates, state = tx.update(grads, state, params)
+        return state0, state, updates
+    return jax.tree.map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(init_and_steps, params))
 
 
 def rule_state(state):

@@ -19,33 +19,10 @@ from harness.builtin.reference import adam_family as ref
 pytestmark = pytest.mark.family("optimizers")
 
 DECAY_MASK = {"b": False, "w": True}
-RUNS = runs.RUNS  # every run of the optimizers modules, one jitted program
-CASES = {}
 
 
-def _variants(defaults: dict, moved: dict) -> list[dict]:
-    """The defaults, then one variant per moved parameter (the others at their defaults)."""
-    return [dict(defaults)] + [dict(defaults, **{name: value}) for name, value in moved.items()]
-
-
-def _case(name, rule, make, variants, seed, alias=None):
-    grads = runs.gradients(seed)
-    CASES[name] = (rule, RUNS.add(name, make, variants, runs.params(), grads), grads, variants, alias)
-    return name
-
-
-def _check_rule(check, name):
-    """Every step against the reference (updates and every state field); the updates and the state's layout
-    golden."""
-    rule, run, grads, variants, alias = CASES[name]
-    run = run()
-    check.describe_input(f"{name} on gradients N(0,1) of shapes (3,), (2,2), 6 steps, {len(variants)} variants "
-                         f"(the defaults, then {', '.join(sorted({n for v in variants[1:] for n in v if v[n] != variants[0][n]}))} "
-                         "moved)")
-    oc.check_steps(check, name, rule, run, grads, variants, alias=alias)
-    check.golden_tree(f"{name}/updates", run.updates)
-    oc.layouts(check, name, run)
-
+CASES = oc.Cases()
+_variants, _case, _check_rule = oc.variants, CASES.add, CASES.check
 
 # -- scale_by_optimistic_gradient -----------------------------------------------------------------------------------
 def _find(state, field):

@@ -29,34 +29,8 @@ pytestmark = pytest.mark.family("optimizers")
 DECAY_MASK = {"b": False, "w": True}
 
 
-def _variants(defaults: dict, moved: dict) -> list[dict]:
-    """The defaults, then one variant per moved parameter (the others at their defaults)."""
-    return [dict(defaults)] + [dict(defaults, **{name: value}) for name, value in moved.items()]
-
-
-RUNS = runs.RUNS  # every run of the optimizers modules, one jitted program
-CASES = {}
-
-
-def _case(name, rule, make, variants, seed, alias=None):
-    """Declare a run of make(**hyper) over the variants on the seed's gradients, held to rule's reference."""
-    grads = runs.gradients(seed)
-    CASES[name] = (rule, RUNS.add(name, make, variants, runs.params(), grads), grads, variants, alias)
-    return name
-
-
-def _check_rule(check, name):
-    """Hold every step of the case's run to the reference (updates and every state field), the updates to the
-    baseline; the state's layout after init and after the steps is golden."""
-    rule, run, grads, variants, alias = CASES[name]
-    run = run()
-    check.describe_input(f"{name} on gradients N(0,1) of shapes (3,), (2,2), 6 steps, {len(variants)} variants "
-                         f"(the defaults, then {', '.join(sorted({n for v in variants[1:] for n in v if v[n] != variants[0][n]}))} "
-                         "moved)")
-    oc.check_steps(check, name, rule, run, grads, variants, alias=alias)
-    check.golden_tree(f"{name}/updates", run.updates)
-    oc.layouts(check, name.split("/")[0], run)
-
+CASES = oc.Cases(layout_key=lambda name: name.split("/")[0])
+_variants, _case, _check_rule = oc.variants, CASES.add, CASES.check
 
 # -- lion ---------------------------------------------------------------------------------------------------------
 LION = oc.Rule(hyper=("b1", "b2"), fields={"mu": "mu"},

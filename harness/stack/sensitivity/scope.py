@@ -46,7 +46,9 @@ from harness.errors import HarnessError
 #   optax/contrib/_schedule_free.py: schedule_free(_adamw, _sgd, _eval_params)
 #   optax/contrib/_adopt.py: adopt, scale_by_adopt
 #   optax/_src/lookahead.py: lookahead
-#   optax/contrib/_muon.py: scale_by_muon (muon: in scope, no contract of its own yet)
+#   optax/contrib/_muon.py: muon, scale_by_muon
+#   optax/contrib/_acprop.py: acprop, scale_by_acprop
+#   optax/contrib/_ademamix.py: (simplified_)ademamix, scale_by_(simplified_)ademamix
 MODULES: dict[str, tuple[str, ...]] = families.mutated_modules()
 
 # Modules where only the lines of the in-scope callables defined there are mutated (each with why): they hold
@@ -70,7 +72,7 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
 # is either mutated above or named here: the score's scope is stated, never silently narrower.
 _NO_CONTRACT = "its in-scope callables have no contract yet (the ledger lists them as missing): every mutant would survive"
 NOT_MUTATED: dict[str, str] = {module: _NO_CONTRACT for module in (
-    "optax/contrib/_acprop.py", "optax/contrib/_ademamix.py", "optax/contrib/_cocob.py",
+    "optax/contrib/_cocob.py",
     "optax/contrib/_dadapt_adamw.py", "optax/contrib/_dog.py", "optax/contrib/_mechanic.py", "optax/contrib/_momo.py",
     "optax/contrib/_prodigy.py", "optax/contrib/_sophia.py")}
 
@@ -85,6 +87,8 @@ LEADS: dict[str, str] = {
     "optax/contrib/_adopt.py": "test_optimizers_contrib.py",
     "optax/_src/lookahead.py": "test_optimizers_stepsize.py",
     "optax/contrib/_muon.py": "test_optimizers_contrib.py",
+    "optax/contrib/_acprop.py": "test_optimizers_contrib_ema.py",
+    "optax/contrib/_ademamix.py": "test_optimizers_contrib_ema.py",
 }
 
 
