@@ -40,6 +40,9 @@ class Rule:
     step: Callable
     start: Callable
     magnitude: Callable | None = None
+    # (g, previous state fields, t, hyper) -> the step over its operands' magnitudes (the update and every
+    # field), where |inputs| does not give them (a difference of gradients cancels over |g| too: adan)
+    operands: Callable | None = None
     # state -> {field: tree} (default: the fields of the rule's own state, optimizer_runs.rule_state)
     read: Callable | None = None
     uses_params: bool = False  # step(..., params=) gets the params the step saw (weight decay inside the rule)
@@ -137,8 +140,11 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
                 g, t, seen = f64(grads[k][i]), i + 1, f64(run.params[k][v, i])
                 extra = {"params": seen} if rule.uses_params else {}
                 moments = rule.step(g, previous, t, rule_hyper, **extra)
-                operands = rule.step(np.abs(g), {f: np.abs(x) for f, x in previous.items()}, t, rule_hyper,
-                                     **{f: np.abs(x) for f, x in extra.items()})
+                if rule.operands is not None:
+                    operands = rule.operands(g, previous, t, rule_hyper, **extra)
+                else:
+                    operands = rule.step(np.abs(g), {f: np.abs(x) for f, x in previous.items()}, t, rule_hyper,
+                                         **{f: np.abs(x) for f, x in extra.items()})
                 update = moments.update
                 scale = np.abs(operands.update if rule.magnitude is None else rule.magnitude(g, previous, t, rule_hyper))
                 if rule.conditioning is not None:
