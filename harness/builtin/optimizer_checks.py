@@ -119,16 +119,19 @@ def _read(rule: Rule, state) -> dict:
 
 
 def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: list[dict],
-                alias: Alias | None = None) -> None:
+                alias: Alias | None = None) -> dict:
     """Every variant's every step against the reference: the emitted update (the alias's descent step when
     alias is given), each compared state field and the count. The references are gathered over all variants
-    and steps, then compared once per leaf and quantity (a failure names the worst [variant, step, ...])."""
+    and steps, then compared once per leaf and quantity (a failure names the worst [variant, step, ...]).
+    Returns the update's scale per leaf (its operands' magnitude): where a golden comparison of a
+    cancelling update takes its ulps."""
     __tracebackhide__ = True
     steps = next(iter(grads.values())).shape[0]
     kept = rule_state(run.states)
     if kept is not None:
         check.exact(f"{label} count after each step", kept.count.tolist(), [list(range(1, steps + 1))] * len(variants))
     stored = _read(rule, run.states)
+    update_scales = {}
     for k in sorted(LAYOUT):
         expected = {"update": np.zeros(run.updates[k].shape), **{f: np.zeros(stored[f][k].shape) for f in rule.fields}}
         scales = {name: np.zeros_like(array) for name, array in expected.items()}
@@ -164,9 +167,11 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
                 previous = {field: f64(stored[field][k][v, i]) for field in rule.fields}
         check.reference(f"{label} {k} update, every [variant, step]", run.updates[k], expected["update"],
                         scale=scales["update"], why=CANCELS)
+        update_scales[k] = scales["update"]
         for field in rule.fields:
             check.reference(f"{label} {k} {field}, every [variant, step]", stored[field][k], expected[field],
                             scale=scales[field], why=CANCELS)
+    return update_scales
 
 
 def layouts(check, name: str, run: Run) -> None:
