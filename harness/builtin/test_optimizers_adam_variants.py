@@ -277,8 +277,9 @@ def _adan_rule(weight):
 
 ADAN_WEIGHTS = {"1 - b2 (optax PR #1715)": adan_ref.optax_weight, "b2 (the paper's 1 - beta2)": adan_ref.paper_weight}
 ADAN_DEFAULTS = dict(learning_rate=0.1, b1=0.98, b2=0.92, b3=0.99, eps=1e-8, eps_root=1e-8, weight_decay=0.0)
-# b2 off 0.5, where both weights agree; weight_decay with the mask (kernel only) in its own variant
-ADAN_MOVED = dict(learning_rate=0.02, b1=0.5, b2=0.6, b3=0.7, eps=0.3, eps_root=0.5, weight_decay=0.3)
+# b2 below 0.5: off 0.5, where both weights agree, and where 1 - b2 and 1 % b2 differ (above 0.5 they are the
+# same number: the mutant that survived the sampled transform.py run); weight_decay with the mask (kernel only)
+ADAN_MOVED = dict(learning_rate=0.02, b1=0.5, b2=0.3, b3=0.7, eps=0.3, eps_root=0.5, weight_decay=0.3)
 ADAN_CASE = _case("adan", _adan_rule(adan_ref.optax_weight), lambda **h: optax.adan(**h, mask=DECAY_MASK),
                   _variants(ADAN_DEFAULTS, ADAN_MOVED), 54, alias=oc.Alias(DECAY_MASK))
 
