@@ -45,6 +45,9 @@ class Rule:
     step: Callable
     start: Callable
     magnitude: Callable | None = None
+    # (g, previous state fields, t, hyper) -> the step over its operands' magnitudes (the update and every
+    # field), where |inputs| does not give them (a difference of gradients cancels over |g| too: adan)
+    operands: Callable | None = None
     # state -> {field: tree} (default: the fields of the rule's own state, optimizer_runs.rule_state)
     read: Callable | None = None
     uses_params: bool = False  # step(..., params=) gets the params the step saw (weight decay inside the rule)
@@ -125,15 +128,15 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
     """Every variant's every step against the reference: the emitted update (the alias's descent step when
     alias is given), each compared state field and the count. The references are gathered over all variants
     and steps, then compared once per leaf and quantity (a failure names the worst [variant, step, ...]).
-    Returns each leaf's update scale [variant, step, ...] (the same formula over |terms|, times the formula's
-    conditioning): the scale a golden comparison of a cancelling update takes."""
+    Returns each leaf's update scale [variant, step, ...] (the same formula over |terms| or the rule's own
+    operands, times the formula's conditioning): the scale a golden comparison of a cancelling update takes."""
     __tracebackhide__ = True
-    update_scales = {}
     steps = next(iter(grads.values())).shape[0]
     kept = rule_state(run.states)
     if kept is not None:
         check.exact(f"{label} count after each step", kept.count.tolist(), [list(range(1, steps + 1))] * len(variants))
     stored = _read(rule, run.states)
+    update_scales = {}
     for k in sorted(LAYOUT):
         expected = {"update": np.zeros(run.updates[k].shape), **{f: np.zeros(stored[f][k].shape) for f in rule.fields}}
         scales = {name: np.zeros_like(array) for name, array in expected.items()}
@@ -145,8 +148,11 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
                 g, t, seen = f64(grads[k][i]), i + 1, f64(run.params[k][v, i])
                 extra = {"params": seen} if rule.uses_params else {}
                 moments = rule.step(g, previous, t, rule_hyper, **extra)
-                operands = rule.step(np.abs(g), {f: np.abs(x) for f, x in previous.items()}, t, rule_hyper,
-                                     **{f: np.abs(x) for f, x in extra.items()})
+                if rule.operands is not None:
+                    operands = rule.operands(g, previous, t, rule_hyper, **extra)
+                else:
+                    operands = rule.step(np.abs(g), {f: np.abs(x) for f, x in previous.items()}, t, rule_hyper,
+                                         **{f: np.abs(x) for f, x in extra.items()})
                 update = moments.update
                 scale = np.abs(operands.update if rule.magnitude is None else rule.magnitude(g, previous, t, rule_hyper))
                 if rule.conditioning is not None:
@@ -166,10 +172,10 @@ def check_steps(check, label: str, rule: Rule, run: Run, grads: dict, variants: 
                 previous = {field: f64(stored[field][k][v, i]) for field in rule.fields}
         check.reference(f"{label} {k} update, every [variant, step]", run.updates[k], expected["update"],
                         scale=scales["update"], why=CANCELS)
+        update_scales[k] = scales["update"]
         for field in rule.fields:
             check.reference(f"{label} {k} {field}, every [variant, step]", stored[field][k], expected[field],
                             scale=scales[field], why=CANCELS)
-        update_scales[k] = scales["update"]
     return update_scales
 
 
@@ -213,15 +219,17 @@ class Cases:
         self.cases[name] = Case(rule, run, grads, variants, alias)
         return name
 
-    def check(self, check, name: str) -> None:
+    def check(self, check, name: str, rule: Rule | None = None, golden_at_operands: bool | None = None) -> None:
+        """rule: instead of the case's (one chosen after the run: adan); golden_at_operands: this case's own
+        choice over the module's."""
         __tracebackhide__ = True
         case = self.cases[name]
         run = case.run()
         moved = sorted({n for v in case.variants[1:] for n in v if v[n] != case.variants[0][n]})
         check.describe_input(f"{name} on gradients N(0,1) of shapes (3,), (2,2), {len(case.grads['b'])} steps, "
                              f"{len(case.variants)} variants (the defaults, then {', '.join(moved)} moved)")
-        magnitudes = check_steps(check, name, case.rule, run, case.grads, case.variants, alias=case.alias)
-        if self.golden_at_operands:
+        magnitudes = check_steps(check, name, rule or case.rule, run, case.grads, case.variants, alias=case.alias)
+        if self.golden_at_operands if golden_at_operands is None else golden_at_operands:
             check.golden_tree(f"{name}/updates", run.updates, scales=magnitudes, why=GOLDEN_CANCELS)
         else:
             check.golden_tree(f"{name}/updates", run.updates)

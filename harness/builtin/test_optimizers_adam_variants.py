@@ -2,7 +2,8 @@
 NumPy float64 models of their documented formulas (harness/builtin/reference/adam_family.py) and the
 baseline's recording: lion (sign of an interpolated momentum), amsgrad (the second moment's running
 maximum), adamax/adamaxw (the infinity norm), adabelief (the gradient's deviation from its momentum),
-yogi (an additive second moment), radam (a rectified adaptive step).
+yogi (an additive second moment), radam (a rectified adaptive step), adan (Nesterov momentum estimated
+from the gradient's difference: harness/builtin/reference/adan.py).
 
 As in test_optimizers_adam.py: numeric hyperparameters traced and vmapped (defaults first, then each moved
 off its default), all runs one jitted program; each step's reference starts from the state the library
@@ -23,6 +24,7 @@ import pytest
 from harness.builtin import optimizer_checks as oc
 from harness.builtin import optimizer_runs as runs
 from harness.builtin.reference import adam_family as ref
+from harness.builtin.reference import adan as adan_ref
 
 pytestmark = pytest.mark.family("optimizers")
 
@@ -227,3 +229,67 @@ def test_radam_steps(check):
     """radam(learning_rate, b1, b2, eps, eps_root, threshold, nesterov=True): -learning_rate times the rule's
     update."""
     _check_rule(check, RADAM_CASE)
+
+
+# -- adan, scale_by_adan ------------------------------------------------------------------------------------------
+def _adan_rule(weight):
+    """Adan's reference (harness/builtin/reference/adan.py) with the gradient difference weighted by weight(b2)."""
+    def step(reference):
+        return lambda g, p, t, h: reference(g, p["g"], p["m"], p["v"], p["n"], t, **h,
+                                             difference_weight=weight(h["b2"]))
+    return oc.Rule(hyper=("b1", "b2", "b3", "eps", "eps_root"), fields={"m": "m", "v": "v", "n": "n", "g": "g"},
+                   step=step(adan_ref.adan), operands=step(adan_ref.adan_magnitudes),
+                   start=oc.zeros("m", "v", "n", "g"), read=lambda state: state[0]._asdict(),
+                   conditioning=lambda t, h: (oc.bias_conditioning(h["b1"], t) + oc.bias_conditioning(h["b2"], t)
+                                              + oc.bias_conditioning(h["b3"], t) / 2))
+
+
+ADAN_WEIGHTS = {"1 - b2 (optax PR #1715)": adan_ref.optax_weight, "b2 (the paper's 1 - beta2)": adan_ref.paper_weight}
+ADAN_DEFAULTS = dict(learning_rate=0.1, b1=0.98, b2=0.92, b3=0.99, eps=1e-8, eps_root=1e-8, weight_decay=0.0)
+# b2 below 0.5: off 0.5, where both weights agree, and where 1 - b2 and 1 % b2 differ (above 0.5 they are the
+# same number: the mutant that survived the sampled transform.py run); weight_decay with the mask (kernel only)
+ADAN_MOVED = dict(learning_rate=0.02, b1=0.5, b2=0.3, b3=0.7, eps=0.3, eps_root=0.5, weight_decay=0.3)
+ADAN_CASE = _case("adan", _adan_rule(adan_ref.optax_weight), lambda **h: optax.adan(**h, mask=DECAY_MASK),
+                  _variants(ADAN_DEFAULTS, ADAN_MOVED), 54, alias=oc.Alias(DECAY_MASK))
+
+
+def _closest(candidates: dict, value, expected_of) -> str:
+    """The candidate name whose float64 expectation lies nearest the library's value."""
+    return min(candidates, key=lambda name: float(np.max(np.abs(expected_of(candidates[name]) - value))))
+
+
+def _adan_conventions(run, grads, variants) -> tuple[str, str]:
+    """Which gradient-difference weight the library computes (n at step 2 of the defaults, from the state it
+    kept after step 1), and which weight-decay form (step 1 of the weight-decay variant's kernel): the
+    docstring's proximal (theta - lr u) / (1 + lr wd) - theta, or the decoupled -lr (u + wd theta)."""
+    state, g, h = run.states[0], runs.f64(grads["w"]), {n: oc.f32(x) for n, x in variants[0].items()}
+    previous = [runs.f64(getattr(state, f)["w"][0, 0]) for f in "gmvn"]
+
+    def n_at_step_2(weight):
+        return adan_ref.adan(g[1], *previous, 2, **{n: h[n] for n in ("b1", "b2", "b3", "eps", "eps_root")},
+                             difference_weight=weight(h["b2"])).n
+    weight = _closest(ADAN_WEIGHTS, runs.f64(state.n["w"][0, 1]), n_at_step_2)
+    v = next(i for i, variant in enumerate(variants) if variant["weight_decay"] != 0.0)
+    h = {n: oc.f32(x) for n, x in variants[v].items()}
+    u = adan_ref.adan(g[0], 0 * g[0], 0 * g[0], 0 * g[0], 0 * g[0], 1, difference_weight=0.0,
+                      **{n: h[n] for n in ("b1", "b2", "b3", "eps", "eps_root")}).update
+    theta, lr, wd = runs.f64(run.params["w"][v, 0]), h["learning_rate"], h["weight_decay"]
+    forms = {"decoupled: -lr (u + weight_decay params)": -lr * (u + wd * theta),
+             "proximal: (params - lr u) / (1 + lr weight_decay) - params": (theta - lr * u) / (1 + lr * wd) - theta}
+    form = _closest(forms, runs.f64(run.updates["w"][v, 0]), lambda expected: expected)
+    return weight, form
+
+
+def test_adan_steps(check):
+    """adan(learning_rate, b1, b2, b3, eps, eps_root, weight_decay, mask=kernel only), which passes b1..eps_root
+    through to scale_by_adan (its state is compared field by field: m, v, n, the previous g): every step
+    against Algorithm 1 of Xie et al. in the defaults' convention (reference/adan.py). Two conventions are
+    golden facts, the reference then run with the library's: the gradient difference's weight (Optax's
+    1 - b2, not the paper's b2) and the weight decay's form (decoupled, not the docstring's proximal)."""
+    case = CASES.cases[ADAN_CASE]
+    run, grads, variants = case.run(), case.grads, case.variants
+    weight, form = _adan_conventions(run, grads, variants)
+    check.golden_fact("adan/difference_weight", weight)
+    check.golden_fact("adan/weight_decay_form", form)
+    check.exact("adan t after each step", run.states[0].t.tolist(), [list(range(1, runs.STEPS + 1))] * len(variants))
+    _check_rule(check, ADAN_CASE, _adan_rule(ADAN_WEIGHTS[weight]), golden_at_operands=True)

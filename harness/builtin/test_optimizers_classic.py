@@ -8,6 +8,7 @@ beside them; each variant compiles once (harness/builtin/classic_runs.py). Toler
 """
 
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -146,6 +147,49 @@ def test_add_noise_variance(check):
         check.bound(f"step {t} |sample mean| / its standard error", abs(noise.mean()) / np.sqrt(variance / NOISE_SIZE), 6.0)
     check.golden_tree("add_noise/first_updates", {"b": run.updates[0]["b"][:8]})
     check.golden_exact("add_noise/count", np.asarray(run.states[-1].count))
+
+
+def _built_with_seed(make, seed: int):
+    """make(seed=seed) and the warnings it gave, as (category, message) pairs."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tx = make(seed=seed)
+    return tx, [(w.category.__name__, str(w.message)) for w in caught]
+
+
+_SEEDED = {  # name -> (make(seed=|key=), the contract's own run from a key, the seed its key was made from)
+    "noisy_sgd": (lambda **seed_or_key: optax.noisy_sgd(0.1, eta=0.5, gamma=0.8, **seed_or_key),
+                  lambda key: _NOISY(runs.grads(230), runs.params(231), 0.1, 0.5, 0.8, key), 7),
+    "add_noise": (lambda **seed_or_key: optax.add_noise(0.3, 0.55, **seed_or_key),
+                  lambda key: _ADD_NOISE([{"b": np.zeros(NOISE_SIZE, np.float32)}] * runs.STEPS,
+                                         {"b": np.zeros(NOISE_SIZE, np.float32)}, 0.3, 0.55, key), 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SEEDED))
+def test_deprecated_seed(check, name):
+    """noisy_sgd(seed=7) / add_noise(seed=3), deprecated for key ("seed: deprecated, use key instead"): the
+    DeprecationWarning it gives is a golden fact; its state after init is key=jax.random.key(seed)'s bit for
+    bit (the key's data, the count), so the updates from it are the key's exactly (the run of test_noisy_sgd /
+    test_add_noise_variance, compiled once: the seed is read at construction only); seed and key together
+    are refused (an error contract)."""
+    make, run, seed = _SEEDED[name]
+    tx, warned = _built_with_seed(make, seed)
+    check.golden_fact(f"{name}/seed_warnings", warned)
+    params = {"b": np.zeros(3, np.float32)}
+    seeded, keyed = tx.init(params), make(key=jax.random.key(seed)).init(params)
+    seeded_noise, keyed_noise = (state[0] if isinstance(state, tuple) and not hasattr(state, "rng_key") else state
+                                 for state in (seeded, keyed))
+    check.exact(f"{name}(seed={seed}) count after init", int(seeded_noise.count), int(keyed_noise.count))
+    check.exact(f"{name}(seed={seed}) key data after init", jax.random.key_data(seeded_noise.rng_key),
+                jax.random.key_data(keyed_noise.rng_key))
+    from_seed, from_key = run(seeded_noise.rng_key), run(jax.random.key(seed))
+    for t, (u_seed, u_key) in enumerate(zip(from_seed.updates, from_key.updates), 1):
+        for k in sorted(u_key):
+            check.identical(f"step {t} {k} updates from the seed's key", u_seed[k], u_key[k])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        check.error_contract(f"{name}/seed_and_key", lambda: make(seed=seed, key=jax.random.key(seed)))
 
 
 # -- scale(step_size) / scale_gradient(inputs, scale) --------------------------------------------------------------

@@ -6,9 +6,11 @@ References (harness/builtin/reference/lbfgs.py) are NumPy float64 models of the 
 params and gradients the library saw: the direction P_k u_k by the two-loop recursion over the last
 memory_size pairs, the sufficient-decrease and curvature criteria with the stepsize the linesearch chose, the
 backtracking rule's stepsize. Each configuration is one jitted lax.scan over its steps (one compile).
+A failed search's verbose diagnostics (an ascent direction, one update) are captured from stdout.
 """
 
 import functools
+import re
 
 import jax
 import jax.numpy as jnp
@@ -230,3 +232,63 @@ def test_backtracking_linesearch(check):
     check.golden("backtracking/stepsizes", ls.learning_rate)
     check.golden_exact("backtracking/trials", ls.info.num_linesearch_steps)
     check.golden_tree("backtracking/updates", updates, scales=_trajectory_scales(ws, updates), why=TRAJECTORY_WHY)
+
+
+# -- verbose: what a failed search prints ---------------------------------------------------------------------
+_FAILING = {  # name -> the linesearch, verbose, given an ascent direction (+grad): no stepsize can decrease f
+    "backtracking": lambda: optax.scale_by_backtracking_linesearch(max_backtracking_steps=3, verbose=True),
+    "zoom": lambda: optax.scale_by_zoom_linesearch(max_linesearch_steps=3, verbose=True),
+}
+_NUMBER = re.compile(r"-?(?:\d+\.\d*(?:e[-+]?\d+)?|inf|nan)")
+PRINT_WHY = ("printed float32 values of f, of its slope and of differences of f's values (a stepsize: exact): "
+             "sums of terms of either sign, rounding at f's terms")
+
+
+def _failed_search(name):
+    """One update of the named verbose linesearch from PARAMS0 along +grad, jitted; returns the gradient."""
+    def run(params):
+        value, grad = jax.value_and_grad(_f)(params)
+        tx = _FAILING[name]()
+        tx.update(grad, tx.init(params), params, value=value, grad=grad, value_fn=_f)
+        return grad
+    grad = jax.jit(run)(PARAMS0)
+    jax.effects_barrier()  # the prints are host callbacks: all of them done before stdout is read
+    return _vec(grad).astype(np.float64)
+
+
+def _printed_numbers(text: str) -> dict[str, float]:
+    """'Label: number' lines -> {label: number}."""
+    return {label.strip(): float(number) for label, number in re.findall(rf"^([A-Z][\w ]+): ({_NUMBER.pattern}),?$", text, re.M)}
+
+
+@pytest.mark.parametrize("name", sorted(_FAILING))
+def test_linesearch_verbose(check, capfd, name):
+    """scale_by_backtracking_linesearch(max_backtracking_steps=3, verbose=True) and
+    scale_by_zoom_linesearch(max_linesearch_steps=3, verbose=True), one update along +grad (an ascent direction)
+    from PARAMS0: the search fails and prints its diagnostics to stdout. The text, numbers replaced by <x>, is a
+    golden fact (its lines sorted: the zoom's diagnostics are unordered host callbacks); the numbers it prints
+    are golden too, and the value f(w), the slope <grad f, u> = ||grad f||^2 (and backtracking's stepsize
+    0.8^3 and decrease error f(w + eta u) - f(w) - eta slope_rtol slope) are held to float64."""
+    capfd.readouterr()
+    g = _failed_search(name)
+    text = capfd.readouterr().out
+    check.golden_fact(f"{name}_linesearch/verbose_failure_text", sorted(_NUMBER.sub("<x>", text).splitlines()))
+    numbers = _printed_numbers(text)
+    w = _vec(PARAMS0).astype(np.float64)
+    w_abs = np.abs(w)
+    f_scale = abs(_f64(w)) + 0.5 * float(w_abs @ np.abs(A_IN) @ w_abs) + float(np.abs(B_IN) @ w_abs)
+    printed = np.array(list(numbers.values()))
+    check.golden(f"{name}_linesearch/verbose_failure_numbers", printed.astype(F32),
+                 scale=np.maximum(np.abs(printed), f_scale), why=PRINT_WHY)
+    check.reference("printed value at the current params", F32(numbers["Value at current params"]), _f64(w),
+                    scale=f_scale, why=PRINT_WHY)
+    check.reference("printed slope along the update", F32(numbers["Slope along update direction"]), float(g @ g))
+    if name == "backtracking":
+        eta = 0.8**3  # 1, then times decrease_factor on each of max_backtracking_steps rejections
+        check.reference("printed stepsize", F32(numbers["Stepsize"]), eta)
+        w_new = w + eta * g
+        new_abs = np.abs(w_new)
+        check.reference("printed decrease error", F32(numbers["Decrease Error"]),
+                        -ref.armijo_margin(_f64(w), _f64(w_new), float(g @ g), eta, 1e-4),
+                        scale=f_scale + 0.5 * float(new_abs @ np.abs(A_IN) @ new_abs) + float(np.abs(B_IN) @ new_abs),
+                        why=PRINT_WHY)

@@ -102,16 +102,30 @@ def test_polyak_step(check, name):
     check.golden_tree(f"{name}/updates", u, scales=_trajectory_scales(_seen(params), u), why=TRAJECTORY_WHY)
 
 
+POLYAK_SCALED = dict(scaling=0.5, f_min=-0.6, max_learning_rate=0.8, eps=0.1, variant="sps")
+POLYAK_SCALING_FORMS = {"the docstring's s min(gap / (||g||**2 + eps), max)": True,
+                        "Polyak's step on sgd(s)'s output: s min(gap / (s**2 ||g||**2 + eps), max)": False}
+
+
 def _polyak_sgd_scaled():
-    return optax.polyak_sgd(max_learning_rate=0.8, scaling=0.5, f_min=-0.6, eps=0.1)
+    return optax.polyak_sgd(**{k: v for k, v in POLYAK_SCALED.items() if k != "variant"})
 
 
 def test_polyak_sgd_scaling(check):
-    """polyak_sgd(scaling=0.5): golden only. Its docstring's step s min(gap / (||g||**2 + eps), gamma_max) does not
-    hold for s != 1: optax 0.2.6 (and 0.2.8) chains sgd(scaling) before scale_by_polyak, which takes the step on
-    u = -s g, s min(gap / (s**2 ||g||**2 + eps), gamma_max). Until the docstring or the code settles it, the
-    updates are pinned as recorded, and the ledger lists `scaling` as a gap saying why."""
+    """polyak_sgd(scaling=0.5, f_min=-0.6, max_learning_rate=0.8, eps=0.1), 8 steps. Its docstring's step
+    s min(gap / (||g||**2 + eps), gamma_max) does not hold for s != 1: optax 0.2.6 (and 0.2.8) chains sgd(scaling)
+    before scale_by_polyak, which takes the step on u = -s g, s min(gap / (s**2 ||g||**2 + eps), gamma_max). Which
+    of the two the library computes is a golden fact (step 0's update, nearest of the two); every step is then
+    held to that formula in float64 (reference.stepsize.polyak_sgd_step), the updates golden."""
     state0, values, gs, u, params, states = _steps(_polyak_sgd_scaled, "value")
+
+    def update(k, as_documented):
+        return -ref.polyak_sgd_step(float(values[k]), gs[k], **POLYAK_SCALED, as_documented=as_documented) * gs[k]
+    form = min(POLYAK_SCALING_FORMS, key=lambda name: float(np.max(np.abs(update(0, POLYAK_SCALING_FORMS[name])
+                                                                              - _at(u, 0)))))
+    check.golden_fact("polyak_sgd/scaling=0.5/form", form)
+    for k in range(STEPS):  # f_min above the minimum: the gap changes sign, the step with it; the cap never binds
+        check.reference(f"step {k} update", _at(u, k), update(k, POLYAK_SCALING_FORMS[form]))
     check.golden_tree("polyak_sgd/scaling=0.5/updates", u, scales=_trajectory_scales(_seen(params), u),
                       why=TRAJECTORY_WHY)
 
