@@ -275,7 +275,8 @@ def test_the_platform_the_workspace_is_given_reaches_the_family_process(tmp_path
     session.name, session.chdir = "baseline", lambda root: _Nothing()
     monkeypatch.setattr(project, "load", lambda ws: _found(tmp_path))
     monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
-    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": RunOptions(multi_device_platform="gpu")})()
+    given = RunOptions(multi_device_platform="gpu")
+    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": given})()
     entry = type("E", (), {"name": "baseline", "python": "3.12", "pins": {}, "locked": True, "resolved_at": None,
                            "notes": ()})()
     stack_entry.run_entry(session, ws, entry, install=False)
