@@ -34,7 +34,7 @@ from harness.verdict import compare
 pytest_plugins = ["pytester"]
 
 
-def _no_index(project_root, entry, versions):  # noqa: ANN001, ANN202 - sources.fetch's signature
+def _no_index(project_root, entry, versions, offline=False):  # noqa: ANN001, ANN202 - sources.fetch's signature
     raise HarnessError("no package index in the harness's tests")
 
 

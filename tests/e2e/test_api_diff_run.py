@@ -41,7 +41,7 @@ def test_the_diff_reads_a_312_module_under_the_matrix_python_and_is_cached(run, 
         reader.requirement()
     written.unlink()
 
-    def not_again(*args):
+    def not_again(*args, **kwargs):
         raise AssertionError("computed again though nothing it depends on changed")
 
     monkeypatch.setattr(reader, "run", not_again)

@@ -219,7 +219,7 @@ def test_any_other_install_gives_the_wheel_of_the_installed_package_wherever_it_
 def test_a_child_session_installs_the_wheel_its_parent_built(installed, tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "PACKAGE", installed)
     monkeypatch.setattr(paths, "SOURCE", installed.parent)
-    monkeypatch.setattr(harness_wheel, "wheel", lambda *a: pytest.fail("built again in a child"))
+    monkeypatch.setattr(harness_wheel, "wheel", lambda *a, **k: pytest.fail("built again in a child"))
     passed = tmp_path / "upgrade_harness-0.1.0+0123456789abcdef-py3-none-any.whl"
     passed.write_bytes(b"")
     monkeypatch.setenv(env_vars.WHEEL, str(passed))  # as the upgrade tells its child sessions

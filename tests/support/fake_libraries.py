@@ -74,7 +74,7 @@ class Libraries:
                      env.name)
         return site(self.root, entry)
 
-    def fetch(self, project_root: Path, entry, versions: dict) -> Path:  # noqa: ANN001 - a matrix entry
+    def fetch(self, project_root: Path, entry, versions: dict, offline: bool = False) -> Path:  # noqa: ANN001 - a matrix entry
         if not self.wheels:
             raise HarnessError("no package index in this test")
         self.fetched.append(entry.name)

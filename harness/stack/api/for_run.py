@@ -83,7 +83,7 @@ def _site(ws: Workspace, entry: matrix.Entry, want: dict[str, str | None]) -> Pa
     site = site_packages(ws.envdir / envs.dir_name(ws.envdir, entry.name))
     if site is not None and installed(site) == want:
         return site
-    return sources.fetch(ws.root, entry, want)
+    return sources.fetch(ws.root, entry, want, offline=ws.options.offline)
 
 
 def compute(ws: Workspace, where: RunDirectory | Path, entries: list[matrix.Entry]) -> Path | None:
@@ -111,7 +111,7 @@ def compute(ws: Workspace, where: RunDirectory | Path, entries: list[matrix.Entr
             sites = [_site(ws, entry, want) for entry, want in zip(entries[:2], versions)]
             request = {"entry": entries[1].name, "sites": [str(s) for s in sites], "versions": list(versions),
                        "contracts": _listed(contracts), "code": _listed(code), "root": str(root)}
-            found = reader.run(ws.root / ".nox" / READER, python, request)
+            found = reader.run(ws.root / ".nox" / READER, python, request, offline=ws.options.offline)
         except HarnessError as exc:
             print(f"note: no API diff: {exc}", file=sys.stderr)
             return None

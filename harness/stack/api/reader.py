@@ -57,8 +57,10 @@ def uv_binary() -> str:
     return found
 
 
-def run_uv(cmd: list[str], what: str) -> None:
-    """Run a uv command; HarnessError naming `what` could not be done, with uv's last words, when it fails."""
+def run_uv(cmd: list[str], what: str, offline: bool = False) -> None:
+    """Run a uv command; HarnessError naming `what` could not be done, with uv's last words, when it fails.
+    `offline`: from uv's cache only (`upgrade --offline`, RunOptions.offline)."""
+    cmd = [*cmd, "--offline"] if offline else cmd
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
@@ -66,7 +68,7 @@ def run_uv(cmd: list[str], what: str) -> None:
                            "check that uv can reach the package index, then run again.")
 
 
-def environment(homes: Path, python: str) -> Path:
+def environment(homes: Path, python: str, offline: bool = False) -> Path:
     """The interpreter of the reader environment for Python `python` under `homes`, made when missing."""
     home, pin = homes / f"python{python}", requirement()
     mark = home / _MARK
@@ -75,15 +77,16 @@ def environment(homes: Path, python: str) -> Path:
     uv = uv_binary()
     shutil.rmtree(home, ignore_errors=True)
     run_uv([uv, "venv", "--quiet", "--no-python-downloads", "--python", find_python(python), str(home)],
-         f"make the Python {python} environment the API diff reads sources with")
-    run_uv([uv, "pip", "install", "--quiet", "--python", str(_interpreter(home)), pin], f"install {pin} into {home}")
+         f"make the Python {python} environment the API diff reads sources with", offline)
+    run_uv([uv, "pip", "install", "--quiet", "--python", str(_interpreter(home)), pin], f"install {pin} into {home}",
+           offline)
     mark.write_text(pin + "\n")
     return _interpreter(home)
 
 
-def run(homes: Path, python: str, request: dict) -> api_diff.ApiDiff:
+def run(homes: Path, python: str, request: dict, offline: bool = False) -> api_diff.ApiDiff:
     """The API diff `request` describes (harness.stack.api.worker), computed under Python `python`."""
-    interpreter = environment(homes, python)
+    interpreter = environment(homes, python, offline)
     with tempfile.TemporaryDirectory(prefix="api-diff-") as tmp:
         asked, out = Path(tmp) / "request.json", Path(tmp) / api_diff.API_DIFF_FILE
         asked.write_text(json.dumps(dict(request, output=str(out))))

@@ -30,7 +30,7 @@ def index_options(entry: matrix.Entry) -> list[str]:
     return [word for line in lines if line.strip().startswith(_INDEX_OPTIONS) for word in line.split()]
 
 
-def fetch(root: Path, entry: matrix.Entry, versions: dict[str, str | None]) -> Path:
+def fetch(root: Path, entry: matrix.Entry, versions: dict[str, str | None], offline: bool = False) -> Path:
     """A folder under `root`/.nox holding `versions`' optax, flax and jax as installed packages (with their
     dist-info), fetched once; HarnessError when uv cannot get them."""
     pins = [f"{name}=={versions[name]}" for name in LIBRARIES if versions.get(name)]
@@ -41,6 +41,6 @@ def fetch(root: Path, entry: matrix.Entry, versions: dict[str, str | None]) -> P
     shutil.rmtree(target, ignore_errors=True)
     reader.run_uv([uv, "pip", "install", "--quiet", "--no-deps", "--no-python-downloads", "--target", str(target),
                    "--python", find_python(entry.python), *index_options(entry), *pins],
-                  f"get {', '.join(pins)} to read their API")
+                  f"get {', '.join(pins)} to read their API", offline)
     (target / _DONE).write_text(" ".join(pins) + "\n")
     return target

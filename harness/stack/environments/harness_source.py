@@ -32,7 +32,7 @@ def install_args(ws: Workspace) -> list[str]:
     passed = ws.options.wheel  # built once by the upgrade that started this session
     if passed is not None and passed.is_file():
         return [str(passed)]
-    return [str(harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv()))]
+    return [str(harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv(), offline=ws.options.offline))]
 
 
 def wheel_for_entries(ws: Workspace) -> Path | None:
@@ -40,4 +40,4 @@ def wheel_for_entries(ws: Workspace) -> Path | None:
     editable); the entries are told it (RunOptions.wheel)."""
     if runs_from_checkout():
         return None
-    return harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv())
+    return harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv(), offline=ws.options.offline)

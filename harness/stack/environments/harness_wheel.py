@@ -60,8 +60,9 @@ def content_hash(package: Path, files: list[Path], project_text: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def wheel(package: Path, cache: Path, uv: str | None) -> Path:
-    """The cached wheel of `package` (built now if this package was never built); HarnessError if it cannot be."""
+def wheel(package: Path, cache: Path, uv: str | None, offline: bool = False) -> Path:
+    """The cached wheel of `package` (built now if this package was never built); HarnessError if it cannot be.
+    `offline` (`upgrade --offline`, RunOptions.offline): built from uv's cache only."""
     meta = metadata(installed_distribution(package))
     files = package_files(package)
     key = content_hash(package, files, pyproject(meta))
@@ -74,14 +75,15 @@ def wheel(package: Path, cache: Path, uv: str | None) -> Path:
                            "install it beside the harness (`python3 -m pip install uv`).")
     local = f"{meta.version}{'.' if '+' in meta.version else '+'}{key}"  # the build's hash as a PEP 440 local label
     try:
-        _build_into(kept, package, files, pyproject(replace(meta, version=local)), uv)
+        _build_into(kept, package, files, pyproject(replace(meta, version=local)), uv, offline)
     except OSError as exc:
         raise HarnessError(f"cannot keep the harness wheel for the entries in {cache}: {exc}") from None
     _prune(cache)
     return _wheel_in(kept)
 
 
-def _build_into(kept: Path, package: Path, files: list[Path], project_text: str, uv: str) -> None:
+def _build_into(kept: Path, package: Path, files: list[Path], project_text: str, uv: str,
+                offline: bool = False) -> None:
     """Build from a source staged outside the project (uv looks upwards from a source for the project it
     belongs to, and would read the team's own pyproject.toml), then move the finished wheel into place
     through a scratch directory beside `kept`."""
@@ -93,7 +95,7 @@ def _build_into(kept: Path, package: Path, files: list[Path], project_text: str,
             (source / "harness" / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(package / rel, source / "harness" / rel)
         (source / "pyproject.toml").write_text(project_text)
-        _build(uv, source, out)
+        _build(uv, source, out, offline)
         if kept.is_dir() and not _wheel_in(kept):
             shutil.rmtree(kept)  # left half-made by an interrupted run
         try:
@@ -103,12 +105,14 @@ def _build_into(kept: Path, package: Path, files: list[Path], project_text: str,
                 raise
 
 
-def _build(uv: str, source: Path, out: Path) -> None:
-    """`uv build --wheel`, from uv's cache first (offline) like the entries' installs, then online."""
+def _build(uv: str, source: Path, out: Path, offline: bool = False) -> None:
+    """`uv build --wheel`, from uv's cache first (offline) like the entries' installs, then online (never when
+    the run is `offline`)."""
     cmd = [uv, "build", "--wheel", "--out-dir", str(out), "--python", sys.executable, str(source)]
-    if subprocess.run([*cmd, "--offline"], cwd=source, capture_output=True).returncode == 0:
+    cached = subprocess.run([*cmd, "--offline"], cwd=source, capture_output=True, text=True)
+    if cached.returncode == 0:
         return
-    done = subprocess.run(cmd, cwd=source, capture_output=True, text=True)
+    done = cached if offline else subprocess.run(cmd, cwd=source, capture_output=True, text=True)
     if done.returncode != 0:
         said = "\n".join(line for line in done.stderr.splitlines() if line.strip())[-1500:]
         raise HarnessError(

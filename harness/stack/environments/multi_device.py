@@ -31,12 +31,13 @@ class FamilyProcess:
     environment: dict[str, str]
 
 
-def planned(found: project.Project, environ) -> FamilyProcess | None:
-    """The family's process for this project under `environ`; None when the run does not take the family
-    (the built-in contracts are off, or the project's code shards nothing: harness.stack.selection)."""
+def planned(found: project.Project, environ, platform: str | None = None) -> FamilyProcess | None:
+    """The family's process for this project under `environ`, on `platform` (default: the one `environ` names,
+    else cpu); None when the run does not take the family (the built-in contracts are off, or the project's
+    code shards nothing: harness.stack.selection)."""
     if not found.runs_family(devices.FAMILY):
         return None
-    platform = run_options.from_environment(environ).multi_device_platform or devices.CPU
+    platform = platform or run_options.from_environment(environ).multi_device_platform or devices.CPU
     return FamilyProcess(platform, ("--pyargs", devices.MODULE, "--harness-multi-device"),
                          devices.process_environment(platform, environ))
 

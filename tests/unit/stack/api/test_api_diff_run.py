@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,8 @@ def test_an_environment_holding_other_versions_than_its_report_is_not_read(run, 
     doc["environment"]["versions"]["optax"] = "0.2.7"  # the report ran another optax than the env holds
     (directory / "candidate.json").write_text(json.dumps(doc))
     read = []
-    monkeypatch.setattr(reader, "run", lambda homes, python, request: read.append(request["sites"]) or _diff())
+    monkeypatch.setattr(reader, "run",
+                        lambda homes, python, request, offline=False: read.append(request["sites"]) or _diff())
     assert for_run.compute(ws, directory, ENTRIES) is None  # no index here: said, not raised
     err = capsys.readouterr().err
     assert "note: no API diff" in err and "no package index in this test" in err
@@ -169,3 +171,26 @@ def test_the_projects_files_are_found_without_walking_hidden_folders_or_environm
         "linked/model.py", "pkg/sub/model.py", "pkg/train.py"]
     assert not {".nox", "venv", "reports"} & set(walked)
     assert walked.count("to") <= 2  # each of the two links entered once
+
+
+def test_an_offline_upgrade_fetches_nothing_for_its_api_diff(run, monkeypatch, tmp_path):
+    """`upgrade --offline` never uses the network: the API diff's sources and its reader environment are
+    installed by uv offline (once UV_OFFLINE in the host's environment said so; now the run's options)."""
+    ws, directory, _ = run
+    ws = dataclasses.replace(ws, root=tmp_path / "project", options=dataclasses.replace(ws.options, offline=True))
+    monkeypatch.undo()  # the real fetch, from uv
+    monkeypatch.setattr(for_run, "site_packages", lambda env: None)
+    monkeypatch.setattr(for_run, "CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(for_run, "inputs", lambda ws: ([], [], ws.root))
+    monkeypatch.setattr(reader, "uv_binary", lambda: "uv")
+    monkeypatch.setattr(reader, "requirement", lambda: "griffe==1")
+    monkeypatch.setattr(sources, "find_python", lambda version: "python3")
+    told = []
+
+    def uv(cmd, **kwargs):
+        told.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, "", "offline: not cached")
+
+    monkeypatch.setattr(reader.subprocess, "run", uv)
+    assert for_run.compute(ws, directory, ENTRIES) is None  # a note: no API diff
+    assert told and all("--offline" in cmd for cmd in told), told

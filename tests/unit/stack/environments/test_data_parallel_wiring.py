@@ -255,3 +255,29 @@ def test_a_main_run_that_crashes_leaves_the_family_unmerged_and_fails_as_it_ende
     assert failed.value.return_code == 3 and len(session.commands) == 2
     report = report_io.load(tmp_path / "baseline.json")
     assert devices.FAMILY not in report.summary.by_family and "internal error" in report.problem
+
+
+def test_the_platform_the_workspace_is_given_reaches_the_family_process(tmp_path, monkeypatch):
+    """`nox -s golden -- --multi-device-platform gpu`: the option is the workspace's (the golden session no longer
+    writes its options into its own environment), and the family's process runs on it."""
+    monkeypatch.delenv(env_vars.MULTI_DEVICE_PLATFORM, raising=False)
+    report, main, told = tmp_path / "baseline.json", _report(), []
+
+    def act(args, env):
+        if "--harness-multi-device" in args:
+            told.append(env.get("JAX_PLATFORMS"))
+            report_io.write(env[env_vars.REPORT], _part(main, exit_status=0))
+            return 0
+        report_io.write(env[env_vars.REPORT], main)
+        return 0
+
+    session = FakeSession(tmp_path, act)
+    session.name, session.chdir = "baseline", lambda root: _Nothing()
+    monkeypatch.setattr(project, "load", lambda ws: _found(tmp_path))
+    monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
+    given = RunOptions(multi_device_platform="gpu")
+    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": given})()
+    entry = type("E", (), {"name": "baseline", "python": "3.12", "pins": {}, "locked": True, "resolved_at": None,
+                           "notes": ()})()
+    stack_entry.run_entry(session, ws, entry, install=False)
+    assert told == ["gpu"]
