@@ -239,7 +239,8 @@ def load(ws: Workspace) -> Project:
     """The workspace's project, with this run's --contracts / --builtin / --no-builtin / --baseline-from
     applied: read and checked once per command (kept in the workspace, whose derived workspaces share it)."""
     given = ws.options
-    key = (ws.root, ws.is_checkout, ws.stage, given.contracts, given.builtin, given.baseline_from)
+    # ws.published too: a team's selection scans its code without the reports directory (and its .nox/).
+    key = (ws.root, ws.is_checkout, ws.stage, ws.published, given.contracts, given.builtin, given.baseline_from)
     if key not in ws.loaded:
         ws.loaded[key] = _load(ws)
     return ws.loaded[key]
