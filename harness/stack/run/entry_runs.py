@@ -157,7 +157,7 @@ def _label(runs: list[Run]) -> str:
 
 
 def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, int]:
-    reports, cache = ws.reports, report_cache.directory(ws.published)  # records outlive the run's directory
+    cache = report_cache.directory(ws.published)  # records outlive the run's directory
     pending, running, codes, jobs, phase_dirs = list(runs), {}, {}, args.jobs, {}
     by_name, twins = {r.name: r for r in runs}, same_stack.Twins()
     typed_in = getattr(args, "typed_in", None)  # logs are shown relative to where the command was typed
@@ -181,7 +181,7 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
                 restoring = left if run.rollback else ()
                 env = run.environment(ws, args, seed, restoring)
                 # One report: its own log; several: the process's, copied into each report's when it ends.
-                log = open(reports / f"{_stem_of(run, left[0]) if len(left) == 1 else name}.log", "w")
+                log = open(RunDirectory.of(ws).log(_stem_of(run, left[0]) if len(left) == 1 else name), "w")
                 file = Path(files) / f"{name}.json"
                 cmd = [sys.executable, "-m", "nox", "-f", str(ws.noxfile), "-s", entry.name,
                        "--envdir", str(ws.envdir)]
@@ -219,25 +219,25 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
 def _ended(ws: Workspace, cache: Path, run: Run, started: _Started, args, seed: int, progress_file: Path) -> None:
     """A run's session ended: its log split per report (several writers), each report explained when the
     session failed, and kept for the next run."""
-    reports, code = ws.reports, started.proc.returncode
+    run_files, code = RunDirectory.of(ws), started.proc.returncode
     if len(started.attempts) > 1:
-        _split_log(reports, run.name, [_stem_of(run, f) for f in started.attempts])
+        _split_log(run_files, run.name, [_stem_of(run, f) for f in started.attempts])
     for folder, a in started.attempts.items():
         stem = _stem_of(run, folder)
         if code != 0:
             explain_ending(RunDirectory.of(ws), run.entry, code, progress_file, stem)
         entry_reuse.keep(ws, cache, a, run.entry, run.environment(ws, args, seed, _folders(folder)),
-                         seed, run.replay, reports / f"{stem}.json", reports / f"{stem}.log")
+                         seed, run.replay, run_files.report_file(stem), run_files.log(stem))
 
 
 def _looked_up(ws: Workspace, cache: Path, run: Run, args, seed: int, fresh: bool, twin: str | None, shown,
                typed_in) -> dict[Path | None, entry_reuse.Attempt]:
     """Each report the run writes, looked up in the cache apart (by its checkpoints folder, None for a run
     restoring none); those reused are written into the run's directory and shown as reused."""
-    looked_at, reports = time.perf_counter(), ws.reports
+    looked_at, run_files = time.perf_counter(), RunDirectory.of(ws)
     looked = {folder: entry_reuse.attempt(
         ws, cache, run.entry, run.environment(ws, args, seed, folders), seed, run.only, run.replay,
-        reports / f"{stem}.json", reports / f"{stem}.log", fresh, twin=twin)
+        run_files.report_file(stem), run_files.log(stem), fresh, twin=twin)
         for folder, folders, stem in _parts(run)}
     for folder, a in looked.items():
         if a.reused is not None:
@@ -266,13 +266,13 @@ def _stem_of(run: Run, folder: Path | None) -> str:
     return run.name if folder is None else rollback_runs.report_name(folder.name)
 
 
-def _split_log(reports: Path, name: str, stems: list[str]) -> None:
+def _split_log(run_files: RunDirectory, name: str, stems: list[str]) -> None:
     """One process restored several writers' checkpoints: its log becomes each writer's (said so on its first
     line), where a process of its own per writer wrote it; the shared one is removed."""
-    shared = reports / f"{name}.log"
+    shared = run_files.log(name)
     text = shared.read_text(errors="replace") if shared.exists() else ""
     for stem in stems:
-        (reports / f"{stem}.log").write_text(
+        run_files.log(stem).write_text(
             f"one baseline process restored the checkpoints of {', '.join(stems)} (a report each); its log:\n\n"
             + text)
     shared.unlink(missing_ok=True)
