@@ -66,10 +66,6 @@ def _union(intervals: list[tuple[float, float]], start: float, end: float) -> fl
     return total
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def _cell(seconds: float | None) -> str:
     if seconds is None:
         return " " * 8
@@ -281,7 +277,7 @@ class Phases:
         lines = ["", f"{'per contract module (its checks: setup, call, teardown)':58s} {'wall':>7s} {'cpu':>7s}"]
         for name, cost in sorted(self.modules.items(), key=lambda kv: (-kv[1].cpu_s, kv[0])):
             lines.append(f"{name:58s}{_cell(cost.wall_s)}{_cell(cost.cpu_s)}  "
-                         f"{_count(cost.checks, 'check')}, {_count(cost.programs, 'program')}")
+                         f"checks: {cost.checks}, JAX programs: {cost.programs}")
         return lines
 
     def _checks(self, checks_wall: float) -> list[Timing]:

@@ -62,7 +62,7 @@ def test_each_module_is_shown_with_its_checks_and_programs(suite, pytester):
     result, _ = suite("--harness-phases")
     below = result.stdout.str().split(MODULES)[1]
     modules = {m.group(1): m.groups()[1:] for m in re.finditer(
-        r"^(test_\w+\.py)\s+([\d.]+)\s+([\d.]+)\s+(\d+) checks?, (\d+) programs?$", below, re.M)}
+        r"^(test_\w+\.py)\s+([\d.]+)\s+([\d.]+)\s+checks: (\d+), JAX programs: (\d+)$", below, re.M)}
     assert set(modules) == {"test_demo.py", "test_jitted.py"}, below
     assert modules["test_jitted.py"][2:] == ("1", "1"), below  # one check, one jitted program
     assert modules["test_demo.py"][3] == "0", below  # the synthetic suite needs no JAX
