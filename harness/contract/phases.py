@@ -10,7 +10,9 @@ lowering and compiling, persistent-cache loads included (jax.monitoring's compil
 traces counted once); Hypothesis drawing examples (its own per-draw timers); the rest of Hypothesis's
 engine (everything a property spends outside its body, discarded examples included); and the contract
 bodies (running the computations, the NumPy references, the comparisons). Report writing (every write
-of the report) is shown apart; it falls within set-up, the checks and the end.
+of the report) is shown apart; it falls within set-up, the checks and the end. Below the table, each
+contract module's checks (setup, call and teardown) with their wall and CPU seconds and the JAX programs
+they traced and compiled or loaded, costliest first: where to look when a module grows.
 
 Registered by the plugin as a plugin of its own, only when asked for: a run without the option pays nothing.
 An upgrade run with `--harness-phases` asks through HARNESS_PHASES_DIR instead: the same phases are then
@@ -25,6 +27,8 @@ import os
 import sys
 import time
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import pytest
@@ -86,6 +90,21 @@ def _known(timing: Timing) -> Timing:
                   [_known(p) for p in timing.parts])
 
 
+@dataclass
+class ModuleCost:
+    """One contract module's checks: how many, their seconds and the JAX programs they made."""
+    checks: int = 0
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    programs: int = 0  # compiled, or loaded from the persistent cache: each traced and lowered first
+
+    def add(self, wall_s: float, cpu_s: float, programs: int) -> None:
+        self.checks += 1
+        self.wall_s += wall_s
+        self.cpu_s += cpu_s
+        self.programs += programs
+
+
 def _on_duration(event: str, duration: float, **_) -> None:
     for phases in _LISTENING:
         phases.jax_event(event, duration)
@@ -109,6 +128,7 @@ class Phases:
         self.compiles = self.cache_loads = self.examples = self.items = 0
         self.property_s = self.bodies_s = self.draws_s = self.drawn_in_bodies_s = 0.0
         self.draw_timers = True  # Hypothesis's per-draw timers were readable
+        self.modules: dict[str, ModuleCost] = {}  # by contract module file name
         self.listening = False
 
     def mark(self, name: str) -> None:
@@ -149,6 +169,16 @@ class Phases:
         self.listen()
         self.items = len(session.items)
         self.mark("collected")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        programs, (wall, cpu) = self.compiles, _now()
+        try:
+            return (yield)
+        finally:
+            now_wall, now_cpu = _now()
+            self.modules.setdefault(Path(str(item.path)).name, ModuleCost()).add(
+                now_wall - wall, now_cpu - cpu, self.compiles - programs)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item):
@@ -197,7 +227,7 @@ class Phases:
         if self in _LISTENING:
             _LISTENING.remove(self)
         if self.printed:
-            print("\n" + "\n".join(self.table()), flush=True)
+            print("\n" + "\n".join(self.table() + self.module_table()), flush=True)
         if self.directory:
             self.write(self.directory)
 
@@ -238,6 +268,16 @@ class Phases:
             for shown in (row, *row.parts):
                 label = shown.name if shown is row else f"  {shown.name}"
                 lines.append(f"{label:58s}{_cell(shown.wall_s)}{_cell(shown.cpu_s)}  {shown.note}".rstrip())
+        return lines
+
+    def module_table(self) -> list[str]:
+        """Each contract module's checks, costliest (CPU) first; nothing when no check ran."""
+        if not self.modules:
+            return []
+        lines = ["", f"{'per contract module (its checks: setup, call, teardown)':58s} {'wall':>7s} {'cpu':>7s}"]
+        for name, cost in sorted(self.modules.items(), key=lambda kv: (-kv[1].cpu_s, kv[0])):
+            lines.append(f"{name:58s}{_cell(cost.wall_s)}{_cell(cost.cpu_s)}  "
+                         f"checks: {cost.checks}, JAX programs: {cost.programs}")
         return lines
 
     def _checks(self, checks_wall: float) -> list[Timing]:

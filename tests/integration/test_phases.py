@@ -19,10 +19,13 @@ def test_jitted(check):
 '''
 
 
+MODULES = "per contract module (its checks: setup, call, teardown)"
+
+
 def _rows(output: str) -> dict[str, list[str]]:
-    """The table's rows by label: the numbers and the note after them."""
+    """The table's rows by label: the numbers and the note after them (the phases, not the modules below)."""
     rows = {}
-    for line in output.splitlines():
+    for line in output.split(MODULES)[0].splitlines():
         found = re.match(r"^(\S.*?|  \S.*?)\s{2,}([\d.?]+)(?:\s+([\d.?]+))?(?:\s{2,}(\S.*))?$", line)
         if found:
             rows[found.group(1).strip()] = [g for g in found.groups()[1:] if g]
@@ -51,6 +54,18 @@ def test_compiles_are_counted_and_timed(suite, pytester):
     result, _ = suite("--harness-phases", "-k", "jitted")
     row = _rows(result.stdout.str())["JAX tracing, lowering, compiling"]
     assert float(row[0]) > 0 and re.match(r"[1-9]\d* compiles", row[-1]), row
+
+
+def test_each_module_is_shown_with_its_checks_and_programs(suite, pytester):
+    pytest.importorskip("jax")
+    pytester.makepyfile(test_jitted=JITTED)
+    result, _ = suite("--harness-phases")
+    below = result.stdout.str().split(MODULES)[1]
+    modules = {m.group(1): m.groups()[1:] for m in re.finditer(
+        r"^(test_\w+\.py)\s+([\d.]+)\s+([\d.]+)\s+checks: (\d+), JAX programs: (\d+)$", below, re.M)}
+    assert set(modules) == {"test_demo.py", "test_jitted.py"}, below
+    assert modules["test_jitted.py"][2:] == ("1", "1"), below  # one check, one jitted program
+    assert modules["test_demo.py"][3] == "0", below  # the synthetic suite needs no JAX
 
 
 def test_without_the_option_nothing_is_measured_or_printed(suite, pytester):
