@@ -123,3 +123,25 @@ def test_nothing(check):
     result, _ = team("test_contract.py")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*test_nothing*compared nothing*"])
+
+
+def test_the_builtin_contracts_run_without_the_projects_own_test_conftests(tmp_path):
+    """An entry's pytest names the built-in contracts by module (--pyargs), so pytest anchored its conftest
+    search at the working directory and loaded its tests*/conftest.py: this checkout's tests/conftest.py (its
+    fixtures, an autouse monkeypatch) ran inside every contract run, and would be a team's own. Without
+    contract directories of the project's own, the suite loads no conftest."""
+    import subprocess
+    import sys
+
+    from harness.stack import paths, project
+    from harness.stack.environments import entry
+    from harness.stack.workspace import Workspace
+
+    found = project.load(Workspace.of(paths.SOURCE, tmp_path))
+    assert not found.own_contracts
+    args = [*entry.suite_arguments(found, contracts=False), "--pyargs", "harness.builtin.test_schedules_defaults",
+            "--collect-only", "--trace-config"]
+    done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=paths.SOURCE, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PLUGIN registered: <module 'harness.contract.plugin'" in done.stdout  # the trace lists plugins
+    assert "conftest" not in done.stdout

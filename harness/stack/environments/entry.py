@@ -287,4 +287,8 @@ def suite_arguments(found: project.Project, contracts: bool = True) -> list[str]
         args += ["-o", "pythonpath=" + shlex.join(str(p) for p in found.pythonpath)]
     if found.own_contracts:  # the plugin tells a project's families from the built-in ones
         args += ["--harness-own-contracts", os.pathsep.join(str(p) for p in found.own_contracts)]
+    else:
+        # The built-in contracts, named by module, anchor pytest's conftest search at the working directory:
+        # the project's own tests*/conftest.py would run inside the contracts' run.
+        args += ["--noconftest"]
     return args + (found.suite if contracts else [])
