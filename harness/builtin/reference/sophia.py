@@ -8,13 +8,13 @@ Algorithm 3), not from Optax's code. With h the EMA of Hessian-diagonal estimate
     update_t = -lr (clip(m_hat_t / max(gamma h, eps), clip_threshold) + weight_decay x_t)
                (weight decay only where weight_decay_mask holds)
 
-Where Optax (built on levanter's implementation, "with some changes", says its module docstring) departs
-from Algorithm 3, the reference follows Optax and says so: the paper divides the raw momentum m_t, Optax
+Optax's docstring is silent on three points where Optax (built on levanter's implementation "with some
+changes", says its module docstring) departs from Algorithm 3; the reference takes Optax's choices, named
+here so a reader can judge them (a finding, not a derivation): the paper divides the raw momentum m_t, Optax
 its bias-corrected m_hat_t = m_t / (1 - b1**t); the paper refreshes h on steps t = 1, k + 1, 2k + 1, ...
 before using it, Optax uses h as it was before the step and refreshes it after (so the first step divides
-by max(0, eps) and is clipped everywhere); the paper clips at 1 with the scale in gamma, Optax at
-clip_threshold; the paper's weight decay is lr gamma lambda x, Optax's lr weight_decay x (the docstring's
-weight_decay).
+by max(0, eps) = eps alone); the paper clips at 1 (its scale folded into gamma), Optax at clip_threshold.
+The weight decay is decoupled in both, lr weight_decay x.
 """
 
 from __future__ import annotations
