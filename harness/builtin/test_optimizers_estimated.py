@@ -175,7 +175,8 @@ def test_sam(check):
     each period two ascent steps along the normalised gradient with momentum (the adversary's update negated),
     then the outer momentum step from the params cached before the ascent, on the gradient at the adversarial
     point; the adversary's momentum restarts each period (reset_state's default; test_sam_opaque carries it
-    over). Updates against float64; updates and the state's layout golden."""
+    over). Updates against float64; updates and the state's layout golden; sync_period=0 refused (its error type
+    golden)."""
     config = "sam/transparent"
     state0, (g, u, params, states) = _runs().trajectories[config]
     expected = sam_ref.transparent(_f64(g, SAM_STEPS), _f64(params, SAM_STEPS), OUTER, ADVERSARY, 3,
@@ -190,6 +191,7 @@ def test_sam(check):
     scales = {path: np.broadcast_to(largest.reshape((-1,) + (1,) * (leaf.ndim - 1)), leaf.shape)
               for path, leaf in trees.leaves(u).items()}
     check.golden_tree(f"{config}/updates", u, scales=scales, why=SAM_WHY)
+    check.error_contract("sam/sync_period=0", optax.contrib.sam, optax.sgd(0.1), optax.sgd(0.1), sync_period=0)
 
 
 def test_sam_opaque(check):
