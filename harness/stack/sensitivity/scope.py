@@ -36,7 +36,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "optax/contrib/_sam.py": ("clipping", "shapes"),  # normalize (sam: in scope, no contract yet)
     # apply_every; scale_by_schedule, scale_by_learning_rate; normalize_by_update_norm, centralize,
     # scale_by_trust_ratio; the optimizers' update rules (scale_by_adam, scale_by_rms, ..., scale_by_lbfgs; scale_by_polyak,
-    # scale_by_distance_over_gradients: no contract yet)
+    # scale_by_distance_over_gradients)
     "optax/_src/transform.py": ("clipping", "schedules", "accumulation", "shapes", "optimizers"),
     "optax/_src/alias.py": ("optimizers",),  # the optimizers (adam, adamw, lion, sgd, rmsprop, adafactor, lbfgs, ...)
     "optax/_src/factorized.py": ("optimizers",),  # scale_by_factored_rms
@@ -46,6 +46,10 @@ MODULES: dict[str, tuple[str, ...]] = {
     "optax/contrib/_adopt.py": ("optimizers",),  # adopt, scale_by_adopt
     "optax/_src/lookahead.py": ("optimizers",),  # lookahead
     "optax/contrib/_muon.py": ("optimizers",),  # scale_by_muon (muon: in scope, no contract of its own yet)
+    "optax/contrib/_cocob.py": ("optimizers",),  # cocob, scale_by_cocob
+    "optax/contrib/_dog.py": ("optimizers",),  # dog, dowg
+    "optax/contrib/_mechanic.py": ("optimizers",),  # mechanize
+    "optax/contrib/_momo.py": ("optimizers",),  # momo, momo_adam
 }
 
 # Modules where only the lines of the in-scope callables defined there are mutated (each with why): they hold
@@ -69,8 +73,8 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
 # is either mutated above or named here: the score's scope is stated, never silently narrower.
 _NO_CONTRACT = "its in-scope callables have no contract yet (the ledger lists them as missing): every mutant would survive"
 NOT_MUTATED: dict[str, str] = {module: _NO_CONTRACT for module in (
-    "optax/contrib/_acprop.py", "optax/contrib/_ademamix.py", "optax/contrib/_cocob.py",
-    "optax/contrib/_dadapt_adamw.py", "optax/contrib/_dog.py", "optax/contrib/_mechanic.py", "optax/contrib/_momo.py",
+    "optax/contrib/_acprop.py", "optax/contrib/_ademamix.py",
+    "optax/contrib/_dadapt_adamw.py",
     "optax/contrib/_prodigy.py", "optax/contrib/_sophia.py")}
 
 
@@ -84,6 +88,10 @@ LEADS: dict[str, str] = {
     "optax/contrib/_adopt.py": "test_optimizers_contrib.py",
     "optax/_src/lookahead.py": "test_optimizers_stepsize.py",
     "optax/contrib/_muon.py": "test_optimizers_contrib.py",
+    "optax/contrib/_cocob.py": "test_optimizers_parameter_free.py",
+    "optax/contrib/_dog.py": "test_optimizers_parameter_free.py",
+    "optax/contrib/_mechanic.py": "test_optimizers_parameter_free.py",
+    "optax/contrib/_momo.py": "test_optimizers_parameter_free.py",
 }
 
 
