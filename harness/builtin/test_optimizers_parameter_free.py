@@ -7,7 +7,7 @@ References (harness/builtin/reference/parameter_free.py) are NumPy float64 model
 papers. Each step's reference starts from the state the library kept after the previous step and the params
 and gradient the step saw (read back as float64), so a step is a handful of float32 roundings whatever the
 number of steps. Every configuration of the module runs in one jitted program (one trace and one compilation
-cache load), each configuration one lax.scan.
+cache load), all configurations stepping together in one lax.scan.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ RUNS = {
     "scale_by_cocob": (lambda: optax.contrib.scale_by_cocob(alpha=5.0, eps=0.05), False),
     "cocob": (lambda: optax.contrib.cocob(learning_rate=0.5, alpha=20.0, eps=0.3, weight_decay=0.1, mask=MASK),
               False),
-    "dog": (lambda: optax.contrib.dog(learning_rate=0.7, init_step=("learning_rate", 0.02), eps=1e-2,
+    "dog": (lambda: optax.contrib.dog(learning_rate=0.7, init_step=("heuristic", 1e-2), eps=1e-2,
                                       weight_decay=0.1, mask=MASK), False),
     "dowg": (lambda: optax.contrib.dowg(learning_rate=0.8, init_estim_sq_dist=0.01, eps=1e-3, weight_decay=0.05,
                                        mask=MASK), False),
@@ -68,8 +68,13 @@ RUNS = {
 # configurations whose init alone is checked (a documented starting point): traced with the runs
 INITS = {
     "dog/distance": lambda: optax.contrib.dog(init_step=("distance", 0.05)),
-    "dog/heuristic": lambda: optax.contrib.dog(init_step=("heuristic", 1e-2)),
     "dowg/eps_start": lambda: optax.contrib.dowg(eps=0.02),
+}
+
+
+# configurations whose first update alone is checked (a documented first step): traced with the runs
+FIRST_UPDATES = {
+    "dog/learning_rate": lambda: optax.contrib.dog(init_step=("learning_rate", 0.02)),
 }
 
 
@@ -95,11 +100,13 @@ def _program(params):
 
     _, seen = jax.lax.scan(step, {name: (params, inits[name]) for name in RUNS}, None, length=STEPS)
     return ({name: (inits[name], seen[name]) for name in RUNS},
-            {name: make().init(params) for name, make in INITS.items()})
+            {name: make().init(params) for name, make in INITS.items()},
+            {name: make().update(_gradient(params), make().init(params), params)[0]
+             for name, make in FIRST_UPDATES.items()})
 
 
 @functools.cache
-def _runs() -> tuple[dict, dict]:
+def _runs() -> tuple[dict, dict, dict]:
     return jax.device_get(jax.jit(_program)(PARAMS0))
 
 
@@ -222,26 +229,24 @@ def _decayed(run, k, wd):
 
 def test_dog(check):
     """DoG, 8 steps: eta_t = max(r_eps, max_k ||x_k - x_0||) / sqrt(sum ||g_k||**2 + eps), the update -lr eta_t g_t:
-    dog(learning_rate=0.7, init_step=("learning_rate", 0.02): the first step's eta is 0.02 and r_eps = 0,
-    eps=1e-2, weight_decay=0.1 on the kernel: g + 0.1 x is what DoG sees). The other tags set only the initial
-    r_eps, read from init alone: ("distance", 0.05) r_eps = 0.05, ("heuristic", 1e-2) r_eps = 1e-2 (1 +
-    ||x_0||). Updates, r_bar and G against float64 from the library's previous state; updates and layouts
-    golden."""
-    lr, first_eta, eps, wd = map(_f32, (0.7, 0.02, 1e-2, 0.1))
+    dog(learning_rate=0.7, init_step=("heuristic", 1e-2): r_eps = 1e-2 (1 + ||x_0||), eps=1e-2, weight_decay=0.1
+    on the kernel: g + 0.1 x is what DoG sees). ("distance", 0.05) sets r_eps = 0.05 (its init alone);
+    ("learning_rate", 0.02) makes the first step -0.02 g_0 (its first update alone). Updates, r_bar and G
+    against float64 from the library's previous state; updates and layouts golden."""
+    lr, eps, wd = map(_f32, (0.7, 1e-2, 0.1))
     run = Steps("dog")
     x0 = _flat(PARAMS0)
     kind = "DoGState"
     inits = _runs()[1]
-    check.reference("dog r_eps", run.state(kind, 0).max_dist, 0.0)
+    check.reference("dog heuristic r_eps", run.state(kind, 0).max_dist, ref.heuristic_r_eps(_f32(1e-2), x0))
     check.reference("dog distance r_eps", _find(inits["dog/distance"], kind).max_dist, _f32(0.05))
-    check.reference("dog heuristic r_eps", _find(inits["dog/heuristic"], kind).max_dist,
-                    ref.heuristic_r_eps(_f32(1e-2), x0))
+    g0 = _flat(_gradient(PARAMS0))
+    check.reference("dog learning_rate first update", _vec(_runs()[2]["dog/learning_rate"]), -_f32(0.02) * g0)
     rows = Rows()
     for k in range(STEPS):
         kept = run.state(kind, k)
         g, g_mag = _decayed(run, k, wd)
         eta, r_bar, G = ref.dog_eta(float(kept.max_dist), float(kept.sum_sq_norm_grads), g, run.x[k], x0, eps)
-        eta = first_eta if k == 0 else eta
         rows.add("update", run.u[k], -lr * eta * g, lr * eta * g_mag)
         after = run.state(kind, k + 1)
         rows.add("max_dist", after.max_dist, r_bar, r_bar)
@@ -394,7 +399,7 @@ def test_mechanize(check):
     rows = Rows()
     for k in range(STEPS):
         kept = run.state(kind, k)
-        trace = _flat(_find_trace(kept.base_optimizer_state))
+        trace = _flat(_find(kept.base_optimizer_state, "TraceState").trace)
         base_update = -_f32(0.2) * (run.g[k] + _f32(0.5) * trace)
         x_ref = run.x[0] if k == 0 else _flat(kept.x0)
         previous = ref.Mechanic(None, _f64(kept.m), _f64(kept.v), _f64(kept.r), _f64(kept.s))
@@ -407,14 +412,4 @@ def test_mechanize(check):
     check.exact("mechanize: r turns negative on some step (wealth takes its positive part)",
                 bool(np.any(run.states.r < 0)), True)
     run.golden(check)
-
-
-def _find_trace(state):
-    if "trace" in getattr(state, "_fields", ()):
-        return state.trace
-    for part in state if isinstance(state, tuple) else ():
-        found = _find_trace(part)
-        if found is not None:
-            return found
-    return None
 
