@@ -68,6 +68,7 @@ RUNS = {
 # configurations whose init alone is checked (a documented starting point): traced with the runs
 INITS = {
     "dog/distance": lambda: optax.contrib.dog(init_step=("distance", 0.05)),
+    "dog/learning_rate": lambda: optax.contrib.dog(init_step=("learning_rate", 0.02)),
     "dowg/eps_start": lambda: optax.contrib.dowg(eps=0.02),
 }
 
@@ -231,7 +232,8 @@ def test_dog(check):
     """DoG, 8 steps: eta_t = max(r_eps, max_k ||x_k - x_0||) / sqrt(sum ||g_k||**2 + eps), the update -lr eta_t g_t:
     dog(learning_rate=0.7, init_step=("heuristic", 1e-2): r_eps = 1e-2 (1 + ||x_0||), eps=1e-2, weight_decay=0.1
     on the kernel: g + 0.1 x is what DoG sees). ("distance", 0.05) sets r_eps = 0.05 (its init alone);
-    ("learning_rate", 0.02) makes the first step -0.02 g_0 (its first update alone). Updates, r_bar and G
+    ("learning_rate", 0.02) starts r_eps at 0 and makes the first step -0.02 g_0 (its init and first update
+    alone). Updates, r_bar and G
     against float64 from the library's previous state; updates and layouts golden."""
     lr, eps, wd = map(_f32, (0.7, 1e-2, 0.1))
     run = Steps("dog")
@@ -240,6 +242,7 @@ def test_dog(check):
     inits = _runs()[1]
     check.reference("dog heuristic r_eps", run.state(kind, 0).max_dist, ref.heuristic_r_eps(_f32(1e-2), x0))
     check.reference("dog distance r_eps", _find(inits["dog/distance"], kind).max_dist, _f32(0.05))
+    check.reference("dog learning_rate r_eps", _find(inits["dog/learning_rate"], kind).max_dist, 0.0)
     g0 = _flat(_gradient(PARAMS0))
     check.reference("dog learning_rate first update", _vec(_runs()[2]["dog/learning_rate"]), -_f32(0.02) * g0)
     rows = Rows()
