@@ -233,8 +233,8 @@ def test_dog(check):
     dog(learning_rate=0.7, init_step=("heuristic", 1e-2): r_eps = 1e-2 (1 + ||x_0||), eps=1e-2, weight_decay=0.1
     on the kernel: g + 0.1 x is what DoG sees). ("distance", 0.05) sets r_eps = 0.05 (its init alone);
     ("learning_rate", 0.02) starts r_eps at 0 and makes the first step -0.02 g_0 (its init and first update
-    alone). Updates, r_bar and G
-    against float64 from the library's previous state; updates and layouts golden."""
+    alone). Updates, r_bar and G against float64 from the library's previous state; updates and layouts
+    golden."""
     lr, eps, wd = map(_f32, (0.7, 1e-2, 0.1))
     run = Steps("dog")
     x0 = _flat(PARAMS0)
