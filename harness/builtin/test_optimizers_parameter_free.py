@@ -283,6 +283,16 @@ def test_dowg(check):
     run.golden(check)
 
 
+def _first_update_as_computed(check, label: str, update, expected) -> None:
+    """optax 0.2.6's first layer-wise DoG update (arguments swapped, reference.parameter_free): NaN exactly where
+    the gradient is below -eps, the rest against float64 at the reference ulps."""
+    check.exact(f"{label} first update NaN where g < -eps (as optax 0.2.6 computes it)", np.isnan(update).tolist(),
+                np.isnan(expected).tolist())
+    finite = ~np.isnan(expected)
+    check.reference(f"{label} first update, global_scale G / sqrt(g + eps) r_bar (as optax 0.2.6 computes it)",
+                    update[finite], expected[finite])
+
+
 def test_scale_by_distance_over_gradients(check):
     """Layer-wise DoG, 8 steps, per leaf: eta = global_scale r_bar / sqrt(G + eps), r_bar = max(reps_rel (1 +
     ||x_0||), max_k ||x_k - x_0||): reps_rel=0.05, eps=1e-4, global_scale=-0.5 (a descent step) and
@@ -293,8 +303,9 @@ def test_scale_by_distance_over_gradients(check):
     optax 0.2.6 maps its per-leaf step over (max_dist, G, updates) into a function of (g, d, G): each update is
     global_scale G / sqrt(g + eps) r_bar, NaN wherever g < -eps, and the params NaN from the second step on.
     Whether every update follows the documented rule (within the reference ulps) is a golden fact, False as
-    recorded on 0.2.6: a fix (optax 0.2.8 passes the arguments in order) shows as a change. The state's first
-    step is right on both."""
+    recorded on 0.2.6: a fix (optax 0.2.8 passes the arguments in order) shows as a change. The first update
+    as 0.2.6 computes it is held to float64 (where eps and global_scale act). The state's first step is right
+    on both."""
     name = "scale_by_distance_over_gradients"
     reps_rel, eps, scale = map(_f32, (0.05, 1e-4, -0.5))
     run = Steps(name)
@@ -315,6 +326,9 @@ def test_scale_by_distance_over_gradients(check):
             eta, r_bar, G = ref.dog_eta(float(kept.max_dist[leaf]), float(kept.grad_sum_of_squares[leaf][0]), g, x,
                                         x0, eps)
             follows.append(_within_reference(np.ravel(_at(run.updates, k)[leaf]), scale * eta * g, 0.0))
+            if k == 0:  # the first update as the baseline computes it: eps and global_scale at value level
+                _first_update_as_computed(check, f"{name} {leaf}", np.ravel(_at(run.updates, 0)[leaf]),
+                                          ref.ldog_update_as_optax_0_2_6_computes_it(r_bar, G, g, eps, scale))
             after = run.state(kind, k + 1)
             rows.add(f"{leaf} max_dist", after.max_dist[leaf], r_bar, r_bar)
             rows.add(f"{leaf} grad_sum_of_squares", after.grad_sum_of_squares[leaf][0], G, G)

@@ -75,6 +75,16 @@ def dog_eta(max_dist_previous: float, sum_sq_previous: float, g, x, x0, eps: flo
     return r_bar / np.sqrt(G + eps), r_bar, G
 
 
+def ldog_update_as_optax_0_2_6_computes_it(r_bar: float, G: float, g, eps: float, global_scale: float):
+    """Not a documented rule: optax 0.2.6's layer-wise DoG step as it computes it, its per-leaf function of
+    (g, d, G) mapped over (max_dist, G, updates), so global_scale * G / sqrt(g + eps) * r_bar elementwise
+    (NaN where g < -eps). The documented global_scale * r_bar / sqrt(G + eps) * g is dog_eta's; optax 0.2.8
+    passes the arguments in order. Pinned so that eps and global_scale are held at value level on the
+    baseline, and a change of either shows."""
+    with np.errstate(invalid="ignore"):
+        return global_scale * G / np.sqrt(g + eps) * r_bar
+
+
 def dowg_eta(sq_dist_previous: float, weighted_previous: float, g, x, x0, eps: float):
     """(eta, r_bar**2, v) of one DoWG step over the whole tree."""
     r2 = max(sq_dist_previous, _sq(x - x0))
