@@ -145,3 +145,30 @@ def test_the_builtin_contracts_run_without_the_projects_own_test_conftests(tmp_p
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PLUGIN registered: <module 'harness.contract.plugin'" in done.stdout  # the trace lists plugins
     assert "conftest" not in done.stdout
+
+
+def test_the_host_side_compiles_under_the_runners_python():
+    """The runner (nox, the sessions, the host side) runs under the machine's python3 (3.11 here), the contract
+    side under the entries' 3.12: a 3.12-only construct on the host (a backslash inside an f-string's
+    expression) stops every command before it starts."""
+    import os
+    import shutil
+    import subprocess
+
+    from harness.stack import paths
+
+    def older(python) -> bool:
+        asked = [python, "-c", "import sys; print(sys.version_info[:2] < (3, 12))"]
+        return bool(python) and subprocess.run(asked, capture_output=True, text=True).stdout.strip() == "True"
+
+    # The runner the README's commands make (.venv), else a python3 on PATH (this session's own bin comes first).
+    found = [str(paths.SOURCE / ".venv" / "bin" / "python")] + [
+        shutil.which("python3", path=d) for d in os.environ.get("PATH", "").split(os.pathsep)]
+    runner = next((p for p in found if p and os.path.exists(p) and older(p)), None)
+    if runner is None:
+        pytest.skip("no Python older than 3.12 to run the host side under")
+    host = [p for p in sorted(paths.PACKAGE.rglob("*.py"))
+            if not {"contract", "builtin"} & set(p.relative_to(paths.PACKAGE).parts[:1])]
+    code = "import sys\nfor f in sys.argv[1:]:\n    compile(open(f).read(), f, 'exec')\n"
+    done = subprocess.run([runner, "-c", code, *map(str, host)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -42,6 +42,15 @@ class Layout:
         return list(dict.fromkeys(found))
 
 
+
+# Pieces of the workflows' text, named here: the host runs under Python 3.11, whose f-strings take no backslash.
+_PR_JUDGE_PERMISSIONS = """\
+    permissions:
+      contents: read
+      pull-requests: write # the sticky verdict comment
+"""
+_NIGHTLY_ENV = "      HARNESS_PROFILE: nightly # random examples, with one seed for the whole run\n"
+
 def _q(text: str) -> str:
     """A YAML double-quoted scalar (JSON's string syntax is a subset of it)."""
     return json.dumps(text)
@@ -99,11 +108,7 @@ jobs:
 {plan_job(PULL_REQUEST_PLAN, "Resolve the plan (the pull request's pins against its base branch's)",
           pull_request_plan_env(_q(layout.pins)), BASE_BRANCH_HISTORY)}
 {fan_out("", PULL_REQUEST_CACHE)}
-{judge_job("Upgrade check", '''\
-    permissions:
-      contents: read
-      pull-requests: write # the sticky verdict comment
-''', STICKY_COMMENT)}"""
+{judge_job("Upgrade check", _PR_JUDGE_PERMISSIONS, STICKY_COMMENT)}"""
 
 
 def nightly(tool: ToolSource) -> str:
@@ -132,7 +137,7 @@ concurrency:
 
 jobs:
 {plan_job(" --candidate latest", "Resolve the plan on the newest releases")}
-{fan_out("      HARNESS_PROFILE: nightly # random examples, with one seed for the whole run\n", NIGHTLY_CACHE)}
+{fan_out(_NIGHTLY_ENV, NIGHTLY_CACHE)}
 {judge_job("Judge the newest releases", "", "")}"""
 
 
