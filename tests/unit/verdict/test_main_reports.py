@@ -3,7 +3,6 @@ typed model, with the same mark, and adds only what the new contracts and bit ac
 
 import pytest
 
-from harness.model import report_io
 from harness.model.enums import Mark
 from harness.verdict import compare, render
 
@@ -31,16 +30,6 @@ NEW_CONTRACT_CHANGES = {
     "accumulation/test_float16_grads_on_float32_params[multisteps_sgd]": Mark.NOW_SILENT,
     "accumulation/test_float16_grads_on_float32_params[multisteps_adam]": Mark.VALUE_CHANGED,
 }
-
-
-@pytest.fixture(scope="module")
-def reports():
-    return {name: report_io.parse(upgrade_reports.load(name), name) for name in upgrade_reports.ENTRIES}
-
-
-@pytest.fixture(scope="module")
-def verdict(reports):
-    return compare.judge(reports["baseline"], [reports[n] for n in upgrade_reports.ENTRIES[1:]])
 
 
 @pytest.mark.parametrize("index", [0, 1, 2])

@@ -15,17 +15,6 @@ from harness.verdict import cause, compare, groups, markdown, render, views
 from support import upgrade_reports
 
 
-@pytest.fixture(scope="module")
-def reports():
-    return {name: report_io.parse(upgrade_reports.load(name), name)
-            for name in (*upgrade_reports.ENTRIES, "candidate-optax-0.2.7")}
-
-
-@pytest.fixture(scope="module")
-def verdict(reports):
-    return compare.judge(reports["baseline"], [reports[n] for n in upgrade_reports.ENTRIES[1:]])
-
-
 def test_silent_broadcasts_come_first_grouped_with_their_cases(verdict):
     found = views.contract_groups(verdict)
     assert [g.mark for g in found] == sorted((g.mark for g in found), key=lambda m: m.rank)

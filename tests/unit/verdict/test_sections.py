@@ -7,24 +7,12 @@ from collections import Counter
 
 import pytest
 
-from harness.model import report_io
 from harness.model.verdict import OwnFamily
 from harness.verdict import compare, html, markdown, render, sections
 from harness.verdict.section import Judged, Section
 from harness.verdict.sections import families
 
 from support import upgrade_reports
-
-
-@pytest.fixture(scope="module")
-def reports():
-    return {name: report_io.parse(upgrade_reports.load(name), name)
-            for name in (*upgrade_reports.ENTRIES, "candidate-optax-0.2.7")}
-
-
-@pytest.fixture(scope="module")
-def verdict(reports):
-    return compare.judge(reports["baseline"], [reports[n] for n in upgrade_reports.ENTRIES[1:]])
 
 
 @pytest.fixture(scope="module")

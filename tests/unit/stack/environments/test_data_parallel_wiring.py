@@ -143,15 +143,9 @@ def test_checks_failing_in_the_main_run_still_run_the_family_then_fail_the_entry
         report_io.write(env[env_vars.REPORT], dataclasses.replace(main, exit_status=1))
         return 1
 
-    session = FakeSession(tmp_path, act)
-    session.name, session.chdir = "baseline", lambda root: _Nothing()
-    monkeypatch.setattr(project, "load", lambda ws: _found(tmp_path))
-    monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
-    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": RunOptions()})()
-    entry = type("E", (), {"name": "baseline", "python": "3.12", "pins": {}, "locked": True, "resolved_at": None,
-                           "notes": ()})()
+    session, run = _entry_run(tmp_path, monkeypatch, act)
     with pytest.raises(Exception) as failed:
-        stack_entry.run_entry(session, ws, entry, install=False)
+        run()
     assert failed.value.return_code == 1 and len(session.commands) == 2
     merged = report_io.load(report)
     assert merged.exit_status == 1 and merged.environment.family_platforms[devices.FAMILY].device_count == 4
