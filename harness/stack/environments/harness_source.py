@@ -32,12 +32,15 @@ def install_args(ws: Workspace) -> list[str]:
     passed = ws.options.wheel  # built once by the upgrade that started this session
     if passed is not None and passed.is_file():
         return [str(passed)]
-    return [str(harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv(), offline=ws.options.offline))]
+    return [str(_built(ws))]
 
 
 def wheel_for_entries(ws: Workspace) -> Path | None:
     """The wheel an upgrade's entries install, built here once (None from a checkout: it installs itself
     editable); the entries are told it (RunOptions.wheel)."""
-    if runs_from_checkout():
-        return None
+    return None if runs_from_checkout() else _built(ws)
+
+
+def _built(ws: Workspace) -> Path:
+    """The installed package's wheel, from the workspace's wheel cache (built there when missing)."""
     return harness_wheel.wheel(paths.PACKAGE, ws.wheel_cache, uv(), offline=ws.options.offline)
