@@ -19,7 +19,6 @@ running, but still holding the run lock, so a new run refuses until they end.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import signal
 import sys
@@ -31,11 +30,14 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _libc():
+    """The C library this process already has loaded (its prctl), found without a process: asking
+    ctypes.util.find_library runs ldconfig, once in every process that imports this module."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:
+        libc = ctypes.CDLL(None, use_errno=True)  # the running program's symbols, libc's among them
+        return libc if hasattr(libc, "prctl") else None
+    except (OSError, AttributeError):
         return None
 
 

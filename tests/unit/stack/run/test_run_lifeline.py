@@ -21,3 +21,12 @@ def test_a_session_started_outside_an_upgrade_keeps_its_signals(monkeypatch):
     before = signal.getsignal(signal.SIGTERM)
     lifeline.follow_run()
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_importing_it_starts_no_process():
+    """Every entry's session and every command imports it: loading libc must not ask ldconfig (a process per
+    import, and a unit test that imports it first fails under the layer's no-process guard)."""
+    import importlib
+
+    reloaded = importlib.reload(lifeline)  # under the unit layer's guard: Popen raises
+    assert reloaded.dies_with_parent()
