@@ -57,11 +57,10 @@ def floats(dtype: str = "float32", max_magnitude: float | None = None) -> st.Sea
     limit = float(storage(max_magnitude if max_magnitude is not None else _LIMITS[dtype]))
     width = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 32}[dtype]
     tiny = _TINY[dtype]
-    magnitudes = st.one_of(
-        st.just(0.0),
-        st.floats(tiny, limit, width=width, allow_subnormal=False),
-    )
-    return st.tuples(st.sampled_from([-1.0, 1.0]), magnitudes).map(lambda t: t[0] * t[1])
+    # Zero (either sign) half the time, else a normal value of either sign at least `tiny` in magnitude: one
+    # choice per element where a sign times a magnitude took three, in arrays that draw every element.
+    nonzero = st.floats(-limit, limit, width=width, allow_subnormal=False).filter(lambda x: abs(x) >= tiny)
+    return st.one_of(st.sampled_from([0.0, -0.0]), nonzero)
 
 
 def array(shape, dtype: str = "float32", max_magnitude: float | None = None) -> st.SearchStrategy:

@@ -72,3 +72,16 @@ def _examples(strategy) -> list[np.ndarray]:
 
     collect()
     return found
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_an_element_is_a_zero_of_either_sign_or_a_normal_value_within_its_bounds(dtype):
+    """What every array's elements are: zeros of both signs (about half of them), values of both signs, never a
+    magnitude below the dtype's `tiny` (products of such values underflow where XLA flushes subnormals), never
+    above the bound."""
+    limit, tiny = strategies._LIMITS[dtype], strategies._TINY[dtype]
+    drawn = _examples(strategies.floats(dtype))
+    assert all(v == 0.0 or tiny <= abs(v) <= limit for v in drawn), [v for v in drawn if 0 < abs(v) < tiny or abs(v) > limit]
+    zeros = [v for v in drawn if v == 0.0]
+    assert {np.copysign(1.0, z) for z in zeros} == {-1.0, 1.0}
+    assert any(v > 0 for v in drawn) and any(v < 0 for v in drawn)
