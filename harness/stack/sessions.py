@@ -153,7 +153,7 @@ def _exit(code: int) -> None:
 @nox.session(name="plan", python=False)
 def plan_session(session: nox.Session) -> None:
     """CI's first step: resolve the upgrade's plan once, print its baseline and candidate as a matrix."""
-    from harness.stack.run import fanout
+    from harness.stack.commands import fanout
 
     _exit(fanout.plan(Workspace.from_environment(), session.posargs,
                       invoked_from=str(paths.invoked_from(session.invoked_from))))
@@ -162,7 +162,7 @@ def plan_session(session: nox.Session) -> None:
 @nox.session(python=False)
 def followups(session: nox.Session) -> None:
     """CI, after baseline and candidate: the replay and attribution runs DIR needs, as a matrix."""
-    from harness.stack.run import fanout
+    from harness.stack.commands import fanout
 
     _exit(fanout.follow_ups(Workspace.from_environment(), session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
 
@@ -170,7 +170,7 @@ def followups(session: nox.Session) -> None:
 @nox.session(python=False)
 def judge(session: nox.Session) -> None:
     """The verdict on a directory of one run's reports (CI artifacts): as `upgrade` writes it. Exit 0/1/2."""
-    from harness.stack.run import fanout
+    from harness.stack.commands import fanout
 
     _exit(fanout.judge_directory(Workspace.from_environment(), session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from support import upgrade_reports
 from harness.stack.api import for_run
 from harness.stack.pins import locks
-from harness.stack.run import fanout
+from harness.stack.commands import fanout
 from integration.test_fanout import (  # noqa: F401 (fixtures and helpers shared with it)
     CHECKOUT, PROPERTY, ROLLBACK, ROLLS_BACK_CHANGED, SUMMARIES, Sessions, _checkout, _ci, _follow_ups, _local,
     _plan, _rollback_check, _rollback_of, _row, _sources, _step, _with_property_regression, _with_rollback_checks,

@@ -13,7 +13,7 @@ import pytest
 
 from harness.stack.pins import matrix, plan
 from harness.stack.pins import locks
-from harness.stack.run import fanout
+from harness.stack.commands import fanout
 from support.fake_libraries import Libraries
 from harness.stack import paths
 from harness.stack.workspace import Workspace
