@@ -66,7 +66,8 @@ IN_PROCESS = ("upgrade", "judge")  # commands whose session does nothing but cal
 def _run_session(command: str, rest: list[str]) -> int:
     """Run the command's nox session in the project, told the project's root and this run's options; or,
     for `upgrade` and `judge`, what their session would run, here."""
-    from harness.stack import project, project_options
+    from harness.stack import project
+    from harness.stack.commands import project_options
 
     root = project.find_root(Path.cwd())
     if root is None:

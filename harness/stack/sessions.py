@@ -23,7 +23,8 @@ import nox
 from harness import run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import paths, project, project_options
+from harness.stack import paths, project
+from harness.stack.commands import project_options
 from harness.stack.commands import upgrade as upgrade_run
 from harness.stack.environments import entry as stack_entry
 from harness.stack.pins import current, locks, matrix, plan

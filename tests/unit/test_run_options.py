@@ -9,7 +9,8 @@ import pytest
 from harness import env_vars, run_options
 from harness.contract import options as contract_options
 from harness.run_options import ENTRY, GOLDEN, HOST, PROJECT, RUN, UPGRADE, RunOptions
-from harness.stack import paths, project_options, staging
+from harness.stack import paths, staging
+from harness.stack.commands import project_options
 from harness.stack.commands import accept, accept_steps, upgrade_args
 from harness.stack.run import entry_runs
 from harness.stack.workspace import Workspace

@@ -29,7 +29,7 @@ from pathlib import Path
 from harness import run_options
 from harness.errors import HarnessError
 from harness.model import report_io
-from harness.stack import project_options
+from harness.stack.commands import project_options
 from harness.stack.api import for_run as api_for_run
 from harness.stack.commands import frame, judge, options, upgrade_args
 from harness.stack.pins import matrix

@@ -10,7 +10,8 @@ from harness import builtin_families as families
 from harness import cli, env_vars
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import paths, project, project_options
+from harness.stack import paths, project
+from harness.stack.commands import project_options
 from harness.stack.commands import init
 from harness.stack.pins import current, pins_from
 from harness.stack.workspace import Workspace

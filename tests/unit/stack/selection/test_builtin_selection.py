@@ -11,7 +11,8 @@ import pytest
 
 from harness import devices, env_vars
 from harness.model.enums import BuiltinMode
-from harness.stack import project, project_options
+from harness.stack import project
+from harness.stack.commands import project_options
 from harness.stack.environments import multi_device
 from harness.stack.pins import current, matrix, pins_from
 from harness.stack.selection import builtin_modules, ledger_families
