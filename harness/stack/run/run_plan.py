@@ -13,7 +13,8 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.model.report import now
 from harness.stack import project
-from harness.stack.commands import builtin_golden, upgrade_args
+from harness.stack.run import builtin_golden
+from harness.stack.commands import upgrade_args
 from harness.stack.environments import entry as stack_entry, preflight
 from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
 from harness.stack.run.entry_runs import new_run_id

@@ -330,7 +330,7 @@ def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkey
 
 
 def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tmp_path):
-    from harness.stack.commands import builtin_golden
+    from harness.stack.run import builtin_golden
     from harness.stack.pins import matrix
 
     recorded = builtin_golden.tool_versions()
