@@ -1,4 +1,4 @@
-"""The API diff of a run (harness.stack.api.for_run, reader, sources): read under the matrix's Python in an
+"""The API diff of a run (harness.stack.run.api_diff, reader, sources): read under the matrix's Python in an
 environment of its own (a 3.12-only module is read), cached by what it depends on; from the wheels of the
 versions the reports ran when an entry's environment is gone or holds others, the same diff either way;
 the verdict's exit rule in report mode; the section in HTML.
@@ -16,7 +16,8 @@ import pytest
 from harness.errors import HarnessError
 from harness.model import api_diff
 from harness.model.api_diff import ApiChangeKind as K
-from harness.stack.api import for_run, reader, sources
+from harness.stack.run import api_diff as for_run
+from harness.stack.api import reader, sources
 from harness.stack.pins import locks
 from unit.stack.api.test_api_diff_run import (  # noqa: F401 (fixtures and helpers shared with it)
     ENTRIES, baseline, run,

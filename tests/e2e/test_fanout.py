@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from support import upgrade_reports
-from harness.stack.api import for_run
+from harness.stack.run import api_diff as for_run
 from harness.stack.pins import locks
 from harness.stack.commands import fanout
 from integration.test_fanout import (  # noqa: F401 (fixtures and helpers shared with it)

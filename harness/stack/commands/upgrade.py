@@ -13,7 +13,7 @@ import time
 from harness.errors import EXIT_CANNOT_JUDGE
 from harness.model.report import now
 from harness.stack import cli_args, staging
-from harness.stack.api import for_run as api_for_run
+from harness.stack.run import api_diff as api_for_run
 from harness.stack.commands import bisect, frame, judge, prune_envs, upgrade_args
 from harness.stack.environments import entry as stack_entry, harness_source
 from harness.stack.pins import current, matrix, plan
