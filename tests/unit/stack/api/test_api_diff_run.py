@@ -147,7 +147,7 @@ def test_the_section_in_html(baseline):
 
 def test_the_projects_files_are_found_without_walking_hidden_folders_or_environments(tmp_path, monkeypatch):
     """A team's project holds its .nox/ (tens of thousands of files): never walked, nor a venv, nor `skip`."""
-    from harness.stack.api import usage
+    from harness.stack.selection import usage
 
     for rel in ("pkg/train.py", "pkg/sub/model.py", ".nox/env/lib/x.py", "venv/lib/y.py", "reports/z.py"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
