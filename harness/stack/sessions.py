@@ -26,9 +26,10 @@ from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
 from harness.stack.commands import project_options
 from harness.stack.commands import upgrade as upgrade_run
-from harness.stack.environments import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import current, locks, matrix, plan
-from harness.stack.run import job_reuse, lifeline, session_phases
+from harness.stack.run import job_reuse, lifeline
+from harness.stack.entry_side import session_phases
 from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
 

@@ -19,7 +19,8 @@ from harness.stack.commands import upgrade
 from harness.stack.pins import locks, matrix, plan
 from harness.stack.run import api_diff as for_run
 from harness.stack.api import sources
-from harness.stack.run import entry_runs, rollback as rollback_runs
+from harness.stack.run import entry_runs
+from harness.stack.entry_side import rollback as rollback_runs
 from harness.stack.commands import fanout
 from unit.stack.commands.test_fanout import CHECKOUT, libraries  # noqa: F401 (shared with it)
 

@@ -15,7 +15,8 @@ from harness.model.enums import BuiltinMode
 from harness.model.report import now
 from harness.stack import project
 from harness.stack.run import builtin_golden
-from harness.stack.environments import entry as stack_entry, preflight
+from harness.stack.entry_side import entry as stack_entry
+from harness.stack.environments import preflight
 from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
 from harness.stack.run.entry_runs import new_run_id
 from harness.stack.environments.interpreters import find_python

@@ -320,7 +320,7 @@ def test_a_one_run_baseline_is_resolved_for_the_run_not_written_over_the_lock(tm
 def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkeypatch):
     import shlex
 
-    from harness.stack.environments import entry
+    from harness.stack.entry_side import entry
 
     root = _project(tmp_path / "ML projects", 'baseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project

@@ -15,7 +15,8 @@ from harness.model.progress import Phase, Progress
 from harness.stack.workspace import Workspace
 from harness.stack.environments import host_libraries
 from harness.stack.pins import current, locks
-from harness.stack.run import ending, entry_runs
+from harness.stack.entry_side import ending
+from harness.stack.run import entry_runs
 
 from support import upgrade_reports
 
