@@ -16,7 +16,7 @@ from harness.model.report import now
 from harness.stack import project
 from harness.stack.run import builtin_golden
 from harness.stack.entry_side import entry as stack_entry
-from harness.stack.environments import preflight
+from harness.stack.run import preflight
 from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
 from harness.stack.run.entry_runs import new_run_id
 from harness.stack.environments.interpreters import find_python
@@ -25,7 +25,7 @@ from harness.stack.workspace import Workspace
 
 def prepare(ws: Workspace, args: argparse.Namespace,
             invoked_from: str | None) -> tuple[Workspace, argparse.Namespace]:
-    """A Python, a writable reports directory and a plan that can run (harness.stack.environments.preflight),
+    """A Python, a writable reports directory and a plan that can run (harness.stack.run.preflight),
     for the options harness.stack.commands.upgrade_args read: HarnessError (exit 2) before anything runs or
     moves. The workspace with the reports directory the arguments name (`--reports DIR`), and the arguments."""
     args.run_id = new_run_id()
