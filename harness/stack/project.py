@@ -17,7 +17,7 @@ builtin: "judge" (every family runs and their changes decide the exit status, as
 this too, and it is the default), "report" (only the families covering what your code calls run, shown
 after yours while only yours decide: harness.stack.selection), "all" (report every family), false (not
 run). `--contracts DIR`, `--builtin judge|report|all`, `--no-builtin` and `--baseline-from [REV:]PATH` (a
-file as a git revision holds it: harness.stack.pins.pins_source) add to or override the table for one run.
+file as a git revision holds it: harness.stack.pins_source) add to or override the table for one run.
 This checkout is a project too: its own pins (harness/matrix.toml), locks/ and golden/.
 """
 
@@ -32,7 +32,7 @@ from harness.model.enums import BuiltinMode
 from harness.stack import name_clash
 from harness.stack.environments import envs
 from harness.stack.pins import matrix
-from harness.stack.pins.pins_source import PinsSource, parse as parse_pins_source
+from harness.stack.pins_source import PinsSource, parse as parse_pins_source
 from harness.stack.selection import team_code
 from harness.stack.selection.select import Scope, Selection, select
 from harness.stack.workspace import Workspace

@@ -16,7 +16,8 @@ from unit.stack.pins.test_resolve import fake_compile
 
 from harness import env_vars
 from harness.errors import HarnessError
-from harness.stack.pins import locks, matrix, pins_from, pins_source, plan
+from harness.stack.pins import locks, matrix, pins_from, plan
+from harness.stack import pins_source
 from harness.stack.commands import fanout
 from harness.stack.workspace import Workspace
 from unit.stack.pins.test_pins_from_git import PINS, REQUIREMENTS  # noqa: F401 (shared with it)
