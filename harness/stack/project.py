@@ -31,7 +31,6 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import name_clash
 from harness.stack.environments import envs
-from harness.stack.pins import matrix
 from harness.stack.pins_source import PinsSource, parse as parse_pins_source
 from harness.stack.selection import team_code
 from harness.stack.selection.select import Scope, Selection, select
@@ -216,13 +215,6 @@ def code_of(found: Project, ws: Workspace) -> team_code.TeamCode:
     """What the project's code and contracts call (its tests/, golden, locks and environments left out)."""
     skip = (found.golden, found.locks, ws.envdir, ws.published)
     return team_code.read(found.root, team_code.files(found.root, found.pythonpath, found.own_contracts, skip))
-
-
-def optional_packages(root: Path) -> tuple[str, ...]:
-    """What the project at `root` (before it has a table: all its code) may leave unpinned: flax unless it
-    imports it."""
-    code = team_code.read(root, team_code.files(root, (root,), (), ()))
-    return () if code.imports_flax else matrix.OPTIONAL
 
 
 def with_selection(found: Project, ws: Workspace) -> Project:
