@@ -29,7 +29,8 @@ import nox
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import env_vars  # noqa: E402
-from harness.stack.environments import chromium, entry as stack_entry  # noqa: E402
+from harness.stack.entry_side import entry as stack_entry  # noqa: E402
+from harness.stack.environments import chromium  # noqa: E402
 from harness.stack.pins import matrix
 from harness.stack.workspace import Workspace  # noqa: E402
 from harness.stack.sessions import ENTRIES, require_python, stack_session  # noqa: E402,F401 (registers them)

@@ -8,7 +8,7 @@
   upgrade-harness run ENTRY  one entry's contracts (baseline, candidate) -> reports/ENTRY.json
   upgrade-harness list       the entries with their pins
   upgrade-harness judge DIR  the verdict on a directory of one run's reports (CI artifacts), as `upgrade` writes it
-  upgrade-harness plan / followups DIR   an upgrade's other steps one by one, for CI (harness.stack.run.fanout)
+  upgrade-harness plan / followups DIR   an upgrade's other steps one by one, for CI (harness.stack.commands.fanout)
 
 Every command but `init` works on the nearest directory upwards whose pyproject.toml has the table:
 `upgrade` and `judge` in this process (their sessions would only call them), the others by running the
@@ -66,7 +66,8 @@ IN_PROCESS = ("upgrade", "judge")  # commands whose session does nothing but cal
 def _run_session(command: str, rest: list[str]) -> int:
     """Run the command's nox session in the project, told the project's root and this run's options; or,
     for `upgrade` and `judge`, what their session would run, here."""
-    from harness.stack import project, project_options
+    from harness.stack import project
+    from harness.stack.commands import project_options
 
     root = project.find_root(Path.cwd())
     if root is None:
@@ -105,7 +106,7 @@ def _in_process(command: str, rest: list[str], env: dict[str, str]) -> int:
         from harness.stack.commands import upgrade
 
         return upgrade.upgrade(ws, rest, invoked_from=typed_in)
-    from harness.stack.run import fanout
+    from harness.stack.commands import fanout
 
     return fanout.judge_directory(ws, rest, invoked_from=typed_in)
 

@@ -3,7 +3,7 @@ its pytest process is told so that JAX sees them.
 
 The data-parallel family needs several devices; the entry's main pytest process keeps JAX's default
 (one CPU device here), so the single-device results stay as they are. The entry runs the family in a
-second pytest process (harness.stack.environments.multi_device) whose environment this module composes:
+second pytest process (harness.stack.entry_side.multi_device) whose environment this module composes:
 on "cpu" (the default) XLA simulates COUNT host devices; on an accelerator platform the real devices
 are used, and the family fails to start when there are fewer than COUNT.
 

@@ -27,7 +27,7 @@ from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.enums import BuiltinMode
 from harness.stack.api import sources
-from harness.stack.pins import locks
+from harness.stack.environments import uv_program
 from harness.verdict import compare
 
 
@@ -176,7 +176,7 @@ def checkout_copy(tmp_path_factory) -> ReadOnlyCopy:
 @pytest.fixture(scope="session")
 def uv_bin() -> str:
     """The uv binary: the runner's (`nox -s tests` passes it in HARNESS_TEST_UV), else the harness's own finding."""
-    found = os.environ.get(env_vars.TEST_UV) or locks.uv()
+    found = os.environ.get(env_vars.TEST_UV) or uv_program.uv()
     if not found:
         pytest.skip("no uv binary: run through `nox -s tests`, which hands the runner's uv to the tests")
     return found

@@ -11,7 +11,7 @@ HARNESS_REPORT), fixtures, report.
 
   python -m harness.contract.rollbacks --writer FOLDER REPORT JUNIT [--writer ...] -- PYTEST_ARGS...
 
-Run by the baseline's session (harness.stack.environments.entry), which names each writer's report.
+Run by the baseline's session (harness.stack.entry_side.entry), which names each writer's report.
 The exit status is the worst of the sessions': an interruption or internal error first, then failed checks.
 """
 

@@ -17,6 +17,7 @@ from harness import env_vars
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the harness package (in a checkout or site-packages)
 SOURCE = PACKAGE.parent  # this checkout, when the harness runs from one
+MATRIX_FILE = "harness/matrix.toml"  # relative to the checkout (accept rewrites it)
 DEFAULT_MATRIX = PACKAGE / "matrix.toml"  # this checkout's pins; a project's default candidate
 SUITE_INI = PACKAGE / "contract" / "pytest.ini"
 # The built-in contracts' golden values the tool ships: in its wheel, or this checkout's golden/.

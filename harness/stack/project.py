@@ -17,7 +17,7 @@ builtin: "judge" (every family runs and their changes decide the exit status, as
 this too, and it is the default), "report" (only the families covering what your code calls run, shown
 after yours while only yours decide: harness.stack.selection), "all" (report every family), false (not
 run). `--contracts DIR`, `--builtin judge|report|all`, `--no-builtin` and `--baseline-from [REV:]PATH` (a
-file as a git revision holds it: harness.stack.pins.pins_source) add to or override the table for one run.
+file as a git revision holds it: harness.stack.pins_source) add to or override the table for one run.
 This checkout is a project too: its own pins (harness/matrix.toml), locks/ and golden/.
 """
 
@@ -31,8 +31,7 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import name_clash
 from harness.stack.environments import envs
-from harness.stack.pins import matrix
-from harness.stack.pins.pins_source import PinsSource, parse as parse_pins_source
+from harness.stack.pins_source import PinsSource, parse as parse_pins_source
 from harness.stack.selection import team_code
 from harness.stack.selection.select import Scope, Selection, select
 from harness.stack.workspace import Workspace
@@ -216,13 +215,6 @@ def code_of(found: Project, ws: Workspace) -> team_code.TeamCode:
     """What the project's code and contracts call (its tests/, golden, locks and environments left out)."""
     skip = (found.golden, found.locks, ws.envdir, ws.published)
     return team_code.read(found.root, team_code.files(found.root, found.pythonpath, found.own_contracts, skip))
-
-
-def optional_packages(root: Path) -> tuple[str, ...]:
-    """What the project at `root` (before it has a table: all its code) may leave unpinned: flax unless it
-    imports it."""
-    code = team_code.read(root, team_code.files(root, (root,), (), ()))
-    return () if code.imports_flax else matrix.OPTIONAL
 
 
 def with_selection(found: Project, ws: Workspace) -> Project:

@@ -23,11 +23,13 @@ import nox
 from harness import run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import paths, project, project_options
+from harness.stack import paths, project
+from harness.stack.commands import project_options
 from harness.stack.commands import upgrade as upgrade_run
-from harness.stack.environments import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import current, locks, matrix, plan
-from harness.stack.run import job_reuse, lifeline, session_phases
+from harness.stack.run import job_reuse, lifeline
+from harness.stack.entry_side import session_phases
 from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
 
@@ -153,7 +155,7 @@ def _exit(code: int) -> None:
 @nox.session(name="plan", python=False)
 def plan_session(session: nox.Session) -> None:
     """CI's first step: resolve the upgrade's plan once, print its baseline and candidate as a matrix."""
-    from harness.stack.run import fanout
+    from harness.stack.commands import fanout
 
     _exit(fanout.plan(Workspace.from_environment(), session.posargs,
                       invoked_from=str(paths.invoked_from(session.invoked_from))))
@@ -162,7 +164,7 @@ def plan_session(session: nox.Session) -> None:
 @nox.session(python=False)
 def followups(session: nox.Session) -> None:
     """CI, after baseline and candidate: the replay and attribution runs DIR needs, as a matrix."""
-    from harness.stack.run import fanout
+    from harness.stack.commands import fanout
 
     _exit(fanout.follow_ups(Workspace.from_environment(), session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
 
@@ -170,7 +172,7 @@ def followups(session: nox.Session) -> None:
 @nox.session(python=False)
 def judge(session: nox.Session) -> None:
     """The verdict on a directory of one run's reports (CI artifacts): as `upgrade` writes it. Exit 0/1/2."""
-    from harness.stack.run import fanout
+    from harness.stack.commands import fanout
 
     _exit(fanout.judge_directory(Workspace.from_environment(), session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
 

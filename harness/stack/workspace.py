@@ -14,7 +14,6 @@ from typing import Mapping
 from harness import env_vars, run_options
 from harness.run_options import RunOptions
 from harness.stack import boundary, paths
-from harness.stack.pins.matrix import MATRIX_FILE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +60,7 @@ class Workspace:
         """A checkout of the harness at `root` (this one, or a copy a test works in): its own pins,
         root/harness/matrix.toml, which `nox -s accept` rewrites."""
         root = Path(root).resolve()
-        return cls(root, True, Path(reports) if reports else root / "reports", matrix=root / MATRIX_FILE)
+        return cls(root, True, Path(reports) if reports else root / "reports", matrix=root / paths.MATRIX_FILE)
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Workspace:

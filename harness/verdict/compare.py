@@ -131,7 +131,7 @@ def replayed(compared: EntryVerdict, base: Report, other: Report, replay: Report
 
 
 def _incomplete(name: str, status: Status, problem: str | None, subject: str) -> str:
-    """A partial run says why when its report knows (harness.stack.run.ending words it to follow the name:
+    """A partial run says why when its report knows (harness.stack.entry_side.ending words it to follow the name:
     "candidate was killed by SIGKILL after 212 of 345 checks (often out of memory)"); otherwise its status."""
     if status == Status.PARTIAL and problem:
         return f"{name} {problem}"

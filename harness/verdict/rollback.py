@@ -1,6 +1,6 @@
 """A rollback's results as its writer's: a check "the baseline restores what this entry wrote" is judged
 on the entry (the candidate, an attribution entry), but only a run of the baseline can answer it
-(harness.stack.run.rollback). The entry's own run of those checks read its own checkpoints; the
+(harness.stack.entry_side.rollback). The entry's own run of those checks read its own checkpoints; the
 baseline's run on them replaces it, so a rollback that casts, drops or fails a leaf is that entry's change
 (and an attribution entry's is what blames the candidate's on one bump)."""
 

@@ -1,4 +1,4 @@
-"""The API diff of a run (harness.stack.api.for_run, reader, sources): read under the matrix's Python in an
+"""The API diff of a run (harness.stack.run.api_diff, reader, sources): read under the matrix's Python in an
 environment of its own (a 3.12-only module is read), cached by what it depends on; from the wheels of the
 versions the reports ran when an entry's environment is gone or holds others, the same diff either way;
 the verdict's exit rule in report mode; the section in HTML.
@@ -16,8 +16,9 @@ import pytest
 from harness.errors import HarnessError
 from harness.model import api_diff
 from harness.model.api_diff import ApiChangeKind as K
-from harness.stack.api import for_run, reader, sources
-from harness.stack.pins import locks
+from harness.stack.run import api_diff as for_run
+from harness.stack.api import reader, sources
+from harness.stack.environments import uv_program
 from unit.stack.api.test_api_diff_run import (  # noqa: F401 (fixtures and helpers shared with it)
     ENTRIES, baseline, run,
 )
@@ -28,7 +29,7 @@ REAL_FETCH = sources.fetch  # taken before the tests' guard (conftest.no_package
 
 def test_the_diff_reads_a_312_module_under_the_matrix_python_and_is_cached(run, monkeypatch, uv_bin, capsys):
     ws, directory, _ = run
-    monkeypatch.setattr(locks, "uv", lambda: uv_bin)
+    monkeypatch.setattr(uv_program, "uv", lambda: uv_bin)
     written = for_run.compute(ws, directory, ENTRIES)
     found = api_diff.read(written)
     jax = next(p for p in found.packages if p.package == "jax")
@@ -52,7 +53,7 @@ def test_the_diff_is_the_same_from_the_environments_or_from_the_wheels(run, monk
     """Whatever is left in .nox/: the entries' environments are a fast path, the wheels of the versions the
     reports ran the rule (a run that rebuilt or pruned them, or reused its reports, has the same diff)."""
     ws, directory, libraries = run
-    monkeypatch.setattr(locks, "uv", lambda: uv_bin)
+    monkeypatch.setattr(uv_program, "uv", lambda: uv_bin)
     from_envs = api_diff.read(for_run.compute(ws, directory, ENTRIES))
     assert libraries.fetched == [] and any(p.changes for p in from_envs.packages)
     shutil.rmtree(libraries.root / "cache")
@@ -63,14 +64,14 @@ def test_the_diff_is_the_same_from_the_environments_or_from_the_wheels(run, monk
 
 
 def test_fetch_unpacks_the_versions_wheels_once(tmp_path, monkeypatch, uv_bin):
-    monkeypatch.setattr(locks, "uv", lambda: uv_bin)
+    monkeypatch.setattr(uv_program, "uv", lambda: uv_bin)
     monkeypatch.setattr(sources, "fetch", REAL_FETCH)
     entry = ENTRIES[0]
     site = sources.fetch(tmp_path, entry, {"optax": "0.2.6", "flax": None, "jax": None})
     assert for_run.installed(site)["optax"] == "0.2.6" and (site / "optax" / "__init__.py").is_file()
     assert not any(site.glob("jax*"))  # no dependencies
-    monkeypatch.setattr(locks, "uv", lambda: None)  # fetched already: uv is not asked again
+    monkeypatch.setattr(uv_program, "uv", lambda: None)  # fetched already: uv is not asked again
     assert sources.fetch(tmp_path, entry, {"optax": "0.2.6", "flax": None, "jax": None}) == site
     with pytest.raises(HarnessError, match="could not get optax==0.0.404"):
-        monkeypatch.setattr(locks, "uv", lambda: uv_bin)
+        monkeypatch.setattr(uv_program, "uv", lambda: uv_bin)
         sources.fetch(tmp_path, entry, {"optax": "0.0.404"})

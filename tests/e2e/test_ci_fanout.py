@@ -24,7 +24,7 @@ from harness.stack import paths
 from harness.stack.ci import github_workflows
 from harness.stack.commands import upgrade
 from harness.stack.pins import matrix, plan, resolve
-from harness.stack.run import fanout
+from harness.stack.commands import fanout
 from harness.stack.workspace import Workspace
 
 from unit.stack.ci.test_ci_init import PINS, TOOL, team

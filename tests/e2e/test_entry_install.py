@@ -2,7 +2,7 @@
 that already matches both is left untouched (no rebuild of the harness each run).
 
 Here: the tests that start real uv and nox processes; the others are in
-tests/unit/stack/environments/test_entry_install.py."""
+tests/unit/stack/entry_side/test_entry_install.py."""
 
 import subprocess
 import sys
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.stack.environments import entry
+from harness.stack.entry_side import entry
 
 
 PACKAGE = '''[build-system]

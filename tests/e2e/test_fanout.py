@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 from support import upgrade_reports
-from harness.stack.api import for_run
-from harness.stack.pins import locks
-from harness.stack.run import fanout
+from harness.stack.run import api_diff as for_run
+from harness.stack.environments import uv_program
+from harness.stack.commands import fanout
 from integration.test_fanout import (  # noqa: F401 (fixtures and helpers shared with it)
     CHECKOUT, PROPERTY, ROLLBACK, ROLLS_BACK_CHANGED, SUMMARIES, Sessions, _checkout, _ci, _follow_ups, _local,
     _plan, _rollback_check, _rollback_of, _row, _sources, _step, _with_property_regression, _with_rollback_checks,
@@ -22,7 +22,7 @@ from integration.test_fanout import (  # noqa: F401 (fixtures and helpers shared
 
 def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_path, monkeypatch, capsys, libraries,
                                                                             uv_bin):
-    monkeypatch.setattr(locks, "uv", lambda: uv_bin)  # the API diff's reader environment is made with it
+    monkeypatch.setattr(uv_program, "uv", lambda: uv_bin)  # the API diff's reader environment is made with it
     local_sessions = Sessions(_sources(changed=True))
     libraries.envs = True  # `nox -s upgrade` has the entries' environments
     local_code, local = _local(tmp_path, monkeypatch, local_sessions)
@@ -81,7 +81,7 @@ def _api_section(reports: Path) -> dict:
 def test_a_run_of_reused_reports_has_the_fresh_runs_api_section(tmp_path, monkeypatch, libraries, uv_bin):
     """A run whose entries were all reused needs no environment, so .nox/ may hold none (never made here,
     or pruned): its API section is the fresh run's all the same, read from the reports' versions' wheels."""
-    monkeypatch.setattr(locks, "uv", lambda: uv_bin)
+    monkeypatch.setattr(uv_program, "uv", lambda: uv_bin)
     libraries.envs = True
     (tmp_path / "fresh").mkdir()
     fresh_code, fresh = _local(tmp_path / "fresh", monkeypatch, Sessions(_sources(changed=True)))

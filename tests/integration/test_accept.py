@@ -20,7 +20,7 @@ import pytest
 from support import accept_child
 from support.accept_child import KILLED, Fakes, Killing
 from harness.model import report_io
-from harness.stack import staging
+from harness.stack import paths, staging
 from harness.stack.commands import accept, golden_changelog, upgrade
 from harness.stack.pins import matrix
 from harness.stack.workspace import Workspace
@@ -61,7 +61,7 @@ def checkout(tmp_path):
     (root / "golden").mkdir(parents=True)
     (root / "reports").mkdir()
     (root / "harness").mkdir()
-    (root / matrix.MATRIX_FILE).write_text(MATRIX)
+    (root / paths.MATRIX_FILE).write_text(MATRIX)
     (root / "locks").mkdir()
     (root / "locks" / "baseline.txt").write_text("# the old baseline's lock\n")
     (root / "golden" / "demo.json").write_text('{"values": {"a": 1}}\n')
@@ -82,7 +82,7 @@ def _refused(checkout, capsys, words: str) -> None:
     assert accept.accept(Workspace.checkout(checkout), [], steps=fakes.steps()) == 2
     err = capsys.readouterr().err
     assert "refused" in err and words in err, err
-    assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
+    assert (checkout / paths.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
     assert (checkout / "golden" / "CHANGELOG.md").read_text() == OLD_CHANGELOG
 
 
@@ -128,7 +128,7 @@ def test_refuses_uncommitted_golden_changes(checkout, docs, capsys, change):
     assert accept.accept(Workspace.checkout(checkout), [], steps=fakes.steps()) == 2
     err = capsys.readouterr().err
     assert "golden/ has uncommitted changes" in err and target.name in err and "Commit or discard" in err
-    assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked
+    assert (checkout / paths.MATRIX_FILE).read_text() == MATRIX and not fakes.locked
 
 
 def test_accept_adopts_the_candidate_and_appends_to_the_changelog(checkout, docs, capsys):
@@ -136,8 +136,8 @@ def test_accept_adopts_the_candidate_and_appends_to_the_changelog(checkout, docs
     fakes = Fakes()
     assert accept.accept(Workspace.checkout(checkout), ["--reason", "optax 0.2.8 dtype changes\nare intended"],
                          steps=fakes.steps()) == 0
-    assert matrix.load_pins(checkout / matrix.MATRIX_FILE) == matrix.Pins("3.12", CAND, CAND)
-    assert (checkout / matrix.MATRIX_FILE).read_text().startswith(HEADER + "\n\n")
+    assert matrix.load_pins(checkout / paths.MATRIX_FILE) == matrix.Pins("3.12", CAND, CAND)
+    assert (checkout / paths.MATRIX_FILE).read_text().startswith(HEADER + "\n\n")
     assert {e.name: e.pins for e in fakes.locked} == {"baseline": CAND, "candidate": CAND, "jaxlib-skew": CAND}
     assert fakes.recorded == [checkout]
     assert (checkout / "locks" / "jaxlib-skew.txt").read_text().startswith("# lock of jaxlib-skew\n")
@@ -181,7 +181,7 @@ def test_a_failed_recording_says_what_state_things_are_in(checkout, docs, capsys
     assert "change those contracts in harness/builtin first" in err
     # Everything was prepared aside: nothing in the checkout moved, and the staged copy is gone.
     assert "Nothing was changed" in err and "NOT done" not in err
-    assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX
+    assert (checkout / paths.MATRIX_FILE).read_text() == MATRIX
     assert (checkout / "golden" / "CHANGELOG.md").read_text() == OLD_CHANGELOG
     assert (checkout / "locks" / "baseline.txt").read_text() == "# the old baseline's lock\n"
     assert not staging.Stage(checkout).dir.exists()
@@ -193,7 +193,7 @@ def test_a_candidate_on_the_baseline_versions_has_nothing_to_accept(checkout, do
     fakes = Fakes()
     assert accept.accept(Workspace.checkout(checkout), [], steps=fakes.steps()) == 0
     assert "nothing to accept" in capsys.readouterr().out
-    assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
+    assert (checkout / paths.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
 
 
 def test_reports_dir_is_taken_from_where_the_command_was_typed(checkout, docs, capsys, tmp_path):
@@ -211,9 +211,9 @@ def test_reports_dir_is_taken_from_where_the_command_was_typed(checkout, docs, c
     assert f"`nox -s accept -- --reports {shell / 'runs'}`" in err
     assert accept.accept(Workspace.checkout(checkout), ["--reports", "nowhere"], steps=fakes.steps(), invoked_from=shell) == 2
     assert f"{shell / 'nowhere'} is not a directory" in capsys.readouterr().err
-    assert (checkout / matrix.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
+    assert (checkout / paths.MATRIX_FILE).read_text() == MATRIX and not fakes.locked and not fakes.recorded
     assert accept.accept(Workspace.checkout(checkout), ["--reports", "runs/one"], steps=fakes.steps(), invoked_from=shell) == 0
-    assert matrix.load_pins(checkout / matrix.MATRIX_FILE).baseline == CAND and fakes.recorded == [checkout]
+    assert matrix.load_pins(checkout / paths.MATRIX_FILE).baseline == CAND and fakes.recorded == [checkout]
 
 
 # --- accept killed part-way ---------------------------------------------------------------------------
@@ -355,7 +355,7 @@ def test_accept_sigkilled_in_its_own_session(checkout, docs, tmp_path, capsys, w
         assert code == 0 and "removed the staged files of an accept that was stopped" in out, err
     else:  # the journal was written: the other moves are made, then the verdict is stale
         assert code == 2 and "finished an interrupted accept: moved " in out and "the verdict is stale" in err
-    assert matrix.load_pins(checkout / matrix.MATRIX_FILE).baseline == CAND
+    assert matrix.load_pins(checkout / paths.MATRIX_FILE).baseline == CAND
     assert (checkout / "golden" / "demo.json").read_text() == '{"values": {"a": 2}}\n'
     assert (checkout / "golden" / "CHANGELOG.md").read_text().startswith(OLD_CHANGELOG + "\n## ")
     assert not staging.Stage(checkout).dir.exists()

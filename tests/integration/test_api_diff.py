@@ -11,7 +11,8 @@ from pathlib import Path
 
 from harness.model import api_diff as model
 from harness.model.api_diff import ApiChange, ApiChangeKind as K
-from harness.stack.api import compare_stack, diff, loading, surface, usage
+from harness.stack.api import compare_stack, diff, loading, surface
+from harness.stack.selection import usage
 from unit.stack.api.test_api_diff import (  # noqa: F401 (fixtures and helpers shared with it)
     NEW, OLD, _package, changes,
 )

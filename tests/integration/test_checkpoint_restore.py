@@ -13,7 +13,7 @@ import pytest
 
 from harness import env_vars
 from harness.stack import paths
-from harness.stack.environments import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins.matrix import Entry
 
 

@@ -4,7 +4,7 @@ device count, a process that cannot start leaves an error check (never a silent 
 follows its platform, and the verdict shows where each process ran.
 
 Here: the tests that run several modules together (pytester, made-up stacks, git, the shell); the others are in
-tests/unit/stack/environments/test_data_parallel_wiring.py."""
+tests/unit/stack/entry_side/test_data_parallel_wiring.py."""
 
 from __future__ import annotations
 

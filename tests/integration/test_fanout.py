@@ -17,9 +17,12 @@ from harness.stack import paths
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import locks, matrix, plan
-from harness.stack.api import for_run, sources
-from harness.stack.run import entry_runs, fanout, rollback as rollback_runs
-from unit.stack.run.test_fanout import CHECKOUT, libraries  # noqa: F401 (shared with it)
+from harness.stack.run import api_diff as for_run
+from harness.stack.api import sources
+from harness.stack.run import entry_runs
+from harness.stack.entry_side import rollback as rollback_runs
+from harness.stack.commands import fanout
+from unit.stack.commands.test_fanout import CHECKOUT, libraries  # noqa: F401 (shared with it)
 
 ROOT = Path(__file__).resolve().parents[2]
 PROPERTY = "accumulation/test_property_emits_mean_and_zeros"  # passes on the baseline fixture

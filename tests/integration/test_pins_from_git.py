@@ -16,8 +16,9 @@ from unit.stack.pins.test_resolve import fake_compile
 
 from harness import env_vars
 from harness.errors import HarnessError
-from harness.stack.pins import locks, matrix, pins_from, pins_source, plan
-from harness.stack.run import fanout
+from harness.stack.pins import locks, matrix, pins_from, plan
+from harness.stack import pins_source
+from harness.stack.commands import fanout
 from harness.stack.workspace import Workspace
 from unit.stack.pins.test_pins_from_git import PINS, REQUIREMENTS  # noqa: F401 (shared with it)
 
@@ -205,7 +206,7 @@ def test_the_command_refuses_bad_input_in_one_message(team, capsys, argv, words)
 
 def test_a_baseline_from_given_to_the_command_is_said_as_the_plan_has_it(team, capsys):
     """`upgrade-harness` hands --baseline-from to the run in the environment, not in its arguments."""
-    from harness.stack import project_options
+    from harness.stack.commands import project_options
 
     options, rest = project_options.split(["--baseline-from", "main:requirements.txt", "--offline"])
     os.environ.update(project_options.environment(options, team))

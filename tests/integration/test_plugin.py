@@ -246,7 +246,7 @@ def test_the_entry_travels_to_the_report_as_one_typed_object(suite, monkeypatch)
     from harness import env_vars
     from harness.model.codec import to_json
     from harness.model.report import EntryInfo
-    from harness.stack.environments import entry as stack_entry
+    from harness.stack.entry_side import entry as stack_entry
     from harness.stack.pins.matrix import Entry
 
     entry = Entry("jax-only", {"jax": "0.12.0.1", "optax": "0.2.6"}, "", python="3.12", locked=False,

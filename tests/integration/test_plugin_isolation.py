@@ -134,7 +134,7 @@ def test_the_builtin_contracts_run_without_the_projects_own_test_conftests(tmp_p
     import sys
 
     from harness.stack import paths, project
-    from harness.stack.environments import entry
+    from harness.stack.entry_side import entry
     from harness.stack.workspace import Workspace
 
     found = project.load(Workspace.of(paths.SOURCE, tmp_path))

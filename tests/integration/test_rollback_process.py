@@ -18,7 +18,8 @@ from harness.model import report_io
 from harness.model.enums import Outcome
 from harness.stack import paths
 from harness.stack.pins import current, matrix
-from harness.stack.run import followups, rollback as rollback_runs
+from harness.stack.run import followups
+from harness.stack.entry_side import rollback as rollback_runs
 from harness.stack.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]

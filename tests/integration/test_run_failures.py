@@ -162,7 +162,7 @@ import json, os, sys
 from pathlib import Path
 import nox
 from harness import env_vars
-from harness.stack.environments import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import current, matrix
 from harness.stack.workspace import Workspace
 

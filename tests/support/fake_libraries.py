@@ -1,4 +1,4 @@
-"""The entries' optax, flax and jax as the API diff (harness.stack.api.for_run) finds them, made up and
+"""The entries' optax, flax and jax as the API diff (harness.stack.run.api_diff) finds them, made up and
 small: in their environments here, from the wheels of the versions their reports ran, or not at all.
 Each entry's packages carry the versions its report of the default matrix ran (upgrade_reports), so the
 diff's check that a site holds what the report ran passes. The candidate's optax adds a parameter to

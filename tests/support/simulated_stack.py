@@ -32,7 +32,7 @@ from harness.model import report_io
 from harness.model.codec import from_json
 from harness.model.enums import CheckKind, Outcome, Status
 from harness.model.report import CheckRecord, Report, Summary, now
-from harness.stack.environments import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import plan
 from harness.stack.pins.locks import PIN_LINE
 

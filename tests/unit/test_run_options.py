@@ -9,7 +9,8 @@ import pytest
 from harness import env_vars, run_options
 from harness.contract import options as contract_options
 from harness.run_options import ENTRY, GOLDEN, HOST, PROJECT, RUN, UPGRADE, RunOptions
-from harness.stack import paths, project_options, staging
+from harness.stack import paths, staging
+from harness.stack.commands import project_options
 from harness.stack.commands import accept, accept_steps, upgrade_args
 from harness.stack.run import entry_runs
 from harness.stack.workspace import Workspace
@@ -79,7 +80,7 @@ def _pytest_options() -> dict[str, dict]:
 
 def test_the_contract_side_reads_every_variable_an_entry_is_given_for_its_pytest():
     declared = {s.pytest for s in run_options.specs().values() if s.pytest}
-    # arguments, not run options (the multi-device family's own process: harness.stack.environments.multi_device)
+    # arguments, not run options (the multi-device family's own process: harness.stack.entry_side.multi_device)
     own = {"--harness-own-contracts", "--harness-record-golden", "--harness-multi-device"}
     assert set(_pytest_options()) == declared | own
 

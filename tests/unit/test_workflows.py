@@ -12,7 +12,8 @@ import yaml
 
 from harness.stack.pins import release_set
 from harness.model import api_diff
-from harness.stack.run import followups, rollback as rollback_runs
+from harness.stack.run import followups
+from harness.stack.entry_side import rollback as rollback_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))

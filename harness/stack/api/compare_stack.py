@@ -13,7 +13,7 @@ import griffe
 from harness.model.api_diff import API_DIFF_SCHEMA_VERSION, ApiChange, ApiDiff, PackageApiDiff
 from harness.stack.api import diff, loading, surface
 from harness.stack.api.surface import Surface
-from harness.stack.api.usage import FileUse, reached
+from harness.stack.selection.usage import FileUse, reached
 
 
 def _lookup(root: griffe.Module, name: str) -> griffe.Object | griffe.Alias | None:

@@ -19,9 +19,8 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.model import api_diff
 from harness.stack import paths
-from harness.stack.environments import host_libraries
+from harness.stack.environments import host_libraries, uv_program
 from harness.stack.environments.interpreters import find_python
-from harness.stack.pins import locks
 
 _MARK = ".harness-api-reader"  # in the environment: the griffe requirement it was made with
 # Loads the harness package from where the host runs it, and nothing else of the host's site-packages.
@@ -51,7 +50,7 @@ def _interpreter(home: Path) -> Path:
 
 def uv_binary() -> str:
     """uv (the runner's own, else one on PATH), or HarnessError saying how to get it."""
-    found = locks.uv()
+    found = uv_program.uv()
     if found is None:
         raise HarnessError("uv is not installed; install the runner tools with `pip install -r locks/runner.txt`.")
     return found

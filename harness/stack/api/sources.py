@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from harness.stack.api import reader
-from harness.stack.api.usage import LIBRARIES
+from harness.stack.selection.usage import LIBRARIES
 from harness.stack.environments.interpreters import find_python
 from harness.stack.pins import matrix
 

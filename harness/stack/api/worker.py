@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from harness.model import api_diff
-from harness.stack.api import usage
+from harness.stack.selection import usage
 from harness.stack.api.compare_stack import compare_entries
 
 

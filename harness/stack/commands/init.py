@@ -18,7 +18,7 @@ from harness.errors import HarnessError
 from harness.stack import project
 from harness.stack.ci import init_ci
 from harness.stack.commands import options
-from harness.stack.pins import pins_from
+from harness.stack.pins import pins_from, project_pins
 from harness.stack.pins.pins_from import BASELINE_FILES
 
 NOXFILE = '''"""upgrade-harness sessions for this project (written by `upgrade-harness init`).
@@ -153,7 +153,7 @@ def with_table(text: str, added: tomlkit.items.Table, source: Path) -> str:
 def _baseline_file(root: Path, given: str | None, outside_index: str) -> str:
     """The file the baseline's pins come from, checked now: a range or a missing pin is said at init
     (flax only when the project's code imports it)."""
-    optional = project.optional_packages(root)
+    optional = project_pins.optional_packages(root)
     if given:
         pins_from.read((root / given).resolve(), outside_index, optional=optional)
         return given

@@ -15,7 +15,7 @@ from harness.model import report_io
 from harness.model.enums import BuiltinMode, Status
 from harness.model.report import Report
 from harness.stack import project
-from harness.stack.api import for_run as api_for_run
+from harness.stack.run import api_diff as api_for_run
 from harness.stack.pins import matrix, plan
 from harness.stack.run import followups
 from harness.stack.run.run_directory import REPLAY, RunDirectory

@@ -13,11 +13,13 @@ import time
 from harness.errors import EXIT_CANNOT_JUDGE
 from harness.model.report import now
 from harness.stack import cli_args, staging
-from harness.stack.api import for_run as api_for_run
+from harness.stack.run import api_diff as api_for_run
 from harness.stack.commands import bisect, frame, judge, prune_envs, upgrade_args
-from harness.stack.environments import entry as stack_entry, harness_source
+from harness.stack.entry_side import entry as stack_entry
+from harness.stack.environments import harness_source
 from harness.stack.pins import current, matrix, plan
-from harness.stack.run import followups, profile_table, rollback, run_dir, run_lock, run_plan, run_profile
+from harness.stack.run import followups, profile_table, run_dir, run_lock, run_plan, run_profile
+from harness.stack.entry_side import rollback
 from harness.stack.run.entry_runs import REPLAY, run_entries, run_sessions
 from harness.stack.run.run_directory import RunDirectory
 from harness.stack.workspace import Workspace

@@ -4,8 +4,6 @@ checked before anything runs."""
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.stack.commands import options
@@ -29,16 +27,3 @@ def parse(ws: Workspace, argv, command: str = "upgrade") -> argparse.Namespace:
         except ValueError as exc:
             raise HarnessError(f"--envs-size-limit: {exc}.") from None
     return args
-
-
-def check_writable(directory: Path) -> None:
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        probe = directory / f".write-probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise HarnessError(
-            f"reports directory {directory} is not writable ({exc.strerror or exc}); "
-            "fix its permissions (or remove the file in its place) and run again."
-        ) from None

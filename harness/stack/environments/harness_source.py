@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.stack import paths
 from harness.stack.environments import harness_wheel
-from harness.stack.pins.locks import uv
+from harness.stack.environments.uv_program import uv
 from harness.stack.workspace import Workspace
 
 

@@ -3,7 +3,7 @@ runner lock) lacks them, and the upgrade would run every entry before the API di
 
 Which libraries: this checkout's runner lock (locks/runner.txt), else, in a team's installed tool, the
 package's declared dependencies (pyproject.toml's, its extras not). Nothing here names one, except that
-uv, which the harness runs as a program, may also be one on PATH (harness.stack.pins.locks.uv).
+uv, which the harness runs as a program, may also be one on PATH (harness.stack.environments.uv_program).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from harness.stack import paths
-from harness.stack.pins import locks
+from harness.stack.environments import uv_program
 
 RUNNER_LOCK = paths.SOURCE / "locks" / "runner.txt"  # in this checkout only: a tool's wheel has no locks/
 DISTRIBUTION = "upgrade-harness"  # the installed tool's distribution, whose dependencies it declares
-_PROGRAMS = {"uv": lambda: locks.uv()}  # also found outside this interpreter, as the harness finds them
+_PROGRAMS = {"uv": lambda: uv_program.uv()}  # also found outside this interpreter, as the harness finds them
 
 
 @dataclasses.dataclass(frozen=True)

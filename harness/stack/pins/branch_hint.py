@@ -10,7 +10,7 @@ from harness.errors import HarnessError
 from harness.stack import project
 from harness.stack.pins import matrix, pins_from
 from harness.stack.pins.pin_files import git
-from harness.stack.pins.pins_source import PinsSource
+from harness.stack.pins_source import PinsSource
 from harness.stack.workspace import Workspace
 
 

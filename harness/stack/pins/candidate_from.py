@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack import project
-from harness.stack.pins import matrix, pins_from, pins_source
+from harness.stack import pins_source, project
+from harness.stack.pins import matrix, pins_from
 from harness.stack.workspace import Workspace
 
 

@@ -7,7 +7,6 @@ its baseline's lock where its table says); an ad-hoc candidate is resolved live 
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -19,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from harness.errors import HarnessError
 from harness.stack import paths, project
 from harness.stack.environments import installed
+from harness.stack.environments import uv_program
 from harness.stack.environments.interpreters import find_python
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
@@ -116,23 +116,13 @@ def lock_path(ws: Workspace, entry: Entry) -> Path:
     return (project.load(ws).locks if entry.locked else ws.adhoc_locks) / f"{entry.name}.txt"
 
 
-def uv() -> str | None:
-    """The uv executable: the runner's own (locks/runner.txt installs it beside nox), else one on PATH."""
-    try:
-        from uv import find_uv_bin
-
-        return find_uv_bin()
-    except (ImportError, FileNotFoundError):
-        return shutil.which("uv")
-
-
 def uv_compile(requirements: str, python: str, output: Path | None = None, header_command: str | None = None,
                prerelease: bool = False, universal: bool = True, offline: bool = False) -> subprocess.CompletedProcess:
     """`uv pip compile` of requirement lines for the matrix's Python; the lock on stdout or in `output`.
 
     uv is handed the interpreter itself: with only --python-version and no python3.12 on PATH (pyenv),
     it would first try to download one (about 9 s lost on a machine without that network access)."""
-    found = uv()
+    found = uv_program.uv()
     if found is None:
         raise HarnessError("uv is not installed; install it with `python3 -m pip install uv` to resolve stacks.")
     cmd = [found, "pip", "compile", "-", "--python-version", python, "--python", find_python(python),

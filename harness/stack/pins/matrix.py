@@ -31,7 +31,6 @@ BASELINE = "baseline"
 CANDIDATE = "candidate"
 
 
-MATRIX_FILE = "harness/matrix.toml"  # relative to the checkout (accept rewrites it)
 _VERSION = re.compile(r"^[A-Za-z0-9_.+!\-]+$")
 _PYTHON_VERSION = re.compile(r"^3\.[0-9]+$")
 
@@ -227,7 +226,7 @@ def entries(pins: Pins, candidate_override: CandidateRequest | None = None, *, c
     py, locked = pins.python, committed
     # A one-run --baseline-from is resolved for the run, never written over the committed lock.
     baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py,
-                     locked=not baseline_given, pins_from=pins.baseline_from or MATRIX_FILE)
+                     locked=not baseline_given, pins_from=pins.baseline_from or paths.MATRIX_FILE)
     if candidate_override:
         adhoc = dict(pins.baseline)
         adhoc.update(candidate_override.pins)
@@ -236,7 +235,7 @@ def entries(pins: Pins, candidate_override: CandidateRequest | None = None, *, c
                           "--candidate", py, locked=False, pins_from=source or f"--candidate {candidate_override.text!r}")
     else:
         candidate = Entry(CANDIDATE, dict(pins.candidate), "the newest releases: the bump under review", py,
-                          locked=locked, pins_from=pins.candidate_from or MATRIX_FILE)
+                          locked=locked, pins_from=pins.candidate_from or paths.MATRIX_FILE)
     skew_pins = dict(pins.baseline, jax=pins.candidate["jax"])
     result = {e.name: e for e in [baseline, candidate, *single_package_entries(baseline, candidate)]}
     if not candidate_override and locked:

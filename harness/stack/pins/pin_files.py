@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack.pins.pins_source import PinsSource
+from harness.stack.pins_source import PinsSource
 
 
 @dataclasses.dataclass(frozen=True)

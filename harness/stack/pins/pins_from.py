@@ -23,7 +23,7 @@ from harness.stack import project
 from harness.stack.pins import pin_files
 from harness.stack.pins.matrix import PACKAGES
 from harness.stack.pins.pin_files import Files, WorkingTree
-from harness.stack.pins.pins_source import PinsSource
+from harness.stack.pins_source import PinsSource
 
 _FORMATS = "a requirements file (requirements.txt), uv.lock, or pyproject.toml"
 

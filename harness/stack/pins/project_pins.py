@@ -3,10 +3,13 @@ else the harness's own candidate (harness/matrix.toml), for the packages that ca
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from packaging.version import Version
 
-from harness.stack import project
+from harness.stack import paths, project
 from harness.stack.pins import matrix, pins_from
+from harness.stack.selection import team_code
 from harness.stack.workspace import Workspace
 
 
@@ -28,5 +31,12 @@ def load(ws: Workspace) -> matrix.Pins:
                                   f"it may pin {', '.join(matrix.PACKAGES)}.")
     where = found.baseline_source.shown(found.root)
     candidate_from = (f"[tool.{project.TABLE}.candidate] over {where}" if found.candidate is not None
-                      else f"the harness's candidate ({matrix.MATRIX_FILE}) over {where}")
+                      else f"the harness's candidate ({paths.MATRIX_FILE}) over {where}")
     return matrix.Pins(found.python or defaults.python, baseline, candidate, where, candidate_from)
+
+
+def optional_packages(root: Path) -> tuple[str, ...]:
+    """What the project at `root` (before it has a table: all its code) may leave unpinned: flax unless it
+    imports it."""
+    code = team_code.read(root, team_code.files(root, (root,), (), ()))
+    return () if code.imports_flax else matrix.OPTIONAL

@@ -16,7 +16,7 @@ from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.report import Report
 from harness.stack import project
-from harness.stack.environments import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry
 from harness.stack.run import report_cache, same_stack
 from harness.stack.pins.matrix import Entry
 from harness.stack.run.report_key import ReportKey, key_of

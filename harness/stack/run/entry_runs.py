@@ -19,10 +19,10 @@ from harness import env_vars, run_options
 from harness.model import progress as progress_io
 from harness.model.report import now
 from harness.stack import boundary, cli_args
-from harness.stack.environments import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import matrix, plan
-from harness.stack.run import (ending, entry_reuse, lifeline, progress, report_cache, rollback as rollback_runs,
-                              run_lock, run_profile, same_stack)
+from harness.stack.entry_side import ending, rollback as rollback_runs
+from harness.stack.run import entry_reuse, lifeline, progress, report_cache, run_lock, run_profile, same_stack
 from harness.stack.run.run_directory import REPLAY, RunDirectory  # REPLAY: the baseline on the candidate's examples
 from harness.stack.workspace import Workspace
 

@@ -1,6 +1,6 @@
 """What an upgrade runs after its baseline and candidate, decided from those two reports alone: the
 baseline again on the candidate's falsifying examples of properties that fail there only (the replay),
-the baseline on the candidate's checkpoints (the rollback, harness.stack.run.rollback), and the
+the baseline on the candidate's checkpoints (the rollback, harness.stack.entry_side.rollback), and the
 single-package entries on just the checks that changed (the attribution), only when a check changed,
 each followed by the baseline on its own checkpoints. `nox -s upgrade` runs them itself, in waves on its
 free cores, the rollbacks of every writer in one baseline process (FollowUps.waves); CI runs each
@@ -16,9 +16,9 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.model.report import now, unresolvable
-from harness.stack.environments import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import matrix
-from harness.stack.run import rollback as rollback_runs
+from harness.stack.entry_side import rollback as rollback_runs
 from harness.stack.run.entry_runs import Run
 # The files the follow-up sessions read are named with every file of a run, in run_directory.
 from harness.stack.run.run_directory import ATTRIBUTION_SELECTION, EXAMPLES, REPLAY, REPLAY_SELECTION, RunDirectory

@@ -1,4 +1,4 @@
-"""CI's entry jobs reuse a report as `nox -s upgrade` does. In the fan-out (harness.stack.run.fanout) each
+"""CI's entry jobs reuse a report as `nox -s upgrade` does. In the fan-out (harness.stack.commands.fanout) each
 matrix row is its own `nox -s <entry>` job, with no upgrade process around it to look in the report cache
 (harness.stack.run.entry_reuse); the workflows restore the reports directory's `.cache/` with actions/cache
 before the row runs (the newest the default branch or the pull request saved) and save it after. So the

@@ -56,7 +56,7 @@ def _record_path(cache: Path, key: ReportKey, selection: list[str] | None) -> Pa
 
 
 def _folder(record: Path) -> Path:
-    """The checkpoints the entry wrote (harness.stack.environments.entry.checkpoints_folder), kept beside its
+    """The checkpoints the entry wrote (harness.stack.entry_side.entry.checkpoints_folder), kept beside its
     record: a reused report comes with them, so a rollback can still read them."""
     return record.with_suffix(".checkpoints")
 

@@ -31,7 +31,7 @@ NUMERIC_PREFIXES = ("XLA_", "JAX_", "TPU_", "CUDA_", "NVIDIA_", "ROCR_", "HIP_",
 # ...and by name: what pytest and Python take from the environment (options, plugins, import paths, warnings).
 RUN_VARIABLES = ("PYTHONHASHSEED", "PYTHONPATH", "PYTHONWARNINGS", "PYTHONSAFEPATH", "PYTEST_ADDOPTS",
                  "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-# Set by the entry itself to the same values every run (harness.stack.environments.entry.suite_environment): not inputs.
+# Set by the entry itself to the same values every run (harness.stack.entry_side.entry.suite_environment): not inputs.
 SET_BY_ENTRY = ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
                 "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES")
 DERANDOMIZED = ("ci",)  # harness.contract.hypothesis_profiles: any other profile draws with the run's seed
@@ -86,8 +86,8 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
            replay: Path | None = None) -> ReportKey:
     """The entry's report key in the workspace's project `found`, under this run's environment (`environ` is
     what its session is given)."""
-    from harness.stack.environments import multi_device
-    from harness.stack.environments.entry import suite_arguments  # the exact arguments its pytest gets
+    from harness.stack.entry_side import multi_device
+    from harness.stack.entry_side.entry import suite_arguments  # the exact arguments its pytest gets
 
     profile = profile_of(environ)
     contracts = list(found.own_contracts)

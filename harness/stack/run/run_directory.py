@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from harness.model import api_diff, bisection, report_io
 from harness.model.report import Report
 from harness.stack.pins import plan
-from harness.stack.run import rollback
+from harness.stack.entry_side import rollback
 from harness.verdict import judgement
 from harness.verdict.run_reports import RunReports
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from pathlib import Path
 
 from harness import run_options
@@ -13,8 +14,9 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.model.report import now
 from harness.stack import project
-from harness.stack.commands import builtin_golden, upgrade_args
-from harness.stack.environments import entry as stack_entry, preflight
+from harness.stack.run import builtin_golden
+from harness.stack.entry_side import entry as stack_entry
+from harness.stack.run import preflight
 from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
 from harness.stack.run.entry_runs import new_run_id
 from harness.stack.environments.interpreters import find_python
@@ -23,7 +25,7 @@ from harness.stack.workspace import Workspace
 
 def prepare(ws: Workspace, args: argparse.Namespace,
             invoked_from: str | None) -> tuple[Workspace, argparse.Namespace]:
-    """A Python, a writable reports directory and a plan that can run (harness.stack.environments.preflight),
+    """A Python, a writable reports directory and a plan that can run (harness.stack.run.preflight),
     for the options harness.stack.commands.upgrade_args read: HarnessError (exit 2) before anything runs or
     moves. The workspace with the reports directory the arguments name (`--reports DIR`), and the arguments."""
     args.run_id = new_run_id()
@@ -37,10 +39,24 @@ def prepare(ws: Workspace, args: argparse.Namespace,
     find_python(current.pins(ws).python)  # a project may set its own
     if args.reports:
         ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
-    upgrade_args.check_writable(ws.reports)
+    check_writable(ws.reports)
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
     preflight.check(ws, matrix.upgrade_plan(current.entries(ws, args.candidate)))
     return ws, args
+
+
+def check_writable(directory: Path) -> None:
+    """The reports directory takes files (a probe written and removed): said before anything runs."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".write-probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise HarnessError(
+            f"reports directory {directory} is not writable ({exc.strerror or exc}); "
+            "fix its permissions (or remove the file in its place) and run again."
+        ) from None
 
 
 class CannotStart(HarnessError):

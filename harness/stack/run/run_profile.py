@@ -24,7 +24,7 @@ from pathlib import Path
 from harness import env_vars
 from harness.model import phase_times
 from harness.model.phase_times import ProcessPhases, Source
-from harness.stack.run.session_phases import cpu_seconds
+from harness.stack.entry_side.session_phases import cpu_seconds
 
 
 def _now() -> tuple[float, float, float]:

@@ -1,4 +1,4 @@
-"""What a team's code calls, read statically (harness.stack.api.usage): every library name its Python
+"""What a team's code calls, read statically (harness.stack.selection.usage): every library name its Python
 files use, with the first place each is used, and whether it imports Flax. Read once per state of the
 files: an upgrade loads the project many times (plan, each entry, report keys, the verdict)."""
 
@@ -8,7 +8,7 @@ import dataclasses
 import functools
 from pathlib import Path
 
-from harness.stack.api import usage
+from harness.stack.selection import usage
 
 LIBRARIES = (*usage.LIBRARIES, "orbax")  # orbax: checkpoints
 

@@ -14,9 +14,9 @@ import subprocess
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack.environments.entry import harness_requirement
+from harness.stack.entry_side.entry import harness_requirement
 from harness.stack.environments import harness_source
-from harness.stack.pins.locks import uv
+from harness.stack.environments.uv_program import uv
 from harness.stack.workspace import Workspace
 from harness.stack import boundary
 

@@ -10,7 +10,8 @@ from harness import builtin_families as families
 from harness import cli, env_vars
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
-from harness.stack import paths, project, project_options
+from harness.stack import paths, project
+from harness.stack.commands import project_options
 from harness.stack.commands import init
 from harness.stack.pins import current, pins_from
 from harness.stack.workspace import Workspace
@@ -319,7 +320,7 @@ def test_a_one_run_baseline_is_resolved_for_the_run_not_written_over_the_lock(tm
 def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkeypatch):
     import shlex
 
-    from harness.stack.environments import entry
+    from harness.stack.entry_side import entry
 
     root = _project(tmp_path / "ML projects", 'baseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
@@ -329,7 +330,7 @@ def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkey
 
 
 def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tmp_path):
-    from harness.stack.commands import builtin_golden
+    from harness.stack.run import builtin_golden
     from harness.stack.pins import matrix
 
     recorded = builtin_golden.tool_versions()

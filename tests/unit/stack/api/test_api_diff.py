@@ -13,7 +13,8 @@ import pytest
 from harness.model import report_io
 from harness.model.api_diff import ApiChange, ApiChangeKind as K, ApiDiff, PackageApiDiff
 from harness.verdict import compare, markdown, render
-from harness.stack.api import compare_stack, diff, loading, surface, usage
+from harness.stack.api import compare_stack, diff, loading, surface
+from harness.stack.selection import usage
 
 from support import upgrade_reports
 

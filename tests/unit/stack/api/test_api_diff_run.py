@@ -1,4 +1,4 @@
-"""The API diff of a run (harness.stack.api.for_run, reader, sources): read under the matrix's Python in an
+"""The API diff of a run (harness.stack.run.api_diff, reader, sources): read under the matrix's Python in an
 environment of its own (a 3.12-only module is read), cached by what it depends on; from the wheels of the
 versions the reports ran when an entry's environment is gone or holds others, the same diff either way;
 the verdict's exit rule in report mode; the section in HTML."""
@@ -18,7 +18,8 @@ from harness.model import report_io
 from harness.model.api_diff import ApiChange, ApiChangeKind as K, ApiDiff, PackageApiDiff
 from harness.model.enums import BuiltinMode
 from harness.stack import paths
-from harness.stack.api import for_run, reader, sources
+from harness.stack.run import api_diff as for_run
+from harness.stack.api import reader, sources
 from harness.stack.pins import matrix
 from harness.stack.workspace import Workspace
 from harness.verdict import compare, html
@@ -146,7 +147,7 @@ def test_the_section_in_html(baseline):
 
 def test_the_projects_files_are_found_without_walking_hidden_folders_or_environments(tmp_path, monkeypatch):
     """A team's project holds its .nox/ (tens of thousands of files): never walked, nor a venv, nor `skip`."""
-    from harness.stack.api import usage
+    from harness.stack.selection import usage
 
     for rel in ("pkg/train.py", "pkg/sub/model.py", ".nox/env/lib/x.py", "venv/lib/y.py", "reports/z.py"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import HarnessError
-from harness.stack.pins import pins_source
+from harness.stack import pins_source
 
 
 PINS = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}

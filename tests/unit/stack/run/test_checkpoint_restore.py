@@ -18,9 +18,10 @@ from harness.model.codec import from_json
 from harness.model.enums import Mark, Outcome
 from harness.model.report import Report, Summary
 from harness.stack import paths
-from harness.stack.environments import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins.matrix import Entry
-from harness.stack.run import entry_reuse, followups, report_cache, rollback as rollback_run, run_dir
+from harness.stack.run import entry_reuse, followups, report_cache, run_dir
+from harness.stack.entry_side import rollback as rollback_run
 from harness.stack.run.report_key import ReportKey
 from harness.stack.workspace import Workspace
 from harness.verdict import classify, compare, rollback

@@ -50,7 +50,7 @@ def test_only_the_newest_unfinished_run_directory_is_kept(tmp_path):
 def test_a_report_the_run_itself_writes_carries_its_id(tmp_path, monkeypatch):
     """An attribution entry the plan could not resolve is reported by the run: judged with its run's reports."""
     from harness.model import report_io
-    from harness.stack.environments import entry as stack_entry
+    from harness.stack.entry_side import entry as stack_entry
     from harness.stack.pins import matrix
 
     single = matrix.Entry(name="optax-only", pins={"optax": "9.9.9"}, description="optax alone")

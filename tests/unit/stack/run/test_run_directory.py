@@ -4,7 +4,7 @@ workspace; its file names those the entry side writes and the verdict writes."""
 from __future__ import annotations
 
 from harness.stack import paths
-from harness.stack.environments import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import matrix
 from harness.stack.run import run_dir
 from harness.stack.run.run_directory import SUMMARY_FILES, RunDirectory, entry_files

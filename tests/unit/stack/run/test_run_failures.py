@@ -14,8 +14,10 @@ from harness.model.enums import Status
 from harness.model.progress import Phase, Progress
 from harness.stack.workspace import Workspace
 from harness.stack.environments import host_libraries
+from harness.stack.environments import uv_program
 from harness.stack.pins import current, locks
-from harness.stack.run import ending, entry_runs
+from harness.stack.entry_side import ending
+from harness.stack.run import entry_runs
 
 from support import upgrade_reports
 
@@ -45,7 +47,7 @@ def test_the_libraries_checked_are_the_runner_locks(monkeypatch):
     """Every library locks/runner.txt pins, none named by hand: with none installed, all are said."""
     pinned = re.findall(r"^([A-Za-z0-9._-]+)==", (ROOT / "locks" / "runner.txt").read_text(), re.MULTILINE)
     _metadata_without(monkeypatch, {name.lower() for name in pinned})
-    monkeypatch.setattr(locks, "uv", lambda: None)  # nor a uv on PATH
+    monkeypatch.setattr(uv_program, "uv", lambda: None)  # nor a uv on PATH
     assert len(pinned) >= 5
     problem = host_libraries.problem()
     assert problem is not None and f"{', '.join(sorted(pinned))} are not installed" in problem
@@ -65,11 +67,11 @@ def test_an_installed_tool_checks_its_declared_dependencies(monkeypatch, tmp_pat
 
 
 def test_uv_on_path_serves_as_the_runners_own(monkeypatch):
-    """The harness runs uv as a program, the runner's own or one on PATH (locks.uv): either will do."""
+    """The harness runs uv as a program, the runner's own or one on PATH (uv_program.uv): either will do."""
     _metadata_without(monkeypatch, {"uv"})
-    monkeypatch.setattr(locks, "uv", lambda: "/usr/local/bin/uv")
+    monkeypatch.setattr(uv_program, "uv", lambda: "/usr/local/bin/uv")
     assert host_libraries.problem() is None
-    monkeypatch.setattr(locks, "uv", lambda: None)
+    monkeypatch.setattr(uv_program, "uv", lambda: None)
     assert "uv is not installed" in host_libraries.problem()
 
 

@@ -11,8 +11,9 @@ import pytest
 
 from harness import devices, env_vars
 from harness.model.enums import BuiltinMode
-from harness.stack import project, project_options
-from harness.stack.environments import multi_device
+from harness.stack import project
+from harness.stack.commands import project_options
+from harness.stack.entry_side import multi_device
 from harness.stack.pins import current, matrix, pins_from
 from harness.stack.selection import builtin_modules, ledger_families
 from harness.stack.selection.select import Scope

@@ -19,7 +19,7 @@ from harness.model.enums import BuiltinMode, Outcome, Status
 from harness.model.report import JaxPlatform, Report, WarningRecord
 from harness.stack import project
 from harness.run_options import RunOptions
-from harness.stack.environments import entry as stack_entry, multi_device
+from harness.stack.entry_side import entry as stack_entry, multi_device
 from harness.verdict import views
 
 from support import upgrade_reports

@@ -23,9 +23,10 @@ from harness.model.progress import Phase, Progress
 from harness.model.report import EntryInfo, now, unresolvable
 from harness.run_options import RunOptions
 from harness.stack import boundary, paths, project
-from harness.stack.environments import envs, harness_source, multi_device
-from harness.stack.run import ending, rollback
-from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, uv, write_if_missing
+from harness.stack.environments import envs, harness_source
+from harness.stack.entry_side import ending, multi_device, rollback
+from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, write_if_missing
+from harness.stack.environments.uv_program import uv
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
 

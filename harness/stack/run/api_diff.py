@@ -19,7 +19,8 @@ from harness.errors import HarnessError
 from harness.model import api_diff
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
-from harness.stack.api import reader, sources, usage
+from harness.stack.api import reader, sources
+from harness.stack.selection import usage
 from harness.stack.environments import envs
 from harness.stack.pins import matrix
 from harness.stack.run.run_directory import RunDirectory

@@ -1,5 +1,5 @@
 """The entry's second pytest process: the multi-device family (harness.devices), run beside the main suite
-(harness.stack.environments.entry starts it first) with the devices it needs, its report merged into the
+(harness.stack.entry_side.entry starts it first) with the devices it needs, its report merged into the
 entry's one report (harness.model.report_merge) once both ended.
 
 The main process keeps JAX's default devices, so its single-device results stay as they were; only this
@@ -16,7 +16,7 @@ from harness.model import report_io, report_merge
 from harness.model.enums import Status
 from harness.model.report import JaxPlatform
 from harness.stack import project
-from harness.stack.run import ending
+from harness.stack.entry_side import ending
 
 PARTS = "harness-parts"  # in the entry's environment: the family process's own report, before the merge
 NO_CHECKS = 5  # pytest's exit status when a `-k` or `--harness-only` selects none of the family: no failure

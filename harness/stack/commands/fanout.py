@@ -11,7 +11,7 @@ and the wall time is the slowest entry plus the verdict, not their sum:
                                        candidate's checkpoints and the attribution entries as a matrix,
                                        empty when there are none (harness.stack.run.followups);
                                        and the run's API diff, DIR/api-diff.json, for the judge
-                                       (harness.stack.api.for_run)
+                                       (harness.stack.run.api_diff)
   nox -s judge -- DIR                  the verdict on the run's reports (harness.stack.commands.judge)
 
 `nox -s upgrade` runs the same steps in one process (the same functions), so the two never drift. Each
@@ -29,8 +29,8 @@ from pathlib import Path
 from harness import run_options
 from harness.errors import HarnessError
 from harness.model import report_io
-from harness.stack import project_options
-from harness.stack.api import for_run as api_for_run
+from harness.stack.commands import project_options
+from harness.stack.run import api_diff as api_for_run
 from harness.stack.commands import frame, judge, options, upgrade_args
 from harness.stack.pins import matrix
 from harness.stack.run import followups, run_plan

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.stack.environments import entry
+from harness.stack.entry_side import entry
 
 
 def test_the_requirement_names_the_harness_by_absolute_uri(tmp_path):
@@ -43,7 +43,7 @@ def test_the_suites_temporary_files_are_in_the_entrys_environment(tmp_path, monk
     from harness.stack.pins import current
     from harness.stack.workspace import Workspace
 
-    from harness.stack.environments import multi_device
+    from harness.stack.entry_side import multi_device
 
     session = _Session(tmp_path / "venv")
     (tmp_path / "venv").mkdir()

@@ -13,11 +13,12 @@ import pytest
 
 from harness.stack.pins import matrix, plan
 from harness.stack.pins import locks
-from harness.stack.run import fanout
+from harness.stack.commands import fanout
 from support.fake_libraries import Libraries
 from harness.stack import paths
 from harness.stack.workspace import Workspace
-from harness.stack.api import for_run, sources
+from harness.stack.run import api_diff as for_run
+from harness.stack.api import sources
 
 
 @pytest.fixture(autouse=True)
