@@ -8,7 +8,7 @@ import pytest
 
 from harness import env_vars, run_options
 from harness.contract import options as contract_options
-from harness.run_options import ENTRY, GOLDEN, HOST, PROJECT, RUN, UPGRADE, RunOptions
+from harness.run_options import ENTRY, GOLDEN, HOST, JOB, PROJECT, RUN, UPGRADE, RunOptions
 from harness.stack import paths, project_options, staging
 from harness.stack.commands import accept, accept_steps, upgrade_args
 from harness.stack.run import entry_runs
@@ -39,7 +39,7 @@ def _typed(name, spec):
 
 @pytest.mark.parametrize("name, spec", run_options.specs().items(), ids=list(run_options.specs()))
 def test_every_option_reaches_its_parsers_its_children_and_its_reader(name, spec, monkeypatch):
-    assert spec.group in (PROJECT, RUN, ENTRY, HOST)
+    assert spec.group in (PROJECT, RUN, JOB, ENTRY, HOST)
     assert spec.group == HOST or spec.env, f"{name} is carried to child processes: it needs a variable"
     if spec.flags:  # every command that takes it parses it
         argv, value = _typed(name, spec)
