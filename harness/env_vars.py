@@ -3,7 +3,6 @@ contract run what to do. One name each, read by both sides."""
 
 REPORT = "HARNESS_REPORT"  # where the contract run writes its report
 ENTRY = "HARNESS_ENTRY"  # the matrix entry's name
-ENTRY_INFO = "HARNESS_ENTRY_INFO"  # the entry as its report describes it (harness.model.report.EntryInfo, JSON)
 GOLDEN_DIR = "HARNESS_GOLDEN_DIR"  # the golden store
 ONLY = "HARNESS_ONLY"  # a file of check ids: run just those (attribution, replay)
 PROFILE = "HARNESS_PROFILE"  # the Hypothesis profile: dev, ci, nightly
