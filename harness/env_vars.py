@@ -29,4 +29,5 @@ CHECKPOINTS = "HARNESS_CHECKPOINTS"  # where an entry writes its own checkpoints
 ROLLBACK_FROM = "HARNESS_ROLLBACK_FROM"  # another entry's checkpoints folder the baseline restores (the rollback run); several, os.pathsep-separated, restored in one process (harness.contract.rollbacks)
 MULTI_DEVICE_PLATFORM = "HARNESS_MULTI_DEVICE_PLATFORM"  # `--multi-device-platform`: where the data-parallel family runs
 PHASES_DIR = "HARNESS_PHASES_DIR"  # `upgrade --harness-phases`: where an entry's processes write their phases (harness.model.phase_times)
-JOB = "HARNESS_JOB"  # an entry's job file (harness.model.entry_job): the entry and the run's options an upgrade or a CI row gives its session
+# An entry's job file (harness.model.entry_job): the entry and the run's options an upgrade or a CI row gives its session.
+JOB = "HARNESS_JOB"

@@ -1,8 +1,8 @@
 """JSON conversion of the typed model, in one place: dataclasses, enums, lists, dicts and unions.
 
 Field names are the JSON keys. A field marked ``omit_if_none`` is left out of the JSON when it is None.
-Values typed ``Any`` pass through as JSON; a Path is its text, a tuple a list. Input is assumed valid against the schema (report_io
-validates before decoding), so decoding does not re-check types it can trust.
+Values typed ``Any`` pass through as JSON; a Path is its text, a tuple a list. Input is assumed valid
+against the schema (report_io validates before decoding), so decoding does not re-check types it can trust.
 """
 
 from __future__ import annotations

@@ -44,13 +44,15 @@ def _candidate(text: str | None) -> matrix.CandidateRequest | None:
 def _registered() -> tuple[dict[str, matrix.Entry], str | None, str]:
     """The entries whose sessions this file registers, the Python they run in, and why none can be (""),
     from what this process was told (harness.stack.boundary): an upgrade's or a CI row's session is given
-    its job (HARNESS_JOB), its one entry in it, and reads nothing else; otherwise the plan a user names, else
-    the matrix."""
+    its job (HARNESS_JOB), its one entry (and the Python the host found for it) in it, and reads nothing
+    else; otherwise the plan a user names, else the matrix."""
     try:
-        job = boundary.given(env_vars.JOB)
-        if job:
-            entry = entry_jobs.entry_of(entry_job.read(Path(job)))
-            return {entry.name: entry}, find_python(entry.python), ""
+        told = boundary.given(env_vars.JOB)
+        if told:
+            job = entry_job.read(Path(told))
+            entry = entry_jobs.entry_of(job)
+            found = job.interpreter if job.interpreter and Path(job.interpreter).is_file() else None
+            return {entry.name: entry}, found or find_python(entry.python), ""
         told = Workspace.from_environment()
         entries = (plan.read(told.options.plan) if told.options.plan
                    else current.entries(told, _candidate(told.options.candidate)))

@@ -187,7 +187,8 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
     told = boundary.variables()
     # The platform as the workspace was given it: a golden session's --multi-device-platform is not in its env.
-    family = multi_device.planned(found, told, ws.options.multi_device_platform) if multi_device.wanted(ws.options.only) else None
+    family = (multi_device.planned(found, told, ws.options.multi_device_platform)
+              if multi_device.wanted(ws.options.only) else None)
     with session.chdir(found.root), explained(entry, path, progress_file=ws.options.progress):
         # The multi-device family's process (harness.devices) starts first, beside the main run: its
         # output is kept apart and written into the log after the main run's.

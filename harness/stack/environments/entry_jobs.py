@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.errors import HarnessError
 from harness.model import entry_job
 from harness.model.entry_job import EntryJob
 from harness.model.report import EntryInfo
 from harness.run_options import RunOptions
+from harness.stack.environments.interpreters import find_python
 from harness.stack.pins.matrix import Entry
 
 JOBS = "harness-jobs"  # in the entry's environment: the job file of each report its pytest runs write
@@ -20,10 +22,19 @@ def entry_info(entry: Entry) -> EntryInfo:
                      resolved_at=entry.resolved_at, notes=list(entry.notes) or None)
 
 
-def job_of(entry: Entry, options: RunOptions) -> EntryJob:
-    """The job of a session running `entry`, told the JOB group of `options`."""
+def job_of(entry: Entry, options: RunOptions, interpreter: str | None = None) -> EntryJob:
+    """The job of a session running `entry`, told the JOB group of `options` (and its Python, when known)."""
     return EntryJob(entry=entry_info(entry), description=entry.description, lock_file=entry.lock_file,
-                    problem=entry.problem, pins_from=entry.pins_from, options=entry_job.options_of(options))
+                    problem=entry.problem, pins_from=entry.pins_from, options=entry_job.options_of(options),
+                    interpreter=interpreter)
+
+
+def interpreter(entry: Entry) -> str | None:
+    """The entry's Python, looked up once in this process (None: none found; its session says why)."""
+    try:
+        return find_python(entry.python)
+    except HarnessError:
+        return None
 
 
 def entry_of(job: EntryJob) -> Entry:

@@ -37,14 +37,16 @@ def _selection(only: Path | None) -> list[str] | None:
     return [line.strip() for line in only.read_text().splitlines() if line.strip()] if only else None
 
 
-def _key(ws: Workspace, entry: Entry, environ: dict[str, str], told: JobOptions) -> ReportKey | None:  # type: ignore[valid-type]
+def _key(ws: Workspace, entry: Entry, environ: dict[str, str],
+         told: JobOptions) -> ReportKey | None:  # type: ignore[valid-type]
     try:
         return key_of_job(ws, entry, project.load(ws), environ, told)
     except (OSError, HarnessError):  # no lock yet (resolved inside its session), or no interpreter
         return None
 
 
-def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str], told: JobOptions,  # type: ignore[valid-type]
+def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str],
+            told: JobOptions,  # type: ignore[valid-type]
             report_file: Path, log_file: Path, fresh: bool, twin: str | None = None) -> Attempt:
     """Reuse the entry's report kept in `cache` when nothing that determines it changed (its session's
     environment `environ` and its job's options `told`: harness.stack.run.report_key): written to

@@ -112,7 +112,7 @@ class Run:
     def job(self, ws: Workspace, args, seed: int, folders: tuple[Path, ...] | None = None, **own) -> entry_job.EntryJob:
         """Its session's job, restoring `folders` (default: all its own); `own`: progress file, phases dir."""
         options = told(ws, args, seed, self.only, self.replay, self.rollback if folders is None else folders)
-        return entry_jobs.job_of(self.entry, dataclasses.replace(options, **own))
+        return entry_jobs.job_of(self.entry, dataclasses.replace(options, **own), entry_jobs.interpreter(self.entry))
 
     def environment(self, ws: Workspace, args, seed: int) -> dict[str, str]:
         """Its session's environment, its job file named (RunDirectory.job)."""

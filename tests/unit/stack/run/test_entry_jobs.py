@@ -27,6 +27,12 @@ class Args:
     run_id, offline = "run-J", False
 
 
+@pytest.fixture(autouse=True)
+def found_python(monkeypatch):
+    """The host's look-up of an entry's Python (a subprocess), made a name."""
+    monkeypatch.setattr(entry_jobs, "find_python", lambda version: f"/found/python{version}")
+
+
 def test_an_entry_survives_its_job_unchanged_problem_and_all():
     assert entry_jobs.entry_of(entry_jobs.job_of(RESOLVED, run_options.RunOptions())) == RESOLVED
     unbuilt = matrix.Entry("optax-only", {"optax": "9"}, "x", locked=False, problem="does not resolve")
@@ -46,7 +52,9 @@ def test_the_child_is_told_its_job_and_none_of_the_variables_it_replaces(monkeyp
     assert child[env_vars.JOB] == str(RunDirectory.of(ws).job("jax-only")) == str(tmp_path / "jobs" / "jax-only.json")
     assert not {name for name in [*replaced, env_vars.PLAN] if name in child}
     assert child[env_vars.RUN_PID]  # it still dies with the run
-    told = run.job(ws, Args, 7, progress=tmp_path / "p.json").options
+    job = run.job(ws, Args, 7, progress=tmp_path / "p.json")
+    assert job.interpreter == "/found/python3.12"  # looked up once by the host, for the session to use
+    told = job.options
     assert (told.run_id, told.seed, told.only, told.reports_dir, told.progress) == (
         "run-J", 7, tmp_path / "only.txt", tmp_path, tmp_path / "p.json")
 
@@ -89,3 +97,17 @@ def test_an_unreadable_job_is_said_when_a_session_runs_not_as_a_traceback_at_imp
     monkeypatch.setenv(env_vars.JOB, str(tmp_path / "job.json"))
     entries, python, problem = sessions._registered()
     assert (entries, python) == ({}, None) and "not JSON" in problem and str(tmp_path / "job.json") in problem
+
+
+def test_a_session_registers_with_the_python_its_job_names_and_looks_only_when_it_is_gone(monkeypatch, tmp_path):
+    looked = []
+    monkeypatch.setattr(sessions, "find_python", lambda version: looked.append(version) or "/looked/up")
+    python = tmp_path / "bin" / "python3.12"
+    python.parent.mkdir()
+    python.write_text("")
+    job = tmp_path / "job.json"
+    entry_job.write(job, entry_jobs.job_of(RESOLVED, run_options.RunOptions(), str(python)))
+    monkeypatch.setenv(env_vars.JOB, str(job))
+    assert sessions._registered()[1] == str(python) and looked == []
+    python.unlink()  # another machine (a CI job after the plan's): the session looks itself
+    assert sessions._registered()[1] == "/looked/up" and looked == ["3.12"]
