@@ -3,7 +3,6 @@ contract run what to do. One name each, read by both sides."""
 
 REPORT = "HARNESS_REPORT"  # where the contract run writes its report
 ENTRY = "HARNESS_ENTRY"  # the matrix entry's name
-ENTRY_INFO = "HARNESS_ENTRY_INFO"  # the entry as its report describes it (harness.model.report.EntryInfo, JSON)
 GOLDEN_DIR = "HARNESS_GOLDEN_DIR"  # the golden store
 ONLY = "HARNESS_ONLY"  # a file of check ids: run just those (attribution, replay)
 PROFILE = "HARNESS_PROFILE"  # the Hypothesis profile: dev, ci, nightly
@@ -30,3 +29,5 @@ CHECKPOINTS = "HARNESS_CHECKPOINTS"  # where an entry writes its own checkpoints
 ROLLBACK_FROM = "HARNESS_ROLLBACK_FROM"  # another entry's checkpoints folder the baseline restores (the rollback run); several, os.pathsep-separated, restored in one process (harness.contract.rollbacks)
 MULTI_DEVICE_PLATFORM = "HARNESS_MULTI_DEVICE_PLATFORM"  # `--multi-device-platform`: where the data-parallel family runs
 PHASES_DIR = "HARNESS_PHASES_DIR"  # `upgrade --harness-phases`: where an entry's processes write their phases (harness.model.phase_times)
+# An entry's job file (harness.model.entry_job): the entry and the run's options an upgrade or a CI row gives its session.
+JOB = "HARNESS_JOB"

@@ -17,8 +17,10 @@ from pathlib import Path
 from harness import devices, env_vars, revision_path
 
 # Who carries an option to the child processes: the `upgrade-harness` command and the sessions (PROJECT),
-# an upgrade to its entries (RUN), an entry's session to its pytest run (ENTRY); HOST options stay in the process.
-PROJECT, RUN, ENTRY, HOST = "project", "run", "entry", "host"
+# an upgrade to its entries as variables (RUN: what another tool reads, UV_OFFLINE) or in the entry's job file
+# (JOB: harness.model.entry_job, which an entry's session hands its pytest run as these variables), an entry's
+# session to its pytest run (ENTRY); HOST options stay in the process.
+PROJECT, RUN, JOB, ENTRY, HOST = "project", "run", "job", "entry", "host"
 UPGRADE, GOLDEN = "upgrade", "golden"  # the commands with options of their own
 OFF = "off"  # --no-builtin: the built-in contracts are not run (harness.model.enums.BuiltinMode.OFF)
 
@@ -118,21 +120,23 @@ class RunOptions:
                            pytest="--harness-phases", argparse=dict(
         help="print where the run's time went: start-up, collection, JAX compiling, Hypothesis, the contract "
              "bodies, report writing (harness.contract.phases); for an upgrade, each of its phases and entries"))
-    # Set by an upgrade for its entries, never typed.
-    run_id: str | None = _option(None, group=RUN, env=env_vars.RUN_ID)
-    seed: int | None = _option(None, group=RUN, env=env_vars.SEED, kind=int)
+    # A run's plan: the entries a session registers when it is not given a job (harness.stack.sessions).
     plan: Path | None = _option(None, group=RUN, env=env_vars.PLAN, kind=Path, own_run=True)
-    reports_dir: Path | None = _option(None, group=RUN, env=env_vars.REPORTS_DIR, kind=Path)
-    only: Path | None = _option(None, group=RUN, env=env_vars.ONLY, kind=Path, own_run=True, pytest="--harness-only",
+    # Set by an upgrade for its entries in their job files (harness.model.entry_job), never typed.
+    run_id: str | None = _option(None, group=JOB, env=env_vars.RUN_ID)
+    seed: int | None = _option(None, group=JOB, env=env_vars.SEED, kind=int)
+    reports_dir: Path | None = _option(None, group=JOB, env=env_vars.REPORTS_DIR, kind=Path)
+    only: Path | None = _option(None, group=JOB, env=env_vars.ONLY, kind=Path, own_run=True, pytest="--harness-only",
                                 argparse=dict(help="file of check ids (family/test[params]) to run; the rest are "
                                                    "deselected"))
-    replay: Path | None = _option(None, group=RUN, env=env_vars.REPLAY, kind=Path, own_run=True)
-    report_name: str | None = _option(None, group=RUN, env=env_vars.REPORT_NAME, own_run=True)
-    rollback_from: Path | None = _option(None, group=RUN, env=env_vars.ROLLBACK_FROM, kind=Path, own_run=True)
-    wheel: Path | None = _option(None, group=RUN, env=env_vars.WHEEL, kind=Path)  # the harness built once for the entries
-    progress: Path | None = _option(None, group=RUN, env=env_vars.PROGRESS, kind=Path, own_run=True)  # an entry's phase, for `upgrade` to show
-    phases_dir: Path | None = _option(None, group=RUN, env=env_vars.PHASES_DIR, kind=Path)  # `upgrade --harness-phases`: where entries write theirs
-    # Set by an entry's session for its pytest run (harness.stack.environments.entry), read by the contract side.
+    replay: Path | None = _option(None, group=JOB, env=env_vars.REPLAY, kind=Path, own_run=True)
+    report_name: str | None = _option(None, group=JOB, env=env_vars.REPORT_NAME, own_run=True)
+    # The checkpoints folders a rollback run restores (several: one baseline process, harness.contract.rollbacks).
+    rollback_from: tuple[Path, ...] = _option((), group=JOB, env=env_vars.ROLLBACK_FROM, kind=tuple, own_run=True)
+    wheel: Path | None = _option(None, group=JOB, env=env_vars.WHEEL, kind=Path)  # the harness built once for the entries
+    progress: Path | None = _option(None, group=JOB, env=env_vars.PROGRESS, kind=Path, own_run=True)  # an entry's phase, for `upgrade` to show
+    phases_dir: Path | None = _option(None, group=JOB, env=env_vars.PHASES_DIR, kind=Path)  # `upgrade --harness-phases`: where entries write theirs
+    # Set by an entry's session for its pytest run (harness.stack.entry_side.entry), read by the contract side.
     report: Path | None = _option(None, group=ENTRY, env=env_vars.REPORT, kind=Path, pytest="--harness-report",
                                   argparse=dict(help="report path"))
     entry: str = _option("local", group=ENTRY, env=env_vars.ENTRY, pytest="--harness-entry",

@@ -8,7 +8,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -12,7 +12,6 @@ aggregation compiles once: l2_norm_clip, noise_multiplier and the key are traced
 """
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest

@@ -9,7 +9,6 @@ bfloat16 params.
 """
 
 import jax.numpy as jnp
-import numpy as np
 import optax
 import pytest
 

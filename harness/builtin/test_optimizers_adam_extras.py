@@ -5,7 +5,6 @@ trust ratio), over six steps against NumPy float64 models of their documented fo
 (traced, vmapped hyperparameters; one jitted program for the module).
 """
 
-import dataclasses
 
 import jax.numpy as jnp
 import numpy as np

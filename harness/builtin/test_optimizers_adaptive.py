@@ -8,7 +8,6 @@ Tolerances are the reference kind's (64 float32 ulps at the value: six steps of 
 named cancellation scale where the rule subtracts (momentum traces of either sign, nu - mu^2 when centered).
 """
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import optax

@@ -12,7 +12,6 @@ where the mask holds and -learning_rate * u elsewhere.
 """
 
 import jax.numpy as jnp
-import numpy as np
 import optax
 import pytest
 

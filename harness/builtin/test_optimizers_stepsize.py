@@ -13,7 +13,7 @@ import numpy as np
 import optax
 import pytest
 
-from harness.builtin.quadratic import CURV, PARAMS0, TARGET, TRAJECTORY_WHY, loss as _f, vec as _vec
+from harness.builtin.quadratic import PARAMS0, TRAJECTORY_WHY, loss as _f, vec as _vec
 from harness.builtin.reference import stepsize as ref
 from harness.contract import trees
 

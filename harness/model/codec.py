@@ -1,8 +1,8 @@
 """JSON conversion of the typed model, in one place: dataclasses, enums, lists, dicts and unions.
 
 Field names are the JSON keys. A field marked ``omit_if_none`` is left out of the JSON when it is None.
-Values typed ``Any`` pass through as JSON. Input is assumed valid against the schema (report_io
-validates before decoding), so decoding does not re-check types it can trust.
+Values typed ``Any`` pass through as JSON; a Path is its text, a tuple a list. Input is assumed valid
+against the schema (report_io validates before decoding), so decoding does not re-check types it can trust.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import enum
 import functools
 import types
 import typing
+from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -29,6 +30,8 @@ def to_json(value: Any) -> Any:
         return out
     if isinstance(value, enum.Enum):
         return value.value
+    if isinstance(value, PurePath):
+        return str(value)
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     if isinstance(value, dict):
@@ -57,6 +60,11 @@ def _decode(tp: Any, data: Any) -> Any:
     if origin is list:
         (item,) = typing.get_args(tp)
         return [_decode(item, v) for v in data]
+    if origin is tuple:  # tuple[X, ...]
+        item = typing.get_args(tp)[0]
+        return tuple(_decode(item, v) for v in data)
+    if tp is Path:
+        return Path(data)
     if origin is dict:
         key, item = typing.get_args(tp)
         return {_decode(key, k): _decode(item, v) for k, v in data.items()}
@@ -84,8 +92,8 @@ def _decode_union(options: tuple, data: Any) -> Any:
             if isinstance(data, dict):
                 return _decode(option, data)
             continue
-        if isinstance(option, type) and issubclass(option, enum.Enum):
+        if isinstance(option, type) and issubclass(option, (enum.Enum, PurePath)):
             return _decode(option, data)
-        if typing.get_origin(option) in (list, dict) or isinstance(data, option if isinstance(option, type) else object):
+        if typing.get_origin(option) in (list, tuple, dict) or isinstance(data, option if isinstance(option, type) else object):
             return _decode(option, data)
     return data

@@ -10,7 +10,7 @@ this file. Importing it registers the sessions with nox.
   nox -s golden                  record golden values from the baseline (shows what changed)
   nox -s lock                    regenerate the locks of the matrix's committed entries
   nox -s accept -- --reason ".." adopt the judged candidate as the baseline: pins, locks, golden values
-  nox -s plan / followups / judge -- DIR   the upgrade's steps one by one, for CI (harness.stack.run.fanout)
+  nox -s plan / followups / judge -- DIR   the upgrade's steps one by one, for CI (harness.stack.commands.fanout)
   nox -s sensitivity -- --sample 300 --seed 0   mutate Optax's in-scope modules: which changes go unnoticed
 """
 
@@ -20,13 +20,14 @@ from pathlib import Path
 
 import nox
 
-from harness import run_options
+from harness import env_vars, run_options
 from harness.errors import HarnessError
+from harness.model import entry_job
 from harness.model.enums import BuiltinMode
-from harness.stack import paths, project
+from harness.stack import boundary, paths, project
 from harness.stack.commands import project_options
 from harness.stack.commands import upgrade as upgrade_run
-from harness.stack.entry_side import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry, entry_jobs
 from harness.stack.pins import current, locks, matrix, plan
 from harness.stack.run import job_reuse, lifeline
 from harness.stack.entry_side import session_phases
@@ -42,17 +43,28 @@ def _candidate(text: str | None) -> matrix.CandidateRequest | None:
     return matrix.CandidateRequest.parse(text) if text else None
 
 
-# nox registers sessions when it imports this file, so the entries are read here, from what this process
-# was told (harness.stack.boundary): `nox -s upgrade` resolves every entry first and hands its children the
-# plan; otherwise the matrix.
-_TOLD = Workspace.from_environment()
-try:
-    ENTRIES = (plan.read(_TOLD.options.plan) if _TOLD.options.plan
-               else current.entries(_TOLD, _candidate(_TOLD.options.candidate)))
-    PYTHON: str | None = find_python(ENTRIES[matrix.BASELINE].python)
-    NO_PYTHON = ""
-except HarnessError as exc:  # reported when a session that needs it runs, not when listing
-    ENTRIES, PYTHON, NO_PYTHON = {}, None, str(exc)
+def _registered() -> tuple[dict[str, matrix.Entry], str | None, str]:
+    """The entries whose sessions this file registers, the Python they run in, and why none can be (""),
+    from what this process was told (harness.stack.boundary): an upgrade's or a CI row's session is given
+    its job (HARNESS_JOB), its one entry (and the Python the host found for it) in it, and reads nothing
+    else; otherwise the plan a user names, else the matrix."""
+    try:
+        told = boundary.given(env_vars.JOB)
+        if told:
+            job = entry_job.read(Path(told))
+            entry = entry_jobs.entry_of(job)
+            found = job.interpreter if job.interpreter and Path(job.interpreter).is_file() else None
+            return {entry.name: entry}, found or find_python(entry.python), ""
+        told = Workspace.from_environment()
+        entries = (plan.read(told.options.plan) if told.options.plan
+                   else current.entries(told, _candidate(told.options.candidate)))
+        return entries, find_python(entries[matrix.BASELINE].python), ""
+    except HarnessError as exc:  # reported when a session that needs it runs, not when listing
+        return {}, None, str(exc)
+
+
+# nox registers sessions when it imports this file, so the entries are read here.
+ENTRIES, PYTHON, NO_PYTHON = _registered()
 
 
 def require_python(session: nox.Session) -> None:
@@ -220,8 +232,10 @@ def sensitivity(session: nox.Session) -> None:
         disposable.check_disposable(Path(session.virtualenv.location),
                                     [ws.envdir / dir_name(ws.envdir, e.name) for e in ENTRIES.values()])
         disposable.install(session, ws, locks.lock_path(ws, baseline))
-        suite_env = stack_entry.suite_environment(baseline, "", session.virtualenv.location,
-                                                  ws.root / "golden", ws.is_checkout, options=ws.options)
+        venv = session.virtualenv.location
+        suite_env = stack_entry.suite_environment(baseline, "", venv, ws.root / "golden", ws.is_checkout,
+                                                  options=ws.options, job=entry_jobs.write_beside(
+                                                      venv, "sensitivity", baseline, ws.options))
         run_sensitivity.run(session, options, paths.PACKAGE / "builtin", ws.root, suite_env,
                             Path(options.out) if options.out else ws.reports / "sensitivity.json")
     except HarnessError as exc:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Mapping
 
 from harness import env_vars, run_options
+from harness.model import entry_job
 from harness.run_options import RunOptions
 from harness.stack import boundary, paths
 
@@ -66,9 +67,13 @@ class Workspace:
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Workspace:
         """As the environment says (harness.stack.boundary): HARNESS_PROJECT (set by `upgrade-harness` and a
         team's noxfile; else this checkout), HARNESS_REPORTS_DIR (an upgrade tells its entries the run's
-        directory) and the run's options its parent declared (harness.run_options)."""
+        directory) and the run's options its parent declared (harness.run_options): as variables, and in the
+        job file HARNESS_JOB names (an entry's session: harness.model.entry_job)."""
         environ = boundary.variables() if environ is None else environ
         options = run_options.from_environment(environ)
+        job = environ.get(env_vars.JOB)
+        if job:
+            options = entry_job.told(options, entry_job.read(Path(job)))
         found = cls.of(paths.project_root(environ), options.reports_dir)
         found = dataclasses.replace(found, options=options)
         stage = environ.get(env_vars.STAGE)  # accept's golden session records into accept's staged copy

@@ -19,10 +19,12 @@ import pytest
 import yaml
 
 from harness import cli, env_vars
+from harness.model import entry_job
 from harness.model.report import now
 from harness.stack import paths
 from harness.stack.ci import github_workflows
 from harness.stack.commands import upgrade
+from harness.stack.entry_side import entry_jobs
 from harness.stack.pins import matrix, plan, resolve
 from harness.stack.commands import fanout
 from harness.stack.workspace import Workspace
@@ -206,10 +208,11 @@ class Runner:
                 code = fanout.plan(ws, rest, env[env_vars.INVOKED_FROM])
             elif session == "followups":
                 code = fanout.follow_ups(ws, rest, env[env_vars.INVOKED_FROM])
-            else:
-                entries = plan.read(Path(env[env_vars.PLAN]))
-                report = env.get(env_vars.REPORT_NAME) or session
-                self.sessions.write(ws.reports, entries[session], report, env[env_vars.RUN_ID])
+            else:  # told its job file, as the row's session reads it (harness.stack.sessions)
+                job = entry_job.read(Path(env[env_vars.JOB]))
+                assert job.entry.name == session
+                self.sessions.write(ws.reports, entry_jobs.entry_of(job), job.options.report_name or session,
+                                    job.options.run_id)
                 code = 0
         return SimpleNamespace(returncode=code)
 

@@ -10,7 +10,6 @@ import json
 import numpy as np
 import pytest
 
-from harness.contract import allclose
 from harness.contract.encoding import decode_array
 
 

@@ -13,15 +13,14 @@ import pytest
 
 from support import upgrade_reports
 from harness import env_vars
+from harness.model import entry_job
 from harness.stack import paths
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
-from harness.stack.pins import locks, matrix, plan
-from harness.stack.run import api_diff as for_run
-from harness.stack.api import sources
-from harness.stack.run import entry_runs
-from harness.stack.entry_side import rollback as rollback_runs
+from harness.stack.pins import matrix, plan
 from harness.stack.commands import fanout
+from harness.stack.entry_side import entry_jobs, rollback as rollback_runs
+from harness.stack.run import entry_runs
 from unit.stack.commands.test_fanout import CHECKOUT, libraries  # noqa: F401 (shared with it)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,11 +111,12 @@ class Sessions:
                 self.write(ws.reports, run.entry, report, args.run_id)
 
     def run_rows(self, directory: Path, rows: list[dict], run_id: str) -> None:  # one CI job per row
-        entries = plan.read(directory / plan.PLAN_FILE)
-        for row in rows:
-            self.write(directory, entries[row["entry"]], row["report"], run_id)
-            if row["then_entry"]:  # in the same job, after the row's entry
-                self.write(directory, entries[row["then_entry"]], row["then_report"], run_id)
+        for row in rows:  # each session told its job file (HARNESS_JOB), as the workflow's rows tell it
+            for job in (row["job"], row["then_job"]):  # then: in the same job, after the row's entry
+                if job:
+                    told = entry_job.read(Path(job))
+                    assert told.options.run_id == run_id and told.options.reports_dir == directory
+                    self.write(directory, entry_jobs.entry_of(told), told.options.report_name, run_id)
 
 
 def _checkout(reports: Path) -> Workspace:
@@ -169,9 +169,10 @@ def _step(step, argv, capsys, tmp_path, monkeypatch) -> tuple[int, dict, dict]:
     return code, json.loads(printed[-1]) if code == 0 else {}, outputs
 
 
-def _row(entry: str, report: str, only: str = "", replay: str = "", rollback: str = "", then: dict | None = None):
-    """A matrix row as the steps print it ("" for none); `then`: the run that follows in the same job."""
-    row = {"entry": entry, "report": report, "only": only, "replay": replay, "rollback": rollback}
+def _row(entry: str, report: str, directory: Path, then: dict | None = None):
+    """A matrix row as the steps print it ("" for none): its entry, report and job file in `directory`; `then`:
+    the run that follows in the same job."""
+    row = {"entry": entry, "report": report, "job": str(directory / "jobs" / f"{report}.json")}
     return row | {f"then_{k}": v for k, v in (then or dict.fromkeys(row, "")).items()}
 
 
@@ -183,7 +184,10 @@ def _ci(tmp_path, monkeypatch, capsys, sessions: Sessions) -> tuple[Path, dict, 
     code, first, out = _step(_plan(tmp_path / "unused"), ["--reports", str(ci)], capsys, tmp_path, monkeypatch)
     assert code == 0 and out["count"] == "2" and out["run_id"] and out["seed"].isdigit()
     assert json.loads(out["matrix"]) == first
-    assert first["include"] == [_row(e, e) for e in ("baseline", "candidate")]
+    assert first["include"] == [_row(e, e, ci) for e in ("baseline", "candidate")]
+    jobs = [entry_job.read(Path(row["job"])) for row in first["include"]]
+    assert [(j.entry.name, j.options.seed, j.options.only, j.options.rollback_from) for j in jobs] == [
+        (e, int(out["seed"]), None, ()) for e in ("baseline", "candidate")]  # one seed, every check
     sessions.run_rows(ci, first["include"], out["run_id"])
     monkeypatch.setenv(env_vars.RUN_ID, out["run_id"])
     code, follow, follow_out = _step(_follow_ups, [str(ci)], capsys, tmp_path, monkeypatch)
@@ -192,11 +196,6 @@ def _ci(tmp_path, monkeypatch, capsys, sessions: Sessions) -> tuple[Path, dict, 
     return ci, out, follow["include"]
 
 
-
-
-def _timeless(text: str) -> str:
-    """The summary less the time the API diff took (computed twice here: by the upgrade and by CI's job)."""
-    return re.sub(r'"seconds": [0-9.]+', '"seconds": 0', text)
 
 
 def test_a_rollback_change_is_blamed_on_the_bump_whose_checkpoints_the_baseline_cannot_restore(changed_run):
@@ -232,8 +231,9 @@ def test_an_unchanged_candidate_has_only_its_rollback_to_follow_and_judges_clean
     local_code, local = _local(tmp_path, monkeypatch, Sessions(_sources(changed=False)))
     capsys.readouterr()
     ci, out, rows = _ci(tmp_path, monkeypatch, capsys, Sessions(_sources(changed=False)))
-    assert [(r["report"], r["rollback"]) for r in rows] == [("baseline-rollback-candidate",
-                                                             str(ci / "checkpoints" / "candidate"))]
+    told = [entry_job.read(Path(r["job"])) for r in rows]  # what each row's session is told
+    assert [(t.options.report_name, t.options.rollback_from) for t in told] == [
+        ("baseline-rollback-candidate", (ci / "checkpoints" / "candidate",))]
     assert not any((ci / name).exists() for name in ("attribution-selection.txt", "replay-selection.txt"))
     assert fanout.judge_directory(CHECKOUT, [str(ci)], None) == local_code == 0
     assert (ci / "upgrade-summary.json").read_text() == (local / "upgrade-summary.json").read_text()

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from harness import env_vars
+from harness.model import entry_job
 from harness.stack.commands import judge
-from harness.stack.pins import plan
+from harness.stack.entry_side import entry_jobs
 from harness.stack.run import entry_runs, job_reuse, report_cache
 from harness.stack.workspace import Workspace
 
-from integration.test_fanout import CHECKOUT, Sessions, _checkout, _follow_ups, _plan, _sources, _step, libraries  # noqa: F401
+from integration.test_fanout import CHECKOUT, Sessions, _follow_ups, _plan, _sources, _step, libraries  # noqa: F401
 
 
 def _plan_run(directory: Path, tmp_path, monkeypatch, capsys) -> tuple[dict, list[dict]]:
@@ -30,13 +31,12 @@ def _plan_run(directory: Path, tmp_path, monkeypatch, capsys) -> tuple[dict, lis
 
 
 def _row_job(directory: Path, row: dict, out: dict, sessions: Sessions, monkeypatch, said: list[str]) -> bool:
-    """One entry job: its session told what the workflow tells it; reused (True) or run (its report written by
-    the made-up session, then kept)."""
-    entry = plan.read(directory / plan.PLAN_FILE)[row["entry"]]
-    environ = {env_vars.PLAN: str(directory / plan.PLAN_FILE), env_vars.RUN_ID: out["run_id"],
-               env_vars.SEED: out["seed"], env_vars.REPORT_NAME: row["report"], env_vars.ONLY: row["only"],
-               env_vars.REPLAY: row["replay"], env_vars.ROLLBACK_FROM: row["rollback"]}
-    ws = _checkout(directory)
+    """One entry job: its session told what the workflow tells it (its job file); reused (True) or run (its
+    report written by the made-up session, then kept)."""
+    environ = {env_vars.JOB: row["job"]}
+    ws = Workspace.from_environment(environ)  # as the row's session reads its options: from its job
+    entry = entry_jobs.entry_of(entry_job.read(Path(row["job"])))
+    assert entry.name == row["entry"] and ws.reports == directory.absolute()
     with job_reuse.reused_or_run(ws, entry, environ, say=said.append) as reused:
         if not reused:
             sessions.write(directory, entry, row["report"], out["run_id"])
@@ -45,7 +45,7 @@ def _row_job(directory: Path, row: dict, out: dict, sessions: Sessions, monkeypa
 
 @pytest.fixture
 def no_upgrade_around(monkeypatch):
-    for name in (env_vars.RUN_PID, env_vars.PLAN, env_vars.RUN_ID, env_vars.REPORTS_DIR):
+    for name in (env_vars.RUN_PID, env_vars.PLAN, env_vars.JOB, env_vars.RUN_ID, env_vars.REPORTS_DIR):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -97,10 +97,11 @@ def test_a_restored_cache_serves_the_baseline_and_the_markdown_names_its_run(tmp
 
 def test_a_row_started_by_an_upgrade_or_by_hand_never_looks(tmp_path, no_upgrade_around):
     ws = Workspace.of(tmp_path, tmp_path / "reports")
-    assert not job_reuse.is_fanout_row({})  # by hand: no plan
-    assert not job_reuse.is_fanout_row({env_vars.PLAN: "p", env_vars.RUN_PID: "1"})  # an upgrade's child
-    assert job_reuse.is_fanout_row({env_vars.PLAN: "p"})
-    with job_reuse.reused_or_run(ws, object(), {env_vars.PLAN: "p", env_vars.RUN_PID: "1"}) as reused:
+    assert not job_reuse.is_fanout_row({})  # by hand: no job
+    assert not job_reuse.is_fanout_row({env_vars.PLAN: "p"})  # a plan a user names: still by hand
+    assert not job_reuse.is_fanout_row({env_vars.JOB: "j", env_vars.RUN_PID: "1"})  # an upgrade's child
+    assert job_reuse.is_fanout_row({env_vars.JOB: "j"})
+    with job_reuse.reused_or_run(ws, object(), {env_vars.JOB: "j", env_vars.RUN_PID: "1"}) as reused:
         assert reused is False
     assert not (tmp_path / "reports").exists()  # nothing looked up or kept
 

@@ -240,19 +240,22 @@ def test_report_carries_the_upgrade_run_it_belongs_to(suite, monkeypatch):
     assert doc["run_id"] == "20260101T000000-1-abcdef"
 
 
-def test_the_entry_travels_to_the_report_as_one_typed_object(suite, monkeypatch):
-    """The session describes its entry once (HARNESS_ENTRY_INFO, the report's own EntryInfo as JSON); the
-    report holds exactly that, resolution notes and all."""
+def test_the_entry_travels_to_the_report_as_one_typed_object(suite, monkeypatch, tmp_path):
+    """The session describes its entry once, in the job file it names to its pytest run (HARNESS_JOB,
+    harness.model.entry_job, the report's own EntryInfo in it); the report holds exactly that, resolution
+    notes and all."""
     from harness import env_vars
     from harness.model.codec import to_json
     from harness.model.report import EntryInfo
-    from harness.stack.entry_side import entry as stack_entry
+    from harness.run_options import RunOptions
+    from harness.stack.entry_side import entry as stack_entry, entry_jobs
     from harness.stack.pins.matrix import Entry
 
     entry = Entry("jax-only", {"jax": "0.12.0.1", "optax": "0.2.6"}, "", python="3.12", locked=False,
                   notes=("flax 0.12.12 → 0.12.6: does not resolve",), resolved_at="2026-12-02T00:10:00+00:00")
-    env = stack_entry.suite_environment(entry, "report.json", "/venv", Path("golden"), is_checkout=True)
-    monkeypatch.setenv(env_vars.ENTRY_INFO, env[env_vars.ENTRY_INFO])
+    job = entry_jobs.write_beside(str(tmp_path), "report", entry, RunOptions())
+    env = stack_entry.suite_environment(entry, "report.json", str(tmp_path), Path("golden"), is_checkout=True, job=job)
+    monkeypatch.setenv(env_vars.JOB, env[env_vars.JOB])
     _, report = suite("-k", "golden_value", "--harness-entry=jax-only")
     assert report["entry"] == to_json(EntryInfo("jax-only", "3.12", {"jax": "0.12.0.1", "optax": "0.2.6"}, False,
                                                 "2026-12-02T00:10:00+00:00", ["flax 0.12.12 → 0.12.6: does not resolve"]))

@@ -9,7 +9,6 @@ import json
 import numpy as np
 import pytest
 
-from harness.contract import precision
 from harness.verdict.classify import comparison_mark
 from harness.model.enums import Mark
 from harness.model import report_io

@@ -220,3 +220,28 @@ def test_the_multi_device_familys_platform_and_flags_count_in_the_suite_part(wor
     off = dataclasses.replace(found, builtin=BuiltinMode.OFF)
     assert _key(off, entry, {env_vars.PROFILE: "ci", env_vars.MULTI_DEVICE_PLATFORM: "gpu"}).parts["suite"] == \
         _key(off, entry).parts["suite"]
+
+
+def test_of_a_jobs_options_only_the_seed_replay_and_rollback_count(world, tmp_path):
+    """The key hashes what of an entry's job determines its report: the run, its progress file, its phases
+    directory and its report's name do not; the examples replayed and the checkpoints restored do, and the
+    seed under a random profile."""
+    from harness.model.entry_job import JobOptions
+
+    root, package, found, entry = world
+    ws, ci = Workspace.of(found.root), {env_vars.PROFILE: "ci"}
+    base = report_key.key_of_job(ws, entry, found, ci, JobOptions(seed=1))
+    assert base == _key(found, entry)  # as the variables told it before the job
+    same = JobOptions(seed=1, run_id="another", progress=tmp_path / "p.json", phases_dir=tmp_path,
+                      report_name="baseline-replay", reports_dir=tmp_path)
+    assert report_key.key_of_job(ws, entry, found, ci, same) == base
+    (tmp_path / "examples.json").write_text("{}")
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "state.json").write_text("{}")
+    assert report_key.key_of_job(ws, entry, found, ci, JobOptions(seed=1, replay=tmp_path / "examples.json")
+                                 ).changed(base) == ["replay"]
+    assert report_key.key_of_job(ws, entry, found, ci, JobOptions(seed=1, rollback_from=(tmp_path / "checkpoints",))
+                                 ).changed(base) == ["rollback"]
+    dev = {env_vars.PROFILE: "dev"}
+    assert report_key.key_of_job(ws, entry, found, dev, JobOptions(seed=2)).changed(
+        report_key.key_of_job(ws, entry, found, dev, JobOptions(seed=1))) == ["hypothesis"]

@@ -15,6 +15,7 @@ from support import sequence_driver as drive
 from support import simulated_stack as sim
 from harness.model import report_io
 from harness.stack.commands import judge, upgrade
+from harness.stack.run import run_directory
 from harness.stack.workspace import Workspace
 
 CHANGES = drive.CANDIDATES["changes checks"]  # two groups bumped: attributed by jax-only and optax-only
@@ -52,8 +53,10 @@ def reads(monkeypatch, project) -> collections.Counter:
 
 
 def _is_report(path: pathlib.Path) -> bool:
-    """An entry's report in a reports directory (not the plan, the summary, a cache record, the API diff)."""
-    return path.stem in {"baseline", "candidate", "jax-only", "optax-only"} or path.stem.startswith("bisect-")
+    """An entry's report in a reports directory (not the plan, the summary, a cache record, the API diff, an
+    entry's job file in jobs/)."""
+    return path.parent.name != run_directory.JOBS and (
+        path.stem in {"baseline", "candidate", "jax-only", "optax-only"} or path.stem.startswith("bisect-"))
 
 
 def _reports(directory: pathlib.Path) -> set[str]:

@@ -106,9 +106,9 @@ def test_the_replay_and_the_attribution_start_together_then_one_process_restores
     assert rolled.reports == tuple(follow.rollbacks(entries[1]).values())  # a report each, as the verdict reads them
     baseline_processes = sum(r.entry.name == "baseline" for wave in waves for r in wave)
     assert baseline_processes == 2  # the replay and one rollback (four before: each rollback its own)
-    env = rolled.environment(Workspace.of(paths.SOURCE, tmp_path), _Args(), 1)
-    assert rollback_runs.folders(env[env_vars.ROLLBACK_FROM]) == list(rolled.rollback)
-    assert env_vars.REPORT_NAME not in env  # the session names each writer's report
+    told = rolled.job(Workspace.of(paths.SOURCE, tmp_path), _Args(), 1).options  # what its session is told
+    assert told.rollback_from == rolled.rollback
+    assert told.report_name is None  # the session names each writer's report
 
 
 def test_with_nothing_attributed_the_candidates_rollback_runs_beside_the_replay(tmp_path):
@@ -116,8 +116,8 @@ def test_with_nothing_attributed_the_candidates_rollback_runs_beside_the_replay(
     (wave,) = follow.waves(entries[0], entries[1], tmp_path)
     assert [r.name for r in wave] == ["baseline-replay", "baseline-rollback-candidate"]
     assert wave[1].rollback == (tmp_path / "checkpoints" / "candidate",)
-    env = wave[1].environment(Workspace.of(paths.SOURCE, tmp_path), _Args(), 1)
-    assert env[env_vars.REPORT_NAME] == "baseline-rollback-candidate"  # one writer: as a CI row runs it
+    told = wave[1].job(Workspace.of(paths.SOURCE, tmp_path), _Args(), 1).options
+    assert told.report_name == "baseline-rollback-candidate"  # one writer: as a CI row runs it
     follow, entries = _follow_ups(rollback=False, attributed=True)
     assert [[r.name for r in w] for w in follow.waves(entries[0], entries[1], tmp_path)] == [
         ["baseline-replay", "jax-only", "optax-only"]]
@@ -133,19 +133,20 @@ FAKE_NOXFILE = '''
 import json, os
 from pathlib import Path
 import nox
-from harness import env_vars
+from harness.stack.workspace import Workspace
 
 
 @nox.session(python=False)
 def baseline(session):
-    folders = [Path(f) for f in os.environ[env_vars.ROLLBACK_FROM].split(os.pathsep)]
+    told = Workspace.from_environment().options  # from the session's job, as a real session reads it
+    folders = told.rollback_from
     with open("@COUNT@", "a") as fh:
         fh.write(" ".join(f.name for f in folders) + "\\n")
     doc = json.loads(Path("@REPORT@").read_text())
-    doc.update(run_id=os.environ[env_vars.RUN_ID])
+    doc.update(run_id=told.run_id)
     for folder in folders:
         print(f"restored {folder.name}")
-        Path(os.environ[env_vars.REPORTS_DIR], f"baseline-rollback-{folder.name}.json").write_text(json.dumps(doc))
+        Path(told.reports_dir, f"baseline-rollback-{folder.name}.json").write_text(json.dumps(doc))
 '''
 
 

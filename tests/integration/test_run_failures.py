@@ -18,7 +18,7 @@ from harness.model.enums import Status
 from harness.stack import paths, project
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
-from harness.stack.pins import current, locks, matrix
+from harness.stack.pins import current, matrix
 from harness.stack.run import run_dir, run_lock
 from harness.stack.pins import plan
 from support import upgrade_reports
@@ -161,12 +161,13 @@ FAKE_NOXFILE = '''
 import json, os, sys
 from pathlib import Path
 import nox
-from harness import env_vars
+from harness import env_vars, run_options
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import current, matrix
 from harness.stack.workspace import Workspace
 
-REPORTS = os.environ[env_vars.REPORTS_DIR]
+TOLD = Workspace.from_environment().options  # from the session's job, as a real session reads it
+REPORTS = TOLD.reports_dir
 KILLED = """
 import json, os, signal, sys
 from pathlib import Path
@@ -183,7 +184,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 @nox.session(python=False)
 def baseline(session):
-    doc = json.loads(Path("@BASELINE@").read_text()) | {"run_id": os.environ[env_vars.RUN_ID]}
+    doc = json.loads(Path("@BASELINE@").read_text()) | {"run_id": TOLD.run_id}
     Path(REPORTS, "baseline.json").write_text(json.dumps(doc))
 
 
@@ -192,7 +193,8 @@ def candidate(session):
     report = os.path.join(REPORTS, "candidate.json")
     ws = Workspace.from_environment()
     with stack_entry.explained(current.entries(ws)["candidate"], Path(report), progress_file=ws.options.progress):
-        session.run(sys.executable, "-c", KILLED, "@PARTIAL@", report, external=True)
+        session.run(sys.executable, "-c", KILLED, "@PARTIAL@", report, external=True,
+                    env=run_options.environment(ws.options, run_options.JOB))  # as suite_environment tells pytest
 '''
 
 

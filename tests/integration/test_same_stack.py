@@ -22,16 +22,17 @@ FAKE_NOXFILE = '''
 import json, os
 from pathlib import Path
 import nox
-from harness import env_vars
+from harness.stack.workspace import Workspace
 
 
 def _run(name):
-    report = os.environ.get(env_vars.REPORT_NAME) or name
+    told = Workspace.from_environment().options  # from the session's job, as a real session reads it
+    report = told.report_name or name
     with open("@COUNT@", "a") as fh:
         fh.write(f"{name} {report}\\n")
     doc = json.loads(Path("@REPORT@").read_text())
-    doc.update(run_id=os.environ[env_vars.RUN_ID], entry=dict(doc["entry"], name=name))
-    Path(os.environ[env_vars.REPORTS_DIR], f"{report}.json").write_text(json.dumps(doc))
+    doc.update(run_id=told.run_id, entry=dict(doc["entry"], name=name))
+    Path(told.reports_dir, f"{report}.json").write_text(json.dumps(doc))
 
 
 @nox.session(python=False)

@@ -28,12 +28,11 @@ from packaging.version import Version
 
 from support import upgrade_reports
 from harness import env_vars
-from harness.model import report_io
+from harness.model import entry_job, report_io
 from harness.model.codec import from_json
 from harness.model.enums import CheckKind, Outcome, Status
 from harness.model.report import CheckRecord, Report, Summary, now
-from harness.stack.entry_side import entry as stack_entry
-from harness.stack.pins import plan
+from harness.stack.entry_side import entry as stack_entry, entry_jobs
 from harness.stack.pins.locks import PIN_LINE
 
 BASELINE = {"jax": "0.5.0", "jaxlib": "0.5.0", "optax": "1.0.0", "flax": "0.9.0", "numpy": "2.0.0"}
@@ -246,19 +245,21 @@ class Sessions:
         return _Finished(self._session(name, dict(env), stdout, Path(cwd)))
 
     def _session(self, name: str, env: dict[str, str], log, project: Path) -> int:
-        """What `nox -s <name>` does in an entry: read its entry from the plan, run the suite, write the report."""
+        """What `nox -s <name>` does in an entry: read its entry and options from its job, run the suite, write
+        the report."""
         self.ran.append(name)
-        entry = plan.read(Path(env[env_vars.PLAN]))[name]
+        job = entry_job.read(Path(env[env_vars.JOB]))
+        entry, told = entry_jobs.entry_of(job), job.options
+        assert entry.name == name
         lock = Path(entry.lock_file) if entry.lock_file else None
         pins = {m.group(1).lower(): m.group(2) for line in lock.read_text().splitlines()
                 if (m := PIN_LINE.match(line.strip()))} if lock is not None else {}
         entry = dataclasses.replace(entry, pins={p: pins.get(p, v) for p, v in entry.pins.items()})
-        reports = Path(env[env_vars.REPORTS_DIR])
-        path = reports / f"{env.get(env_vars.REPORT_NAME) or name}.json"
-        only = env.get(env_vars.ONLY)
-        selection = sorted({ln.strip() for ln in Path(only).read_text().splitlines() if ln.strip()}) if only else None
+        path = told.reports_dir / f"{told.report_name or name}.json"
+        only = told.only
+        selection = sorted({ln.strip() for ln in only.read_text().splitlines() if ln.strip()}) if only else None
         report = report_for(self.templates, entry, checks_of(project / "contracts"), selection,
-                            env.get("XLA_FLAGS", ""), env.get(env_vars.RUN_ID))
+                            env.get("XLA_FLAGS", ""), told.run_id)
         if log is not None:
             log.write(f"simulated suite of {name}: {entry.pin_text}\n")
             log.flush()

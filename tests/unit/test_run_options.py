@@ -8,7 +8,7 @@ import pytest
 
 from harness import env_vars, run_options
 from harness.contract import options as contract_options
-from harness.run_options import ENTRY, GOLDEN, HOST, PROJECT, RUN, UPGRADE, RunOptions
+from harness.run_options import ENTRY, GOLDEN, HOST, JOB, PROJECT, RUN, UPGRADE, RunOptions
 from harness.stack import paths, staging
 from harness.stack.commands import project_options
 from harness.stack.commands import accept, accept_steps, upgrade_args
@@ -40,7 +40,7 @@ def _typed(name, spec):
 
 @pytest.mark.parametrize("name, spec", run_options.specs().items(), ids=list(run_options.specs()))
 def test_every_option_reaches_its_parsers_its_children_and_its_reader(name, spec, monkeypatch):
-    assert spec.group in (PROJECT, RUN, ENTRY, HOST)
+    assert spec.group in (PROJECT, RUN, JOB, ENTRY, HOST)
     assert spec.group == HOST or spec.env, f"{name} is carried to child processes: it needs a variable"
     if spec.flags:  # every command that takes it parses it
         argv, value = _typed(name, spec)
@@ -126,7 +126,8 @@ def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeyp
     class Args:
         run_id, offline = "run-A", False
 
-    child = entry_runs.child_environment(Workspace.of(paths.SOURCE, tmp_path), Args, None, 1, None)
+    ws = Workspace.of(paths.SOURCE, tmp_path)
+    child = entry_runs.child_environment(ws, entry_runs.told(ws, Args, 1), tmp_path / "job.json")
     assert not {k for k in own if child.get(k) == "from another run"}
     seen = {}
     monkeypatch.setattr(accept_steps.subprocess, "run", lambda cmd, **kw: seen.update(kw["env"]) or _Done())
@@ -165,18 +166,26 @@ def test_a_path_is_shown_relative_to_where_the_command_was_typed(tmp_path):
 def test_what_a_run_tells_its_entries_is_its_own_options_not_its_process_environment(monkeypatch, tmp_path):
     """The host never writes its own environment to tell itself (or its children) an option: an entry's
     environment is built from the workspace's options, so another process's HARNESS_BUILTIN left in the
-    shell is overridden by the run's --builtin, and a run id reaches the entry without being set here."""
+    shell is overridden by the run's --builtin, and a run id reaches the entry (in its job) without being set
+    here."""
+    from harness.model import entry_job
+    from harness.stack.entry_side import entry_jobs
+    from harness.stack.pins.matrix import Entry
+
     monkeypatch.setenv(env_vars.BUILTIN, "report")
 
     class Args:
         run_id, offline = "run-B", True
 
     ws = Workspace.from_environment().with_options(run_options.RunOptions(builtin="off"))
-    child = entry_runs.child_environment(ws, Args, None, 0, None)
-    assert child[env_vars.BUILTIN] == "off" and child[env_vars.RUN_ID] == "run-B"
-    assert child[env_vars.SEED] == "0" and child["UV_OFFLINE"] == "1"  # a seed of 0 is told, not dropped
+    told = entry_runs.told(ws, Args, 0)
+    job = tmp_path / "jobs" / "baseline.json"
+    entry_job.write(job, entry_jobs.job_of(Entry("baseline", {}, ""), told))
+    child = entry_runs.child_environment(ws, told, job)
+    assert child[env_vars.BUILTIN] == "off" and child["UV_OFFLINE"] == "1" and child[env_vars.JOB] == str(job)
     assert os.environ[env_vars.BUILTIN] == "report" and env_vars.RUN_ID not in os.environ
-    assert Workspace.from_environment(child).options.builtin == "off"  # as the entry's session reads it
+    read = Workspace.from_environment(child).options  # as the entry's session reads it
+    assert (read.builtin, read.run_id, read.seed) == ("off", "run-B", 0)  # a seed of 0 is told, not dropped
 
 
 def test_a_teams_entries_are_told_its_project_though_this_process_was_not(monkeypatch, tmp_path):
@@ -189,6 +198,7 @@ def test_a_teams_entries_are_told_its_project_though_this_process_was_not(monkey
 
     team = Workspace.of(tmp_path)
     assert not team.is_checkout
-    assert entry_runs.child_environment(team, Args, None, 1, None)[env_vars.PROJECT] == str(tmp_path.resolve())
-    checkout = entry_runs.child_environment(Workspace.of(paths.SOURCE, tmp_path), Args, None, 1, None)
+    told = entry_runs.told(team, Args, 1)
+    assert entry_runs.child_environment(team, told, tmp_path / "j.json")[env_vars.PROJECT] == str(tmp_path.resolve())
+    checkout = entry_runs.child_environment(Workspace.of(paths.SOURCE, tmp_path), told, tmp_path / "j.json")
     assert env_vars.PROJECT not in checkout

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.stack.pins import release_set
 from harness.model import api_diff
 from harness.stack.run import followups
 from harness.stack.entry_side import rollback as rollback_runs

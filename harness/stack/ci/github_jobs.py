@@ -102,10 +102,7 @@ _RUN_ROW = f"""\
       - name: Run the baseline on this entry's checkpoints
         if: ${{{{ !cancelled() && matrix.then_entry != '' }}}}
         env:
-          HARNESS_REPORT_NAME: ${{{{ matrix.then_report }}}}
-          HARNESS_ONLY: ${{{{ matrix.then_only }}}}
-          HARNESS_REPLAY: ${{{{ matrix.then_replay }}}}
-          HARNESS_ROLLBACK_FROM: ${{{{ matrix.then_rollback }}}}
+          HARNESS_JOB: ${{{{ matrix.then_job }}}}
           ENTRY: ${{{{ matrix.then_entry }}}}
         run: |
           status=0
@@ -136,13 +133,9 @@ def _entry_job(job: str, title: str, needs: str, condition: str, source: str, do
       fail-fast: false
       matrix: ${{{{ fromJSON(needs.{source}.outputs.matrix) }}}}
     env:
-{profile}      HARNESS_PLAN: ${{{{ github.workspace }}}}/reports/upgrade-plan.json
-      HARNESS_RUN_ID: ${{{{ needs.plan.outputs.run_id }}}}
-      HARNESS_HYPOTHESIS_SEED: ${{{{ needs.plan.outputs.seed }}}}
-      HARNESS_REPORT_NAME: ${{{{ matrix.report }}}}
-      HARNESS_ONLY: ${{{{ matrix.only }}}}
-      HARNESS_REPLAY: ${{{{ matrix.replay }}}}
-      HARNESS_ROLLBACK_FROM: ${{{{ matrix.rollback }}}}
+{profile}      # The row's job file (its entry, the run's id and seed, its selection...), written by the plan or
+      # followups job into the reports directory this job downloads (harness.model.entry_job).
+      HARNESS_JOB: ${{{{ matrix.job }}}}
       ENTRY: ${{{{ matrix.entry }}}}
     steps:
 {setup()}{download}{restore}{_RUN_ROW}{save}"""
@@ -189,8 +182,8 @@ def fan_out(profile: str, cache: str) -> str:
         name: Decide from baseline and candidate what else runs
         run: |
           {TOOL} followups reports
-      # The follow-ups' selections and examples, the reports of attribution entries that cannot run, and the
-      # API diff (the judge job has no environments).
+      # The follow-ups' selections, examples and job files, the reports of attribution entries that cannot
+      # run, and the API diff (the judge job has no environments).
       - uses: {UPLOAD}
         with:
           name: run-followups
@@ -200,6 +193,7 @@ def fan_out(profile: str, cache: str) -> str:
             reports/replay-examples.json
             reports/*-only.json
             reports/api-diff.json
+            reports/jobs/
 """
     return entry + "\n" + followups + "\n" + followup
 

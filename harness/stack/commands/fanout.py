@@ -3,10 +3,12 @@ and the wall time is the slowest entry plus the verdict, not their sum:
 
   nox -s plan -- [upgrade's options]   resolve the plan once into the reports directory; the baseline and
                                        the candidate as a matrix, with the run's id and Hypothesis seed
-  nox -s <entry>                       each row: told HARNESS_PLAN, HARNESS_RUN_ID, HARNESS_HYPOTHESIS_SEED,
-                                       and the row's HARNESS_REPORT_NAME, HARNESS_ONLY, HARNESS_REPLAY,
-                                       HARNESS_ROLLBACK_FROM; then, in the same job, the row's then_* run
-                                       (the baseline restoring the checkpoints this one wrote), if any
+  nox -s <entry>                       each row: told HARNESS_JOB, the row's job file, which the plan
+                                       (or followups) step wrote into the reports directory (jobs/): its
+                                       entry, the run's id and seed, its report name, selection, examples
+                                       and checkpoints (harness.model.entry_job); then, in the same job, the
+                                       row's then_* run (the baseline restoring the checkpoints this one
+                                       wrote), if any
   nox -s followups -- DIR              after baseline and candidate: the replay, the baseline on the
                                        candidate's checkpoints and the attribution entries as a matrix,
                                        empty when there are none (harness.stack.run.followups);
@@ -28,22 +30,30 @@ from pathlib import Path
 
 from harness import run_options
 from harness.errors import HarnessError
-from harness.model import report_io
+from harness.model import entry_job, report_io
 from harness.stack.commands import project_options
+from harness.stack.entry_side import entry_jobs
 from harness.stack.run import api_diff as api_for_run
 from harness.stack.commands import frame, judge, options, upgrade_args
 from harness.stack.pins import matrix
 from harness.stack.run import followups, run_plan
 from harness.stack.run.followups import EntryRun
+from harness.stack.run.run_directory import RunDirectory
 from harness.stack.commands.latest_cli import github_output
 from harness.stack.workspace import Workspace
 
 
-def _publish(runs: list[EntryRun], directory: Path, run_id: str | None, seed: str | None) -> None:
-    """The matrix of entry runs: printed last (JSON on one line), and to $GITHUB_OUTPUT under Actions."""
+def _publish(runs: list[EntryRun], entries: list[matrix.Entry], directory: Path, run_id: str | None,
+             seed: int | None) -> None:
+    """The matrix of entry runs, each row's job file (and its then_* run's) written into `directory`: printed
+    last (JSON on one line), and to $GITHUB_OUTPUT under Actions."""
+    directory, by_name = directory.absolute(), {e.name: e for e in entries}
+    for run in [r for first in runs for r in (first, first.then) if r is not None]:
+        entry_job.write(RunDirectory.at(directory).job(run.report),
+                        entry_jobs.job_of(by_name[run.entry], run.told(directory, run_id, seed)))
     table = json.dumps({"include": [r.row(directory) for r in runs]}, separators=(",", ":"))
     print(table)
-    github_output(matrix=table, count=str(len(runs)), run_id=run_id or "", seed=seed or "")
+    github_output(matrix=table, count=str(len(runs)), run_id=run_id or "", seed="" if seed is None else str(seed))
 
 
 def plan(ws: Workspace, argv, invoked_from: str | None) -> int:
@@ -58,7 +68,7 @@ def _plan(ws: Workspace, args: argparse.Namespace, invoked_from: str | None) -> 
         raise HarnessError("--bisect probes releases one after another with `nox -s upgrade -- --bisect`; "
                            "the steps one by one do not bisect: drop it here.")
     entries = run_plan.resolve(ws, args)  # an unresolvable candidate's report carries the run's id
-    _publish(followups.first_runs(entries), ws.reports, args.run_id, str(random.getrandbits(32)))
+    _publish(followups.first_runs(entries), entries, ws.reports, args.run_id, random.getrandbits(32))
     return 0
 
 
@@ -94,7 +104,7 @@ def _follow_ups(ws: Workspace, directory: Path) -> int:
                  follow.attribution_note() if follow.attributes else follow.skipped_note(entries[2:])):
         if note:
             print(f"followups: {note}")
-    _publish(follow.runs(entries[0], entries[1]), directory, _run_id(ws, directory), None if ws.options.seed is None else str(ws.options.seed))
+    _publish(follow.runs(entries[0], entries[1]), entries, directory, _run_id(ws, directory), ws.options.seed)
     return 0
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import shlex
 import subprocess
@@ -15,16 +14,16 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness import devices, env_vars
+from harness import devices, env_vars, run_options
 from harness.errors import HarnessError
 from harness.model import progress, report_io
-from harness.model.codec import to_json
 from harness.model.progress import Phase, Progress
-from harness.model.report import EntryInfo, now, unresolvable
+from harness.model.report import now, unresolvable
 from harness.run_options import RunOptions
 from harness.stack import boundary, paths, project
 from harness.stack.environments import envs, harness_source
-from harness.stack.entry_side import ending, multi_device, rollback
+from harness.stack.entry_side import ending, entry_jobs, multi_device, rollback
+from harness.stack.entry_side.entry_jobs import entry_info  # noqa: F401 (harness.stack.entry_side.entry.entry_info)
 from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, write_if_missing
 from harness.stack.environments.uv_program import uv
 from harness.stack.pins.matrix import Entry
@@ -32,11 +31,6 @@ from harness.stack.workspace import Workspace
 
 
 PYTEST_TESTS_FAILED = 1  # pytest.ExitCode.TESTS_FAILED: the suite ran, some checks failed
-
-
-def entry_info(entry: Entry) -> EntryInfo:
-    return EntryInfo(name=entry.name, python=entry.python, requested=dict(entry.pins), locked=entry.locked,
-                     resolved_at=entry.resolved_at, notes=list(entry.notes) or None)
 
 
 def report_path(reports: Path, entry: Entry, report_name: str | None = None) -> Path:
@@ -133,12 +127,17 @@ def write_unresolvable(reports: Path, entry: Entry, problem: str, started: str, 
 
 
 def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_checkout: bool,
-                      rollback_reads: bool = True, options: RunOptions = RunOptions()) -> dict[str, str]:
+                      rollback_reads: bool = True, options: RunOptions = RunOptions(),
+                      job: Path | None = None) -> dict[str, str]:
     """What the contract suite's pytest run is told through its environment (is_checkout: whether the
     project judged is this checkout, whose golden/ holds the built-in contracts' values; rollback_reads:
     whether an upgrade's rollback may read this run's checkpoints, so that it keeps them; options: what the
-    session was told, harness.stack.boundary — the rest of its environment the pytest process inherits)."""
+    session was told, harness.stack.boundary — the rest of its environment the pytest process inherits).
+    job: the job file of its entry and options (entry_jobs.write_beside), which the report's entry is read
+    from; the JOB group's options it reads as variables, as a pytest run by hand is given them."""
     return {
+        **run_options.environment(options, run_options.JOB),
+        **({} if job is None else {env_vars.JOB: str(job)}),
         env_vars.REPORT: report,
         env_vars.GOLDEN_DIR: str(golden),
         # A team's project reads the built-in contracts' golden values from the tool unless it recorded its own.
@@ -147,7 +146,6 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
         # Unset: the checks write their checkpoints into pytest's temporary folder, removed after the run.
         **({env_vars.CHECKPOINTS: str(checkpoints_folder(Path(report)))}
            if rollback_reads and _keeps_checkpoints(options) else {}),
-        env_vars.ENTRY_INFO: json.dumps(to_json(entry_info(entry))),  # one typed object, as the report holds it
         # Derandomized unless asked otherwise: identical pins must give identical reports.
         env_vars.PROFILE: options.profile or "ci",
         # Keep bytecode: without it every run recompiles JAX's sources (~2.7 s of each run).
@@ -167,15 +165,16 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     upgrade's rollback may read them, its checkpoints beside it). A rollback of several writers' checkpoints
     (HARNESS_ROLLBACK_FROM naming several folders) writes each writer's report from one process."""
     envs.mark_used(session.virtualenv.location, session.name)  # its last use, for pruning (harness.stack.environments.envs)
-    writers = rollback.folders(str(ws.options.rollback_from) if ws.options.rollback_from else None)
+    writers = list(ws.options.rollback_from)
     names = [rollback.report_name(f.name) for f in writers] if len(writers) > 1 else [report_name]
     if install:
         install_entry(session, ws, entry, names)
     written = [report_path(ws.reports, entry, name) for name in names]
     path = written[0]
     found = project.load(ws)
-    env = suite_environment(entry, str(path), session.virtualenv.location, found.golden, ws.is_checkout,
-                            rollback_reads, ws.options)
+    venv = session.virtualenv.location
+    env = suite_environment(entry, str(path), venv, found.golden, ws.is_checkout, rollback_reads, ws.options,
+                            entry_jobs.write_beside(venv, path.stem, entry, ws.options))
     # pytest's temporary files in the entry's environment: under the shared /tmp/pytest-of-<user>/ two
     # entries running at once each cleaned up the numbered directories of every other pytest run there.
     basetemp = os.path.join(session.virtualenv.location, "pytest-tmp")
@@ -189,7 +188,8 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
     told = boundary.variables()
     # The platform as the workspace was given it: a golden session's --multi-device-platform is not in its env.
-    family = multi_device.planned(found, told, ws.options.multi_device_platform) if multi_device.wanted(told) else None
+    family = (multi_device.planned(found, told, ws.options.multi_device_platform)
+              if multi_device.wanted(ws.options.only) else None)
     with session.chdir(found.root), explained(entry, path, progress_file=ws.options.progress):
         # The multi-device family's process (harness.devices) starts first, beside the main run: its
         # output is kept apart and written into the log after the main run's.

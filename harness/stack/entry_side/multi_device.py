@@ -42,9 +42,9 @@ def planned(found: project.Project, environ, platform: str | None = None) -> Fam
                          devices.process_environment(platform, environ))
 
 
-def wanted(environ) -> bool:
-    """Whether the run selects any of the family's checks (`--harness-only`: attribution and replay runs)."""
-    only = environ.get(env_vars.ONLY)
+def wanted(only: Path | None) -> bool:
+    """Whether the run selects any of the family's checks (`only`, the file of --harness-only: attribution and
+    replay runs; None: every check)."""
     if not only:
         return True
     return any(line.strip().startswith(f"{devices.FAMILY}/") for line in Path(only).read_text().splitlines())

@@ -8,9 +8,6 @@ blamed on the bump that changes it (harness.stack.run.followups decides which ru
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from harness.model.report import Report
 
 CHECKPOINTS = "checkpoints"  # the run's checkpoints folder, one folder per report, published with the reports
@@ -38,14 +35,3 @@ def wants_checkpoints(selection: list[str] | None) -> bool:
     """Whether a run of these checks (None: all) keeps the checkpoints it writes: only when a rollback
     run may read them (an attribution entry re-running other checks keeps none)."""
     return selection is None or any(i.startswith(PREFIX) for i in selection)
-
-
-def folders(value: str | None) -> list[Path]:
-    """The checkpoints folders a rollback run restores, from HARNESS_ROLLBACK_FROM: one folder (a CI row), or
-    several, os.pathsep-separated (an upgrade's one baseline process restoring every writer's)."""
-    return [Path(part) for part in (value or "").split(os.pathsep) if part]
-
-
-def joined(found: list[Path]) -> str:
-    """HARNESS_ROLLBACK_FROM naming `found`, in order."""
-    return os.pathsep.join(str(f) for f in found)

@@ -11,15 +11,15 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from harness import env_vars
 from harness.errors import HarnessError
 from harness.model import report_io
+from harness.model.entry_job import JobOptions
 from harness.model.report import Report
 from harness.stack import project
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.run import report_cache, same_stack
 from harness.stack.pins.matrix import Entry
-from harness.stack.run.report_key import ReportKey, key_of
+from harness.stack.run.report_key import ReportKey, key_of_job
 from harness.stack.run.run_directory import RunDirectory
 from harness.stack.workspace import Workspace
 
@@ -37,28 +37,30 @@ def _selection(only: Path | None) -> list[str] | None:
     return [line.strip() for line in only.read_text().splitlines() if line.strip()] if only else None
 
 
-def _key(ws: Workspace, entry: Entry, environ: dict[str, str], seed: int, replay: Path | None) -> ReportKey | None:
+def _key(ws: Workspace, entry: Entry, environ: dict[str, str],
+         told: JobOptions) -> ReportKey | None:  # type: ignore[valid-type]
     try:
-        return key_of(ws, entry, project.load(ws), environ, seed, replay)
+        return key_of_job(ws, entry, project.load(ws), environ, told)
     except (OSError, HarnessError):  # no lock yet (resolved inside its session), or no interpreter
         return None
 
 
-def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str], seed: int, only: Path | None,
-            replay: Path | None, report_file: Path, log_file: Path, fresh: bool, twin: str | None = None) -> Attempt:
-    """Reuse the entry's report kept in `cache` when nothing that determines it changed: written to
+def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str],
+            told: JobOptions,  # type: ignore[valid-type]
+            report_file: Path, log_file: Path, fresh: bool, twin: str | None = None) -> Attempt:
+    """Reuse the entry's report kept in `cache` when nothing that determines it changed (its session's
+    environment `environ` and its job's options `told`: harness.stack.run.report_key): written to
     `report_file` as this run's entry, with a log saying where it came from. `twin`: an entry of this run
     with the same key that has finished (harness.stack.run.same_stack); with --fresh, only its report is
     reused, never an earlier run's."""
-    key = _key(ws, entry, environ, seed, replay)
+    key = _key(ws, entry, environ, told)
     if key is None or (fresh and twin is None):
         return Attempt(key)
-    selection = _selection(only)
+    selection = _selection(told.only)
     found = report_cache.lookup(cache, key, selection, entry.name)
     if found.report is None:
         return Attempt(key, why_ran="" if found.why_not == "no earlier report" else found.why_not)
-    run_id = environ.get(env_vars.RUN_ID)
-    report = report_cache.reused(found.report, stack_entry.entry_info(entry), run_id, key)
+    report = report_cache.reused(found.report, stack_entry.entry_info(entry), told.run_id, key)
     if fresh and not same_stack.of_this_run(report):
         return Attempt(key)
     if same_stack.of_this_run(report):
@@ -79,12 +81,12 @@ def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str], s
     return Attempt(key, report)
 
 
-def keep(ws: Workspace, cache: Path, done: Attempt, entry: Entry, environ: dict[str, str], seed: int,
-         replay: Path | None, report_file: Path, log_file: Path) -> None:
+def keep(ws: Workspace, cache: Path, done: Attempt, entry: Entry, environ: dict[str, str],
+         told: JobOptions, report_file: Path, log_file: Path) -> None:  # type: ignore[valid-type]
     """After the entry ran: keep its report for the next run (a lock resolved in the session counts now).
     Only when its inputs are still those it started with: a contract or golden file edited while it ran
     would otherwise file the old results under the new inputs."""
-    after = _key(ws, entry, environ, seed, replay)
+    after = _key(ws, entry, environ, told)
     if after is None or done.reused is not None or (done.key is not None and done.key != after):
         return
     report_cache.store(cache, after, report_file, log_file, stack_entry.checkpoints_folder(report_file),

@@ -16,33 +16,38 @@ import time
 from pathlib import Path
 
 from harness import env_vars, run_options
-from harness.model import progress as progress_io
+from harness.model import entry_job, progress as progress_io
 from harness.model.report import now
+from harness.run_options import RunOptions
 from harness.stack import boundary, cli_args
-from harness.stack.entry_side import entry as stack_entry
-from harness.stack.pins import matrix, plan
+from harness.stack.entry_side import entry as stack_entry, entry_jobs
+from harness.stack.pins import matrix
 from harness.stack.entry_side import ending, rollback as rollback_runs
 from harness.stack.run import entry_reuse, lifeline, progress, report_cache, run_lock, run_profile, same_stack
 from harness.stack.run.run_directory import REPLAY, RunDirectory  # REPLAY: the baseline on the candidate's examples
 from harness.stack.workspace import Workspace
 
 
-def child_environment(ws: Workspace, args, only: Path | None, seed: int, replay: Path | None,
-                      rollback: Path | None = None) -> dict[str, str]:
-    """What every entry of this run is told: the run's options (its id, --contracts, --builtin, --offline,
-    the harness wheel...), the plan, the selection, one seed, examples to replay; built from the declaration
-    (harness.run_options) over this process's environment without another run's own variables."""
-    told = dataclasses.replace(
-        ws.options, run_id=args.run_id, seed=seed,
-        plan=ws.reports / plan.PLAN_FILE,  # the entries, resolved once
-        reports_dir=ws.reports, offline=bool(args.offline) or ws.options.offline,
-        only=only, replay=replay, report_name=REPLAY if replay is not None else (
-            rollback_runs.report_name(rollback.name) if rollback is not None else None),
-        rollback_from=rollback)
-    # A team's project is named to its entries (whatever this process was told: `upgrade-harness upgrade`
-    # runs in-process); this checkout's sessions find it themselves.
+def told(ws: Workspace, args, seed: int, only: Path | None = None, replay: Path | None = None,
+         rollback: tuple[Path, ...] = ()) -> RunOptions:
+    """What an entry of this run is told: the run's options (its id, --contracts, --builtin, --offline, the
+    wheel...), the selection, one seed, examples to replay, checkpoints folders to restore; its entry is in
+    its job, never read from the plan."""
+    named = REPLAY if replay is not None else rollback_runs.report_name(rollback[0].name) if len(rollback) == 1 else None
+    return dataclasses.replace(ws.options, run_id=args.run_id, seed=seed, plan=None, reports_dir=ws.reports,
+                               offline=bool(args.offline) or ws.options.offline, only=only, replay=replay,
+                               report_name=named, rollback_from=rollback)
+
+
+def child_environment(ws: Workspace, options: RunOptions, job: Path) -> dict[str, str]:
+    """An entry's session's environment: this process's without another run's own variables, the project's
+    options (a user sets them too) and --offline as variables, and its job file's path (harness.model.entry_job),
+    which carries the rest: no variable the job replaces is left from this process. A team's project is named
+    (`upgrade-harness upgrade` runs in-process); this checkout's sessions find it themselves."""
     project = {} if ws.is_checkout else {env_vars.PROJECT: str(ws.root)}
-    env = boundary.child_environment(told, run_options.PROJECT, run_options.RUN, extra=project)
+    replaced = {spec.env: None for spec in run_options.specs(run_options.JOB).values() if spec.env}
+    env = boundary.child_environment(options, run_options.PROJECT, run_options.RUN,
+                                     extra={**replaced, **project, env_vars.JOB: str(job)})
     env.update(lifeline.child_environment())  # and dies with
     return env
 
@@ -104,13 +109,14 @@ class Run:
         rollbacks' prefix, its log copied into each writer's when it ends)."""
         return self.reports[0] if len(self.reports) == 1 else rollback_runs.REPORT
 
-    def environment(self, ws: Workspace, args, seed: int, folders: tuple[Path, ...] | None = None) -> dict[str, str]:
-        """What its session is told, restoring `folders` (default: all of its own)."""
-        folders = self.rollback if folders is None else folders
-        env = child_environment(ws, args, self.only, seed, self.replay, folders[0] if len(folders) == 1 else None)
-        if len(folders) > 1:
-            env[env_vars.ROLLBACK_FROM] = rollback_runs.joined(list(folders))
-        return env
+    def job(self, ws: Workspace, args, seed: int, folders: tuple[Path, ...] | None = None, **own) -> entry_job.EntryJob:
+        """Its session's job, restoring `folders` (default: all its own); `own`: progress file, phases dir."""
+        options = told(ws, args, seed, self.only, self.replay, self.rollback if folders is None else folders)
+        return entry_jobs.job_of(self.entry, dataclasses.replace(options, **own), entry_jobs.interpreter(self.entry))
+
+    def environment(self, ws: Workspace, args, seed: int) -> dict[str, str]:
+        """Its session's environment, its job file named (RunDirectory.job)."""
+        return child_environment(ws, told(ws, args, seed), RunDirectory.of(ws).job(self.name))
 
 
 def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, only: Path | None = None,
@@ -179,15 +185,16 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
                     shown.finished(name, f"  {name:12s} waits     for {twin}, which installs the same stack")
                     continue
                 restoring = left if run.rollback else ()
-                env = run.environment(ws, args, seed, restoring)
+                file = Path(files) / f"{name}.json"
+                phase_dirs[name] = timed = run_profile.entry_directory(name)  # --harness-phases: its own
+                job = RunDirectory.of(ws).job(name)
+                entry_job.write(job, run.job(ws, args, seed, restoring, progress=file, phases_dir=timed))
                 # One report: its own log; several: the process's, copied into each report's when it ends.
                 log = open(RunDirectory.of(ws).log(_stem_of(run, left[0]) if len(left) == 1 else name), "w")
-                file = Path(files) / f"{name}.json"
                 cmd = [sys.executable, "-m", "nox", "-f", str(ws.noxfile), "-s", entry.name,
                        "--envdir", str(ws.envdir)]
-                phase_dirs[name] = timed = run_profile.entry_directory(name)  # --harness-phases: its own
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ws.root,
-                                        env={**env, env_vars.PROGRESS: str(file), **run_profile.told(timed)},
+                                        env=child_environment(ws, told(ws, args, seed), job),
                                         **lifeline.popen_options(run_lock.held_fds()))
                 running[name] = _Started(proc, log, time.perf_counter(), {f: looked[f] for f in left})
                 twins.started(name, key)
@@ -226,8 +233,9 @@ def _ended(ws: Workspace, cache: Path, run: Run, started: _Started, args, seed: 
         stem = _stem_of(run, folder)
         if code != 0:
             explain_ending(RunDirectory.of(ws), run.entry, code, progress_file, stem)
-        entry_reuse.keep(ws, cache, a, run.entry, run.environment(ws, args, seed, _folders(folder)),
-                         seed, run.replay, run_files.report_file(stem), run_files.log(stem))
+        entry_reuse.keep(ws, cache, a, run.entry, run.environment(ws, args, seed),
+                         run.job(ws, args, seed, (folder,) if folder else ()).options, run_files.report_file(stem),
+                         run_files.log(stem))
 
 
 def _looked_up(ws: Workspace, cache: Path, run: Run, args, seed: int, fresh: bool, twin: str | None, shown,
@@ -236,7 +244,7 @@ def _looked_up(ws: Workspace, cache: Path, run: Run, args, seed: int, fresh: boo
     restoring none); those reused are written into the run's directory and shown as reused."""
     looked_at, run_files = time.perf_counter(), RunDirectory.of(ws)
     looked = {folder: entry_reuse.attempt(
-        ws, cache, run.entry, run.environment(ws, args, seed, folders), seed, run.only, run.replay,
+        ws, cache, run.entry, run.environment(ws, args, seed), run.job(ws, args, seed, folders).options,
         run_files.report_file(stem), run_files.log(stem), fresh, twin=twin)
         for folder, folders, stem in _parts(run)}
     for folder, a in looked.items():
@@ -248,10 +256,6 @@ def _looked_up(ws: Workspace, cache: Path, run: Run, args, seed: int, fresh: boo
             shown.finished(stem, f"  {stem if run.rollback else run.entry.name:12s} reused    the report of "
                                  f"{origin} (log: {cli_args.shown_path(ws.published / f'{stem}.log', typed_in)})")
     return looked
-
-
-def _folders(folder: Path | None) -> tuple[Path, ...]:
-    return () if folder is None else (folder,)
 
 
 def _parts(run: Run) -> list[tuple[Path | None, tuple[Path, ...], str]]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.model.report import now, unresolvable
+from harness.run_options import RunOptions
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import matrix
 from harness.stack.entry_side import rollback as rollback_runs
@@ -40,13 +41,19 @@ class EntryRun:
     then: EntryRun | None = None
 
     def row(self, directory: Path) -> dict[str, str]:
-        """The matrix row: file names made paths in `directory`, "" for none (what the sessions read as unset);
-        the `then` run's as then_entry, then_report... ("" for none)."""
-        row = {"entry": self.entry, "report": self.report} | {
-            k: str(directory / v) if v else "" for k, v in (("only", self.only), ("replay", self.replay),
-                                                            ("rollback", self.rollback))}
+        """The matrix row: its entry, its report's name and its job file in `directory` (what its session is
+        told: HARNESS_JOB); the `then` run's as then_entry, then_report, then_job ("" for none)."""
+        row = {"entry": self.entry, "report": self.report, "job": str(RunDirectory.at(directory).job(self.report))}
         after = self.then.row(directory) if self.then is not None else dict.fromkeys(row, "")
         return row | {f"then_{k}": v for k, v in after.items() if not k.startswith("then_")}
+
+    def told(self, directory: Path, run_id: str | None, seed: int | None) -> RunOptions:
+        """What its session is told in its job: the run's id and seed, its report's name, and its files made
+        paths in `directory` (None, none: all checks, no examples, no checkpoints)."""
+        return RunOptions(run_id=run_id, seed=seed, reports_dir=directory, report_name=self.report,
+                          only=directory / self.only if self.only else None,
+                          replay=directory / self.replay if self.replay else None,
+                          rollback_from=(directory / self.rollback,) if self.rollback else ())
 
 
 def first_runs(entries: list[matrix.Entry]) -> list[EntryRun]:

@@ -6,16 +6,16 @@ entry's session looks there itself: when nothing that determines its report chan
 its report is taken from the cache, marked reused with the run it came from, and the suite does not run;
 otherwise it runs and its report is kept under its key for the next job.
 
-Only a fan-out row does this (told a plan, and not started by an upgrade, which looks up itself): a session
+Only a fan-out row does this (told a job, and not started by an upgrade, which looks up itself): a session
 run by hand still runs.
 """
 
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
 
-from harness import env_vars, run_options
+from harness import env_vars
+from harness.model import entry_job
 from harness.stack.pins.matrix import Entry
 from harness.stack.run import entry_reuse, report_cache
 from harness.stack.run.run_directory import RunDirectory
@@ -24,16 +24,9 @@ from harness.stack import boundary
 
 
 def is_fanout_row(environ) -> bool:
-    """A CI matrix row's session: told the plan (HARNESS_PLAN) by the workflow, not by an upgrade (which
+    """A CI matrix row's session: told its job (HARNESS_JOB) by the workflow, not by an upgrade (which
     names itself in HARNESS_RUN_PID, harness.stack.run.lifeline)."""
-    return bool(environ.get(env_vars.PLAN)) and not environ.get(env_vars.RUN_PID)
-
-
-def _paths(entry: Entry, environ) -> tuple[str, Path | None, Path | None, int]:
-    """The row's report name, its selection and replay files (None: all checks, none), and its seed."""
-    options = run_options.from_environment(environ)
-    stem = options.report_name or entry.name
-    return stem, options.only, options.replay, options.seed or 0
+    return bool(environ.get(env_vars.JOB)) and not environ.get(env_vars.RUN_PID)
 
 
 @contextlib.contextmanager
@@ -45,11 +38,12 @@ def reused_or_run(ws: Workspace, entry: Entry, environ=None, say=print):
     if not is_fanout_row(environ):
         yield False
         return
-    stem, only, replay, seed = _paths(entry, environ)
+    told = entry_job.options_of(ws.options)  # the row's job, read with its workspace
+    stem = told.report_name or entry.name
     cache = report_cache.directory(ws.published)
     run = RunDirectory.of(ws)
     report_file, log_file = run.report_file(stem), run.log(stem)
-    looked = entry_reuse.attempt(ws, cache, entry, environ, seed, only, replay, report_file, log_file, fresh=False)
+    looked = entry_reuse.attempt(ws, cache, entry, environ, told, report_file, log_file, fresh=False)
     if looked.reused is not None:
         origin = looked.reused.reused
         say(f"{entry.name}: reused the report of run {origin.run_id} (entry {origin.entry}, {origin.when}): "
@@ -61,4 +55,4 @@ def reused_or_run(ws: Workspace, entry: Entry, environ=None, say=print):
     try:
         yield False
     finally:  # a run whose checks failed (the session then fails) is a result too: kept
-        entry_reuse.keep(ws, cache, looked, entry, environ, seed, replay, report_file, log_file)
+        entry_reuse.keep(ws, cache, looked, entry, environ, told, report_file, log_file)

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from harness import env_vars
+from harness.model.entry_job import JobOptions
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
 from harness.stack.environments.interpreters import find_python
@@ -82,10 +83,18 @@ def profile_of(environ: dict[str, str]) -> str:
     return environ.get(env_vars.PROFILE, "ci") or ("ci" if environ.get("CI") else "dev")
 
 
+def key_of_job(ws: Workspace, entry: Entry, found: project.Project, environ: dict[str, str],
+               told: JobOptions) -> ReportKey:  # type: ignore[valid-type]
+    """The report key of a session told `told` (its job's options): of those, the seed, the examples replayed
+    and the checkpoints restored determine its report; its run, progress file, phases directory and report
+    name do not (the selection is matched apart: harness.stack.run.report_cache)."""
+    return key_of(ws, entry, found, environ, told.seed or 0, told.replay, told.rollback_from)
+
+
 def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[str, str], seed: int,
-           replay: Path | None = None) -> ReportKey:
+           replay: Path | None = None, rollback: tuple[Path, ...] = ()) -> ReportKey:
     """The entry's report key in the workspace's project `found`, under this run's environment (`environ` is
-    what its session is given)."""
+    what its session is given), restoring the checkpoints folders `rollback`."""
     from harness.stack.entry_side import multi_device
     from harness.stack.entry_side.entry import suite_arguments  # the exact arguments its pytest gets
 
@@ -107,6 +116,6 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
         "environment": digest(json.dumps(run_environment(environ))),
         "machine": machine_digest(),
         "replay": digest(replay.read_bytes()) if replay is not None else "",
-        "rollback": files_digest([Path(environ[env_vars.ROLLBACK_FROM])]) if environ.get(env_vars.ROLLBACK_FROM) else "",
+        "rollback": files_digest(list(rollback)) if rollback else "",
     }
     return ReportKey(parts)

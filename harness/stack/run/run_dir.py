@@ -62,7 +62,9 @@ def prune(home: Path, keep: int = 1) -> Path | None:
 
 def publish(run: Path, home: Path) -> list[str]:
     """Move every file (and folder) of the finished run into `home`, each with one rename, so a reader
-    sees a report whole or not at all; then remove the run directory. The names moved."""
+    sees a report whole or not at all; then remove the run directory. The names moved. The sessions' job
+    files (what they were told, not what they found: their progress files are gone) are not published."""
+    shutil.rmtree(run_directory.RunDirectory(run).jobs, ignore_errors=True)
     moved = []
     for item in sorted(run.iterdir()):
         target = home / item.name

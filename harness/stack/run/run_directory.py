@@ -29,6 +29,7 @@ EXAMPLES = "replay-examples.json"  # check id -> the @reproduce_failure argument
 REPLAY_SELECTION = "replay-selection.txt"
 ATTRIBUTION_SELECTION = "attribution-selection.txt"
 BISECT_SELECTION = "bisect-selection.txt"
+JOBS = "jobs"  # the sessions' job files (harness.model.entry_job)
 ENTRY_SUFFIXES = (".json", ".junit.xml", ".log")  # an entry's report, its junit file, its log
 # The files of a run besides its entries' reports, junit files and logs.
 SUMMARY_FILES = (judgement.SUMMARY_MD, judgement.SUMMARY_JSON, judgement.REPORT_HTML, ATTRIBUTION_SELECTION,
@@ -71,6 +72,15 @@ class RunDirectory:
 
     def junit(self, name: str) -> Path:
         return self.path / f"{name}.junit.xml"
+
+    def job(self, name: str) -> Path:
+        """The job file of the session writing report `name` (several writers: the rollbacks' prefix), which
+        it is told (harness.model.entry_job); in a folder of their own, never read as a report."""
+        return self.jobs / f"{name}.json"
+
+    @property
+    def jobs(self) -> Path:
+        return self.path / JOBS
 
     def reports(self, name: str) -> Report:
         """The typed report `name`, read and validated once in this run; ReportProblem when unusable."""

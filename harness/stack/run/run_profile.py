@@ -21,7 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import env_vars
 from harness.model import phase_times
 from harness.model.phase_times import ProcessPhases, Source
 from harness.stack.entry_side.session_phases import cpu_seconds
@@ -155,8 +154,3 @@ def entry_directory(report: str) -> Path | None:
 def entry_done(report: str, wall_s: float, reused: bool, directory: Path | None) -> None:
     if _ACTIVE:
         _ACTIVE[0].entry_done(report, wall_s, reused, directory)
-
-
-def told(directory: Path | None) -> dict[str, str]:
-    """What an entry's session is told so that its processes write their phases into `directory` (none: nothing)."""
-    return {env_vars.PHASES_DIR: str(directory)} if directory is not None else {}

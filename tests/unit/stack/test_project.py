@@ -258,7 +258,6 @@ def test_the_command_outside_a_project_says_to_init(tmp_path, monkeypatch, capsy
 
 
 def test_baseline_from_is_refused_in_this_checkout(monkeypatch):
-    from harness.stack.pins import matrix
 
     monkeypatch.setenv(env_vars.BASELINE_FROM, "/somewhere/requirements.txt")
     monkeypatch.delenv(env_vars.PROJECT, raising=False)  # this checkout

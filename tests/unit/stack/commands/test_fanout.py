@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from harness.stack.pins import matrix, plan
-from harness.stack.pins import locks
 from harness.stack.commands import fanout
 from support.fake_libraries import Libraries
 from harness.stack import paths

@@ -3,7 +3,6 @@
 Here: the tests of one module, in-process (no subprocess, no pytester run); the others are in
 tests/integration/test_runner.py."""
 
-import pytest
 
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade

@@ -17,6 +17,7 @@ from harness.model import report_io, report_merge
 from harness.model.codec import from_json
 from harness.model.enums import BuiltinMode, Outcome, Status
 from harness.model.report import JaxPlatform, Report, WarningRecord
+from harness.stack.pins.matrix import Entry
 from harness.stack import project
 from harness.run_options import RunOptions
 from harness.stack.entry_side import entry as stack_entry, multi_device
@@ -185,8 +186,7 @@ def _entry_run(tmp_path, monkeypatch, act):
     monkeypatch.setattr(project, "load", lambda ws: _found(tmp_path))
     monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
     ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": RunOptions()})()
-    entry = type("E", (), {"name": "baseline", "python": "3.12", "pins": {}, "locked": True, "resolved_at": None,
-                           "notes": ()})()
+    entry = Entry("baseline", {}, "", python="3.12")
     return session, lambda: stack_entry.run_entry(session, ws, entry, install=False)
 
 
@@ -271,7 +271,6 @@ def test_the_platform_the_workspace_is_given_reaches_the_family_process(tmp_path
     monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
     given = RunOptions(multi_device_platform="gpu")
     ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": given})()
-    entry = type("E", (), {"name": "baseline", "python": "3.12", "pins": {}, "locked": True, "resolved_at": None,
-                           "notes": ()})()
+    entry = Entry("baseline", {}, "", python="3.12")
     stack_entry.run_entry(session, ws, entry, install=False)
     assert told == ["gpu"]

@@ -15,6 +15,7 @@ from harness.run_options import RunOptions
 from harness.contract import restore_diff
 from harness.contract.restore_diff import Kind, LeafSpec
 from harness.model.codec import from_json
+from harness.model.entry_job import JobOptions
 from harness.model.enums import Mark, Outcome
 from harness.model.report import Report, Summary
 from harness.stack import paths
@@ -134,8 +135,8 @@ def test_an_entry_keeps_its_checkpoints_only_when_a_rollback_reads_them(tmp_path
         (tmp_path / "only.txt").write_text("\n".join(selection) + "\n")
         told = dataclasses.replace(told, only=tmp_path / "only.txt")
     if rolling_back:
-        told = dataclasses.replace(told, rollback_from=tmp_path / "checkpoints" / "candidate")
-    env = stack_entry.suite_environment(entry, str(tmp_path / "optax-only.json"), "v", tmp_path, True, options=told)
+        told = dataclasses.replace(told, rollback_from=(tmp_path / "checkpoints" / "candidate",))
+    env = stack_entry.suite_environment(entry, str(tmp_path / "optax-only.json"), str(tmp_path / "v"), tmp_path, True, options=told)
     assert (env_vars.CHECKPOINTS in env) == kept
 
 
@@ -184,7 +185,7 @@ def test_a_reused_report_comes_with_its_checkpoints(tmp_path, reports, monkeypat
     later = tmp_path / "later"
     later.mkdir()
     entry = Entry("candidate", {"jax": "0.12.0.1"}, "")
-    done = entry_reuse.attempt(Workspace.of(paths.SOURCE, later), cache, entry, {}, 0, None, None,
+    done = entry_reuse.attempt(Workspace.of(paths.SOURCE, later), cache, entry, {}, JobOptions(seed=0),
                                later / "candidate.json", later / "candidate.log", fresh=False)
     assert done.reused is not None
     assert (later / "checkpoints" / "candidate" / "bfloat16" / "continuation.json").read_text() == "{}"

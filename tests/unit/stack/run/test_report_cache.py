@@ -12,6 +12,7 @@ import pytest
 from support import upgrade_reports as main_reports
 from harness.model import report_io
 from harness.model.codec import from_json
+from harness.model.entry_job import JobOptions
 from harness.model.enums import CheckKind, Outcome, Status
 from harness.model.report import EntryInfo, Report, Summary
 from harness.stack.run import entry_reuse, report_cache
@@ -170,8 +171,8 @@ def test_fresh_never_reuses(reports, candidate, monkeypatch):
     key = _stored(reports, candidate)
     monkeypatch.setattr(entry_reuse, "_key", lambda *args: key)
     entry = type("E", (), {"name": "candidate"})()
-    done = entry_reuse.attempt(_checkout(reports), reports / report_cache.CACHE, entry, {}, 0, None, None, reports / "c.json",
-                               reports / "c.log", fresh=True)
+    done = entry_reuse.attempt(_checkout(reports), reports / report_cache.CACHE, entry, {}, JobOptions(seed=0),
+                               reports / "c.json", reports / "c.log", fresh=True)
     assert done.reused is None and not (reports / "c.json").exists()
 
 
@@ -181,8 +182,8 @@ def test_a_reused_report_is_written_with_a_log_that_says_where_it_came_from(repo
     key = _stored(reports, candidate)
     monkeypatch.setattr(entry_reuse, "_key", lambda *args: key)
     entry = Entry("candidate", {"jax": "0.12.0.1"}, "")
-    done = entry_reuse.attempt(_checkout(reports), reports / report_cache.CACHE, entry, {"HARNESS_RUN_ID": "run-2"}, 0,
-                               None, None, reports / "c.json", reports / "c.log", fresh=False)
+    done = entry_reuse.attempt(_checkout(reports), reports / report_cache.CACHE, entry, {},
+                               JobOptions(run_id="run-2", seed=0), reports / "c.json", reports / "c.log", fresh=False)
     written = report_io.load(reports / "c.json")
     assert written == done.reused and written.run_id == "run-2" and written.reused.key == key.digest
     assert "reused the report of entry candidate" in (reports / "c.log").read_text()
@@ -242,9 +243,9 @@ def test_a_run_whose_inputs_changed_while_it_ran_is_not_kept(reports, candidate,
     monkeypatch.setattr(entry_reuse, "_key", lambda *args: after)
     report_io.write(reports / "candidate.json", candidate)
     cache = reports / report_cache.CACHE
-    entry_reuse.keep(_checkout(reports), cache, entry_reuse.Attempt(before), Entry("candidate", {}, ""), {}, 0, None,
+    entry_reuse.keep(_checkout(reports), cache, entry_reuse.Attempt(before), Entry("candidate", {}, ""), {}, JobOptions(),
                      reports / "candidate.json", reports / "candidate.log")
     assert not list(cache.glob("*.json"))
-    entry_reuse.keep(_checkout(reports), cache, entry_reuse.Attempt(after), Entry("candidate", {}, ""), {}, 0, None,
+    entry_reuse.keep(_checkout(reports), cache, entry_reuse.Attempt(after), Entry("candidate", {}, ""), {}, JobOptions(),
                      reports / "candidate.json", reports / "candidate.log")
     assert len(list(cache.glob("*.json"))) == 1

@@ -5,7 +5,6 @@ import json
 
 
 from support import upgrade_reports
-from harness import env_vars
 from harness.stack.run import run_dir
 from harness.verdict import cli
 
