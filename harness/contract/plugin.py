@@ -69,7 +69,7 @@ def pytest_configure(config):
         # A module that no longer imports after a bump is one failed check, not the end of the run.
         config.option.continue_on_collection_errors = True
         _recorder(config)
-        config.stash[_GC_THRESHOLDS] = collector.relax()
+        config.stash[_GC_THRESHOLDS] = collector.relax(config)
 
 
 def _recorder(config) -> Recorder:

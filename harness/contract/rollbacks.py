@@ -13,6 +13,7 @@ HARNESS_REPORT), fixtures, report.
 
 Run by the baseline's session (harness.stack.entry_side.entry), which names each writer's report.
 The exit status is the worst of the sessions': an interruption or internal error first, then failed checks.
+The process ends as a suite's does (harness.contract.suite_main): without Python's teardown.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import os
 import sys
 
 from harness import env_vars
+from harness.contract import suite_main  # first: its exit function ends the process once the others ran
 
 _OK, _FAILED, _NO_TESTS = 0, 1, 5  # pytest.ExitCode's: the suite ran (some checks failed), or selected none
 
@@ -71,4 +73,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    suite_main.end(main(sys.argv[1:]))  # as the suite's own process ends (its module says why)

@@ -20,6 +20,8 @@ SOURCE = PACKAGE.parent  # this checkout, when the harness runs from one
 MATRIX_FILE = "harness/matrix.toml"  # relative to the checkout (accept rewrites it)
 DEFAULT_MATRIX = PACKAGE / "matrix.toml"  # this checkout's pins; a project's default candidate
 SUITE_INI = PACKAGE / "contract" / "pytest.ini"
+# The suite's pytest process, `python -m` this: pytest's command line, ended without Python's teardown.
+SUITE_MAIN = "harness.contract.suite_main"
 # The built-in contracts' golden values the tool ships: in its wheel, or this checkout's golden/.
 BUILTIN_GOLDEN = PACKAGE / "builtin" / "golden" if (PACKAGE / "builtin" / "golden").is_dir() else SOURCE / "golden"
 

@@ -197,7 +197,7 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
             *suite_arguments(found, contracts=False), f"--basetemp={basetemp}-{devices.FAMILY}", *pytest_args], env, path)
         failed = None
         try:
-            session.run("python", "-m", "pytest", *suite_arguments(found), f"--junitxml={junit}",
+            session.run("python", "-m", paths.SUITE_MAIN, *suite_arguments(found), f"--junitxml={junit}",
                         f"--basetemp={basetemp}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
         except Exception as exc:  # checks that failed still leave a report the family's results join
             if beside is None or getattr(exc, "return_code", None) != PYTEST_TESTS_FAILED:

@@ -15,7 +15,7 @@ from harness import devices, env_vars, run_options
 from harness.model import report_io, report_merge
 from harness.model.enums import Status
 from harness.model.report import JaxPlatform
-from harness.stack import project
+from harness.stack import paths, project
 from harness.stack.entry_side import ending
 
 PARTS = "harness-parts"  # in the entry's environment: the family process's own report, before the merge
@@ -72,7 +72,7 @@ def launch(session, process: FamilyProcess, arguments: list[str], env: dict[str,
     part.parent.mkdir(exist_ok=True)
     part.unlink(missing_ok=True)
     try:
-        session.run("python", "-m", "pytest", *arguments, *process.arguments, success_codes=[0, NO_CHECKS],
+        session.run("python", "-m", paths.SUITE_MAIN, *arguments, *process.arguments, success_codes=[0, NO_CHECKS],
                     env={**env, env_vars.REPORT: str(part), **process.environment},
                     **({} if stdout is None else {"stdout": stdout}))
     except Exception as exc:  # nox's CommandFailed: the return code says how it ended

@@ -110,7 +110,7 @@ def test_a_second_process_runs_and_its_results_join_the_entrys_report(tmp_path):
     process = multi_device.planned(_found(tmp_path), {})
     multi_device.run(session, process, ["-q"], {env_vars.REPORT: str(report)}, report)
     (args, env), = session.commands
-    assert args[:3] == ["python", "-m", "pytest"] and "--harness-multi-device" in args
+    assert args[:3] == ["python", "-m", "harness.contract.suite_main"] and "--harness-multi-device" in args
     assert env[env_vars.REPORT] != str(report) and env["XLA_FLAGS"].endswith(devices.SIMULATE)
     merged = report_io.load(report)
     assert merged.summary.total == main.summary.total + 3
