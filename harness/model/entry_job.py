@@ -25,9 +25,11 @@ from harness.model.report import EntryInfo
 def _options_class() -> type:
     """The job's options: the JOB group's fields of RunOptions, same names, types and defaults."""
     hints, defaults = typing.get_type_hints(run_options.RunOptions), run_options.RunOptions()
-    return dataclasses.make_dataclass(
+    made = dataclasses.make_dataclass(
         "JobOptions", [(name, hints[name], dataclasses.field(default=getattr(defaults, name)))
-                       for name in run_options.specs(run_options.JOB)], frozen=True, module=__name__)
+                       for name in run_options.specs(run_options.JOB)], frozen=True)
+    made.__module__ = __name__  # make_dataclass's own `module` is Python 3.12's; the runner is 3.11
+    return made
 
 
 JobOptions = _options_class()

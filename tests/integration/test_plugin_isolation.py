@@ -172,3 +172,31 @@ def test_the_host_side_compiles_under_the_runners_python():
     code = "import sys\nfor f in sys.argv[1:]:\n    compile(open(f).read(), f, 'exec')\n"
     done = subprocess.run([runner, "-c", code, *map(str, host)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_host_side_imports_under_the_runners_python():
+    """Compiling is not enough: a call that 3.12 accepts and 3.11 refuses at import (make_dataclass(module=...))
+    stopped the noxfile loading in the runner. Every host module is imported by the runner the README's
+    commands make (.venv: nox and the host's libraries), as `nox -s upgrade` would reach it."""
+    import subprocess
+
+    from harness.stack import paths
+
+    runner = paths.SOURCE / ".venv" / "bin" / "python"
+    if not runner.exists():
+        pytest.skip("no runner environment (.venv) in this checkout: the README's commands make it")
+    code = ("import importlib, pkgutil, sys\n"
+            "if sys.version_info >= (3, 12): print('the runner is', sys.version); sys.exit(3)\n"
+            "import harness.stack, harness.verdict, harness.model, harness.coverage\n"
+            "for pkg in (harness.stack, harness.verdict, harness.model, harness.coverage):\n"
+            "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
+            "        try:\n"
+            "            importlib.import_module(m.name)\n"
+            "        except ModuleNotFoundError as exc:\n"
+            "            if exc.name not in ('cosmic_ray', 'aiohttp'):  # the sensitivity session's environment's\n"
+            "                raise\n")
+    done = subprocess.run([str(runner), "-c", code], cwd=paths.SOURCE, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(paths.SOURCE)})
+    if done.returncode == 3:
+        pytest.skip(done.stdout.strip() + ": no older Python to import the host side under")
+    assert done.returncode == 0, done.stderr[-2000:]
