@@ -18,8 +18,8 @@ from harness import devices, env_vars, revision_path
 
 # Who carries an option to the child processes: the `upgrade-harness` command and the sessions (PROJECT),
 # an upgrade to its entries as variables (RUN: what another tool reads, UV_OFFLINE) or in the entry's job file
-# (JOB: harness.model.entry_job, which an entry's session hands its pytest run as these variables), an entry's
-# session to its pytest run (ENTRY); HOST options stay in the process.
+# (JOB: harness.model.entry_job, which an entry's session hands its pytest run as a file too: harness.contract.job),
+# an entry's session to its pytest run (ENTRY); HOST options stay in the process.
 PROJECT, RUN, JOB, ENTRY, HOST = "project", "run", "job", "entry", "host"
 UPGRADE, GOLDEN = "upgrade", "golden"  # the commands with options of their own
 OFF = "off"  # --no-builtin: the built-in contracts are not run (harness.model.enums.BuiltinMode.OFF)
@@ -131,8 +131,12 @@ class RunOptions:
                                                    "deselected"))
     replay: Path | None = _option(None, group=JOB, env=env_vars.REPLAY, kind=Path, own_run=True)
     report_name: str | None = _option(None, group=JOB, env=env_vars.REPORT_NAME, own_run=True)
-    # The checkpoints folders a rollback run restores (several: one baseline process, harness.contract.rollbacks).
-    rollback_from: tuple[Path, ...] = _option((), group=JOB, env=env_vars.ROLLBACK_FROM, kind=tuple, own_run=True)
+    # The checkpoints folders a rollback run restores (several: one baseline process, harness.contract.rollbacks,
+    # which gives each writer's pytest session its one folder as the pytest option).
+    rollback_from: tuple[Path, ...] = _option((), group=JOB, env=env_vars.ROLLBACK_FROM, kind=tuple, own_run=True,
+                                              pytest="--harness-rollback-from", argparse=dict(
+                                                  metavar="FOLDER", help="the checkpoints folder a rollback "
+                                                                         "restores (default: this run's own)"))
     wheel: Path | None = _option(None, group=JOB, env=env_vars.WHEEL, kind=Path)  # the harness built once for the entries
     progress: Path | None = _option(None, group=JOB, env=env_vars.PROGRESS, kind=Path, own_run=True)  # an entry's phase, for `upgrade` to show
     phases_dir: Path | None = _option(None, group=JOB, env=env_vars.PHASES_DIR, kind=Path)  # `upgrade --harness-phases`: where entries write theirs
@@ -214,7 +218,7 @@ def absolute(options: RunOptions, invoked_from: Path) -> RunOptions:
     for name, spec in specs().items():
         value = getattr(options, name)
         if spec.kind in (Path, tuple, RevisionPath) and value not in (None, ()):
-            made[name] = _decode(_encode(value, spec, invoked_from), spec)
+            made[name] = decode(_encode(value, spec, invoked_from), spec)
     return dataclasses.replace(options, **made)
 
 
@@ -240,7 +244,8 @@ def environment(options: RunOptions, group: str, invoked_from: Path = Path("."))
     return env
 
 
-def _decode(text: str, spec: Spec):
+def decode(text: str, spec: Spec):
+    """An option's value from its text (a variable's, or a pytest option's)."""
     if spec.kind is bool:
         return text == "1"
     if spec.kind is tuple:
@@ -251,5 +256,5 @@ def _decode(text: str, spec: Spec):
 def from_environment(environ=None) -> RunOptions:
     """The options a child process was told through its environment."""
     environ = os.environ if environ is None else environ
-    return RunOptions(**{name: _decode(environ[spec.env], spec) for name, spec in specs().items()
+    return RunOptions(**{name: decode(environ[spec.env], spec) for name, spec in specs().items()
                          if spec.env and environ.get(spec.env)})

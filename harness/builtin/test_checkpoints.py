@@ -9,8 +9,8 @@ resumed from it (losses, parameters, counters) within the golden ulps of each va
 
 * resume: the baseline's checkpoint, recorded by `nox -s golden` into golden/checkpoints/<dtype>/ beside
   its continuation's golden values, restored by this entry's stack.
-* rollback: the checkpoint an entry wrote (HARNESS_ROLLBACK_FROM: the candidate's, when the upgrade runs
-  the baseline on it after the candidate; else this entry's own), restored by this stack and continued,
+* rollback: the checkpoint an entry wrote (the folder its job names, or --harness-rollback-from: the
+  candidate's, when the upgrade runs the baseline on it after the candidate; else this entry's own), restored by this stack and continued,
   against the continuation its writer recorded.
 * saved: this entry's own checkpoint, written into the run's reports (HARNESS_CHECKPOINTS) for the rollback.
 
@@ -30,7 +30,7 @@ import pytest
 nnx = pytest.importorskip("flax.nnx")
 from harness import env_vars  # noqa: E402
 from harness.builtin import checkpointing as ck  # noqa: E402
-from harness.contract import restore_diff  # noqa: E402
+from harness.contract import job, restore_diff  # noqa: E402
 
 pytestmark = pytest.mark.family("checkpoints")
 RESUMED_STEPS = ck.TOTAL // ck.K - ck.SAVE_AT // ck.K  # optimizer steps taken after the restore
@@ -155,8 +155,11 @@ def test_rollback_continuation(check, request, own, dtype):
 
 def _rollback_source(request, own, dtype: str) -> tuple[Path, str]:
     """The folder to roll back from, and this stack's name: another entry's when the run names one."""
-    other = os.environ.get(env_vars.ROLLBACK_FROM)
-    folder = Path(other) / dtype if other else own(dtype).folder
+    others = job.options(request.config).rollback_from
+    if len(others) > 1:
+        pytest.fail(f"{len(others)} checkpoints folders to restore in one pytest session: a session restores one "
+                    "(harness.contract.rollbacks runs a session per folder; or pass --harness-rollback-from FOLDER)")
+    folder = others[0] / dtype if others else own(dtype).folder
     if not (folder / ck.CHECKPOINT).is_dir():
         pytest.fail(f"no checkpoint in {folder}: its writer did not save one (see that entry's report)")
     return folder, ck.this_stack(request.config.getoption("--harness-entry"))

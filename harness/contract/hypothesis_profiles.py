@@ -15,21 +15,19 @@ meaning Hypothesis's profiles; a harness run refuses it, since the report must d
 that runs.
 
 No false alarms between entries: under `nox -s upgrade` every entry of a run draws with the same
-seed (HARNESS_HYPOTHESIS_SEED), and a property that fails on the candidate only is replayed on the
+seed (its job's: harness.contract.job), and a property that fails on the candidate only is replayed on the
 baseline with the candidate's falsifying example (harness.contract.replay) before it is called a
 change.
 """
 
 from __future__ import annotations
 
-import os
 import random
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from harness import env_vars
-from harness.contract import options
+from harness.contract import job, options
 
 PROFILES = {
     "dev": dict(max_examples=15, derandomize=False, database=None),
@@ -48,6 +46,13 @@ def hypothesis_name(profile: str) -> str:
 def register() -> None:
     for name, values in PROFILES.items():
         settings.register_profile(hypothesis_name(name), **values, **_COMMON)
+
+
+def run_seed(config) -> int:
+    """A random run's one recorded seed for the whole session: the upgrade's, shared by its entries (their
+    job's), else a fresh one; a failure can be replayed with --hypothesis-seed."""
+    told = job.options(config).seed
+    return told if told is not None else random.getrandbits(32)
 
 
 def activate(config) -> dict:
@@ -72,9 +77,7 @@ def activate(config) -> dict:
     current = settings()
     seed = config.getoption("--hypothesis-seed", None)
     if seed is None and not current.derandomize:
-        # Random runs get one recorded seed for the whole session (the upgrade's, shared by its
-        # entries), so a failure can be replayed with --hypothesis-seed.
-        seed = int(os.environ[env_vars.SEED]) if os.environ.get(env_vars.SEED) else random.getrandbits(32)
+        seed = run_seed(config)
         core.global_force_seed = seed
     return {
         "version": hypothesis.__version__,

@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from harness import run_options
+from harness.contract import job
 
 
 def add(parser) -> None:
     """The pytest options a harness run is given, their defaults from the variables an entry's session sets
-    (harness.run_options declares both), and the suite's own arguments."""
+    (harness.run_options declares both; those of its job, group JOB, from the job file: harness.contract.job),
+    and the suite's own arguments."""
     group = parser.getgroup("upgrade-harness")
     for name, spec in run_options.specs().items():
         if spec.pytest is None:
@@ -24,6 +26,9 @@ def add(parser) -> None:
         shown = {k: v for k, v in spec.argparse.items() if k in ("help", "metavar")}
         if spec.env is None:  # a flag the golden session passes as an argument
             group.addoption(spec.pytest, action="store_true", **shown)
+            continue
+        if spec.group == run_options.JOB:  # given by hand, over the job's (harness.contract.job)
+            group.addoption(spec.pytest, default=None, **shown)
             continue
         default = getattr(run_options.RunOptions(), name)
         group.addoption(spec.pytest, default=os.environ.get(spec.env, default), **shown)
@@ -50,11 +55,12 @@ def profile(config) -> str:
 
 
 def selection(config) -> list[str] | None:
-    """The check ids listed in the --harness-only file, or None when there is none."""
-    path = config.getoption("--harness-only")
+    """The check ids listed in the --harness-only file (or the job's selection), or None when there is none."""
+    path = job.options(config).only
     if not path:
         return None
     try:
         return sorted({line.strip() for line in Path(path).read_text().splitlines() if line.strip()})
     except OSError as exc:
-        raise pytest.UsageError(f"--harness-only: cannot read {path} ({exc.strerror or exc})") from None
+        raise pytest.UsageError(f"the selection (--harness-only, else the entry's job): cannot read {path} "
+                                f"({exc.strerror or exc})") from None

@@ -15,15 +15,15 @@ contract module's checks (setup, call and teardown) with their wall and CPU seco
 they traced and compiled or loaded, costliest first: where to look when a module grows.
 
 Registered by the plugin as a plugin of its own, only when asked for: a run without the option pays nothing.
-An upgrade run with `--harness-phases` asks through HARNESS_PHASES_DIR instead: the same phases are then
-written there as data (harness.model.phase_times) for the upgrade's whole-run profile, not printed.
+An upgrade run with `--harness-phases` asks through its entries' jobs instead (their phases directory): the
+same phases are then written there as data (harness.model.phase_times) for the upgrade's whole-run profile,
+not printed.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import os
 import sys
 import time
 
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Callable
 
 import pytest
 
-from harness import env_vars, process_age
+from harness import process_age
 from harness.model import phase_times
 from harness.model.phase_times import Timing
 
@@ -72,12 +72,13 @@ def _cell(seconds: float | None) -> str:
     return f" {'?':>7s}" if math.isnan(seconds) else f" {seconds:7.2f}"
 
 
-def register(config, recorder: Callable[[], Recorder | None]) -> None:
-    """The run's Phases as a plugin: printed with --harness-phases, written as data where HARNESS_PHASES_DIR
-    says (an upgrade's --harness-phases), from the main suite's run or the multi-device family's."""
+def register(config, recorder: Callable[[], Recorder | None], directory: Path | None = None) -> None:
+    """The run's Phases as a plugin: printed with --harness-phases, written as data into `directory` (an
+    upgrade's --harness-phases: the entry's job names it), from the main suite's run or the multi-device
+    family's."""
     source = phase_times.Source.MULTI_DEVICE if config.getoption("--harness-multi-device") else phase_times.Source.SUITE
     config.pluginmanager.register(Phases(recorder, printed=config.getoption("--harness-phases"),
-                                         directory=os.environ.get(env_vars.PHASES_DIR), source=source),
+                                         directory=directory, source=source),
                                   "harness-phases")
 
 
@@ -113,11 +114,11 @@ def _on_duration(event: str, duration: float, **_) -> None:
 class Phases:
     """The marks of one run and what happened between them; prints the table at unconfigure."""
 
-    def __init__(self, recorder: Callable[[], Recorder | None], printed: bool = True, directory: str | None = None,
+    def __init__(self, recorder: Callable[[], Recorder | None], printed: bool = True, directory: Path | None = None,
                  source: phase_times.Source = phase_times.Source.SUITE):
         self.recorder = recorder  # the run's recorder, when it has one: its report writing is shown
         self.printed = printed  # --harness-phases: the table at the end of the run
-        self.directory, self.source = directory, source  # HARNESS_PHASES_DIR: the phases as data, for an upgrade
+        self.directory, self.source = directory, source  # the job's phases directory: the phases as data, for an upgrade
         age = _process_age()
         self.started_at = time.time() - age if age is not None else None
         self.marks: dict[str, tuple[float, float]] = {}
@@ -231,7 +232,7 @@ class Phases:
         if self.directory:
             self.write(self.directory)
 
-    def write(self, directory: str) -> None:
+    def write(self, directory: Path) -> None:
         """The phases as data, for the upgrade's profile (an unknown wall time, NaN in the table, as None)."""
         rows = [_known(t) for t in self.timings()]
         total = next(t for t in rows if t.name == "total")

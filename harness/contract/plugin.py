@@ -6,14 +6,14 @@ module imports no NumPy, JAX or Hypothesis and registers no Hypothesis profile. 
 comes in only in a harness run (harness.contract.options.harness_run: a report, a recording or a
 chosen harness profile) or when a test first asks for the `check` or `timing` fixture.
 
-Options (harness.contract.options; each also an environment variable the nox sessions set):
+Options (.options; each also a variable the nox sessions set, or a field of the job HARNESS_JOB names: .job):
 
   --harness-report PATH      HARNESS_REPORT      where to write the report (no report when unset)
   --harness-entry NAME       HARNESS_ENTRY       the matrix entry name recorded in the report
   --harness-golden-dir DIR   HARNESS_GOLDEN_DIR  golden store (default: <rootdir>/golden)
   --harness-builtin-golden-dir DIR  HARNESS_BUILTIN_GOLDEN_DIR  where a family the golden store lacks is read
                                                  from: in a team's project, the tool's own built-in values
-  --harness-only FILE        HARNESS_ONLY        run only the check ids listed in FILE (one per line)
+  --harness-only FILE        the job's `only`    run only the check ids listed in FILE (one per line)
   --harness-own-contracts DIRS                   the project's contract directories (os.pathsep-separated):
                                                  their families are listed as the project's own
   --harness-record-golden                        record golden values instead of comparing
@@ -22,22 +22,20 @@ Options (harness.contract.options; each also an environment variable the nox ses
                                                  (harness.contract.hypothesis_profiles); Hypothesis's own
                                                  --hypothesis-profile is refused in a harness run
 
-HARNESS_PROGRESS (set by `nox -s upgrade`): the checks collected and done go to that file (.progress).
-The work is done elsewhere: .session (the report), .outcome (one check's record), .warning_log,
-.golden_recording, .checks (the `check` API), .mismatches (golden values that differ, named together).
+The work is done elsewhere: .session (the report), .progress (the job's progress file), .outcome (one check's
+record), .warning_log, .golden_recording, .checks (the `check` API), .mismatches (golden values that differ).
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from harness import devices, env_vars
-from harness.contract import collector, families, options
+from harness import devices
+from harness.contract import collector, families, job, options
 from harness.contract.progress import ProgressWriter
 
 if TYPE_CHECKING:
@@ -58,11 +56,13 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.stash[_PROGRESS] = ProgressWriter.from_environment()
-    if config.getoption("--harness-phases") or os.environ.get(env_vars.PHASES_DIR):  # or an upgrade's, as data
+    config.stash[_PROGRESS] = ProgressWriter.of(config)
+    told = job.of_entry(config)  # an upgrade's entry's: its phases written as data where its job says
+    directory = told.phases_dir if told else None
+    if config.getoption("--harness-phases") or directory:
         from harness.contract.phases import register
 
-        register(config, lambda: _running(config))
+        register(config, lambda: _running(config), directory)
     config.addinivalue_line("markers", "family(name): the contract family of the checks in a module")
     config.addinivalue_line("markers", "performance: a timing, reported under performance, not a contract")
     if options.harness_run(config):

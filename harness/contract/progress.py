@@ -6,10 +6,10 @@ Plain Python on purpose: it runs inside the entry's environment, whose stack is 
 
 from __future__ import annotations
 
-import os
 import time
+from pathlib import Path
 
-from harness import env_vars
+from harness.contract import job
 from harness.model import progress
 from harness.model.progress import Phase, Progress
 
@@ -17,17 +17,19 @@ WRITE_INTERVAL_S = 0.5  # checks finishing faster than this are written together
 
 
 class ProgressWriter:
-    """Counts the run's checks into the file named by HARNESS_PROGRESS; does nothing when it is unset."""
+    """Counts the run's checks into the progress file its job names; does nothing without one."""
 
-    def __init__(self, path: str | None, clock=time.monotonic):
-        self.path = path or None
+    def __init__(self, path: Path | None, clock=time.monotonic):
+        self.path = path
         self.clock = clock
         self.state = Progress(Phase.COLLECTING)
         self.last_write: float | None = None
 
     @classmethod
-    def from_environment(cls) -> ProgressWriter:
-        return cls(os.environ.get(env_vars.PROGRESS))
+    def of(cls, config) -> ProgressWriter:
+        """The run's writer: to its job's progress file (an upgrade's entry), else none (a run by hand)."""
+        told = job.of_entry(config)
+        return cls(told.progress if told else None)
 
     def collecting(self) -> None:
         self._set(Progress(Phase.COLLECTING), force=True)

@@ -3,7 +3,7 @@ baseline passes the very example the candidate fails.
 
 Hypothesis prints, for every failure, the arguments of its public `@reproduce_failure` decorator
 (the profiles set print_blob); the report keeps them (CheckRecord.reproduce_failure), `nox -s
-upgrade` writes them to a file named by HARNESS_REPLAY, and here they decorate the baseline's tests.
+upgrade` writes them to a file its entry's job names (harness.contract.job), and here they decorate the baseline's tests.
 A blob is tied to the Hypothesis version that wrote it: another version makes Hypothesis refuse the
 replay (InvalidArgument), which the verdict does not count as the baseline failing (compare._replayed
 needs the same exception as the candidate's). All parametrizations of a test share one function, so
@@ -15,10 +15,9 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
-import os
 import re
 
-from harness import env_vars
+from harness.contract import job
 
 _BLOB = re.compile(r"@reproduce_failure\((['\"][^'\"]+['\"], b['\"][^'\"]*['\"])\)")
 
@@ -29,9 +28,9 @@ def blob(longrepr_text: str) -> str | None:
     return found[-1] if found else None
 
 
-def examples() -> dict[str, tuple[str, bytes]]:
-    """check id -> (Hypothesis version, blob) from the HARNESS_REPLAY file; empty when there is none."""
-    path = os.environ.get(env_vars.REPLAY)
+def examples(config) -> dict[str, tuple[str, bytes]]:
+    """check id -> (Hypothesis version, blob) from the job's replay file; empty when there is none."""
+    path = job.options(config).replay
     if not path:
         return {}
     with open(path) as fh:

@@ -6,8 +6,8 @@ Why one process: each rollback is a few seconds of checks behind seconds of star
 the suite's modules, collection). Here those are imported once; the second writer's session finds the
 modules in sys.modules (pytest imports a test module by its package name, so it is not run twice) and the
 checkpoints family's compiled training step in memory. Each session is still a whole pytest session: its
-own configuration, options read from the environment this module sets for it (HARNESS_ROLLBACK_FROM,
-HARNESS_REPORT), fixtures, report.
+own configuration, its writer's folder and report given as its pytest options (--harness-rollback-from,
+--harness-report, over the job's and the environment's), fixtures, report.
 
   python -m harness.contract.rollbacks --writer FOLDER REPORT JUNIT [--writer ...] -- PYTEST_ARGS...
 
@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 
-from harness import env_vars
 from harness.contract import suite_main  # first: its exit function ends the process once the others ran
 
 _OK, _FAILED, _NO_TESTS = 0, 1, 5  # pytest.ExitCode's: the suite ran (some checks failed), or selected none
@@ -56,16 +54,21 @@ def worst(codes: list[int]) -> int:
     return max(ran, key=lambda c: (c not in (_OK, _FAILED), c))
 
 
+def session_arguments(writer: Writer, arguments: list[str]) -> list[str]:
+    """One writer's pytest session: the suite's arguments, then its folder, report and JUnit file (pytest
+    takes an option's last value: these over any the arguments hold)."""
+    return [*arguments, f"--harness-rollback-from={writer.folder}", f"--harness-report={writer.report}",
+            f"--junitxml={writer.junit}"]
+
+
 def main(argv: list[str]) -> int:
     import pytest  # here: the parser above is plain Python (the harness's own tests read it without pytest's weight)
 
     writers, arguments = parse(argv)
     codes = []
     for writer in writers:
-        # Read by the plugin's option defaults (harness.contract.options) and by the checkpoints family.
-        os.environ.update({env_vars.ROLLBACK_FROM: writer.folder, env_vars.REPORT: writer.report})
         print(f"harness.contract.rollbacks: restoring {writer.folder} -> {writer.report}", flush=True)
-        code = int(pytest.main([*arguments, f"--junitxml={writer.junit}"]))
+        code = int(pytest.main(session_arguments(writer, arguments)))
         codes.append(code)
         if code not in (_OK, _FAILED, _NO_TESTS):  # interrupted or broken: the writers after it would be too
             break

@@ -13,17 +13,12 @@ import os
 import time
 from pathlib import Path
 
-import pytest
 
-from harness import env_vars
 from harness import __version__
-from harness.errors import HarnessError
-from harness.contract import environment, hypothesis_profiles, options, replay, tolerances
+from harness.contract import environment, hypothesis_profiles, job, options, replay, tolerances
 from harness.contract.golden import GoldenStore
 from harness.contract.warning_log import WarningLog
 from harness.model import report_io
-from harness.model import entry_job
-from harness.model.entry_job import EntryJob
 from harness.model.enums import CheckKind, Status
 from harness.model.report import (
     SCHEMA_VERSION, CheckRecord, EntryInfo, Environment, HypothesisSettings, JaxPlatform, PerformanceRecord, Report,
@@ -34,17 +29,6 @@ from harness.model.report import (
 # the whole report (about 0.2 s at the end of a run): every 3 s that was ~15% of a suite's time.
 # Live progress goes through the small progress file instead (harness.contract.progress).
 PROGRESS_INTERVAL_S = 30.0
-
-
-def _job() -> EntryJob | None:
-    """The job an entry's session wrote for this run (HARNESS_JOB), None for a run by hand."""
-    path = os.environ.get(env_vars.JOB)
-    if not path:
-        return None
-    try:
-        return entry_job.read(Path(path))
-    except HarnessError as exc:
-        raise pytest.UsageError(str(exc)) from None
 
 
 class Recorder:
@@ -74,8 +58,9 @@ class Recorder:
         self.hypothesis = hypothesis_profiles.activate(config) if self.harness_run else None
         self.environment: Environment | None = None
         self.selection = options.selection(config)
-        self.replay = replay.examples()  # falsifying examples of another entry to replay, by check id
-        self.job = _job()
+        self.replay = replay.examples(config)  # falsifying examples of another entry to replay, by check id
+        self.job = job.current()  # None: a run by hand
+        self.run_id = job.options(config).run_id  # the upgrade run this one belongs to
 
     def add(self, record: CheckRecord) -> None:
         self.checks[record.nodeid] = record
@@ -113,7 +98,7 @@ class Recorder:
             timings=Timings(total_s=round(time.perf_counter() - self.started, 3)),
             performance=dict(sorted(self.performance.items())), summary=Summary.of(checks),
             problem=None, selection=self.selection, own_families=sorted(self.own_families) or None,
-            run_id=os.environ.get(env_vars.RUN_ID) or None,  # the JOB group reaches pytest as variables
+            run_id=self.run_id,
         )
 
     def write(self, status: Status, force: bool = False) -> None:

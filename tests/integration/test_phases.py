@@ -81,10 +81,10 @@ def test_without_the_option_nothing_is_measured_or_printed(suite, pytester):
 
 def test_told_a_directory_the_run_writes_its_phases_as_data_and_prints_nothing(recorded_suite, tmp_path,
                                                                               monkeypatch):
-    from harness import env_vars
     from harness.model import phase_times
+    from support import jobs
 
-    monkeypatch.setenv(env_vars.PHASES_DIR, str(tmp_path))
+    jobs.tell(monkeypatch, tmp_path / "job", phases_dir=tmp_path)  # as an upgrade's entry is told it
     result, doc = recorded_suite()
     assert "time went" not in result.stdout.str()
     written = phase_times.read(tmp_path)
@@ -104,10 +104,10 @@ def test_told_a_directory_the_run_writes_its_phases_as_data_and_prints_nothing(r
 
 
 def test_the_printed_table_and_the_data_are_the_same_phases(recorded_suite, tmp_path, monkeypatch):
-    from harness import env_vars
     from harness.model import phase_times
+    from support import jobs
 
-    monkeypatch.setenv(env_vars.PHASES_DIR, str(tmp_path))
+    jobs.tell(monkeypatch, tmp_path / "job", phases_dir=tmp_path)  # as an upgrade's entry is told it
     result, _ = recorded_suite("--harness-phases")
     rows = _rows(result.stdout.str())
     written = phase_times.read(tmp_path)[phase_times.Source.SUITE]

@@ -203,8 +203,10 @@ def test_threshold(check, x):
 
 
 def test_a_failing_example_is_replayed_on_the_baseline(suite, pytester, monkeypatch):
+    from support import jobs
+
     pytester.makepyfile(test_replayed=REPLAYED)
-    monkeypatch.setenv("HARNESS_HYPOTHESIS_SEED", "12345")
+    jobs.tell(monkeypatch, pytester.path / "jobs", seed=12345)  # the upgrade's seed, in the entry's job
     monkeypatch.setenv("HARNESS_PROFILE", "dev")
     monkeypatch.setenv("LIBRARY", "candidate")
     _, cand = suite("test_replayed.py", "--harness-entry=candidate", report="cand.json", subprocess=True)
@@ -215,7 +217,7 @@ def test_a_failing_example_is_replayed_on_the_baseline(suite, pytester, monkeypa
     _, alone = suite("test_replayed.py", "--harness-entry=baseline", report="base.json", subprocess=True)
     assert alone["checks"][0]["outcome"] == "passed"  # the same draws pass: only 617 fails here
     (pytester.path / "examples.json").write_text(json.dumps({failed["id"]: failed["reproduce_failure"]}))
-    monkeypatch.setenv("HARNESS_REPLAY", str(pytester.path / "examples.json"))
+    jobs.tell(monkeypatch, pytester.path / "jobs", seed=12345, replay=pytester.path / "examples.json")
     _, replay = suite("test_replayed.py", "--harness-entry=baseline", report="replay.json", subprocess=True)
     assert replay["checks"][0]["outcome"] == "failed" and "x=617" in replay["checks"][0]["falsifying_example"]
     monkeypatch.setenv("LIBRARY", "fixed")  # a stack that passes the example: the replay says so
@@ -229,12 +231,12 @@ def test_report_describes_the_profile_given_on_the_command_line(suite):
     assert doc["hypothesis"]["derandomize"] is False and isinstance(doc["hypothesis"]["seed"], int)
 
 
-def test_report_carries_the_upgrade_run_it_belongs_to(suite, monkeypatch):
-    from harness import env_vars
+def test_report_carries_the_upgrade_run_it_belongs_to(suite, monkeypatch, tmp_path):
+    from support import jobs
 
     _, by_hand = suite("-k", "test_reference")
     assert "run_id" not in by_hand  # a session run by hand belongs to no run
-    monkeypatch.setenv(env_vars.RUN_ID, "20260101T000000-1-abcdef")
+    jobs.tell(monkeypatch, tmp_path, run_id="20260101T000000-1-abcdef")
     _, doc = suite("-k", "test_reference", report="in-a-run.json")
     report_io.validate(doc)
     assert doc["run_id"] == "20260101T000000-1-abcdef"

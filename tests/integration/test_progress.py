@@ -7,14 +7,14 @@ tests/unit/stack/run/test_progress.py."""
 import subprocess
 import sys
 
-from harness import env_vars
 from harness.model import progress as progress_file
 from harness.model.progress import Phase, Progress
+from support import jobs
 
 
 def test_the_plugin_writes_the_runs_progress(recorded_suite, tmp_path, monkeypatch):
     file = tmp_path / "progress.json"
-    monkeypatch.setenv(env_vars.PROGRESS, str(file))
+    jobs.tell(monkeypatch, tmp_path, progress=file)  # as an upgrade's entry is told it
     result, _ = recorded_suite()
     assert result.ret == 0
     assert progress_file.read(file) == Progress(Phase.REPORTING, 6, 6)  # the synthetic suite's six checks

@@ -32,14 +32,16 @@ from pathlib import Path
 
 import pytest
 
+from harness.contract import job
+
 with open(os.environ["IMPORTS"], "a") as fh:
     fh.write("imported\\n")
 
 pytestmark = pytest.mark.family("checkpoints")
 
 
-def test_rollback_layout():
-    folder = Path(os.environ["HARNESS_ROLLBACK_FROM"])
+def test_rollback_layout(request):
+    (folder,) = job.options(request.config).rollback_from  # as the checkpoints family reads it
     assert (folder / "checkpoint").is_file(), f"no checkpoint in {folder}"
 '''
 
@@ -57,7 +59,9 @@ def test_the_exit_status_is_the_worst_sessions(codes, worst):
     assert rollbacks.worst(codes) == worst
 
 
-def test_one_process_writes_each_writers_report_and_imports_the_suite_once(tmp_path):
+def test_one_process_writes_each_writers_report_and_imports_the_suite_once(tmp_path, monkeypatch):
+    from support import jobs
+
     (tmp_path / "contracts").mkdir()
     (tmp_path / "contracts" / "test_rolls.py").write_text(MODULE)
     folders = {w: tmp_path / "checkpoints" / w for w in ("candidate", "jax-only", "optax-only")}
@@ -69,9 +73,9 @@ def test_one_process_writes_each_writers_report_and_imports_the_suite_once(tmp_p
     for writer, folder in folders.items():
         named += ["--writer", str(folder), str(tmp_path / f"rollback-{writer}.json"), str(tmp_path / f"{writer}.xml")]
     imports = tmp_path / "imports.txt"
+    jobs.tell(monkeypatch, tmp_path, "baseline", rollback_from=tuple(folders.values()))  # the session's job: all three
     env = {**os.environ, "PYTHONPATH": str(ROOT), "IMPORTS": str(imports), env_vars.ENTRY: "baseline",
-           "JAX_PLATFORMS": "cpu"}
-    env.pop(env_vars.ROLLBACK_FROM, None)
+           "JAX_PLATFORMS": "cpu", env_vars.ROLLBACK_FROM: str(tmp_path / "left-in-the-shell")}  # never read
     done = subprocess.run([sys.executable, "-m", "harness.contract.rollbacks", *named, "--", "-c",
                            str(paths.SUITE_INI), "--rootdir", str(tmp_path), "-p", "no:randomly",
                            "-p", "harness.contract.plugin", "-p", "no:cacheprovider", str(tmp_path / "contracts")],

@@ -56,7 +56,10 @@ def test_every_option_reaches_its_parsers_its_children_and_its_reader(name, spec
         env = run_options.environment(given, spec.group)
         assert spec.env in env
         assert getattr(run_options.from_environment(env), name) == value
-    if spec.pytest and spec.env:  # the contract side's option reads the variable
+    if spec.pytest and spec.group == JOB:  # the job file carries it (harness.contract.job), never the variable
+        monkeypatch.setenv(spec.env, "from-the-variable")
+        assert _pytest_options()[spec.pytest].get("default") is None
+    elif spec.pytest and spec.env:  # the contract side's option reads the variable
         monkeypatch.setenv(spec.env, "from-the-variable")
         assert _pytest_options()[spec.pytest].get("default") == "from-the-variable"
     elif spec.pytest:

@@ -4,6 +4,7 @@ them (whatever state the file is in) and shows them, as plain lines in logs and 
 import io
 import json
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -53,9 +54,9 @@ def test_writer_batches_fast_checks_but_writes_the_last(tmp_path):
 
 
 def test_writer_without_a_file_writes_nothing(tmp_path, monkeypatch):
-    monkeypatch.delenv(env_vars.PROGRESS, raising=False)
+    monkeypatch.delenv(env_vars.JOB, raising=False)  # a run by hand: no job, so no progress file
     monkeypatch.chdir(tmp_path)
-    writer = ProgressWriter.from_environment()
+    writer = ProgressWriter.of(SimpleNamespace(getoption=lambda name, default=None: default))
     writer.running(5)
     writer.check_finished()
     assert list(tmp_path.iterdir()) == []
