@@ -161,7 +161,7 @@ FAKE_NOXFILE = '''
 import json, os, sys
 from pathlib import Path
 import nox
-from harness import env_vars, run_options
+from harness import env_vars
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import current, matrix
 from harness.stack.workspace import Workspace
@@ -171,13 +171,14 @@ REPORTS = TOLD.reports_dir
 KILLED = """
 import json, os, signal, sys
 from pathlib import Path
-from harness.model import progress
+from harness.model import entry_job, progress
 from harness.model.progress import Phase, Progress
 from harness import env_vars
-doc = json.loads(Path(sys.argv[1]).read_text()) | {"run_id": os.environ[env_vars.RUN_ID]}  # a report of this run
+told = entry_job.read(Path(os.environ[env_vars.JOB])).options  # as the contract side reads its job
+doc = json.loads(Path(sys.argv[1]).read_text()) | {"run_id": told.run_id}  # a report of this run
 Path(sys.argv[2]).write_text(json.dumps(doc))
 for done in range(@DONE@ + 1):
-    progress.write(os.environ[env_vars.PROGRESS], Progress(Phase.RUNNING, done, @TOTAL@))
+    progress.write(told.progress, Progress(Phase.RUNNING, done, @TOTAL@))
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
@@ -193,8 +194,10 @@ def candidate(session):
     report = os.path.join(REPORTS, "candidate.json")
     ws = Workspace.from_environment()
     with stack_entry.explained(current.entries(ws)["candidate"], Path(report), progress_file=ws.options.progress):
+        job = stack_entry.entry_jobs.write_beside("@TMP@", "candidate",
+                                                  current.entries(ws)["candidate"], ws.options)
         session.run(sys.executable, "-c", KILLED, "@PARTIAL@", report, external=True,
-                    env=run_options.environment(ws.options, run_options.JOB))  # as suite_environment tells pytest
+                    env={env_vars.JOB: str(job)})  # as suite_environment tells pytest
 '''
 
 
@@ -205,7 +208,7 @@ def test_a_killed_candidate_says_which_signal_after_how_many_checks(tmp_path, mo
     (tmp_path / "partial.json").write_text(json.dumps(partial))
     noxfile = tmp_path / "noxfile.py"
     noxfile.write_text(FAKE_NOXFILE.replace("@BASELINE@", str(tmp_path / "baseline.json"))
-                       .replace("@PARTIAL@", str(tmp_path / "partial.json"))
+                       .replace("@TMP@", str(tmp_path)).replace("@PARTIAL@", str(tmp_path / "partial.json"))
                        .replace("@TOTAL@", "345").replace("@DONE@", "7"))
     ws = dataclasses.replace(Workspace.of(paths.SOURCE, tmp_path / "reports"), noxfile=noxfile)
 

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness import devices, env_vars, run_options
+from harness import devices, env_vars
 from harness.errors import HarnessError
 from harness.model import progress, report_io
 from harness.model.progress import Phase, Progress
@@ -133,10 +133,9 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
     project judged is this checkout, whose golden/ holds the built-in contracts' values; rollback_reads:
     whether an upgrade's rollback may read this run's checkpoints, so that it keeps them; options: what the
     session was told, harness.stack.boundary — the rest of its environment the pytest process inherits).
-    job: the job file of its entry and options (entry_jobs.write_beside), which the report's entry is read
-    from; the JOB group's options it reads as variables, as a pytest run by hand is given them."""
+    job: the job file of its entry and options (entry_jobs.write_beside), from which the contract side reads
+    the report's entry and the JOB group's options (harness.contract.job): none of them as variables."""
     return {
-        **run_options.environment(options, run_options.JOB),
         **({} if job is None else {env_vars.JOB: str(job)}),
         env_vars.REPORT: report,
         env_vars.GOLDEN_DIR: str(golden),
@@ -194,7 +193,8 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
         # The multi-device family's process (harness.devices) starts first, beside the main run: its
         # output is kept apart and written into the log after the main run's.
         beside = None if family is None else _Beside(session, family, [
-            *suite_arguments(found, contracts=False), f"--basetemp={basetemp}-{devices.FAMILY}", *pytest_args], env, path)
+            *suite_arguments(found, contracts=False), f"--basetemp={basetemp}-{devices.FAMILY}", *pytest_args],
+            {**env, env_vars.JOB: str(_family_job(venv, path, entry, ws.options))}, path)
         failed = None
         try:
             session.run("python", "-m", paths.SUITE_MAIN, *suite_arguments(found), f"--junitxml={junit}",
@@ -211,6 +211,13 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
             raise failed
 
 
+def _family_job(venv: str, report: Path, entry: Entry, options: RunOptions) -> Path:
+    """The multi-device family's process's job: the main run's, without the progress file (the upgrade shows
+    the main run's checks: the two would overwrite each other's)."""
+    return entry_jobs.write_beside(venv, multi_device.part_path(venv, report).stem, entry,
+                                   dataclasses.replace(options, progress=None))
+
+
 class _Beside:
     """The multi-device family's pytest process running beside the main one, from a thread of this session
     (nox's session.run blocks): its output to a file of its own, written into the session's log once it
@@ -223,8 +230,6 @@ class _Beside:
         self.output.parent.mkdir(exist_ok=True)
         self.ended: multi_device.Ended | None = None
         self.broke: BaseException | None = None
-        # No progress file: the upgrade shows the main run's checks (the two would overwrite each other's).
-        env = {**env, env_vars.PROGRESS: None}
         self.thread = threading.Thread(target=self._run, args=(session, arguments, env), daemon=True,
                                        name=f"{devices.FAMILY} family")
         self.thread.start()

@@ -13,7 +13,7 @@ import pytest
 
 from harness import devices, env_vars, run_options
 from harness.contract import plugin
-from harness.model import report_io, report_merge
+from harness.model import entry_job, report_io, report_merge
 from harness.model.codec import from_json
 from harness.model.enums import BuiltinMode, Outcome, Status
 from harness.model.report import JaxPlatform, Report, WarningRecord
@@ -179,13 +179,13 @@ def test_the_verdict_shows_where_each_process_ran():
 
 
 
-def _entry_run(tmp_path, monkeypatch, act):
-    """run_entry of the baseline on a fake session doing `act` in place of each pytest process."""
+def _entry_run(tmp_path, monkeypatch, act, options=RunOptions()):
+    """run_entry of the baseline, told `options`, on a fake session doing `act` in place of each pytest process."""
     session = FakeSession(tmp_path, act)
     session.name, session.chdir = "baseline", lambda root: _Nothing()
     monkeypatch.setattr(project, "load", lambda ws: _found(tmp_path))
     monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
-    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": RunOptions()})()
+    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": options})()
     entry = Entry("baseline", {}, "", python="3.12")
     return session, lambda: stack_entry.run_entry(session, ws, entry, install=False)
 
@@ -209,14 +209,17 @@ def test_the_family_process_runs_beside_the_main_one_and_its_output_follows_the_
         return 0
 
     monkeypatch.setattr(FakeSession, "run", _writing_to_stdout(FakeSession.run))
-    session, run = _entry_run(tmp_path, monkeypatch, act)
+    session, run = _entry_run(tmp_path, monkeypatch, act, RunOptions(progress=tmp_path / "progress.json"))
     run()
     assert len(session.commands) == 2
     merged = report_io.load(tmp_path / "baseline.json")
     assert merged.summary.by_family[devices.FAMILY].passed == 3
     assert capsys.readouterr().out.endswith("the family's own output\n")  # into the log, after the main run's
     (family_env,) = [env for args, env in session.commands if "--harness-multi-device" in args]
-    assert family_env[env_vars.PROGRESS] is None  # the upgrade's display shows the main run's checks only
+    (main_env,) = [env for args, env in session.commands if "--harness-multi-device" not in args]
+    # Each process reads its job: the upgrade's display shows the main run's checks only.
+    assert entry_job.read(Path(main_env[env_vars.JOB])).options.progress == tmp_path / "progress.json"
+    assert entry_job.read(Path(family_env[env_vars.JOB])).options.progress is None
 
 
 def _writing_to_stdout(run):

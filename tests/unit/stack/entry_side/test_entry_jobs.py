@@ -110,3 +110,18 @@ def test_a_session_registers_with_the_python_its_job_names_and_looks_only_when_i
     assert sessions._registered()[1] == str(python) and looked == []
     python.unlink()  # another machine (a CI job after the plan's): the session looks itself
     assert sessions._registered()[1] == "/looked/up" and looked == ["3.12"]
+
+
+def test_the_suites_pytest_is_told_its_job_and_none_of_the_jobs_options_as_variables(tmp_path):
+    from pathlib import Path
+
+    from harness.stack.entry_side import entry as stack_entry
+
+    told = run_options.RunOptions(run_id="run-J", seed=7, reports_dir=tmp_path, only=tmp_path / "only.txt",
+                                  replay=tmp_path / "examples.json", report_name="baseline-replay",
+                                  rollback_from=(tmp_path / "checkpoints" / "candidate",), wheel=tmp_path / "h.whl",
+                                  progress=tmp_path / "p.json", phases_dir=tmp_path / "phases")
+    job = entry_jobs.write_beside(str(tmp_path), "baseline-replay", RESOLVED, told)
+    env = stack_entry.suite_environment(RESOLVED, "r.json", str(tmp_path), Path("golden"), True, options=told, job=job)
+    assert env[env_vars.JOB] == str(job) and entry_job.read(job).options == entry_job.options_of(told)
+    assert not {s.env for s in run_options.specs(run_options.JOB).values()} & set(env)
