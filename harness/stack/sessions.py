@@ -88,7 +88,8 @@ def _entry_session(entry: matrix.Entry) -> None:
         with job_reuse.reused_or_run(ws, entry, say=session.log) as reused:
             if reused:
                 return
-            with session_phases.recorded():  # `upgrade --harness-phases`: this session's part of the run's profile
+            # `upgrade --harness-phases`: this session's part of the run's profile, where its job says.
+            with session_phases.recorded(ws.options.phases_dir):
                 stack_entry.run_entry(session, ws, entry, pytest_args=session.posargs, report_name=report_name)
 
     run.__doc__ = f"{entry.pin_text}  ({entry.description})"

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
 
 from support import sequence_driver as drive
 from support import simulated_stack as sim
 from harness import env_vars
-from harness.model import phase_times
+from harness.model import entry_job, phase_times
 from harness.model.phase_times import ProcessPhases, Source, Timing
 from harness.stack.commands import upgrade
 from harness.stack.run import profile_table, run_profile
@@ -39,11 +40,12 @@ def sessions(monkeypatch):
     """The simulated boundary, each fake session also writing its phases where it is told to (and
     remembering the environments it was given)."""
     fake = drive.install_boundary(monkeypatch)
-    popen, told = fake.popen, []
+    popen, told, phases_told = fake.popen, [], []
 
     def with_phases(cmd, stdout=None, stderr=None, cwd=None, env=None, **kw):
         told.append(dict(env))
-        directory = env.get(env_vars.PHASES_DIR)
+        directory = entry_job.read(Path(env[env_vars.JOB])).options.phases_dir  # as the session reads its job
+        phases_told.append(directory)
         if directory:
             now = time.time()
             phase_times.write(directory, ProcessPhases(Source.SESSION, now - 3, now, 14.0, work_started_at=now - 2,
@@ -52,7 +54,7 @@ def sessions(monkeypatch):
         return popen(cmd, stdout, stderr, cwd, env, **kw)
 
     drive.entry_runs.subprocess.Popen = with_phases
-    fake.told = told
+    fake.told, fake.phases_told = told, phases_told
     return fake
 
 
@@ -116,6 +118,7 @@ def test_without_the_option_nothing_is_printed_and_no_entry_is_told(project, ses
     assert _upgrade(project, "--candidate", CHANGES) == 1
     assert profile_table.HEADER not in capsys.readouterr().out
     assert sessions.told and not any(env_vars.PHASES_DIR in env for env in sessions.told)
+    assert not any(sessions.phases_told)  # nor in its job
     assert run_profile.stop() is None  # the run's profiler is gone with the run
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import contextlib
 import resource
 import time
+from pathlib import Path
 
-from harness import env_vars, process_age
+from harness import process_age
 from harness.model import phase_times
 from harness.model.phase_times import ProcessPhases, Source
-from harness.stack import boundary
 
 
 def cpu_seconds(who: int) -> float:
@@ -32,9 +32,8 @@ def process_started_at() -> float | None:
 
 
 @contextlib.contextmanager
-def recorded(environ=None):
-    """Around the session's function: nothing unless HARNESS_PHASES_DIR names where to write."""
-    directory = (boundary.variables() if environ is None else environ).get(env_vars.PHASES_DIR)
+def recorded(directory: Path | None):
+    """Around the session's function: nothing unless its job names a phases directory (`directory`)."""
     if not directory:
         yield
         return
