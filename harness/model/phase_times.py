@@ -2,8 +2,8 @@
 asks them to (harness.contract.phases in the suite's pytest run, harness.stack.sessions in the entry's nox
 session), which the upgrade reads back into its whole-run profile (harness.stack.run.run_profile).
 
-One small JSON file per process, `<source>.json` in the directory HARNESS_PHASES_DIR names (one directory
-per entry run: the upgrade gives each its own).
+One small JSON file per process, `<source>.json` in the directory the entry's job names (its phases_dir: one
+directory per entry run, the upgrade gives each its own).
 Written and read best effort, like the progress file: a profile that cannot be written or read must never
 fail an entry or change its report; the profile then says the figures are missing.
 """

@@ -162,7 +162,7 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
               install: bool = True, rollback_reads: bool = True) -> None:
     """Install the entry's stack and run the contract suite, writing reports/<entry>.json (and, when an
     upgrade's rollback may read them, its checkpoints beside it). A rollback of several writers' checkpoints
-    (HARNESS_ROLLBACK_FROM naming several folders) writes each writer's report from one process."""
+    (its job's rollback_from naming several folders) writes each writer's report from one process."""
     envs.mark_used(session.virtualenv.location, session.name)  # its last use, for pruning (harness.stack.environments.envs)
     writers = list(ws.options.rollback_from)
     names = [rollback.report_name(f.name) for f in writers] if len(writers) > 1 else [report_name]
