@@ -5,7 +5,6 @@ id and the checkpoints restored; a pytest option given by hand over the job's; a
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest

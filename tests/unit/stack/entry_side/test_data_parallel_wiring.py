@@ -258,7 +258,7 @@ def test_the_platform_the_workspace_is_given_reaches_the_family_process(tmp_path
     """`nox -s golden -- --multi-device-platform gpu`: the option is the workspace's (the golden session no longer
     writes its options into its own environment), and the family's process runs on it."""
     monkeypatch.delenv(env_vars.MULTI_DEVICE_PLATFORM, raising=False)
-    report, main, told = tmp_path / "baseline.json", _report(), []
+    main, told = _report(), []
 
     def act(args, env):
         if "--harness-multi-device" in args:
