@@ -1,6 +1,6 @@
 """The contract suite's pytest process, ended as soon as its work is done.
 
-  python -m harness.contract.suite_main PYTEST_ARGS...     (pytest's own command line: pytest.console_main)
+  python -m harness.contract.suite_main PYTEST_ARGS...     (pytest's own command line: pytest.main over sys.argv)
 
 An entry's session runs its suite (and the data-parallel family's process) this way, not `python -m pytest`:
 once pytest returned, every file the run makes is written and closed (the report and the JUnit file at the
@@ -54,4 +54,4 @@ def end(status: int) -> NoReturn:
 if __name__ == "__main__":
     import pytest
 
-    end(pytest.console_main())
+    end(int(pytest.main()))  # console_main is pytest's console script's, deprecated for programs

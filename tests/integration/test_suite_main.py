@@ -54,6 +54,8 @@ def test_the_suite_process_ends_with_pytests_status_and_output_without_the_teard
     assert marks == {"team-exit-function"}  # JAX's clean-up skipped
     # The harness package, imported before pytest starts, is not one pytest could still rewrite: it says so.
     assert "PytestAssertRewriteWarning" not in done.stdout
+    # pytest's own entry point for programs (pytest.console_main is deprecated for them since pytest 9).
+    assert "Warning" not in done.stderr, done.stderr
 
 
 def test_pytests_own_command_line_runs_all_of_them(tmp_path):
