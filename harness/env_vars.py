@@ -31,3 +31,6 @@ MULTI_DEVICE_PLATFORM = "HARNESS_MULTI_DEVICE_PLATFORM"  # `--multi-device-platf
 PHASES_DIR = "HARNESS_PHASES_DIR"  # `upgrade --harness-phases`: where an entry's processes write their phases (harness.model.phase_times)
 # An entry's job file (harness.model.entry_job): the entry and the run's options an upgrade or a CI row gives its session.
 JOB = "HARNESS_JOB"
+# A CI row's replay, selection, rollback and report name, once carried one variable each: now in the row's job
+# file. A session told one of them without a job was started by a workflow an older tool wrote (refused).
+REPLACED_BY_JOB = (REPORT_NAME, ONLY, REPLAY, ROLLBACK_FROM)

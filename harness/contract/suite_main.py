@@ -7,9 +7,11 @@ once pytest returned, every file the run makes is written and closed (the report
 session's end, the phases at unconfigure, the checkpoints by the checks), and what Python would still do is
 free memory: JAX's exit function clears its backends and caches (~0.3 s CPU), then Python's teardown clears
 every module and collects the heap (~0.5 s). The operating system frees that memory at once. So the exit
-functions registered still run (logging's, a team's contract's, JAX's wait for pending effects), except
-JAX's clean-up, and the process then ends without the teardown: stdout and stderr flushed, the exit status
-pytest's. harness.contract.rollbacks ends the same way.
+functions registered after this module is imported still run (logging's, a team's contract's, JAX's wait
+for pending effects), except JAX's clean-up, and the process then ends without the teardown: Python's
+stdout and stderr flushed, the exit status pytest's. Those registered before it (a .pth file's, such as a
+coverage tool's start-up hook) do not run: measuring the contract processes' coverage needs `python -m
+pytest` instead. harness.contract.rollbacks ends the same way.
 """
 
 from __future__ import annotations

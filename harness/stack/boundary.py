@@ -28,6 +28,11 @@ def given(name: str) -> str | None:
     return os.environ.get(name) or None
 
 
+def present(name: str) -> bool:
+    """Whether a variable is set at all, even empty (a CI matrix column the row does not have)."""
+    return name in os.environ
+
+
 def options() -> RunOptions:
     """The run's options this process was told by its parent (a child session, the contract run)."""
     return run_options.from_environment(os.environ)

@@ -55,6 +55,14 @@ def _registered() -> tuple[dict[str, matrix.Entry], str | None, str]:
             entry = entry_jobs.entry_of(job)
             found = job.interpreter if job.interpreter and Path(job.interpreter).is_file() else None
             return {entry.name: entry}, found or find_python(entry.python), ""
+        stale = [name for name in env_vars.REPLACED_BY_JOB if boundary.present(name)]
+        if stale:
+            raise HarnessError(
+                f"this session is told {', '.join(stale)} but no {env_vars.JOB}: an entry's session reads its "
+                "replay, selection, rollback and report name from its job file, which an upgrade or a CI plan "
+                "writes. Under CI, the workflow was written by an older upgrade-harness: write it again with "
+                "`upgrade-harness init --ci github --force`. By hand, give `-- --harness-only FILE` instead, "
+                f"and unset {', '.join(stale)}.")
         told = Workspace.from_environment()
         entries = (plan.read(told.options.plan) if told.options.plan
                    else current.entries(told, _candidate(told.options.candidate)))

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 from support import upgrade_reports
+from harness.model import entry_job
 from harness.stack.run import api_diff as for_run
 from harness.stack.environments import uv_program
 from harness.stack.commands import fanout
@@ -35,16 +36,23 @@ def test_the_ci_steps_run_what_the_upgrade_runs_and_judge_gives_its_verdict(tmp_
     ci, out, rows = _ci(tmp_path, monkeypatch, capsys, ci_sessions)
     assert libraries.fetched == ["baseline", "candidate"] and (ci / "api-diff.json").is_file()
     libraries.wheels = False
-    rollback_selection = str(ci / "rollback-selection.txt")
-
-    def rollback_of(writer):
-        return dict(entry="baseline", report=f"baseline-rollback-{writer}", only=rollback_selection, replay="",
-                    rollback=str(ci / "checkpoints" / writer))
+    def then_rollback_of(writer):
+        report = f"baseline-rollback-{writer}"
+        return dict(entry="baseline", report=report, job=str(ci / "jobs" / f"{report}.json"))
 
     assert rows == [
-        _row("baseline", "baseline-replay", str(ci / "replay-selection.txt"), str(ci / "replay-examples.json")),
-        _row(**rollback_of("candidate")),
-        *(_row(e, e, str(ci / "attribution-selection.txt"), then=rollback_of(e)) for e in ("jax-only", "optax-only"))]
+        _row("baseline", "baseline-replay", ci), _row("baseline", "baseline-rollback-candidate", ci),
+        *(_row(e, e, ci, then=then_rollback_of(e)) for e in ("jax-only", "optax-only"))]
+    # What each row's session (and the run after it in its job) is told: selection, replay, checkpoints restored.
+    told = {job.options.report_name: job for job in
+            (entry_job.read(Path(r[key])) for r in rows for key in ("job", "then_job") if r[key])}
+    rollback = ci / "rollback-selection.txt"
+    assert {name: (job.entry.name, job.options.only, job.options.replay, job.options.rollback_from)
+            for name, job in told.items()} == {
+        "baseline-replay": ("baseline", ci / "replay-selection.txt", ci / "replay-examples.json", ()),
+        **{f"baseline-rollback-{w}": ("baseline", rollback, None, (ci / "checkpoints" / w,))
+           for w in ("candidate", "jax-only", "optax-only")},
+        **{e: (e, ci / "attribution-selection.txt", None, ()) for e in ("jax-only", "optax-only")}}
     assert sorted(ci_sessions.runs) == sorted(local_sessions.runs)  # the same reports; CI, a job a row
     # The upgrade: the replay and the attribution entries together, then one process for every rollback.
     assert local_sessions.waves == [["baseline-replay", "jax-only", "optax-only"], ["baseline-rollback"]]

@@ -6,7 +6,7 @@
   into it (a .pth file in the entry's environment).
 - Any other install (from a path, a git URL or the index): one wheel built from the installed package
   (harness.stack.environments.harness_wheel), never from where it was installed from. `nox -s upgrade` builds it
-  once and hands its path to the child sessions (RunOptions.wheel, HARNESS_WHEEL); a session run alone finds it in the
+  once and hands its path to the child sessions (RunOptions.wheel, in each session's job file); a session run alone finds it in the
   cache under the project's .nox/.
 """
 

@@ -4,8 +4,8 @@ A pin that does not exist or does not fit fails here, in seconds, with the resol
 candidate's unnamed packages, and the single-package entries' other packages, stay at the baseline's
 pins when those resolve, else move to the newest that do (harness.stack.pins.resolve), and say so. A
 single-package entry that cannot be resolved is kept with its problem: it is reported unresolvable
-(a partial attribution), never run. The child sessions read the plan (HARNESS_PLAN), so each entry is
-installed from exactly the lock resolved here.
+(a partial attribution), never run. Each entry's session is given its entry from the plan in its job file (harness.model.entry_job,
+HARNESS_JOB), so each entry is installed from exactly the lock resolved here.
 """
 
 from __future__ import annotations

@@ -125,3 +125,19 @@ def test_the_suites_pytest_is_told_its_job_and_none_of_the_jobs_options_as_varia
     env = stack_entry.suite_environment(RESOLVED, "r.json", str(tmp_path), Path("golden"), True, options=told, job=job)
     assert env[env_vars.JOB] == str(job) and entry_job.read(job).options == entry_job.options_of(told)
     assert not {s.env for s in run_options.specs(run_options.JOB).values()} & set(env)
+
+
+@pytest.mark.parametrize("variable", [env_vars.REPORT_NAME, env_vars.ONLY, env_vars.REPLAY, env_vars.ROLLBACK_FROM])
+def test_a_row_of_a_workflow_written_before_job_files_is_refused_not_run_as_another(monkeypatch, tmp_path, variable):
+    """A team's workflow from an older tool (only UPGRADE_HARNESS_FROM bumped) still sets a row's replay,
+    selection, rollback and report name as variables, now empty (the rows carry a job instead). Run on the
+    plan, the replay row would run the whole baseline and the rollback row restore nothing: the session
+    refuses, naming the fix."""
+    monkeypatch.setattr(plan, "read", lambda path: {matrix.BASELINE: RESOLVED})
+    monkeypatch.setattr(sessions, "find_python", lambda version: "/py")
+    monkeypatch.delenv(env_vars.JOB, raising=False)
+    monkeypatch.setenv(env_vars.PLAN, str(tmp_path / "upgrade-plan.json"))
+    monkeypatch.setenv(variable, "")  # what GitHub gives a matrix column the row does not have
+    entries, python, problem = sessions._registered()
+    assert (entries, python) == ({}, None)
+    assert variable in problem and "init --ci github --force" in problem and "--harness-only" in problem
