@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import typing
 from pathlib import Path
 
@@ -64,8 +65,30 @@ def told(options: run_options.RunOptions, job: EntryJob) -> run_options.RunOptio
 
 
 def write(path: Path, job: EntryJob) -> None:
-    """Written whole or not at all (a session may start reading it at once)."""
-    atomic_write_text(path, json.dumps(to_json(job), indent=1) + "\n")
+    """Written whole or not at all (a session may start reading it at once). The files in the directory that
+    holds the jobs' folder (a run's or a CI plan's reports) are named relative to the job, so a job still
+    names them where that directory is moved or downloaded (a CI row's own workspace); the rest absolute."""
+    folder = Path(os.path.abspath(path)).parent
+    base = folder.parent
+
+    def relative(value: Path) -> Path:
+        absolute = Path(os.path.abspath(value))  # a relative path given to the host is the host's
+        return Path(os.path.relpath(absolute, folder)) if absolute.is_relative_to(base) else absolute
+
+    atomic_write_text(path, json.dumps(to_json(_paths(job, relative)), indent=1) + "\n")
+
+
+def _paths(job: EntryJob, convert) -> EntryJob:
+    """`job` with `convert` applied to every path it names (its options' and its lock's)."""
+    changed = {}
+    for field in dataclasses.fields(JobOptions):
+        value = getattr(job.options, field.name)
+        if isinstance(value, Path):
+            changed[field.name] = convert(value)
+        elif isinstance(value, tuple) and value and all(isinstance(v, Path) for v in value):
+            changed[field.name] = tuple(convert(v) for v in value)
+    lock = str(convert(Path(job.lock_file))) if job.lock_file else job.lock_file
+    return dataclasses.replace(job, options=dataclasses.replace(job.options, **changed), lock_file=lock)
 
 
 def read(path: Path) -> EntryJob:
@@ -78,8 +101,10 @@ def read(path: Path) -> EntryJob:
     except (OSError, ValueError) as exc:
         raise HarnessError(f"entry job {path}: not JSON ({exc}); run the upgrade (or the CI plan) again to "
                            "write it.") from None
+    folder = Path(os.path.abspath(path)).parent
     try:
-        return from_json(EntryJob, data)
+        return _paths(from_json(EntryJob, data),
+                      lambda value: value if value.is_absolute() else Path(os.path.normpath(folder / value)))
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise HarnessError(f"entry job {path}: not an entry's job ({exc}); it was written by another version "
                            "of the harness: run the upgrade (or the CI plan) again.") from None

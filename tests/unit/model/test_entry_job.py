@@ -41,7 +41,9 @@ def test_a_job_round_trips_through_the_codec_with_paths_tuples_and_a_seed_of_zer
     assert back == job
     assert isinstance(back.options.rollback_from, tuple) and isinstance(back.options.only, Path)
     assert back.options.seed == 0
-    assert json.loads(path.read_text())["options"]["rollback_from"] == [str(p) for p in job.options.rollback_from]
+    # In the file, the folders beside its jobs/ folder are named relative to the job (moved with it).
+    assert json.loads(path.read_text())["options"]["rollback_from"] == ["../checkpoints/candidate",
+                                                                         "../checkpoints/jax-only"]
 
 
 def test_the_options_it_carries_over_a_runs_options(tmp_path):
@@ -60,3 +62,27 @@ def test_an_unreadable_job_says_which_file_and_what_to_do(tmp_path, text, proble
     assert str(path) in str(raised.value) and problem in str(raised.value)
     with pytest.raises(HarnessError, match="no such file"):
         entry_job.read(tmp_path / "missing.json")
+
+
+def test_a_job_read_where_its_directory_was_moved_names_the_files_moved_with_it(tmp_path, monkeypatch):
+    """CI's plan job writes the rows' jobs into its reports directory, which each row's job downloads into its
+    own workspace (another path on a self-hosted runner or in a container): what lies in that directory is
+    named relative to the job, what lies outside it stays where it was, and a relative path given to the host
+    is the host's (made absolute before it is written)."""
+    written, outside = tmp_path / "plan-job" / "reports", tmp_path / "elsewhere"
+    monkeypatch.chdir(tmp_path)
+    job = dataclasses.replace(
+        _job(reports_dir=written, only=written / "attribution-selection.txt",
+             rollback_from=(written / "checkpoints" / "candidate",), wheel=outside / "harness.whl",
+             replay=Path("plan-job/reports/replay-examples.json")),
+        lock_file=str(written / "locks" / "candidate.txt"))
+    entry_job.write(written / "jobs" / "candidate.json", job)
+    moved = tmp_path / "row-job" / "reports"
+    moved.parent.mkdir()
+    written.rename(moved)
+    back = entry_job.read(moved / "jobs" / "candidate.json")
+    assert back.options.reports_dir == moved and back.options.only == moved / "attribution-selection.txt"
+    assert back.options.rollback_from == (moved / "checkpoints" / "candidate",)
+    assert back.options.replay == moved / "replay-examples.json"
+    assert back.lock_file == str(moved / "locks" / "candidate.txt")
+    assert back.options.wheel == outside / "harness.whl"
