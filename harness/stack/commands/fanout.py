@@ -31,12 +31,10 @@ from pathlib import Path
 from harness import run_options
 from harness.errors import HarnessError
 from harness.model import entry_job, report_io
-from harness.stack.commands import project_options
+from harness.stack.commands import frame, judge, options, project_options, upgrade_args
 from harness.stack.entry_side import entry_jobs
-from harness.stack.run import api_diff as api_for_run
-from harness.stack.commands import frame, judge, options, upgrade_args
 from harness.stack.pins import matrix
-from harness.stack.run import followups, run_plan
+from harness.stack.run import api_diff as api_for_run, followups, run_plan
 from harness.stack.run.followups import EntryRun
 from harness.stack.run.run_directory import RunDirectory
 from harness.stack.commands.latest_cli import github_output

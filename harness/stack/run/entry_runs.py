@@ -187,14 +187,14 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
                 restoring = left if run.rollback else ()
                 file = Path(files) / f"{name}.json"
                 phase_dirs[name] = timed = run_profile.entry_directory(name)  # --harness-phases: its own
-                job = RunDirectory.of(ws).job(name)
-                entry_job.write(job, run.job(ws, args, seed, restoring, progress=file, phases_dir=timed))
+                entry_job.write(RunDirectory.of(ws).job(name),
+                                run.job(ws, args, seed, restoring, progress=file, phases_dir=timed))
                 # One report: its own log; several: the process's, copied into each report's when it ends.
                 log = open(RunDirectory.of(ws).log(_stem_of(run, left[0]) if len(left) == 1 else name), "w")
                 cmd = [sys.executable, "-m", "nox", "-f", str(ws.noxfile), "-s", entry.name,
                        "--envdir", str(ws.envdir)]
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ws.root,
-                                        env=child_environment(ws, told(ws, args, seed), job),
+                                        env=run.environment(ws, args, seed),
                                         **lifeline.popen_options(run_lock.held_fds()))
                 running[name] = _Started(proc, log, time.perf_counter(), {f: looked[f] for f in left})
                 twins.started(name, key)
