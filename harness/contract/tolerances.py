@@ -149,6 +149,24 @@ for _check in ("accumulation/test_trace[plain-acc=bfloat16]", "accumulation/test
     )
 
 
+# Several optimizer steps in bfloat16 params and gradients (the state's layout contracts): every operation
+# of an update (g * g, a sum, eps, sqrt, a quotient, momentum * trace, lr * ...) is a bfloat16 op, and XLA on
+# CPU either rounds each intermediate to bfloat16 or keeps float32 between the ops of one fusion, depending
+# on the host (measured on the pinned baseline: a host with avx512_bf16 rounds every op; the host that
+# recorded the golden values kept float32 inside the fusion; `--xla_cpu_max_isa` does not change it). The
+# same pins therefore give values up to one bfloat16 ulp per skipped rounding apart: half an ulp for each of
+# an update's up-to-six intermediate roundings and one for the final rounding (measured: 2 ulp for adagrad;
+# sgd's momentum trace, 4 ulp at a value that cancelled, is held at its operands' scale). Held to 4 ulp.
+for _case in ("sgd/momentum", "rmsprop/momentum-bc", "adagrad", "lars"):
+    OVERRIDES[(GOLDEN, f"optimizers/test_bfloat16_states[{_case}/params=bfloat16]")] = Rule(
+        Tolerance(ulps=4),
+        why="an update's bfloat16 intermediates are rounded or kept in float32 by XLA depending on the host "
+        "(avx512_bf16 hosts round every op): up to half an ulp per skipped rounding of the update's six and "
+        "one for the last, 4 ulp of bfloat16 (up to 3.1% of the value)",
+        named=True,
+    )
+
+
 class UnknownTolerance(KeyError):
     pass
 
