@@ -107,7 +107,7 @@ class Check:
         ended the test after them, chained and named in the message)."""
         __tracebackhide__ = True
         if self.mismatches:
-            raise ContractFailure(mismatches.summary(self.mismatches, after)) from after
+            raise ContractFailure(mismatches.summary(self.mismatches, after, self.store.host_note(self.family))) from after
 
     def _first(self, label: str) -> bool:
         """Whether this is the label's first comparison: only a single comparison's values can be

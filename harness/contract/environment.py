@@ -5,11 +5,13 @@ Imports JAX only inside jax_platform(), so the harness's own tooling runs withou
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata as md
 import os
 import platform
 import sys
 
+from harness.model import host_cpu as cpu
 from harness.model.report import VERSION_KEYS
 
 
@@ -45,6 +47,16 @@ def machine() -> dict:
         "python_implementation": platform.python_implementation(),
         "python_executable": sys.executable,
     }
+
+
+@functools.cache  # read once a process: a golden mismatch asks for it
+def host_cpu() -> dict:
+    """This machine's CPU and its numerics features (harness.model.host_cpu), for a golden file's provenance."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            return cpu.describe(f.read())
+    except OSError:  # not Linux: the model only, no features known
+        return {"cpu": platform.processor() or platform.machine() or "unknown", "numerics_features": []}
 
 
 def jax_platform() -> dict:

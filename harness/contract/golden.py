@@ -16,8 +16,10 @@ import numpy as np
 
 from harness import env_vars
 from harness.atomic import atomic_write_text
+from harness.contract import environment
 from harness.contract.encoding import decode_array
 from harness.errors import HarnessError
+from harness.model import host_cpu
 
 FORMAT_VERSION = 1
 
@@ -129,6 +131,14 @@ class GoldenStore:
                 f"golden entry {key!r} in {self.source(family)} is malformed ({exc}); "
                 f"record it again with `{self._recorder(family)}`."
             ) from None
+
+    def provenance(self, family: str) -> dict:
+        """Where the family's values were recorded (entry, versions, backend, host), as the file says."""
+        return dict(self._load(family).get("provenance") or {})
+
+    def host_note(self, family: str) -> str | None:
+        """What a mismatch adds when the family's values were recorded on a CPU with other numerics features."""
+        return host_cpu.difference(self.provenance(family).get("host"), environment.host_cpu())
 
     def record(self, family: str, key: str, entry: dict) -> None:
         self.recorded.setdefault(family, {})[key] = entry

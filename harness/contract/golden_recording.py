@@ -45,6 +45,7 @@ def finish(session, recorder: Recorder) -> None:
         "entry": session.config.getoption("--harness-entry"),
         "versions": {k: versions[k] for k in STACK_VERSION_KEYS},
         "backend": environment.jax_platform().get("backend"),
+        "host": environment.host_cpu(),  # 16-bit results can differ by CPU (harness.model.host_cpu)
     }
     written = recorder.store.write(provenance)
     say(f"golden: {len(changes)} values added or changed; wrote {', '.join(map(str, written)) or 'nothing'}")

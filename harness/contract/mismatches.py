@@ -39,16 +39,17 @@ class Mismatch:
         return f"{path}:{self.lineno}: in {self.function}"
 
 
-def summary(mismatches: list[Mismatch], after: BaseException | None = None) -> str:
+def summary(mismatches: list[Mismatch], after: BaseException | None = None, note: str | None = None) -> str:
     """The check's failure message for the report: one mismatch's message alone (as when it raised at
-    once), several as a count and then each message; then what ended the test, if it raised."""
+    once), several as a count and then each message; then what ended the test, if it raised; then the
+    note (the golden values were recorded on another CPU), if any."""
     if len(mismatches) == 1:
         text = mismatches[0].message
     else:
         text = f"{len(mismatches)} golden values differ from their recording:\n" + "\n".join(m.message for m in mismatches)
     if after is not None:
         text += f"\nafter {'it' if len(mismatches) == 1 else 'them'}, the check raised {type(after).__name__}: {after}"
-    return text
+    return text + (f"\n{note}" if note else "")
 
 
 def display(mismatches: list[Mismatch], after: str | None = None) -> str:

@@ -50,7 +50,7 @@ def _builtin(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | 
     if all(c.family in names for c in base.checks):
         return None
     if failures:
-        return f"not judged, the baseline fails {len(failures)} of them (golden files or baseline stack changed)"
+        return f"not judged, the baseline fails {len(failures)} of them (golden files, the baseline stack or the machine changed)"
     candidate = verdicts[0]
     changes = [c for c in candidate.contract_changes if c.family not in names]
     not_judged = sum(c.mark == Mark.NOT_JUDGED and c.family not in names for c in candidate.changes)

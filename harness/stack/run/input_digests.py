@@ -19,6 +19,8 @@ from pathlib import Path
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 
+from harness.model.host_cpu import cpu_fields
+
 # Folders never entered, at any depth: bytecode, installed packages, node's.
 SKIPPED_DIRS = {"__pycache__", "site-packages", "node_modules"}
 TABLE = "upgrade-harness"  # [tool.upgrade-harness]: says what to compare, not what a run computes
@@ -117,16 +119,6 @@ def python_digest(executable: str) -> str:
     out = subprocess.run([executable, "-c", "import sys, platform; print(sys.version, platform.machine())"],
                          capture_output=True, text=True, check=False)
     return digest(out.stdout + out.stderr)
-
-
-def cpu_fields(cpuinfo: str) -> dict[str, str]:
-    """The first processor's model and features, from /proc/cpuinfo's text (x86 and Arm names)."""
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        name, _, value = line.partition(":")
-        if name.strip() in ("model name", "flags", "Features", "CPU implementer", "CPU part"):
-            fields.setdefault(name.strip(), value.strip())
-    return fields
 
 
 def accelerators() -> list[str]:

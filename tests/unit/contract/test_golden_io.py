@@ -138,3 +138,37 @@ def test_a_family_the_project_has_not_recorded_is_read_from_the_tools_own(tmp_pa
     recording.write({"entry": "baseline"})
     assert GoldenStore(tool).get_array("clipping", "norm")[0] == 5.0  # the tool's own is never written
     assert GoldenStore(team, fallback=tool).get_array("clipping", "norm")[0] == 4.0  # the team's copy first
+
+
+def test_a_mismatch_against_values_recorded_on_another_cpu_says_so(tmp_path, monkeypatch):
+    from harness.contract import environment
+    from harness.contract.checks import Check, ContractFailure
+
+    recorded = {"cpu": "Intel(R) Xeon(R) Platinum 8375C", "numerics_features": ["avx2", "avx512f", "fma"]}
+    here = {"cpu": "Intel(R) Xeon(R) Processor", "numerics_features": ["avx2", "avx512_bf16", "avx512f", "fma"]}
+    store = GoldenStore(tmp_path)
+    store.record("fam", "x", encode_array(np.float32(1.5)))
+    store.write({"entry": "baseline", "host": recorded})
+    monkeypatch.setattr(environment, "host_cpu", lambda: here)
+    check = Check("fam/test_x", "fam", GoldenStore(tmp_path))
+    check.defer_golden = True
+    check.golden("x", np.float32(1.75))
+    with pytest.raises(ContractFailure, match=r"(?s)recorded on .*Platinum 8375C.*this machine has avx512_bf16"):
+        check.raise_mismatches()
+
+
+def test_a_mismatch_on_the_recording_cpu_adds_nothing(tmp_path, monkeypatch):
+    from harness.contract import environment
+    from harness.contract.checks import Check, ContractFailure
+
+    here = {"cpu": "Intel(R) Xeon(R) Processor", "numerics_features": ["avx2", "avx512_bf16"]}
+    store = GoldenStore(tmp_path)
+    store.record("fam", "x", encode_array(np.float32(1.5)))
+    store.write({"entry": "baseline", "host": here})
+    monkeypatch.setattr(environment, "host_cpu", lambda: here)
+    check = Check("fam/test_x", "fam", GoldenStore(tmp_path))
+    check.defer_golden = True
+    check.golden("x", np.float32(1.75))
+    with pytest.raises(ContractFailure) as failed:
+        check.raise_mismatches()
+    assert "recorded on" not in str(failed.value)

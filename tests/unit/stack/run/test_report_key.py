@@ -11,13 +11,6 @@ from __future__ import annotations
 from harness.stack.run import input_digests, report_key
 
 
-def test_the_cpu_model_and_features_are_read_from_cpuinfo():
-    x86 = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: sse avx2\n\nprocessor\t: 1\nmodel name\t: other\n"
-    assert input_digests.cpu_fields(x86) == {"model name": "AMD EPYC", "flags": "sse avx2"}
-    arm = "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"
-    assert input_digests.cpu_fields(arm) == {"Features": "fp asimd", "CPU implementer": "0x41", "CPU part": "0xd0c"}
-
-
 def test_a_universal_lock_and_a_platform_lock_that_install_the_same_packages_share_the_part(tmp_path):
     """The committed baseline lock holds markers for every platform; a lock resolved for this machine has
     none. What counts is what the entry's interpreter installs here (found: identical pins as an ad-hoc
