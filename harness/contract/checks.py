@@ -100,18 +100,18 @@ class Check:
         if comparison.kind == GOLDEN and self.defer_golden and not _in_hypothesis():
             self.mismatches.append(Mismatch.here(comparison.message))
             return
-        raise ContractFailure(comparison.message)
+        note = mismatches.host_note(self.store, self.family, [comparison.message])
+        raise ContractFailure(comparison.message + (f"\n{note}" if note else ""))
 
     def raise_mismatches(self, after: BaseException | None = None) -> None:
-        """At the end of the test call: fail with every golden mismatch kept (``after``: the exception that
-        ended the test after them, chained and named in the message)."""
+        """At the test call's end: fail with every golden mismatch kept (``after``: what ended it, chained)."""
         __tracebackhide__ = True
         if self.mismatches:
-            raise ContractFailure(mismatches.summary(self.mismatches, after, self.store.host_note(self.family))) from after
+            note = mismatches.host_note(self.store, self.family, [m.message for m in self.mismatches])
+            raise ContractFailure(mismatches.summary(self.mismatches, after, note)) from after
 
     def _first(self, label: str) -> bool:
-        """Whether this is the label's first comparison: only a single comparison's values can be
-        set against another entry's, so repeats (a property's examples) do not keep theirs."""
+        """Whether it is the label's first comparison: only those keep values (not a property's repeats)."""
         return label not in self.comparisons
 
     def _rule(self, kind: ComparisonKind, label: str, dtype: str, scale, why) -> tuple[tolerances.Rule, str | None]:

@@ -55,8 +55,8 @@ def host_cpu() -> dict:
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             return cpu.describe(f.read())
-    except OSError:  # not Linux: the model only, no features known
-        return {"cpu": platform.processor() or platform.machine() or "unknown", "numerics_features": []}
+    except OSError:  # not Linux: the model only, its features not known
+        return {"cpu": platform.processor() or platform.machine() or "unknown", "numerics_features": None}
 
 
 def jax_platform() -> dict:

@@ -39,6 +39,12 @@ class Mismatch:
         return f"{path}:{self.lineno}: in {self.function}"
 
 
+def host_note(store, family: str, messages: list[str]) -> str | None:
+    """The note golden mismatches carry when their values were recorded on a CPU with other numerics features
+    (GoldenStore.host_note); none for comparisons with another entry's values on this machine (`recorded:`)."""
+    return store.host_note(family) if any(m.startswith("golden:") for m in messages) else None
+
+
 def summary(mismatches: list[Mismatch], after: BaseException | None = None, note: str | None = None) -> str:
     """The check's failure message for the report: one mismatch's message alone (as when it raised at
     once), several as a count and then each message; then what ended the test, if it raised; then the
@@ -52,7 +58,7 @@ def summary(mismatches: list[Mismatch], after: BaseException | None = None, note
     return text + (f"\n{note}" if note else "")
 
 
-def display(mismatches: list[Mismatch], after: str | None = None) -> str:
+def display(mismatches: list[Mismatch], after: str | None = None, note: str | None = None) -> str:
     """pytest's failure text: each mismatch at its contract line (source shown), then the exception that
     ended the test, if any, as pytest rendered it."""
     blocks = ["1 golden value differs from its recording:" if len(mismatches) == 1 else
@@ -62,4 +68,4 @@ def display(mismatches: list[Mismatch], after: str | None = None) -> str:
         blocks.append(f"{mismatch.location()}\n    {source}\nE   {mismatch.message}")
     if after is not None:
         blocks.append(f"after {'it' if len(mismatches) == 1 else 'them'}, the check raised:\n{after}")
-    return "\n\n".join(blocks)
+    return "\n\n".join(blocks + ([note] if note else []))

@@ -255,8 +255,7 @@ def pytest_runtest_makereport(item, call):
 
 
 def _show_mismatches(item, call, rep, check) -> None:
-    """The failure's text: each golden value that differs at its contract line, then what ended the test
-    after them (as pytest renders it), instead of a traceback through the plugin."""
+    """The failure's text: each differing golden value at its contract line, then what ended the test."""
     from harness.contract import mismatches
     from harness.contract.checks import ContractFailure
 
@@ -264,7 +263,8 @@ def _show_mismatches(item, call, rep, check) -> None:
         return  # not the mismatches' failure (pytest's own, say): pytest's text stands
     after = call.excinfo.value.__cause__
     rendered = None if after is None else str(item.repr_failure(pytest.ExceptionInfo.from_exception(after)))
-    rep.longrepr = mismatches.display(check.mismatches, rendered)
+    note = mismatches.host_note(check.store, check.family, [m.message for m in check.mismatches])
+    rep.longrepr = mismatches.display(check.mismatches, rendered, note)
 
 
 def pytest_collectreport(report):

@@ -1,14 +1,16 @@
-"""The host's CPU as /proc/cpuinfo names it: its model, and the instruction-set features that change what
-XLA on CPU computes. Where the CPU does 16-bit arithmetic natively (avx512_bf16, avx512_fp16, AMX; Arm's bf16,
-fphp), XLA rounds every bfloat16 intermediate; elsewhere it may keep float32 inside a fusion: the same pins
-give 16-bit values a few ulps apart by host. A golden file's provenance names the recording host, so a
-mismatch on another host says so. Pure parsing: the caller reads the file."""
+"""The host's CPU as /proc/cpuinfo names it: its model, and the features that change what XLA on CPU
+computes for the same program. Measured on the pinned baseline: native 16-bit arithmetic (avx512_bf16,
+avx512_fp16, AMX; Arm's bf16 and fphp) makes XLA round every bfloat16 intermediate where other hosts keep
+float32 inside a fusion (bfloat16 values a few ulps apart), and a CPU without fused multiply-add rounds
+float32 products that others fuse (cancellations 9-11 ulps apart); the vector width (AVX2 or AVX-512) moved
+nothing. A golden file's provenance names the recording host, so a mismatch on another host says so. Pure
+parsing: the caller reads the file."""
 
 from __future__ import annotations
 
-# x86 and Arm names of the features that decide XLA's vector code and its 16-bit arithmetic.
-NUMERICS_FEATURES = frozenset({"avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16",
-                               "asimdhp", "fphp", "bf16", "sve"})
+# x86 and Arm names of those features (64-bit Arm always has fused multiply-add: no flag names it).
+NUMERICS_FEATURES = frozenset({"fma", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16", "bf16", "fphp",
+                               "asimdhp"})
 
 
 def cpu_fields(cpuinfo: str) -> dict[str, str]:
@@ -22,23 +24,27 @@ def cpu_fields(cpuinfo: str) -> dict[str, str]:
 
 
 def describe(cpuinfo: str) -> dict:
-    """{"cpu": the model, "numerics_features": the NUMERICS_FEATURES it has, sorted}: what a golden file's
-    provenance records of its host."""
+    """{"cpu": the model, "numerics_features": the NUMERICS_FEATURES it has, sorted, or None where the text
+    names no features}: what a golden file's provenance records of its host."""
     fields = cpu_fields(cpuinfo)
     model = fields.get("model name") or (
         f"Arm {fields['CPU implementer']} part {fields.get('CPU part', '?')}" if "CPU implementer" in fields else "unknown")
-    features = (fields.get("flags") or fields.get("Features") or "").split()
-    return {"cpu": model, "numerics_features": sorted(NUMERICS_FEATURES.intersection(features))}
+    features = fields.get("flags") or fields.get("Features")
+    return {"cpu": model,
+            "numerics_features": None if features is None else sorted(NUMERICS_FEATURES.intersection(features.split()))}
 
 
-def difference(recorded: dict | None, here: dict) -> str | None:
+def difference(recorded, here: dict) -> str | None:
     """What a golden mismatch adds when its values were recorded on a CPU with other numerics features;
-    None on the same features, or when the recording host is not known (recorded before hosts were noted)."""
-    if not recorded or set(recorded.get("numerics_features", [])) == set(here.get("numerics_features", [])):
+    None on the same features, or when either host's features are not known (recorded before hosts were
+    noted, or a machine without /proc/cpuinfo)."""
+    theirs = recorded.get("numerics_features") if isinstance(recorded, dict) else None
+    mine = here.get("numerics_features")
+    if not isinstance(theirs, list) or not isinstance(mine, list) or set(theirs) == set(mine):
         return None
-    theirs, mine = set(recorded.get("numerics_features", [])), set(here.get("numerics_features", []))
-    parts = [f"this machine has {', '.join(sorted(mine - theirs))}" if mine - theirs else "",
+    theirs, mine = set(theirs), set(mine)
+    parts = [f"has {', '.join(sorted(mine - theirs))}" if mine - theirs else "",
              f"lacks {', '.join(sorted(theirs - mine))}" if theirs - mine else ""]
-    return (f"the golden values were recorded on another CPU ({recorded.get('cpu', 'unknown')}): "
-            f"{' and '.join(p for p in parts if p)}; XLA's 16-bit arithmetic can round differently there "
-            "(docs/tolerances.md): a 16-bit value a few ulps off may be the machine, not the stack")
+    return (f"the golden values were recorded on another CPU ({recorded.get('cpu', 'unknown')}): this machine "
+            f"{' and '.join(p for p in parts if p)}; XLA rounds differently there (16-bit intermediates, fused "
+            "multiply-add; docs/tolerances.md): a value a few ulps off may be the machine, not the stack")

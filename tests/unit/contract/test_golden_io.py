@@ -155,6 +155,9 @@ def test_a_mismatch_against_values_recorded_on_another_cpu_says_so(tmp_path, mon
     check.golden("x", np.float32(1.75))
     with pytest.raises(ContractFailure, match=r"(?s)recorded on .*Platinum 8375C.*this machine has avx512_bf16"):
         check.raise_mismatches()
+    inside_a_property = Check("fam/test_x", "fam", GoldenStore(tmp_path))  # not deferred: raises at once
+    with pytest.raises(ContractFailure, match=r"(?s)^golden:x .*recorded on .*Platinum 8375C"):
+        inside_a_property.golden("x", np.float32(1.75))
 
 
 def test_a_mismatch_on_the_recording_cpu_adds_nothing(tmp_path, monkeypatch):
@@ -172,3 +175,18 @@ def test_a_mismatch_on_the_recording_cpu_adds_nothing(tmp_path, monkeypatch):
     with pytest.raises(ContractFailure) as failed:
         check.raise_mismatches()
     assert "recorded on" not in str(failed.value)
+
+
+def test_a_comparison_with_another_entrys_values_needs_no_golden_file_and_gets_no_note(tmp_path, monkeypatch):
+    """check.recorded compares with a value another entry of this run wrote (same machine): a family with no
+    golden file fails with the comparison's own message, not a missing-file error."""
+    from harness.contract import environment
+    from harness.contract.checks import Check, ContractFailure
+
+    monkeypatch.setattr(environment, "host_cpu", lambda: {"cpu": "x", "numerics_features": ["fma"]})
+    check = Check("fam/test_x", "fam", GoldenStore(tmp_path))
+    check.defer_golden = True
+    check.recorded("restored", np.float32(1.75), np.float32(1.5))
+    with pytest.raises(ContractFailure, match=r"^recorded:restored") as failed:
+        check.raise_mismatches()
+    assert "recorded on another CPU" not in str(failed.value)
