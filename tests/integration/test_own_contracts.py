@@ -165,8 +165,8 @@ def test_report_mode_reports_a_builtin_baseline_failure_without_blocking_the_ver
     reported = judge(broken, cand, builtin=BuiltinMode.REPORT)
     assert reported.exit_status == 0
     assert reported.headline == ("OK: your contracts hold on candidate (2 checks); built-in contracts (reported "
-                                 "only): not judged, the baseline fails 1 of them (golden files or baseline stack "
-                                 "changed)")
+                                 "only): not judged, the baseline fails 1 of them (golden files, the baseline stack "
+                                 "or the machine changed)")
     assert judge(broken, cand).exit_status == 2  # judged, the same failure means no verdict
 
 
