@@ -140,39 +140,43 @@ def test_a_family_the_project_has_not_recorded_is_read_from_the_tools_own(tmp_pa
     assert GoldenStore(team, fallback=tool).get_array("clipping", "norm")[0] == 4.0  # the team's copy first
 
 
-def test_a_mismatch_against_values_recorded_on_another_cpu_says_so(tmp_path, monkeypatch):
-    from harness.contract import environment
-    from harness.contract.checks import Check, ContractFailure
+HERE = {"cpu": "Intel(R) Xeon(R) Processor", "numerics_features": ["avx512_bf16", "fma"]}
 
-    recorded = {"cpu": "Intel(R) Xeon(R) Platinum 8375C", "numerics_features": ["avx2", "avx512f", "fma"]}
-    here = {"cpu": "Intel(R) Xeon(R) Processor", "numerics_features": ["avx2", "avx512_bf16", "avx512f", "fma"]}
-    store = GoldenStore(tmp_path)
-    store.record("fam", "x", encode_array(np.float32(1.5)))
-    store.write({"entry": "baseline", "host": recorded})
-    monkeypatch.setattr(environment, "host_cpu", lambda: here)
+
+def _check_on(tmp_path, monkeypatch, recorded_host, deferred=True):
+    """A check of family `fam`, whose golden x = 1.5 was recorded on recorded_host, run on HERE."""
+    from harness.contract import environment
+    from harness.contract.checks import Check
+
+    if recorded_host is not None:
+        store = GoldenStore(tmp_path)
+        store.record("fam", "x", encode_array(np.float32(1.5)))
+        store.write({"entry": "baseline", "host": recorded_host})
+    monkeypatch.setattr(environment, "host_cpu", lambda: HERE)
     check = Check("fam/test_x", "fam", GoldenStore(tmp_path))
-    check.defer_golden = True
+    check.defer_golden = deferred  # as the plugin sets it for a plain test; a Hypothesis property raises at once
+    return check
+
+
+def test_a_mismatch_against_values_recorded_on_another_cpu_says_so(tmp_path, monkeypatch):
+    from harness.contract.checks import ContractFailure
+
+    other = {"cpu": "Intel(R) Xeon(R) Platinum 8375C", "numerics_features": ["fma"]}
+    check = _check_on(tmp_path, monkeypatch, other)
     check.golden("x", np.float32(1.75))
     with pytest.raises(ContractFailure, match=r"(?s)recorded on .*Platinum 8375C.*this machine has avx512_bf16"):
         check.raise_mismatches()
-    inside_a_property = Check("fam/test_x", "fam", GoldenStore(tmp_path))  # not deferred: raises at once
+    inside_a_property = _check_on(tmp_path, monkeypatch, other, deferred=False)
     with pytest.raises(ContractFailure, match=r"(?s)^golden:x .*recorded on .*Platinum 8375C"):
         inside_a_property.golden("x", np.float32(1.75))
 
 
 def test_a_mismatch_on_the_recording_cpu_adds_nothing(tmp_path, monkeypatch):
-    from harness.contract import environment
-    from harness.contract.checks import Check, ContractFailure
+    from harness.contract.checks import ContractFailure
 
-    here = {"cpu": "Intel(R) Xeon(R) Processor", "numerics_features": ["avx2", "avx512_bf16"]}
-    store = GoldenStore(tmp_path)
-    store.record("fam", "x", encode_array(np.float32(1.5)))
-    store.write({"entry": "baseline", "host": here})
-    monkeypatch.setattr(environment, "host_cpu", lambda: here)
-    check = Check("fam/test_x", "fam", GoldenStore(tmp_path))
-    check.defer_golden = True
+    check = _check_on(tmp_path, monkeypatch, HERE)
     check.golden("x", np.float32(1.75))
-    with pytest.raises(ContractFailure) as failed:
+    with pytest.raises(ContractFailure, match=r"^golden:x ") as failed:
         check.raise_mismatches()
     assert "recorded on" not in str(failed.value)
 
@@ -180,13 +184,12 @@ def test_a_mismatch_on_the_recording_cpu_adds_nothing(tmp_path, monkeypatch):
 def test_a_comparison_with_another_entrys_values_needs_no_golden_file_and_gets_no_note(tmp_path, monkeypatch):
     """check.recorded compares with a value another entry of this run wrote (same machine): a family with no
     golden file fails with the comparison's own message, not a missing-file error."""
-    from harness.contract import environment
-    from harness.contract.checks import Check, ContractFailure
+    from harness.contract.checks import ContractFailure
 
-    monkeypatch.setattr(environment, "host_cpu", lambda: {"cpu": "x", "numerics_features": ["fma"]})
-    check = Check("fam/test_x", "fam", GoldenStore(tmp_path))
-    check.defer_golden = True
-    check.recorded("restored", np.float32(1.75), np.float32(1.5))
-    with pytest.raises(ContractFailure, match=r"^recorded:restored") as failed:
-        check.raise_mismatches()
-    assert "recorded on another CPU" not in str(failed.value)
+    other = {"cpu": "Intel(R) Xeon(R) Platinum 8375C", "numerics_features": ["fma"]}
+    for recorded_host in (None, other):  # no golden file; one recorded on another CPU, not what it compares with
+        check = _check_on(tmp_path / str(recorded_host is None), monkeypatch, recorded_host)
+        check.recorded("restored", np.float32(1.75), np.float32(1.5))
+        with pytest.raises(ContractFailure, match=r"^recorded:restored") as failed:
+            check.raise_mismatches()
+        assert "recorded on another CPU" not in str(failed.value)
