@@ -148,7 +148,7 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
         problems.append(_incomplete("the baseline", base.status, base.problem, "the baseline report"))
     if baseline_failures:
         problems.append(f"the baseline fails {len(baseline_failures)} of its own checks "
-                        "(golden files, the baseline stack or the machine changed)")
+                        f"({report_mode.BASELINE_FAILS_WHY})")
     # Only the candidate decides: an attribution entry that could not run makes the attribution
     # partial (harness.verdict.cause says so), never the verdict impossible.
     for v in verdicts[:1]:

@@ -13,6 +13,9 @@ from harness.model.report import CheckRecord, Report
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, OwnFamily
 from harness.verdict import cause, groups, own
 
+# Why a baseline fails its own checks, in both headlines (a new CPU too: 16-bit rounding, harness.model.host_cpu).
+BASELINE_FAILS_WHY = "golden files, the baseline stack or the machine changed"
+
 NAMED = 3  # own contracts named in the headline; the others counted
 PREFIX = "built-in contracts (reported only): "
 
@@ -50,7 +53,7 @@ def _builtin(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | 
     if all(c.family in names for c in base.checks):
         return None
     if failures:
-        return f"not judged, the baseline fails {len(failures)} of them (golden files, the baseline stack or the machine changed)"
+        return f"not judged, the baseline fails {len(failures)} of them ({BASELINE_FAILS_WHY})"
     candidate = verdicts[0]
     changes = [c for c in candidate.contract_changes if c.family not in names]
     not_judged = sum(c.mark == Mark.NOT_JUDGED and c.family not in names for c in candidate.changes)
