@@ -67,15 +67,15 @@ def headline_part(found: list[OwnFamily]) -> str | None:
     shown = ", ".join(failing[:3]) + (f" and {len(failing) - 3} more" if len(failing) > 3 else "")
     verb = "fails" if len(failing) == 1 else "fail"
     return (f"{_plural(len(failing), 'check')} of your own contracts {verb} on the baseline itself ({shown}): your "
-            "code changed since its golden values were recorded, not the stack")
+            "code or the machine changed since its golden values were recorded, not the stack")
 
 
 def summary(family: OwnFamily, candidate: str) -> str:
     """'mlp_training: 3 checks, unchanged on candidate (1 with bits changed, informational)'."""
     parts = []
     if family.failing_on_baseline:
-        parts.append(f"{len(family.failing_on_baseline)} failing on the baseline itself (your code changed since "
-                     "recording; `upgrade-harness golden --accept-changes` records it, if intended)")
+        parts.append(f"{len(family.failing_on_baseline)} failing on the baseline itself (your code or the machine "
+                     "changed since recording; `upgrade-harness golden --accept-changes` records it, if intended)")
     if family.changed:
         parts.append(f"{len(family.changed)} changed on {candidate}")
     elif not family.failing_on_baseline:

@@ -168,10 +168,14 @@ def own_rows(verdict: Verdict) -> list[OwnRow]:
 
 
 def baseline_failures_title(verdict: Verdict) -> str:
-    """The heading of the baseline's own failures: under a project's own contracts, named as the built-in
-    ones' (the project's own failing on the baseline are told in its section)."""
-    return "Built-in contracts failing on the baseline itself" if verdict.own_families else \
-        "Baseline fails its own checks"
+    """The heading of the baseline's own failures: under a project's own contracts, whose they are (the
+    project's own are summed up in its section too; here is each one's whole message)."""
+    if not verdict.own_families:
+        return "Baseline fails its own checks"
+    own = {f.name for f in verdict.own_families}
+    mine = [c.family in own for c in verdict.baseline_failures]
+    whose = "Your contracts" if all(mine) else "Built-in contracts" if not any(mine) else "Your contracts and built-in ones"
+    return f"{whose} failing on the baseline itself"
 
 
 def shown_baseline_failures(verdict: Verdict) -> tuple[list[CheckRecord], int]:

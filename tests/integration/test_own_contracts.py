@@ -42,8 +42,8 @@ def test_an_own_check_failing_on_the_baseline_is_the_teams_change(base, judge):
     verdict = judge(broken, _fail(_candidate(_own(base, "demo")), "test_golden_value"))
     assert verdict.exit_status == 1
     assert verdict.headline == ("CHANGED: 1 check of your own contracts fails on the baseline itself "
-                                "(demo/test_golden_value): your code changed since its golden values were "
-                                "recorded, not the stack; otherwise OK: no contract changed on candidate")
+                                "(demo/test_golden_value): your code or the machine changed since its golden "
+                                "values were recorded, not the stack; otherwise OK: no contract changed on candidate")
     assert verdict.own_families[0].failing_on_baseline == ["demo/test_golden_value"]
     text = render.text(verdict)
     assert "1 failing on the baseline itself" in text and "baseline failed: demo/test_golden_value" in text
@@ -154,8 +154,8 @@ def test_report_mode_keeps_an_own_baseline_failure_the_teams_change(mixed, judge
     verdict = judge(broken, _fail(_candidate(mixed), "test_golden_value"), builtin=BuiltinMode.REPORT)
     assert verdict.exit_status == 1
     assert verdict.headline == ("CHANGED: 1 check of your own contracts fails on the baseline itself "
-                                "(mine/test_golden_value): your code changed since its golden values were recorded, "
-                                "not the stack; otherwise your contracts hold on candidate (2 checks); "
+                                "(mine/test_golden_value): your code or the machine changed since its golden values "
+                                "were recorded, not the stack; otherwise your contracts hold on candidate (2 checks); "
                                 "built-in contracts (reported only): unchanged")
 
 
