@@ -3,6 +3,10 @@
 Field names are the JSON keys. A field marked ``omit_if_none`` is left out of the JSON when it is None.
 Values typed ``Any`` pass through as JSON; a Path is its text, a tuple a list. Input is assumed valid
 against the schema (report_io validates before decoding), so decoding does not re-check types it can trust.
+
+Why compiled: a report holds hundreds of thousands of values and an upgrade reads and writes its reports
+several times on its critical path, so each type's decoder (and each class's fields) is worked out once
+per process, not once per value.
 """
 
 from __future__ import annotations
@@ -13,20 +17,36 @@ import functools
 import types
 import typing
 from pathlib import Path, PurePath
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
+Decoder = Callable[[Any], Any]
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # JSON already: returned as they are
+
+
+@functools.lru_cache(maxsize=None)
+def _fields(cls: type) -> tuple[tuple[str, bool], ...] | None:
+    """A dataclass's fields as (name, omitted when None); None for a class that is not a dataclass."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple((f.name, bool(f.metadata.get("omit_if_none"))) for f in dataclasses.fields(cls))
 
 
 def to_json(value: Any) -> Any:
     """A model object as plain JSON data (dicts, lists, str, numbers, bool, None)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    cls = type(value)
+    if cls in _PLAIN:
+        return value
+    if cls is list or cls is tuple:
+        return [to_json(v) for v in value]
+    fields = _fields(cls)
+    if fields is not None:
         out = {}
-        for field in dataclasses.fields(value):
-            item = getattr(value, field.name)
-            if item is None and field.metadata.get("omit_if_none"):
+        for name, omit_if_none in fields:
+            item = getattr(value, name)
+            if item is None and omit_if_none:
                 continue
-            out[field.name] = to_json(item)
+            out[name] = to_json(item)
         return out
     if isinstance(value, enum.Enum):
         return value.value
@@ -43,57 +63,82 @@ def to_json(value: Any) -> Any:
 
 def from_json(cls: type[T], data: Any) -> T:
     """The model object of type cls that `data` (JSON data) describes."""
-    return _decode(cls, data)
+    return _decoder(cls)(data)
 
 
-@functools.lru_cache(maxsize=None)
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _decode(tp: Any, data: Any) -> Any:
-    if tp is Any or tp is object:
-        return data
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        return _decode_union(typing.get_args(tp), data)
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        return [_decode(item, v) for v in data]
-    if origin is tuple:  # tuple[X, ...]
-        item = typing.get_args(tp)[0]
-        return tuple(_decode(item, v) for v in data)
-    if tp is Path:
-        return Path(data)
-    if origin is dict:
-        key, item = typing.get_args(tp)
-        return {_decode(key, k): _decode(item, v) for k, v in data.items()}
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        hints = _hints(tp)
-        names = {f.name for f in dataclasses.fields(tp)}
-        unknown = set(data) - names
-        if unknown:
-            raise ValueError(f"{tp.__name__} has no field {sorted(unknown)[0]!r}")
-        return tp(**{k: _decode(hints[k], v) for k, v in data.items()})
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return tp(data)
-    if tp is float and isinstance(data, int) and not isinstance(data, bool):
-        return data  # JSON wrote 0.0 as 0: keep the number, it compares equal
+def _same(data: Any) -> Any:
     return data
 
 
-def _decode_union(options: tuple, data: Any) -> Any:
-    if data is None:
-        return None
+@functools.lru_cache(maxsize=None)
+def _decoder(tp: Any) -> Decoder:
+    """How to decode JSON data into type `tp`, worked out once per type."""
+    if tp is Any or tp is object:
+        return _same
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return _union_decoder(typing.get_args(tp))
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return _list_decoder(item)
+    if origin is tuple:  # tuple[X, ...]
+        item = typing.get_args(tp)[0]
+        return lambda data: tuple(_decoder(item)(v) for v in data)
+    if tp is Path:
+        return Path
+    if origin is dict:
+        key, item = typing.get_args(tp)
+        return lambda data: {_decoder(key)(k): _decoder(item)(v) for k, v in data.items()}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _dataclass_decoder(tp)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp
+    return _same  # a float JSON wrote as an int (0.0 as 0) stays that number: it compares equal
+
+
+def _list_decoder(item: Any) -> Decoder:
+    def decode(data: Any) -> list:
+        each = _decoder(item)
+        return [each(v) for v in data] if each is not _same else list(data)
+    return decode
+
+
+def _dataclass_decoder(tp: type) -> Decoder:
+    names = frozenset(f.name for f in dataclasses.fields(tp))
+    fields: dict[str, Decoder] = {}  # filled on first use: a class may name itself among its fields' types
+
+    def decode(data: Any) -> Any:
+        if not fields:
+            hints = typing.get_type_hints(tp)
+            fields.update({name: _decoder(hints[name]) for name in names})
+        unknown = data.keys() - names
+        if unknown:
+            raise ValueError(f"{tp.__name__} has no field {sorted(unknown)[0]!r}")
+        return tp(**{k: fields[k](v) for k, v in data.items()})
+    return decode
+
+
+def _union_decoder(options: tuple) -> Decoder:
+    """The first option that takes the data: a dataclass takes a dict, an enum or a path takes anything,
+    a list, tuple or dict type takes anything, another type takes its own instances; else the data as is."""
+    choices: list[tuple[Callable[[Any], bool], Any]] = []
     for option in options:
         if option is type(None):
             continue
         if isinstance(option, type) and dataclasses.is_dataclass(option):
-            if isinstance(data, dict):
-                return _decode(option, data)
-            continue
-        if isinstance(option, type) and issubclass(option, (enum.Enum, PurePath)):
-            return _decode(option, data)
-        if typing.get_origin(option) in (list, tuple, dict) or isinstance(data, option if isinstance(option, type) else object):
-            return _decode(option, data)
-    return data
+            choices.append((lambda data: isinstance(data, dict), option))
+        elif isinstance(option, type) and issubclass(option, (enum.Enum, PurePath)):
+            choices.append((lambda data: True, option))
+        elif typing.get_origin(option) in (list, tuple, dict) or not isinstance(option, type):
+            choices.append((lambda data: True, option))
+        else:
+            choices.append((lambda data, kind=option: isinstance(data, kind), option))
+
+    def decode(data: Any) -> Any:
+        if data is None:
+            return None
+        for takes, option in choices:
+            if takes(data):
+                return _decoder(option)(data)
+        return data
+    return decode
