@@ -28,6 +28,7 @@ from harness.stack.pins.locks import check_current, compile_lock, lock_command, 
 from harness.stack.environments.uv_program import uv
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
+from harness.verdict.run_reports import RunReports
 
 
 PYTEST_TESTS_FAILED = 1  # pytest.ExitCode.TESTS_FAILED: the suite ran, some checks failed
@@ -174,8 +175,7 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     venv = session.virtualenv.location
     env = suite_environment(entry, str(path), venv, found.golden, ws.is_checkout, rollback_reads, ws.options,
                             entry_jobs.write_beside(venv, path.stem, entry, ws.options))
-    # pytest's temporary files in the entry's environment: under the shared /tmp/pytest-of-<user>/ two
-    # entries running at once each cleaned up the numbered directories of every other pytest run there.
+    # pytest's temporary files in the entry's environment: in /tmp/pytest-of-<user>/ entries cleaned up each other's.
     basetemp = os.path.join(session.virtualenv.location, "pytest-tmp")
     _tell_progress(ws.options, Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
     # From the project's root: nox itself runs in the noxfile's folder, which for a team's project is
@@ -189,9 +189,9 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     # The platform as the workspace was given it: a golden session's --multi-device-platform is not in its env.
     family = (multi_device.planned(found, told, ws.options.multi_device_platform)
               if multi_device.wanted(ws.options.only) else None)
-    with session.chdir(found.root), explained(entry, path, progress_file=ws.options.progress):
-        # The multi-device family's process (harness.devices) starts first, beside the main run: its
-        # output is kept apart and written into the log after the main run's.
+    held = RunReports()  # the merge's read and write of the report, for the ending's question
+    with session.chdir(found.root), explained(entry, path, progress_file=ws.options.progress, run=held):
+        # The multi-device family's process starts first, beside the main run; its output follows the main run's.
         beside = None if family is None else _Beside(session, family, [
             *suite_arguments(found, contracts=False), f"--basetemp={basetemp}-{devices.FAMILY}", *pytest_args],
             {**env, env_vars.JOB: str(_family_job(venv, path, entry, ws.options))}, path)
@@ -206,7 +206,7 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
                 raise
             failed = exc
         if beside is not None:
-            beside.finish()
+            beside.finish(held)
         if failed is not None:
             raise failed
 
@@ -246,12 +246,12 @@ class _Beside:
         self.thread.join()
         print(self.output.read_text(errors="replace"), end="", flush=True)
 
-    def finish(self) -> None:
-        """Wait, then merge its report into the entry's, failing the session as its process failed."""
+    def finish(self, run: RunReports) -> None:
+        """Wait, then merge its report into the entry's (held in `run`), failing the session as its process failed."""
         self.wait()
         if self.broke is not None:
             raise self.broke
-        multi_device.finish(self.report, self.ended, self.family.platform)
+        multi_device.finish(self.report, self.ended, self.family.platform, run)
 
 
 def _run_rollbacks(session, entry: Entry, found: project.Project, writers, env: dict[str, str], basetemp: str,
@@ -266,7 +266,7 @@ def _run_rollbacks(session, entry: Entry, found: project.Project, writers, env: 
 
 
 @contextlib.contextmanager
-def explained(entry: Entry, *reports: Path, progress_file: Path | None = None):
+def explained(entry: Entry, *reports: Path, progress_file: Path | None = None, run: RunReports | None = None):
     """When the suite's process ends early (killed, crashed, interrupted), say why in its reports (those not
     complete): a killed pytest leaves a partial report with no reason in it. nox's failure carries the
     return code; the entry's progress file (when an upgrade runs it) how far it got."""
@@ -278,7 +278,7 @@ def explained(entry: Entry, *reports: Path, progress_file: Path | None = None):
         if code is not None:
             state = progress.read(progress_file) if progress_file else None
             for report in reports:
-                ending.record(report, entry_info(entry), ending.explain(code, state), started)
+                ending.record(report, entry_info(entry), ending.explain(code, state), started, run)
         raise
 
 

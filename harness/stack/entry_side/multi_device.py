@@ -17,6 +17,7 @@ from harness.model.enums import Status
 from harness.model.report import JaxPlatform
 from harness.stack import paths, project
 from harness.stack.entry_side import ending
+from harness.verdict.run_reports import RunReports
 
 PARTS = "harness-parts"  # in the entry's environment: the family process's own report, before the merge
 NO_CHECKS = 5  # pytest's exit status when a `-k` or `--harness-only` selects none of the family: no failure
@@ -80,10 +81,11 @@ def launch(session, process: FamilyProcess, arguments: list[str], env: dict[str,
     return Ended(part, 0, None)
 
 
-def finish(report: Path, ended: Ended, platform: str) -> None:
+def finish(report: Path, ended: Ended, platform: str, run: RunReports | None = None) -> None:
     """Merge the family's report into `report`, which the main run wrote; a process that could not run leaves
-    an error check in its place, and its failure (like the main run's) then fails the session."""
-    merge(report, ended.part, ended.code, platform)
+    an error check in its place, and its failure (like the main run's) then fails the session. `run`: the
+    session's reports, which then hold the merged one as written."""
+    merge(report, ended.part, ended.code, platform, run)
     if ended.failure is not None:
         raise ended.failure
 
@@ -93,9 +95,11 @@ def run(session, process: FamilyProcess, arguments: list[str], env: dict[str, st
     finish(report, launch(session, process, arguments, env, report), process.platform)
 
 
-def merge(report: Path, part: Path, code: int | None, platform: str) -> None:
-    """`report` with the family's results (or, when its process wrote none, an error check saying why)."""
-    main = report_io.load(report)
+def merge(report: Path, part: Path, code: int | None, platform: str, run: RunReports | None = None) -> None:
+    """`report` with the family's results (or, when its process wrote none, an error check saying why); `run`
+    holds the merged report as written (the session's ending reads it from there, not from the file again)."""
+    run = run or RunReports()
+    main = run.load(report)
     try:
         found = report_io.load(part)
     except report_io.ReportProblem as exc:
@@ -108,6 +112,7 @@ def merge(report: Path, part: Path, code: int | None, platform: str) -> None:
             found = dataclasses.replace(found, problem=ending.explain(code, None))
         merged = report_merge.merged(main, found, devices.FAMILY)
     report_io.write(report, merged)
+    run.wrote(report, merged)
 
 
 def environment_of(process: FamilyProcess | None) -> dict[str, str]:

@@ -152,6 +152,29 @@ def test_checks_failing_in_the_main_run_still_run_the_family_then_fail_the_entry
     assert merged.exit_status == 1 and merged.environment.family_platforms[devices.FAMILY].device_count == 4
 
 
+def test_a_session_whose_checks_failed_reads_its_report_once_for_the_merge_and_its_ending(tmp_path, monkeypatch):
+    """The merge reads the main run's report and writes it merged; the session's failure (checks failed) then
+    asks whether the report says why it ended: answered from the merged report this process wrote, not by a
+    second read of a report of thousands of values (each read costs ~0.5 s on the candidate's critical path)."""
+    report, main = tmp_path / "baseline.json", _report()
+
+    def act(args, env):
+        if "--harness-multi-device" in args:
+            report_io.write(env[env_vars.REPORT], _part(main, exit_status=0))
+            return 0
+        report_io.write(env[env_vars.REPORT], dataclasses.replace(main, exit_status=1))
+        return 1
+
+    session, run = _entry_run(tmp_path, monkeypatch, act)
+    read, real = [], report_io.load
+    monkeypatch.setattr(report_io, "load", lambda path: read.append(Path(path)) or real(path))
+    with pytest.raises(Exception) as failed:
+        run()
+    assert failed.value.return_code == 1
+    assert read.count(report) == 1
+    assert report_io.load(report).environment.family_platforms[devices.FAMILY].device_count == 4
+
+
 class _Nothing:
     def __enter__(self):
         return self
