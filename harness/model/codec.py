@@ -35,11 +35,14 @@ def _fields(cls: type) -> tuple[tuple[str, bool], ...] | None:
 def to_json(value: Any) -> Any:
     """A model object as plain JSON data (dicts, lists, str, numbers, bool, None)."""
     cls = type(value)
-    if cls in _PLAIN:
-        return value
+    try:
+        if cls in _PLAIN:
+            return value
+        fields = _fields(cls)
+    except TypeError:  # a class that cannot be hashed (its metaclass says so): looked at each time
+        fields = _fields.__wrapped__(cls)
     if cls is list or cls is tuple:
         return [to_json(v) for v in value]
-    fields = _fields(cls)
     if fields is not None:
         out = {}
         for name, omit_if_none in fields:
@@ -70,9 +73,21 @@ def _same(data: Any) -> Any:
     return data
 
 
-@functools.lru_cache(maxsize=None)
 def _decoder(tp: Any) -> Decoder:
-    """How to decode JSON data into type `tp`, worked out once per type."""
+    """How to decode JSON data into type `tp`, worked out once per type. Keyed by the type and its spelling:
+    `A | B` equals `B | A`, but a union is decoded by its first option that takes the data."""
+    try:
+        return _cached(tp, repr(tp))
+    except TypeError:  # an annotation that cannot be hashed: worked out each time
+        return _built(tp)
+
+
+@functools.lru_cache(maxsize=None)
+def _cached(tp: Any, spelled: str) -> Decoder:
+    return _built(tp)
+
+
+def _built(tp: Any) -> Decoder:
     if tp is Any or tp is object:
         return _same
     origin = typing.get_origin(tp)
@@ -80,15 +95,16 @@ def _decoder(tp: Any) -> Decoder:
         return _union_decoder(typing.get_args(tp))
     if origin is list:
         (item,) = typing.get_args(tp)
-        return _list_decoder(item)
+        each = _decoder(item)  # a dataclass's decoder reads its fields' types when first used: no recursion here
+        return list if each is _same else (lambda data: [each(v) for v in data])
     if origin is tuple:  # tuple[X, ...]
-        item = typing.get_args(tp)[0]
-        return lambda data: tuple(_decoder(item)(v) for v in data)
+        each = _decoder(typing.get_args(tp)[0])
+        return lambda data: tuple(each(v) for v in data)
     if tp is Path:
         return Path
     if origin is dict:
-        key, item = typing.get_args(tp)
-        return lambda data: {_decoder(key)(k): _decoder(item)(v) for k, v in data.items()}
+        key, item = (_decoder(t) for t in typing.get_args(tp))
+        return lambda data: {key(k): item(v) for k, v in data.items()}
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _dataclass_decoder(tp)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
@@ -96,25 +112,24 @@ def _decoder(tp: Any) -> Decoder:
     return _same  # a float JSON wrote as an int (0.0 as 0) stays that number: it compares equal
 
 
-def _list_decoder(item: Any) -> Decoder:
-    def decode(data: Any) -> list:
-        each = _decoder(item)
-        return [each(v) for v in data] if each is not _same else list(data)
-    return decode
-
-
 def _dataclass_decoder(tp: type) -> Decoder:
     names = frozenset(f.name for f in dataclasses.fields(tp))
-    fields: dict[str, Decoder] = {}  # filled on first use: a class may name itself among its fields' types
+    hints: dict[str, Any] = {}  # read on first use: a class may name itself among its fields' types
+    fields: dict[str, Decoder] = {}  # each field's decoder, worked out when the field is first met
+
+    def field(name: str) -> Decoder:
+        found = fields.get(name)
+        if found is None:
+            found = fields[name] = _decoder(hints[name])
+        return found
 
     def decode(data: Any) -> Any:
-        if not fields:
-            hints = typing.get_type_hints(tp)
-            fields.update({name: _decoder(hints[name]) for name in names})
-        unknown = data.keys() - names
+        if not hints:
+            hints.update(typing.get_type_hints(tp))
+        unknown = set(data) - names  # data that is not a dict fails here as it always did (TypeError, ValueError)
         if unknown:
             raise ValueError(f"{tp.__name__} has no field {sorted(unknown)[0]!r}")
-        return tp(**{k: fields[k](v) for k, v in data.items()})
+        return tp(**{k: field(k)(v) for k, v in data.items()})
     return decode
 
 
@@ -134,11 +149,13 @@ def _union_decoder(options: tuple) -> Decoder:
         else:
             choices.append((lambda data, kind=option: isinstance(data, kind), option))
 
+    decoders = [(takes, _decoder(option)) for takes, option in choices]
+
     def decode(data: Any) -> Any:
         if data is None:
             return None
-        for takes, option in choices:
+        for takes, decoder in decoders:
             if takes(data):
-                return _decoder(option)(data)
+                return decoder(data)
         return data
     return decode

@@ -57,9 +57,36 @@ def test_numpy_scalars_become_json_numbers_and_an_int_written_for_a_float_is_kep
     assert codec.from_json(Leaf, {"name": "a", "weight": 0}) == Leaf("a", 0)
 
 
-def test_an_unknown_field_is_refused_by_name():
+def test_an_unknown_field_is_refused_by_name_and_data_that_is_no_object_as_the_readers_expect():
     with pytest.raises(ValueError, match="Leaf has no field 'colour'"):
         codec.from_json(Leaf, {"name": "a", "colour": "red"})
+    # best-effort readers (phase files, a bisection) catch TypeError and ValueError: never an AttributeError
+    with pytest.raises(TypeError):
+        codec.from_json(Leaf, None)
+    with pytest.raises(ValueError, match="no field 'bogus'"):
+        codec.from_json(Leaf, ["bogus"])
+
+
+class Word(str, enum.Enum):
+    A = "a"
+
+
+@dataclasses.dataclass(frozen=True)
+class EnumFirst:
+    value: Word | str
+
+
+@dataclasses.dataclass(frozen=True)
+class TextFirst:
+    value: str | Word
+
+
+def test_a_union_is_decoded_by_its_own_first_option_whatever_order_an_equal_union_was_met_in():
+    """`Word | str` equals `str | Word` (and hashes the same): a decoder kept by type alone would give the one
+    met second the first one's choice."""
+    assert codec.from_json(EnumFirst, {"value": "a"}).value is Word.A
+    assert type(codec.from_json(TextFirst, {"value": "a"}).value) is str
+    assert codec.from_json(list[str | Path], ["a"]) == ["a"] and codec.from_json(list[Path | str], ["a"]) == [Path("a")]
 
 
 def test_a_type_is_worked_out_once_however_many_values_are_decoded(monkeypatch):
