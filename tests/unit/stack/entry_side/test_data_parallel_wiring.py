@@ -134,17 +134,21 @@ def test_a_family_process_that_cannot_start_leaves_an_error_check_and_fails_the_
     assert merged.environment.family_platforms[devices.FAMILY].backend is None
 
 
-def test_checks_failing_in_the_main_run_still_run_the_family_then_fail_the_entry(tmp_path, monkeypatch):
-    report, main = tmp_path / "baseline.json", _report()
-
+def _main_checks_fail(main: Report):
+    """A session's `act`: the family's process passes, the main run writes `main` with failed checks (exit 1)."""
     def act(args, env):
         if "--harness-multi-device" in args:
             report_io.write(env[env_vars.REPORT], _part(main, exit_status=0))
             return 0
         report_io.write(env[env_vars.REPORT], dataclasses.replace(main, exit_status=1))
         return 1
+    return act
 
-    session, run = _entry_run(tmp_path, monkeypatch, act)
+
+def test_checks_failing_in_the_main_run_still_run_the_family_then_fail_the_entry(tmp_path, monkeypatch):
+    report, main = tmp_path / "baseline.json", _report()
+
+    session, run = _entry_run(tmp_path, monkeypatch, _main_checks_fail(main))
     with pytest.raises(Exception) as failed:
         run()
     assert failed.value.return_code == 1 and len(session.commands) == 2
@@ -158,14 +162,7 @@ def test_a_session_whose_checks_failed_reads_its_report_once_for_the_merge_and_i
     second read of a report of thousands of values (each read costs ~0.5 s on the candidate's critical path)."""
     report, main = tmp_path / "baseline.json", _report()
 
-    def act(args, env):
-        if "--harness-multi-device" in args:
-            report_io.write(env[env_vars.REPORT], _part(main, exit_status=0))
-            return 0
-        report_io.write(env[env_vars.REPORT], dataclasses.replace(main, exit_status=1))
-        return 1
-
-    session, run = _entry_run(tmp_path, monkeypatch, act)
+    session, run = _entry_run(tmp_path, monkeypatch, _main_checks_fail(main))
     read, real = [], report_io.load
     monkeypatch.setattr(report_io, "load", lambda path: read.append(Path(path)) or real(path))
     with pytest.raises(Exception) as failed:
