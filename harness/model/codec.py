@@ -35,14 +35,14 @@ def _fields(cls: type) -> tuple[tuple[str, bool], ...] | None:
 def to_json(value: Any) -> Any:
     """A model object as plain JSON data (dicts, lists, str, numbers, bool, None)."""
     cls = type(value)
+    if cls is list or cls is tuple:  # the commonest containers, before any look-up (subclasses: below)
+        return [to_json(v) for v in value]
     try:
         if cls in _PLAIN:
             return value
         fields = _fields(cls)
     except TypeError:  # a class that cannot be hashed (its metaclass says so): looked at each time
         fields = _fields.__wrapped__(cls)
-    if cls is list or cls is tuple:
-        return [to_json(v) for v in value]
     if fields is not None:
         out = {}
         for name, omit_if_none in fields:
@@ -134,22 +134,20 @@ def _dataclass_decoder(tp: type) -> Decoder:
 
 
 def _union_decoder(options: tuple) -> Decoder:
-    """The first option that takes the data: a dataclass takes a dict, an enum or a path takes anything,
-    a list, tuple or dict type takes anything, another type takes its own instances; else the data as is."""
-    choices: list[tuple[Callable[[Any], bool], Any]] = []
+    """The first option that takes the data: a dataclass takes a dict; an enum, a path, a list, tuple or dict
+    type (or an annotation that is no class) takes anything; another type its own instances; else the data as is."""
+    decoders: list[tuple[Callable[[Any], bool], Decoder]] = []
     for option in options:
         if option is type(None):
             continue
         if isinstance(option, type) and dataclasses.is_dataclass(option):
-            choices.append((lambda data: isinstance(data, dict), option))
-        elif isinstance(option, type) and issubclass(option, (enum.Enum, PurePath)):
-            choices.append((lambda data: True, option))
-        elif typing.get_origin(option) in (list, tuple, dict) or not isinstance(option, type):
-            choices.append((lambda data: True, option))
+            takes = lambda data: isinstance(data, dict)
+        elif (not isinstance(option, type) or issubclass(option, (enum.Enum, PurePath))
+              or typing.get_origin(option) in (list, tuple, dict)):
+            takes = lambda data: True
         else:
-            choices.append((lambda data, kind=option: isinstance(data, kind), option))
-
-    decoders = [(takes, _decoder(option)) for takes, option in choices]
+            takes = lambda data, kind=option: isinstance(data, kind)
+        decoders.append((takes, _decoder(option)))
 
     def decode(data: Any) -> Any:
         if data is None:
