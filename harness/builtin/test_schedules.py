@@ -145,10 +145,12 @@ SCALE_WHY = ("the schedule's formula cancels or amplifies (1 + cos near the end 
 
 
 def _reference_each(check, label, values, expected, scales):
-    """check.reference element by element, each with its own operand magnitude."""
+    """check.reference with each element's own operand magnitude: one comparison of the whole vector (the
+    ulps are taken elementwise, as one call per element took them, at a tenth of the cost)."""
     values = np.asarray(values)
-    for v, e, s in zip(values.ravel(), np.ravel(expected), np.ravel(scales)):
-        check.reference(label, v, e, scale=float(s), why=SCALE_WHY)
+    if values.size:
+        check.reference(label, values.ravel(), np.ravel(expected), scale=np.ravel(scales).astype(np.float64),
+                        why=SCALE_WHY)
 
 
 def _evaluate(schedule, steps):

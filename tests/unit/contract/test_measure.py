@@ -62,6 +62,19 @@ def test_a_cancellation_scale_takes_the_ulps_at_the_operands():
     assert result.passed and result.override and result.allowed_ulps >= 1e9  # capped: infinitely many at 0
 
 
+@example(np.array([1e-7, 0.0], np.float32), np.array([0.0, 1.112541e-39]), np.array([1.0, 0.0]))
+@given(hnp.arrays(np.float32, 5, elements=finite), hnp.arrays(np.float64, 5, elements=st.floats(-1e6, 1e6)),
+       hnp.arrays(np.float64, 5, elements=st.floats(0, 1e6)))
+def test_one_scale_per_element_judges_each_element_as_its_own_call(obs, exp, scale):
+    """A vector with one operand scale per element (the schedules' closed forms) fails exactly where one
+    call per element, each with its own scale, fails: the allowance is elementwise."""
+    one = close(obs, exp, scale=scale, override="cancellation")
+    each = [close(o, e, scale=float(s), override="cancellation") for o, e, s in zip(obs, exp, scale)]
+    assert one.mismatched == sum(not c.passed for c in each)
+    assert one.passed == all(c.passed for c in each)
+    assert one.allowed_ulps == max(c.allowed_ulps for c in each)
+
+
 def test_nan_and_inf_equal_only_themselves():
     assert close(np.array([np.nan, np.inf], np.float32), [np.nan, np.inf]).passed
     assert not close(np.float32(np.inf), -np.inf).passed
