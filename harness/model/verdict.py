@@ -132,6 +132,9 @@ class OwnFamily:
     bits_changed: int  # checks whose values moved within tolerance on the candidate (informational)
     failing_on_baseline: list[str]  # ids that fail on the baseline itself: the project's code (or its
     # golden values) changed since recording, not the stack
+    # ids that error on the baseline itself (a golden value never recorded, a fixture that fails): they
+    # cannot be judged, so neither can the run
+    not_judged_on_baseline: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -139,13 +139,17 @@ def _incomplete(name: str, status: Status, problem: str | None, subject: str) ->
 
 
 def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: list[CheckRecord],
-              not_counted: frozenset[str] = frozenset()) -> list[str]:
+              not_counted: frozenset[str] = frozenset(), own_failures: list[CheckRecord] = ()) -> list[str]:
     """Short reasons the verdict cannot be given; the details are printed below the headline. A check in
     `not_counted` not judged is said elsewhere: the project's own failing on the baseline too (its
-    change), a built-in one whose contracts are reported only."""
+    change, or its golden value not recorded: one problem here), a built-in one whose contracts are
+    reported only."""
     problems = []
     if not base.status.ran_to_end:
         problems.append(_incomplete("the baseline", base.status, base.problem, "the baseline report"))
+    own_not_judged = own.not_judged_problem(list(own_failures))
+    if own_not_judged:
+        problems.append(own_not_judged)
     if baseline_failures:
         problems.append(f"the baseline fails {len(baseline_failures)} of its own checks "
                         f"({report_mode.BASELINE_FAILS_WHY})")
@@ -154,8 +158,8 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
     for v in verdicts[:1]:
         if not v.status.ran_to_end:
             problems.append(_incomplete(v.name, v.status, v.problem, v.name))
-        # An own check that errors on the baseline too (a golden value not recorded yet) is said as the
-        # project's change, in the headline, not counted as a check the harness could not judge.
+        # An own check that fails or errors on the baseline too is said once, as the project's change or
+        # as its own problem above, not counted again here.
         not_judged = [c for c in v.changes if c.mark == Mark.NOT_JUDGED and c.check_id not in not_counted]
         if not_judged:
             problems.append(f"{v.name}: {len(not_judged)} checks not judged")
@@ -219,7 +223,7 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     if reported:  # the built-in checks not judged are said in their part of the headline
         own_names = set(base.own_families or [])
         not_counted |= {c.check_id for v in verdicts[:1] for c in v.changes if c.family not in own_names}
-    problems = _problems(base, verdicts, [] if reported else builtin_failures, frozenset(not_counted))
+    problems = _problems(base, verdicts, [] if reported else builtin_failures, frozenset(not_counted), own_failures)
     candidate = verdicts[0] if verdicts else None
     own_families = own.families(base, candidate, own_failures)
     found = import_failure.find(base, others[0], candidate.changes) if candidate else None

@@ -1,12 +1,13 @@
 """The project's own contracts (--contracts DIR): their families summed apart from the built-in ones,
 their moved checks listed first with what moved them, and their failures on the baseline read as what
 they are, a change in the project's own code (or its golden values) since recording, rather than a
-stack the harness cannot judge.
+stack the harness cannot judge. An own check that errors on the baseline (its golden value never
+recorded) is not a change since recording: it cannot be judged, and says how to record it.
 """
 
 from __future__ import annotations
 
-from harness.model.enums import BuiltinMode, Mark
+from harness.model.enums import BuiltinMode, Mark, Outcome
 from harness.model.report import CheckRecord, Report
 from harness.model.verdict import EntryVerdict, OwnChange, OwnFamily
 from harness.verdict import cause
@@ -40,8 +41,23 @@ def families(base: Report, candidate: EntryVerdict | None, own_failures: list[Ch
             name=name, checks=sum(c.family == name for c in base.checks),
             changed=[c.check_id for c in changes if c.mark.changes_contract],
             bits_changed=sum(c.mark == Mark.BITS_CHANGED for c in changes),
-            failing_on_baseline=[c.id for c in own_failures if c.family == name]))
+            failing_on_baseline=[c.id for c in own_failures if c.family == name and c.outcome != Outcome.ERROR],
+            not_judged_on_baseline=[c.id for c in own_failures if c.family == name and c.outcome == Outcome.ERROR]))
     return found
+
+
+def not_judged_problem(own_failures: list[CheckRecord]) -> str | None:
+    """Why the run cannot be judged when own checks error on the baseline, with the first one's message
+    (it names the fix: "golden file ... does not exist; record it ... with `upgrade-harness golden`")."""
+    errored = [c for c in own_failures if c.outcome == Outcome.ERROR]
+    if not errored:
+        return None
+    return (f"{_plural(len(errored), 'check')} of your own contracts cannot be judged on the baseline "
+            f"({_shown([c.id for c in errored])}): {errored[0].message.strip().rstrip('.')}")
+
+
+def _shown(ids: list[str]) -> str:
+    return ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
 
 
 def changes(base: Report, verdicts: list[EntryVerdict]) -> list[OwnChange]:
@@ -64,9 +80,8 @@ def headline_part(found: list[OwnFamily]) -> str | None:
     failing = [i for f in found for i in f.failing_on_baseline]
     if not failing:
         return None
-    shown = ", ".join(failing[:3]) + (f" and {len(failing) - 3} more" if len(failing) > 3 else "")
     verb = "fails" if len(failing) == 1 else "fail"
-    return (f"{_plural(len(failing), 'check')} of your own contracts {verb} on the baseline itself ({shown}): your "
+    return (f"{_plural(len(failing), 'check')} of your own contracts {verb} on the baseline itself ({_shown(failing)}): your "
             "code or the machine changed since its golden values were recorded, not the stack")
 
 
@@ -76,9 +91,11 @@ def summary(family: OwnFamily, candidate: str) -> str:
     if family.failing_on_baseline:
         parts.append(f"{len(family.failing_on_baseline)} failing on the baseline itself (your code or the machine "
                      "changed since recording; `upgrade-harness golden --accept-changes` records it, if intended)")
+    if family.not_judged_on_baseline:
+        parts.append(f"{len(family.not_judged_on_baseline)} not judged on the baseline itself (the messages below say why)")
     if family.changed:
         parts.append(f"{len(family.changed)} changed on {candidate}")
-    elif not family.failing_on_baseline:
+    elif not family.failing_on_baseline and not family.not_judged_on_baseline:
         parts.append(f"unchanged on {candidate}")
     if family.bits_changed:
         parts.append(f"{family.bits_changed} with bits changed (informational)")

@@ -1,6 +1,7 @@
 """A team's own contract families in the verdict: summed apart, a change in them counted in the
 headline, and their failures on the baseline read as a change of the team's code (exit 1), while a
-built-in family failing on the baseline still means the harness cannot judge (exit 2)."""
+built-in family failing on the baseline, or an own check that cannot be judged there (its golden value
+never recorded), means the harness cannot judge (exit 2)."""
 
 import copy
 import json
@@ -66,15 +67,42 @@ def test_both_at_once_name_the_teams_change_then_the_candidates(base, judge):
     assert _check(cand, "test_error")["outcome"] == "failed"
 
 
-def test_an_own_check_not_judged_on_both_sides_is_the_teams_change_too(base, judge):
-    # A golden value not recorded yet for a new own check: it errors on the baseline and the candidate.
+def test_an_own_check_without_a_recorded_golden_value_cannot_be_judged(base, judge):
+    """A golden value never recorded (the first upgrade before `upgrade-harness golden`, or a new own
+    check): the check errors on both sides. Nothing was recorded, so nothing changed since recording:
+    the harness cannot judge (exit 2, as for any missing golden value), and says how to record it."""
+    not_recorded = ("golden file golden/demo.json does not exist; record it from the baseline with "
+                    "`upgrade-harness golden`.")
+
     def errored(doc):
         check = _check(doc, "test_golden_value")
-        check["outcome"], check["message"] = "error", "golden value demo/value2 is not recorded; run nox -s golden"
+        check["outcome"], check["message"] = "error", not_recorded
         return doc
 
     verdict = judge(errored(_own(base, "demo")), errored(_candidate(_own(base, "demo"))))
-    assert verdict.exit_status == 1 and "fails on the baseline itself (demo/test_golden_value)" in verdict.headline
+    assert verdict.exit_status == 2
+    assert verdict.headline == ("CANNOT JUDGE: 1 check of your own contracts cannot be judged on the baseline "
+                                f"(demo/test_golden_value): {not_recorded.rstrip('.')}")
+    assert "since its golden values were recorded" not in verdict.headline
+    [family] = verdict.own_families
+    assert family.not_judged_on_baseline == ["demo/test_golden_value"] and not family.failing_on_baseline
+    text = render.text(verdict)
+    assert "1 not judged on the baseline itself" in text and "--accept-changes" not in text
+
+
+def test_own_checks_failing_and_not_judged_on_the_baseline_cannot_be_judged(base, judge):
+    """One own check fails on the baseline (the team's change), another cannot be judged there: no
+    verdict can be given until its golden value is recorded."""
+    broken = _fail(_own(base, "demo"), "test_golden_value")
+    for doc in (broken,):
+        check = _check(doc, "test_error")
+        check["outcome"], check["message"] = "error", "golden entry 'x' is missing from golden/demo.json"
+    verdict = judge(broken, _candidate(_own(base, "demo")))
+    assert verdict.exit_status == 2 and verdict.headline.startswith(
+        "CANNOT JUDGE: 1 check of your own contracts cannot be judged on the baseline (demo/test_error)")
+    [family] = verdict.own_families
+    assert family.failing_on_baseline == ["demo/test_golden_value"]
+    assert family.not_judged_on_baseline == ["demo/test_error"]
 
 
 def test_an_own_module_that_fails_to_import_is_an_own_family(pytester):
