@@ -123,7 +123,7 @@ def _dirs(root: Path, names: list[str], what: str, source: str) -> tuple[Path, .
     for name in names:
         path = (root / name).resolve()
         if not path.is_dir():
-            raise HarnessError(f"{what} directory {name!r} ({source}) does not exist under {root}; create it or fix the path.")
+            raise HarnessError(f"{what} directory {path} ({source}) does not exist; create it or fix the path.")
         found.append(path)
     return tuple(dict.fromkeys(found))
 
