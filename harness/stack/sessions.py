@@ -25,7 +25,7 @@ from harness.errors import HarnessError
 from harness.model import entry_job
 from harness.model.enums import BuiltinMode
 from harness.stack import boundary, paths, project
-from harness.stack.commands import project_options
+from harness.stack.commands import frame, project_options
 from harness.stack.commands import upgrade as upgrade_run
 from harness.stack.entry_side import entry as stack_entry, entry_jobs
 from harness.stack.pins import current, locks, matrix, plan
@@ -77,7 +77,7 @@ ENTRIES, PYTHON, NO_PYTHON = _registered()
 
 def require_python(session: nox.Session) -> None:
     if PYTHON is None:
-        session.error(NO_PYTHON.rstrip("."))  # nox ends the sentence itself
+        raise HarnessError(NO_PYTHON)
 
 
 def stack_session(name: str, tags: tuple[str, ...] = ()):
@@ -86,6 +86,7 @@ def stack_session(name: str, tags: tuple[str, ...] = ()):
 
 
 def _entry_session(entry: matrix.Entry) -> None:
+    @frame.session
     def run(session: nox.Session) -> None:
         lifeline.follow_run()  # started by `upgrade`: die with it, the installer and pytest too
         require_python(session)
@@ -110,8 +111,9 @@ for _entry in ENTRIES.values():
 
 def _unusable(name: str) -> None:
     """When the pins cannot be read, `nox -l` and `nox -s baseline` still say why, not "not found"."""
+    @frame.session
     def run(session: nox.Session) -> None:
-        session.error(NO_PYTHON.rstrip("."))
+        raise HarnessError(NO_PYTHON)
 
     run.__doc__ = f"cannot be set up: {NO_PYTHON}"
     nox.session(name=name, python=False, tags=["matrix"])(run)
@@ -123,21 +125,19 @@ if not ENTRIES:
 
 
 @stack_session("golden")
+@frame.session
 def golden(session: nox.Session) -> None:
     """Record golden values from the baseline entry; refuses to change values without --accept-changes.
     In a team's project only its own contracts are recorded: the built-in ones are judged against the
     tool's own values unless --record-builtin records the team's copy (a baseline unlike the tool's)."""
     require_python(session)
-    try:
-        options = project_options.parse_golden(session.posargs)
-    except HarnessError as exc:
-        session.error(str(exc).rstrip("."))
+    options = project_options.parse_golden(session.posargs)
     given = run_options.absolute(run_options.from_namespace(options), paths.invoked_from(session.invoked_from))
     ws = Workspace.from_environment().with_options(given)
     if options.record_builtin:
         if options.builtin == BuiltinMode.OFF.value:
-            session.error("golden: --record-builtin records the built-in contracts' values, --no-builtin skips "
-                          "them: give one of the two")
+            raise HarnessError("--record-builtin records the built-in contracts' values, --no-builtin skips "
+                               "them: give one of the two.")
         # Run them, whatever the table's builtin says.
         ws = ws.with_options(run_options.RunOptions(builtin=BuiltinMode.JUDGE.value))
     elif not ws.is_checkout:
@@ -145,14 +145,12 @@ def golden(session: nox.Session) -> None:
         try:
             project.load(ws)
         except HarnessError as exc:
-            session.error(f"golden: {str(exc).rstrip('.')}; the built-in contracts are judged against the tool's "
-                          "own golden values (`--record-builtin` records your copy, for a baseline unlike the tool's)")
+            raise HarnessError(f"{str(exc).rstrip('.')}; the built-in contracts are judged against the tool's "
+                               "own golden values (`--record-builtin` records your copy, for a baseline unlike "
+                               "the tool's).") from None
     accepting = run_options.specs()["accept_changes"].pytest  # the contract side's spelling of --accept-changes
     args = ["--harness-record-golden"] + ([accepting] if options.accept_changes else [])
-    try:  # read now: --baseline-from may have just been given
-        baseline = current.entries(ws)[matrix.BASELINE]
-    except HarnessError as exc:
-        session.error(str(exc).rstrip("."))
+    baseline = current.entries(ws)[matrix.BASELINE]  # read now: --baseline-from may have just been given
     # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
     stack_entry.run_entry(session, ws, baseline, pytest_args=args, report_name="golden-recording",
                           rollback_reads=False)
@@ -199,10 +197,11 @@ def judge(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+@frame.session
 def lock(session: nox.Session) -> None:
     """Regenerate the committed locks (the full resolved stack of each locked matrix entry) with uv."""
     if not ENTRIES:
-        session.error(NO_PYTHON.rstrip("."))
+        raise HarnessError(NO_PYTHON)
     locks.write_locks(Workspace.from_environment(), session, [e for e in ENTRIES.values() if e.locked])
 
 
@@ -223,6 +222,7 @@ def accept(session: nox.Session) -> None:
 
 
 @stack_session("sensitivity")
+@frame.session
 def sensitivity(session: nox.Session) -> None:
     """Mutate Optax's in-scope modules (cosmic-ray, in this session's own environment) and run the matching
     contracts on each mutant: reports/sensitivity.json and .md. `-- --sample N --seed S`, `--workers N`."""
@@ -233,19 +233,16 @@ def sensitivity(session: nox.Session) -> None:
 
     ws = Workspace.from_environment()
     if not ws.is_checkout:
-        session.error("sensitivity measures the built-in contracts on this checkout's baseline; run it there")
-    try:
-        options = run_sensitivity.parse(session.posargs)
-        baseline = ENTRIES[matrix.BASELINE]
-        # Never an entry's environment: cosmic-ray rewrites the files it mutates.
-        disposable.check_disposable(Path(session.virtualenv.location),
-                                    [ws.envdir / dir_name(ws.envdir, e.name) for e in ENTRIES.values()])
-        disposable.install(session, ws, locks.lock_path(ws, baseline))
-        venv = session.virtualenv.location
-        suite_env = stack_entry.suite_environment(baseline, "", venv, ws.root / "golden", ws.is_checkout,
-                                                  options=ws.options, job=entry_jobs.write_beside(
-                                                      venv, "sensitivity", baseline, ws.options))
-        run_sensitivity.run(session, options, paths.PACKAGE / "builtin", ws.root, suite_env,
-                            Path(options.out) if options.out else ws.reports / "sensitivity.json")
-    except HarnessError as exc:
-        session.error(str(exc).rstrip("."))
+        raise HarnessError("sensitivity measures the built-in contracts on this checkout's baseline; run it there.")
+    options = run_sensitivity.parse(session.posargs)
+    baseline = ENTRIES[matrix.BASELINE]
+    # Never an entry's environment: cosmic-ray rewrites the files it mutates.
+    disposable.check_disposable(Path(session.virtualenv.location),
+                                [ws.envdir / dir_name(ws.envdir, e.name) for e in ENTRIES.values()])
+    disposable.install(session, ws, locks.lock_path(ws, baseline))
+    venv = session.virtualenv.location
+    suite_env = stack_entry.suite_environment(baseline, "", venv, ws.root / "golden", ws.is_checkout,
+                                              options=ws.options, job=entry_jobs.write_beside(
+                                                  venv, "sensitivity", baseline, ws.options))
+    run_sensitivity.run(session, options, paths.PACKAGE / "builtin", ws.root, suite_env,
+                        Path(options.out) if options.out else ws.reports / "sensitivity.json")

@@ -46,3 +46,29 @@ def test_reports_dir_is_taken_from_the_shells_directory(tmp_path, monkeypatch, c
     [run] = run_dir.unfinished(tmp_path / "sub" / "x")  # a run that could not start is not published
     assert (run / "candidate.json").is_file()
     assert not (tmp_path / "x").exists() and not (tmp_path / "reports").exists()
+
+
+def _team(tmp_path, monkeypatch, requirements: str = REQUIREMENTS):
+    _write(tmp_path / "requirements.txt", requirements)
+    assert init.main([], tmp_path) == 0
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(env_vars.INVOKED_FROM, raising=False)
+
+
+def test_golden_with_a_contracts_directory_that_does_not_exist_names_it_and_exits_2(tmp_path, monkeypatch, capfd):
+    """The directory the user typed, as a path (not "under" the directory nox happened to run in), and
+    bad input's status 2, not nox's 1 (the status of a changed contract)."""
+    _team(tmp_path, monkeypatch)
+    assert cli.main(["golden", "--contracts", "nosuchdir"]) == 2
+    err = capfd.readouterr().err
+    assert f"--contracts directory {tmp_path / 'nosuchdir'} (given with --contracts) does not exist;" in err, err
+    assert "site-packages" not in err and "harness/stack" not in err
+
+
+def test_lock_with_a_version_that_does_not_exist_says_so_without_a_traceback(tmp_path, monkeypatch, capfd):
+    _team(tmp_path, monkeypatch, REQUIREMENTS.replace("optax==0.2.6", "optax==0.2.66"))
+    monkeypatch.setenv("UV_OFFLINE", "1")  # no version of it anywhere: the index need not be asked
+    assert cli.main(["lock"]) == 2
+    err = capfd.readouterr().err
+    assert "lock: cannot resolve matrix entry 'baseline'" in err and "optax==0.2.66" in err, err
+    assert "Traceback" not in err and "raised exception" not in err

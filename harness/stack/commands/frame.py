@@ -4,6 +4,7 @@ what a person can fix into a message and an exit status. A command's own code on
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -41,3 +42,17 @@ def execute(command: Command, argv) -> int:
         if command.interrupted is None:
             raise
         return command.interrupted
+
+
+def session(func: Callable[[Any], None]) -> Callable[[Any], None]:
+    """The same frame around a nox session: a HarnessError is `<session>: <message>` on stderr and ends the
+    process with its exit status. nox itself would print a traceback, or make `session.error` exit 1, the
+    status of a changed contract; bad input is 2, as `upgrade` gives it."""
+    @functools.wraps(func)
+    def run(nox_session) -> None:
+        try:
+            func(nox_session)
+        except HarnessError as exc:
+            print(f"{nox_session.name}: {exc}", file=sys.stderr)
+            raise SystemExit(exc.exit_status) from None
+    return run

@@ -116,3 +116,37 @@ def test_the_host_builds_argument_parsers_in_one_place_only():
     files = [paths.PACKAGE / "cli.py", *sorted((paths.PACKAGE / "stack").rglob("*.py"))]
     sites = [site for path in files for site in _parser_sites(path)]
     assert sites and all(site.startswith("harness/stack/commands/options.py:") for site in sites), sites
+
+
+class _Session:
+    """What frame.session reads of a nox session: its name."""
+
+    name = "lock"
+
+
+def test_a_sessions_harness_error_is_its_message_and_exit_status_not_a_nox_traceback(capsys):
+    """nox turns an exception into a traceback and `session.error` into exit 1 (a changed contract's
+    status): a session's bad input is `<session>: <message>` and exit 2, as `upgrade` gives."""
+    @frame.session
+    def lock(session) -> None:
+        raise HarnessError("cannot resolve matrix entry 'baseline' (optax==0.2.66); check the pins.")
+
+    with pytest.raises(SystemExit) as ended:
+        lock(_Session())
+    assert ended.value.code == EXIT_CANNOT_JUDGE
+    assert capsys.readouterr().err == "lock: cannot resolve matrix entry 'baseline' (optax==0.2.66); check the pins.\n"
+    assert lock.__name__ == "lock"  # nox names the session after the function
+
+
+def test_a_session_that_ends_well_or_with_a_bug_is_left_to_nox(capsys):
+    @frame.session
+    def fine(session) -> None:
+        return None
+
+    @frame.session
+    def buggy(session) -> None:
+        raise KeyError("a bug")
+
+    assert fine(_Session()) is None
+    with pytest.raises(KeyError):  # nox prints its traceback: a bug, not bad input
+        buggy(_Session())
