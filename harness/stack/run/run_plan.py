@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import os
 from pathlib import Path
 
@@ -53,10 +54,18 @@ def check_writable(directory: Path) -> None:
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
-        raise HarnessError(
-            f"reports directory {directory} is not writable ({exc.strerror or exc}); "
-            "fix its permissions (or remove the file in its place) and run again."
-        ) from None
+        raise HarnessError(f"reports directory {directory} is not writable: {_unwritable(directory, exc)}") from None
+
+
+def _unwritable(directory: Path, exc: OSError) -> str:
+    """What is wrong, on the path at fault, and the fix that fits it."""
+    where = exc.filename or directory
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"{where}: {exc.strerror}; fix its permissions or give --reports a directory you can write."
+    if directory.is_file():
+        return f"{directory} is a file, not a directory; move it away or give --reports another directory."
+    return (f"{where} cannot be created ({exc.strerror or exc}); give --reports a directory that can be created "
+            "(its parents must be directories).")
 
 
 class CannotStart(HarnessError):
