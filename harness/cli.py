@@ -74,7 +74,7 @@ def _run_session(command: str, rest: list[str]) -> int:
         raise HarnessError(f"no pyproject.toml with a [tool.{project.TABLE}] table in {Path.cwd()} or above; "
                            "run `upgrade-harness init` in your project's root first.")
     project.at(root)  # the table's problems (and a package of the team's named `harness`) before nox starts
-    options, rest = project_options.split(rest)
+    options, rest = project_options.split(rest, prog=f"upgrade-harness {command}")
     # nox runs in the project's root; paths the user typed (--reports DIR) are taken from the shell's directory.
     env = {**os.environ, env_vars.PROJECT: str(root), env_vars.INVOKED_FROM: str(Path.cwd()),
            **project_options.environment(options, Path.cwd())}

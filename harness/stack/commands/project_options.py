@@ -15,10 +15,13 @@ from harness.errors import HarnessError
 from harness.stack.commands import options as command_options
 
 
-def split(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    """These options out of a command line, and the rest left for the command itself."""
+def split(argv: list[str], prog: str | None = None) -> tuple[argparse.Namespace, list[str]]:
+    """These options out of a command line, and the rest left for the command itself; `prog`: the command
+    typed, for argparse's usage line ("upgrade-harness upgrade")."""
+    found = command_options.parser("project")
+    found.prog = prog or found.prog
     try:
-        return command_options.parser("project").parse_known_args(list(argv))
+        return found.parse_known_args(list(argv))
     except SystemExit:  # argparse has printed what is wrong, e.g. --contracts without a directory
         raise HarnessError(f"bad arguments {list(argv)}; --contracts takes a directory, --baseline-from "
                            "a file or REV:PATH, --builtin takes judge, report or all (not with --no-builtin).") from None

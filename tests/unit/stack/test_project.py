@@ -570,3 +570,15 @@ def test_a_uv_lock_from_another_index_or_a_url_is_refused(tmp_path):
     for mode in ("refuse", "ignore"):
         with pytest.raises(HarnessError, match=r"optax is locked from \{'path': '../optax'\}, not the package index"):
             pins_from.read(path, mode)
+
+
+def test_a_bad_project_option_shows_the_usage_of_the_command_typed(tmp_path, monkeypatch, capsys):
+    """`upgrade-harness upgrade --builtin judg`: argparse's usage line names the command, then one line
+    of ours with what the options take; nothing runs (exit 2)."""
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    assert init.main([], tmp_path) == 0
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["upgrade", "--builtin", "judg"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: upgrade-harness upgrade [--contracts DIR]"), err
+    assert "invalid choice: 'judg'" in err and "upgrade-harness upgrade: bad arguments" in err
