@@ -88,11 +88,23 @@ def _run_session(command: str, rest: list[str]) -> int:
         if not rest or rest[0].startswith("-"):
             raise HarnessError("run needs an entry name, e.g. `upgrade-harness run baseline` "
                                "(`upgrade-harness list` shows them).")
+        _check_entry(rest[0], env)
         passed = rest[2:] if rest[1:2] == ["--"] else rest[1:]  # `run baseline -- -x` and `run baseline -x`
         cmd = [*nox, "-s", rest[0], "--", *passed]
     else:
         cmd = [*nox, "-s", COMMANDS[command], "--", *rest]
     return subprocess.run(cmd, cwd=root, env=env, check=False).returncode
+
+
+def _check_entry(name: str, env: dict[str, str]) -> None:
+    """`run NAME` names an entry of the project's (nox would say only "Sessions not found")."""
+    from harness.stack.pins import plan
+    from harness.stack.workspace import Workspace
+
+    names = list(plan.told_entries(Workspace.from_environment(env)))
+    if name not in names:
+        raise HarnessError(f"run: there is no entry {name!r}; the entries are {', '.join(names)} "
+                           "(`upgrade-harness list` shows their pins).")
 
 
 def _in_process(command: str, rest: list[str], env: dict[str, str]) -> int:

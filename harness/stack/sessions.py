@@ -38,11 +38,6 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["upgrade"]
 
-def _candidate(text: str | None) -> matrix.CandidateRequest | None:
-    """An ad-hoc candidate handed to this child session as text, parsed here, at its edge."""
-    return matrix.CandidateRequest.parse(text) if text else None
-
-
 def _registered() -> tuple[dict[str, matrix.Entry], str | None, str]:
     """The entries whose sessions this file registers, the Python they run in, and why none can be (""),
     from what this process was told (harness.stack.boundary): an upgrade's or a CI row's session is given
@@ -63,9 +58,7 @@ def _registered() -> tuple[dict[str, matrix.Entry], str | None, str]:
                 "writes. Under CI, the workflow was written by an older upgrade-harness: write it again with "
                 "`upgrade-harness init --ci github --force`. By hand, give `-- --harness-only FILE` instead, "
                 f"and unset {', '.join(stale)}.")
-        told = Workspace.from_environment()
-        entries = (plan.read(told.options.plan) if told.options.plan
-                   else current.entries(told, _candidate(told.options.candidate)))
+        entries = plan.told_entries(Workspace.from_environment())
         return entries, find_python(entries[matrix.BASELINE].python), ""
     except HarnessError as exc:  # reported when a session that needs it runs, not when listing
         return {}, None, str(exc)

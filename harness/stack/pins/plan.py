@@ -80,3 +80,12 @@ def read(path: Path) -> dict[str, matrix.Entry]:
                                              str(folder / row["lock_file"])}) for row in rows}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HarnessError(f"the upgrade's plan {path} is unreadable ({exc}); run `nox -s upgrade` again.") from None
+
+
+def told_entries(ws: Workspace) -> dict[str, matrix.Entry]:
+    """The entries a session process runs when told no job: the plan it names (--plan), else the project's
+    pins with the candidate it is told (--candidate). What `upgrade-harness run NAME` may name, too."""
+    if ws.options.plan:
+        return read(ws.options.plan)
+    request = matrix.CandidateRequest.parse(ws.options.candidate) if ws.options.candidate else None
+    return current.entries(ws, request)

@@ -582,3 +582,14 @@ def test_a_bad_project_option_shows_the_usage_of_the_command_typed(tmp_path, mon
     err = capsys.readouterr().err
     assert err.startswith("usage: upgrade-harness upgrade [--contracts DIR]"), err
     assert "invalid choice: 'judg'" in err and "upgrade-harness upgrade: bad arguments" in err
+
+
+def test_run_with_a_name_that_is_no_entry_lists_the_entries(tmp_path, monkeypatch, capsys):
+    """`upgrade-harness run candidat`: nox would say only "Sessions not found"; nothing starts (exit 2)."""
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    assert init.main([], tmp_path) == 0
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", "candidat"]) == 2
+    err = capsys.readouterr().err
+    assert "run: there is no entry 'candidat'; the entries are baseline, candidate, " in err, err
+    assert not (tmp_path / ".nox").exists()
