@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.model.enums import Outcome
 from harness.model.report import now, unresolvable
 from harness.run_options import RunOptions
 from harness.stack.entry_side import entry as stack_entry
@@ -166,7 +167,10 @@ def decide(where: RunDirectory | Path, entries: list[matrix.Entry]) -> FollowUps
     judged = run.loaded.compared(base, candidate)
     blobs = {i: candidate.check(i).reproduce_failure for i in compare.property_regressions(judged)}
     singles = entries[2:]
-    changed = compare.changed_check_ids(judged) if singles else []
+    # A check the baseline itself cannot judge (a golden value never recorded) is not judged on every
+    # entry: attributing it would only say so again.
+    changed = [i for i in compare.changed_check_ids(judged)
+               if base.check(i) is None or base.check(i).outcome != Outcome.ERROR] if singles else []
     return FollowUps(
         judged=True, examples={i: blob for i, blob in blobs.items() if blob}, changed=tuple(changed),
         changed_text=compare.changed_text(judged) if changed else "",
