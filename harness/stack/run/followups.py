@@ -72,6 +72,7 @@ class FollowUps:
     changed_text: str = ""  # them, counted as the verdict's headline counts them
     attributed: tuple[matrix.Entry, ...] = ()  # the plan's single-package entries, when a check changed
     rollback: tuple[str, ...] = ()  # the candidate's rollback checks, which the baseline runs on its checkpoints
+    unjudgeable: int = 0  # checks not unchanged on the candidate that the baseline itself cannot judge
 
     @property
     def attributes(self) -> bool:
@@ -151,6 +152,9 @@ class FollowUps:
             return None
         if not self.judged:  # the verdict says why; nothing can be attributed
             return "the baseline or the candidate did not complete; the single-package entries are not run"
+        if self.unjudgeable:
+            return (f"the only checks not unchanged on the candidate ({self.unjudgeable}) cannot be judged on the "
+                    "baseline either; the single-package entries are not needed")
         return "no check changed on the candidate; the single-package entries are not needed"
 
 
@@ -169,12 +173,13 @@ def decide(where: RunDirectory | Path, entries: list[matrix.Entry]) -> FollowUps
     singles = entries[2:]
     # A check the baseline itself cannot judge (a golden value never recorded) is not judged on every
     # entry: attributing it would only say so again.
-    changed = [i for i in compare.changed_check_ids(judged)
-               if base.check(i) is None or base.check(i).outcome != Outcome.ERROR] if singles else []
+    moved = compare.changed_check_ids(judged)
+    changed = [i for i in moved if base.check(i) is None or base.check(i).outcome != Outcome.ERROR] if singles else []
     return FollowUps(
         judged=True, examples={i: blob for i, blob in blobs.items() if blob}, changed=tuple(changed),
         changed_text=compare.changed_text(judged) if changed else "",
-        attributed=tuple(singles) if changed else (), rollback=rollback_runs.checks(candidate))
+        attributed=tuple(singles) if changed else (), rollback=rollback_runs.checks(candidate),
+        unjudgeable=len(moved) - len(changed) if singles else 0)
 
 
 def write(follow: FollowUps, where: RunDirectory | Path, run_id: str | None) -> None:

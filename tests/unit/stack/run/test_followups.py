@@ -40,6 +40,8 @@ def test_a_check_the_baseline_cannot_judge_is_not_attributed(tmp_path):
     some = from_json(Report, upgrade_reports.load("baseline")).checks[0].id
     follow = _two(tmp_path, {some}, {some})
     assert follow.judged and follow.changed == () and not follow.attributes
+    assert follow.skipped_note(ENTRIES[2:]) == ("the only checks not unchanged on the candidate (1) cannot be judged "
+                                               "on the baseline either; the single-package entries are not needed")
 
 
 def test_a_check_that_errors_on_the_candidate_only_is_attributed(tmp_path):
