@@ -1,7 +1,8 @@
 """A team's first run, from nothing, as docs/your-own-contracts.md ("Your first run") tells it: a project
 with training code, its own tests and exact pins, no harness files. The tool is installed from a
 read-only copy of this checkout; `init` writes the table, the noxfile and contracts/; the team writes a
-contract that records `float(loss)` of its float32 training loop; `golden`; `upgrade --no-builtin` on
+contract that records `float(loss)` of its float32 training loop; `upgrade --no-builtin` before any golden
+value exists says it cannot judge (exit 2) and how to record them; `golden`; `upgrade --no-builtin` on
 the default candidate says "bits changed" and exits 0 (a float32 loss moved by a few float32 ulps is not
 a change); the same upgrade again reuses both reports (nothing that determines them changed) and gives
 the same verdict (its time printed), and `--fresh` the same verdict again; the team's own `pytest` still passes;
@@ -71,6 +72,15 @@ def test_a_teams_first_run_from_nothing(tool, checkout_copy, tmp_path):
                              check=True).stdout
     assert "site-packages" in shipped and list(Path(shipped.strip()).glob("*.json"))  # the tool's own golden values
 
+    # Before any golden value is recorded nothing can be judged: said with the command that records them,
+    # exit 2, no single-package entry run for it.
+    times["_start"] = time.perf_counter()
+    early = _timed(times, "upgrade --no-builtin before golden", run_tool(tool, project, "upgrade", "--no-builtin"))
+    assert early.returncode == 2, said(early)
+    assert ("CANNOT JUDGE: 1 check of your own contracts cannot be judged on the baseline (losses/test_losses): "
+            "golden file ") in early.stdout and "with `upgrade-harness golden`" in early.stdout, said(early)
+    assert "attributing" not in early.stdout and "--accept-changes" not in early.stdout
+
     times["_start"] = time.perf_counter()
     done = _timed(times, "golden --no-builtin", run_tool(tool, project, "golden", "--no-builtin"))
     assert done.returncode == 0, said(done)
@@ -86,6 +96,7 @@ def test_a_teams_first_run_from_nothing(tool, checkout_copy, tmp_path):
     assert summary["headline"].startswith("OK"), summary["headline"]
     assert summary["bits_line"] and "bits" in summary["bits_line"], summary
     assert "losses: 1 check, unchanged on candidate, 1 with bits changed" in done.stdout, done.stdout[-3000:]
+    assert " reused " not in done.stdout  # the golden values recorded since: neither earlier report holds
 
     # The same pins again: nothing that determines either report changed, so both are reused.
     times["_start"] = time.perf_counter()
