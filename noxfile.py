@@ -29,6 +29,7 @@ import nox
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import env_vars  # noqa: E402
+from harness.stack.commands import frame  # noqa: E402
 from harness.stack.entry_side import entry as stack_entry  # noqa: E402
 from harness.stack.environments import chromium  # noqa: E402
 from harness.stack.pins import matrix
@@ -37,6 +38,7 @@ from harness.stack.sessions import ENTRIES, require_python, stack_session  # noq
 
 
 @stack_session("tests")
+@frame.session  # bad input (no Python 3.12): its message and exit 2
 def tests(session: nox.Session) -> None:
     """Layer contracts, the contracts in the baseline stack, then the harness's own tests (CI runs this)."""
     import uv  # the runner's own; here, so a nox without it reaches `upgrade`'s preflight, which says so
@@ -76,6 +78,7 @@ def tests_fast(session: nox.Session) -> None:
 
 
 @stack_session("docs")
+@frame.session  # bad input (no Python 3.12): its message and exit 2
 def docs(session: nox.Session) -> None:
     """The documentation site (mkdocs.yml, pages in docs/) built into site/ with --strict: a link to a page or
     an anchor that does not exist fails the build."""
@@ -86,6 +89,7 @@ def docs(session: nox.Session) -> None:
 
 
 @stack_session("sequences")
+@frame.session  # bad input (no Python 3.12): its message and exit 2
 def sequences(session: nox.Session) -> None:
     """The sequences users run, on the real stacks: each reused answer equals the fresh one (about 15
     minutes; the nightly runs it). The same invariants on made-up stacks run in `nox -s tests`."""
