@@ -49,6 +49,7 @@ def test_reports_dir_is_taken_from_the_shells_directory(tmp_path, monkeypatch, c
 
 
 def _team(tmp_path, monkeypatch, requirements: str = REQUIREMENTS):
+    tmp_path.mkdir(exist_ok=True)
     _write(tmp_path / "requirements.txt", requirements)
     assert init.main([], tmp_path) == 0
     monkeypatch.chdir(tmp_path)
@@ -72,3 +73,27 @@ def test_lock_with_a_version_that_does_not_exist_says_so_without_a_traceback(tmp
     err = capfd.readouterr().err
     assert "lock: cannot resolve matrix entry 'baseline'" in err and "optax==0.2.66" in err, err
     assert "Traceback" not in err and "raised exception" not in err
+
+
+@pytest.mark.parametrize("reports, why", [
+    ("", "is the project's root"), (".", "is the project's root"), ("..", "holds the project"),
+    ("golden", "is inside the project's golden directory"), ("golden/sub", "is inside the project's golden directory"),
+    ("locks", "is inside the project's locks directory"), ("contracts", "is inside the project's contracts directory"),
+])
+def test_a_reports_directory_over_the_projects_own_files_is_refused_before_anything_moves(
+        tmp_path, monkeypatch, capsys, reports, why):
+    """A run moves the last run's files in its reports directory to previous/ and writes locks/ there:
+    given the project's root (`--reports ""`, `--reports .`) it moved the committed locks/baseline.txt
+    away. Refused (exit 2) with nothing written, moved or created."""
+    project_dir = tmp_path / "team"
+    _team(project_dir, monkeypatch)
+    (project_dir / "contracts" / "test_mine.py").write_text(A_CONTRACT)
+    _write(project_dir / "locks" / "baseline.txt", "# the committed lock\n")
+    _write(project_dir / "golden" / "mine.json", "{}\n")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert cli.main(["upgrade", "--no-builtin", "--offline", "--reports", reports]) == 2
+    err = capsys.readouterr().err
+    assert f"reports directory {(project_dir / reports).resolve()} {why}" in err, err
+    assert "give --reports a directory of its own" in err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert (project_dir / "locks" / "baseline.txt").read_text() == "# the committed lock\n"
