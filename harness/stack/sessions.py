@@ -29,7 +29,7 @@ from harness.stack.commands import frame, project_options
 from harness.stack.commands import upgrade as upgrade_run
 from harness.stack.entry_side import entry as stack_entry, entry_jobs
 from harness.stack.pins import current, locks, matrix, plan
-from harness.stack.run import job_reuse, lifeline
+from harness.stack.run import job_reuse, lifeline, preflight, run_lock
 from harness.stack.entry_side import session_phases
 from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
@@ -144,6 +144,10 @@ def golden(session: nox.Session) -> None:
     accepting = run_options.specs()["accept_changes"].pytest  # the contract side's spelling of --accept-changes
     args = ["--harness-record-golden"] + ([accepting] if options.accept_changes else [])
     baseline = current.entries(ws)[matrix.BASELINE]  # read now: --baseline-from may have just been given
+    # Where it writes, before it records: a file in place of either was a traceback after the recording.
+    run_lock.check_writable(ws.reports)
+    if preflight.store_problem(project.load(ws).golden):
+        raise HarnessError(preflight.store_problem(project.load(ws).golden))
     # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
     stack_entry.run_entry(session, ws, baseline, pytest_args=args, report_name="golden-recording",
                           rollback_reads=False)

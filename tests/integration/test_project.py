@@ -97,3 +97,20 @@ def test_a_reports_directory_over_the_projects_own_files_is_refused_before_anyth
     assert "give --reports a directory of its own" in err
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
     assert (project_dir / "locks" / "baseline.txt").read_text() == "# the committed lock\n"
+
+
+@pytest.mark.parametrize("blocked, said", [
+    ("golden", "the golden store {path} is not a directory; move the file away"),
+    ("reports", "reports directory {path} is not writable: {path} is a file, not a directory; move it away"),
+])
+def test_golden_refuses_a_file_where_its_directories_go_before_recording(tmp_path, monkeypatch, capfd, blocked, said):
+    """A file where golden/ or reports/ goes: a traceback after every value was recorded (golden/), or a
+    message pointing at a pytest option golden does not take (reports/). Said first, exit 2."""
+    _team(tmp_path, monkeypatch)
+    (tmp_path / "contracts" / "test_mine.py").write_text(A_CONTRACT)
+    (tmp_path / blocked).write_text("a file\n")
+    assert cli.main(["golden", "--no-builtin"]) == 2
+    err = capfd.readouterr().err
+    assert said.format(path=tmp_path / blocked) in err, err
+    assert "Traceback" not in err and "--harness-report" not in err
+    assert (tmp_path / blocked).read_text() == "a file\n"

@@ -62,6 +62,13 @@ def golden_dirs(ws: Workspace) -> list[Path]:
     return list(dict.fromkeys(dirs))
 
 
+def store_problem(directory: Path) -> str | None:
+    """A golden store that exists must be a directory (golden's check too, before it records)."""
+    if directory.exists() and not directory.is_dir():
+        return f"the golden store {directory} is not a directory; move the file away."
+    return None
+
+
 def _golden_problems(ws: Workspace) -> list[str]:
     """Every golden file must read as JSON. A store not recorded yet is no problem here: its checks
     say so in the verdict."""
@@ -69,8 +76,8 @@ def _golden_problems(ws: Workspace) -> list[str]:
     for directory in golden_dirs(ws):
         if not directory.exists():
             continue
-        if not directory.is_dir():
-            problems.append(f"the golden store {directory} is not a directory; move the file away.")
+        if store_problem(directory):
+            problems.append(store_problem(directory))
             continue
         try:
             files = sorted(directory.glob("*.json"))

@@ -4,6 +4,7 @@ instead of writing into the same files and producing a verdict mixed from two ru
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -49,7 +50,7 @@ def hold(reports: Path, command: list[str]):
     """Hold the reports directory's lock for the run; HarnessError when another run holds it.
 
     An OS lock (flock), so a run that crashed or was killed never leaves a stale lock behind."""
-    reports.mkdir(parents=True, exist_ok=True)
+    check_writable(reports)
     path = reports / LOCK_NAME
     handle = open(path, "a+")
     try:
@@ -71,3 +72,25 @@ def hold(reports: Path, command: list[str]):
         if handle.fileno() in _HELD:
             _HELD.remove(handle.fileno())
         handle.close()  # releases the lock once no entry of the run holds it either
+
+
+def check_writable(directory: Path) -> None:
+    """The reports directory takes files (a probe written and removed): said before anything runs."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".write-probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise HarnessError(f"reports directory {directory} is not writable: {_unwritable(directory, exc)}") from None
+
+
+def _unwritable(directory: Path, exc: OSError) -> str:
+    """What is wrong, on the path at fault, and the fix that fits it."""
+    where = exc.filename or directory
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"{where}: {exc.strerror}; fix its permissions or give --reports a directory you can write."
+    if directory.is_file():
+        return f"{directory} is a file, not a directory; move it away or give --reports another directory."
+    return (f"{where} cannot be created ({exc.strerror or exc}); give --reports a directory that can be created "
+            "(its parents must be directories).")

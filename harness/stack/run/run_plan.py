@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import errno
-import os
 from pathlib import Path
 
 from harness import run_options
@@ -15,7 +13,7 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.model.report import now
 from harness.stack import project
-from harness.stack.run import builtin_golden
+from harness.stack.run import builtin_golden, run_lock
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.run import preflight
 from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
@@ -41,7 +39,7 @@ def prepare(ws: Workspace, args: argparse.Namespace,
     if args.reports:
         ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
     check_apart(ws)
-    check_writable(ws.reports)
+    run_lock.check_writable(ws.reports)
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
     preflight.check(ws, matrix.upgrade_plan(current.entries(ws, args.candidate)))
     return ws, args
@@ -64,28 +62,6 @@ def check_apart(ws: Workspace) -> None:
         raise HarnessError(f"reports directory {reports} {why}: a run moves the last run's files there to "
                            "previous/ and writes locks/ there, over the project's own; give --reports a directory "
                            "of its own (the default is reports/ in the project's root).")
-
-
-def check_writable(directory: Path) -> None:
-    """The reports directory takes files (a probe written and removed): said before anything runs."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        probe = directory / f".write-probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise HarnessError(f"reports directory {directory} is not writable: {_unwritable(directory, exc)}") from None
-
-
-def _unwritable(directory: Path, exc: OSError) -> str:
-    """What is wrong, on the path at fault, and the fix that fits it."""
-    where = exc.filename or directory
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return f"{where}: {exc.strerror}; fix its permissions or give --reports a directory you can write."
-    if directory.is_file():
-        return f"{directory} is a file, not a directory; move it away or give --reports another directory."
-    return (f"{where} cannot be created ({exc.strerror or exc}); give --reports a directory that can be created "
-            "(its parents must be directories).")
 
 
 class CannotStart(HarnessError):
