@@ -114,3 +114,15 @@ def test_golden_refuses_a_file_where_its_directories_go_before_recording(tmp_pat
     assert said.format(path=tmp_path / blocked) in err, err
     assert "Traceback" not in err and "--harness-report" not in err
     assert (tmp_path / blocked).read_text() == "a file\n"
+
+
+def test_lock_help_prints_its_usage_and_writes_nothing(tmp_path, monkeypatch, capfd):
+    """`lock --help` ran lock (rewriting locks/baseline.txt); an unknown argument was ignored."""
+    _team(tmp_path, monkeypatch)
+    assert cli.main(["lock", "--help"]) == 0
+    out = capfd.readouterr().out
+    assert "usage: upgrade-harness lock" in out, out
+    assert not (tmp_path / "locks").exists()
+    assert cli.main(["lock", "--frobnicate"]) == 2
+    assert "lock: upgrade-harness lock: bad arguments ['--frobnicate']" in capfd.readouterr().err
+    assert not (tmp_path / "locks").exists()

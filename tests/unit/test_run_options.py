@@ -115,8 +115,18 @@ def test_golden_takes_its_own_flags_and_the_project_options_and_names_them_when_
     with pytest.raises(Exception) as raised:
         project_options.parse_golden(["--frobnicate"])
     message = str(raised.value)
-    assert "golden: unknown arguments ['--frobnicate']" in message
+    # The session's frame says "golden: " before it (harness.stack.commands.frame.session): not twice.
+    assert message.startswith("unknown arguments ['--frobnicate']"), message
     assert "--accept-changes" in message and "--record-builtin" in message and "--contracts DIR" in message
+
+
+def test_golden_help_prints_its_usage_under_the_command_typed_and_runs_nothing(capsys):
+    from harness.stack.commands import frame
+
+    with pytest.raises(frame.HelpShown):
+        project_options.parse_golden(["--help"], prog="upgrade-harness golden")
+    out = capsys.readouterr().out
+    assert out.startswith("usage: upgrade-harness golden") and "--accept-changes" in out and "--no-builtin" in out
 
 
 def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeypatch, tmp_path):

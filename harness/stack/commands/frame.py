@@ -45,13 +45,15 @@ def execute(command: Command, argv) -> int:
 
 
 def session(func: Callable[[Any], None]) -> Callable[[Any], None]:
-    """The same frame around a nox session: a HarnessError is `<session>: <message>` on stderr and ends the
-    process with its exit status. nox itself would print a traceback, or make `session.error` exit 1, the
+    """The same frame around a nox session: help shown ends it (exit 0); a HarnessError is `<session>: <message>`
+    on stderr and ends the process with its exit status. nox itself would print a traceback, or make `session.error` exit 1, the
     status of a changed contract; bad input is 2, as `upgrade` gives it."""
     @functools.wraps(func)
     def run(nox_session) -> None:
         try:
             func(nox_session)
+        except HelpShown:
+            return
         except HarnessError as exc:
             print(f"{nox_session.name}: {exc}", file=sys.stderr)
             raise SystemExit(exc.exit_status) from None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness import run_options
 from harness.errors import HarnessError
-from harness.stack.commands import options as command_options
+from harness.stack.commands import frame, options as command_options
 
 
 def split(argv: list[str], prog: str | None = None) -> tuple[argparse.Namespace, list[str]]:
@@ -32,13 +32,19 @@ def environment(options: argparse.Namespace, invoked_from: Path) -> dict[str, st
     return run_options.environment(run_options.from_namespace(options), run_options.PROJECT, invoked_from)
 
 
-def parse_golden(argv: list[str]) -> argparse.Namespace:
-    """`golden`'s options: its own flags and the project options; HarnessError naming them all otherwise."""
+def parse_golden(argv: list[str], prog: str = "golden") -> argparse.Namespace:
+    """`golden`'s options: its own flags and the project options; HarnessError naming them all otherwise,
+    HelpShown after printing its usage (`prog`: the command typed)."""
+    if "-h" in argv or "--help" in argv:
+        usage = command_options.parser("golden")
+        usage.prog = prog
+        usage.print_help()
+        raise frame.HelpShown()
     options, rest = split(argv)
     own = [s.flags[0] for s in run_options.specs(run_options.HOST).values() if run_options.GOLDEN in s.commands]
     known, unknown = command_options.parser("golden").parse_known_args([a for a in rest if a in own])
     unknown += [a for a in rest if a not in own]
     if unknown:
-        raise HarnessError(f"golden: unknown arguments {unknown}; it takes {', '.join(own)}, --contracts DIR, "
+        raise HarnessError(f"unknown arguments {unknown}; it takes {', '.join(own)}, --contracts DIR, "
                            "--builtin judge|report|all, --no-builtin")
     return argparse.Namespace(**{**vars(known), **vars(options)})  # the project options as split() read them
