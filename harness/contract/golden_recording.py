@@ -26,9 +26,12 @@ def finish(session, recorder: Recorder) -> None:
     """Write the recorded golden values, or say why not and fail the run."""
     terminal = session.config.pluginmanager.get_plugin("terminalreporter")
     say = terminal.write_line if terminal else print
-    failed = [c.id for c in recorder.checks.values() if c.outcome != Outcome.PASSED]
-    if failed:
+    failing = [c for c in recorder.checks.values() if c.outcome != Outcome.PASSED]
+    if failing:
+        failed = [c.id for c in failing]
         say(f"golden: NOT written: {len(failed)} checks did not pass while recording: {', '.join(failed[:10])}")
+        for check in failing[:10]:  # why each, in a line: the traceback is above, among pytest's failures
+            say(f"golden:   {check.id}: {(check.message.strip().splitlines() or ['(no message)'])[0][:300]}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     changes = recorder.store.changes()

@@ -177,7 +177,7 @@ def test_a_failed_recording_says_what_state_things_are_in(checkout, docs, capsys
     assert accept.accept(Workspace.checkout(checkout), [], steps=fakes.steps()) == 2
     err = capsys.readouterr().err
     assert "`nox -s golden -- --accept-changes` exited 1" in err and "    1 failed, 5 passed" in err
-    assert "1 checks did not pass while recording: demo/test_exact." in err
+    assert "1 checks did not pass while recording: demo/test_exact\ngolden:   demo/test_exact: KeyError: 'x'\n" in err
     assert "change those contracts in harness/builtin first" in err
     # Everything was prepared aside: nothing in the checkout moved, and the staged copy is gone.
     assert "Nothing was changed" in err and "NOT done" not in err

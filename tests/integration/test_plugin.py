@@ -119,6 +119,20 @@ def test_recording_refuses_to_change_values_without_accept(recorded_suite, pytes
     assert "0.10000000149011612" in golden.read_text()
 
 
+def test_a_check_that_raises_while_recording_is_named_with_its_exception(recorded_suite, pytester):
+    """A recording refused for a failing check says which and why: the upgrade before it said only that the
+    golden file does not exist (the check stops at its first golden value there), so the exception raised
+    after it is seen here or nowhere."""
+    pytester.makepyfile(test_raises='def test_raises(check):\n    check.golden("a", 1.5)\n    raise KeyError("x")\n')
+    golden = pytester.path / "golden" / "demo.json"
+    before = golden.read_text()
+    result, _ = recorded_suite("--harness-record-golden", report="again.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*golden: NOT written: 1 checks did not pass while recording: raises/test_raises",
+                                 "golden:   raises/test_raises: KeyError: 'x'"])
+    assert golden.read_text() == before and not (pytester.path / "golden" / "raises.json").exists()
+
+
 def test_unwritable_report_path_is_a_usage_error(suite, pytester):
     (pytester.path / "blocked").write_text("a file where a directory should be")
     result, _ = suite(report="blocked/report.json")

@@ -88,8 +88,13 @@ def test_a_failed_recording_changes_nothing(team, capsys):
     (team / "requirements.txt").write_text(_requirements(CAND))
     before = _files(team)
     assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes(golden_status=1).steps()) == 2
-    assert "Nothing was changed" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Nothing was changed" in err
     assert _files(team) == before
+    # Said in the team's terms: its command, its contracts (not the checkout's nox session and harness/builtin).
+    assert "`upgrade-harness golden --accept-changes` exited 1" in err and "nox -s" not in err, err
+    assert "harness/builtin" not in err and "your contracts" in err
+    assert "golden:   demo/test_exact: KeyError: 'x'" in err  # each failing check's reason, as golden said it
 
 
 def test_pins_that_are_neither_side_are_refused(team, capsys):

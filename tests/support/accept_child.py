@@ -35,6 +35,7 @@ class Fakes:
         if self.golden_status:  # as the golden session says it when a check fails on the new baseline
             (stage.root / "reports" / "golden-recording.log").write_text(
                 "....F. [100%]golden: NOT written: 1 checks did not pass while recording: demo/test_exact\n"
+                "golden:   demo/test_exact: KeyError: 'x'\n"
                 "1 failed, 5 passed\n")
         else:
             stage.copy_of(stage.root / "golden" / "demo.json").write_text('{"values": {"a": 2}}\n')

@@ -33,7 +33,8 @@ from harness.verdict import compare
 UNDO = "git checkout -- harness/matrix.toml locks golden"
 NEXT = "review `git diff`, then commit harness/matrix.toml locks/ golden/"
 # harness.contract.golden_recording's words when a check fails while recording (nothing is written then)
-RECORDING_FAILED = re.compile(r"golden: NOT written: \d+ checks did not pass while recording: [^\n]*")
+RECORDING_FAILED = re.compile(r"golden: NOT written: \d+ checks did not pass while recording: [^\n]*"
+                              r"(?:\ngolden:   [^\n]*)*")  # and each one's reason, a line each
 
 
 # accept works in a checkout's workspace (harness.stack.workspace; a test gives a temporary checkout): its
@@ -159,13 +160,15 @@ def stopped(problem: str) -> HarnessError:
 def recording_failed(ws: Workspace, code: int) -> HarnessError:
     """The golden session failed: its log's end, and what to do when checks fail on the new baseline."""
     log = recording_log(ws)
-    problem = (f"`nox -s golden -- --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
+    command = "nox -s golden --" if ws.is_checkout else "upgrade-harness golden"
+    problem = (f"`{command} --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
                f"{cli_args.log_tail(log)}")
     failing = RECORDING_FAILED.search(log.read_text(errors="replace")) if log.exists() else None
     if failing:
-        problem += (f"\n{failing.group(0)}.\nRecording cannot accept those: they fail on the new baseline against "
-                    "what the contract test itself states (an exact value, a reference, a property). If the new "
-                    "behaviour is intended, change those contracts in harness/builtin first.")
+        where = "those contracts in harness/builtin" if ws.is_checkout else "your contracts (or your code)"
+        problem += (f"\n{failing.group(0)}\nRecording cannot accept those: they fail or raise on the new baseline "
+                    "beyond any golden value (an exact value, a reference, a property, an exception; each one's "
+                    f"reason is above). If the new behaviour is intended, change {where} first.")
     return HarnessError(problem)
 
 
