@@ -5,7 +5,7 @@ the exception and the library's own file and line), instead of a "check missing"
 from __future__ import annotations
 
 from harness.model.enums import CheckKind, Mark
-from harness.model.report import Report
+from harness.model.report import LIBRARY_ORIGINS, Report
 from harness.model.verdict import Change, ImportFailure
 
 _COLLECTED = "could not be collected: "
@@ -18,7 +18,10 @@ def _package(frame: str) -> str:
 
 def find(base: Report, other: Report, changes: list[Change]) -> ImportFailure | None:
     """The first module that failed to import inside an installed library, with the checks it kept from running."""
-    failures = [c for c in other.checks if c.kind == CheckKind.COLLECTION and c.library_frames]
+    # A module whose traceback never enters the stack's libraries (a syntax error surfaces in pytest's own
+    # frame) is the contract's problem, not the stack's import failure.
+    failures = [c for c in other.checks if c.kind == CheckKind.COLLECTION
+                and any(_package(f) in LIBRARY_ORIGINS for f in c.library_frames)]
     if not failures:
         return None
     first = failures[0]

@@ -7,7 +7,7 @@ recorded) is not a change since recording: it cannot be judged, and says how to 
 
 from __future__ import annotations
 
-from harness.model.enums import BuiltinMode, Mark, Outcome
+from harness.model.enums import BuiltinMode, CheckKind, Mark, Outcome
 from harness.model.report import CheckRecord, Report
 from harness.model.verdict import EntryVerdict, OwnChange, OwnFamily
 from harness.verdict import cause
@@ -41,15 +41,21 @@ def families(base: Report, candidate: EntryVerdict | None, own_failures: list[Ch
             name=name, checks=sum(c.family == name for c in base.checks),
             changed=[c.check_id for c in changes if c.mark.changes_contract],
             bits_changed=sum(c.mark == Mark.BITS_CHANGED for c in changes),
-            failing_on_baseline=[c.id for c in own_failures if c.family == name and c.outcome != Outcome.ERROR],
-            not_judged_on_baseline=[c.id for c in own_failures if c.family == name and c.outcome == Outcome.ERROR]))
+            failing_on_baseline=[c.id for c in own_failures if c.family == name and not _unjudgeable(c)],
+            not_judged_on_baseline=[c.id for c in own_failures if c.family == name and _unjudgeable(c)]))
     return found
+
+
+def _unjudgeable(check: CheckRecord) -> bool:
+    """An own check the baseline cannot judge: an error (a golden value never recorded, a fixture that
+    fails) or a contract module that does not import (a syntax error): no golden value to accept fixes it."""
+    return check.outcome == Outcome.ERROR or check.kind == CheckKind.COLLECTION
 
 
 def not_judged_problem(own_failures: list[CheckRecord]) -> str | None:
     """Why the run cannot be judged when own checks error on the baseline, with the first one's message
     (it names the fix: "golden file ... does not exist; record it ... with `upgrade-harness golden`")."""
-    errored = [c for c in own_failures if c.outcome == Outcome.ERROR]
+    errored = [c for c in own_failures if _unjudgeable(c)]
     if not errored:
         return None
     return (f"{_plural(len(errored), 'check')} of your own contracts cannot be judged on the baseline "

@@ -333,3 +333,28 @@ def test_the_verdict_says_which_built_in_families_ran_and_why(base, judge):
     assert "Built-in contracts run for what your code calls: accumulation" in markdown.markdown(verdict)
     assert render.as_json(verdict)["builtin_note"] == line
     assert "optax.MultiSteps at trainer/optim.py:7" in html.page(verdict, [])
+
+
+def test_an_own_contract_that_cannot_be_collected_cannot_be_judged_and_blames_no_library(base, judge):
+    """A syntax error in the team's contract: no change since recording (`golden --accept-changes` cannot
+    record a file that does not import), and no installed library's import failure either (pytest's own
+    frame is where a syntax error surfaces)."""
+    def broken(doc):
+        doc = _own(doc, "demo", "syntax")
+        check = copy.deepcopy(doc["checks"][0])
+        check.update(id="syntax/collection", nodeid="contracts/test_syntax.py", family="syntax", kind="collection",
+                     outcome="failed", exception="SyntaxError", comparisons=[], errors_observed={}, series={},
+                     message="contracts/test_syntax.py could not be collected: def test_syn(check: ^ "
+                             "SyntaxError: '(' was never closed",
+                     library_frames=["_pytest/assertion/rewrite.py:339"])
+        doc["checks"].append(check)
+        return doc
+
+    verdict = judge(broken(base), broken(_candidate(base)))
+    assert verdict.exit_status == 2 and verdict.import_failure is None
+    assert verdict.headline.startswith("CANNOT JUDGE: 1 check of your own contracts cannot be judged on the baseline "
+                                       "(syntax/collection): contracts/test_syntax.py could not be collected: "), \
+        verdict.headline
+    text = render.text(verdict)
+    assert "IMPORT FAILURE" not in text and "_pytest" not in text.split("VERDICT", 1)[1].split("\n", 1)[0]
+    assert "--accept-changes" not in text
