@@ -101,4 +101,8 @@ def test_pins_that_are_neither_side_are_refused(team, capsys):
     (team / "requirements.txt").write_text(_requirements(dict(CAND, optax="0.2.7")))
     assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes().steps()) == 2
     err = capsys.readouterr().err
-    assert "neither the judged baseline" in err and "upgrade-harness upgrade" in err
+    assert "neither the judged baseline" in err
+    # What judges these pins against the committed baseline: a plain `upgrade` would take them as the baseline
+    # (and refuse: the committed lock no longer matches them).
+    assert ("`upgrade-harness upgrade --baseline-from HEAD:requirements.txt --candidate-from requirements.txt`, "
+            "then `upgrade-harness accept`") in err, err

@@ -76,8 +76,10 @@ def _accept(ws: Workspace, steps: Steps) -> int:
         return EXIT_CANNOT_JUDGE
     if pinned != wanted:
         raise HarnessError(f"{pins_file} pins {_pins_text(pinned)}: neither the judged baseline "
-                           f"({_pins_text(judged_base)}) nor the judged candidate ({_pins_text(wanted)}). Run "
-                           f"`{COMMAND} upgrade` again to judge what it pins now, then `{COMMAND} accept`.")
+                           f"({_pins_text(judged_base)}) nor the judged candidate ({_pins_text(wanted)}). To judge "
+                           f"what it pins now against your committed baseline: `{COMMAND} upgrade --baseline-from "
+                           f"HEAD:{pins_file} --candidate-from {pins_file}`, then `{COMMAND} accept`; or pin the judged "
+                           "candidate exactly.")
     checkout_accept.check_golden_committed(ws, steps, golden=found.golden)
     print(f"accept: {pins_file} pins the judged candidate ({_pins_text(wanted)}; {verdict.headline}); re-locking "
           "and recording your golden values from it", flush=True)
