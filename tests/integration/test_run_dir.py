@@ -98,3 +98,8 @@ def test_a_stopped_run_publishes_nothing_and_its_files_stay_in_its_run_directory
     assert json.loads((reports / "baseline.json").read_text())["run_id"] == seen[1].name != seen[0].name
     assert (reports / "previous" / "baseline.json").read_text() == OLD
     assert [p.name for p in (reports / run_dir.RUNS).iterdir()] == [seen[0].name]
+
+    # Named once: the run after it said where it is and finished; the next ones do not say it again.
+    assert upgrade.upgrade(_checkout(reports), []) in (0, 1)
+    assert "an earlier run" not in capsys.readouterr().out
+    assert [p.name for p in (reports / run_dir.RUNS).iterdir()] == [seen[0].name]  # its files still kept

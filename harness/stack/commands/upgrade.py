@@ -98,7 +98,8 @@ def _in_run_directory(ws: Workspace, args) -> int:
     CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's,
     and so do those of a run that could not start (a mistyped pin): one typo must not move the last verdict."""
     left = run_dir.prune(ws.reports)
-    if left is not None:  # the plan is written once it is resolved and checked, before the first entry starts
+    if left is not None and run_dir.newer_than_the_last_verdict(ws.reports, left):
+        # the plan is written once it is resolved and checked, before the first entry starts
         how = "did not finish" if (left / plan.PLAN_FILE).exists() else "stopped before any entry started"
         print(f"upgrade: note: an earlier run {how}; its files are in {left}/")
     own = ws.reports / run_dir.RUNS / args.run_id

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from harness.stack.run import run_directory
 from harness.stack.workspace import Workspace
+from harness.verdict import judgement
 
 RUNS = ".runs"
 SUMMARY_FILES = run_directory.SUMMARY_FILES  # the files of a run besides its entries' reports, junit files and logs
@@ -58,6 +59,16 @@ def prune(home: Path, keep: int = 1) -> Path | None:
     for stale in left[:-keep] if keep else left:
         shutil.rmtree(stale, ignore_errors=True)
     return left[-1] if keep and left else None
+
+
+def newer_than_the_last_verdict(home: Path, run: Path) -> bool:
+    """Whether an unfinished run's directory changed after the last published verdict: the run after it
+    named it and finished, so the runs after that need not name it again (its files stay)."""
+    verdict = home / judgement.SUMMARY_JSON  # written as a run ends
+    try:
+        return not verdict.exists() or run.stat().st_mtime_ns >= verdict.stat().st_mtime_ns
+    except OSError:
+        return True
 
 
 def publish(run: Path, home: Path) -> list[str]:
