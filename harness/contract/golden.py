@@ -34,6 +34,9 @@ def record_command(accept: bool = False, builtin: bool = False) -> str:
     return "nox -s golden" + (" -- --accept-changes" if accept else "")
 
 
+REPLACES = "replaces"  # a recording's change: an unreadable golden file written anew, whole
+
+
 class GoldenProblem(HarnessError):
     """A golden file or entry is missing or unreadable: the check cannot be judged."""
 
@@ -149,12 +152,16 @@ class GoldenStore:
 
     def changes(self) -> list[tuple[str, str, str, Any, Any]]:
         """(family, key, 'added'|'changed', old, new) for every recording that differs from the
-        project's own file (never the tool's: a team recording the built-ins adds its own copy)."""
+        project's own file (never the tool's: a team recording the built-ins adds its own copy); and
+        (family, '*', 'replaces', why, None) for a file that exists but cannot be read: writing replaces it
+        whole, so it is a change to accept, not values added."""
         out = []
         for family, values in sorted(self.recorded.items()):
             try:
                 old = self._load(family, own_only=True)["values"]
-            except GoldenProblem:
+            except GoldenProblem as exc:
+                if self.path(family).exists():
+                    out.append((family, "*", REPLACES, str(exc).split("; ", 1)[0], None))
                 old = {}
             for key, new in sorted(values.items()):
                 if key not in old:

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from harness.contract import environment
-from harness.contract.golden import record_command
+from harness.contract.golden import REPLACES, record_command
 from harness.contract.session import Recorder
 from harness.model.enums import Outcome
 from harness.model.report import STACK_VERSION_KEYS
@@ -35,7 +35,7 @@ def finish(session, recorder: Recorder) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     changes = recorder.store.changes()
-    changed = [c for c in changes if c[2] == "changed"]
+    changed = [c for c in changes if c[2] in ("changed", REPLACES)]
     say_changes(say, changes)
     if changed and not session.config.getoption("--harness-accept-changes"):
         builtin = any(recorder.store.is_builtin(family) for family, *_ in changed)
@@ -59,7 +59,9 @@ def say_changes(say, changes) -> None:
     many (a first recording adds hundreds, and nothing is there yet to review against)."""
     added = [(family, key) for family, key, what, _, _ in changes if what == "added"]
     for family, key, what, old, new in changes:
-        if what != "added" or len(added) <= MAX_ADDED_LINES:
+        if what == REPLACES:  # `old` says why the file cannot be read
+            say(f"golden: {what} {family}: {old}; recording writes it anew, whole")
+        elif what != "added" or len(added) <= MAX_ADDED_LINES:
             say(f"golden: {what:7s} {family}/{key}" + (f": {_difference(old, new)}" if old else ""))
     if len(added) > MAX_ADDED_LINES:
         per_family = collections.Counter(family for family, _ in added)

@@ -133,6 +133,21 @@ def test_a_check_that_raises_while_recording_is_named_with_its_exception(recorde
     assert golden.read_text() == before and not (pytester.path / "golden" / "raises.json").exists()
 
 
+def test_recording_over_an_unreadable_golden_file_needs_accept(recorded_suite, pytester):
+    """An unreadable golden file (a merge's conflict markers) cannot be compared with: recording replaced it
+    whole, saying only "added", and lost any value this run did not record again."""
+    golden = pytester.path / "golden" / "demo.json"
+    broken = "<<<<<<< HEAD\n" + golden.read_text()
+    golden.write_text(broken)
+    result, _ = recorded_suite("--harness-record-golden", report="again.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*golden: replaces demo: golden file *demo.json is unreadable (*); recording writes it anew, whole",
+                                 "*NOT written: 1 recorded values would change*"])
+    assert golden.read_text() == broken  # nothing silently overwritten
+    result, _ = recorded_suite("--harness-record-golden", "--harness-accept-changes", report="again.json")
+    assert result.ret == 0 and golden.read_text().startswith("{")
+
+
 def test_unwritable_report_path_is_a_usage_error(suite, pytester):
     (pytester.path / "blocked").write_text("a file where a directory should be")
     result, _ = suite(report="blocked/report.json")
