@@ -7,6 +7,7 @@ tests/unit/stack/test_project.py."""
 import pytest
 
 from harness import cli, env_vars
+from harness.stack.project import load as project_load
 from harness.stack.commands import init
 from harness.stack.run import run_dir
 from unit.stack.test_project import (  # noqa: F401 (fixtures and helpers shared with it)
@@ -76,9 +77,10 @@ def test_lock_with_a_version_that_does_not_exist_says_so_without_a_traceback(tmp
 
 
 @pytest.mark.parametrize("reports, why", [
-    ("", "is the project's root"), (".", "is the project's root"), ("..", "holds the project"),
+    ("", "is the project's root"), (".", "is the project's root"),
     ("golden", "is inside the project's golden directory"), ("golden/sub", "is inside the project's golden directory"),
-    ("locks", "is inside the project's locks directory"), ("contracts", "is inside the project's contracts directory"),
+    ("locks", "is inside the project's locks directory"),
+    ("contracts", "would move or replace the project's contracts directory"),
 ])
 def test_a_reports_directory_over_the_projects_own_files_is_refused_before_anything_moves(
         tmp_path, monkeypatch, capsys, reports, why):
@@ -126,3 +128,30 @@ def test_lock_help_prints_its_usage_and_writes_nothing(tmp_path, monkeypatch, ca
     assert cli.main(["lock", "--frobnicate"]) == 2
     assert "lock: upgrade-harness lock: bad arguments ['--frobnicate']" in capfd.readouterr().err
     assert not (tmp_path / "locks").exists()
+
+
+def test_a_reports_directory_whose_locks_folder_is_the_projects_is_refused(tmp_path, monkeypatch, capsys):
+    """locks = "ci/locks" and --reports ci: the run would replace ci/locks/ with its plan's locks."""
+    _team(tmp_path, monkeypatch)
+    table = tmp_path / "pyproject.toml"
+    assert table.read_text().count('locks = "locks"') == 1
+    table.write_text(table.read_text().replace('locks = "locks"', 'locks = "ci/locks"'))
+    _write(tmp_path / "ci" / "locks" / "baseline.txt", "# the committed lock\n")
+    assert cli.main(["upgrade", "--no-builtin", "--offline", "--reports", "ci"]) == 2
+    err = capsys.readouterr().err
+    assert f"would move or replace the project's locks directory {tmp_path / 'ci' / 'locks'}" in err, err
+    assert sorted(p.name for p in (tmp_path / "ci").iterdir()) == ["locks"]
+
+
+def test_the_default_reports_directory_passes_when_the_contracts_are_the_projects_root(tmp_path, monkeypatch):
+    """contracts = ["."]: a run writes nothing into its contracts, and reports/ replaces none of them."""
+    from harness.stack.run import reports_apart
+    from harness.stack.workspace import Workspace
+
+    _team(tmp_path, monkeypatch)
+    monkeypatch.setenv(env_vars.PROJECT, str(tmp_path))
+    monkeypatch.setenv(env_vars.CONTRACT_DIRS, str(tmp_path))
+    (tmp_path / "test_mine.py").write_text(A_CONTRACT)
+    ws = Workspace.from_environment()
+    assert tmp_path in project_load(ws).own_contracts
+    reports_apart.check(ws)  # no refusal

@@ -21,6 +21,7 @@ from harness.stack.workspace import Workspace
 from harness.verdict import judgement
 
 RUNS = ".runs"
+PREVIOUS = "previous"  # the last run's files, moved aside as a run publishes
 SUMMARY_FILES = run_directory.SUMMARY_FILES  # the files of a run besides its entries' reports, junit files and logs
 
 
@@ -30,11 +31,11 @@ def keep_previous(reports: Path, names: list[str], folders: tuple[str, ...] | li
     files = [file for name in names for file in run_directory.entry_files(name)]
     kept = [name for name in dict.fromkeys([*files, *SUMMARY_FILES, *folders]) if (reports / name).exists()]
     if kept:
-        (reports / "previous").mkdir(exist_ok=True)
+        (reports / PREVIOUS).mkdir(exist_ok=True)
     for name in kept:
         if (reports / name).is_dir():
-            shutil.rmtree(reports / "previous" / name, ignore_errors=True)
-        os.replace(reports / name, reports / "previous" / name)
+            shutil.rmtree(reports / PREVIOUS / name, ignore_errors=True)
+        os.replace(reports / name, reports / PREVIOUS / name)
     return kept
 
 

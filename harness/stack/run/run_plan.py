@@ -13,7 +13,7 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.model.report import now
 from harness.stack import project
-from harness.stack.run import builtin_golden, run_lock
+from harness.stack.run import builtin_golden, reports_apart, run_lock
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.run import preflight
 from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
@@ -38,30 +38,11 @@ def prepare(ws: Workspace, args: argparse.Namespace,
     find_python(current.pins(ws).python)  # a project may set its own
     if args.reports:
         ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
-    check_apart(ws)
+    reports_apart.check(ws)
     run_lock.check_writable(ws.reports)
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
     preflight.check(ws, matrix.upgrade_plan(current.entries(ws, args.candidate)))
     return ws, args
-
-
-def check_apart(ws: Workspace) -> None:
-    """The reports directory holds only what runs write: a run moves the last run's files there to previous/
-    and writes locks/ and checkpoints/ there. Over the project's own files (its root, golden values, locks,
-    contracts) it would move or overwrite them: refused before anything is written."""
-    found, reports = project.load(ws), ws.reports.resolve()
-    own = [("golden", found.golden), ("locks", found.locks), *(("contracts", d) for d in found.own_contracts)]
-    if reports == found.root.resolve():
-        why = "is the project's root"
-    elif reports in found.root.resolve().parents:
-        why = f"holds the project ({found.root})"
-    else:
-        why = next((f"is inside the project's {what} directory {d.resolve()}" for what, d in own
-                    if reports == d.resolve() or d.resolve() in reports.parents), None)
-    if why:
-        raise HarnessError(f"reports directory {reports} {why}: a run moves the last run's files there to "
-                           "previous/ and writes locks/ there, over the project's own; give --reports a directory "
-                           "of its own (the default is reports/ in the project's root).")
 
 
 class CannotStart(HarnessError):

@@ -591,5 +591,20 @@ def test_run_with_a_name_that_is_no_entry_lists_the_entries(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     assert cli.main(["run", "candidat"]) == 2
     err = capsys.readouterr().err
-    assert "run: there is no entry 'candidat'; the entries are baseline, candidate, " in err, err
+    assert "upgrade-harness run: there is no entry 'candidat'; the entries are baseline, candidate, " in err, err
     assert not (tmp_path / ".nox").exists()
+
+
+def test_run_told_a_job_is_not_checked_against_the_tables_entries(tmp_path, monkeypatch):
+    """A CI row runs `upgrade-harness run "$ENTRY"` told its job (HARNESS_JOB): the session registers the
+    job's one entry, which may be an attribution entry the table's default candidate has not (numpy-only)."""
+    import subprocess
+
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    assert init.main([], tmp_path) == 0
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(env_vars.JOB, str(tmp_path / "jobs" / "numpy-only.json"))
+    ran = []
+    monkeypatch.setattr(cli.subprocess, "run", lambda cmd, **kw: ran.append(cmd) or subprocess.CompletedProcess(cmd, 0))
+    assert cli.main(["run", "numpy-only"]) == 0
+    assert ran and ran[0][ran[0].index("-s") + 1] == "numpy-only"
