@@ -41,12 +41,12 @@ def families(base: Report, candidate: EntryVerdict | None, own_failures: list[Ch
             name=name, checks=sum(c.family == name for c in base.checks),
             changed=[c.check_id for c in changes if c.mark.changes_contract],
             bits_changed=sum(c.mark == Mark.BITS_CHANGED for c in changes),
-            failing_on_baseline=[c.id for c in own_failures if c.family == name and not _unjudgeable(c)],
-            not_judged_on_baseline=[c.id for c in own_failures if c.family == name and _unjudgeable(c)]))
+            failing_on_baseline=[c.id for c in own_failures if c.family == name and not unjudgeable(c)],
+            not_judged_on_baseline=[c.id for c in own_failures if c.family == name and unjudgeable(c)]))
     return found
 
 
-def _unjudgeable(check: CheckRecord) -> bool:
+def unjudgeable(check: CheckRecord) -> bool:
     """An own check the baseline cannot judge: an error (a golden value never recorded, a fixture that
     fails) or a contract module that does not import (a syntax error): no golden value to accept fixes it."""
     return check.outcome == Outcome.ERROR or check.kind == CheckKind.COLLECTION
@@ -55,7 +55,7 @@ def _unjudgeable(check: CheckRecord) -> bool:
 def not_judged_problem(own_failures: list[CheckRecord]) -> str | None:
     """Why the run cannot be judged when own checks error on the baseline, with the first one's message
     (it names the fix: "golden file ... does not exist; record it ... with `upgrade-harness golden`")."""
-    errored = [c for c in own_failures if _unjudgeable(c)]
+    errored = [c for c in own_failures if unjudgeable(c)]
     if not errored:
         return None
     return (f"{_plural(len(errored), 'check')} of your own contracts cannot be judged on the baseline "

@@ -94,15 +94,16 @@ def test_own_checks_failing_and_not_judged_on_the_baseline_cannot_be_judged(base
     """One own check fails on the baseline (the team's change), another cannot be judged there: no
     verdict can be given until its golden value is recorded."""
     broken = _fail(_own(base, "demo"), "test_golden_value")
-    for doc in (broken,):
-        check = _check(doc, "test_error")
-        check["outcome"], check["message"] = "error", "golden entry 'x' is missing from golden/demo.json"
+    check = _check(broken, "test_error")
+    check["outcome"], check["message"] = "error", "golden entry 'x' is missing from golden/demo.json"
     verdict = judge(broken, _candidate(_own(base, "demo")))
     assert verdict.exit_status == 2 and verdict.headline.startswith(
         "CANNOT JUDGE: 1 check of your own contracts cannot be judged on the baseline (demo/test_error)")
     [family] = verdict.own_families
     assert family.failing_on_baseline == ["demo/test_golden_value"]
     assert family.not_judged_on_baseline == ["demo/test_error"]
+    text = render.text(verdict)  # the failing one is still said, with its summary
+    assert "demo: 6 checks, 1 failing on the baseline itself" in text and "1 not judged on the baseline itself" in text
 
 
 def test_an_own_module_that_fails_to_import_is_an_own_family(pytester):

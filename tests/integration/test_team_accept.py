@@ -14,6 +14,7 @@ import pytest
 from support.accept_child import Fakes
 from harness import env_vars
 from harness.stack.commands import team_accept
+from harness.stack.pins import branch_hint
 from harness.stack.workspace import Workspace
 from integration.test_accept import BASE, CAND, _as_entry
 
@@ -104,5 +105,5 @@ def test_pins_that_are_neither_side_are_refused(team, capsys):
     assert "neither the judged baseline" in err
     # What judges these pins against the committed baseline: a plain `upgrade` would take them as the baseline
     # (and refuse: the committed lock no longer matches them).
-    assert ("`upgrade-harness upgrade --baseline-from HEAD:requirements.txt --candidate-from requirements.txt`, "
-            "then `upgrade-harness accept`") in err, err
+    branch = branch_hint.default_branch(team) or "HEAD"  # the committed baseline: the default branch's
+    assert f"--baseline-from {branch}:requirements.txt --candidate-from requirements.txt" in err, err

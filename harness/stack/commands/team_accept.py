@@ -19,7 +19,7 @@ from harness.model.report import Report
 from harness.stack import project, staging
 from harness.stack.commands import accept as checkout_accept, frame, options
 from harness.stack.commands.accept_steps import Printer, Steps
-from harness.stack.pins import current, matrix
+from harness.stack.pins import branch_hint, current, matrix
 from harness.stack.run import run_lock
 from harness.stack.workspace import Workspace
 
@@ -75,11 +75,13 @@ def _accept(ws: Workspace, steps: Steps) -> int:
         print(flow(pins_file, wanted, verdict.headline))
         return EXIT_CANNOT_JUDGE
     if pinned != wanted:
+        # Against the default branch's pins (a branch has committed its bump; HEAD would judge it against itself).
+        branch = branch_hint.default_branch(ws.root) or "HEAD"
         raise HarnessError(f"{pins_file} pins {_pins_text(pinned)}: neither the judged baseline "
                            f"({_pins_text(judged_base)}) nor the judged candidate ({_pins_text(wanted)}). To judge "
-                           f"what it pins now against your committed baseline: `{COMMAND} upgrade --baseline-from "
-                           f"HEAD:{pins_file} --candidate-from {pins_file}`, then `{COMMAND} accept`; or pin the judged "
-                           "candidate exactly.")
+                           f"what it pins now against {branch}'s, from the project's root: `{COMMAND} upgrade "
+                           f"--baseline-from {branch}:{pins_file} --candidate-from {pins_file}`, then `{COMMAND} "
+                           "accept`; or pin the judged candidate exactly.")
     checkout_accept.check_golden_committed(ws, steps, golden=found.golden)
     print(f"accept: {pins_file} pins the judged candidate ({_pins_text(wanted)}; {verdict.headline}); re-locking "
           "and recording your golden values from it", flush=True)

@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.model.enums import Outcome
 from harness.model.report import now, unresolvable
 from harness.run_options import RunOptions
 from harness.stack.entry_side import entry as stack_entry
@@ -24,7 +23,7 @@ from harness.stack.entry_side import rollback as rollback_runs
 from harness.stack.run.entry_runs import Run
 # The files the follow-up sessions read are named with every file of a run, in run_directory.
 from harness.stack.run.run_directory import ATTRIBUTION_SELECTION, EXAMPLES, REPLAY, REPLAY_SELECTION, RunDirectory
-from harness.verdict import compare
+from harness.verdict import compare, own
 
 
 
@@ -154,7 +153,7 @@ class FollowUps:
             return "the baseline or the candidate did not complete; the single-package entries are not run"
         if self.unjudgeable:
             return (f"the only checks not unchanged on the candidate ({self.unjudgeable}) cannot be judged on the "
-                    "baseline either; the single-package entries are not needed")
+                    "baseline itself; the single-package entries are not needed")
         return "no check changed on the candidate; the single-package entries are not needed"
 
 
@@ -174,7 +173,7 @@ def decide(where: RunDirectory | Path, entries: list[matrix.Entry]) -> FollowUps
     # A check the baseline itself cannot judge (a golden value never recorded) is not judged on every
     # entry: attributing it would only say so again.
     moved = compare.changed_check_ids(judged)
-    changed = [i for i in moved if base.check(i) is None or base.check(i).outcome != Outcome.ERROR] if singles else []
+    changed = [i for i in moved if (b := base.check(i)) is None or not own.unjudgeable(b)] if singles else []
     return FollowUps(
         judged=True, examples={i: blob for i, blob in blobs.items() if blob}, changed=tuple(changed),
         changed_text=compare.changed_text(judged) if changed else "",

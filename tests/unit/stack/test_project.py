@@ -120,7 +120,7 @@ def _project(tmp_path, table: str, code: str = TRAIN):
 @pytest.mark.parametrize("table, words", [
     ('contracts = ["contracts"]\n', "needs baseline-from"),
     ('baseline-from = "requirements.txt"\ncontract = ["contracts"]\n', "unknown key(s) contract"),
-    ('baseline-from = "requirements.txt"\ncontracts = ["nowhere"]\n', "contracts directory "),
+    ('baseline-from = "requirements.txt"\ncontracts = ["nowhere"]\n', "/nowhere ("),
     # Was "builtin must be true or false": builtin now also takes "judge", "report" and "all".
     ('baseline-from = "requirements.txt"\nbuiltin = "no"\n', 'builtin must be "judge", "report", "all" or false'),
     ('baseline-from = "requirements.txt"\nbuiltin = 1\n', '(not 1)'),
