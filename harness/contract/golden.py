@@ -161,7 +161,7 @@ class GoldenStore:
                 old = self._load(family, own_only=True)["values"]
             except GoldenProblem as exc:
                 if self.path(family).exists():
-                    out.append((family, "*", REPLACES, str(exc).split("; ", 1)[0], None))
+                    out.append((family, "*", REPLACES, str(exc), None))
                 old = {}
             for key, new in sorted(values.items()):
                 if key not in old:

@@ -35,11 +35,14 @@ def finish(session, recorder: Recorder) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     changes = recorder.store.changes()
-    changed = [c for c in changes if c[2] in ("changed", REPLACES)]
+    changed = [c for c in changes if c[2] == "changed"]
+    replaced = [c for c in changes if c[2] == REPLACES]
     say_changes(say, changes)
-    if changed and not session.config.getoption("--harness-accept-changes"):
-        builtin = any(recorder.store.is_builtin(family) for family, *_ in changed)
-        say(f"golden: NOT written: {len(changed)} recorded values would change. Review them above; "
+    if (changed or replaced) and not session.config.getoption("--harness-accept-changes"):
+        builtin = any(recorder.store.is_builtin(family) for family, *_ in changed + replaced)
+        what = [f"{len(changed)} recorded values would change"] if changed else []
+        what += [f"{len(replaced)} unreadable golden files would be written anew"] if replaced else []
+        say(f"golden: NOT written: {' and '.join(what)}. Review them above; "
             f"to accept, run `{record_command(accept=True, builtin=builtin)}`.")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
@@ -51,7 +54,8 @@ def finish(session, recorder: Recorder) -> None:
         "host": environment.host_cpu(),  # 16-bit results can differ by CPU (harness.model.host_cpu)
     }
     written = recorder.store.write(provenance)
-    say(f"golden: {len(changes)} values added or changed; wrote {', '.join(map(str, written)) or 'nothing'}")
+    values = sum(c[2] != REPLACES for c in changes)
+    say(f"golden: {values} values added or changed; wrote {', '.join(map(str, written)) or 'nothing'}")
 
 
 def say_changes(say, changes) -> None:
@@ -60,7 +64,8 @@ def say_changes(say, changes) -> None:
     added = [(family, key) for family, key, what, _, _ in changes if what == "added"]
     for family, key, what, old, new in changes:
         if what == REPLACES:  # `old` says why the file cannot be read
-            say(f"golden: {what} {family}: {old}; recording writes it anew, whole")
+            say(f"golden: {what} {family}: {old.rstrip('.')}. Accepting writes it anew, whole: a value this "
+                "recording does not make again is lost")
         elif what != "added" or len(added) <= MAX_ADDED_LINES:
             say(f"golden: {what:7s} {family}/{key}" + (f": {_difference(old, new)}" if old else ""))
     if len(added) > MAX_ADDED_LINES:

@@ -151,8 +151,8 @@ def golden(session: nox.Session) -> None:
     baseline = current.entries(ws)[matrix.BASELINE]  # read now: --baseline-from may have just been given
     # Where it writes, before it records: a file in place of either was a traceback after the recording.
     run_lock.check_writable(ws.reports)
-    if preflight.store_problem(project.load(ws).golden):
-        raise HarnessError(preflight.store_problem(project.load(ws).golden))
+    if problem := preflight.store_problem(project.load(ws).golden):
+        raise HarnessError(problem)
     # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
     stack_entry.run_entry(session, ws, baseline, pytest_args=args, report_name="golden-recording",
                           rollback_reads=False)

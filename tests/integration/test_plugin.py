@@ -141,8 +141,10 @@ def test_recording_over_an_unreadable_golden_file_needs_accept(recorded_suite, p
     golden.write_text(broken)
     result, _ = recorded_suite("--harness-record-golden", report="again.json")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*golden: replaces demo: golden file *demo.json is unreadable (*); recording writes it anew, whole",
-                                 "*NOT written: 1 recorded values would change*"])
+    result.stdout.fnmatch_lines(["*golden: replaces demo: golden file *demo.json is unreadable (*); restore it from "
+                                 "git (`git checkout -- *demo.json`) or record it again *. Accepting writes it anew, "
+                                 "whole: a value this recording does not make again is lost",
+                                 "*NOT written: 1 unreadable golden files would be written anew. Review them above*"])
     assert golden.read_text() == broken  # nothing silently overwritten
     result, _ = recorded_suite("--harness-record-golden", "--harness-accept-changes", report="again.json")
     assert result.ret == 0 and golden.read_text().startswith("{")

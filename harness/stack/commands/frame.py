@@ -45,9 +45,10 @@ def execute(command: Command, argv) -> int:
 
 
 def session(func: Callable[[Any], None]) -> Callable[[Any], None]:
-    """The same frame around a nox session: help shown ends it (exit 0); a HarnessError is `<session>: <message>`
-    on stderr and ends the process with its exit status. nox itself would print a traceback, or make `session.error` exit 1, the
-    status of a changed contract; bad input is 2, as `upgrade` gives it."""
+    """The same frame around a nox session: help shown ends it (exit 0); a HarnessError is `<session>:
+    <message>` on stderr and ends the process with its exit status. nox itself would print a traceback, or
+    make `session.error` exit 1, the status of a changed contract; bad input is 2, as `upgrade` gives it.
+    The exit skips the sessions after it in the same nox call, and nox's summary."""
     @functools.wraps(func)
     def run(nox_session) -> None:
         try:

@@ -61,7 +61,8 @@ COMMANDS: dict[str, Usage] = {
     "upgrade": Usage(run_options=run_options.UPGRADE),
     "plan": Usage(run_options=run_options.UPGRADE),
     "golden": Usage(run_options=run_options.GOLDEN, prog="golden", strict=True),
-    "lock": Usage(description="Write the baseline's lock (locks/baseline.txt): its pins fully resolved, with uv."),
+    "lock": Usage(description="Write the locks of the locked entries (a team's project: its baseline's, in its "
+                              "locks directory): their pins fully resolved, with uv."),
     "judge": Usage(own=(RUN_DIRECTORY,), description="DIR: one run's reports and its upgrade-plan.json"),
     "followups": Usage(own=(RUN_DIRECTORY,), description="DIR: one run's reports and its upgrade-plan.json"),
     "accept": Usage(prog="nox -s accept --", description=(

@@ -76,8 +76,8 @@ def _golden_problems(ws: Workspace) -> list[str]:
     for directory in golden_dirs(ws):
         if not directory.exists():
             continue
-        if store_problem(directory):
-            problems.append(store_problem(directory))
+        if problem := store_problem(directory):
+            problems.append(problem)
             continue
         try:
             files = sorted(directory.glob("*.json"))

@@ -1,6 +1,6 @@
-"""Reports kept by content key (harness.stack.run.report_key): an entry whose inputs did not change since a
-finished run is not run again; its report is taken from that run, says so (Report.reused), and is
-judged like a fresh one.
+"""Reports kept by content key (harness.stack.run.report_key): an entry whose inputs did not change since
+a session of it completed its report (in a run that finished, or one stopped after that entry ended) is not
+run again; its report is taken from that run, says so (Report.reused), and is judged like a fresh one.
 
 One record a file, `<key>-<selection>.json` in the reports directory's `.cache/`: the key's parts, the
 digest of the report as it was validated, and the report. A complete run of all checks also serves an

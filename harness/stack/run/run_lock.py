@@ -74,23 +74,25 @@ def hold(reports: Path, command: list[str]):
         handle.close()  # releases the lock once no entry of the run holds it either
 
 
-def check_writable(directory: Path) -> None:
-    """The reports directory takes files (a probe written and removed): said before anything runs."""
+def check_writable(directory: Path, elsewhere: str = "") -> None:
+    """The reports directory takes files (a probe written and removed): said before anything runs.
+    `elsewhere`: how this command is given another directory (upgrade's `--reports`), when it can be."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         probe = directory / f".write-probe-{os.getpid()}"
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
-        raise HarnessError(f"reports directory {directory} is not writable: {_unwritable(directory, exc)}") from None
+        raise HarnessError(f"reports directory {directory} is not writable: "
+                           f"{_unwritable(directory, exc, elsewhere)}.") from None
 
 
-def _unwritable(directory: Path, exc: OSError) -> str:
-    """What is wrong, on the path at fault, and the fix that fits it."""
-    where = exc.filename or directory
+def _unwritable(directory: Path, exc: OSError, elsewhere: str) -> str:
+    """What is wrong, on the path at fault (never the probe, a file the user never sees), and the fix."""
+    where = directory if exc.filename is None or Path(exc.filename).parent == directory else exc.filename
+    other = f", or {elsewhere}" if elsewhere else ""
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return f"{where}: {exc.strerror}; fix its permissions or give --reports a directory you can write."
+        return f"{where}: {exc.strerror}; fix the permissions of it or of the directory that holds it{other}"
     if directory.is_file():
-        return f"{directory} is a file, not a directory; move it away or give --reports another directory."
-    return (f"{where} cannot be created ({exc.strerror or exc}); give --reports a directory that can be created "
-            "(its parents must be directories).")
+        return f"{directory} is a file, not a directory; move it away{other}"
+    return f"{where} cannot be created ({exc.strerror or exc}); its parents must be directories{other}"

@@ -39,7 +39,7 @@ def prepare(ws: Workspace, args: argparse.Namespace,
     if args.reports:
         ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
     reports_apart.check(ws)
-    run_lock.check_writable(ws.reports)
+    run_lock.check_writable(ws.reports, elsewhere="give --reports another directory")
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
     preflight.check(ws, matrix.upgrade_plan(current.entries(ws, args.candidate)))
     return ws, args
