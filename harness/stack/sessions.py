@@ -26,7 +26,7 @@ from harness.model import entry_job
 from harness.model.enums import BuiltinMode
 from harness.stack import boundary, paths, project
 from harness.stack.commands import frame, options as command_options, project_options
-from harness.stack.commands import upgrade as upgrade_run
+from harness.stack.commands import upgrade as upgrade_run, upgrade_args
 from harness.stack.entry_side import entry as stack_entry, entry_jobs
 from harness.stack.pins import current, locks, matrix, plan
 from harness.stack.run import job_reuse, lifeline, preflight, run_lock
@@ -66,11 +66,6 @@ def _registered() -> tuple[dict[str, matrix.Entry], str | None, str]:
 
 # nox registers sessions when it imports this file, so the entries are read here.
 ENTRIES, PYTHON, NO_PYTHON = _registered()
-
-
-def _typed(command: str) -> str:
-    """The command as the user typed it, for its usage line: the tool's in a team's project, nox's here."""
-    return f"upgrade-harness {command}" if boundary.present(env_vars.PROJECT) else f"nox -s {command} --"
 
 
 def require_python(session: nox.Session) -> None:
@@ -129,9 +124,10 @@ def golden(session: nox.Session) -> None:
     In a team's project only its own contracts are recorded: the built-in ones are judged against the
     tool's own values unless --record-builtin records the team's copy (a baseline unlike the tool's)."""
     require_python(session)
-    options = project_options.parse_golden(session.posargs, prog=_typed("golden"))
+    told = Workspace.from_environment()
+    options = project_options.parse_golden(session.posargs, prog=upgrade_args.prog(told, "golden"))
     given = run_options.absolute(run_options.from_namespace(options), paths.invoked_from(session.invoked_from))
-    ws = Workspace.from_environment().with_options(given)
+    ws = told.with_options(given)
     if options.record_builtin:
         if options.builtin == BuiltinMode.OFF.value:
             raise HarnessError("--record-builtin records the built-in contracts' values, --no-builtin skips "
@@ -202,10 +198,11 @@ def judge(session: nox.Session) -> None:
 @frame.session
 def lock(session: nox.Session) -> None:
     """Regenerate the committed locks (the full resolved stack of each locked matrix entry) with uv."""
-    command_options.parse("lock", session.posargs, prog=_typed("lock"))  # --help: its usage, nothing written
+    ws = Workspace.from_environment()
+    command_options.parse("lock", session.posargs, prog=upgrade_args.prog(ws, "lock"))  # --help: nothing written
     if not ENTRIES:
         raise HarnessError(NO_PYTHON)
-    locks.write_locks(Workspace.from_environment(), session, [e for e in ENTRIES.values() if e.locked])
+    locks.write_locks(ws, session, [e for e in ENTRIES.values() if e.locked])
 
 
 @nox.session(python=False)

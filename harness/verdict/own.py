@@ -87,7 +87,8 @@ def headline_part(found: list[OwnFamily]) -> str | None:
     if not failing:
         return None
     verb = "fails" if len(failing) == 1 else "fail"
-    return (f"{_plural(len(failing), 'check')} of your own contracts {verb} on the baseline itself ({_shown(failing)}): your "
+    return (f"{_plural(len(failing), 'check')} of your own contracts {verb} on the baseline itself "
+            f"({_shown(failing)}): your "
             "code or the machine changed since its golden values were recorded, not the stack")
 
 
@@ -98,7 +99,8 @@ def summary(family: OwnFamily, candidate: str) -> str:
         parts.append(f"{len(family.failing_on_baseline)} failing on the baseline itself (your code or the machine "
                      "changed since recording; `upgrade-harness golden --accept-changes` records it, if intended)")
     if family.not_judged_on_baseline:
-        parts.append(f"{len(family.not_judged_on_baseline)} not judged on the baseline itself (the messages below say why)")
+        parts.append(f"{len(family.not_judged_on_baseline)} not judged on the baseline itself "
+                     "(the messages below say why)")
     if family.changed:
         parts.append(f"{len(family.changed)} changed on {candidate}")
     elif not family.failing_on_baseline and not family.not_judged_on_baseline:

@@ -22,7 +22,7 @@ from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Verdict
 from harness.stack import cli_args, project, staging
-from harness.stack.commands import frame, golden_changelog, options
+from harness.stack.commands import frame, golden_changelog, options, upgrade_args
 from harness.stack.commands.accept_steps import Printer, Steps, git, record_golden  # noqa: F401  (accept.Steps is the seam)
 from harness.stack.pins import matrix
 from harness.stack.run import run_lock
@@ -160,8 +160,7 @@ def stopped(problem: str) -> HarnessError:
 def recording_failed(ws: Workspace, code: int) -> HarnessError:
     """The golden session failed: its log's end, and what to do when checks fail on the new baseline."""
     log = recording_log(ws)
-    command = "nox -s golden --" if ws.is_checkout else "upgrade-harness golden"
-    problem = (f"`{command} --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
+    problem = (f"`{upgrade_args.prog(ws, 'golden')} --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
                f"{cli_args.log_tail(log)}")
     failing = RECORDING_FAILED.search(log.read_text(errors="replace")) if log.exists() else None
     if failing:

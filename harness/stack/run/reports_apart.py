@@ -25,18 +25,23 @@ def check(ws: Workspace) -> None:
     """HarnessError (before anything is written) when the reports directory is the project's root, lies in
     its golden or locks directory, or would move or replace one of those or a contracts directory."""
     found, reports = project.load(ws), ws.reports.resolve()
-    own = [("golden", found.golden.resolve()), ("locks", found.locks.resolve()),
-           *(("contracts", d.resolve()) for d in found.own_contracts)]
-    why = None
-    if reports == found.root.resolve():
-        why = "is the project's root"
-    for what, folder in own:
-        if why is None and what != "contracts" and _within(reports, folder):
-            why = f"is inside the project's {what} directory {folder}"
-        for written in (reports, *(reports / name for name in WRITTEN_WHOLE)):
-            if why is None and _within(folder, written):
-                why = f"would move or replace the project's {what} directory {folder}"
+    why = _overlap(reports, found)
     if why:
         raise HarnessError(f"reports directory {reports} {why}: a run publishes its files there, moves the last "
                            f"run's to {PREVIOUS}/ and replaces its {LOCKS_DIR}/ and {CHECKPOINTS}/; give --reports "
                            "a directory of its own (the default is reports/ in the project's root).")
+
+
+def _overlap(reports: Path, found: project.Project) -> str | None:
+    """How the reports directory overlaps the project's own files, the first found; None when it does not."""
+    if reports == found.root.resolve():
+        return "is the project's root"
+    own = [("golden", found.golden.resolve()), ("locks", found.locks.resolve()),
+           *(("contracts", d.resolve()) for d in found.own_contracts)]
+    written = (reports, *(reports / name for name in WRITTEN_WHOLE))
+    for what, folder in own:
+        if what != "contracts" and _within(reports, folder):  # a run writes nothing into its contracts
+            return f"is inside the project's {what} directory {folder}"
+        if any(_within(folder, place) for place in written):
+            return f"would move or replace the project's {what} directory {folder}"
+    return None
