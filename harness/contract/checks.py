@@ -32,7 +32,7 @@ import functools
 
 import numpy as np
 
-from harness.contract import allclose, encoding, mismatches, precision, tolerances, trees
+from harness.contract import allclose, encoding, mismatches, noise, precision, tolerances, trees
 from harness.contract.encoding import encode_array
 from harness.contract.golden import GoldenStore
 from harness.contract.mismatches import Mismatch
@@ -97,7 +97,7 @@ class Check:
 
     def _fail(self, comparison: Comparison) -> None:
         __tracebackhide__ = True
-        if comparison.kind == GOLDEN and self.defer_golden and not _in_hypothesis():
+        if comparison.kind == GOLDEN and self.defer_golden and not mismatches.in_hypothesis():
             self.mismatches.append(Mismatch.here(comparison.message))
             return
         note = mismatches.host_note(self.store, self.family, [comparison.message])
@@ -149,7 +149,9 @@ class Check:
         if self.recording:
             if asked:  # only what the contract states exactly is recorded to be compared exactly
                 precision.refuse_exact_formula(key, arr, str(arr.dtype))
-            self.store.record(self.family, key, {**encode_array(arr), **precision.noted(value, arr, dtype, exact)})
+            entry = {**encode_array(arr), **precision.noted(value, arr, dtype, exact)}
+            self.store.record(self.family, key, entry if exact else noise.with_noise(self.store, self.family, key,
+                                                                                     entry, arr))
             self._add_kind(GOLDEN)
             return
         expected, entry = self.store.get_array(self.family, key)
@@ -168,7 +170,8 @@ class Check:
             self._note(compare_exact(GOLDEN, label, arr, expected, self._first(label)))
         else:  # in the recorded precision: lossless, since the values fit it
             arr = arr.astype(precision.numpy_dtype(recorded)) if recorded != observed_dtype else arr
-            self._note(self._within(GOLDEN, label, arr, expected, scale, why))
+            found = self._within(GOLDEN, label, arr, expected, scale, why)  # on another stack: within its noise?
+            self._note(noise.judged(self.store, self.family, entry, found, arr, expected, scale))
 
     def golden_exact(self, key: str, value) -> None:
         """The recording exactly: counters, flags, and the literal zeros (NaN, inf) a contract states."""
@@ -287,13 +290,6 @@ class Check:
         """Keep a curve (a schedule, a loss trajectory) in the report for plots; compares nothing."""
         self.curves[name] = Series(x=[float(v) for v in np.asarray(x, np.float64).ravel()],
                                    y=[float(v) for v in np.asarray(y, np.float64).ravel()])
-
-
-def _in_hypothesis() -> bool:
-    """Whether a Hypothesis property is running (it needs the exception to shrink)."""
-    from hypothesis import currently_in_test_context
-
-    return currently_in_test_context()
 
 
 def _max(a, b):

@@ -20,6 +20,7 @@ from harness.contract import environment
 from harness.contract.encoding import decode_array
 from harness.errors import HarnessError
 from harness.model import host_cpu
+from harness.model.report import STACK_VERSION_KEYS
 
 FORMAT_VERSION = 1
 
@@ -35,10 +36,16 @@ def record_command(accept: bool = False, builtin: bool = False) -> str:
 
 
 REPLACES = "replaces"  # a recording's change: an unreadable golden file written anew, whole
+NOISE = "noise"  # a golden entry's measured numerical noise (harness.contract.noise), absolute
 
 
 class GoldenProblem(HarnessError):
     """A golden file or entry is missing or unreadable: the check cannot be judged."""
+
+
+def without_noise(entry):
+    """A golden entry without its measured noise: what a recording compares to tell a changed value."""
+    return {k: v for k, v in entry.items() if k != NOISE} if isinstance(entry, dict) and NOISE in entry else entry
 
 
 def dumps(doc: dict) -> str:
@@ -62,11 +69,16 @@ class GoldenStore:
     `directory` and are compared with what it holds.
     """
 
-    def __init__(self, directory: str | os.PathLike, fallback: str | os.PathLike | None = None):
+    def __init__(self, directory: str | os.PathLike, fallback: str | os.PathLike | None = None,
+                 noise_from: list[str | os.PathLike] = ()):
         self.directory = Path(directory)
         self.fallback = Path(fallback) if fallback else None
         self._files: dict[tuple[str, bool], dict] = {}
         self.recorded: dict[str, dict[str, dict]] = {}
+        # A recording's: what the perturbed compilations of the same contracts recorded (harness.numerical_noise).
+        self.perturbed = [GoldenStore(d) for d in noise_from]
+        self.noise_keys: set[tuple[str, str]] = set()  # (family, key) of the values recorded with their noise asked
+        self._across: dict[str, bool] = {}
 
     def path(self, family: str) -> Path:
         return self.directory / f"{family}.json"
@@ -139,6 +151,25 @@ class GoldenStore:
         """Where the family's values were recorded (entry, versions, backend, host), as the file says."""
         return dict(self._load(family).get("provenance") or {})
 
+    def across_stacks(self, family: str) -> bool:
+        """Whether this process's stack is another than the one the family's values were recorded on: only
+        then may a golden value move within its numerical noise (the same stack is judged at its ulps)."""
+        if family not in self._across:
+            recorded = self.provenance(family).get("versions")  # none: a file from before it was recorded
+            here = environment.versions()
+            self._across[family] = bool(recorded) and any(recorded.get(k) != here.get(k) for k in STACK_VERSION_KEYS)
+        return self._across[family]
+
+    def perturbed_entries(self, family: str, key: str) -> list[dict | None]:
+        """The key as each perturbed run recorded it (None where one did not: its file or key is absent)."""
+        found = []
+        for store in self.perturbed:
+            try:
+                found.append(store._load(family, own_only=True)["values"].get(key))
+            except GoldenProblem:
+                found.append(None)
+        return found
+
     def host_note(self, family: str) -> str | None:
         """What a golden mismatch adds when the family's values were recorded on a CPU with other numerics
         features; None without a golden file (a contract that only compares with another entry's values)."""
@@ -166,22 +197,40 @@ class GoldenStore:
             for key, new in sorted(values.items()):
                 if key not in old:
                     out.append((family, key, "added", None, new))
-                elif old[key] != new:
+                elif without_noise(old[key]) != without_noise(new):
                     out.append((family, key, "changed", old[key], new))
         return out
 
-    def write(self, provenance: dict) -> list[Path]:
-        """Merge recordings into the families whose values changed (atomically); return the paths written."""
-        written = []
-        changed_families = {family for family, *_ in self.changes()}
+    def noise_updates(self) -> list[tuple[str, str]]:
+        """(family, key) of every value recorded the same as the project's file holds it but for its measured
+        noise (new, or measured again): written without --accept-changes, as the values themselves are kept."""
+        out = []
         for family, values in sorted(self.recorded.items()):
-            if family not in changed_families and self.path(family).exists():
+            try:
+                old = self._load(family, own_only=True)["values"]
+            except GoldenProblem:
+                continue
+            out += [(family, key) for key, new in sorted(values.items())
+                    if key in old and NOISE in new and old[key] != new
+                    and without_noise(old[key]) == without_noise(new)]
+        return out
+
+    def write(self, provenance: dict) -> list[Path]:
+        """Merge recordings into the families whose values changed, whose noise was measured anew, or whose
+        values were recorded on another stack than this one (the same values, now this stack's: a later run
+        on it is judged at the golden ulps alone), atomically; return the paths written. A value recorded the
+        same but whose noise this recording did not measure keeps the noise its file holds."""
+        written = []
+        changed_families = {family for family, *_ in self.changes()} | {family for family, _ in self.noise_updates()}
+        for family, values in sorted(self.recorded.items()):
+            exists = self.path(family).exists()
+            if exists and family not in changed_families and not self.across_stacks(family):
                 continue  # nothing new: leave the file (and its provenance) as it is
             try:
                 merged = dict(self._load(family, own_only=True)["values"])
             except GoldenProblem:
                 merged = {}
-            merged.update(values)
+            merged.update({key: _kept_noise(merged.get(key), new) for key, new in values.items()})
             doc = {
                 "format": FORMAT_VERSION,
                 "family": family,
@@ -190,5 +239,14 @@ class GoldenStore:
             }
             atomic_write_text(self.path(family), dumps(doc))
             self._files[(family, True)] = self._files[(family, False)] = doc
+            self._across.pop(family, None)
             written.append(self.path(family))
         return written
+
+
+def _kept_noise(old, new):
+    """`new`, with `old`'s noise when it records the same value without a noise of its own."""
+    if (isinstance(old, dict) and isinstance(new, dict) and NOISE in old and NOISE not in new
+            and without_noise(old) == new):
+        return {**new, NOISE: old[NOISE]}
+    return new

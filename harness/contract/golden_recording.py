@@ -12,7 +12,7 @@ import json
 import pytest
 
 from harness.contract import environment
-from harness.contract.golden import REPLACES, record_command
+from harness.contract.golden import NOISE, REPLACES, record_command
 from harness.contract.session import Recorder
 from harness.model.enums import Outcome
 from harness.model.report import STACK_VERSION_KEYS
@@ -26,6 +26,10 @@ def finish(session, recorder: Recorder) -> None:
     """Write the recorded golden values, or say why not and fail the run."""
     terminal = session.config.pluginmanager.get_plugin("terminalreporter")
     say = terminal.write_line if terminal else print
+    if session.config.getoption("--harness-observe-noise"):  # into a folder of its own: all it saw, as it saw it
+        written = recorder.store.write({"observed": "numerical noise"})
+        say(f"golden: observed {sum(map(len, recorder.store.recorded.values()))} values; wrote {len(written)} files")
+        return
     failing = [c for c in recorder.checks.values() if c.outcome != Outcome.PASSED]
     if failing:
         failed = [c.id for c in failing]
@@ -53,9 +57,32 @@ def finish(session, recorder: Recorder) -> None:
         "backend": environment.jax_platform().get("backend"),
         "host": environment.host_cpu(),  # 16-bit results can differ by CPU (harness.model.host_cpu)
     }
+    if recorder.store.perturbed:  # the compilations each value's noise was measured under (harness.numerical_noise)
+        provenance["noise_from"] = [store.directory.name for store in recorder.store.perturbed]
+    say_noise(say, recorder.store)
     written = recorder.store.write(provenance)
     values = sum(c[2] != REPLACES for c in changes)
     say(f"golden: {values} values added or changed; wrote {', '.join(map(str, written)) or 'nothing'}")
+
+
+def say_noise(say, store) -> None:
+    """How many recorded values carry their noise, the largest, and those the perturbed runs did not record."""
+    if not store.perturbed:
+        return
+    entries = [(family, key, store.recorded[family][key]) for family, key in sorted(store.noise_keys)]
+    measured = [e[NOISE] for _, _, e in entries if NOISE in e]
+    if not entries:
+        return
+    said = (f"golden: noise measured for {len(measured)} of {len(entries)} values "
+            f"({', '.join(store.directory.name for store in store.perturbed)})")
+    if measured:
+        said += f"; largest {max(measured):.3g}"
+    say(said)
+    missing = [f"{family}/{key}" for family, key, e in entries if NOISE not in e]
+    if missing:
+        say(f"golden: no noise for {len(missing)} values ({', '.join(missing[:5])}"
+            f"{' and more' if len(missing) > 5 else ''}): the perturbed runs did not record them (their checks failed "
+            "or raised there); they are judged at their golden ulps on every stack")
 
 
 def say_changes(say, changes) -> None:

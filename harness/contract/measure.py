@@ -70,12 +70,14 @@ def _errors64(obs: np.ndarray, exp: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def compare_close(kind: ComparisonKind, label: str, observed, expected, tolerance: Tolerance, dtype: str,
-                  scale=None, override: str | None = None, keep_values: bool = True) -> Comparison:
+                  scale=None, override: str | None = None, keep_values: bool = True,
+                  absolute: float = 0.0) -> Comparison:
     """Elementwise closeness in ulps: |obs - exp| <= ulps * ulp(max(|exp|, scale)) in the tolerance's dtype,
     NaN equal to NaN and infinities only to themselves; with the magnitudes the report needs.
 
     ``scale`` (None, a number or one per element) is the operands' magnitude where a documented
-    cancellation needs it; ``override`` says why the allowance may exceed the plain policy.
+    cancellation needs it; ``override`` says why the allowance may exceed the plain policy; ``absolute``, an
+    allowance no element goes below (a golden value's numerical noise: harness.contract.noise).
 
     A contract run makes tens of thousands of these, most of them on a few elements, so each
     intermediate is computed once (a property's schedule checks call it once per element).
@@ -92,7 +94,7 @@ def compare_close(kind: ComparisonKind, label: str, observed, expected, toleranc
     spacing_at = ulp(np.where(finite, at, 0.0), ulp_dtype)
     # the spacing at the expected value itself (ulp() takes |x|): the one above when there is no scale
     spacing = spacing_at if scale is None else ulp(np.where(finite, exp64, 0.0), ulp_dtype)
-    allowed = np.where(finite, tolerance.ulps * spacing_at, 0.0)
+    allowed = np.where(finite, np.maximum(tolerance.ulps * spacing_at, absolute) if absolute else tolerance.ulps * spacing_at, 0.0)
     # XLA on CPU flushes subnormal results to zero: an expected value below the smallest normal may be
     # observed as a zero (of either sign), so there the allowance is the smallest normal itself.
     flushed = finite & (exp64 != 0) & (magnitude < tiny)

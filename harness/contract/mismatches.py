@@ -69,3 +69,10 @@ def display(mismatches: list[Mismatch], after: str | None = None, note: str | No
     if after is not None:
         blocks.append(f"after {'it' if len(mismatches) == 1 else 'them'}, the check raised:\n{after}")
     return "\n\n".join(blocks + ([note] if note else []))
+
+
+def in_hypothesis() -> bool:
+    """Whether a Hypothesis property is running (it needs the exception to shrink, not a mismatch kept)."""
+    from hypothesis import currently_in_test_context
+
+    return currently_in_test_context()

@@ -35,6 +35,12 @@ def add(parser) -> None:
     group.addoption("--harness-own-contracts", default=None,
                     help="the project's own contract directories (their families are the project's own)")
     group.addoption("--harness-record-golden", action="store_true", help="record golden values")
+    group.addoption("--harness-observe-noise", action="store_true",
+                    help="with --harness-record-golden: a perturbed compilation's recording (harness.numerical_noise): "
+                         "every value recorded is written, whatever failed, for the real recording to measure against")
+    group.addoption("--harness-noise-from", action="append", default=[], metavar="DIR",
+                    help="with --harness-record-golden: a golden directory the same contracts recorded when compiled "
+                         "to round differently; each value's largest move there is recorded as its noise")
     group.addoption("--harness-multi-device", action="store_true",
                     help="this is the multi-device family's own process (harness.devices): collect its module, "
                          "which every other run leaves out")

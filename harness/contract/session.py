@@ -41,7 +41,8 @@ class Recorder:
         self.report_path = config.getoption("--harness-report")
         root = Path(str(config.rootpath))
         self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden",
-                                 config.getoption("--harness-builtin-golden-dir"))
+                                 config.getoption("--harness-builtin-golden-dir"),
+                                 noise_from=config.getoption("--harness-noise-from") or ())
         self.recording = bool(config.getoption("--harness-record-golden"))
         self.checks: dict[str, CheckRecord] = {}  # by pytest node id
         self.performance: dict[str, PerformanceRecord] = {}

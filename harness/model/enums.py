@@ -67,6 +67,9 @@ class Mark(enum.StrEnum):
     NOT_JUDGED = "not judged"
     FAILING_BOTH = "failing in both"
     FIXED = "fixed"
+    # Passes on both: a golden value moved beyond its ulps on another stack, within the numerical noise the
+    # baseline measured for it (harness.numerical_noise): informational.
+    NOISE = "moved within noise"
     BITS_CHANGED = "bits changed"  # passes on both, but observed values moved: informational
     NEW_CHECK = "new check"
     UNCHANGED = "unchanged"
@@ -75,6 +78,11 @@ class Mark(enum.StrEnum):
     def changes_contract(self) -> bool:
         """A mark that makes the verdict CHANGED (exit status 1): the golden values no longer hold."""
         return self in _CONTRACT_CHANGES
+
+    @property
+    def moved_only(self) -> bool:
+        """Passes on both entries, its values moved (within noise, or within tolerance): shown, never deciding."""
+        return self in (Mark.NOISE, Mark.BITS_CHANGED)
 
     @property
     def rank(self) -> int:

@@ -14,7 +14,7 @@ from harness.model.allclose import AllClose
 from harness.model.enums import CheckKind, ComparisonKind, Outcome, Status
 from harness.model.fields import Json, optional
 from harness.model.reuse import ReusedFrom
-from harness.model.values import ObservedValues, ValuesSummary, WorstElement  # noqa: F401 (part of the report)
+from harness.model.values import NoiseJudgement, ObservedValues, ValuesSummary, WorstElement  # noqa: F401 (part of the report)
 
 SCHEMA_VERSION = 3
 
@@ -69,6 +69,8 @@ class Comparison:
     count: int = 1  # how many times the check made this comparison
     values: ObservedValues | None = None  # every observed value (numeric comparisons); None for facts
     worst: WorstElement | None = _optional()  # a failing numeric comparison's element furthest outside
+    # A golden value outside its ulps on another stack than the recording's, judged against its measured noise.
+    noise: NoiseJudgement | None = _optional()
 
 
 @dataclasses.dataclass(frozen=True)

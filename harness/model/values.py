@@ -40,3 +40,14 @@ class WorstElement:
     expected: Json
     observed: Json
     ulps: float | None  # |observed - expected| in ulps of the tolerance's dtype at the expected value
+
+
+@dataclasses.dataclass(frozen=True)
+class NoiseJudgement:
+    """A golden comparison outside its golden ulps, judged against the numerical noise the baseline measured for
+    its key (harness.numerical_noise): on another stack than the recording's, a move within `allowed` is noise."""
+
+    measured: float  # the largest move of any element under the perturbed compilations, absolute
+    allowed: float  # factor x measured: the move allowed on another stack, absolute
+    used: float  # the largest move / allowed (<= 1: within the noise)
+    within: bool  # every element within max(its golden ulps, allowed)

@@ -135,6 +135,7 @@ class OwnFamily:
     # ids that error on the baseline itself (a golden value never recorded, a fixture that fails): they
     # cannot be judged, so neither can the run
     not_judged_on_baseline: list[str] = dataclasses.field(default_factory=list)
+    within_noise: int = 0  # checks whose golden values moved within their measured noise on the candidate
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,7 +27,7 @@ from harness.model.enums import BuiltinMode
 from harness.stack import boundary, paths, project
 from harness.stack.commands import frame, options as command_options, project_options
 from harness.stack.commands import upgrade as upgrade_run, upgrade_args
-from harness.stack.entry_side import entry as stack_entry, entry_jobs
+from harness.stack.entry_side import entry as stack_entry, entry_jobs, noise_runs
 from harness.stack.pins import current, locks, matrix, plan
 from harness.stack.run import job_reuse, lifeline, preflight, run_lock
 from harness.stack.entry_side import session_phases
@@ -149,8 +149,11 @@ def golden(session: nox.Session) -> None:
     run_lock.check_writable(ws.reports)
     if problem := preflight.store_problem(project.load(ws).golden):
         raise HarnessError(problem)
+    stack_entry.install_entry(session, ws, baseline, ["golden-recording"])
+    # Your contracts compiled to round differently first: each value's numerical noise is recorded beside it.
+    args += [f"--harness-noise-from={folder}" for folder in noise_runs.record_perturbed(session, ws, baseline)]
     # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
-    stack_entry.run_entry(session, ws, baseline, pytest_args=args, report_name="golden-recording",
+    stack_entry.run_entry(session, ws, baseline, pytest_args=args, report_name="golden-recording", install=False,
                           rollback_reads=False)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from harness import numerical_noise
 from harness.model.enums import ComparisonKind, Mark, Outcome
 from harness.model.report import NAN_STEPS_FACT, CheckRecord, Comparison, Json
 from harness.model.verdict import BitsMoved
@@ -93,6 +94,20 @@ def failure_mark(check: CheckRecord) -> Mark:
     return comparison_mark(failed) if failed is not None else Mark.VALUE_CHANGED
 
 
+def within_noise(check: CheckRecord) -> list[Comparison]:
+    """Its golden comparisons that moved beyond their ulps, within the noise measured for them (another stack)."""
+    return [c for c in check.comparisons if c.noise is not None and c.noise.within]
+
+
+def noise_detail(check: CheckRecord) -> str:
+    """'2 golden values moved within numerical noise (up to 0.38x of 4x the noise measured on the baseline)'."""
+    moved = within_noise(check)
+    largest = max(c.noise.used for c in moved)
+    return (f"{len(moved)} golden value{'s' * (len(moved) != 1)} moved beyond {'their' if len(moved) > 1 else 'its'} "
+            f"ulps within the numerical noise measured on the baseline (up to {largest:.2g} of the "
+            f"{numerical_noise.FACTOR:g}x noise allowed)")
+
+
 def classify(base: CheckRecord | None, other: CheckRecord | None, moved: BitsMoved | None = None) -> tuple[Mark, str]:
     """The mark of one check on an entry, and the detail that explains it; `moved` is how its observed
     values moved against the baseline's (bits.moved), which decides 'bits changed'."""
@@ -113,6 +128,8 @@ def classify(base: CheckRecord | None, other: CheckRecord | None, moved: BitsMov
         return Mark.FIXED, base.message
     if b == Outcome.FAILED and o == Outcome.FAILED:
         return Mark.FAILING_BOTH, other.message
+    if b == Outcome.PASSED and o == Outcome.PASSED and within_noise(other):
+        return Mark.NOISE, noise_detail(other)
     if b == Outcome.PASSED and o == Outcome.PASSED and moved:
         return Mark.BITS_CHANGED, bits.describe(moved)
     return Mark.UNCHANGED, ""

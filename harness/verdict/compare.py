@@ -169,7 +169,9 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
 def _headline(candidate: EntryVerdict | None, found: ImportFailure | None, why: str | None,
               own_families: set[str]) -> tuple[int, str]:
     if candidate is None or not candidate.contract_changes:
-        return EXIT_OK, "OK: no contract changed" + (f" on {candidate.name}" if candidate else "")
+        noise = sum(c.mark == Mark.NOISE for c in candidate.changes) if candidate else 0
+        return EXIT_OK, ("OK: no contract changed" + (f" on {candidate.name}" if candidate else "")
+                         + (f" ({noise} check{'s' * (noise != 1)} moved within numerical noise)" if noise else ""))
     changes = candidate.contract_changes
     if found is not None:
         others = [c for c in changes if not found.folds(c)]
@@ -236,7 +238,7 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
         status, headline = _with_own_failures(*_headline(candidate, found, why, {f.name for f in own_families}),
                                               own.headline_part(own_families))
     status, headline = _with_api(status, headline, base, api, reported)
-    changed_bits = [c for c in candidate.changes if c.mark == Mark.BITS_CHANGED] if candidate else []
+    changed_bits = [c for c in candidate.changes if c.mark.moved_only] if candidate else []
     if reported:  # the line under the headline speaks of what decides: your contracts (report mode has some)
         changed_bits = [c for c in changed_bits if c.family in base.own_families]
     return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found,

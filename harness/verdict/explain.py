@@ -7,7 +7,9 @@ from __future__ import annotations
 import dataclasses
 
 from harness.model.enums import ComparisonKind, Mark
-from harness.model.report import EXACT, NAN_STEPS_FACT, CheckRecord, Comparison, Json, Tolerance, WorstElement
+from harness import numerical_noise
+from harness.model.report import (EXACT, NAN_STEPS_FACT, CheckRecord, Comparison, Json, NoiseJudgement, Tolerance,
+                                  WorstElement)
 from harness.verdict import bits, classify
 
 SHORT = 90  # characters of a value shown before "…"
@@ -144,6 +146,32 @@ def _worst_element(failing: list[Comparison], compared: int) -> Explanation:
         parts.append(f"{worst.mismatched} of {worst.size} values")
     if compared > 1:
         parts.append(f"{len(failing)} of {compared} leaves outside tolerance")
+    noise = max((c.noise for c in failing if c.noise is not None), key=lambda n: n.used, default=None)
+    if noise is not None:
+        parts.append(noise_size(noise))
+    return Explanation(f"{_key(worst)}{_at(element)} = {short(element.expected)}", short(element.observed),
+                       ", ".join(parts))
+
+
+def noise_size(noise: NoiseJudgement) -> str:
+    """'0.38x the 1.2e-07 allowed (4x the noise measured on the baseline)': a move against its noise."""
+    return (f"{noise.used:.2g}x the {noise.allowed:.2g} allowed ({numerical_noise.FACTOR:g}x the noise measured on "
+            "the baseline)" if noise.measured > 0 else "no noise measured on the baseline")
+
+
+def _within_noise(other: CheckRecord) -> Explanation:
+    """A check whose golden values moved beyond their ulps within their noise: the element furthest outside its
+    ulps, its size at the value, and the move against the noise."""
+    moved = classify.within_noise(other)
+    worst = max(moved, key=lambda c: c.noise.used)
+    element = worst.worst
+    parts = []
+    if element is not None and element.ulps is not None:
+        ulp_dtype = worst.tolerance.ulp_dtype if isinstance(worst.tolerance, Tolerance) else None
+        parts.append(f"{element.ulps:.3g} ulp of {ulp_dtype or worst.dtype} at the value")
+    parts.append(f"{len(moved)} golden value{'s' * (len(moved) != 1)} within noise, up to {noise_size(worst.noise)}")
+    if element is None:
+        return Explanation(_key(worst), "", ", ".join(parts))
     return Explanation(f"{_key(worst)}{_at(element)} = {short(element.expected)}", short(element.observed),
                        ", ".join(parts))
 
@@ -152,6 +180,8 @@ def explain(base: CheckRecord | None, other: CheckRecord | None, mark: Mark) -> 
     """Before, after and size of one check's change on an entry."""
     if mark == Mark.MISSING:
         return Explanation("ran", "did not run" + (f": {short(other.message)}" if other else ""), "")
+    if mark == Mark.NOISE and other is not None:
+        return _within_noise(other)
     if other is None or not mark.changes_contract:
         return Explanation("", "", "")
     failed = classify.first_failure(other)

@@ -41,6 +41,7 @@ def families(base: Report, candidate: EntryVerdict | None, own_failures: list[Ch
             name=name, checks=sum(c.family == name for c in base.checks),
             changed=[c.check_id for c in changes if c.mark.changes_contract],
             bits_changed=sum(c.mark == Mark.BITS_CHANGED for c in changes),
+            within_noise=sum(c.mark == Mark.NOISE for c in changes),
             failing_on_baseline=[c.id for c in own_failures if c.family == name and not unjudgeable(c)],
             not_judged_on_baseline=[c.id for c in own_failures if c.family == name and unjudgeable(c)]))
     return found
@@ -74,7 +75,7 @@ def changes(base: Report, verdicts: list[EntryVerdict]) -> list[OwnChange]:
                    key=lambda c: (c.mark.rank, c.check_id))
     versions = base.environment.versions
     return [OwnChange(c, cause.of_check(versions, verdicts, c.check_id)
-                      if c.mark.changes_contract or c.mark == Mark.BITS_CHANGED else "") for c in moved]
+                      if c.mark.changes_contract or c.mark.moved_only else "") for c in moved]
 
 
 def _plural(n: int, word: str) -> str:
@@ -105,6 +106,8 @@ def summary(family: OwnFamily, candidate: str) -> str:
         parts.append(f"{len(family.changed)} changed on {candidate}")
     elif not family.failing_on_baseline and not family.not_judged_on_baseline:
         parts.append(f"unchanged on {candidate}")
+    if family.within_noise:
+        parts.append(f"{family.within_noise} moved within numerical noise (informational)")
     if family.bits_changed:
         parts.append(f"{family.bits_changed} with bits changed (informational)")
     return f"{family.name}: {_plural(family.checks, 'check')}, " + ", ".join(parts)

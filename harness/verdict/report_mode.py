@@ -42,8 +42,11 @@ def _own(base: Report, verdicts: list[EntryVerdict], families: list[OwnFamily]) 
         text = f"your contracts: {groups.count_text(changes)} ({_named(changes)}){_cause(base, verdicts, changes)}"
         return EXIT_CHANGED, f"CHANGED: {failing}; on the candidate: {text}" if failing else f"CHANGED: {text}"
     checks, bits = sum(f.checks for f in families), sum(f.bits_changed for f in families)
+    noise = sum(f.within_noise for f in families)
+    moved = [f"{noise} moved within numerical noise"] if noise else []
+    moved += [f"{bits} moved bits within tolerance"] if bits else []
     unchanged = (f"your contracts hold on {candidate.name} ({checks} check{'s' * (checks != 1)}"
-                 + (f"; {bits} moved bits within tolerance" if bits else "") + ")")
+                 + (f"; {', '.join(moved)}" if moved else "") + ")")
     return (EXIT_CHANGED, f"CHANGED: {failing}; otherwise {unchanged}") if failing else (EXIT_OK, f"OK: {unchanged}")
 
 

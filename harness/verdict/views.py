@@ -109,14 +109,14 @@ def contract_groups(verdict: Verdict) -> list[groups.ChangeGroup]:
     """The candidate's changed built-in contracts, grouped and ranked by danger; bits-changed rows apart."""
     if not verdict.entries:
         return []
-    found = [c for c in changed(verdict, verdict.entries[0]) if c.mark != Mark.BITS_CHANGED]
+    found = [c for c in changed(verdict, verdict.entries[0]) if not c.mark.moved_only]
     return groups.group(_builtin_only(verdict, found))
 
 
 def bits_groups(verdict: Verdict) -> list[groups.ChangeGroup]:
     if not verdict.entries:
         return []
-    return groups.group(_builtin_only(verdict, [c for c in verdict.entries[0].changes if c.mark == Mark.BITS_CHANGED]))
+    return groups.group(_builtin_only(verdict, [c for c in verdict.entries[0].changes if c.mark.moved_only]))
 
 
 def changed_title(verdict: Verdict, name: str) -> str:
@@ -145,8 +145,8 @@ class OwnRow:
 
     @property
     def informational(self) -> bool:
-        """A bits-only move: shown, never deciding."""
-        return self.mark == Mark.BITS_CHANGED
+        """A move within noise or tolerance: shown, never deciding."""
+        return self.mark.moved_only
 
 
 def own_title(verdict: Verdict) -> str:
