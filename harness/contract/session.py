@@ -16,13 +16,13 @@ from pathlib import Path
 
 from harness import __version__
 from harness.contract import environment, hypothesis_profiles, job, options, replay, tolerances
-from harness.contract.golden import GoldenStore
+from harness.contract.golden import GoldenProblem, GoldenStore
 from harness.contract.warning_log import WarningLog
 from harness.model import report_io
 from harness.model.enums import CheckKind, Status
 from harness.model.report import (
-    SCHEMA_VERSION, CheckRecord, EntryInfo, Environment, HypothesisSettings, JaxPlatform, PerformanceRecord, Report,
-    Summary, Timings, now,
+    SCHEMA_VERSION, STACK_VERSION_KEYS, CheckRecord, EntryInfo, Environment, HypothesisSettings, JaxPlatform,
+    PerformanceRecord, Report, Summary, Timings, now,
 )
 
 # How often a running suite refreshes its partial report (what survives a crash). Each write encodes
@@ -99,8 +99,20 @@ class Recorder:
             timings=Timings(total_s=round(time.perf_counter() - self.started, 3)),
             performance=dict(sorted(self.performance.items())), summary=Summary.of(checks),
             problem=None, selection=self.selection, own_families=sorted(self.own_families) or None,
-            run_id=self.run_id,
+            run_id=self.run_id, golden_stacks=self._golden_stacks() or None,
         )
+
+    def _golden_stacks(self) -> dict[str, dict[str, str | None]]:
+        """Each own family's recording stack, where its golden file says it."""
+        found = {}
+        for family in sorted(self.own_families):
+            try:
+                versions = self.store.provenance(family).get("versions")
+            except GoldenProblem:
+                continue
+            if versions:
+                found[family] = {k: versions.get(k) for k in STACK_VERSION_KEYS}
+        return found
 
     def write(self, status: Status, force: bool = False) -> None:
         """Write the report; progress writes (at most every few seconds) skip schema validation,

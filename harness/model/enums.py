@@ -67,6 +67,9 @@ class Mark(enum.StrEnum):
     NOT_JUDGED = "not judged"
     FAILING_BOTH = "failing in both"
     FIXED = "fixed"
+    # Fails on the baseline and passes here because the project's golden values were recorded on this entry's
+    # stack: a change accepted on the branch (`upgrade-harness accept`), shown against the base: informational.
+    ACCEPTED = "accepted"
     # Passes on both: a golden value moved beyond its ulps on another stack, within the numerical noise the
     # baseline measured for it (harness.numerical_noise): informational.
     NOISE = "moved within noise"
@@ -78,6 +81,11 @@ class Mark(enum.StrEnum):
     def changes_contract(self) -> bool:
         """A mark that makes the verdict CHANGED (exit status 1): the golden values no longer hold."""
         return self in _CONTRACT_CHANGES
+
+    @property
+    def informational(self) -> bool:
+        """Shown, never deciding: accepted on the branch, moved within noise, or within tolerance."""
+        return self == Mark.ACCEPTED or self.moved_only
 
     @property
     def moved_only(self) -> bool:

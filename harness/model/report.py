@@ -256,6 +256,9 @@ class Report:
     run_id: str | None = _optional()
     # Set when this run reused an earlier run's report instead of running the entry again.
     reused: ReusedFrom | None = _optional()
+    # The stack (STACK_VERSION_KEYS) each own family's golden values were recorded on, as its golden file says:
+    # values accepted from a branch's candidate make the baseline differ by design (harness.verdict.own).
+    golden_stacks: dict[str, dict[str, str | None]] | None = _optional()
 
     def check(self, check_id: str) -> CheckRecord | None:
         return next((c for c in self.checks if c.id == check_id), None)

@@ -136,6 +136,9 @@ class OwnFamily:
     # cannot be judged, so neither can the run
     not_judged_on_baseline: list[str] = dataclasses.field(default_factory=list)
     within_noise: int = 0  # checks whose golden values moved within their measured noise on the candidate
+    # ids that fail on the baseline because the golden values were recorded on the candidate's stack: accepted
+    # on the branch (`upgrade-harness accept`), not the project's code
+    accepted: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -167,11 +167,14 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
 
 
 def _headline(candidate: EntryVerdict | None, found: ImportFailure | None, why: str | None,
-              own_families: set[str]) -> tuple[int, str]:
+              own_families: set[str], accepted: list[str] = ()) -> tuple[int, str]:
     if candidate is None or not candidate.contract_changes:
         noise = sum(c.mark == Mark.NOISE for c in candidate.changes) if candidate else 0
+        said = [f"{len(accepted)} accepted on this branch ({', '.join(accepted[:3])}"
+                f"{' and more' if len(accepted) > 3 else ''})"] if accepted else []
+        said += [f"{noise} check{'s' * (noise != 1)} moved within numerical noise"] if noise else []
         return EXIT_OK, ("OK: no contract changed" + (f" on {candidate.name}" if candidate else "")
-                         + (f" ({noise} check{'s' * (noise != 1)} moved within numerical noise)" if noise else ""))
+                         + (f" ({'; '.join(said)})" if said else ""))
     changes = candidate.contract_changes
     if found is not None:
         others = [c for c in changes if not found.folds(c)]
@@ -235,12 +238,15 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     elif reported and candidate is not None:
         status, headline = report_mode.headline(base, verdicts, found, own_families, builtin_failures)
     else:
-        status, headline = _with_own_failures(*_headline(candidate, found, why, {f.name for f in own_families}),
+        status, headline = _with_own_failures(*_headline(candidate, found, why, {f.name for f in own_families},
+                                                         [i for f in own_families for i in f.accepted]),
                                               own.headline_part(own_families))
     status, headline = _with_api(status, headline, base, api, reported)
     changed_bits = [c for c in candidate.changes if c.mark.moved_only] if candidate else []
     if reported:  # the line under the headline speaks of what decides: your contracts (report mode has some)
         changed_bits = [c for c in changed_bits if c.family in base.own_families]
+    accepted = {i for f in own_families for i in f.accepted}  # the candidate's golden values: said in their section
+    baseline_failures = [c for c in baseline_failures if c.id not in accepted]
     return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found,
                    own_families=own_families, own_changes=own.changes(base, verdicts) if candidate else [],
                    builtin=mode, mode_note=mode_note, api_diff=api)

@@ -75,6 +75,8 @@ def _numeric_size(comparison: Comparison) -> str:
         parts.append(f"{comparison.tolerance_used:.3g}x its {tolerance.ulps:g} ulp tolerance{allclose}")
     if comparison.mismatched and comparison.size:
         parts.append(f"{comparison.mismatched} of {comparison.size} values")
+    if comparison.noise is not None:
+        parts.append(noise_size(comparison.noise))
     return ", ".join(parts)
 
 
@@ -155,8 +157,8 @@ def _worst_element(failing: list[Comparison], compared: int) -> Explanation:
 
 def noise_size(noise: NoiseJudgement) -> str:
     """'0.38x the 1.2e-07 allowed (4x the noise measured on the baseline)': a move against its noise."""
-    return (f"{noise.used:.2g}x the {noise.allowed:.2g} allowed ({numerical_noise.FACTOR:g}x the noise measured on "
-            "the baseline)" if noise.measured > 0 else "no noise measured on the baseline")
+    return (f"{noise.used:.2g}x the {noise.allowed:.2g} allowed ({numerical_noise.FACTOR:g}x the noise measured when "
+            "it was recorded)" if noise.measured > 0 else "no noise measured when it was recorded")
 
 
 def _within_noise(other: CheckRecord) -> Explanation:
@@ -174,6 +176,21 @@ def _within_noise(other: CheckRecord) -> Explanation:
         return Explanation(_key(worst), "", ", ".join(parts))
     return Explanation(f"{_key(worst)}{_at(element)} = {short(element.expected)}", short(element.observed),
                        ", ".join(parts))
+
+
+def reversed_move(told: Explanation) -> tuple[str, str]:
+    """Before and after of a move told the other way round (the golden values first, then what differs from
+    them): what it names stays in front ('key[i] = ', the leaves '(at ...)' last)."""
+    before, after = told.before, told.after
+    name = ""
+    if " = " in before:
+        name, before = before.split(" = ", 1)
+        name += " = "
+    where = ""
+    if after.endswith(")") and " (at " in after:
+        after, where = after.split(" (at ", 1)
+        where = " (at " + where
+    return f"{name}{after}", f"{before}{where}"
 
 
 def explain(base: CheckRecord | None, other: CheckRecord | None, mark: Mark) -> Explanation:

@@ -21,6 +21,7 @@ MEANING = {
     Mark.NOT_JUDGED: "could not be judged",
     Mark.FAILING_BOTH: "fails on the baseline too",
     Mark.FIXED: "failed on the baseline, passes now",
+    Mark.ACCEPTED: "accepted on this branch: the golden values are the candidate's (informational)",
     Mark.NOISE: "moved within the numerical noise measured on the baseline (informational)",
     Mark.BITS_CHANGED: "within tolerance, but values changed bits (informational)",
     Mark.NEW_CHECK: "only on this entry",

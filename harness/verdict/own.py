@@ -7,10 +7,12 @@ recorded) is not a change since recording: it cannot be judged, and says how to 
 
 from __future__ import annotations
 
+import dataclasses
+
 from harness.model.enums import BuiltinMode, CheckKind, Mark, Outcome
-from harness.model.report import CheckRecord, Report
-from harness.model.verdict import EntryVerdict, OwnChange, OwnFamily
-from harness.verdict import cause
+from harness.model.report import STACK_VERSION_KEYS, CheckRecord, Report
+from harness.model.verdict import Change, EntryVerdict, OwnChange, OwnFamily
+from harness.verdict import cause, explain
 
 NO_OWN_CONTRACTS = ('builtin = "report" asks that only your own contracts decide, but the baseline ran no contracts '
                     "of your own, so the built-in contracts decide the exit status: add test modules using `check` "
@@ -24,6 +26,21 @@ def applied_mode(base: Report, asked: BuiltinMode) -> tuple[BuiltinMode, str | N
     if asked == BuiltinMode.REPORT and not base.own_families:
         return BuiltinMode.JUDGE, NO_OWN_CONTRACTS
     return asked, None
+
+
+def accepted(base: Report, candidate: EntryVerdict | None, check: CheckRecord) -> bool:
+    """An own check the baseline fails because its family's golden values were recorded on the candidate's stack
+    (accepted on the branch, then judged against the base), and the candidate, on the recording's own stack,
+    passes: the baseline differs by design, the code did not change. An error (a golden value never recorded)
+    is never accepted, nor a check the candidate fails too (the code changed since the accept)."""
+    recorded = (base.golden_stacks or {}).get(check.family)
+    if not recorded or candidate is None or check.outcome != Outcome.FAILED:
+        return False
+    if not any(c.check_id == check.id and c.mark == Mark.FIXED for c in candidate.changes):
+        return False
+    on = {k: candidate.versions.get(k) for k in STACK_VERSION_KEYS}
+    here = {k: base.environment.versions.get(k) for k in STACK_VERSION_KEYS}
+    return recorded == on and recorded != here
 
 
 def split_failures(base: Report, failures: list[CheckRecord]) -> tuple[list[CheckRecord], list[CheckRecord]]:
@@ -41,9 +58,11 @@ def families(base: Report, candidate: EntryVerdict | None, own_failures: list[Ch
             name=name, checks=sum(c.family == name for c in base.checks),
             changed=[c.check_id for c in changes if c.mark.changes_contract],
             bits_changed=sum(c.mark == Mark.BITS_CHANGED for c in changes),
+            failing_on_baseline=[c.id for c in own_failures if c.family == name and not unjudgeable(c)
+                                 and not accepted(base, candidate, c)],
+            not_judged_on_baseline=[c.id for c in own_failures if c.family == name and unjudgeable(c)],
             within_noise=sum(c.mark == Mark.NOISE for c in changes),
-            failing_on_baseline=[c.id for c in own_failures if c.family == name and not unjudgeable(c)],
-            not_judged_on_baseline=[c.id for c in own_failures if c.family == name and unjudgeable(c)]))
+            accepted=[c.id for c in own_failures if c.family == name and accepted(base, candidate, c)]))
     return found
 
 
@@ -71,11 +90,24 @@ def changes(base: Report, verdicts: list[EntryVerdict]) -> list[OwnChange]:
     """The candidate's (verdicts[0]) moved own checks, most dangerous first and bits-only moves last, each
     with the single-package bump that moves it (none said for a mark no bump makes, e.g. failing in both)."""
     names = set(base.own_families or [])
-    moved = sorted((c for c in verdicts[0].changes if c.family in names and c.mark != Mark.UNCHANGED),
-                   key=lambda c: (c.mark.rank, c.check_id))
+    moved = sorted((_as_accepted(base, verdicts[0], c) for c in verdicts[0].changes
+                    if c.family in names and c.mark != Mark.UNCHANGED), key=lambda c: (c.mark.rank, c.check_id))
     versions = base.environment.versions
     return [OwnChange(c, cause.of_check(versions, verdicts, c.check_id)
-                      if c.mark.changes_contract or c.mark.moved_only else "") for c in moved]
+                      if c.mark.changes_contract or c.mark.informational else "") for c in moved]
+
+
+def _as_accepted(base: Report, candidate: EntryVerdict, change: Change) -> Change:
+    """A check fixed on the candidate that the baseline fails only because its golden values are the
+    candidate's: accepted on the branch, its move said base → candidate (the baseline's values, then the golden
+    ones the candidate holds)."""
+    failed = base.check(change.check_id)
+    if change.mark != Mark.FIXED or failed is None or not accepted(base, candidate, failed):
+        return change
+    told = explain.explain(None, failed, Mark.VALUE_CHANGED)
+    before, after = explain.reversed_move(told)
+    return dataclasses.replace(change, mark=Mark.ACCEPTED, detail="the golden values are the candidate's: accepted "
+                               "on this branch", before=before, after=after, size=told.size)
 
 
 def _plural(n: int, word: str) -> str:
@@ -106,6 +138,9 @@ def summary(family: OwnFamily, candidate: str) -> str:
         parts.append(f"{len(family.changed)} changed on {candidate}")
     elif not family.failing_on_baseline and not family.not_judged_on_baseline:
         parts.append(f"unchanged on {candidate}")
+    if family.accepted:
+        parts.append(f"{len(family.accepted)} accepted on this branch (the golden values are the candidate's; "
+                     "the baseline differs as below)")
     if family.within_noise:
         parts.append(f"{family.within_noise} moved within numerical noise (informational)")
     if family.bits_changed:

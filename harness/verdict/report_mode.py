@@ -34,6 +34,10 @@ def _named(changes: list[Change]) -> str:
     return ", ".join(names[:NAMED]) + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
 
 
+def _named_ids(ids: list[str]) -> str:
+    return ", ".join(ids[:NAMED]) + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
+
+
 def _own(base: Report, verdicts: list[EntryVerdict], families: list[OwnFamily]) -> tuple[int, str]:
     candidate, names = verdicts[0], {f.name for f in families}
     changes = [c for c in candidate.contract_changes if c.family in names]
@@ -42,8 +46,9 @@ def _own(base: Report, verdicts: list[EntryVerdict], families: list[OwnFamily]) 
         text = f"your contracts: {groups.count_text(changes)} ({_named(changes)}){_cause(base, verdicts, changes)}"
         return EXIT_CHANGED, f"CHANGED: {failing}; on the candidate: {text}" if failing else f"CHANGED: {text}"
     checks, bits = sum(f.checks for f in families), sum(f.bits_changed for f in families)
-    noise = sum(f.within_noise for f in families)
-    moved = [f"{noise} moved within numerical noise"] if noise else []
+    noise, accepted = sum(f.within_noise for f in families), [i for f in families for i in f.accepted]
+    moved = [f"{len(accepted)} accepted on this branch ({_named_ids(accepted)})"] if accepted else []
+    moved += [f"{noise} moved within numerical noise"] if noise else []
     moved += [f"{bits} moved bits within tolerance"] if bits else []
     unchanged = (f"your contracts hold on {candidate.name} ({checks} check{'s' * (checks != 1)}"
                  + (f"; {', '.join(moved)}" if moved else "") + ")")

@@ -145,8 +145,8 @@ class OwnRow:
 
     @property
     def informational(self) -> bool:
-        """A move within noise or tolerance: shown, never deciding."""
-        return self.mark.moved_only
+        """Accepted, or a move within noise or tolerance: shown, never deciding."""
+        return self.mark.informational
 
 
 def own_title(verdict: Verdict) -> str:

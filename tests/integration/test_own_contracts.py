@@ -11,7 +11,7 @@ import pytest
 from harness.model.enums import BuiltinMode, Mark
 from harness.verdict import markdown, render
 
-from integration.test_compare import _candidate, _check, _fail, base  # noqa: F401 (base is a fixture)
+from integration.test_compare import _candidate, _check, _fail, _mark, base  # noqa: F401 (base is a fixture)
 
 
 def _own(doc, *families):
@@ -359,3 +359,69 @@ def test_an_own_contract_that_cannot_be_collected_cannot_be_judged_and_blames_no
     text = render.text(verdict)
     assert "IMPORT FAILURE" not in text and "_pytest" not in text.split("VERDICT", 1)[1].split("\n", 1)[0]
     assert "--accept-changes" not in text
+
+
+def _golden_on(doc, family, versions):
+    doc["golden_stacks"] = {family: {k: versions.get(k) for k in ("python", "jax", "jaxlib", "optax", "flax", "numpy")}}
+    return doc
+
+
+def test_golden_values_accepted_from_the_candidate_make_the_baselines_difference_no_change(base, judge):
+    """After `upgrade-harness accept` on a bump branch, golden/ holds the candidate's values: the baseline (the
+    base branch's pins) fails against them by design and the candidate holds them: green, each accepted
+    check listed base → candidate."""
+    cand = _candidate(_own(base, "demo"), optax="0.2.8")
+    on_candidate = cand["environment"]["versions"]
+    broken = _golden_on(_fail(_own(base, "demo"), "test_golden_value", expected=[1.0, 2.0], observed=[1.0, 2.5]),
+                        "demo", on_candidate)
+    verdict = judge(broken, _golden_on(cand, "demo", on_candidate))
+    assert verdict.exit_status == 0, verdict.headline
+    assert "1 accepted on this branch (demo/test_golden_value)" in verdict.headline
+    [family] = verdict.own_families
+    assert family.accepted == ["demo/test_golden_value"] and not family.failing_on_baseline
+    assert _mark(verdict, "test_golden_value") == Mark.FIXED  # the candidate's own mark; the team's row says why
+    [row] = verdict.own_changes
+    assert row.change.mark == Mark.ACCEPTED and not verdict.baseline_failures
+    assert "ACCEPTED (informational)  demo/test_golden_value" in render.text(verdict)
+
+
+def test_an_accepted_check_the_candidate_fails_too_is_the_teams_change(base, judge):
+    """The code changed after the accept: the candidate, on the very stack that recorded the golden values, fails."""
+    cand = _candidate(_own(base, "demo"), optax="0.2.8")
+    on_candidate = cand["environment"]["versions"]
+    broken = _golden_on(_fail(_own(base, "demo"), "test_golden_value"), "demo", on_candidate)
+    verdict = judge(broken, _golden_on(_fail(cand, "test_golden_value"), "demo", on_candidate))
+    assert verdict.exit_status == 1 and "fails on the baseline itself (demo/test_golden_value)" in verdict.headline
+    assert not verdict.own_families[0].accepted
+
+
+def test_golden_values_recorded_on_the_baseline_keep_its_failure_the_teams_change(base, judge):
+    broken = _golden_on(_fail(_own(base, "demo"), "test_golden_value"), "demo", base["environment"]["versions"])
+    verdict = judge(broken, _candidate(_own(base, "demo"), optax="0.2.8"))
+    assert verdict.exit_status == 1 and not verdict.own_families[0].accepted
+
+
+def _noise(doc, name, within, used):
+    comparison = _check(doc, name)["comparisons"][0]
+    comparison["noise"] = {"measured": 2.5e-8, "allowed": 1e-7, "used": used, "within": within}
+    comparison["worst"] = {"index": [0], "expected": 5.2312389e-06, "observed": 5.23321796e-06, "ulps": 4350.0}
+    return doc
+
+
+def test_a_move_within_the_numerical_noise_is_shown_and_decides_nothing(base, judge):
+    cand = _noise(_candidate(_own(base, "demo"), jax="0.12.0.1"), "test_golden_value", within=True, used=0.02)
+    verdict = judge(_own(base, "demo"), cand)
+    assert verdict.exit_status == 0 and "1 check moved within numerical noise" in verdict.headline
+    assert _mark(verdict, "test_golden_value") == Mark.NOISE
+    assert verdict.own_families[0].within_noise == 1
+    text = render.text(verdict)
+    assert "MOVED WITHIN NOISE (informational)  demo/test_golden_value" in text
+    assert "4.35e+03 ulp of float32 at the value" in text and "0.02x the 1e-07 allowed" in text
+
+
+def test_a_move_beyond_the_noise_is_a_change_with_its_size_against_the_noise(base, judge):
+    cand = _fail(_candidate(_own(base, "demo"), optax="0.2.8"), "test_golden_value", max_abs_err=0.025)
+    cand = _noise(cand, "test_golden_value", within=False, used=4.4)
+    verdict = judge(_own(base, "demo"), cand)
+    assert verdict.exit_status == 1 and _mark(verdict, "test_golden_value") == Mark.VALUE_CHANGED
+    assert "4.4x the 1e-07 allowed" in render.text(verdict)

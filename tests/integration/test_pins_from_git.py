@@ -176,17 +176,29 @@ def test_no_hint_outside_git_or_when_a_side_is_given(tmp_path, team, monkeypatch
     assert branch_hint.line(Workspace.from_environment(), plain) is None
 
 
-def test_an_upgrade_without_options_in_the_branch_says_the_command_and_runs_what_it_did(team, capsys):
+def test_an_upgrade_without_options_in_a_bump_branch_judges_the_branchs_bump(team, capsys):
+    """Plain `upgrade` in a branch that bumps the pins: the bump is what the team means to judge (the committed
+    lock is the base branch's, or already the bump's after an accept), so it runs the pull-request comparison
+    and says so; it never points at `lock`, which would make the bump the baseline and judge nothing."""
     assert fanout.plan(Workspace.from_environment(), ["--offline"], str(team)) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     said = [line for line in out.splitlines() if "--candidate-from" in line]
-    assert said == ["upgrade: this branch's requirements.txt bumps optax 0.2.6 → 0.2.8 over main's; to judge that "
-                    "bump: upgrade-harness upgrade --baseline-from main:requirements.txt --candidate-from "
-                    "requirements.txt"]
+    assert said == ["upgrade: this branch's requirements.txt bumps optax 0.2.6 → 0.2.8 over main's: judging that "
+                    "bump, as the pull-request check does (upgrade-harness upgrade --baseline-from "
+                    "main:requirements.txt --candidate-from requirements.txt); another candidate: --candidate PINS"]
     entries = plan.read(team / "reports" / plan.PLAN_FILE)
-    assert entries[matrix.BASELINE].pins == dict(PINS, optax="0.2.8")  # the table's file, as before
-    assert entries[matrix.BASELINE].pins_from == "requirements.txt"
-    assert entries[matrix.CANDIDATE].pins_from == "the harness's candidate (harness/matrix.toml) over requirements.txt"
+    base, cand = entries[matrix.BASELINE], entries[matrix.CANDIDATE]
+    assert base.pins == PINS and cand.pins == dict(PINS, optax="0.2.8")
+    assert (base.pins_from, cand.pins_from) == ("main:requirements.txt", "requirements.txt")
+    assert "lock" not in out.replace("locks/", "").replace("uv.lock", "")
+
+
+def test_an_upgrade_given_a_candidate_in_a_bump_branch_judges_that_candidate(team, capsys):
+    argv = ["--offline", "--candidate", "jax==0.12.0.1 jaxlib==0.12.0.1"]
+    assert fanout.plan(Workspace.from_environment(), argv, str(team)) == 0, capsys.readouterr().err
+    entries = plan.read(team / "reports" / plan.PLAN_FILE)
+    assert entries[matrix.BASELINE].pins_from == "requirements.txt"  # the table's file, as asked
+    assert entries[matrix.CANDIDATE].pins["jax"] == "0.12.0.1"
 
 
 @pytest.mark.parametrize("argv, words", [

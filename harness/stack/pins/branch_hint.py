@@ -4,6 +4,7 @@ bump it could judge instead and the exact command (it still runs what it was ask
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -25,9 +26,30 @@ def default_branch(repository: Path) -> str | None:
     return None
 
 
-def line(ws: Workspace, invoked_from: Path) -> str | None:
-    """The branch's bump of the project's pins file over the default branch's, and the command that judges
-    it; None when there is none (no git, the same pins, a file either side cannot give, or --baseline-from)."""
+@dataclasses.dataclass(frozen=True)
+class Bump:
+    """This branch's pins file against the default branch's: what moved, and the sides that judge it."""
+
+    default: str  # the default branch (`origin/main`)
+    path: str  # the pins file, as typed from the directory the command runs in
+    moved: list[str]  # "optax 0.2.6 → 0.2.8"
+
+    @property
+    def baseline_from(self) -> str:
+        return f"{self.default}:{self.path}"
+
+    @property
+    def command(self) -> str:
+        return f"upgrade-harness upgrade --baseline-from {self.baseline_from} --candidate-from {self.path}"
+
+    @property
+    def said(self) -> str:
+        return f"this branch's {self.path} bumps {', '.join(self.moved)} over {self.default}'s"
+
+
+def bump(ws: Workspace, invoked_from: Path) -> Bump | None:
+    """The branch's bump of the project's pins file over the default branch's; None when there is none (no
+    git, the same pins, a file either side cannot give, or --baseline-from)."""
     if ws.is_checkout or ws.options.baseline_from:
         return None
     found = project.load(ws)
@@ -43,11 +65,13 @@ def line(ws: Workspace, invoked_from: Path) -> str | None:
         return None
     moved = [f"{pkg} {before.get(pkg, 'unpinned')} → {after.get(pkg, 'unpinned')}" for pkg in matrix.PACKAGES
              if before.get(pkg) != after.get(pkg)]  # flax is unpinned in a project that does not use it
-    if not moved:
-        return None
-    path = ours.shown(invoked_from)
-    return (f"this branch's {path} bumps {', '.join(moved)} over {default}'s; to judge that bump: "
-            f"upgrade-harness upgrade --baseline-from {default}:{path} --candidate-from {path}")
+    return Bump(default, ours.shown(invoked_from), moved) if moved else None
+
+
+def line(ws: Workspace, invoked_from: Path) -> str | None:
+    """The branch's bump and the command that judges it; None when there is none."""
+    found = bump(ws, invoked_from)
+    return f"{found.said}; to judge that bump: {found.command}" if found else None
 
 
 def told(ws: Workspace, args, entries: list[matrix.Entry], invoked_from: Path) -> list[str]:

@@ -29,6 +29,7 @@ def prepare(ws: Workspace, args: argparse.Namespace,
     moves. The workspace with the reports directory the arguments name (`--reports DIR`), and the arguments."""
     args.run_id = new_run_id()
     args.typed_in = str(Path(invoked_from or ".").resolve())  # where paths are shown relative to
+    _judged_as_the_pull_request(ws, args)
     # This run's --contracts / --builtin / --no-builtin / --baseline-from (and its id) reach the plan, every
     # entry and the verdict through the workspace handed down (and each child's environment built from it).
     given = run_options.absolute(run_options.from_namespace(args), Path(invoked_from or "."))
@@ -43,6 +44,20 @@ def prepare(ws: Workspace, args: argparse.Namespace,
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
     preflight.check(ws, matrix.upgrade_plan(current.entries(ws, args.candidate)))
     return ws, args
+
+
+def _judged_as_the_pull_request(ws: Workspace, args: argparse.Namespace) -> None:
+    """In a branch whose pins file bumps the default branch's, with neither side chosen: the branch's bump is
+    what the team means to judge (its lock may already be the bump's, its golden values accepted from it), so
+    the run judges it as the pull-request check does, and says so; the default candidate needs --candidate."""
+    if args.candidate is not None or args.candidate_from is not None or args.baseline_from is not None:
+        return
+    found = branch_hint.bump(ws, Path(args.typed_in))
+    if found is None:
+        return
+    args.baseline_from, args.candidate_from = Path(found.baseline_from), Path(found.path)
+    print(f"upgrade: {found.said}: judging that bump, as the pull-request check does ({found.command}); "
+          "another candidate: --candidate PINS")
 
 
 class CannotStart(HarnessError):
