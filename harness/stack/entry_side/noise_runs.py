@@ -32,10 +32,9 @@ def record_perturbed(session, ws: Workspace, entry: Entry) -> list[Path]:
     """Record the project's own contracts under each perturbation (its environment already installed); the
     folders that hold a recording, for the real recording's --harness-noise-from. None without contracts of
     the project's own."""
-    own = ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value))
-    found = project.load(own)
-    if not found.own_contracts:
+    if not project.load(ws).own_contracts:  # this checkout, or a team recording only the built-in ones
         return []
+    found = project.load(ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value)))
     venv = session.virtualenv.location
     recorded = []
     for perturbation in numerical_noise.PERTURBATIONS:
