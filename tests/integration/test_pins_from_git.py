@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from unit.stack.pins.test_resolve import fake_compile
 
 from harness import env_vars
@@ -237,3 +240,41 @@ def test_the_hint_for_a_project_without_flax(tmp_path, monkeypatch):
         _git(root, "checkout", "-q", "-b", "bump")
         (root / "requirements.txt").write_text(without_flax.replace("optax==0.2.6", "optax==0.2.8"))
         assert "bumps optax 0.2.6 → 0.2.8 over main's" in branch_hint.line(Workspace.from_environment(), root)
+
+
+REV_PATH_TOKENS = ["main", "HEAD", "HEAD~1", "HEAD~9", "origin/main", "bump-optax", "-", "--output=x", "-h", ":", "::",
+                   "^{commit}", "@{u}", "..", "../", "/", "./", "requirements.txt", "uv.lock", "pyproject.toml",
+                   "contracts", "nowhere.txt", "\x00", " ", "~", "^", "*", "é", "\\", "\n"]
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(text=st.lists(st.one_of(st.sampled_from(REV_PATH_TOKENS), st.text(max_size=3)), max_size=6).map("".join))
+@example(text="requirements\x00.txt")
+@example(text="main:requirements\x00.txt")
+@example(text="ma\x00in:requirements.txt")
+@example(text="--output=x:requirements.txt")
+def test_any_rev_path_is_read_or_refused_in_words(tmp_path_factory, text):
+    """`--baseline-from` and `--candidate-from` as typed: pins, or a HarnessError; never an exception from git,
+    the file system or the readers (a NUL byte, a revision that looks like an option)."""
+    root = tmp_path_factory.getbasetemp() / "rev-path-team"
+    if not root.exists():
+        _team_repository(root)
+    for side in pins_from.SIDES:
+        try:
+            found = pins_from.read_source_all(pins_source.parse(text, root), side=side)
+        except HarnessError:
+            continue
+        assert found.pins in (PINS, dict(PINS, optax="0.2.8"))
+
+
+def test_a_malformed_line_at_a_revision_is_named_at_that_revision_and_line(tmp_path):
+    root = _team_repository(tmp_path / "team")
+    (root / "requirements.txt").write_text(BUMPED.replace("optax==0.2.8", "optax===0.2.x"))
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "damaged")
+    (root / "requirements.txt").write_text(BUMPED)  # the working tree's is fine: the revision's is read
+    with pytest.raises(HarnessError, match=re.escape("HEAD:requirements.txt:3: optax===0.2.x: '0.2.x' is not a "
+                                                     "version")):
+        pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root))
+    with pytest.raises(HarnessError, match=re.escape("HEAD:requirements.txt:3:")):
+        pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root), side="candidate")
