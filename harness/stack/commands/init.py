@@ -20,7 +20,7 @@ from harness.errors import HarnessError
 from harness.stack import project
 from harness.stack.ci import init_ci
 from harness.stack.commands import options
-from harness.stack.pins import pins_from, project_pins
+from harness.stack.pins import agreement, pins_from, project_pins
 from harness.stack.pins.pins_from import BASELINE_FILES
 
 NOXFILE = '''"""upgrade-harness sessions for this project (written by `upgrade-harness init`).
@@ -169,6 +169,8 @@ def _baseline_file(root: Path, given: str | None, outside_index: str) -> str:
             try:
                 pins_from.read(root / name, outside_index, optional=optional)
                 return name
+            except agreement.Disagreement:
+                raise  # the project's own files disagree: said at once, not passed over for the next file
             except HarnessError as exc:
                 problems.append(str(exc))
     found = "\n  ".join(problems) if problems else f"none of {', '.join(BASELINE_FILES)} is here"

@@ -11,7 +11,9 @@ that points outside the package index (an index option, a direct URL, a local pa
 source) is refused with its reason unless the table says pins-outside-index = "ignore".
 The candidate's pins (`--candidate-from PATH`) are read the same way, and either file may be read as a
 git revision holds it (`REV:PATH`, harness.stack.pins.pin_files), its includes from that revision too.
-Whatever a file holds, a problem is a HarnessError naming its file and line, never a traceback.
+Its pyproject.toml and uv.lock, its requirements.in and compiled requirements.txt, must agree
+(harness.stack.pins.agreement). Whatever a file holds, a problem is a HarnessError naming its file and line,
+never a traceback.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError
 from harness.stack import project
-from harness.stack.pins import pin_files, pyproject_deps, requirement_files, uv_lock
+from harness.stack.pins import agreement, pin_files, pyproject_deps, requirement_files, uv_lock
 from harness.stack.pins.matrix import PACKAGES
 from harness.stack.pins.pin_files import Files, WorkingTree
 from harness.stack.pins.requirement_files import Line, Outside, order, url_or_path
@@ -85,6 +87,7 @@ def read_all(path: Path, outside_index: str = "refuse", side: str = "baseline",
     else:
         lines, outside = requirement_files.lines_of(path, files)
         found = _from_requirement_lines(lines, files.shown(path), outside_index, outside, side)
+    agreement.check(path, files)  # its pyproject.toml and uv.lock, its requirements.in and .txt, agree
     missing = [pkg for pkg in PACKAGES if pkg not in found.pins and pkg not in optional]
     if missing:
         needed = [pkg for pkg in PACKAGES if pkg not in optional]

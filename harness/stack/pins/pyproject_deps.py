@@ -15,10 +15,12 @@ from harness.stack.pins.toml_lines import TomlLines, load
 
 @dataclasses.dataclass(frozen=True)
 class Declared:
-    """One requirement string and where it is: "pyproject.toml:8"."""
+    """One requirement string, where it is ("pyproject.toml:8"), and the list that holds it."""
 
     where: str
     text: str
+    extra: str | None = None  # in [project.optional-dependencies] EXTRA
+    group: str | None = None  # in [dependency-groups] GROUP
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,17 +59,17 @@ def read(text: str, shown: str) -> Pyproject:
     project = _table(data, "project", lines, shown, "project")
     found: list[Declared] = []
 
-    def add(path: str, key: str, value, what: str, groups: bool = False) -> None:
+    def add(path: str, key: str, value, what: str, extra: str | None = None, group: str | None = None) -> None:
         where = f"{shown}:{lines.key(path, key)}"
-        for requirement in _strings(value, where, what, groups):
-            found.append(Declared(f"{shown}:{lines.string(path, key, requirement)}", requirement))
+        for requirement in _strings(value, where, what, groups=group is not None):
+            found.append(Declared(f"{shown}:{lines.string(path, key, requirement)}", requirement, extra, group))
 
     add("project", "dependencies", project.get("dependencies", []), "[project] dependencies")
     extras = _table(project, "optional-dependencies", lines, shown, "project.optional-dependencies")
     for extra, value in extras.items():
-        add("project.optional-dependencies", extra, value, f"[project.optional-dependencies] {extra}")
+        add("project.optional-dependencies", extra, value, f"[project.optional-dependencies] {extra}", extra=extra)
     for group, value in _table(data, "dependency-groups", lines, shown, "dependency-groups").items():
-        add("dependency-groups", group, value, f"[dependency-groups] {group}", groups=True)
+        add("dependency-groups", group, value, f"[dependency-groups] {group}", group=str(group))
     name = project.get("name")
     tool = _table(data, "tool", lines, shown, "tool")
     uv = _table(tool, "uv", lines, shown, "tool.uv")

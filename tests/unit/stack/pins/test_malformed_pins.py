@@ -229,3 +229,31 @@ def test_pyproject_with_any_one_requirement_or_value_replaced(tmp_path, data, va
         key = max(i for i in range(at + 1) if " = " in lines[i] and not lines[i].startswith("    "))
         assert _names_a_line(found, "pyproject.toml", range(min(key, at) + 1, at + 2)) \
             or "does not pin" in str(found), str(found)
+
+
+PARTNER = pyproject([f"{n}=={v}" for n, v in PINS.items()] + ["scipy>=1.10"],
+                    more='\n[dependency-groups]\ndev = [\n    "pytest>=8",\n]\n')
+
+
+@FUZZ
+@given(data=st.data(), value=st.one_of(toml_values(), GARBAGE_LINE.map(json.dumps)))
+def test_a_partner_file_with_any_one_requirement_replaced(tmp_path, data, value):
+    """The pins file is well formed; the file it must agree with (uv.lock's pyproject.toml, requirements.txt's
+    requirements.in) is not: named at its own line, whether it cannot be read or does not agree."""
+    if data.draw(st.booleans()):
+        (tmp_path / "uv.lock").write_text(LOCK)
+        path, partner, lines = tmp_path / "uv.lock", "pyproject.toml", PARTNER.split("\n")
+        at = data.draw(st.sampled_from([i for i, line in enumerate(lines) if line.startswith("    ")]))
+        lines[at] = f"    {value},"
+    else:
+        (tmp_path / "requirements.txt").write_text(REQUIREMENTS + "scipy==1.14.1\n")
+        path, partner, lines = tmp_path / "requirements.txt", "requirements.in", [*PINS, "scipy>=1.10"]
+        at = data.draw(st.integers(0, len(lines) - 1))
+        lines[at] = json.loads(value) if value.startswith('"') else value
+        assume(not any(c in lines[at] for c in LINE_BREAKS))
+    (tmp_path / partner).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    found = _read(path)
+    if isinstance(found, HarnessError):
+        key = max(i for i in range(at + 1) if " = " in lines[i] and not lines[i].startswith("    ")) \
+            if partner == "pyproject.toml" else at
+        assert _names_a_line(found, partner, range(key + 1, at + 2)), str(found)
