@@ -372,3 +372,40 @@ def test_a_malformed_version_in_uv_lock_stops_the_upgrade_with_its_line(tmp_path
         err = capsys.readouterr().err
         assert f"uv.lock:{_optax_line(root)}: optax's version '0.2.x' is not a version" in err, err
         assert "Traceback" not in err
+
+
+def test_a_pull_requests_entries_install_each_sides_whole_lock(tmp_path, monkeypatch, capsys):
+    """The PR check on a branch that bumped optax and, re-locking, scipy: the baseline installs main's whole
+    uv.lock (resolved into the plan's locks before anything runs), the candidate the branch's; what the branch's
+    lock changes besides the pins is said, since no single-package entry attributes it."""
+    with mock.patch.dict(os.environ):
+        root = _project_in(_uv_team(tmp_path / "team"), monkeypatch)
+        (root / "uv.lock").write_text((root / "uv.lock").read_text().replace(
+            'name = "chex"\nversion = "0.1.92"', 'name = "chex"\nversion = "0.1.93"'))
+        _commit(root, "chex 0.1.93")
+        assert fanout.plan(Workspace.from_environment(), PR_CHECK, str(root)) == 0, capsys.readouterr().err
+        entries = plan.read(root / "reports" / plan.PLAN_FILE)
+        base, cand = entries[matrix.BASELINE], entries[matrix.CANDIDATE]
+        assert base.locked_with == ("chex==0.1.92",) and cand.locked_with == ("chex==0.1.93",)
+        assert locks.parse_lock(Path(base.lock_file).read_text())["chex"] == "0.1.92"
+        assert locks.parse_lock(Path(cand.lock_file).read_text())["chex"] == "0.1.93"
+        assert cand.notes == ("chex 0.1.92 → 0.1.93: uv.lock locks it",)
+        assert "upgrade: candidate: chex 0.1.92 → 0.1.93: uv.lock locks it" in capsys.readouterr().out
+
+
+def test_a_baseline_from_a_revision_that_does_not_resolve_is_said_as_the_baselines(tmp_path, monkeypatch, capsys):
+    """Resolved into the plan before anything runs: a main whose pins do not resolve is the baseline's problem,
+    its report says why, and the run stops (it was the candidate's before, or a session's minutes later)."""
+    root = _team_repository(tmp_path / "team")
+    _git(root, "checkout", "-q", "main")
+    (root / "requirements.txt").write_text(REQUIREMENTS.replace("optax==0.2.6", "optax==0.2.66"))
+    _commit(root, "a pin no index has")
+    _git(root, "checkout", "-q", "bump-optax")
+    with mock.patch.dict(os.environ):
+        _project_in(root, monkeypatch)
+        argv = ["--baseline-from", "main:requirements.txt", "--candidate-from", "requirements.txt", "--offline"]
+        assert fanout.plan(Workspace.from_environment(), argv, str(root)) == 2
+        err = capsys.readouterr().err
+        assert "the baseline's pins (main:requirements.txt) do not resolve" in err, err
+        assert "there is no version of optax==0.2.66" in err and "CANNOT JUDGE: baseline is unresolvable" in err
+        assert "optax==0.2.66" in (root / "reports" / "baseline.json").read_text()

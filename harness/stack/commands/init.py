@@ -98,8 +98,8 @@ def table(baseline_from: str, contracts: str, builtin: str, outside_index: str =
     out.add("baseline-from", baseline_from)
     if outside_index == "ignore":
         out.add(pins_from.OUTSIDE_INDEX_KEY, "ignore")
-        _note(out, pins_from.OUTSIDE_INDEX_KEY, "its index options, URLs, paths and -e lines are not installed: "
-                                                "only its exact pins, from the package index")
+        _note(out, pins_from.OUTSIDE_INDEX_KEY, "its index options, URLs, paths, -e lines and git sources are not "
+                                                "installed: the rest of what it pins is, from the package index")
     out.add(tomlkit.comment('Your own contract modules: pytest files using the `check` fixture (README: "Your own '
                             'contracts").'))
     out.add("contracts", [contracts])

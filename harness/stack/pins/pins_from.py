@@ -4,13 +4,14 @@ optional dependencies, PEP 735 dependency groups). Every package the harness pin
 exactly, once: a range is a question, not a baseline. A requirements file's `-r` includes are read, and
 its `-c` constraints pin what a requirement leaves open, as pip does.
 
-The rest of the team's set is read too (TeamPins.locked_with): every other requirement of the file (uv.lock:
-every package its project installs, harness.stack.pins.uv_lock), less the team's project itself (uv.lock's
-editable and virtual packages, the pyproject.toml's own name, a [tool.uv.sources] workspace member). A line
-that points outside the package index (an index option, a direct URL, a local path, `-e`, a git or path
-source) is refused with its reason unless the table says pins-outside-index = "ignore".
-The candidate's pins (`--candidate-from PATH`) are read the same way, and either file may be read as a
-git revision holds it (`REV:PATH`, harness.stack.pins.pin_files), its includes from that revision too.
+Every entry installs the team's whole set, not only the harness's packages (TeamPins.locked_with): every
+other requirement of the file (uv.lock: every package its project installs with all extras and groups, dev tools
+too, harness.stack.pins.uv_lock), from the package index, at the file's versions unless a bump forces a move
+(harness.stack.pins.resolve). Never installed: the team's project itself (uv.lock's editable and virtual
+packages, the pyproject.toml's own name, a [tool.uv.sources] workspace member: the contracts import it from
+`pythonpath`), and a line that points elsewhere (an index option, a direct URL, a local path, `-e`, a git or
+path source), which is refused with its reason unless the table says pins-outside-index = "ignore". A package
+whose marker excludes the entry's platform or Python keeps its marker: uv installs it only where it holds.
 Its pyproject.toml and uv.lock, its requirements.in and compiled requirements.txt, must agree
 (harness.stack.pins.agreement). Whatever a file holds, a problem is a HarnessError naming its file and line,
 never a traceback.

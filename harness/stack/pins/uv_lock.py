@@ -233,8 +233,8 @@ def team_set(packages: list[Package], shown: str) -> tuple[dict[str, str], tuple
         if package.name in PACKAGES or package.own:
             continue
         if package.kind != "registry":
-            outside.append(Outside(package.source_where, f"{package.name} from {package.source}",
-                                   f"a {package.kind} source, not the package index"))
+            outside.append(Outside(package.source_where, f"{package.name} from {package.kind} "
+                                   f"{package.source[package.kind]}", f"a {package.kind} source, not the package index"))
             continue
         outside += _registry(package)
         line = f"{package.name}=={package.version}" + (f"; {item.marker}" if item.marker else "")
