@@ -48,7 +48,8 @@ def uv_lock(packages: list[Locked]) -> str:
 def stack(deps: dict[str, tuple[str, ...]] | None = None, **versions: str) -> list[Locked]:
     """The five packages at PINS (or `versions`), with their dependencies as the edges in `deps`."""
     deps = deps or {}
-    return [Locked(name, versions.get(name, version), dependencies=deps.get(name, ())) for name, version in PINS.items()]
+    return [Locked(name, versions.get(name, version), dependencies=deps.get(name, ()))
+            for name, version in PINS.items()]
 
 
 def pyproject(requirements: list[str], name: str = "team", table: str = "", more: str = "") -> str:

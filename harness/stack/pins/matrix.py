@@ -241,7 +241,8 @@ def entries(pins: Pins, candidate_override: CandidateRequest | None = None, *, c
         adhoc.update(candidate_override.pins)
         source = candidate_override.source
         candidate = Entry(CANDIDATE, adhoc, f"the pins of {source}" if source else "ad-hoc candidate given with "
-                          "--candidate", py, locked=False, pins_from=source or f"--candidate {candidate_override.text!r}",
+                          "--candidate", py, locked=False,
+                          pins_from=source or f"--candidate {candidate_override.text!r}",
                           locked_with=candidate_override.locked_with if source else pins.baseline_with)
     else:
         candidate = Entry(CANDIDATE, dict(pins.candidate), "the newest releases: the bump under review", py,

@@ -53,7 +53,8 @@ def _freed(line: str) -> str:
     return str(requirement)
 
 
-def _requirements(named: dict[str, str], defaults: dict[str, str], free: set[str], held: tuple[str, ...] = ()) -> str:
+def _requirements(named: dict[str, str], defaults: dict[str, str], free: set[str],
+                  held: tuple[str, ...] = ()) -> str:
     """Requirement lines: named pins (just the name for LATEST); other packages at their default pin,
     or at any version when in `free`; the team's other packages as its set says, or at any version when free."""
     lines = []

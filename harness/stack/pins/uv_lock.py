@@ -34,7 +34,8 @@ RELOCK = "restore it (`git checkout -- uv.lock`) or re-lock with `uv lock`"
 
 @dataclasses.dataclass(frozen=True)
 class Edge:
-    """One dependency of a package, as the lock writes it: `{ name = "colorama", marker = "sys_platform == 'win32'" }`."""
+    """One dependency of a package, as the lock writes it:
+    `{ name = "colorama", marker = "sys_platform == 'win32'" }`."""
 
     name: str
     version: str | None  # written when the lock holds the package at several versions
@@ -234,7 +235,8 @@ def team_set(packages: list[Package], shown: str) -> tuple[dict[str, str], tuple
             continue
         if package.kind != "registry":
             outside.append(Outside(package.source_where, f"{package.name} from {package.kind} "
-                                   f"{package.source[package.kind]}", f"a {package.kind} source, not the package index"))
+                                   f"{package.source[package.kind]}",
+                                   f"a {package.kind} source, not the package index"))
             continue
         outside += _registry(package)
         line = f"{package.name}=={package.version}" + (f"; {item.marker}" if item.marker else "")

@@ -167,7 +167,8 @@ def test_the_fuzzed_lock_is_read_whole():
 def test_uv_lock_with_any_one_value_replaced(tmp_path, data, value):
     lines = LOCK.split("\n")
     inside = {number - 1 for block in _blocks(LOCK) for number in block}
-    fields = [i for i, line in enumerate(lines) if i in inside and (SINGLE_LINE_FIELDS.match(line) or "marker = " in line)]
+    fields = [i for i, line in enumerate(lines)
+              if i in inside and (SINGLE_LINE_FIELDS.match(line) or "marker = " in line)]
     at = data.draw(st.sampled_from(fields))
     if "marker = " in lines[at]:
         lines[at] = re.sub(r'marker = ".*"', lambda _: f"marker = {value}", lines[at])
