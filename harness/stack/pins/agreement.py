@@ -48,7 +48,7 @@ class Wanted:
 @dataclasses.dataclass(frozen=True)
 class Lock:
     shown: str  # "uv.lock", "main:requirements.txt"
-    versions: dict[str, list[tuple[str, str]]]  # name -> (version, where) of each exact pin
+    versions: dict[str, list[tuple[str, str]]]  # name -> (version, where) of each exact pin; [] held unversioned
     verb: str  # "locks", "pins"
     relock: str  # the command that makes it again
 
@@ -74,9 +74,8 @@ def _pairs(path: Path, files: Files) -> list[tuple[str, list[Wanted], str | None
         found = pyproject_deps.read(requirement_files.text_of(pyproject, files), files.name(pyproject))
         packages = uv_lock.read(requirement_files.text_of(lock, files), files.name(lock))
         versions: dict[str, list[tuple[str, str]]] = {}
-        for package in packages:
-            if package.version is not None:
-                versions.setdefault(package.name, []).append((package.version, package.where))
+        for package in packages:  # one without a version (a member's dynamic one) is there, not comparable
+            versions.setdefault(package.name, []).extend([(package.version, package.where)] if package.version else [])
         return [(files.name(pyproject), _declared(found.requirements), found.name,
                  Lock(files.name(lock), versions, "locks", "uv lock"))]
     lock = path.with_suffix(".txt") if path.suffix == ".in" else path
@@ -140,12 +139,12 @@ def _unsatisfied(wanted: list[Wanted], own_name: str | None, lock: Lock) -> list
         specs = list(requirement.specifier)
         what = "pin" if len(specs) == 1 and specs[0].operator in ("==", "===") else "requirement"
         fix = f"re-lock with `{lock.relock}`, or fix the {what}"
-        found = lock.versions.get(name, [])
-        if not found:
+        found = lock.versions.get(name)
+        if found is None:
             if not item.constraint:
                 problems.append(f"{item.where}: {item.text}, but {lock.shown} {lock.verb} no {name}: {fix}")
             continue
-        if not any(requirement.specifier.contains(version, prereleases=True) for version, _ in found):
+        if found and not any(requirement.specifier.contains(version, prereleases=True) for version, _ in found):
             locked = ", ".join(f"{where} {lock.verb} {name} {version}" for version, where in found)
             problems.append(f"{item.where}: {item.text}, but {locked}: {fix}")
     return problems

@@ -117,3 +117,14 @@ def test_init_stops_at_files_that_disagree_instead_of_taking_the_next(tmp_path):
     with pytest.raises(HarnessError, match=r"pyproject.toml:8: optax==0.2.66, but uv.lock:\d+ locks optax 0.2.6"):
         init.main([], root)
     assert (root / "pyproject.toml").read_text() == before and not (root / "contracts").exists()
+
+
+def test_a_package_the_lock_holds_without_a_version_satisfies_its_requirement(tmp_path):
+    """A workspace member with a dynamic version is locked without one: it is there, and not judged a missing
+    package (uv.lock locks no helpers)."""
+    lock = uv_lock([*stack(), Locked("helpers", None, source='{ editable = "packages/helpers" }'),
+                    Locked("team", "0.1.0", source='{ editable = "." }',
+                           dependencies=tuple(f'name = "{n}"' for n in [*PINS, "helpers"]))])
+    root = _project(tmp_path, DECLARED[:-1] + ["helpers"], lock=lock,
+                    more='\n[tool.uv.sources]\nhelpers = { workspace = true }\n')
+    assert pins_from.read(root / "uv.lock") == PINS
