@@ -114,7 +114,7 @@ def _from_requirement_lines(lines: list[Line], source: str, outside_index: str =
                             options: list[Outside] | None = None, side: str = "baseline") -> TeamPins:
     """The exact pins of the harness's packages, and the file's other requirements. A constraint (`-c`) pins a
     version a requirement leaves open (`jax` or `jax>=0.11` with `jax==0.11.2` in the constraints file), as pip
-    does; a constraint on a package no line requires installs nothing, as in pip."""
+    does; a constraint on a package no line requires installs nothing (nor, unlike pip's, holds a dependency)."""
     required: dict[str, tuple[Requirement, str]] = {}
     constrained: dict[str, tuple[str, str]] = {}
     others: list[Requirement] = []  # the rest of the set, and what the constraints say of it
