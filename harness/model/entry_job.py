@@ -51,6 +51,8 @@ class EntryJob:
     # The entry's Python as the host found it (an upgrade looks it up once): its session registers with it
     # instead of starting an interpreter to ask its version (~0.15 s of CPU each). None: the session looks.
     interpreter: str | None = None
+    # The rest of a team's locked set it installs (requirement lines): its committed lock is checked against it.
+    locked_with: tuple[str, ...] = ()
 
 
 def options_of(options: run_options.RunOptions) -> JobOptions:  # type: ignore[valid-type]

@@ -29,10 +29,15 @@ class PinsSource:
 
 def parse(text: str, base: Path) -> PinsSource:
     """`PATH` or `REV:PATH` as typed in `base`; HarnessError naming the fix when a half is missing."""
+    if "\x00" in str(text):
+        raise HarnessError(f"{text!r} holds a NUL byte, which no path or revision holds; give PATH or REV:PATH, "
+                           f"{EXAMPLE}.")
     revision, path = revision_path.split(str(text), base)
     if revision is not None and not path:
         raise HarnessError(f"{text!r} names no file after the colon; give REV:PATH, {EXAMPLE}.")
     if revision == "":
         raise HarnessError(f"{text!r} names no revision before the colon; give REV:PATH, {EXAMPLE}, "
                            "or the file's path alone for the working tree's.")
+    if revision is not None and revision.startswith("-"):  # git would read it as an option
+        raise HarnessError(f"{text!r}: {revision!r} is not a revision (it starts with '-'); give REV:PATH, {EXAMPLE}.")
     return PinsSource((base / path).resolve(), revision)

@@ -56,8 +56,8 @@ class Project:
     pythonpath: tuple[Path, ...] = ()
     python: str | None = None
     candidate: dict[str, str] | None = None
-    # "ignore": the baseline's file may point outside the package index (other indexes, URLs, paths, -e);
-    # the harness still installs only the exact pins of its packages, from the index. "refuse": it may not.
+    # "ignore": the baseline's file may point outside the package index (other indexes, URLs, paths, -e, git);
+    # those lines are not installed, the rest of what it pins is, from the index. "refuse": it may not.
     pins_outside_index: str = "refuse"
     # Entry environments no current plan uses are pruned while all of them are over this (bytes; inf: never).
     envs_size_limit: float = envs.DEFAULT_LIMIT

@@ -63,7 +63,7 @@ def _checkout_lock(pins: dict[str, str]) -> str:
     return (paths.SOURCE / "locks" / f"{found.name}.txt").read_text()
 
 
-def _resolve(ws, named, defaults, python, prerelease):
+def _resolve(ws, named, defaults, python, prerelease, held=()):
     pins = {**defaults, **named}
     return resolve.Resolution(pins=pins, lock=_checkout_lock(pins), notes=[], resolved_at=now())
 

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from unit.stack.pins.test_resolve import fake_compile
 
-from harness import env_vars
+from harness import cli, env_vars
 from harness.errors import HarnessError
 from harness.stack.pins import locks, matrix, pins_from, plan
 from harness.stack import pins_source
@@ -208,8 +211,6 @@ def test_an_upgrade_given_a_candidate_in_a_bump_branch_judges_that_candidate(tea
     (["--baseline-from", "main:requirements.txt", "--candidate-from", "main:nowhere.txt"], "main has no nowhere.txt"),
 ])
 def test_the_command_refuses_bad_input_in_one_message(team, capsys, argv, words):
-    from harness import cli
-
     assert cli.main(["upgrade", *argv]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err, err
@@ -249,3 +250,174 @@ def test_the_hint_for_a_project_without_flax(tmp_path, monkeypatch):
         _git(root, "checkout", "-q", "-b", "bump")
         (root / "requirements.txt").write_text(without_flax.replace("optax==0.2.6", "optax==0.2.8"))
         assert "bumps optax 0.2.6 → 0.2.8 over main's" in branch_hint.line(Workspace.from_environment(), root)
+
+
+REV_PATH_TOKENS = ["main", "HEAD", "HEAD~1", "HEAD~9", "origin/main", "bump-optax", "-", "--output=x", "-h", ":", "::",
+                   "^{commit}", "@{u}", "..", "../", "/", "./", "requirements.txt", "uv.lock", "pyproject.toml",
+                   "contracts", "nowhere.txt", "\x00", " ", "~", "^", "*", "é", "\\", "\n"]
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(text=st.lists(st.one_of(st.sampled_from(REV_PATH_TOKENS), st.text(max_size=3)), max_size=6).map("".join))
+@example(text="requirements\x00.txt")
+@example(text="main:requirements\x00.txt")
+@example(text="ma\x00in:requirements.txt")
+@example(text="--output=x:requirements.txt")
+def test_any_rev_path_is_read_or_refused_in_words(tmp_path_factory, text):
+    """`--baseline-from` and `--candidate-from` as typed: pins, or a HarnessError; never an exception from git,
+    the file system or the readers (a NUL byte, a revision that looks like an option)."""
+    root = tmp_path_factory.getbasetemp() / "rev-path-team"
+    if not root.exists():
+        _team_repository(root)
+    for side in pins_from.SIDES:
+        try:
+            found = pins_from.read_source_all(pins_source.parse(text, root), side=side)
+        except HarnessError:
+            continue
+        assert found.pins in (PINS, dict(PINS, optax="0.2.8"))
+
+
+def test_a_malformed_line_at_a_revision_is_named_at_that_revision_and_line(tmp_path):
+    root = _team_repository(tmp_path / "team")
+    (root / "requirements.txt").write_text(BUMPED.replace("optax==0.2.8", "optax===0.2.x"))
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "damaged")
+    (root / "requirements.txt").write_text(BUMPED)  # the working tree's is fine: the revision's is read
+    with pytest.raises(HarnessError, match=re.escape("HEAD:requirements.txt:3: optax===0.2.x: '0.2.x' is not a "
+                                                     "version")):
+        pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root))
+    with pytest.raises(HarnessError, match=re.escape("HEAD:requirements.txt:3:")):
+        pins_from.read_source(pins_source.parse("HEAD:requirements.txt", root), side="candidate")
+
+
+UV_TABLE = '\n[tool.upgrade-harness]\nbaseline-from = "uv.lock"\ncontracts = ["contracts"]\nbuiltin = false\n'
+
+
+def _commit(root: Path, message: str) -> None:
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message)
+
+
+def _uv_team(root: Path, main_optax: str = "0.2.6", branch_optax: str = "0.2.8",
+             branch_lock_optax: str = "0.2.8") -> Path:
+    """A team whose pins are its pyproject.toml's dependencies, locked by uv.lock: committed on main (its
+    pyproject pinning `main_optax`, its lock 0.2.6), then a branch pinning `branch_optax`, locked at
+    `branch_lock_optax` (a branch that did not run `uv lock` keeps 0.2.6)."""
+    from unit.stack.pins.test_pins_agree import DECLARED, LOCK
+    from support.team_files import pyproject
+
+    root.mkdir(parents=True)
+    (root / "contracts").mkdir()
+    (root / "contracts" / "test_mine.py").write_text("def test_mine(check):\n    check.exact('x', 1, 1)\n")
+    declared = lambda optax: [d.replace("optax==0.2.6", f"optax=={optax}") for d in DECLARED]  # noqa: E731
+    (root / "pyproject.toml").write_text(pyproject(declared(main_optax), table=UV_TABLE))
+    (root / "uv.lock").write_text(LOCK)
+    _git(root, "init", "-q", "-b", "main")
+    _commit(root, "pins")
+    _git(root, "checkout", "-q", "-b", "bump-optax")
+    (root / "pyproject.toml").write_text(pyproject(declared(branch_optax), table=UV_TABLE))
+    (root / "uv.lock").write_text(LOCK.replace('name = "optax"\nversion = "0.2.6"',
+                                               f'name = "optax"\nversion = "{branch_lock_optax}"'))
+    _commit(root, f"optax {branch_optax}")
+    return root
+
+
+def _optax_line(root: Path) -> int:
+    from support.team_files import line_of
+
+    return line_of((root / "uv.lock").read_text(), "version = ", after='name = "optax"')
+
+
+PR_CHECK = ["--baseline-from", "main:uv.lock", "--candidate-from", "uv.lock", "--offline"]
+
+
+def test_a_pull_request_whose_pyproject_its_uv_lock_does_not_lock_is_refused(tmp_path, monkeypatch, capsys):
+    """The reported case: optax==0.2.66 in the branch's pyproject.toml, uv.lock not re-locked. The PR check
+    (`upgrade`) and the CI workflow's plan job (`plan`) stop before anything runs, naming both lines."""
+    with mock.patch.dict(os.environ):
+        root = _project_in(_uv_team(tmp_path / "team", branch_optax="0.2.66", branch_lock_optax="0.2.6"), monkeypatch)
+        said = f"pyproject.toml:8: optax==0.2.66, but uv.lock:{_optax_line(root)} locks optax 0.2.6: re-lock with " \
+               "`uv lock`, or fix the pin"
+        assert cli.main(["upgrade", *PR_CHECK]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err, err
+        assert fanout.plan(Workspace.from_environment(), PR_CHECK, str(root)) == 2
+        assert said in capsys.readouterr().err
+        assert not (root / "reports" / plan.PLAN_FILE).exists()
+
+
+def test_the_baseline_sides_files_are_checked_at_its_revision(tmp_path, monkeypatch, capsys):
+    """`main:uv.lock` means main's pyproject.toml too: main's pair disagreeing is named at main."""
+    with mock.patch.dict(os.environ):
+        root = _project_in(_uv_team(tmp_path / "team", main_optax="0.2.66"), monkeypatch)
+        assert cli.main(["upgrade", *PR_CHECK]) == 2
+        err = capsys.readouterr().err
+        assert (f"main:pyproject.toml:8: optax==0.2.66, but main:uv.lock:{_optax_line(root)} locks optax 0.2.6: "
+                "re-lock with `uv lock`, or fix the pin") in err, err
+
+
+def test_files_that_agree_on_both_sides_are_judged(tmp_path, monkeypatch, capsys):
+    with mock.patch.dict(os.environ):
+        root = _project_in(_uv_team(tmp_path / "team"), monkeypatch)
+        assert fanout.plan(Workspace.from_environment(), PR_CHECK, str(root)) == 0, capsys.readouterr().err
+        entries = plan.read(root / "reports" / plan.PLAN_FILE)
+        assert entries[matrix.BASELINE].pins == PINS and entries[matrix.CANDIDATE].pins == dict(PINS, optax="0.2.8")
+
+
+@pytest.mark.parametrize("command", [["upgrade", "--offline"], ["golden", "--no-builtin"]])
+def test_a_plain_upgrade_or_golden_refuses_files_that_disagree(tmp_path, monkeypatch, capfd, command):
+    with mock.patch.dict(os.environ):
+        root = _project_in(_uv_team(tmp_path / "team", branch_optax="0.2.66", branch_lock_optax="0.2.6"), monkeypatch)
+        monkeypatch.delenv(env_vars.PROJECT)  # as a team's shell runs it
+        assert cli.main(command) == 2
+        err = capfd.readouterr().err
+        assert f"pyproject.toml:8: optax==0.2.66, but uv.lock:{_optax_line(root)} locks optax 0.2.6" in err, err
+        assert "Traceback" not in err
+
+
+def test_a_malformed_version_in_uv_lock_stops_the_upgrade_with_its_line(tmp_path, monkeypatch, capsys):
+    """The reported failure end to end: a `packaging` traceback (exit 1) before; exit 2 naming the line now."""
+    with mock.patch.dict(os.environ):
+        root = _project_in(_uv_team(tmp_path / "team"), monkeypatch)
+        (root / "uv.lock").write_text((root / "uv.lock").read_text().replace('version = "0.2.8"', 'version = "0.2.x"'))
+        assert cli.main(["upgrade", "--offline"]) == 2
+        err = capsys.readouterr().err
+        assert f"uv.lock:{_optax_line(root)}: optax's version '0.2.x' is not a version" in err, err
+        assert "Traceback" not in err
+
+
+def test_a_pull_requests_entries_install_each_sides_whole_lock(tmp_path, monkeypatch, capsys):
+    """The PR check on a branch that bumped optax and, re-locking, scipy: the baseline installs main's whole
+    uv.lock (resolved into the plan's locks before anything runs), the candidate the branch's; what the branch's
+    lock changes besides the pins is said, since no single-package entry attributes it."""
+    with mock.patch.dict(os.environ):
+        root = _project_in(_uv_team(tmp_path / "team"), monkeypatch)
+        (root / "uv.lock").write_text((root / "uv.lock").read_text().replace(
+            'name = "chex"\nversion = "0.1.92"', 'name = "chex"\nversion = "0.1.93"'))
+        _commit(root, "chex 0.1.93")
+        assert fanout.plan(Workspace.from_environment(), PR_CHECK, str(root)) == 0, capsys.readouterr().err
+        entries = plan.read(root / "reports" / plan.PLAN_FILE)
+        base, cand = entries[matrix.BASELINE], entries[matrix.CANDIDATE]
+        assert base.locked_with == ("chex==0.1.92",) and cand.locked_with == ("chex==0.1.93",)
+        assert locks.parse_lock(Path(base.lock_file).read_text())["chex"] == "0.1.92"
+        assert locks.parse_lock(Path(cand.lock_file).read_text())["chex"] == "0.1.93"
+        assert cand.notes == ("chex 0.1.92 → 0.1.93: uv.lock locks it",)
+        assert "upgrade: candidate: chex 0.1.92 → 0.1.93: uv.lock locks it" in capsys.readouterr().out
+
+
+def test_a_baseline_from_a_revision_that_does_not_resolve_is_said_as_the_baselines(tmp_path, monkeypatch, capsys):
+    """Resolved into the plan before anything runs: a main whose pins do not resolve is the baseline's problem,
+    its report says why, and the run stops (it was the candidate's before, or a session's minutes later)."""
+    root = _team_repository(tmp_path / "team")
+    _git(root, "checkout", "-q", "main")
+    (root / "requirements.txt").write_text(REQUIREMENTS.replace("optax==0.2.6", "optax==0.2.66"))
+    _commit(root, "a pin no index has")
+    _git(root, "checkout", "-q", "bump-optax")
+    with mock.patch.dict(os.environ):
+        _project_in(root, monkeypatch)
+        argv = ["--baseline-from", "main:requirements.txt", "--candidate-from", "requirements.txt", "--offline"]
+        assert fanout.plan(Workspace.from_environment(), argv, str(root)) == 2
+        err = capsys.readouterr().err
+        assert "the baseline's pins (main:requirements.txt) do not resolve" in err, err
+        assert "there is no version of optax==0.2.66" in err and "CANNOT JUDGE: baseline is unresolvable" in err
+        assert "optax==0.2.66" in (root / "reports" / "baseline.json").read_text()

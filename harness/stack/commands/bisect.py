@@ -152,14 +152,15 @@ def _run(ctx: _Context, group: str, name: str, named: dict[str, str], defaults: 
     started = time.perf_counter()
     release = named[matrix.GROUPS[group][0]]
     try:
-        found = resolve.resolve(ctx.ws, named, defaults, ctx.base.python, ctx.args.pre)
+        found = resolve.resolve(ctx.ws, named, defaults, ctx.base.python, ctx.args.pre, held=ctx.base.locked_with)
     except HarnessError:
         ctx.probes.append(Probe(name, group, release, {}, checks, "not installable", [], None, 0.0))
         return bisect_bridge.Ran(None, "not installable", {}), {}
     lock = ctx.directory.locks / f"{name}.txt"
     resolve.write_lock(found, lock)
     entry = matrix.Entry(name, found.pins, f"{group} {release}, bisecting", ctx.base.python, locked=False,
-                         lock_file=str(lock), notes=tuple(found.notes), resolved_at=found.resolved_at)
+                         lock_file=str(lock), notes=tuple(found.notes), resolved_at=found.resolved_at,
+                         locked_with=ctx.base.locked_with)
     _add_to_plan(ctx.directory, entry)
     selection = ctx.directory.bisect_selection
     selection.write_text("\n".join(checks) + "\n")

@@ -20,7 +20,7 @@ from harness.errors import HarnessError
 from harness.stack import project
 from harness.stack.ci import init_ci
 from harness.stack.commands import options
-from harness.stack.pins import pins_from, project_pins
+from harness.stack.pins import agreement, pins_from, project_pins
 from harness.stack.pins.pins_from import BASELINE_FILES
 
 NOXFILE = '''"""upgrade-harness sessions for this project (written by `upgrade-harness init`).
@@ -98,8 +98,8 @@ def table(baseline_from: str, contracts: str, builtin: str, outside_index: str =
     out.add("baseline-from", baseline_from)
     if outside_index == "ignore":
         out.add(pins_from.OUTSIDE_INDEX_KEY, "ignore")
-        _note(out, pins_from.OUTSIDE_INDEX_KEY, "its index options, URLs, paths and -e lines are not installed: "
-                                                "only its exact pins, from the package index")
+        _note(out, pins_from.OUTSIDE_INDEX_KEY, "its index options, URLs, paths, -e lines and git sources are not "
+                                                "installed: the rest of what it pins is, from the package index")
     out.add(tomlkit.comment('Your own contract modules: pytest files using the `check` fixture (README: "Your own '
                             'contracts").'))
     out.add("contracts", [contracts])
@@ -169,6 +169,8 @@ def _baseline_file(root: Path, given: str | None, outside_index: str) -> str:
             try:
                 pins_from.read(root / name, outside_index, optional=optional)
                 return name
+            except agreement.Disagreement:
+                raise  # the project's own files disagree: said at once, not passed over for the next file
             except HarnessError as exc:
                 problems.append(str(exc))
     found = "\n  ".join(problems) if problems else f"none of {', '.join(BASELINE_FILES)} is here"

@@ -44,7 +44,8 @@ def resolve_latest(ws: Workspace, prerelease: bool) -> tuple[ReleaseSet, list[st
     had to move)."""
     pins = current.pins(ws)
     named = {pkg: matrix.LATEST for pkg in matrix.LATEST_PACKAGES}
-    resolution = resolve.resolve(ws, named, pins.baseline, pins.python, prerelease=prerelease)
+    resolution = resolve.resolve(ws, named, pins.baseline, pins.python, prerelease=prerelease,
+                                 held=pins.baseline_with)
     return ReleaseSet.of(resolution.pins, pins.python, resolution.resolved_at), resolution.notes
 
 

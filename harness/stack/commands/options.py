@@ -85,8 +85,8 @@ COMMANDS: dict[str, Usage] = {
         _own(f"--{pins_from.OUTSIDE_INDEX_KEY}", choices=project.OUTSIDE_INDEX, default="refuse",
              dest="outside_index", help=(
                  "ignore: your baseline's file may also point outside the package index (index options, URLs, "
-                 "paths, -e); only its exact pins of jax, jaxlib, optax, flax, numpy are installed, from the index "
-                 "(default: refuse such a file)")),
+                 "paths, -e, git sources); those lines are not installed, the rest of what it pins is, from the "
+                 "index (default: refuse such a file)")),
         _own("--ci", choices=init_ci.PROVIDERS, help=(
             f"also write the CI workflows: github writes {github_workflows.PR_FILE} (pull requests that change "
             f"your pins) and {github_workflows.NIGHTLY_FILE} (the newest releases every night)")),

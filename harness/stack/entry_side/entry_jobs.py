@@ -26,7 +26,7 @@ def job_of(entry: Entry, options: RunOptions, interpreter: str | None = None) ->
     """The job of a session running `entry`, told the JOB group of `options` (and its Python, when known)."""
     return EntryJob(entry=entry_info(entry), description=entry.description, lock_file=entry.lock_file,
                     problem=entry.problem, pins_from=entry.pins_from, options=entry_job.options_of(options),
-                    interpreter=interpreter)
+                    interpreter=interpreter, locked_with=entry.locked_with)
 
 
 def interpreter(entry: Entry) -> str | None:
@@ -42,7 +42,8 @@ def entry_of(job: EntryJob) -> Entry:
     info = job.entry
     return Entry(name=info.name, pins=dict(info.requested), description=job.description, python=info.python,
                  locked=info.locked, lock_file=job.lock_file, notes=tuple(info.notes or ()),
-                 resolved_at=info.resolved_at, problem=job.problem, pins_from=job.pins_from)
+                 resolved_at=info.resolved_at, problem=job.problem, pins_from=job.pins_from,
+                 locked_with=tuple(job.locked_with))
 
 
 def write_beside(venv: str, report: str, entry: Entry, options: RunOptions) -> Path:

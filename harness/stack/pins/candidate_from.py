@@ -23,9 +23,9 @@ def request(ws: Workspace, typed: str | None, source: Path | None,
         return None if typed is None else matrix.CandidateRequest.parse(typed)
     found = project.load(ws)
     where = pins_source.parse(str(source), invoked_from)
-    pins = pins_from.read_source(where, found.pins_outside_index, side="candidate",
-                                 optional=() if found.imports_flax else matrix.OPTIONAL)
+    read = pins_from.read_source_all(where, found.pins_outside_index, side="candidate",
+                                     optional=() if found.imports_flax else matrix.OPTIONAL)
     shown = where.shown(found.root)
     # Pins equal to the baseline's are judged too (a pull request that changes only contracts or code): the
     # two entries install one stack, which runs once (harness.stack.run.same_stack).
-    return matrix.CandidateRequest(f"--candidate-from {shown}", pins, shown)
+    return matrix.CandidateRequest(f"--candidate-from {shown}", read.pins, shown, read.locked_with)

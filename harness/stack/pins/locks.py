@@ -1,7 +1,9 @@
 """Lock files: each matrix entry's full resolved dependency set, resolved with uv.
 
 Committed entries install from locks/<entry>.txt (`nox -s lock` writes them; a team's project keeps
-its baseline's lock where its table says); an ad-hoc candidate is resolved live into .nox/adhoc-locks/.
+its baseline's lock where its table says, resolved from its whole set: its pins and the rest of what its pins
+file locks, Entry.locked_with, and refused when either moved since); an ad-hoc candidate is resolved live
+into .nox/adhoc-locks/.
 """
 
 from __future__ import annotations
@@ -44,7 +46,13 @@ def parse_lock(text: str, source: str = "the lock", relock: str = LOCK_COMMAND) 
     `source`, the line number and what is wrong when a line is not a requirement pinned to one version
     (a damaged lock would otherwise install some other stack, or fail minutes later), and the command that
     re-locks it (`relock`: lock_command of the workspace)."""
-    found = {}
+    return dict(locked_lines(text, source, relock))
+
+
+def locked_lines(text: str, source: str = "the lock", relock: str = LOCK_COMMAND) -> list[tuple[str, str]]:
+    """(name, version) of every requirement of a compiled lock, in order: a universal lock may hold a package
+    twice, at a version for each platform or Python (its markers say which); parse_lock's checks."""
+    found = []
     for number, line in enumerate(text.splitlines(), start=1):
         wanted = line.split(" #", 1)[0].strip().removesuffix("\\").strip()
         if not wanted or wanted.startswith(("#", "--")):  # comments, `# via` notes, pip options (--hash=...)
@@ -58,7 +66,7 @@ def parse_lock(text: str, source: str = "the lock", relock: str = LOCK_COMMAND) 
         if requirement.url is None and (len(specifiers) != 1 or specifiers[0].operator not in ("==", "===")):
             raise _bad_line(source, number, line, "is not pinned to one version (name==version)", relock)
         if specifiers:
-            found[canonicalize_name(requirement.name)] = specifiers[0].version
+            found.append((canonicalize_name(requirement.name), specifiers[0].version))
     return found
 
 
@@ -87,12 +95,29 @@ def check_current(ws: Workspace, entry: Entry, lock: Path) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         raise HarnessError(f"lock file {lock} is unreadable ({exc}); restore it or re-lock with "
                            f"`{lock_command(ws)}`.") from None
-    locked = parse_lock(text, source=str(lock), relock=lock_command(ws))
+    lines = locked_lines(text, source=str(lock), relock=lock_command(ws))
+    locked = dict(lines)
     stale = [f"{pkg}=={version} (the lock has {locked.get(pkg, 'none')})"
              for pkg, version in entry.pins.items() if not _same_version(locked.get(pkg), version)]
+    versions: dict[str, list[str]] = {}
+    for name, version in lines:
+        versions.setdefault(name, []).append(version)
+    stale += [said for said in (_stale(line, versions) for line in entry.locked_with) if said]
     if stale:
         raise HarnessError(f"{lock} no longer matches the {entry.name} pins: {', '.join(stale)}; "
                            f"re-lock with `{lock_command(ws)}`.")
+
+
+def _stale(line: str, versions: dict[str, list[str]]) -> str | None:
+    """How the lock misses one requirement of the team's set (`scipy==1.15.0 (the lock has 1.14.1)`), or None.
+    A requirement with a marker may be absent: the lock was resolved for Pythons its marker excludes."""
+    requirement = Requirement(line)
+    found = versions.get(canonicalize_name(requirement.name), [])
+    if not found:
+        return None if requirement.marker else f"{line} (the lock has none)"
+    if any(requirement.specifier.contains(v, prereleases=True) for v in found):
+        return None
+    return f"{line} (the lock has {', '.join(found)})"
 
 
 def write_if_missing(ws: Workspace, entry: Entry) -> Path | None:
@@ -107,7 +132,8 @@ def write_if_missing(ws: Workspace, entry: Entry) -> Path | None:
 
 
 def lock_input(entry: Entry) -> str:
-    return "\n".join(entry.requirements + harness_requirements()) + "\n"
+    """What an entry's lock is resolved from: its pins, the rest of its team's set, what the suite needs."""
+    return "\n".join(entry.requirements + list(entry.locked_with) + harness_requirements()) + "\n"
 
 
 def lock_path(ws: Workspace, entry: Entry) -> Path:

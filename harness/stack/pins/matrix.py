@@ -45,6 +45,8 @@ class Pins:
     # Where each side's pins were read (a team's: `origin/main:requirements.txt`); None: this file.
     baseline_from: str | None = None
     candidate_from: str | None = None
+    # The rest of a team's set, which every entry installs too (harness.stack.pins.pins_from.TeamPins); none here.
+    baseline_with: tuple[str, ...] = ()
 
 
 def matrix_path() -> Path:
@@ -133,9 +135,13 @@ class Entry:
     resolved_at: str | None = None
     problem: str | None = None  # why it could not be resolved: it is reported unresolvable, not run
     pins_from: str | None = None  # where its pins were read: "origin/main:requirements.txt", "--candidate ..."
+    # The rest of the team's set it installs with its pins, as its pins file says (`chex==0.1.92`, `pywin32==306;
+    # sys_platform == "win32"`): kept unless the pins force a move (harness.stack.pins.resolve). None in this checkout.
+    locked_with: tuple[str, ...] = ()
 
     @property
     def requirements(self) -> list[str]:
+        """Its pins as requirement lines (the rest of its set: locked_with)."""
         return [f"{pkg}=={self.pins[pkg]}" for pkg in PACKAGES if pkg in self.pins]
 
     @property
@@ -164,6 +170,7 @@ def single_package_entries(base: Entry, candidate: Entry) -> list[Entry]:
                 description=f"baseline with only {'/'.join(GROUPS[group])} bumped to the candidate",
                 python=base.python,
                 locked=candidate.locked,
+                locked_with=base.locked_with,  # the baseline's set, only the group bumped
             )
         )
     return entries
@@ -183,6 +190,7 @@ class CandidateRequest:
     text: str
     pins: dict[str, str]
     source: str | None = None  # the file it was read from (`--candidate-from`); None: typed as `--candidate`
+    locked_with: tuple[str, ...] = ()  # the rest of that file's set (typed: the baseline's set is kept)
 
     @classmethod
     def parse(cls, text: str) -> CandidateRequest:
@@ -226,21 +234,26 @@ def entries(pins: Pins, candidate_override: CandidateRequest | None = None, *, c
     py, locked = pins.python, committed
     # A one-run --baseline-from is resolved for the run, never written over the committed lock.
     baseline = Entry(BASELINE, dict(pins.baseline), "the pinned stack the golden values come from", py,
-                     locked=not baseline_given, pins_from=pins.baseline_from or paths.MATRIX_FILE)
+                     locked=not baseline_given, pins_from=pins.baseline_from or paths.MATRIX_FILE,
+                     locked_with=pins.baseline_with)
     if candidate_override:
         adhoc = dict(pins.baseline)
         adhoc.update(candidate_override.pins)
         source = candidate_override.source
         candidate = Entry(CANDIDATE, adhoc, f"the pins of {source}" if source else "ad-hoc candidate given with "
-                          "--candidate", py, locked=False, pins_from=source or f"--candidate {candidate_override.text!r}")
+                          "--candidate", py, locked=False,
+                          pins_from=source or f"--candidate {candidate_override.text!r}",
+                          locked_with=candidate_override.locked_with if source else pins.baseline_with)
     else:
         candidate = Entry(CANDIDATE, dict(pins.candidate), "the newest releases: the bump under review", py,
-                          locked=locked, pins_from=pins.candidate_from or paths.MATRIX_FILE)
+                          locked=locked, pins_from=pins.candidate_from or paths.MATRIX_FILE,
+                          locked_with=pins.baseline_with)
     skew_pins = dict(pins.baseline, jax=pins.candidate["jax"])
     result = {e.name: e for e in [baseline, candidate, *single_package_entries(baseline, candidate)]}
     if not candidate_override and locked:
         result["jaxlib-skew"] = Entry(
-            "jaxlib-skew", skew_pins, "new jax on the baseline jaxlib, a pairing jax allows", py
+            "jaxlib-skew", skew_pins, "new jax on the baseline jaxlib, a pairing jax allows", py,
+            locked_with=pins.baseline_with,
         )
     return result
 

@@ -2,27 +2,36 @@
 [tool.upgrade-harness]): requirements.txt, uv.lock, or pyproject.toml (PEP 621 dependencies and
 optional dependencies, PEP 735 dependency groups). Every package the harness pins must be pinned
 exactly, once: a range is a question, not a baseline. A requirements file's `-r` includes are read, and
-its `-c` constraints pin what a requirement leaves open, as pip does. The harness installs only these
-pins, from the package index: a line that points elsewhere (an index option, a direct URL, a local
-path, `-e`) is refused with its reason unless the table says pins-outside-index = "ignore".
-The candidate's pins (`--candidate-from PATH`) are read the same way, and either file may be read as a
-git revision holds it (`REV:PATH`, harness.stack.pins.pin_files), its includes from that revision too.
+its `-c` constraints pin what a requirement leaves open, as pip does.
+
+Every entry installs the team's whole set, not only the harness's packages (TeamPins.locked_with): every
+other requirement of the file (uv.lock: every package its project installs with all extras and groups, dev tools
+too, harness.stack.pins.uv_lock), from the package index, at the file's versions unless a bump forces a move
+(harness.stack.pins.resolve). Never installed: the team's project itself (uv.lock's editable and virtual
+packages, the pyproject.toml's own name, a [tool.uv.sources] workspace member: the contracts import it from
+`pythonpath`), and a line that points elsewhere (an index option, a direct URL, a local path, `-e`, a git or
+path source), which is refused with its reason unless the table says pins-outside-index = "ignore". A package
+whose marker excludes the entry's platform or Python keeps its marker: uv installs it only where it holds.
+Its pyproject.toml and uv.lock, its requirements.in and compiled requirements.txt, must agree
+(harness.stack.pins.agreement). Whatever a file holds, a problem is a HarnessError naming its file and line,
+never a traceback.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError
 from harness.stack import project
-from harness.stack.pins import pin_files
+from harness.stack.pins import agreement, pin_files, pyproject_deps, requirement_files, uv_lock
 from harness.stack.pins.matrix import PACKAGES
 from harness.stack.pins.pin_files import Files, WorkingTree
+from harness.stack.pins.requirement_files import Line, Outside, order, url_or_path
 from harness.stack.pins_source import PinsSource
 
 _FORMATS = "a requirements file (requirements.txt), uv.lock, or pyproject.toml"
@@ -30,47 +39,46 @@ _FORMATS = "a requirements file (requirements.txt), uv.lock, or pyproject.toml"
 
 BASELINE_FILES = ("requirements.txt", "uv.lock", "pyproject.toml")  # where a baseline's pins are looked for, in order
 OUTSIDE_INDEX_KEY = "pins-outside-index"  # the table's opt-in: "ignore" (default "refuse")
-_INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--no-index")
-_EDITABLE = ("-e", "--editable")
-_INCLUDE = ("-r", "--requirement")
-_CONSTRAINT = ("-c", "--constraint")
-
-
-@dataclasses.dataclass(frozen=True)
-class Line:
-    """One requirement of the file (or of a file it includes): where it is, its text, and whether it
-    came from a constraints file (`-c`), which pins a version without asking for the package."""
-
-    where: str  # "requirements.txt:3"
-    text: str
-    constraint: bool = False
-
-
-@dataclasses.dataclass(frozen=True)
-class Outside:
-    """A line that makes packages come from somewhere other than the package index."""
-
-    where: str
-    text: str
-    reason: str
 
 
 SIDES = ("baseline", "candidate")  # the side whose pins a file gives: --baseline-from, --candidate-from
 
 
+@dataclasses.dataclass(frozen=True)
+class TeamPins:
+    """What one side's pins file gives its entries: the harness's packages at exact versions, and the rest of
+    the team's set, which every entry installs with them: requirement lines (`chex==0.1.92`, `pywin32==306;
+    sys_platform == "win32"`, a range a pyproject.toml states), each package once, sorted."""
+
+    pins: dict[str, str]
+    locked_with: tuple[str, ...] = ()
+
+
+def read_source_all(source: PinsSource, outside_index: str = "refuse", side: str = "baseline",
+                    optional: tuple[str, ...] = ()) -> TeamPins:
+    """`read_all` of a file of the working tree or of a git revision (`REV:PATH`)."""
+    return read_all(source.path, outside_index, side, pin_files.of(source, f"--{side}-from"), optional)
+
+
 def read_source(source: PinsSource, outside_index: str = "refuse", side: str = "baseline",
                 optional: tuple[str, ...] = ()) -> dict[str, str]:
     """`read` of a file of the working tree or of a git revision (`REV:PATH`)."""
-    return read(source.path, outside_index, side, pin_files.of(source, f"--{side}-from"), optional)
+    return read_source_all(source, outside_index, side, optional).pins
 
 
 def read(path: Path, outside_index: str = "refuse", side: str = "baseline",
          files: Files = WorkingTree(), optional: tuple[str, ...] = ()) -> dict[str, str]:
-    """jax, jaxlib, optax, flax and numpy at the exact versions `path` pins; HarnessError naming the fix.
-    A package in `optional` may be left unpinned (flax, for a project whose code does not import it).
-    The harness installs them from the package index: a line that points elsewhere (another index, a
-    direct URL, a local path, an editable install) is refused unless `outside_index` is "ignore" (the
-    team's table says so); one of the harness's own packages from elsewhere is always refused."""
+    """jax, jaxlib, optax, flax and numpy at the exact versions `path` pins (read_all's pins)."""
+    return read_all(path, outside_index, side, files, optional).pins
+
+
+def read_all(path: Path, outside_index: str = "refuse", side: str = "baseline",
+             files: Files = WorkingTree(), optional: tuple[str, ...] = ()) -> TeamPins:
+    """The harness's packages at the exact versions `path` pins, and the rest of the set it gives every entry;
+    HarnessError naming the file, the line and the fix. A package in `optional` may be left unpinned (flax, for a
+    project whose code does not import it). The entries install from the package index: a line that points
+    elsewhere (another index, a direct URL, a local path, an editable install) is refused unless `outside_index`
+    is "ignore" (the team's table says so); one of the harness's own packages from elsewhere is always refused."""
     if not files.is_file(path):
         raise HarnessError(f"--{side}-from: {files.shown(path)} does not exist; give {_FORMATS}.")
     if path.name == "uv.lock":
@@ -78,21 +86,15 @@ def read(path: Path, outside_index: str = "refuse", side: str = "baseline",
     elif path.suffix == ".toml":
         found = _from_pyproject(path, outside_index, files, side)
     else:
-        lines, outside = _requirement_lines(path, files)
+        lines, outside = requirement_files.lines_of(path, files)
         found = _from_requirement_lines(lines, files.shown(path), outside_index, outside, side)
-    missing = [pkg for pkg in PACKAGES if pkg not in found and pkg not in optional]
+    agreement.check(path, files)  # its pyproject.toml and uv.lock, its requirements.in and .txt, agree
+    missing = [pkg for pkg in PACKAGES if pkg not in found.pins and pkg not in optional]
     if missing:
         needed = [pkg for pkg in PACKAGES if pkg not in optional]
         raise HarnessError(f"{files.shown(path)} does not pin {', '.join(missing)}: the {side} must pin exactly "
                            f"{', '.join(needed)} (the versions your training runs with), e.g. `{missing[0]}==X.Y.Z`.")
-    return {pkg: found[pkg] for pkg in PACKAGES if pkg in found}
-
-
-def _toml(path: Path, files: Files) -> dict:
-    try:
-        return tomllib.loads(files.read_text(path))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise HarnessError(f"{files.shown(path)} cannot be read as TOML ({exc}); fix it and run again.") from None
+    return TeamPins({pkg: found.pins[pkg] for pkg in PACKAGES if pkg in found.pins}, found.locked_with)
 
 
 def _check_outside(outside: list[Outside], source: str, outside_index: str) -> None:
@@ -101,85 +103,32 @@ def _check_outside(outside: list[Outside], source: str, outside_index: str) -> N
         return
     listed = "\n  ".join(f"{o.where}: {o.text!r}: {o.reason}" for o in outside)
     raise HarnessError(
-        f"{source} points outside the package index:\n  {listed}\nThe harness installs {', '.join(PACKAGES)} at "
-        "the versions pinned here from the package index uv uses, nothing else of this file: those lines would "
-        f"not be installed. If your stack's packages come from the index, say so in [tool.{project.TABLE}] with "
+        f"{source} points outside the package index:\n  {listed}\nThe harness installs what this file pins from "
+        "the package index uv uses, and nothing from elsewhere: those lines would not be installed. If the "
+        f"packages pinned here come from the index, say so in [tool.{project.TABLE}] with "
         f'{OUTSIDE_INDEX_KEY} = "ignore" (`upgrade-harness init --{OUTSIDE_INDEX_KEY} ignore` writes it), or give '
         "--baseline-from a file without them.")
 
 
-def _option(line: str) -> tuple[str, str] | None:
-    """("--index-url", "URL") for an option line (`-i URL`, `--index-url=URL`, `-rfile`), else None."""
-    if not line.startswith("-"):
-        return None
-    head, _, rest = line.partition(" ")
-    if head.startswith("--"):
-        name, equals, value = head.partition("=")
-        return name, (value if equals else rest).strip()
-    if len(head) > 2:  # -rfile, -iURL
-        return head[:2], f"{head[2:]} {rest}".strip()
-    return head, rest.strip()
-
-
-def _requirement_lines(path: Path, files: Files, seen: frozenset[Path] = frozenset(),
-                       constraint: bool = False) -> tuple[list[Line], list[Outside]]:
-    """Each requirement line, following `-r other.txt` and `-c constraints.txt`, and the lines that
-    point outside the package index."""
-    lines: list[Line] = []
-    outside: list[Outside] = []
-    try:
-        text = files.read_text(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"{files.shown(path)} cannot be read ({exc}); give a UTF-8 requirements file (`pip freeze` "
-                           "from PowerShell writes UTF-16: re-save it as UTF-8).") from None
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split(" #")[0].strip().rstrip("\\").strip()
-        where = f"{files.name(path)}:{number}"
-        if not line or line.startswith("#"):
-            continue
-        option = _option(line)
-        if option is not None:
-            name, value = option
-            if name in _INCLUDE or name in _CONSTRAINT:
-                included = (path.parent / value).resolve()
-                if not value or not files.is_file(included):
-                    raise HarnessError(f"{where}: includes {files.shown(included)}, which does not exist; fix the "
-                                       f"{name} line.")
-                if included not in seen:
-                    more, elsewhere = _requirement_lines(included, files, seen | {path.resolve()},
-                                                         constraint or name in _CONSTRAINT)
-                    lines, outside = lines + more, outside + elsewhere
-            elif name in _INDEX_OPTIONS:
-                outside.append(Outside(where, line, "another package index or a directory of files: pip would "
-                                                    "take packages from there"))
-            elif name in _EDITABLE:
-                outside.append(Outside(where, line, "an editable install from a local path or a repository"))
-            continue  # other options (--hash on its own line, --pre, --trusted-host): not pins
-        lines.append(Line(where, line.split(" --")[0].strip(), constraint))  # `pkg==1 --hash=...`
-    return lines, outside
-
-
-def _url_or_path(text: str) -> bool:
-    """A line that is a path or URL rather than a requirement (`./vendored/thing`, `git+https://...`)."""
-    return "/" in text or "\\" in text or text.startswith(".") or text.endswith((".whl", ".tar.gz", ".zip"))
-
-
 def _from_requirement_lines(lines: list[Line], source: str, outside_index: str = "refuse",
-                            options: list[Outside] | None = None, side: str = "baseline") -> dict[str, str]:
-    """The exact pins of the harness's packages. A constraint (`-c`) pins a version a requirement leaves
-    open (`jax` or `jax>=0.11` with `jax==0.11.2` in the constraints file), as pip does."""
+                            options: list[Outside] | None = None, side: str = "baseline") -> TeamPins:
+    """The exact pins of the harness's packages, and the file's other requirements. A constraint (`-c`) pins a
+    version a requirement leaves open (`jax` or `jax>=0.11` with `jax==0.11.2` in the constraints file), as pip
+    does; a constraint on a package no line requires installs nothing (nor, unlike pip's, holds a dependency)."""
     required: dict[str, tuple[Requirement, str]] = {}
     constrained: dict[str, tuple[str, str]] = {}
+    others: list[Requirement] = []  # the rest of the set, and what the constraints say of it
+    other_constraints: dict[str, list[Requirement]] = {}
     outside: list[Outside] = list(options or [])  # the option lines that point outside the index
     for line in lines:
         try:
             req = Requirement(line.text)
         except InvalidRequirement as exc:
-            if any(line.text.lower().startswith(pkg) for pkg in PACKAGES):
-                raise HarnessError(f"{line.where}: cannot read {line.text!r} ({exc}).") from None
-            if _url_or_path(line.text):
+            if url_or_path(line.text):
                 outside.append(Outside(line.where, line.text, "a local path or a URL"))
-            continue  # not a requirement the harness pins
+                continue
+            raise HarnessError(f"{line.where}: cannot read {line.text!r} as a requirement "
+                               f"({str(exc).splitlines()[0]}); fix the line.") from None
         name = canonicalize_name(req.name)
         if req.url:
             if name in PACKAGES:
@@ -189,6 +138,10 @@ def _from_requirement_lines(lines: list[Line], source: str, outside_index: str =
             outside.append(Outside(line.where, line.text, "a direct URL"))
             continue
         if name not in PACKAGES:
+            if line.constraint:
+                other_constraints.setdefault(name, []).append(req)
+            else:
+                others.append(req)
             continue
         if line.constraint:
             version = _exact(req, line.where, side)
@@ -203,7 +156,7 @@ def _from_requirement_lines(lines: list[Line], source: str, outside_index: str =
                 raise HarnessError(f"{source} pins {name} twice, {_shown(first)} ({where}) and {_shown(req)} "
                                    f"({line.where}); keep one exact pin.")
         required[name] = (req, line.where)
-    _check_outside(sorted(outside, key=_order), source, outside_index)
+    _check_outside(sorted(outside, key=order), source, outside_index)
     found = {}
     for name in PACKAGES:
         if name in required:
@@ -211,12 +164,10 @@ def _from_requirement_lines(lines: list[Line], source: str, outside_index: str =
             found[name] = _with_constraint(req, where, constrained.get(name), side)
         elif name in constrained:
             found[name] = constrained[name][0]
-    return found
-
-
-def _order(line: Outside) -> tuple[str, int]:
-    name, _, number = line.where.rpartition(":")
-    return (name, int(number)) if number.isdigit() else (line.where, 0)
+    for req in others:
+        for constraint in other_constraints.get(canonicalize_name(req.name), []):
+            req.specifier &= constraint.specifier
+    return TeamPins(found, tuple(sorted(dict.fromkeys(str(req) for req in others))))
 
 
 def _shown(req: Requirement) -> str:
@@ -250,6 +201,11 @@ _WHY_EXACT = {
 def _exact(req: Requirement, where: str, side: str = "baseline") -> str:
     specs = list(req.specifier)
     if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+        try:
+            Version(specs[0].version)  # `===` takes any text; the harness compares the versions it pins
+        except InvalidVersion:
+            raise HarnessError(f"{where}: {req.name}{specs[0]}: {specs[0].version!r} is not a version (PEP 440, "
+                               f"e.g. {req.name}==0.2.8); pin a released version.") from None
         return specs[0].version
     given = str(req.specifier) or "any version"
     raise HarnessError(f"{where}: {req.name} is a range ({given}), not an exact version. "
@@ -257,42 +213,54 @@ def _exact(req: Requirement, where: str, side: str = "baseline") -> str:
 
 
 def _from_pyproject(path: Path, outside_index: str = "refuse", files: Files = WorkingTree(),
-                    side: str = "baseline") -> dict[str, str]:
-    data, name = _toml(path, files), files.name(path)
-    table = data.get("project", {})
-    lines = [(f"{name} [project] dependencies", d) for d in table.get("dependencies", [])]
-    for extra, deps in table.get("optional-dependencies", {}).items():
-        lines += [(f"{name} [project.optional-dependencies] {extra}", d) for d in deps]
-    for group, deps in data.get("dependency-groups", {}).items():
-        lines += [(f"{name} [dependency-groups] {group}", d) for d in deps if isinstance(d, str)]
-    return _from_requirement_lines([Line(where, text) for where, text in lines], files.shown(path), outside_index,
-                                   side=side)
-
-
-PYPI = "https://pypi.org/simple"
-
-
-def _from_uv_lock(path: Path, outside_index: str = "refuse", files: Files = WorkingTree()) -> dict[str, str]:
-    """The locked versions of the harness's packages, each from the package index (its `source`)."""
-    found: dict[str, set[str]] = {}
+                    side: str = "baseline") -> TeamPins:
+    """Its PEP 621 dependencies, optional dependencies and PEP 735 groups as requirement lines, less the project
+    itself; a [tool.uv.sources] entry says where uv takes a dependency from instead of the index."""
+    found = pyproject_deps.read(requirement_files.text_of(path, files), files.name(path))
+    lines: list[Line] = []
     outside: list[Outside] = []
-    for package in _toml(path, files).get("package", []):
-        name = canonicalize_name(package.get("name", ""))
-        if name not in PACKAGES or "version" not in package:
+    for declared in found.requirements:
+        try:
+            name = canonicalize_name(Requirement(declared.text).name)
+        except InvalidRequirement:
+            lines.append(Line(declared.where, declared.text))  # refused with its line below
             continue
-        source = package.get("source", {"registry": PYPI})
-        where, text = f"{files.name(path)} [[package]] {name} {package['version']}", f"source = {source}"
-        if "registry" not in source:
-            raise HarnessError(f"{where}: {name} is locked from {source}, not the package index: the harness installs "
-                               f"the baseline from the index, which would not be the {name} you run. Lock it from the "
-                               "index if the index has the same build.")
-        if source["registry"].rstrip("/") != PYPI:
-            outside.append(Outside(where, text, f"another package index ({source['registry']})"))
-        found.setdefault(name, set()).add(package["version"])
-    _check_outside(outside, files.shown(path), outside_index)
-    forked = {name: versions for name, versions in found.items() if len(versions) > 1}
-    if forked:
-        name, versions = next(iter(forked.items()))
-        raise HarnessError(f"{files.shown(path)} locks {name} at {len(versions)} versions ({', '.join(sorted(versions))}, a fork by "
-                           "platform or Python); give a requirements file with one exact pin instead.")
-    return {name: versions.pop() for name, versions in found.items()}
+        if name == found.name:
+            continue  # the project itself (`team[test]` in a group): the contracts import it from pythonpath
+        source = found.sources.get(name)
+        kind = _uv_source_kind(source)
+        if kind == "workspace":
+            continue  # a member of the project's own uv workspace
+        if kind is not None:
+            if kind != "index" and name in PACKAGES:
+                raise HarnessError(f"{declared.where}: {name} comes from {source} ([tool.uv.sources]), not the package "
+                                   "index: the harness installs it from the index, which would not be the "
+                                   f"{name} you run. Take it from the index if the index has the same build.")
+            reason = ("another package index ([tool.uv.sources])" if kind == "index" else
+                      f"[tool.uv.sources] takes it from {source}")
+            outside.append(Outside(declared.where, declared.text, reason))
+            if kind != "index":
+                continue  # with "ignore": not installed; an index's package is, from the index uv uses
+        lines.append(Line(declared.where, declared.text))
+    return _from_requirement_lines(lines, files.shown(path), outside_index, outside, side=side)
+
+
+def _uv_source_kind(source: object) -> str | None:
+    """What [tool.uv.sources] says of a dependency: "workspace", "index", "git", "path", "url" (a list of
+    sources by marker: "by marker"), None when it says nothing."""
+    if source is None:
+        return None
+    if isinstance(source, dict):
+        if source.get("workspace") is True:
+            return "workspace"
+        return next((k for k in ("index", "git", "path", "url") if k in source), "unknown")
+    return "by marker"
+
+
+def _from_uv_lock(path: Path, outside_index: str = "refuse", files: Files = WorkingTree()) -> TeamPins:
+    """The locked versions of the harness's packages, each from the package index (its `source`), and every
+    other package the lock's project installs (harness.stack.pins.uv_lock), with its marker."""
+    packages = uv_lock.read(requirement_files.text_of(path, files), files.name(path))
+    pins, locked_with, outside = uv_lock.team_set(packages, files.shown(path))
+    _check_outside(sorted(outside, key=order), files.shown(path), outside_index)
+    return TeamPins(pins, locked_with)

@@ -2,7 +2,8 @@
 
 A pin that does not exist or does not fit fails here, in seconds, with the resolver's reason. The
 candidate's unnamed packages, and the single-package entries' other packages, stay at the baseline's
-pins when those resolve, else move to the newest that do (harness.stack.pins.resolve), and say so. A
+pins when those resolve, else move to the newest that do (harness.stack.pins.resolve), and say so; so do the
+rest of a team's locked set (Entry.locked_with), and what a candidate's pins file changes of it is said too. A
 single-package entry that cannot be resolved is kept with its problem: it is reported unresolvable
 (a partial attribution), never run. Each entry's session is given its entry from the plan in its job file (harness.model.entry_job,
 HARNESS_JOB), so each entry is installed from exactly the lock resolved here.
@@ -25,17 +26,33 @@ LOCKS_DIR = "locks"  # beside the plan in the reports directory: the locks it re
 def _resolved(ws: Workspace, entry: matrix.Entry, named: dict[str, str], baseline: dict[str, str], locks_dir: Path,
               prerelease: bool) -> matrix.Entry:
     """The entry with the exact pins and lock its request resolves to."""
-    found = resolve.resolve(ws, named, baseline, entry.python, prerelease)
+    found = resolve.resolve(ws, named, baseline, entry.python, prerelease, held=entry.locked_with)
     lock = locks_dir / f"{entry.name}.txt"
     resolve.write_lock(found, lock)
-    return dataclasses.replace(entry, pins=found.pins, locked=False, lock_file=str(lock), notes=tuple(found.notes),
-                               resolved_at=found.resolved_at)
+    return dataclasses.replace(entry, pins=found.pins, locked=False, lock_file=str(lock),
+                               notes=entry.notes + tuple(found.notes), resolved_at=found.resolved_at)
+
+
+def _set_moves(base: matrix.Entry, cand: matrix.Entry) -> tuple[str, ...]:
+    """What the candidate's pins file changes in the team's set besides the pins (no single-package entry
+    attributes it): `scipy 1.14.1 → 1.15.0: uv.lock locks it`."""
+    before, after = resolve.held_versions(base.locked_with), resolve.held_versions(cand.locked_with)
+    source = cand.pins_from
+    moved = [f"{name} {before[name]} → {version}: {source} locks it" for name, version in after.items()
+             if name in before and before[name] != version]
+    moved += [f"{name} {version}: {source} adds it" for name, version in after.items() if name not in before]
+    return tuple(moved + [f"{name} {version}: {source} drops it" for name, version in before.items()
+                          if name not in after])
+
+
+class BaselineUnresolvable(HarnessError):
+    """The pins `--baseline-from` names do not resolve: nothing can be judged against them."""
 
 
 def build(ws: Workspace, candidate: matrix.CandidateRequest | None, locks_dir: Path,
           prerelease: bool = False) -> list[matrix.Entry]:
     """The workspace's baseline, candidate and single-package entries, resolved; HarnessError when the candidate
-    cannot be."""
+    cannot be (BaselineUnresolvable: a baseline `--baseline-from` names)."""
     all_entries = current.entries(ws, candidate)
     base, cand = all_entries[matrix.BASELINE], all_entries[matrix.CANDIDATE]
     if cand.locked:  # the matrix's own candidate: committed locks, nothing to resolve
@@ -43,9 +60,16 @@ def build(ws: Workspace, candidate: matrix.CandidateRequest | None, locks_dir: P
     written = locks.write_if_missing(ws, base)  # a project's first run: the candidate is resolved beside it
     if written:
         print(f"upgrade: wrote {written}: the baseline's stack fully resolved (commit it)")
+    if not base.locked:  # --baseline-from: resolved for this run beside the others, never over the committed lock
+        try:
+            base = _resolved(ws, base, dict(base.pins), base.pins, locks_dir, prerelease)
+        except HarnessError as exc:
+            raise BaselineUnresolvable(f"the baseline's pins ({base.pins_from}) do not resolve: {exc}") from None
     # An ad-hoc candidate names its pins; a project's default candidate, what it moves from the baseline.
     named = ({p: v for p, v in candidate.pins.items() if p in cand.pins} if candidate is not None
              else {p: v for p, v in cand.pins.items() if base.pins.get(p) != v})
+    if candidate is not None and candidate.source is not None:  # a pins file's set, which may differ
+        cand = dataclasses.replace(cand, notes=_set_moves(base, cand))
     cand = _resolved(ws, cand, named, base.pins, locks_dir, prerelease)
     singles = []
     for single in matrix.single_package_entries(base, cand):
@@ -77,7 +101,8 @@ def read(path: Path) -> dict[str, matrix.Entry]:
     try:
         rows = json.loads(path.read_text())
         return {row["name"]: matrix.Entry(**{**row, "notes": tuple(row["notes"]), "lock_file": row["lock_file"] and
-                                             str(folder / row["lock_file"])}) for row in rows}
+                                             str(folder / row["lock_file"]),
+                                             "locked_with": tuple(row.get("locked_with", ()))}) for row in rows}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HarnessError(f"the upgrade's plan {path} is unreadable ({exc}); run `nox -s upgrade` again.") from None
 

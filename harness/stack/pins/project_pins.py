@@ -1,5 +1,6 @@
-"""A team's project's pins: its baseline from its own files, its default candidate from its table or
-else the harness's own candidate (harness/matrix.toml), for the packages that candidate moves."""
+"""A team's project's pins: its baseline from its own files (and the rest of the set they lock, which every
+entry installs), its default candidate from its table or else the harness's own candidate
+(harness/matrix.toml), for the packages that candidate moves."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ def load(ws: Workspace) -> matrix.Pins:
     found = project.load(ws)
     defaults = matrix.load_pins(ws.matrix)
     # flax is the project's to pin only when its code imports it (harness.stack.selection.team_code).
-    baseline = pins_from.read_source(found.baseline_source, found.pins_outside_index,
+    read = pins_from.read_source_all(found.baseline_source, found.pins_outside_index,
                                      optional=() if found.imports_flax else matrix.OPTIONAL)
+    baseline = read.pins
     # The harness's candidate moves what it bumps over its own baseline; the project's other pins stay.
     # Only forward: a team already past the harness's candidate keeps its own version.
     moved = {p: v for p, v in defaults.candidate.items()
@@ -32,7 +34,7 @@ def load(ws: Workspace) -> matrix.Pins:
     where = found.baseline_source.shown(found.root)
     candidate_from = (f"[tool.{project.TABLE}.candidate] over {where}" if found.candidate is not None
                       else f"the harness's candidate ({paths.MATRIX_FILE}) over {where}")
-    return matrix.Pins(found.python or defaults.python, baseline, candidate, where, candidate_from)
+    return matrix.Pins(found.python or defaults.python, baseline, candidate, where, candidate_from, read.locked_with)
 
 
 def optional_packages(root: Path) -> tuple[str, ...]:

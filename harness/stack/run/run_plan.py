@@ -72,10 +72,11 @@ def resolve(ws: Workspace, args) -> list[matrix.Entry]:
     try:
         entries = plan.build(ws, args.candidate, ws.reports / plan.LOCKS_DIR, args.pre)
     except HarnessError as exc:
-        requested = current.entries(ws, args.candidate)[matrix.CANDIDATE]
+        side = matrix.BASELINE if isinstance(exc, plan.BaselineUnresolvable) else matrix.CANDIDATE
+        requested = current.entries(ws, args.candidate)[side]
         stack_entry.write_unresolvable(ws.reports, requested, str(exc), now(), run_id=ws.options.run_id)
-        raise CannotStart(f"{exc}\nCANNOT JUDGE: candidate is unresolvable (exit status 2; "
-                          f"{ws.reports}/{matrix.CANDIDATE}.json says why)") from None
+        raise CannotStart(f"{exc}\nCANNOT JUDGE: {side} is unresolvable (exit status 2; "
+                          f"{ws.reports}/{side}.json says why)") from None
     try:
         preflight.check(ws, entries)  # the locks the plan resolved, too
     except HarnessError as exc:

@@ -127,7 +127,7 @@ class Args:
 def fake_stack(monkeypatch, reports, installs, runs):
     """resolve: installs[(optax, jax)] is False (no resolution) or the probe report to write; the runner
     writes it, after checking that the child session will find its entry in the plan file."""
-    def fake_resolve(ws, named, defaults, python, prerelease=False):
+    def fake_resolve(ws, named, defaults, python, prerelease=False, held=()):
         pins = {**defaults, **named}
         if installs.get((pins["optax"], pins["jax"])) is False:
             raise HarnessError(f"cannot resolve optax=={pins['optax']} with jax=={pins['jax']}")
@@ -279,7 +279,7 @@ def bridge_stack(monkeypatch, reports, installs, runs):
     fake_run = fake_stack(monkeypatch, reports, installs, runs)
     plain = resolve.resolve
 
-    def moving_flax(ws, named, defaults, python, prerelease=False):
+    def moving_flax(ws, named, defaults, python, prerelease=False, held=()):
         if installs.get((named["optax"], named.get("jax", defaults["jax"])), False) is False:
             raise HarnessError("does not resolve")
         found = plain(ws, named, defaults, python, prerelease)

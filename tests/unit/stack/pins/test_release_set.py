@@ -109,7 +109,7 @@ def fake_resolve(monkeypatch, tmp_path):
     """resolve.resolve answering from TONIGHT (no uv, no network); the calls it got are recorded."""
     calls = []
 
-    def fake(ws, named, defaults, python, prerelease=False):
+    def fake(ws, named, defaults, python, prerelease=False, held=()):
         calls.append((dict(named), dict(defaults), python, prerelease))
         return resolve.Resolution(pins=dict(TONIGHT), lock="", notes=["optax latest = 0.2.8"],
                                   resolved_at="2026-12-01T03:20:00+00:00")

@@ -2,10 +2,14 @@
 seconds with the resolver's reason, one upgrade per reports directory, attribution never blocks judging.
 uv is replaced by a small table of which versions fit together (no network)."""
 
+import itertools
 import subprocess
 from pathlib import Path
 
 import pytest
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
 from harness.errors import HarnessError
 from harness.stack.pins import current, locks, matrix, plan, resolve
@@ -16,9 +20,13 @@ from harness.stack.workspace import Workspace
 CHECKOUT = Workspace.of(paths.SOURCE)
 BASE = {"jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12", "numpy": "2.5.5"}
 RELEASES = {"jax": ["0.9.2", "0.11.2", "0.12.0.1"], "jaxlib": ["0.9.2", "0.11.2", "0.12.0.1"],
-            "optax": ["0.2.6", "0.2.8"], "flax": ["0.12.6", "0.12.12"], "numpy": ["2.5.5"]}
-# flax 0.12.12 needs jax >= 0.11.1; jaxlib must equal jax.
+            "optax": ["0.2.6", "0.2.8"], "flax": ["0.12.6", "0.12.12"], "numpy": ["2.5.5"],
+            # a team's other packages (tests/unit/stack/pins/test_team_set.py)
+            "chex": ["0.1.92", "0.1.93"], "scipy": ["1.14.1", "1.15.0"], "ml-dtypes": ["0.5.1"],
+            "colorama": ["0.4.6"], "pytest": ["8.3.3", "9.0.0"], "ruff": ["0.6.0"]}
+# What each release needs: flax 0.12.12 needs jax >= 0.11.1, chex 0.1.92 jax < 0.12; jaxlib must equal jax.
 FLAX_NEEDS = {"0.12.12": "0.11.1", "0.12.6": "0.9.0"}
+NEEDS = [("flax", v, "jax", f">={jax}") for v, jax in FLAX_NEEDS.items()] + [("chex", "0.1.92", "jax", "<0.12")]
 
 
 def _key(v):
@@ -26,28 +34,52 @@ def _key(v):
 
 
 def fake_compile(requirements, python, output=None, header_command=None, prerelease=False, universal=True, offline=False):
-    done = _fake_resolution(requirements)
+    done = _fake_resolution(requirements, universal)
     if output is not None and done.returncode == 0:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)  # as uv_compile makes it
         Path(output).write_text(done.stdout)
     return done
 
 
-def _fake_resolution(requirements):
-    asked = {}
+def _broken(chosen: dict[str, str]) -> list[str]:
+    """uv's words for each need `chosen` does not meet."""
+    broken = [f"Because {pkg}=={version} depends on {dep}{spec} and you require {dep}=={chosen[dep]}"
+              for pkg, version, dep, spec in NEEDS
+              if chosen.get(pkg) == version and dep in chosen and not SpecifierSet(spec).contains(chosen[dep])]
+    if "jax" in chosen and chosen.get("jaxlib", chosen["jax"]) != chosen["jax"]:
+        broken.append(f"Because jax=={chosen['jax']} depends on jaxlib=={chosen['jax']} and you require "
+                      f"jaxlib=={chosen['jaxlib']}")
+    return broken
+
+
+def _fake_resolution(requirements, universal=True):
+    """uv pip compile over RELEASES: each name at the newest release its requirement allows that meets NEEDS; a
+    requirement whose marker does not hold here is left out (kept with its marker in a universal lock)."""
+    asked: dict[str, list[str]] = {}
+    markers: dict[str, str] = {}
     for line in requirements.splitlines():
-        name, _, version = line.partition("==")
-        if name in RELEASES:
-            asked[name] = [version] if version else sorted(RELEASES[name], key=_key, reverse=True)
-    if any(v not in RELEASES[n] for n, vs in asked.items() for v in vs):
-        missing = next(f"{n}=={v}" for n, vs in asked.items() for v in vs if v not in RELEASES[n])
-        return subprocess.CompletedProcess([], 1, "", f"error: No solution\n  cause: there is no version of {missing}")
-    for jax in asked["jax"]:
-        for flax in asked["flax"]:
-            if jax in asked["jaxlib"] and _key(jax) >= _key(FLAX_NEEDS[flax]):
-                pins = {"jax": jax, "jaxlib": jax, "optax": asked["optax"][0], "flax": flax, "numpy": asked["numpy"][0]}
-                return subprocess.CompletedProcess([], 0, "".join(f"{k}=={v}\n" for k, v in pins.items()), "")
-    return subprocess.CompletedProcess([], 1, "", "error: No solution\n  cause: Because flax>=0.12.12 depends on "
-                                                   "jax>=0.11.1 and you require jax==0.9.2, ...")
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue  # an option line
+        name = canonicalize_name(req.name)
+        if req.marker is not None and not universal and not req.marker.evaluate():
+            continue
+        if req.marker is not None:
+            markers[name] = str(req.marker)
+        allowed = [v for v in sorted(RELEASES.get(name, []), key=_key, reverse=True) if req.specifier.contains(v)]
+        asked[name] = [v for v in asked.get(name, allowed) if v in allowed]
+        if not asked[name]:
+            return subprocess.CompletedProcess([], 1, "", f"error: No solution\n  cause: there is no version of {line}")
+    names = list(asked)
+    first = None
+    for versions in itertools.product(*(asked[n] for n in names)):
+        chosen = dict(zip(names, versions))
+        first = first or chosen
+        if not _broken(chosen):
+            lock = "".join(f"{n}=={v}" + (f" ; {markers[n]}" if n in markers else "") + "\n" for n, v in chosen.items())
+            return subprocess.CompletedProcess([], 0, lock, "")
+    return subprocess.CompletedProcess([], 1, "", "error: No solution\n  cause: " + "; ".join(_broken(first)) + ", ...")
 
 
 @pytest.fixture(autouse=True)
@@ -89,10 +121,10 @@ def test_plan_keeps_an_unbuildable_attribution_entry_with_its_problem(tmp_path, 
     monkeypatch.setattr(current, "pins", lambda ws: matrix.Pins("3.12", dict(BASE), dict(BASE)))
     real = resolve.resolve
 
-    def refuse_optax_only(ws, named, defaults, python, prerelease=False):
+    def refuse_optax_only(ws, named, defaults, python, prerelease=False, held=()):
         if set(named) == {"optax"}:
             raise HarnessError("cannot resolve optax==0.2.8 for Python 3.12: (made up)")
-        return real(ws, named, defaults, python, prerelease)
+        return real(ws, named, defaults, python, prerelease, held)
 
     monkeypatch.setattr(resolve, "resolve", refuse_optax_only)
     entries = plan.build(CHECKOUT, matrix.CandidateRequest.parse("jax==0.12.0.1 jaxlib==0.12.0.1 optax==0.2.8"), tmp_path)
