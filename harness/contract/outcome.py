@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.contract import replay
 from harness.contract.checks import Check, ContractFailure
-from harness.contract.families import check_id, family
+from harness.contract.families import check_id, family, is_own
 from harness.contract.golden import GoldenProblem
 from harness.model.enums import CheckKind, ComparisonKind, Outcome
 from harness.model.report import CheckRecord
@@ -66,8 +66,9 @@ def _kind(check: Check | None, is_property: bool) -> CheckKind:
     return next((kind for made, kind in _KIND_ORDER if made in kinds), CheckKind.GOLDEN)
 
 
-def record(item, call, rep, check: Check | None, examples: int | None) -> CheckRecord:
-    """The report's record of one check; examples is the Hypothesis example count of a property."""
+def record(item, call, rep, check: Check | None, examples: int | None, own_dirs: list[Path] = ()) -> CheckRecord:
+    """The report's record of one check; examples is the Hypothesis example count of a property; own_dirs: the
+    project's contract directories (a check collected from them is one of its own)."""
     outcome, message = _outcome(call, rep)
     if outcome == Outcome.PASSED and check is not None and not check.comparisons and not check.recording:
         outcome, message = Outcome.ERROR, _COMPARED_NOTHING
@@ -87,6 +88,7 @@ def record(item, call, rep, check: Check | None, examples: int | None) -> CheckR
         errors_observed=dict(check.errors_observed) if check else {},
         series=dict(check.curves) if check else {},
         about=about(item), input=check.input if check else None,
+        own=is_own(Path(str(item.path)), list(own_dirs)) or None,
     )
 
 
@@ -99,8 +101,9 @@ def about(item) -> str:
     return first.rstrip(".;:")
 
 
-def collection_failure(report) -> CheckRecord:
-    """A module that fails to import (an API gone after a bump): one failed check for the module."""
+def collection_failure(report, own_dirs: list[Path] = (), root: Path = Path()) -> CheckRecord:
+    """A module that fails to import (an API gone after a bump): one failed check for the module (own_dirs: the
+    project's contract directories, where its own modules are; root: pytest's, which its node id is under)."""
     fam = Path(report.nodeid).stem.removeprefix("test_")
     text = str(report.longrepr)
     lines = [ln for ln in text.splitlines() if ln.startswith("E ")]
@@ -110,7 +113,7 @@ def collection_failure(report) -> CheckRecord:
         id=f"{fam}/collection", nodeid=report.nodeid, family=fam, kind=CheckKind.COLLECTION, outcome=Outcome.FAILED,
         duration_s=0.0, exception=_exception_name(text), message=message, falsifying_example=None, examples=None,
         max_abs_err=None, max_rel_err=None, comparisons=[], errors_observed={}, series={},
-        library_frames=library_frames(text),
+        library_frames=library_frames(text), own=is_own(root / report.nodeid, list(own_dirs)) or None,
     )
 
 

@@ -28,21 +28,21 @@ def applied_mode(base: Report, asked: BuiltinMode) -> tuple[BuiltinMode, str | N
 
 def split_failures(base: Report, failures: list[CheckRecord]) -> tuple[list[CheckRecord], list[CheckRecord]]:
     """The baseline's failing checks: those of the project's own families, and the built-in ones."""
-    own = set(base.own_families or [])
-    return [c for c in failures if c.family in own], [c for c in failures if c.family not in own]
+    return [c for c in failures if c.own], [c for c in failures if not c.own]
 
 
 def families(base: Report, candidate: EntryVerdict | None, own_failures: list[CheckRecord]) -> list[OwnFamily]:
     """One summary per own family, in the order the baseline report lists them."""
     found = []
     for name in base.own_families or []:
-        changes = [c for c in candidate.changes if c.family == name] if candidate else []
+        changes = [c for c in candidate.changes if c.own and c.family == name] if candidate else []
+        failures = [c for c in own_failures if c.family == name]  # own_failures are all own
         found.append(OwnFamily(
-            name=name, checks=sum(c.family == name for c in base.checks),
+            name=name, checks=sum(bool(c.own) and c.family == name for c in base.checks),
             changed=[c.check_id for c in changes if c.mark.changes_contract],
             bits_changed=sum(c.mark == Mark.BITS_CHANGED for c in changes),
-            failing_on_baseline=[c.id for c in own_failures if c.family == name and not unjudgeable(c)],
-            not_judged_on_baseline=[c.id for c in own_failures if c.family == name and unjudgeable(c)]))
+            failing_on_baseline=[c.id for c in failures if not unjudgeable(c)],
+            not_judged_on_baseline=[c.id for c in failures if unjudgeable(c)]))
     return found
 
 
@@ -69,8 +69,7 @@ def _shown(ids: list[str]) -> str:
 def changes(base: Report, verdicts: list[EntryVerdict]) -> list[OwnChange]:
     """The candidate's (verdicts[0]) moved own checks, most dangerous first and bits-only moves last, each
     with the single-package bump that moves it (none said for a mark no bump makes, e.g. failing in both)."""
-    names = set(base.own_families or [])
-    moved = sorted((c for c in verdicts[0].changes if c.family in names and c.mark != Mark.UNCHANGED),
+    moved = sorted((c for c in verdicts[0].changes if c.own and c.mark != Mark.UNCHANGED),
                    key=lambda c: (c.mark.rank, c.check_id))
     versions = base.environment.versions
     return [OwnChange(c, cause.of_check(versions, verdicts, c.check_id)

@@ -35,8 +35,8 @@ def _named(changes: list[Change]) -> str:
 
 
 def _own(base: Report, verdicts: list[EntryVerdict], families: list[OwnFamily]) -> tuple[int, str]:
-    candidate, names = verdicts[0], {f.name for f in families}
-    changes = [c for c in candidate.contract_changes if c.family in names]
+    candidate = verdicts[0]
+    changes = [c for c in candidate.contract_changes if c.own]
     failing = own.headline_part(families)  # own checks failing on the baseline: the team's change
     if changes:
         text = f"your contracts: {groups.count_text(changes)} ({_named(changes)}){_cause(base, verdicts, changes)}"
@@ -48,15 +48,15 @@ def _own(base: Report, verdicts: list[EntryVerdict], families: list[OwnFamily]) 
 
 
 def _builtin(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | None,
-             failures: list[CheckRecord], names: set[str]) -> str | None:
+             failures: list[CheckRecord]) -> str | None:
     """What became of the built-in contracts; None when the baseline ran none."""
-    if all(c.family in names for c in base.checks):
+    if all(c.own for c in base.checks):
         return None
     if failures:
         return f"not judged, the baseline fails {len(failures)} of them ({BASELINE_FAILS_WHY})"
     candidate = verdicts[0]
-    changes = [c for c in candidate.contract_changes if c.family not in names]
-    not_judged = sum(c.mark == Mark.NOT_JUDGED and c.family not in names for c in candidate.changes)
+    changes = [c for c in candidate.contract_changes if not c.own]
+    not_judged = sum(c.mark == Mark.NOT_JUDGED and not c.own for c in candidate.changes)
     if found is not None and any(found.folds(c) for c in changes):
         others = [c for c in changes if not found.folds(c)]
         text = found.text + (f"; and {len(others)} other checks changed" if others else "")
@@ -71,5 +71,5 @@ def headline(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | 
              builtin_failures: list[CheckRecord]) -> tuple[int, str]:
     """The exit status (the project's own contracts only) and the headline with both parts."""
     status, text = _own(base, verdicts, families)
-    said = _builtin(base, verdicts, found, builtin_failures, {f.name for f in families})
+    said = _builtin(base, verdicts, found, builtin_failures)
     return status, text + (f"; {PREFIX}{said}" if said else "")

@@ -15,8 +15,12 @@ from integration.test_compare import _candidate, _check, _fail, base  # noqa: F4
 
 
 def _own(doc, *families):
+    """The checks of `families` made the project's own, as the plugin marks them."""
     doc = copy.deepcopy(doc)
     doc["own_families"] = list(families)
+    for check in doc["checks"]:
+        if check["family"] in families:
+            check["own"] = True
     return doc
 
 
@@ -124,7 +128,7 @@ def _mine(doc, *names):
     for check in doc["checks"]:
         name = check["id"].split("/", 1)[1]
         if name in names:
-            check["family"], check["id"] = "mine", f"mine/{name}"
+            check["family"], check["id"], check["own"] = "mine", f"mine/{name}", True
     doc["own_families"] = ["mine"]
     return doc
 
@@ -285,30 +289,121 @@ def test_compare_takes_the_mode_on_its_command_line(mixed, tmp_path):
     assert summary["builtin_mode"] == "report" and summary["headline"].startswith("OK: your contracts hold")
 
 
-def test_an_own_family_may_not_take_a_built_in_familys_name_even_with_the_built_ins_off(pytester):
-    """Its golden values would be read from the tool's file of that name: refused, with the fix."""
+# A team's family may take a built-in family's name: two families, each with its golden file, apart in the verdict.
+
+BUILTIN_TRAINING = "def test_builtin_steps(check):\n    check.golden_exact('steps', {steps})\n"
+TEAMS_TRAINING = "def test_losses(check):\n    check.golden_exact('steps', 7)\n"
+
+
+def _golden_file(path, family, own=False, **values):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"format": 1, "family": family, **({"own": True} if own else {}),
+                                "provenance": {"entry": "baseline"},
+                                "values": {k: {"dtype": "int64", "shape": [], "values": [v]} for k, v in values.items()}}))
+
+
+def _team_with_builtin_training(pytester, steps=3):
+    """A team's contracts/test_training.py beside a built-in training module (builtin/), whose values the tool
+    ships in tool/training.json (steps = 3; `steps`: what the built-in module gives on this stack)."""
+    pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
+    for folder, text in (("contracts", TEAMS_TRAINING), ("builtin", BUILTIN_TRAINING.format(steps=steps))):
+        (pytester.path / folder).mkdir(exist_ok=True)
+        (pytester.path / folder / "test_training.py").write_text(text)
+    (pytester.path / "builtin" / "__init__.py").write_text("")  # a package, as harness/builtin is
+    _golden_file(pytester.path / "tool" / "training.json", "training", steps=3)
+
+
+def _team_run(pytester, *args):
+    return pytester.runpytest_inprocess("-p", "no:randomly", "--harness-golden-dir=golden",
+                                        "--harness-own-contracts=contracts", "--harness-builtin-golden-dir=tool", *args)
+
+
+def test_a_teams_family_may_take_a_built_in_familys_name_and_stays_another_family(pytester, judge):
+    """Found: a team's contracts/test_training.py stopped `golden` ("contract family 'training' comes from both
+    ..."). Now its values go to golden/training.json (said to be its own), the built-in training family is
+    judged against the tool's values, and the report and the verdict keep the two apart."""
+    _team_with_builtin_training(pytester)
+    recorded = _team_run(pytester, "--harness-record-golden", "contracts")  # `upgrade-harness golden`
+    assert recorded.ret == 0, recorded.stdout.str()
+    written = json.loads((pytester.path / "golden" / "training.json").read_text())
+    assert written["own"] is True and written["values"]["steps"]["values"] == [7]
+    assert json.loads((pytester.path / "tool" / "training.json").read_text())["values"]["steps"]["values"] == [3]
+
+    ran = _team_run(pytester, "--harness-report=base.json", "contracts", "builtin")
+    assert ran.ret == 0, ran.stdout.str()
+    base = json.loads((pytester.path / "base.json").read_text())
+    assert base["own_families"] == ["training"]
+    assert {c["id"]: c.get("own") for c in base["checks"]} == {"training/test_losses": True,
+                                                              "training/test_builtin_steps": None}
+    (pytester.path / "builtin" / "test_training.py").write_text(BUILTIN_TRAINING.format(steps=4))  # a bump moves it
+    _team_run(pytester, "--harness-report=cand.json", "contracts", "builtin")
+    candidate = _candidate(json.loads((pytester.path / "cand.json").read_text()))
+
+    reported = judge(base, candidate, builtin=BuiltinMode.REPORT)
+    assert reported.exit_status == 0 and reported.headline.startswith("OK: your contracts hold on candidate (1 check)")
+    assert [(f.name, f.checks, f.changed) for f in reported.own_families] == [("training", 1, [])]
+    assert "built-in contracts (reported only): 1 check in 1 contract changed" in reported.headline
+    assert "your contracts  training: 1 check, unchanged on candidate" in render.text(reported)
+    judged = judge(base, candidate)
+    assert judged.exit_status == 1 and "of them in your own contracts" not in judged.headline
+    assert not judged.own_changes
+    assert [c.check_id for c in judged.entries[0].contract_changes] == ["training/test_builtin_steps"]
+
+
+def test_record_builtin_writes_the_teams_copy_into_its_own_folder(pytester):
+    """`golden --record-builtin` with a team family of the same name: the copy goes to golden/builtin/."""
+    _team_with_builtin_training(pytester, steps=5)  # the team's baseline gives 5 where the tool's gave 3
+    assert _team_run(pytester, "--harness-record-golden", "contracts", "builtin").ret == 0
+    copy_ = json.loads((pytester.path / "golden" / "builtin" / "training.json").read_text())
+    assert "own" not in copy_ and copy_["values"]["steps"]["values"] == [5]
+    assert json.loads((pytester.path / "golden" / "training.json").read_text())["values"]["steps"]["values"] == [7]
+    assert _team_run(pytester, "--harness-report=r.json", "contracts", "builtin").ret == 0  # each read its own
+
+
+def test_an_earlier_copy_of_a_built_in_family_keeps_working_and_is_never_taken_over(pytester):
+    """A team that recorded its copy before copies had a folder has golden/training.json (no own mark): the
+    built-in family still reads it. A team family of that name later is refused, naming the move."""
+    _team_with_builtin_training(pytester, steps=5)
+    _golden_file(pytester.path / "golden" / "training.json", "training", steps=5)  # the team's earlier copy
+    (pytester.path / "contracts" / "test_training.py").unlink()
+    (pytester.path / "contracts" / "test_losses.py").write_text(TEAMS_TRAINING)
+    _golden_file(pytester.path / "golden" / "losses.json", "losses", steps=7)  # an own family's earlier file
+    assert _team_run(pytester, "--harness-report=r.json", "contracts", "builtin").ret == 0  # 5: the copy
+
+    (pytester.path / "contracts" / "test_losses.py").rename(pytester.path / "contracts" / "test_training.py")
+    refused = _team_run(pytester, "--harness-report=r.json", "contracts", "builtin")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*golden/training.json holds your copy of the built-in family 'training'*"
+                                  "git mv golden/training.json golden/builtin/training.json*"])
+
+
+def test_one_check_id_both_yours_and_built_in_is_refused(pytester):
+    _team_with_builtin_training(pytester)
+    (pytester.path / "contracts" / "test_training.py").write_text("def test_builtin_steps(check):\n    pass\n")
+    refused = _team_run(pytester, "--harness-report=r.json", "contracts", "builtin")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*check training/test_builtin_steps is both yours*and built in*Rename your test*"])
+
+
+def test_in_this_checkout_an_own_family_may_not_take_a_built_in_familys_name(pytester):
+    """Here golden/ holds the built-in families themselves (no tool's values to fall back on): refused."""
     pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
     (pytester.path / "contracts").mkdir()
-    (pytester.path / "contracts" / "test_training.py").write_text("def test_loss(check):\n    check.exact('x', 1, 1)\n")
-    (pytester.path / "tool").mkdir()
-    (pytester.path / "tool" / "training.json").write_text("{}")
+    (pytester.path / "contracts" / "test_training.py").write_text(TEAMS_TRAINING)
     result = pytester.runpytest_inprocess("-p", "no:randomly", "--harness-report=r.json", "--harness-golden-dir=golden",
-                                          "--harness-own-contracts=contracts", "--harness-builtin-golden-dir=tool",
-                                          "contracts")
+                                          "--harness-own-contracts=contracts", "contracts")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*contract family 'training' comes from both*test_training.py and *training.json*"])
+    result.stderr.fnmatch_lines(["*'training' is a built-in family's name, and in this checkout*"])
 
 
 def test_in_report_mode_the_line_under_the_headline_and_the_exit_meaning_speak_of_your_contracts(base, judge):
     """The bits line under an OK about your contracts must not carry the built-in checks' moves, and the
     footer must not say 'no contract changed' above 24 built-in changes."""
-    own_base = copy.deepcopy(base)
-    own_base["own_families"] = ["demo"]
+    own_base = _own(base, "demo")
     cand = _candidate(own_base)
-    own_base["checks"].append(copy.deepcopy(_check(own_base, "test_golden_value")) | {"id": "builtin/test_b",
-                                                                                      "family": "builtin"})
-    cand["checks"].append(copy.deepcopy(_check(cand, "test_golden_value")) | {"id": "builtin/test_b",
-                                                                              "family": "builtin"})
+    builtin = {"id": "builtin/test_b", "family": "builtin"}
+    own_base["checks"].append({k: v for k, v in _check(own_base, "test_golden_value").items() if k != "own"} | builtin)
+    cand["checks"].append({k: v for k, v in _check(cand, "test_golden_value").items() if k != "own"} | builtin)
     moved = _check(cand, "test_golden_value")["comparisons"][0]["values"]
     moved["values"][1], moved["digest"] = 0.20000001788139343, "moved"
     builtin_values = next(c for c in cand["checks"] if c["id"] == "builtin/test_b")["comparisons"][0]["values"]
