@@ -70,6 +70,7 @@ def record(item, call, rep, check: Check | None, examples: int | None, own_dirs:
     """The report's record of one check; examples is the Hypothesis example count of a property; own_dirs: the
     project's contract directories (a check collected from them is one of its own)."""
     outcome, message = _outcome(call, rep)
+    own = is_own(Path(str(item.path)), list(own_dirs))
     if outcome == Outcome.PASSED and check is not None and not check.comparisons and not check.recording:
         outcome, message = Outcome.ERROR, _COMPARED_NOTHING
     comparisons = list(check.comparisons.values()) if check else []
@@ -87,9 +88,26 @@ def record(item, call, rep, check: Check | None, examples: int | None, own_dirs:
         max_rel_err=max(rel_errs) if rel_errs else None, comparisons=comparisons,
         errors_observed=dict(check.errors_observed) if check else {},
         series=dict(check.curves) if check else {},
-        about=about(item), input=check.input if check else None,
-        own=is_own(Path(str(item.path)), list(own_dirs)) or None,
+        about=about(item), input=check.input if check else None, own=own or None,
+        raised_at=_raised_at(item, call, outcome) if own else None,
     )
+
+
+_HARNESS = Path(__file__).resolve().parents[1]
+
+
+def _raised_at(item, call, outcome: Outcome) -> str | None:
+    """Where a check's code raised, when it ended by an exception that is no contract's failure (an
+    AssertionError, a golden value that differs, is one): the innermost frame under the project's root that is
+    neither an installed package's nor the harness's, as path:line from the root; None otherwise."""
+    if outcome != Outcome.FAILED or call.excinfo is None or find(call.excinfo.value, AssertionError) is not None:
+        return None
+    root = Path(str(item.config.rootpath)).resolve()
+    for entry in reversed(call.excinfo.traceback):
+        path = Path(str(entry.path)).resolve()
+        if path.is_relative_to(root) and "site-packages" not in path.parts and not path.is_relative_to(_HARNESS):
+            return f"{path.relative_to(root).as_posix()}:{entry.lineno + 1}"
+    return None
 
 
 def about(item) -> str:

@@ -115,6 +115,9 @@ class CheckRecord:
     # One of the project's own contracts (--contracts); absent: a built-in one. Not its family's name: a team's
     # family may take a built-in family's name and stay another family.
     own: bool | None = _optional()
+    # An own check ended by an exception its code raised (not a contract that failed: no AssertionError): the
+    # innermost frame in the project's own files, "path:line" from its root. It cannot be judged there.
+    raised_at: str | None = _optional()
 
 
 @dataclasses.dataclass(frozen=True)

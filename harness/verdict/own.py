@@ -12,6 +12,7 @@ from harness.model.report import CheckRecord, Report
 from harness.model.verdict import EntryVerdict, OwnChange, OwnFamily
 from harness.verdict import cause
 
+MESSAGE_SHOWN = 200  # characters of an exception's message a headline shows
 NO_OWN_CONTRACTS = ('builtin = "report" asks that only your own contracts decide, but the baseline ran no contracts '
                     "of your own, so the built-in contracts decide the exit status: add test modules using `check` "
                     "to your contracts directory")
@@ -48,8 +49,18 @@ def families(base: Report, candidate: EntryVerdict | None, own_failures: list[Ch
 
 def unjudgeable(check: CheckRecord) -> bool:
     """An own check the baseline cannot judge: an error (a golden value never recorded, a fixture that
-    fails) or a contract module that does not import (a syntax error): no golden value to accept fixes it."""
-    return check.outcome == Outcome.ERROR or check.kind == CheckKind.COLLECTION
+    fails), a contract module that does not import (a syntax error), or a contract whose code raised (a shape
+    error in the team's training code): no golden value to accept fixes it."""
+    return check.outcome == Outcome.ERROR or check.kind == CheckKind.COLLECTION or check.raised_at is not None
+
+
+def _why(check: CheckRecord) -> str:
+    """Why a check cannot be judged, in a line: what raised where, or its message."""
+    if check.raised_at is None:
+        return check.message.strip().rstrip(".")
+    said = check.message.strip().splitlines()[0].removeprefix(f"{check.exception}:").strip() if check.message else ""
+    said = said if len(said) <= MESSAGE_SHOWN else said[:MESSAGE_SHOWN - 3] + "..."
+    return f"your contract raised {check.exception} at {check.raised_at}" + (f" ({said})" if said else "")
 
 
 def not_judged_problem(own_failures: list[CheckRecord]) -> str | None:
@@ -59,7 +70,7 @@ def not_judged_problem(own_failures: list[CheckRecord]) -> str | None:
     if not errored:
         return None
     return (f"{_plural(len(errored), 'check')} of your own contracts cannot be judged on the baseline "
-            f"({_shown([c.id for c in errored])}): {errored[0].message.strip().rstrip('.')}")
+            f"({_shown([c.id for c in errored])}): {_why(errored[0])}")
 
 
 def _shown(ids: list[str]) -> str:

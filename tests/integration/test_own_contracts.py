@@ -120,6 +120,72 @@ def test_an_own_module_that_fails_to_import_is_an_own_family(pytester):
     assert report["own_families"] == ["broken"] and report["checks"][0]["id"] == "broken/collection"
 
 
+TRAIN = """import numpy as np
+
+
+def train(steps):
+    weights = np.zeros(3)
+    for _ in range(steps):
+        weights = weights + np.ones({width})
+    return weights
+"""
+RAISING_CONTRACT = """from mylib.train import train
+
+
+def test_final_weights(check):
+    check.golden_exact("steps", int(train(2).size))
+"""
+
+
+def _team_whose_training_raises(pytester, width: int):
+    """A team's contract whose training code (mylib/train.py) raises a shape error when `width` is not 3."""
+    pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
+    (pytester.path / "mylib").mkdir(exist_ok=True)
+    (pytester.path / "mylib" / "__init__.py").write_text("")
+    (pytester.path / "mylib" / "train.py").write_text(TRAIN.format(width=width))
+    (pytester.path / "contracts").mkdir(exist_ok=True)
+    (pytester.path / "contracts" / "test_weights.py").write_text(RAISING_CONTRACT)
+    args = ["-p", "no:randomly", "--harness-golden-dir=golden", "--harness-own-contracts=contracts",
+            f"--rootdir={pytester.path}", "contracts"]
+    pytester.syspathinsert(pytester.path)
+    return args
+
+
+def test_an_own_contract_whose_code_raises_on_the_baseline_cannot_be_judged_and_says_where(pytester, judge):
+    """Found: a shape error in the team's training code read "your code or the machine changed", advised
+    `golden --accept-changes` (which cannot record a contract that raises) and exited 1. It cannot be judged
+    (exit 2), and says what raised where: the innermost frame in the team's own files."""
+    args = _team_whose_training_raises(pytester, width=3)
+    assert pytester.runpytest_inprocess("--harness-record-golden", *args).ret == 0
+    (pytester.path / "mylib" / "train.py").write_text(TRAIN.format(width=4))  # the team's code changed
+    pytester.runpytest_inprocess("--harness-report=base.json", *args)
+    base = json.loads((pytester.path / "base.json").read_text())
+    [raised] = base["checks"]
+    assert raised["exception"] == "ValueError" and raised["raised_at"] == "mylib/train.py:7", raised
+    verdict = judge(base, _candidate(base))
+    assert verdict.exit_status == 2
+    assert verdict.headline.startswith(
+        "CANNOT JUDGE: 1 check of your own contracts cannot be judged on the baseline (weights/test_final_weights): "
+        "your contract raised ValueError at mylib/train.py:7 (operands could not be broadcast together"), \
+        verdict.headline
+    text = render.text(verdict)
+    assert "--accept-changes" not in text and "your code or the machine changed" not in text
+    [family] = verdict.own_families
+    assert family.not_judged_on_baseline == ["weights/test_final_weights"] and not family.failing_on_baseline
+
+
+def test_an_own_golden_value_that_differs_on_the_baseline_stays_the_teams_change(pytester, judge):
+    """Beside the raise: the same contract whose value moved (no exception) is a change since recording."""
+    args = _team_whose_training_raises(pytester, width=3)
+    assert pytester.runpytest_inprocess("--harness-record-golden", *args).ret == 0
+    (pytester.path / "contracts" / "test_weights.py").write_text(RAISING_CONTRACT.replace("train(2).size", "train(2).size + 1"))
+    pytester.runpytest_inprocess("--harness-report=base.json", *args)
+    base = json.loads((pytester.path / "base.json").read_text())
+    assert "raised_at" not in base["checks"][0]
+    verdict = judge(base, _candidate(base))
+    assert verdict.exit_status == 1 and "your code or the machine changed" in verdict.headline
+
+
 # builtin = "report": the team's own contracts decide; the built-in ones are shown after them, never deciding.
 
 def _mine(doc, *names):
