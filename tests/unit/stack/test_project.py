@@ -540,6 +540,21 @@ def test_a_team_package_named_harness_is_found_before_anything_runs(tmp_path, mo
         project.load(Workspace.from_environment())
 
 
+def test_list_shows_the_teams_entries_with_their_pins(tmp_path, monkeypatch, capsys):
+    """Found: `upgrade-harness list` printed this checkout's sessions file (its docstring of `nox -s` commands,
+    the sensitivity session, "Sessions defined in .../harness/stack/sessions.py"), not the team's entries."""
+    _write(tmp_path / "requirements.txt", REQUIREMENTS.replace("optax==0.2.6", "optax==0.2.5"))
+    assert init.main([], tmp_path) == 0
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert "optax==0.2.5" in rows["baseline"] and "jax==0.11.2" in rows["baseline"], out
+    assert "candidate" in rows and "sensitivity" not in out and "nox -s" not in out and "checkout" not in out
+    assert "upgrade-harness run ENTRY" in out
+
+
 def test_a_namespace_directory_named_harness_and_this_checkout_are_not_clashes(tmp_path):
     from harness.stack import name_clash
     (tmp_path / "harness").mkdir()  # no __init__.py: the tool's regular package wins over it
