@@ -41,10 +41,25 @@ def _own(base: Report, verdicts: list[EntryVerdict], families: list[OwnFamily]) 
     if changes:
         text = f"your contracts: {groups.count_text(changes)} ({_named(changes)}){_cause(base, verdicts, changes)}"
         return EXIT_CHANGED, f"CHANGED: {failing}; on the candidate: {text}" if failing else f"CHANGED: {text}"
-    checks, bits = sum(f.checks for f in families), sum(f.bits_changed for f in families)
-    unchanged = (f"your contracts hold on {candidate.name} ({checks} check{'s' * (checks != 1)}"
-                 + (f"; {bits} moved bits within tolerance" if bits else "") + ")")
+    unchanged = _held(candidate, families)
     return (EXIT_CHANGED, f"CHANGED: {failing}; otherwise {unchanged}") if failing else (EXIT_OK, f"OK: {unchanged}")
+
+
+def _held(candidate: EntryVerdict, families: list[OwnFamily]) -> str:
+    """'your contracts hold on candidate (13 checks)', or, when some were not judged there (they fail on the
+    baseline), how many of them hold and how many were not judged, apart: a count says only what it counts."""
+    checks, bits = sum(f.checks for f in families), sum(f.bits_changed for f in families)
+    failing = {i for f in families for i in (*f.failing_on_baseline, *f.not_judged_on_baseline)}
+    held = sum(c.own and c.mark in (Mark.UNCHANGED, Mark.BITS_CHANGED) and c.check_id not in failing
+               for c in candidate.changes)
+    moved = f"; {bits} moved bits within tolerance" if bits else ""
+    if held == checks:
+        return f"your contracts hold on {candidate.name} ({checks} check{'s' * (checks != 1)}{moved})"
+    unjudged = checks - held
+    why = (": it fails on the baseline" if unjudged == 1 else ": they fail on the baseline") \
+        if unjudged == len(failing) else ""
+    return (f"{held} of your {checks} check{'s' * (checks != 1)} hold{'s' * (held == 1)} on {candidate.name} "
+            f"({unjudged} not judged{why}{moved})")
 
 
 def _builtin(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | None,

@@ -248,14 +248,22 @@ def test_report_mode_counts_own_bits_moves_as_informational(mixed, judge):
                                 "built-in contracts (reported only): unchanged")
 
 
-def test_report_mode_keeps_an_own_baseline_failure_the_teams_change(mixed, judge):
+def test_report_mode_keeps_an_own_baseline_failure_the_teams_change_and_counts_only_what_holds(mixed, judge):
+    """Found: "otherwise your contracts hold (13 checks)" when 9 of the 13 failed on the baseline and could not
+    be judged on the candidate: the headline counts the checks that hold and the ones not judged apart."""
     broken = _fail(copy.deepcopy(mixed), "test_golden_value")
     verdict = judge(broken, _fail(_candidate(mixed), "test_golden_value"), builtin=BuiltinMode.REPORT)
     assert verdict.exit_status == 1
     assert verdict.headline == ("CHANGED: 1 check of your own contracts fails on the baseline itself "
                                 "(mine/test_golden_value): your code or the machine changed since its golden values "
-                                "were recorded, not the stack; otherwise your contracts hold on candidate (2 checks); "
-                                "built-in contracts (reported only): unchanged")
+                                "were recorded, not the stack; otherwise 1 of your 2 checks holds on candidate "
+                                "(1 not judged: it fails on the baseline); built-in contracts (reported only): "
+                                "unchanged")
+    both = _fail(_fail(copy.deepcopy(mixed), "test_golden_value"), "test_golden_counter")
+    verdict = judge(both, _fail(_fail(_candidate(mixed), "test_golden_value"), "test_golden_counter"),
+                    builtin=BuiltinMode.REPORT)
+    assert "otherwise 0 of your 2 checks hold on candidate (2 not judged: they fail on the baseline)" in \
+        verdict.headline, verdict.headline
 
 
 def test_report_mode_reports_a_builtin_baseline_failure_without_blocking_the_verdict(mixed, judge):
