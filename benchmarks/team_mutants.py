@@ -118,7 +118,7 @@ def _judged(golden: Path, observed: Path, report: dict, across: bool) -> list[st
         seen = json.loads(seen_file.read_text())["values"] if seen_file.exists() else {}
         store = GoldenStore(golden)
         store.across_stacks = lambda _family: across
-        check = Check(f"{family}/observed", family, store)
+        check = Check(f"{family}/observed", family, store, own=True)
         check.defer_golden = True
         for key, entry in recorded.items():
             got = seen.get(key)

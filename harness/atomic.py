@@ -9,12 +9,21 @@ from pathlib import Path
 
 def atomic_write_text(path: Path | str, text: str) -> None:
     """Write a file so that a reader sees the old content or the new, never half of either."""
+    _atomic_write(path, text, "w")
+
+
+def atomic_write_bytes(path: Path | str, data: bytes) -> None:
+    """atomic_write_text's bytes (a compressed record, harness.stack.run.report_cache)."""
+    _atomic_write(path, data, "wb")
+
+
+def _atomic_write(path: Path | str, content: str | bytes, mode: str) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, mode) as fh:
+            fh.write(content)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is for everyone to read
         os.replace(tmp, path)
     except BaseException:

@@ -6,13 +6,14 @@
   upgrade-harness lock       write the baseline's lock (locks/baseline.txt) from the pinned versions
   upgrade-harness accept     once your pins file pins the judged candidate: re-lock, record your golden values
   upgrade-harness run ENTRY  one entry's contracts (baseline, candidate) -> reports/ENTRY.json
-  upgrade-harness list       the entries with their pins
+  upgrade-harness list       the project's entries with their pins
   upgrade-harness judge DIR  the verdict on a directory of one run's reports (CI artifacts), as `upgrade` writes it
   upgrade-harness plan / followups DIR   an upgrade's other steps one by one, for CI (harness.stack.commands.fanout)
 
 Every command but `init` works on the nearest directory upwards whose pyproject.toml has the table:
-`upgrade` and `judge` in this process (their sessions would only call them), the others by running the
-package's nox sessions (harness/stack/sessions.py) there. `--contracts DIR` (repeatable),
+`upgrade`, `judge` and `list` in this process (their sessions would only call them), the others by running
+the package's nox sessions (harness/stack/sessions.py) there. `COMMAND --help` prints the command's usage
+here and starts nothing. `--contracts DIR` (repeatable),
 `--builtin judge|report`, `--no-builtin` and `--baseline-from [REV:]PATH` go with any of them and override
 the table for that run; `upgrade --candidate-from [REV:]PATH` judges the pins of a file (a branch's bump
 against `--baseline-from origin/main:requirements.txt`).
@@ -52,7 +53,26 @@ def main(argv: list[str] | None = None) -> int:
                                        interrupted=130), rest)
 
 
+USAGES = {"accept": "team-accept"}  # a command's declared usage (harness.stack.commands.options), where named apart
+
+
+def _help(command: str, rest: list[str]) -> None:
+    """`upgrade-harness COMMAND --help` (before a `--`; for `run`, before its entry: pytest's options follow it):
+    the command's usage, printed here, and HelpShown: no nox session starts to print it."""
+    typed = rest[:rest.index("--")] if "--" in rest else rest
+    if not {"-h", "--help"} & set(typed[:1] if command == "run" else typed):
+        return
+    from harness.stack.commands import options
+
+    usage = options.parser(USAGES.get(command, command))
+    usage.prog = f"upgrade-harness {command}"
+    usage.print_help()
+    raise frame.HelpShown()
+
+
 def _run(command: str, rest: list[str]) -> int:
+    if command not in ("init", "upgrade", "judge"):  # theirs read their options (--help too) themselves
+        _help(command, rest)
     if command == "init":
         from harness.stack.commands import init
 
@@ -60,7 +80,7 @@ def _run(command: str, rest: list[str]) -> int:
     return _run_session(command, rest)
 
 
-IN_PROCESS = ("upgrade", "judge")  # commands whose session does nothing but call them: no nox process started
+IN_PROCESS = ("upgrade", "judge", "list")  # commands whose session would only call them: no nox process started
 
 
 def _run_session(command: str, rest: list[str]) -> int:
@@ -82,9 +102,7 @@ def _run_session(command: str, rest: list[str]) -> int:
         return _in_process(command, rest, env)
     sessions = Path(__file__).resolve().parent / "stack" / "sessions.py"
     nox = [sys.executable, "-m", "nox", "-f", str(sessions), "--envdir", str(root / ".nox")]
-    if command == "list":
-        cmd = [*nox, "-l"]
-    elif command == "run":
+    if command == "run":
         if not rest or rest[0].startswith("-"):
             raise HarnessError("run needs an entry name, e.g. `upgrade-harness run baseline` "
                                "(`upgrade-harness list` shows them).")
@@ -121,6 +139,10 @@ def _in_process(command: str, rest: list[str], env: dict[str, str]) -> int:
         from harness.stack.commands import upgrade
 
         return upgrade.upgrade(ws, rest, invoked_from=typed_in)
+    if command == "list":
+        from harness.stack.commands import entry_list
+
+        return entry_list.show(ws, rest)
     from harness.stack.commands import fanout
 
     return fanout.judge_directory(ws, rest, invoked_from=typed_in)

@@ -4,7 +4,6 @@ harness installed as a team installs it (from a read-only copy of this checkout)
 import hashlib
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from harness.model.enums import BuiltinMode
 from harness.stack.api import sources
 from harness.stack.environments import uv_program
 from harness.verdict import compare
+from support import checkout_files
 
 
 pytest_plugins = ["pytester"]
@@ -151,22 +151,10 @@ def _snapshot(root: Path) -> dict[str, str]:
             for p in root.rglob("*")}
 
 
-def _committable_files(root: Path) -> list[str]:
-    """The files git would commit: tracked ones (as they are in the work tree) and new ones not ignored."""
-    if shutil.which("git") is None or not (root / ".git").exists():
-        pytest.skip("needs this checkout's git (to copy its files the way a team's clone has them)")
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
-                            capture_output=True, text=True, check=True).stdout
-    return [name for name in dict.fromkeys(listed.split("\0")) if name and (root / name).is_file()]
-
-
 @pytest.fixture(scope="session")
 def checkout_copy(tmp_path_factory) -> ReadOnlyCopy:
     """This checkout's files in a directory of their own, read-only: what a team installs the tool from."""
-    copy = tmp_path_factory.mktemp("checkout") / "upgrade-harness"
-    for name in _committable_files(ROOT):
-        (copy / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, copy / name)
+    copy = checkout_files.copy_to(tmp_path_factory.mktemp("checkout") / "upgrade-harness")
     for path in [*copy.rglob("*"), copy]:
         path.chmod(stat.S_IMODE(path.stat().st_mode) & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
     return ReadOnlyCopy(copy, _snapshot(copy))

@@ -42,7 +42,7 @@ def _golden_folder(check, request, dtype: str) -> Path:
     (a new baseline); a recorded checkpoint is never replaced otherwise."""
     if not check.recording:
         return check.store.folder("checkpoints") / dtype
-    folder = check.store.directory / "checkpoints" / dtype
+    folder = check.store.recording_folder("checkpoints") / dtype
     if dtype not in _recorded and (not folder.exists() or request.config.getoption("--harness-accept-changes")):
         ck.write(folder, dtype, "baseline")
         _recorded.add(dtype)

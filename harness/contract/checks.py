@@ -34,8 +34,8 @@ import numpy as np
 
 from harness.contract import allclose, encoding, mismatches, noise, precision, tolerances, trees
 from harness.contract.encoding import encode_array
+from harness.contract.families import Family
 from harness.contract.golden import GoldenStore
-from harness.contract.mismatches import Mismatch
 from harness.contract.measure import compare_bound, compare_close, compare_exact, compare_identical
 from harness.model.enums import ComparisonKind
 from harness.model.report import EXACT, Comparison, ErrorObserved, Series
@@ -58,9 +58,9 @@ _name = functools.cache(str)  # of a NumPy dtype: str() is slow, and every compa
 class Check:
     """Collects the comparisons one contract check makes."""
 
-    def __init__(self, check_id: str, family: str, store: GoldenStore, recording: bool = False):
+    def __init__(self, check_id: str, family: str, store: GoldenStore, recording: bool = False, own: bool = False):
         self.check_id = check_id
-        self.family = family
+        self.family = Family(family, own)  # whose golden values it reads and records (own: the project's family)
         self.store = store
         self.recording = recording
         self.kinds: list[ComparisonKind] = []  # every kind of comparison made (or recorded)
@@ -70,7 +70,7 @@ class Check:
         self.input: str | None = None  # the input in user terms, for the verdict (describe_input)
         # Set by the plugin while a plain (non-Hypothesis) test runs: golden mismatches are kept, not raised.
         self.defer_golden = False
-        self.mismatches: list[Mismatch] = []
+        self.mismatches: list[mismatches.Mismatch] = []
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _add_kind(self, kind: ComparisonKind) -> None:
@@ -98,7 +98,7 @@ class Check:
     def _fail(self, comparison: Comparison) -> None:
         __tracebackhide__ = True
         if comparison.kind == GOLDEN and self.defer_golden and not mismatches.in_hypothesis():
-            self.mismatches.append(Mismatch.here(comparison.message))
+            self.mismatches.append(mismatches.Mismatch.here(comparison.message))
             return
         note = mismatches.host_note(self.store, self.family, [comparison.message])
         raise ContractFailure(comparison.message + (f"\n{note}" if note else ""))

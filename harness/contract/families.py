@@ -1,12 +1,28 @@
 """A check's family and id, and which contract families are a project's own (from its --contracts
-directories) and which are built in; one family name may not come from both, since it names one golden
-file. Plain Python: the plugin uses it in every run."""
+directories) and which are built in. Two families may share a name (a team's `contracts/test_training.py`
+beside the built-in training family): they stay two families, each with its golden file
+(harness.golden_layout), and the report marks each own check. Plain Python: the plugin uses it in every run."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+from harness import builtin_families, golden_layout
+
+if TYPE_CHECKING:
+    from harness.contract.golden import GoldenStore
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Family:
+    """A contract family as its golden values are kept: one of the project's own, or a built-in one."""
+
+    name: str
+    own: bool = False
 
 
 def family(item) -> str:
@@ -25,26 +41,49 @@ def is_own(path: Path, own_dirs: list[Path]) -> bool:
     return any(path.is_relative_to(d.resolve()) for d in own_dirs)
 
 
-def own(items, own_dirs: list[Path], builtin_golden: Path | None = None) -> set[str]:
-    """The families of the items collected from the project's own contract directories. A built-in
-    family's name is taken even when the built-in contracts do not run: `builtin_golden` (the tool's own
-    golden values) holds a file of that name, which an own family's values must never be read from."""
+def of_item(item, own_dirs: list[Path]) -> Family:
+    return Family(family(item), is_own(Path(str(item.path)), own_dirs))
+
+
+def own(items, own_dirs: list[Path], store: GoldenStore | None = None) -> set[str]:
+    """The families of the items collected from the project's own contract directories. Refused, with the
+    fix: an own check with a built-in check's id (one id is one line of the verdict), and an own family whose
+    golden file would be another's (`store`: where the run reads them)."""
     if not own_dirs:
         return set()
     mine: dict[str, Path] = {}
     theirs: dict[str, Path] = {}
     for item in items:
         path = Path(str(item.path))
-        (mine if is_own(path, own_dirs) else theirs).setdefault(family(item), path)
-    if builtin_golden is not None:
-        for name in mine:
-            shipped = builtin_golden / f"{name}.json"
-            if shipped.exists():
-                theirs.setdefault(name, shipped)
-    clash = sorted(set(mine) & set(theirs))
-    if clash:
-        name = clash[0]
+        (mine if is_own(path, own_dirs) else theirs).setdefault(check_id(item), path)
+    for clash in sorted(set(mine) & set(theirs)):
+        name, test = clash.split("/", 1)
         raise pytest.UsageError(
-            f"contract family {name!r} comes from both {mine[name]} and {theirs[name]}: one family is one golden "
-            f"file. Rename your module, or give it its own family: pytestmark = pytest.mark.family(\"my_{name}\").")
-    return set(mine)
+            f"check {clash} is both yours ({mine[clash]}) and built in ({theirs[clash]}): one id is one line of "
+            f"the verdict. Rename your test ({test}), or give your module another family: "
+            f"pytestmark = pytest.mark.family(\"my_{name}\").")
+    names = {i.split("/", 1)[0] for i in mine}
+    for name in sorted(names):
+        if store is not None and (problem := _golden_file_problem(store, name)):
+            raise pytest.UsageError(problem)
+    return names
+
+
+def _golden_file_problem(store: GoldenStore, name: str) -> str | None:
+    """Why the own family `name` cannot have the golden file golden/<name>.json; None when it can."""
+    if name not in builtin_families.BY_NAME:
+        return None
+    mine = golden_layout.own_file(store.directory, name)
+    if store.fallback is None:  # this checkout: golden/ holds the built-in families themselves
+        return (f"contract family {name!r} is a built-in family's name, and in this checkout {mine} holds that "
+                f"family's values: give your module another family: pytestmark = pytest.mark.family(\"my_{name}\").")
+    earlier = golden_layout.earlier_copy(store.directory, name)
+    shipped = golden_layout.keys(store.fallback / f"{name}.json")
+    if earlier is None or not golden_layout.keys(earlier) or not golden_layout.keys(earlier) <= shipped:
+        return None  # no file yet, or your own family's (its keys are not the built-in family's)
+    copy = golden_layout.builtin_copy(store.directory, name)
+    fix = (f"it is superseded by {copy}: remove it (`git rm {earlier}`)" if copy.exists() else
+           f"move it where copies go now (`mkdir -p {copy.parent} && git mv {earlier} {copy}`)")
+    return (f"{earlier} holds your copy of the built-in family {name!r} (recorded with `upgrade-harness golden "
+            f"--record-builtin` before copies had a folder of their own), and your own family {name!r} would "
+            f"record into it; {fix}, then record your own with `upgrade-harness golden`.")

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from harness import env_vars
+from harness import env_vars, golden_layout
 from harness.atomic import atomic_write_text
 from harness.contract import environment
+from harness.contract.families import Family
 from harness.contract.encoding import decode_array
 from harness.errors import HarnessError
 from harness.model import host_cpu
@@ -63,53 +64,70 @@ def dumps(doc: dict) -> str:
 class GoldenStore:
     """Reads golden/<family>.json lazily; collects recordings to write in one go.
 
-    ``fallback`` is where a family is read from when `directory` has no file for it: in a team's project,
-    the tool's own golden values of the built-in contracts, so they need not live in the team's repository
-    unless the team records its own (`upgrade-harness golden --record-builtin`). Recordings always go to
-    `directory` and are compared with what it holds.
+    ``fallback`` is where a built-in family is read from when the project keeps no copy of its own: in a team's
+    project, the tool's own golden values of the built-in contracts, so they need not live in the team's
+    repository unless the team records its own (`upgrade-harness golden --record-builtin`, into
+    <directory>/builtin/). A project's own family is read from <directory>/<name>.json only, whatever its name
+    (harness.golden_layout). Recordings always go to `directory` and are compared with what it holds.
     """
 
     def __init__(self, directory: str | os.PathLike, fallback: str | os.PathLike | None = None,
                  noise_from: list[str | os.PathLike] = ()):
         self.directory = Path(directory)
         self.fallback = Path(fallback) if fallback else None
-        self._files: dict[tuple[str, bool], dict] = {}
-        self.recorded: dict[str, dict[str, dict]] = {}
+        self._files: dict[tuple[Family, bool], dict] = {}
+        self.recorded: dict[Family, dict[str, dict]] = {}
+        self.own_names: frozenset[str] = frozenset()  # the run's own families (an earlier copy's name is theirs)
         # A recording's: what the perturbed compilations of the same contracts recorded (harness.numerical_noise).
         self.perturbed = [GoldenStore(d) for d in noise_from]
-        self.noise_keys: set[tuple[str, str]] = set()  # (family, key) of the values recorded with their noise asked
-        self._across: dict[str, bool] = {}
+        self.noise_keys: set[tuple[Family, str]] = set()  # the values recorded with their noise asked
+        self._across: dict[Family, bool] = {}
 
-    def path(self, family: str) -> Path:
-        return self.directory / f"{family}.json"
+    def path(self, family: Family) -> Path:
+        """Where the family's values are recorded: a team's copy of a built-in family in its own folder."""
+        if family.own or self.fallback is None:
+            return golden_layout.own_file(self.directory, family.name)
+        return golden_layout.builtin_copy(self.directory, family.name)
 
-    def source(self, family: str) -> Path:
-        """The file a family's golden values are read from: the project's, else the tool's own."""
-        path = self.path(family)
-        if path.exists() or self.fallback is None or not (self.fallback / path.name).exists():
-            return path
-        return self.fallback / path.name
+    def _kept(self, family: Family) -> Path:
+        """The project's own file of the family's values (for a built-in family, the team's copy, which may be
+        an earlier copy beside the own families' files); the recording's path when there is none yet."""
+        if family.own or self.fallback is None:
+            return self.path(family)
+        return golden_layout.team_copy(self.directory, family.name, self.own_names) or self.path(family)
+
+    def source(self, family: Family) -> Path:
+        """The file a family's values are read from: the project's, else (a built-in family) the tool's own."""
+        kept = self._kept(family)
+        shipped = None if family.own or self.fallback is None else self.fallback / f"{family.name}.json"
+        return shipped if not kept.exists() and shipped is not None and shipped.exists() else kept
 
     def folder(self, name: str) -> Path:
-        """A folder of recorded files (the baseline's checkpoints) by name: the project's, else the tool's own."""
-        path = self.directory / name
-        if path.exists() or self.fallback is None or not (self.fallback / name).exists():
+        """A built-in family's folder of recorded files (the baseline's checkpoints) by name: the team's copy,
+        an earlier copy of it, else the tool's own."""
+        path = self.recording_folder(name)
+        if path.exists() or self.fallback is None:
             return path
-        return self.fallback / name
+        earlier = self.directory / name
+        return earlier if earlier.exists() or not (self.fallback / name).exists() else self.fallback / name
 
-    def _recorder(self, family: str) -> str:
+    def recording_folder(self, name: str) -> Path:
+        """Where a recording writes a built-in family's folder."""
+        return self.directory / name if self.fallback is None else self.directory / golden_layout.BUILTIN_COPIES / name
+
+    def _recorder(self, family: Family) -> str:
         """The command that records this family: a built-in one (the tool ships its values) needs
         --record-builtin in a team's project, where `golden` records only the team's own by default."""
         return record_command(builtin=self.is_builtin(family))
 
-    def is_builtin(self, family: str) -> bool:
-        """A family whose values the tool ships (only known in a team's project, where there is a fallback)."""
-        return self.fallback is not None and (self.fallback / f"{family}.json").exists()
+    def is_builtin(self, family: Family) -> bool:
+        """A built-in family in a team's project (there is a fallback), whose values the tool ships."""
+        return not family.own and self.fallback is not None
 
-    def _load(self, family: str, own_only: bool = False) -> dict:
-        if (family, own_only) in self._files:
-            return self._files[(family, own_only)]
-        path = self.path(family) if own_only else self.source(family)
+    def _load(self, family: Family, kept_only: bool = False) -> dict:
+        if (family, kept_only) in self._files:
+            return self._files[(family, kept_only)]
+        path = self._kept(family) if kept_only else self.source(family)
         if not path.exists():
             raise GoldenProblem(
                 f"golden file {path} does not exist; record it from the baseline with `{self._recorder(family)}`."
@@ -125,10 +143,10 @@ class GoldenStore:
                 f"golden file {path} is unreadable ({exc}); restore it from git "
                 f"(`git checkout -- {path}`) or record it again with `{self._recorder(family)}`."
             ) from None
-        self._files[(family, own_only)] = data
+        self._files[(family, kept_only)] = data
         return data
 
-    def get(self, family: str, key: str) -> dict:
+    def get(self, family: Family, key: str) -> dict:
         data = self._load(family)
         if key not in data["values"]:
             raise GoldenProblem(
@@ -137,7 +155,7 @@ class GoldenStore:
             )
         return data["values"][key]
 
-    def get_array(self, family: str, key: str) -> tuple[np.ndarray, dict]:
+    def get_array(self, family: Family, key: str) -> tuple[np.ndarray, dict]:
         entry = self.get(family, key)
         try:
             return decode_array(entry), entry
@@ -147,11 +165,11 @@ class GoldenStore:
                 f"record it again with `{self._recorder(family)}`."
             ) from None
 
-    def provenance(self, family: str) -> dict:
+    def provenance(self, family: Family) -> dict:
         """Where the family's values were recorded (entry, versions, backend, host), as the file says."""
         return dict(self._load(family).get("provenance") or {})
 
-    def across_stacks(self, family: str) -> bool:
+    def across_stacks(self, family: Family) -> bool:
         """Whether this process's stack is another than the one the family's values were recorded on: only
         then may a golden value move within its numerical noise (the same stack is judged at its ulps)."""
         if family not in self._across:
@@ -160,17 +178,17 @@ class GoldenStore:
             self._across[family] = bool(recorded) and any(recorded.get(k) != here.get(k) for k in STACK_VERSION_KEYS)
         return self._across[family]
 
-    def perturbed_entries(self, family: str, key: str) -> list[dict | None]:
+    def perturbed_entries(self, family: Family, key: str) -> list[dict | None]:
         """The key as each perturbed run recorded it (None where one did not: its file or key is absent)."""
         found = []
         for store in self.perturbed:
             try:
-                found.append(store._load(family, own_only=True)["values"].get(key))
+                found.append(store._load(family, kept_only=True)["values"].get(key))
             except GoldenProblem:
                 found.append(None)
         return found
 
-    def host_note(self, family: str) -> str | None:
+    def host_note(self, family: Family) -> str | None:
         """What a golden mismatch adds when the family's values were recorded on a CPU with other numerics
         features; None without a golden file (a contract that only compares with another entry's values)."""
         try:
@@ -178,10 +196,15 @@ class GoldenStore:
         except GoldenProblem:
             return None
 
-    def record(self, family: str, key: str, entry: dict) -> None:
+    def record(self, family: Family, key: str, entry: dict) -> None:
         self.recorded.setdefault(family, {})[key] = entry
 
-    def changes(self) -> list[tuple[str, str, str, Any, Any]]:
+    def label(self, family: Family) -> str:
+        """The family as its file is named in the golden directory: `training`, or `builtin/training` for a
+        team's copy of the built-in one."""
+        return self.path(family).relative_to(self.directory).with_suffix("").as_posix()
+
+    def changes(self) -> list[tuple[Family, str, str, Any, Any]]:
         """(family, key, 'added'|'changed', old, new) for every recording that differs from the
         project's own file (never the tool's: a team recording the built-ins adds its own copy); and
         (family, '*', 'replaces', why, None) for a file that exists but cannot be read: writing replaces it
@@ -189,9 +212,9 @@ class GoldenStore:
         out = []
         for family, values in sorted(self.recorded.items()):
             try:
-                old = self._load(family, own_only=True)["values"]
+                old = self._load(family, kept_only=True)["values"]
             except GoldenProblem as exc:
-                if self.path(family).exists():
+                if self._kept(family).exists():
                     out.append((family, "*", REPLACES, str(exc), None))
                 old = {}
             for key, new in sorted(values.items()):
@@ -201,13 +224,13 @@ class GoldenStore:
                     out.append((family, key, "changed", old[key], new))
         return out
 
-    def noise_updates(self) -> list[tuple[str, str]]:
+    def noise_updates(self) -> list[tuple[Family, str]]:
         """(family, key) of every value recorded the same as the project's file holds it but for its measured
         noise (new, or measured again): written without --accept-changes, as the values themselves are kept."""
         out = []
         for family, values in sorted(self.recorded.items()):
             try:
-                old = self._load(family, own_only=True)["values"]
+                old = self._load(family, kept_only=True)["values"]
             except GoldenProblem:
                 continue
             out += [(family, key) for key, new in sorted(values.items())
@@ -227,13 +250,14 @@ class GoldenStore:
             if exists and family not in changed_families and not self.across_stacks(family):
                 continue  # nothing new: leave the file (and its provenance) as it is
             try:
-                merged = dict(self._load(family, own_only=True)["values"])
+                merged = dict(self._load(family, kept_only=True)["values"])
             except GoldenProblem:
                 merged = {}
             merged.update({key: _kept_noise(merged.get(key), new) for key, new in values.items()})
             doc = {
                 "format": FORMAT_VERSION,
-                "family": family,
+                "family": family.name,
+                **({golden_layout.OWN_MARK: True} if family.own else {}),
                 "provenance": dict(provenance, recorded_at=_dt.datetime.now(_dt.timezone.utc).isoformat()),
                 "values": dict(sorted(merged.items())),
             }

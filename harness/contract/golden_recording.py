@@ -41,7 +41,7 @@ def finish(session, recorder: Recorder) -> None:
     changes = recorder.store.changes()
     changed = [c for c in changes if c[2] == "changed"]
     replaced = [c for c in changes if c[2] == REPLACES]
-    say_changes(say, changes)
+    say_changes(say, changes, recorder.store.label)
     if (changed or replaced) and not session.config.getoption("--harness-accept-changes"):
         builtin = any(recorder.store.is_builtin(family) for family, *_ in changed + replaced)
         what = [f"{len(changed)} recorded values would change"] if changed else []
@@ -78,23 +78,24 @@ def say_noise(say, store) -> None:
     if measured:
         said += f"; largest {max(measured):.3g}"
     say(said)
-    missing = [f"{family}/{key}" for family, key, e in entries if NOISE not in e]
+    missing = [f"{store.label(family)}/{key}" for family, key, e in entries if NOISE not in e]
     if missing:
         say(f"golden: no noise for {len(missing)} values ({', '.join(missing[:5])}"
             f"{' and more' if len(missing) > 5 else ''}): the perturbed runs did not record them (their checks failed "
             "or raised there); they are judged at their golden ulps on every stack")
 
 
-def say_changes(say, changes) -> None:
+def say_changes(say, changes, label=lambda family: family.name) -> None:
     """Every changed value, old -> new; added values one per line, or counted per family when there are
-    many (a first recording adds hundreds, and nothing is there yet to review against)."""
-    added = [(family, key) for family, key, what, _, _ in changes if what == "added"]
+    many (a first recording adds hundreds, and nothing is there yet to review against). `label`: a family
+    as its file is named (GoldenStore.label: a team's copy of a built-in family is `builtin/<name>`)."""
+    added = [(label(family), key) for family, key, what, _, _ in changes if what == "added"]
     for family, key, what, old, new in changes:
         if what == REPLACES:  # `old` says why the file cannot be read
-            say(f"golden: {what} {family}: {old.rstrip('.')}. Accepting writes it anew, whole: a value this "
-                "recording does not make again is lost")
+            say(f"golden: {what} {label(family)}: {old.rstrip('.')}. Accepting writes it anew, whole: a value "
+                "this recording does not make again is lost")
         elif what != "added" or len(added) <= MAX_ADDED_LINES:
-            say(f"golden: {what:7s} {family}/{key}" + (f": {_difference(old, new)}" if old else ""))
+            say(f"golden: {what:7s} {label(family)}/{key}" + (f": {_difference(old, new)}" if old else ""))
     if len(added) > MAX_ADDED_LINES:
         per_family = collections.Counter(family for family, _ in added)
         say(f"golden: added   {len(added)} values: " + ", ".join(f"{f} {n}" for f, n in per_family.items()))

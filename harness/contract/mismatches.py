@@ -39,7 +39,7 @@ class Mismatch:
         return f"{path}:{self.lineno}: in {self.function}"
 
 
-def host_note(store, family: str, messages: list[str]) -> str | None:
+def host_note(store, family, messages: list[str]) -> str | None:
     """The note golden mismatches carry when their values were recorded on a CPU with other numerics features
     (GoldenStore.host_note); none for comparisons with another entry's values on this machine (`recorded:`)."""
     return store.host_note(family) if any(m.startswith("golden:") for m in messages) else None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.contract import replay
 from harness.contract.checks import Check, ContractFailure
-from harness.contract.families import check_id, family
+from harness.contract.families import check_id, family, is_own
 from harness.contract.golden import GoldenProblem
 from harness.model.enums import CheckKind, ComparisonKind, Outcome
 from harness.model.report import CheckRecord
@@ -66,9 +66,11 @@ def _kind(check: Check | None, is_property: bool) -> CheckKind:
     return next((kind for made, kind in _KIND_ORDER if made in kinds), CheckKind.GOLDEN)
 
 
-def record(item, call, rep, check: Check | None, examples: int | None) -> CheckRecord:
-    """The report's record of one check; examples is the Hypothesis example count of a property."""
+def record(item, call, rep, check: Check | None, examples: int | None, own_dirs: list[Path] = ()) -> CheckRecord:
+    """The report's record of one check; examples is the Hypothesis example count of a property; own_dirs: the
+    project's contract directories (a check collected from them is one of its own)."""
     outcome, message = _outcome(call, rep)
+    own = is_own(Path(str(item.path)), list(own_dirs))
     if outcome == Outcome.PASSED and check is not None and not check.comparisons and not check.recording:
         outcome, message = Outcome.ERROR, _COMPARED_NOTHING
     comparisons = list(check.comparisons.values()) if check else []
@@ -86,8 +88,26 @@ def record(item, call, rep, check: Check | None, examples: int | None) -> CheckR
         max_rel_err=max(rel_errs) if rel_errs else None, comparisons=comparisons,
         errors_observed=dict(check.errors_observed) if check else {},
         series=dict(check.curves) if check else {},
-        about=about(item), input=check.input if check else None,
+        about=about(item), input=check.input if check else None, own=own or None,
+        raised_at=_raised_at(item, call, outcome) if own else None,
     )
+
+
+_HARNESS = Path(__file__).resolve().parents[1]
+
+
+def _raised_at(item, call, outcome: Outcome) -> str | None:
+    """Where a check's code raised, when it ended by an exception that is no contract's failure (an
+    AssertionError, a golden value that differs, is one): the innermost frame under the project's root that is
+    neither an installed package's nor the harness's, as path:line from the root; None otherwise."""
+    if outcome != Outcome.FAILED or call.excinfo is None or find(call.excinfo.value, AssertionError) is not None:
+        return None
+    root = Path(str(item.config.rootpath)).resolve()
+    for entry in reversed(call.excinfo.traceback):
+        path = Path(str(entry.path)).resolve()
+        if path.is_relative_to(root) and "site-packages" not in path.parts and not path.is_relative_to(_HARNESS):
+            return f"{path.relative_to(root).as_posix()}:{entry.lineno + 1}"
+    return None
 
 
 def about(item) -> str:
@@ -99,8 +119,9 @@ def about(item) -> str:
     return first.rstrip(".;:")
 
 
-def collection_failure(report) -> CheckRecord:
-    """A module that fails to import (an API gone after a bump): one failed check for the module."""
+def collection_failure(report, own_dirs: list[Path] = (), root: Path = Path()) -> CheckRecord:
+    """A module that fails to import (an API gone after a bump): one failed check for the module (own_dirs: the
+    project's contract directories, where its own modules are; root: pytest's, which its node id is under)."""
     fam = Path(report.nodeid).stem.removeprefix("test_")
     text = str(report.longrepr)
     lines = [ln for ln in text.splitlines() if ln.startswith("E ")]
@@ -110,7 +131,7 @@ def collection_failure(report) -> CheckRecord:
         id=f"{fam}/collection", nodeid=report.nodeid, family=fam, kind=CheckKind.COLLECTION, outcome=Outcome.FAILED,
         duration_s=0.0, exception=_exception_name(text), message=message, falsifying_example=None, examples=None,
         max_abs_err=None, max_rel_err=None, comparisons=[], errors_observed={}, series={},
-        library_frames=library_frames(text),
+        library_frames=library_frames(text), own=is_own(root / report.nodeid, list(own_dirs)) or None,
     )
 
 

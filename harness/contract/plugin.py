@@ -112,7 +112,7 @@ def pytest_collection_modifyitems(config, items):
     checks (attribution and replay runs)."""
     recorder = _running(config)
     if recorder is not None:
-        recorder.own_families |= families.own(items, recorder.own_contracts, recorder.store.fallback)
+        recorder.collected(items)
     selection = recorder.selection if recorder is not None else options.selection(config)
     if selection is None:
         return
@@ -127,7 +127,8 @@ def check(request) -> Check:
     from harness.contract.checks import Check
 
     recorder = _recorder(request.config)
-    made = Check(families.check_id(request.node), families.family(request.node), recorder.store, recorder.recording)
+    kept = families.of_item(request.node, recorder.own_contracts)
+    made = Check(families.check_id(request.node), kept.name, recorder.store, recorder.recording, own=kept.own)
     request.node.stash[_CHECK] = made
     return made
 
@@ -247,7 +248,7 @@ def pytest_runtest_makereport(item, call):
         if check is not None and check.mismatches and call.when == "call" and rep.failed:
             _show_mismatches(item, call, rep, check)
         examples = item.stash.get(_EXAMPLES, None)
-        record = outcome.record(item, call, rep, check, examples[0] if examples else None)
+        record = outcome.record(item, call, rep, check, examples[0] if examples else None, recorder.own_contracts)
         if record.outcome == Outcome.ERROR and rep.outcome == "passed":
             rep.outcome, rep.longrepr = "failed", record.message  # not judged is not a pass
         recorder.add(record)
@@ -273,9 +274,8 @@ def pytest_collectreport(report):
         from harness.contract import outcome
 
         recorder = _ACTIVE[-1]
-        record = recorder.checks[report.nodeid] = outcome.collection_failure(report)
-        # One of the project's own modules (it has no items to tell by): its family is the project's.
-        if families.is_own(Path(str(recorder.config.rootpath)) / report.nodeid, recorder.own_contracts):
+        record = recorder.checks[report.nodeid] = outcome.collection_failure(report, recorder.own_contracts, recorder.root)
+        if record.own:
             recorder.own_families.add(record.family)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 
 from harness import __version__
-from harness.contract import environment, hypothesis_profiles, job, options, replay, tolerances
+from harness.contract import environment, families, hypothesis_profiles, job, options, replay, tolerances
 from harness.contract.golden import GoldenProblem, GoldenStore
 from harness.contract.warning_log import WarningLog
 from harness.model import report_io
@@ -39,7 +39,7 @@ class Recorder:
         self.started = time.perf_counter()
         self.started_at = now()
         self.report_path = config.getoption("--harness-report")
-        root = Path(str(config.rootpath))
+        self.root = root = Path(str(config.rootpath))
         self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden",
                                  config.getoption("--harness-builtin-golden-dir"),
                                  noise_from=config.getoption("--harness-noise-from") or ())
@@ -62,6 +62,12 @@ class Recorder:
         self.replay = replay.examples(config)  # falsifying examples of another entry to replay, by check id
         self.job = job.current()  # None: a run by hand
         self.run_id = job.options(config).run_id  # the upgrade run this one belongs to
+
+    def collected(self, items) -> None:
+        """The project's own families among the items collected; the golden store told them (an earlier copy
+        of a built-in family of one of their names is theirs now)."""
+        self.own_families |= families.own(items, self.own_contracts, self.store)
+        self.store.own_names = frozenset(self.own_families)
 
     def add(self, record: CheckRecord) -> None:
         self.checks[record.nodeid] = record
@@ -107,7 +113,7 @@ class Recorder:
         found = {}
         for family in sorted(self.own_families):
             try:
-                versions = self.store.provenance(family).get("versions")
+                versions = self.store.provenance(families.Family(family, own=True)).get("versions")
             except GoldenProblem:
                 continue
             if versions:

@@ -114,6 +114,12 @@ class CheckRecord:
     input: str | None = None  # the input it gives, in user terms (check.describe_input)
     # A module that failed to import: the installed libraries' frames, outermost first ("optax/x.py:39").
     library_frames: list[str] = dataclasses.field(default_factory=list)
+    # One of the project's own contracts (--contracts); absent: a built-in one. Not its family's name: a team's
+    # family may take a built-in family's name and stay another family.
+    own: bool | None = _optional()
+    # An own check ended by an exception its code raised (not a contract that failed: no AssertionError): the
+    # innermost frame in the project's own files, "path:line" from its root. It cannot be judged there.
+    raised_at: str | None = _optional()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,7 +256,8 @@ class Report:
     summary: Summary
     problem: str | None  # why the entry could not be judged, when it could not
     selection: list[str] | None  # the check ids an attribution run was limited to; None for all
-    # The families that are the project's own contracts (--contracts DIR), not the built-in ones.
+    # The families that are the project's own contracts (--contracts DIR), not the built-in ones (a built-in
+    # family may have one of these names too: each own check says it is, CheckRecord.own).
     own_families: list[str] | None = _optional()
     # The upgrade run that wrote it (HARNESS_RUN_ID): a verdict never judges reports of two runs together.
     run_id: str | None = _optional()

@@ -51,6 +51,7 @@ class Change:
     before: str = ""  # what the baseline did (harness.verdict.explain)
     after: str = ""  # what this entry does
     size: str = ""  # how far apart, in ulps or percent, where numeric
+    own: bool = False  # one of the project's own contracts (its family may share a built-in family's name)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -41,6 +41,9 @@ BUILTIN_PACKAGE = "harness.builtin"
 KEYS = ("baseline-from", "contracts", "golden", "locks", "builtin", "pythonpath", "python", "candidate",
         "pins-outside-index", "envs-size-limit")
 OUTSIDE_INDEX = ("refuse", "ignore")  # pins-outside-index: what the baseline's file may say besides index pins
+# The files of the project's code (its pythonpath folders) a contract's result may depend on: an entry's report
+# key digests them (harness.stack.run.report_key), and a team's pull-request workflow runs when one changes.
+CODE = (".py", ".pyi", ".pyx", ".so", ".ini", ".toml", ".cfg", ".json", ".yaml", ".yml")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -159,11 +159,16 @@ def _dot(label: str, check_id: str, check: CheckRecord | None, change: Change | 
 def _rows(verdict: Verdict, docs: Docs) -> dict[str, list[svg.DotRow]]:
     """Per family, one row per check with a dot on some entry; rows with a failure first."""
     changes = {e.name: {c.check_id: c for c in e.changes} for e in verdict.entries}
-    ids: dict[str, str] = {}  # check id -> family, in the order reports hold them
+    ids: dict[str, str] = {}  # check id -> its family's group, in the order reports hold them
+    taken = set(verdict.baseline.own_families or [])  # a built-in family of an own family's name: its own group
+
+    def group(check: CheckRecord | Change) -> str:
+        return f"{check.family} (built-in)" if not check.own and check.family in taken else check.family
+
     for _, doc in docs:
-        ids.update({c.id: c.family for c in doc.checks if c.id not in ids})
+        ids.update({c.id: group(c) for c in doc.checks if c.id not in ids})
     for entry in changes.values():
-        ids.update({i: c.family for i, c in entry.items() if i not in ids})
+        ids.update({i: group(c) for i, c in entry.items() if i not in ids})
     families: dict[str, list[svg.DotRow]] = {}
     for check_id, family in ids.items():
         dots = [_dot(label, check_id, doc.check(check_id), changes.get(label, {}).get(check_id) if i else None)

@@ -80,7 +80,7 @@ def _change(check_id: str, b: CheckRecord | None, o: CheckRecord | None) -> Chan
     told = explain.explain(b, o, mark)
     return Change(check_id, ref.family, ref.kind, mark, detail, o.max_abs_err if o else None,
                   o.max_rel_err if o else None, _tolerances(ref), moved, about=ref.about,
-                  input=ref.input, before=told.before, after=told.after, size=told.size)
+                  input=ref.input, before=told.before, after=told.after, size=told.size, own=bool(ref.own))
 
 
 def _changes(base: Report, other: Report) -> list[Change]:
@@ -167,7 +167,7 @@ def _problems(base: Report, verdicts: list[EntryVerdict], baseline_failures: lis
 
 
 def _headline(candidate: EntryVerdict | None, found: ImportFailure | None, why: str | None,
-              own_families: set[str], accepted: list[str] = ()) -> tuple[int, str]:
+              accepted: list[str] = ()) -> tuple[int, str]:
     if candidate is None or not candidate.contract_changes:
         noise = sum(c.mark == Mark.NOISE for c in candidate.changes) if candidate else 0
         said = [f"{len(accepted)} accepted on this branch ({', '.join(accepted[:3])}"
@@ -180,7 +180,7 @@ def _headline(candidate: EntryVerdict | None, found: ImportFailure | None, why: 
         others = [c for c in changes if not found.folds(c)]
         return EXIT_CHANGED, f"CHANGED: {found.text}" + (f"; and {len(others)} other contracts" if others else "")
     count = groups.count_text(changes)
-    mine = sum(c.family in own_families for c in changes)
+    mine = sum(c.own for c in changes)
     count += f", {mine} of them in your own contracts" if mine else ""
     return EXIT_CHANGED, f"CHANGED: {count}" + (f", {why}" if why else "")
 
@@ -197,7 +197,7 @@ def _with_own_failures(status: int, headline: str, own_failing: str | None) -> t
 def _with_api(status: int, headline: str, base: Report, api: ApiDiff | None, reported: bool) -> tuple[int, str]:
     """A removed name or parameter that the judged contracts or the project's code call is a change;
     the rest of the API diff is informational."""
-    own_keys = {api_view.test_key(c.nodeid) for c in base.checks if c.family in (base.own_families or [])}
+    own_keys = {api_view.test_key(c.nodeid) for c in base.checks if c.own}
     removed = api_view.used_removals(api, own_keys if reported else None)
     if not removed or status == EXIT_CANNOT_JUDGE:
         return status, headline
@@ -226,8 +226,7 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     reported = mode == BuiltinMode.REPORT
     not_counted = {c.id for c in own_failures}
     if reported:  # the built-in checks not judged are said in their part of the headline
-        own_names = set(base.own_families or [])
-        not_counted |= {c.check_id for v in verdicts[:1] for c in v.changes if c.family not in own_names}
+        not_counted |= {c.check_id for v in verdicts[:1] for c in v.changes if not c.own}
     problems = _problems(base, verdicts, [] if reported else builtin_failures, frozenset(not_counted), own_failures)
     candidate = verdicts[0] if verdicts else None
     own_families = own.families(base, candidate, own_failures)
@@ -238,13 +237,13 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     elif reported and candidate is not None:
         status, headline = report_mode.headline(base, verdicts, found, own_families, builtin_failures)
     else:
-        status, headline = _with_own_failures(*_headline(candidate, found, why, {f.name for f in own_families},
+        status, headline = _with_own_failures(*_headline(candidate, found, why,
                                                          [i for f in own_families for i in f.accepted]),
                                               own.headline_part(own_families))
     status, headline = _with_api(status, headline, base, api, reported)
     changed_bits = [c for c in candidate.changes if c.mark.moved_only] if candidate else []
     if reported:  # the line under the headline speaks of what decides: your contracts (report mode has some)
-        changed_bits = [c for c in changed_bits if c.family in base.own_families]
+        changed_bits = [c for c in changed_bits if c.own]
     accepted = {i for f in own_families for i in f.accepted}  # the candidate's golden values: said in their section
     baseline_failures = [c for c in baseline_failures if c.id not in accepted]
     return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found,

@@ -18,9 +18,12 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1100
 h1 { font-size: 22px; padding: 10px 14px; border-radius: 6px; }
 h1.ok { background: #e6f4ea; } h1.regressed { background: #fde7e9; } h1.cannot { background: #fff4d6; }
 table { border-collapse: collapse; margin: 8px 0 18px; width: 100%; }
+/* No word breaks inside: a column is at least its longest word wide ("anywhere" let the table squeeze columns
+   to "baselin e"). A long id wraps after / [ - _ : (html_cells.breakable); only a run longer than the page
+   breaks inside (break-word, which leaves the columns' widths alone). */
 th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; font-size: 13px;
-         overflow-wrap: anywhere; }  /* a long name wraps in its cell: the size column stays on screen */
-th { background: #f5f5f5; } td.mark { white-space: nowrap; font-weight: 600; }
+         overflow-wrap: break-word; hyphens: none; }
+th { background: #f5f5f5; white-space: nowrap; } td.mark { white-space: nowrap; font-weight: 600; }
 code { font-size: 12px; } .detail { color: #555; font-size: 12px; }
 .chart { margin: 6px 12px 18px 0; background: #fff; border: 1px solid #eee; }
 .title { font-size: 13px; font-weight: 600; } .tick, .row { font-size: 10px; fill: #555; }

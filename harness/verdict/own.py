@@ -14,6 +14,7 @@ from harness.model.report import STACK_VERSION_KEYS, CheckRecord, Report
 from harness.model.verdict import Change, EntryVerdict, OwnChange, OwnFamily
 from harness.verdict import cause, explain
 
+MESSAGE_SHOWN = 200  # characters of an exception's message a headline shows
 NO_OWN_CONTRACTS = ('builtin = "report" asks that only your own contracts decide, but the baseline ran no contracts '
                     "of your own, so the built-in contracts decide the exit status: add test modules using `check` "
                     "to your contracts directory")
@@ -45,31 +46,40 @@ def accepted(base: Report, candidate: EntryVerdict | None, check: CheckRecord) -
 
 def split_failures(base: Report, failures: list[CheckRecord]) -> tuple[list[CheckRecord], list[CheckRecord]]:
     """The baseline's failing checks: those of the project's own families, and the built-in ones."""
-    own = set(base.own_families or [])
-    return [c for c in failures if c.family in own], [c for c in failures if c.family not in own]
+    return [c for c in failures if c.own], [c for c in failures if not c.own]
 
 
 def families(base: Report, candidate: EntryVerdict | None, own_failures: list[CheckRecord]) -> list[OwnFamily]:
     """One summary per own family, in the order the baseline report lists them."""
     found = []
     for name in base.own_families or []:
-        changes = [c for c in candidate.changes if c.family == name] if candidate else []
+        changes = [c for c in candidate.changes if c.own and c.family == name] if candidate else []
+        failures = [c for c in own_failures if c.family == name]  # own_failures are all own
         found.append(OwnFamily(
-            name=name, checks=sum(c.family == name for c in base.checks),
+            name=name, checks=sum(bool(c.own) and c.family == name for c in base.checks),
             changed=[c.check_id for c in changes if c.mark.changes_contract],
             bits_changed=sum(c.mark == Mark.BITS_CHANGED for c in changes),
-            failing_on_baseline=[c.id for c in own_failures if c.family == name and not unjudgeable(c)
-                                 and not accepted(base, candidate, c)],
-            not_judged_on_baseline=[c.id for c in own_failures if c.family == name and unjudgeable(c)],
+            failing_on_baseline=[c.id for c in failures if not unjudgeable(c) and not accepted(base, candidate, c)],
+            not_judged_on_baseline=[c.id for c in failures if unjudgeable(c)],
             within_noise=sum(c.mark == Mark.NOISE for c in changes),
-            accepted=[c.id for c in own_failures if c.family == name and accepted(base, candidate, c)]))
+            accepted=[c.id for c in failures if accepted(base, candidate, c)]))
     return found
 
 
 def unjudgeable(check: CheckRecord) -> bool:
     """An own check the baseline cannot judge: an error (a golden value never recorded, a fixture that
-    fails) or a contract module that does not import (a syntax error): no golden value to accept fixes it."""
-    return check.outcome == Outcome.ERROR or check.kind == CheckKind.COLLECTION
+    fails), a contract module that does not import (a syntax error), or a contract whose code raised (a shape
+    error in the team's training code): no golden value to accept fixes it."""
+    return check.outcome == Outcome.ERROR or check.kind == CheckKind.COLLECTION or check.raised_at is not None
+
+
+def _why(check: CheckRecord) -> str:
+    """Why a check cannot be judged, in a line: what raised where, or its message."""
+    if check.raised_at is None:
+        return check.message.strip().rstrip(".")
+    said = check.message.strip().splitlines()[0].removeprefix(f"{check.exception}:").strip() if check.message else ""
+    said = said if len(said) <= MESSAGE_SHOWN else said[:MESSAGE_SHOWN - 3] + "..."
+    return f"your contract raised {check.exception} at {check.raised_at}" + (f" ({said})" if said else "")
 
 
 def not_judged_problem(own_failures: list[CheckRecord]) -> str | None:
@@ -79,7 +89,7 @@ def not_judged_problem(own_failures: list[CheckRecord]) -> str | None:
     if not errored:
         return None
     return (f"{_plural(len(errored), 'check')} of your own contracts cannot be judged on the baseline "
-            f"({_shown([c.id for c in errored])}): {errored[0].message.strip().rstrip('.')}")
+            f"({_shown([c.id for c in errored])}): {_why(errored[0])}")
 
 
 def _shown(ids: list[str]) -> str:
@@ -89,9 +99,8 @@ def _shown(ids: list[str]) -> str:
 def changes(base: Report, verdicts: list[EntryVerdict]) -> list[OwnChange]:
     """The candidate's (verdicts[0]) moved own checks, most dangerous first and bits-only moves last, each
     with the single-package bump that moves it (none said for a mark no bump makes, e.g. failing in both)."""
-    names = set(base.own_families or [])
     moved = sorted((_as_accepted(base, verdicts[0], c) for c in verdicts[0].changes
-                    if c.family in names and c.mark != Mark.UNCHANGED), key=lambda c: (c.mark.rank, c.check_id))
+                    if c.own and c.mark != Mark.UNCHANGED), key=lambda c: (c.mark.rank, c.check_id))
     versions = base.environment.versions
     return [OwnChange(c, cause.of_check(versions, verdicts, c.check_id)
                       if c.mark.changes_contract or c.mark.informational else "") for c in moved]

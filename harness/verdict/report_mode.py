@@ -39,32 +39,48 @@ def _named_ids(ids: list[str]) -> str:
 
 
 def _own(base: Report, verdicts: list[EntryVerdict], families: list[OwnFamily]) -> tuple[int, str]:
-    candidate, names = verdicts[0], {f.name for f in families}
-    changes = [c for c in candidate.contract_changes if c.family in names]
+    candidate = verdicts[0]
+    changes = [c for c in candidate.contract_changes if c.own]
     failing = own.headline_part(families)  # own checks failing on the baseline: the team's change
     if changes:
         text = f"your contracts: {groups.count_text(changes)} ({_named(changes)}){_cause(base, verdicts, changes)}"
         return EXIT_CHANGED, f"CHANGED: {failing}; on the candidate: {text}" if failing else f"CHANGED: {text}"
-    checks, bits = sum(f.checks for f in families), sum(f.bits_changed for f in families)
-    noise, accepted = sum(f.within_noise for f in families), [i for f in families for i in f.accepted]
-    moved = [f"{len(accepted)} accepted on this branch ({_named_ids(accepted)})"] if accepted else []
-    moved += [f"{noise} moved within numerical noise"] if noise else []
-    moved += [f"{bits} moved bits within tolerance"] if bits else []
-    unchanged = (f"your contracts hold on {candidate.name} ({checks} check{'s' * (checks != 1)}"
-                 + (f"; {', '.join(moved)}" if moved else "") + ")")
+    unchanged = _held(candidate, families)
     return (EXIT_CHANGED, f"CHANGED: {failing}; otherwise {unchanged}") if failing else (EXIT_OK, f"OK: {unchanged}")
 
 
+def _held(candidate: EntryVerdict, families: list[OwnFamily]) -> str:
+    """'your contracts hold on candidate (13 checks)', or, when some were not judged there (they fail on the
+    baseline), how many of them hold and how many were not judged, apart: a count says only what it counts.
+    Accepted on the branch, moved within noise or bits within tolerance: each held, and said."""
+    checks, bits = sum(f.checks for f in families), sum(f.bits_changed for f in families)
+    noise, accepted = sum(f.within_noise for f in families), [i for f in families for i in f.accepted]
+    failing = {i for f in families for i in (*f.failing_on_baseline, *f.not_judged_on_baseline)}
+    held = sum(c.own and c.check_id not in failing and (c.mark in (Mark.UNCHANGED, Mark.BITS_CHANGED, Mark.NOISE)
+                                                         or c.check_id in accepted) for c in candidate.changes)
+    said = [f"{len(accepted)} accepted on this branch ({_named_ids(accepted)})"] if accepted else []
+    said += [f"{noise} moved within numerical noise"] if noise else []
+    said += [f"{bits} moved bits within tolerance"] if bits else []
+    moved = f"; {', '.join(said)}" if said else ""
+    if held == checks:
+        return f"your contracts hold on {candidate.name} ({checks} check{'s' * (checks != 1)}{moved})"
+    unjudged = checks - held
+    why = (": it fails on the baseline" if unjudged == 1 else ": they fail on the baseline") \
+        if unjudged == len(failing) else ""
+    return (f"{held} of your {checks} check{'s' * (checks != 1)} hold{'s' * (held == 1)} on {candidate.name} "
+            f"({unjudged} not judged{why}{moved})")
+
+
 def _builtin(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | None,
-             failures: list[CheckRecord], names: set[str]) -> str | None:
+             failures: list[CheckRecord]) -> str | None:
     """What became of the built-in contracts; None when the baseline ran none."""
-    if all(c.family in names for c in base.checks):
+    if all(c.own for c in base.checks):
         return None
     if failures:
         return f"not judged, the baseline fails {len(failures)} of them ({BASELINE_FAILS_WHY})"
     candidate = verdicts[0]
-    changes = [c for c in candidate.contract_changes if c.family not in names]
-    not_judged = sum(c.mark == Mark.NOT_JUDGED and c.family not in names for c in candidate.changes)
+    changes = [c for c in candidate.contract_changes if not c.own]
+    not_judged = sum(c.mark == Mark.NOT_JUDGED and not c.own for c in candidate.changes)
     if found is not None and any(found.folds(c) for c in changes):
         others = [c for c in changes if not found.folds(c)]
         text = found.text + (f"; and {len(others)} other checks changed" if others else "")
@@ -79,5 +95,5 @@ def headline(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | 
              builtin_failures: list[CheckRecord]) -> tuple[int, str]:
     """The exit status (the project's own contracts only) and the headline with both parts."""
     status, text = _own(base, verdicts, families)
-    said = _builtin(base, verdicts, found, builtin_failures, {f.name for f in families})
+    said = _builtin(base, verdicts, found, builtin_failures)
     return status, text + (f"; {PREFIX}{said}" if said else "")

@@ -101,8 +101,7 @@ def changed(verdict: Verdict, entry: EntryVerdict) -> list[Change]:
 
 def _builtin_only(verdict: Verdict, changes: list[Change]) -> list[Change]:
     """The project's own checks are shown in their own section (own_rows), not among the built-in ones."""
-    mine = {f.name for f in verdict.own_families}
-    return [c for c in changes if c.family not in mine]
+    return [c for c in changes if not c.own]
 
 
 def contract_groups(verdict: Verdict) -> list[groups.ChangeGroup]:
@@ -172,8 +171,7 @@ def baseline_failures_title(verdict: Verdict) -> str:
     project's own are summed up in its section too; here is each one's whole message)."""
     if not verdict.own_families:
         return "Baseline fails its own checks"
-    own = {f.name for f in verdict.own_families}
-    mine = [c.family in own for c in verdict.baseline_failures]
+    mine = [bool(c.own) for c in verdict.baseline_failures]
     whose = "Your contracts" if all(mine) else "Built-in contracts" if not any(mine) else "Your contracts and built-in ones"
     return f"{whose} failing on the baseline itself"
 

@@ -15,6 +15,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.stack.commands import init
+from harness.stack.project import CODE
 
 from unit.stack.ci.test_ci_init import (  # noqa: F401 (fixtures and helpers shared with it)
     PINS, TOOL, WRITTEN, _load, project, team,
@@ -86,8 +87,10 @@ def test_pull_requests_that_change_the_tables_paths_run_it_and_the_nightly_judge
     # never pull_request_target: a fork's code gets no write token. And the same paths merged into the default
     # branch (no clone's origin/HEAD here: main), whose runs save the reports pull requests reuse.
     assert list(on) == ["pull_request", "push"]
+    # the training code too (the table's pythonpath, "." by default): the files of it that the reuse key reads
+    code = [f"**/*{suffix}" for suffix in CODE]
     assert on["pull_request"]["paths"] == ["deps/pins.txt", "pyproject.toml", "locks/**", "golden/**",
-                                           "checks/optimizer/**", ".github/workflows/upgrade-harness-pr.yml"]
+                                           "checks/optimizer/**", *code, ".github/workflows/upgrade-harness-pr.yml"]
     assert on["push"] == {"branches": ["main"], "paths": on["pull_request"]["paths"]}
     (step,) = [s for s in pr["jobs"]["plan"]["steps"] if s.get("id") == "plan"]
     # the pull request's pins against its base branch's (on the default branch, its own: one stack): the
@@ -110,6 +113,22 @@ def test_pull_requests_that_change_the_tables_paths_run_it_and_the_nightly_judge
     assert next(s for s in pr["jobs"]["plan"]["steps"] if "fetch-depth" in s.get("with", {}))["with"] == {
         "persist-credentials": False, "fetch-depth": 0}
     assert not any("BASE_REF" in json.dumps(job) for name, job in pr["jobs"].items() if name != "plan")
+
+
+def test_a_pull_request_that_changes_the_training_code_runs_the_check(tmp_path):
+    """Found: the workflow triggered on the pins, locks, golden values and contracts, not on the training code
+    the contracts import (the table's pythonpath): a pull request changing src/trainer/optim.py ran nothing."""
+    root = tmp_path / "team"
+    (root / "src" / "trainer").mkdir(parents=True)
+    (root / "tools").mkdir()
+    team(root)
+    table = (root / "pyproject.toml").read_text()
+    (root / "pyproject.toml").write_text(table.replace('pythonpath = ["."]', 'pythonpath = ["src", "tools"]'))
+    assert init.main(["--ci", "github", "--tool-from", TOOL, "--force"], root) == 0  # written again
+    on = _load(root, WRITTEN[0])
+    paths = on.get("on", on.get(True))["pull_request"]["paths"]
+    assert "src/**/*.py" in paths and "tools/**/*.py" in paths and "src/**/*.toml" in paths
+    assert "**/*.py" not in paths  # only the folders the contracts import from
 
 
 def test_the_default_branch_is_the_clones_origin_head(tmp_path):

@@ -1,11 +1,12 @@
 """The HTML report: one self-contained page whose plots render in headless Chromium and show what changed."""
 
 import copy
+import json
 import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
-from html import escape
+from html import escape, unescape
 
 import numpy as np
 import pytest
@@ -214,10 +215,9 @@ def test_the_default_verdicts_page_fits_a_1400_pixel_window(tmp_path):
     assert _width(html.page(compare.judge(reports["baseline"], others), others), tmp_path) <= 1400
 
 
-def test_a_long_unbroken_name_wraps_in_its_cell(tmp_path):
-    """A contract or leaf name with no space to break at (optimizer/opt_state/inner_opt_state/1/... is 64
-    characters) wraps inside its cell rather than pushing the size column off-screen: the default verdict
-    with one changed contract renamed longer still."""
+def _long_id_page() -> tuple[str, str]:
+    """The default verdict with one changed contract renamed longer still (a name with no space to break at),
+    and its id."""
     from support import upgrade_reports
 
     docs = {name: upgrade_reports.load(name) for name in ("baseline", "candidate")}
@@ -230,6 +230,60 @@ def test_a_long_unbroken_name_wraps_in_its_cell(tmp_path):
                 check["id"] = check["id"].replace(name, long_name)
                 check["nodeid"] = check["nodeid"].replace(name, long_name)
     base, cand = (report_io.parse(docs[n], n) for n in ("baseline", "candidate"))
-    page = html.page(compare.judge(base, [cand]), [cand])
-    assert f"<code>{family}/{long_name}</code>" in page
+    return html.page(compare.judge(base, [cand]), [cand]), f"{family}/{long_name}"
+
+
+def test_a_long_unbroken_name_wraps_in_its_cell(tmp_path):
+    """A contract or leaf name with no space to break at (optimizer/opt_state/inner_opt_state/1/... is 64
+    characters) wraps inside its cell rather than pushing the size column off-screen: the default verdict
+    with one changed contract renamed longer still."""
+    from harness.verdict.html_cells import breakable
+
+    page, long_id = _long_id_page()
+    assert f"<code>{breakable(long_id)}</code>" in page
     assert _width(page, tmp_path) <= 1400
+
+
+# Every table cell's lines, measured character by character (its <details> opened, as a reader opens them):
+# the header cells that take more than one line, and the places a cell's text breaks between two characters
+# of one word (a letter or digit, then a letter, digit or underscore), each with the text around it.
+BREAK_PROBE = r"""<script>
+document.querySelectorAll('details').forEach(d => d.open = true);
+const wrapped = [], inside = [];
+for (const cell of document.querySelectorAll('th, td')) {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  let lines = 1, top = null;
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    let previous = null;
+    for (let i = 0; i < n.length; i++) {
+      const range = document.createRange(); range.setStart(n, i); range.setEnd(n, i + 1);
+      const rect = range.getClientRects()[0];
+      if (!rect) continue;
+      if (top !== null && rect.top > top + 2) {
+        lines++;
+        if (previous !== null && /[A-Za-z0-9]/.test(previous) && /\w/.test(n.data[i]))
+          inside.push(n.data.slice(Math.max(0, i - 20), i) + '|' + n.data.slice(i, i + 10));
+      }
+      previous = n.data[i]; top = rect.top;
+    }
+  }
+  if (cell.tagName === 'TH' && lines > 1) wrapped.push(cell.textContent);
+}
+document.body.setAttribute('data-breaks', JSON.stringify({wrapped, inside}));
+</script></body>"""
+
+
+@pytest.mark.parametrize("window", [1400, 1000])
+def test_no_word_breaks_inside_a_table_cell_and_headers_take_one_line(tmp_path, window):
+    """Found: the table's columns were squeezed until words broke mid-word ("baselin e", "si z e"). In the
+    default verdict with a long check id, in a 1,400- and a 1,000-pixel window, with every <details> open:
+    each header cell is one line, and no cell breaks inside a word (a long id wraps after / [ - _ :)."""
+    page, _ = _long_id_page()
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.replace("</body>", BREAK_PROBE, 1))
+    common = [_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={window},900"]
+    dom = subprocess.run([*common, "--dump-dom", probed.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = json.loads(unescape(re.search(r'data-breaks="([^"]*)"', dom.stdout).group(1)))
+    assert page.count("<th>") >= 10 and page.count("<details>") >= 5  # what is measured is there
+    assert found == {"wrapped": [], "inside": []}

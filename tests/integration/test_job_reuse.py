@@ -7,6 +7,7 @@ reused and from which run."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -58,7 +59,7 @@ def test_a_restored_cache_serves_the_baseline_and_the_markdown_names_its_run(tmp
     said: list[str] = []
     assert [_row_job(main, r, first_out, sessions, monkeypatch, said) for r in rows] == [False, False]
     assert sessions.runs == ["baseline", "candidate"]
-    kept = sorted(p.name for p in (main / report_cache.CACHE).glob("*.json"))
+    kept = sorted(p.name for p in (main / report_cache.CACHE).glob(report_cache.RECORDS))
     assert len(kept) == 2
     # The pull request's run: a fresh checkout, the cache restored (actions/cache), a new plan and run id.
     pr = tmp_path / "pr-reports"
@@ -74,8 +75,8 @@ def test_a_restored_cache_serves_the_baseline_and_the_markdown_names_its_run(tmp
     assert report["run_id"] == out["run_id"]  # judged as this run's
     assert report["reused"]["run_id"] == first_out["run_id"]
     # The candidate changed in the pull request (here: the cache lost its record): it runs.
-    for record in (pr / report_cache.CACHE).glob("*.json"):
-        if json.loads(record.read_text())["entry"] == "candidate":
+    for record in (pr / report_cache.CACHE).glob(report_cache.RECORDS):
+        if json.loads(gzip.decompress(record.read_bytes()))["entry"] == "candidate":
             record.unlink()
     candidate_row = next(r for r in rows if r["entry"] == "candidate")
     assert _row_job(pr, candidate_row, out, sessions, monkeypatch, said) is False

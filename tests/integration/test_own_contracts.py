@@ -15,8 +15,12 @@ from integration.test_compare import _candidate, _check, _fail, _mark, base  # n
 
 
 def _own(doc, *families):
+    """The checks of `families` made the project's own, as the plugin marks them."""
     doc = copy.deepcopy(doc)
     doc["own_families"] = list(families)
+    for check in doc["checks"]:
+        if check["family"] in families:
+            check["own"] = True
     return doc
 
 
@@ -116,6 +120,72 @@ def test_an_own_module_that_fails_to_import_is_an_own_family(pytester):
     assert report["own_families"] == ["broken"] and report["checks"][0]["id"] == "broken/collection"
 
 
+TRAIN = """import numpy as np
+
+
+def train(steps):
+    weights = np.zeros(3)
+    for _ in range(steps):
+        weights = weights + np.ones({width})
+    return weights
+"""
+RAISING_CONTRACT = """from mylib.train import train
+
+
+def test_final_weights(check):
+    check.golden_exact("steps", int(train(2).size))
+"""
+
+
+def _team_whose_training_raises(pytester, width: int):
+    """A team's contract whose training code (mylib/train.py) raises a shape error when `width` is not 3."""
+    pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
+    (pytester.path / "mylib").mkdir(exist_ok=True)
+    (pytester.path / "mylib" / "__init__.py").write_text("")
+    (pytester.path / "mylib" / "train.py").write_text(TRAIN.format(width=width))
+    (pytester.path / "contracts").mkdir(exist_ok=True)
+    (pytester.path / "contracts" / "test_weights.py").write_text(RAISING_CONTRACT)
+    args = ["-p", "no:randomly", "--harness-golden-dir=golden", "--harness-own-contracts=contracts",
+            f"--rootdir={pytester.path}", "contracts"]
+    pytester.syspathinsert(pytester.path)
+    return args
+
+
+def test_an_own_contract_whose_code_raises_on_the_baseline_cannot_be_judged_and_says_where(pytester, judge):
+    """Found: a shape error in the team's training code read "your code or the machine changed", advised
+    `golden --accept-changes` (which cannot record a contract that raises) and exited 1. It cannot be judged
+    (exit 2), and says what raised where: the innermost frame in the team's own files."""
+    args = _team_whose_training_raises(pytester, width=3)
+    assert pytester.runpytest_inprocess("--harness-record-golden", *args).ret == 0
+    (pytester.path / "mylib" / "train.py").write_text(TRAIN.format(width=4))  # the team's code changed
+    pytester.runpytest_inprocess("--harness-report=base.json", *args)
+    base = json.loads((pytester.path / "base.json").read_text())
+    [raised] = base["checks"]
+    assert raised["exception"] == "ValueError" and raised["raised_at"] == "mylib/train.py:7", raised
+    verdict = judge(base, _candidate(base))
+    assert verdict.exit_status == 2
+    assert verdict.headline.startswith(
+        "CANNOT JUDGE: 1 check of your own contracts cannot be judged on the baseline (weights/test_final_weights): "
+        "your contract raised ValueError at mylib/train.py:7 (operands could not be broadcast together"), \
+        verdict.headline
+    text = render.text(verdict)
+    assert "--accept-changes" not in text and "your code or the machine changed" not in text
+    [family] = verdict.own_families
+    assert family.not_judged_on_baseline == ["weights/test_final_weights"] and not family.failing_on_baseline
+
+
+def test_an_own_golden_value_that_differs_on_the_baseline_stays_the_teams_change(pytester, judge):
+    """Beside the raise: the same contract whose value moved (no exception) is a change since recording."""
+    args = _team_whose_training_raises(pytester, width=3)
+    assert pytester.runpytest_inprocess("--harness-record-golden", *args).ret == 0
+    (pytester.path / "contracts" / "test_weights.py").write_text(RAISING_CONTRACT.replace("train(2).size", "train(2).size + 1"))
+    pytester.runpytest_inprocess("--harness-report=base.json", *args)
+    base = json.loads((pytester.path / "base.json").read_text())
+    assert "raised_at" not in base["checks"][0]
+    verdict = judge(base, _candidate(base))
+    assert verdict.exit_status == 1 and "your code or the machine changed" in verdict.headline
+
+
 # builtin = "report": the team's own contracts decide; the built-in ones are shown after them, never deciding.
 
 def _mine(doc, *names):
@@ -124,7 +194,7 @@ def _mine(doc, *names):
     for check in doc["checks"]:
         name = check["id"].split("/", 1)[1]
         if name in names:
-            check["family"], check["id"] = "mine", f"mine/{name}"
+            check["family"], check["id"], check["own"] = "mine", f"mine/{name}", True
     doc["own_families"] = ["mine"]
     return doc
 
@@ -178,14 +248,22 @@ def test_report_mode_counts_own_bits_moves_as_informational(mixed, judge):
                                 "built-in contracts (reported only): unchanged")
 
 
-def test_report_mode_keeps_an_own_baseline_failure_the_teams_change(mixed, judge):
+def test_report_mode_keeps_an_own_baseline_failure_the_teams_change_and_counts_only_what_holds(mixed, judge):
+    """Found: "otherwise your contracts hold (13 checks)" when 9 of the 13 failed on the baseline and could not
+    be judged on the candidate: the headline counts the checks that hold and the ones not judged apart."""
     broken = _fail(copy.deepcopy(mixed), "test_golden_value")
     verdict = judge(broken, _fail(_candidate(mixed), "test_golden_value"), builtin=BuiltinMode.REPORT)
     assert verdict.exit_status == 1
     assert verdict.headline == ("CHANGED: 1 check of your own contracts fails on the baseline itself "
                                 "(mine/test_golden_value): your code or the machine changed since its golden values "
-                                "were recorded, not the stack; otherwise your contracts hold on candidate (2 checks); "
-                                "built-in contracts (reported only): unchanged")
+                                "were recorded, not the stack; otherwise 1 of your 2 checks holds on candidate "
+                                "(1 not judged: it fails on the baseline); built-in contracts (reported only): "
+                                "unchanged")
+    both = _fail(_fail(copy.deepcopy(mixed), "test_golden_value"), "test_golden_counter")
+    verdict = judge(both, _fail(_fail(_candidate(mixed), "test_golden_value"), "test_golden_counter"),
+                    builtin=BuiltinMode.REPORT)
+    assert "otherwise 0 of your 2 checks hold on candidate (2 not judged: they fail on the baseline)" in \
+        verdict.headline, verdict.headline
 
 
 def test_report_mode_reports_a_builtin_baseline_failure_without_blocking_the_verdict(mixed, judge):
@@ -255,9 +333,10 @@ def test_the_teams_section_comes_first_with_mark_values_size_and_cause(mixed, ju
     assert first["change"]["mark"] == "value changed"
 
     from harness.verdict import html
+    from harness.verdict.html_cells import breakable
     page = html.page(verdict, [])
     own_at, builtin_at = page.index("id='own'"), page.index("Built-in contracts changed")
-    assert own_at < builtin_at and "mine/test_golden_counter" in page[own_at:builtin_at]
+    assert own_at < builtin_at and breakable("mine/test_golden_counter") in page[own_at:builtin_at]
     assert f"optax {old} → 9.9" in page[own_at:builtin_at]
 
 
@@ -285,30 +364,121 @@ def test_compare_takes_the_mode_on_its_command_line(mixed, tmp_path):
     assert summary["builtin_mode"] == "report" and summary["headline"].startswith("OK: your contracts hold")
 
 
-def test_an_own_family_may_not_take_a_built_in_familys_name_even_with_the_built_ins_off(pytester):
-    """Its golden values would be read from the tool's file of that name: refused, with the fix."""
+# A team's family may take a built-in family's name: two families, each with its golden file, apart in the verdict.
+
+BUILTIN_TRAINING = "def test_builtin_steps(check):\n    check.golden_exact('steps', {steps})\n"
+TEAMS_TRAINING = "def test_losses(check):\n    check.golden_exact('steps', 7)\n"
+
+
+def _golden_file(path, family, own=False, **values):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"format": 1, "family": family, **({"own": True} if own else {}),
+                                "provenance": {"entry": "baseline"},
+                                "values": {k: {"dtype": "int64", "shape": [], "values": [v]} for k, v in values.items()}}))
+
+
+def _team_with_builtin_training(pytester, steps=3):
+    """A team's contracts/test_training.py beside a built-in training module (builtin/), whose values the tool
+    ships in tool/training.json (steps = 3; `steps`: what the built-in module gives on this stack)."""
+    pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
+    for folder, text in (("contracts", TEAMS_TRAINING), ("builtin", BUILTIN_TRAINING.format(steps=steps))):
+        (pytester.path / folder).mkdir(exist_ok=True)
+        (pytester.path / folder / "test_training.py").write_text(text)
+    (pytester.path / "builtin" / "__init__.py").write_text("")  # a package, as harness/builtin is
+    _golden_file(pytester.path / "tool" / "training.json", "training", steps=3)
+
+
+def _team_run(pytester, *args):
+    return pytester.runpytest_inprocess("-p", "no:randomly", "--harness-golden-dir=golden",
+                                        "--harness-own-contracts=contracts", "--harness-builtin-golden-dir=tool", *args)
+
+
+def test_a_teams_family_may_take_a_built_in_familys_name_and_stays_another_family(pytester, judge):
+    """Found: a team's contracts/test_training.py stopped `golden` ("contract family 'training' comes from both
+    ..."). Now its values go to golden/training.json (said to be its own), the built-in training family is
+    judged against the tool's values, and the report and the verdict keep the two apart."""
+    _team_with_builtin_training(pytester)
+    recorded = _team_run(pytester, "--harness-record-golden", "contracts")  # `upgrade-harness golden`
+    assert recorded.ret == 0, recorded.stdout.str()
+    written = json.loads((pytester.path / "golden" / "training.json").read_text())
+    assert written["own"] is True and written["values"]["steps"]["values"] == [7]
+    assert json.loads((pytester.path / "tool" / "training.json").read_text())["values"]["steps"]["values"] == [3]
+
+    ran = _team_run(pytester, "--harness-report=base.json", "contracts", "builtin")
+    assert ran.ret == 0, ran.stdout.str()
+    base = json.loads((pytester.path / "base.json").read_text())
+    assert base["own_families"] == ["training"]
+    assert {c["id"]: c.get("own") for c in base["checks"]} == {"training/test_losses": True,
+                                                              "training/test_builtin_steps": None}
+    (pytester.path / "builtin" / "test_training.py").write_text(BUILTIN_TRAINING.format(steps=4))  # a bump moves it
+    _team_run(pytester, "--harness-report=cand.json", "contracts", "builtin")
+    candidate = _candidate(json.loads((pytester.path / "cand.json").read_text()))
+
+    reported = judge(base, candidate, builtin=BuiltinMode.REPORT)
+    assert reported.exit_status == 0 and reported.headline.startswith("OK: your contracts hold on candidate (1 check)")
+    assert [(f.name, f.checks, f.changed) for f in reported.own_families] == [("training", 1, [])]
+    assert "built-in contracts (reported only): 1 check in 1 contract changed" in reported.headline
+    assert "your contracts  training: 1 check, unchanged on candidate" in render.text(reported)
+    judged = judge(base, candidate)
+    assert judged.exit_status == 1 and "of them in your own contracts" not in judged.headline
+    assert not judged.own_changes
+    assert [c.check_id for c in judged.entries[0].contract_changes] == ["training/test_builtin_steps"]
+
+
+def test_record_builtin_writes_the_teams_copy_into_its_own_folder(pytester):
+    """`golden --record-builtin` with a team family of the same name: the copy goes to golden/builtin/."""
+    _team_with_builtin_training(pytester, steps=5)  # the team's baseline gives 5 where the tool's gave 3
+    assert _team_run(pytester, "--harness-record-golden", "contracts", "builtin").ret == 0
+    copy_ = json.loads((pytester.path / "golden" / "builtin" / "training.json").read_text())
+    assert "own" not in copy_ and copy_["values"]["steps"]["values"] == [5]
+    assert json.loads((pytester.path / "golden" / "training.json").read_text())["values"]["steps"]["values"] == [7]
+    assert _team_run(pytester, "--harness-report=r.json", "contracts", "builtin").ret == 0  # each read its own
+
+
+def test_an_earlier_copy_of_a_built_in_family_keeps_working_and_is_never_taken_over(pytester):
+    """A team that recorded its copy before copies had a folder has golden/training.json (no own mark): the
+    built-in family still reads it. A team family of that name later is refused, naming the move."""
+    _team_with_builtin_training(pytester, steps=5)
+    _golden_file(pytester.path / "golden" / "training.json", "training", steps=5)  # the team's earlier copy
+    (pytester.path / "contracts" / "test_training.py").unlink()
+    (pytester.path / "contracts" / "test_losses.py").write_text(TEAMS_TRAINING)
+    _golden_file(pytester.path / "golden" / "losses.json", "losses", steps=7)  # an own family's earlier file
+    assert _team_run(pytester, "--harness-report=r.json", "contracts", "builtin").ret == 0  # 5: the copy
+
+    (pytester.path / "contracts" / "test_losses.py").rename(pytester.path / "contracts" / "test_training.py")
+    refused = _team_run(pytester, "--harness-report=r.json", "contracts", "builtin")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*golden/training.json holds your copy of the built-in family 'training'*"
+                                  "git mv golden/training.json golden/builtin/training.json*"])
+
+
+def test_one_check_id_both_yours_and_built_in_is_refused(pytester):
+    _team_with_builtin_training(pytester)
+    (pytester.path / "contracts" / "test_training.py").write_text("def test_builtin_steps(check):\n    pass\n")
+    refused = _team_run(pytester, "--harness-report=r.json", "contracts", "builtin")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*check training/test_builtin_steps is both yours*and built in*Rename your test*"])
+
+
+def test_in_this_checkout_an_own_family_may_not_take_a_built_in_familys_name(pytester):
+    """Here golden/ holds the built-in families themselves (no tool's values to fall back on): refused."""
     pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
     (pytester.path / "contracts").mkdir()
-    (pytester.path / "contracts" / "test_training.py").write_text("def test_loss(check):\n    check.exact('x', 1, 1)\n")
-    (pytester.path / "tool").mkdir()
-    (pytester.path / "tool" / "training.json").write_text("{}")
+    (pytester.path / "contracts" / "test_training.py").write_text(TEAMS_TRAINING)
     result = pytester.runpytest_inprocess("-p", "no:randomly", "--harness-report=r.json", "--harness-golden-dir=golden",
-                                          "--harness-own-contracts=contracts", "--harness-builtin-golden-dir=tool",
-                                          "contracts")
+                                          "--harness-own-contracts=contracts", "contracts")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*contract family 'training' comes from both*test_training.py and *training.json*"])
+    result.stderr.fnmatch_lines(["*'training' is a built-in family's name, and in this checkout*"])
 
 
 def test_in_report_mode_the_line_under_the_headline_and_the_exit_meaning_speak_of_your_contracts(base, judge):
     """The bits line under an OK about your contracts must not carry the built-in checks' moves, and the
     footer must not say 'no contract changed' above 24 built-in changes."""
-    own_base = copy.deepcopy(base)
-    own_base["own_families"] = ["demo"]
+    own_base = _own(base, "demo")
     cand = _candidate(own_base)
-    own_base["checks"].append(copy.deepcopy(_check(own_base, "test_golden_value")) | {"id": "builtin/test_b",
-                                                                                      "family": "builtin"})
-    cand["checks"].append(copy.deepcopy(_check(cand, "test_golden_value")) | {"id": "builtin/test_b",
-                                                                              "family": "builtin"})
+    builtin = {"id": "builtin/test_b", "family": "builtin"}
+    own_base["checks"].append({k: v for k, v in _check(own_base, "test_golden_value").items() if k != "own"} | builtin)
+    cand["checks"].append({k: v for k, v in _check(cand, "test_golden_value").items() if k != "own"} | builtin)
     moved = _check(cand, "test_golden_value")["comparisons"][0]["values"]
     moved["values"][1], moved["digest"] = 0.20000001788139343, "moved"
     builtin_values = next(c for c in cand["checks"] if c["id"] == "builtin/test_b")["comparisons"][0]["values"]

@@ -130,6 +130,21 @@ def test_lock_help_prints_its_usage_and_writes_nothing(tmp_path, monkeypatch, ca
     assert not (tmp_path / "locks").exists()
 
 
+@pytest.mark.parametrize("command, said", [
+    ("golden", "usage: upgrade-harness golden"), ("accept", "usage: upgrade-harness accept"),
+    ("lock", "usage: upgrade-harness lock"), ("plan", "usage: upgrade-harness plan"),
+    ("followups", "usage: upgrade-harness followups"), ("run", "usage: upgrade-harness run"),
+])
+def test_a_commands_help_prints_its_usage_and_starts_no_session(tmp_path, monkeypatch, capfd, command, said):
+    """Found: `golden --help` and `accept --help` in a team's project started their nox session (a
+    virtualenv made in .nox/golden, "Session golden was successful") to print their usage."""
+    _team(tmp_path, monkeypatch)
+    assert cli.main([command, "--help"]) == 0
+    out, err = capfd.readouterr()
+    assert said in out, out + err
+    assert "nox >" not in out + err and not (tmp_path / ".nox").exists()
+
+
 def test_a_reports_directory_whose_locks_folder_is_the_projects_is_refused(tmp_path, monkeypatch, capsys):
     """locks = "ci/locks" and --reports ci: the run would replace ci/locks/ with its plan's locks."""
     _team(tmp_path, monkeypatch)

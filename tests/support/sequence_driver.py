@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import gzip
 import json
 import os
 import shutil
@@ -45,6 +46,11 @@ DAMAGES = ("truncated", "altered", "unsigned")
 
 Judgement = dict  # what a verdict answers: headline, exit status, per-entry marks, bisection answers
 Files = dict[str, str]  # path relative to a reports directory -> sha256 of its bytes
+
+
+def _record(path: Path) -> dict:
+    """A kept record's document (harness.stack.run.report_cache keeps it gzip-compressed)."""
+    return json.loads(gzip.decompress(path.read_bytes()))
 
 
 def install_boundary(monkeypatch: pytest.MonkeyPatch) -> sim.Sessions:
@@ -182,23 +188,23 @@ class Sequence:
 
     def damage_cache(self, which: int, how: str, elsewhere: bool = False) -> str | None:
         """One record under .cache/ cut short, altered after it was signed, or left without its digest."""
-        records = sorted((self.reports_dir(elsewhere) / report_cache.CACHE).glob("*.json"))
+        records = sorted((self.reports_dir(elsewhere) / report_cache.CACHE).glob(report_cache.RECORDS))
         if not records:
             return None
         path = records[which % len(records)]
         if how == "truncated":
-            path.write_text(path.read_text()[: len(path.read_text()) // 2])
+            path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
             return path.name
         try:
-            record = json.loads(path.read_text())
-        except ValueError:
+            record = _record(path)
+        except (OSError, EOFError, ValueError):
             return path.name  # damaged already (truncated by an earlier step)
         if how == "altered":
             for check in record["report"]["checks"]:
                 check["outcome"] = "passed" if check["outcome"] != "passed" else "failed"
         else:
             record.pop("report_digest", None)
-        path.write_text(json.dumps(record))
+        path.write_bytes(gzip.compress(json.dumps(record).encode()))
         return path.name
 
     def upgrade_killed(self, candidate: str, entry: str, how: str, elsewhere: bool = False) -> Run:
@@ -243,10 +249,10 @@ class Sequence:
     def _check_never_reused_unobserved(self, reports: Path) -> None:
         """A report whose checks could not run is never kept, nor reused: neither a partial one nor one
         with modules that could not be collected."""
-        for record in sorted((reports / report_cache.CACHE).glob("*.json")):
+        for record in sorted((reports / report_cache.CACHE).glob(report_cache.RECORDS)):
             try:
-                kept = json.loads(record.read_text())["report"]
-            except (ValueError, KeyError):
+                kept = _record(record)["report"]
+            except (OSError, EOFError, ValueError, KeyError):
                 continue  # damaged on purpose: never trusted (the next lookup removes it)
             assert kept["status"] == "complete", f"{record.name} keeps a {kept['status']} report for reuse"
         for path in sorted(reports.glob("*.json")):

@@ -155,14 +155,14 @@ def report_for(t: Templates, entry, checks: list[Check], selection: list[str] | 
     pins = dict(entry.pins)
     if not imports(pins):  # every module fails to collect, whatever was selected (pytest collects first)
         records = [dataclasses.replace(t.uncollected, id=f"{f}/collection", nodeid=f"contracts/test_{f}.py",
-                                       family=f, message=f"contracts/test_{f}.py could not be collected: "
+                                       family=f, own=True, message=f"contracts/test_{f}.py could not be collected: "
                                        "AttributeError: module 'optax' has no attribute 'tree'",
                                        library_frames=["optax/__init__.py:23", "jax/_src/config.py:98"])
                    for f in dict.fromkeys(c.family for c in checks)]
     else:
         wanted = None if selection is None else set(selection)
         records = [dataclasses.replace(t.moved if changed(c, pins, xla_flags) else t.same, id=c.id, nodeid=c.nodeid,
-                                       family=c.family) for c in checks if wanted is None or c.id in wanted]
+                                       family=c.family, own=True) for c in checks if wanted is None or c.id in wanted]
     uncollected = any(r.kind == CheckKind.COLLECTION for r in records)
     # As harness.contract.session's Recorder ends a suite (a status for uncollected modules where it has one).
     status = getattr(Status, "UNCOLLECTED", Status.COMPLETE) if uncollected else Status.COMPLETE

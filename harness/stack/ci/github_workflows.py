@@ -17,6 +17,7 @@ from harness.stack.ci.github_cache import NIGHTLY_CACHE, PULL_REQUEST_CACHE
 from harness.stack.ci.github_jobs import (BASE_BRANCH_HISTORY, PULL_REQUEST_PLAN, STICKY_COMMENT, fan_out, judge_job,
                                          plan_job, pull_request_plan_env)
 from harness.stack.ci.tool_source import ToolSource
+from harness.stack.project import CODE
 
 WORKFLOWS = Path(".github") / "workflows"
 PR_FILE = WORKFLOWS / "upgrade-harness-pr.yml"
@@ -33,12 +34,14 @@ class Layout:
     golden: str
     locks: str
     default_branch: str = "main"  # where merged changes land: its runs save the reports pull requests reuse
+    code: tuple[str, ...] = ()  # pythonpath: the folders the contracts import the training code from
 
     def triggers(self) -> list[str]:
         """The paths whose change changes the verdict: the pins, the table, the lock, the golden values, the
-        contracts, and the workflow itself."""
+        contracts, the training code (the files of its folders an entry's reuse key reads), and the workflow."""
+        code = [f"{'' if folder == '.' else folder + '/'}**/*{suffix}" for folder in self.code for suffix in CODE]
         found = [self.pins, "pyproject.toml", f"{self.locks}/**", f"{self.golden}/**",
-                 *(f"{c}/**" for c in self.contracts), PR_FILE.as_posix()]
+                 *(f"{c}/**" for c in self.contracts), *code, PR_FILE.as_posix()]
         return list(dict.fromkeys(found))
 
 
@@ -73,8 +76,9 @@ def _header(title: str, tool: ToolSource, what: str) -> str:
 def pull_request(layout: Layout, tool: ToolSource) -> str:
     paths = "".join(f"      - {_q(p)}\n" for p in layout.triggers())
     return _header("upgrade-harness on pull requests", tool, f"""\
-On a pull request that changes your pins ({layout.pins}), the table, the lock, the golden values or your
-# contracts (Dependabot's and Renovate's included): the upgrade check judges the pull request's pins against
+On a pull request that changes your pins ({layout.pins}), the table, the lock, the golden values, your
+# contracts or the training code they import (pythonpath: {", ".join(layout.code) or "none"}; Dependabot's and
+# Renovate's pull requests included): the upgrade check judges the pull request's pins against
 # its base branch's, as `upgrade-harness upgrade --baseline-from origin/BASE:PINS --candidate-from PINS`
 # does on a branch (a bump committed without a new lock too), one job per entry. `plan` resolves it once;
 # baseline and candidate run side by side; `followups` decides what else runs (the replay, the rollback runs,

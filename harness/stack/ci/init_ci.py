@@ -45,7 +45,8 @@ def layout(root: Path) -> github_workflows.Layout:
     return github_workflows.Layout(pins=relative(found.baseline_from),
                                    contracts=tuple(relative(c) for c in found.own_contracts),
                                    golden=relative(found.golden), locks=relative(found.locks),
-                                   default_branch=default_branch(root))
+                                   default_branch=default_branch(root),
+                                   code=tuple(relative(p) for p in found.pythonpath))
 
 
 def default_branch(root: Path) -> str:

@@ -8,14 +8,12 @@ changes what is already there: an existing table or noxfile is left alone and sa
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 
 import tomlkit
 import tomlkit.exceptions
 import tomlkit.items
 
-from harness import builtin_families
 from harness.errors import HarnessError
 from harness.stack import project
 from harness.stack.ci import init_ci
@@ -44,7 +42,8 @@ CONTRACTS_GUIDE = '''"""Your own upgrade-harness contracts: pytest modules (test
 Each test takes the `check` fixture and states what your training relies on (README: "Your own
 contracts" has the whole `check` API and a worked example).
 """
-{BUILTIN_FAMILIES_SENTENCE}
+# For example, contracts/test_losses.py (its family, `losses`, names its golden file, golden/losses.json;
+# any name will do, a built-in family's too: yours stays apart from it):
 #
 #     import numpy as np
 #     from my_project.train import train
@@ -74,12 +73,6 @@ def pytest_ignore_collect(collection_path, config):
         return True
     return None
 '''
-# A team's family may not take a built-in one's name (harness.contract.families.own): the guide names them all.
-CONTRACTS_GUIDE = CONTRACTS_GUIDE.replace("{BUILTIN_FAMILIES_SENTENCE}", textwrap.fill(
-    "For example, contracts/test_losses.py (its family, `losses`, names its golden file; a family may not take a "
-    f"built-in family's name: {', '.join(sorted(f.name for f in builtin_families.FAMILIES))}):",
-    width=110, initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False))
-
 GITIGNORE = ("reports/", ".nox/")
 
 

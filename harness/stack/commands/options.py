@@ -64,6 +64,11 @@ COMMANDS: dict[str, Usage] = {
     "lock": Usage(description="Write the locks of the locked entries (a team's project: its baseline's, in its "
                               "locks directory): their pins fully resolved, with uv."),
     "judge": Usage(own=(RUN_DIRECTORY,), description="DIR: one run's reports and its upgrade-plan.json"),
+    "list": Usage(description="The project's entries (baseline, candidate, the single-package ones), each with its "
+                              "pins."),
+    "run": Usage(description="One entry's contracts (`upgrade-harness list` names the entries), its report in "
+                             "reports/ENTRY.json; what follows `--` goes to pytest.", own=(
+        _own("entry", metavar="ENTRY"), _own("pytest", nargs=argparse.REMAINDER, metavar="-- PYTEST_ARGS"))),
     "followups": Usage(own=(RUN_DIRECTORY,), description="DIR: one run's reports and its upgrade-plan.json"),
     "accept": Usage(prog="nox -s accept --", description=(
         "Adopt the judged candidate as the new baseline: pins, locks, golden values, golden/CHANGELOG.md."), own=(

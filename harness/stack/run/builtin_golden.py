@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness import golden_layout
 from harness.stack import paths
 from harness.stack.pins.matrix import Entry
 
@@ -25,12 +26,13 @@ def mismatch_note(baseline: Entry, golden: Path) -> str | None:
     """What the team should know when its baseline is not the stack of the tool's golden values and it
     has recorded no copy of its own; None when the two agree or the team has its own."""
     recorded = tool_versions()
-    from_tool = sorted(p.stem for p in paths.BUILTIN_GOLDEN.glob("*.json") if not (golden / p.name).exists())
+    from_tool = sorted(p.stem for p in paths.BUILTIN_GOLDEN.glob("*.json")
+                       if golden_layout.team_copy(golden, p.stem) is None)
     differ = {k: (recorded[k], v) for k, v in baseline.pins.items() if k in recorded and recorded[k] != v}
     if not from_tool or not differ:
         return None
     said = ", ".join(f"{k} {theirs} (the tool's: {ours})" for k, (ours, theirs) in sorted(differ.items()))
     return (f"your baseline pins {said}: the built-in contracts' golden values of {', '.join(from_tool)} come with "
             "the tool and were recorded with its own stack, so they will not hold on yours. Record your copy once "
-            "with `upgrade-harness golden --record-builtin` (it goes to your golden directory), or run only your "
-            "own contracts (builtin = false).")
+            "with `upgrade-harness golden --record-builtin` (it goes to the builtin/ folder of your golden "
+            "directory), or run only your own contracts (builtin = false).")

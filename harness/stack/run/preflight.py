@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness import golden_layout
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
@@ -80,7 +81,7 @@ def _golden_problems(ws: Workspace) -> list[str]:
             problems.append(problem)
             continue
         try:
-            files = sorted(directory.glob("*.json"))
+            files = sorted([*directory.glob("*.json"), *directory.glob(f"{golden_layout.BUILTIN_COPIES}/*.json")])
         except OSError as exc:
             problems.append(f"the golden store {directory} is unreadable ({exc.strerror or exc}); fix its permissions.")
             continue

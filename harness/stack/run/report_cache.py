@@ -2,8 +2,9 @@
 a session of it completed its report (in a run that finished, or one stopped after that entry ended) is not
 run again; its report is taken from that run, says so (Report.reused), and is judged like a fresh one.
 
-One record a file, `<key>-<selection>.json` in the reports directory's `.cache/`: the key's parts, the
-digest of the report as it was validated, and the report. A complete run of all checks also serves an
+One record a file, `<key>-<selection>.json.gz` in the reports directory's `.cache/`: the key's parts, the
+digest of the report as it was validated, and the report, gzip-compressed (a main entry's report is ~4.8 MB
+of JSON, its record ~0.5 MB: up to KEEP are kept), with its key alone beside it (`.key`). A complete run of all checks also serves an
 attribution entry limited to some of them (its checks, filtered). A record that is unreadable, altered
 or of another schema is never trusted: the entry runs, and the record is replaced.
 """
@@ -11,14 +12,16 @@ or of another schema is never trusted: the entry runs, and the record is replace
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import hashlib
 import json
 import os
 import shutil
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.atomic import atomic_write_text
+from harness.atomic import atomic_write_bytes, atomic_write_text
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.codec import from_json, to_json
@@ -28,6 +31,9 @@ from harness.stack.run.report_key import PART_NAMES, ReportKey
 
 CACHE = ".cache"
 KEEP = 48  # records kept, newest first: a few candidates' worth of entries and their attributions
+SUFFIX = ".json.gz"
+RECORDS = f"*{SUFFIX}"  # every record of a cache directory
+EARLIER = "*.json"  # records an earlier version kept uncompressed: removed when the cache is pruned
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,26 +58,39 @@ def _selection_tag(selection: list[str] | None) -> str:
 
 
 def _record_path(cache: Path, key: ReportKey, selection: list[str] | None) -> Path:
-    return cache / f"{key.digest}-{_selection_tag(selection)}.json"
+    return cache / f"{key.digest}-{_selection_tag(selection)}{SUFFIX}"
+
+
+def _beside(record: Path, suffix: str) -> Path:
+    """The file or folder of `record`'s name with another suffix."""
+    return record.with_name(record.name.removesuffix(SUFFIX).removesuffix(".json") + suffix)
 
 
 def _folder(record: Path) -> Path:
     """The checkpoints the entry wrote (harness.stack.entry_side.entry.checkpoints_folder), kept beside its
     record: a reused report comes with them, so a rollback can still read them."""
-    return record.with_suffix(".checkpoints")
+    return _beside(record, ".checkpoints")
 
 
 def _key_file(record: Path) -> Path:
     """The record's entry and key alone, beside it: why an entry runs again is told from these without
-    reading every record (each holds a whole report: ~4 MB for a main entry)."""
-    return record.with_suffix(".key")
+    reading and decompressing every record (each holds a whole report: ~0.5 MB compressed for a main entry)."""
+    return _beside(record, ".key")
 
 
 def _entry_and_key(record: Path) -> dict:
     try:
         return json.loads(_key_file(record).read_text())
     except (OSError, ValueError):  # a record kept before key files: the record itself
-        return json.loads(record.read_text())
+        return _document(record)
+
+
+def _document(record: Path) -> dict:
+    """The record's JSON document (OSError, ValueError when it cannot be read: gzip's BadGzipFile is one)."""
+    try:
+        return json.loads(gzip.decompress(record.read_bytes()))
+    except (EOFError, zlib.error) as exc:  # a truncated or damaged record
+        raise ValueError(f"not a whole compressed record ({exc})") from None
 
 
 def copy_folder(record: Path | None, target: Path) -> None:
@@ -85,7 +104,7 @@ def _read(path: Path) -> tuple[Report, str]:
     """The record's report, checked against the digest it was stored with (HarnessError if not the same),
     and the log of the run that computed it."""
     try:
-        record = json.loads(path.read_text())
+        record = _document(path)
         text = json.dumps(record["report"], sort_keys=True)
         stored = record["report_digest"]
         log = str(record.get("log", ""))
@@ -137,7 +156,7 @@ def lookup(cache: Path, key: ReportKey, selection: list[str] | None, entry_name:
 
 def _why_changed(cache: Path, key: ReportKey, entry_name: str) -> str:
     """Which inputs changed since this entry's last kept report (the newest record of its name)."""
-    records = sorted(cache.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    records = sorted(cache.glob(RECORDS), key=lambda p: p.stat().st_mtime, reverse=True)
     for path in records:
         try:
             record = _entry_and_key(path)
@@ -189,7 +208,7 @@ def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder
         shutil.rmtree(_folder(path), ignore_errors=True)
         if folder is not None and folder.is_dir():
             shutil.copytree(folder, _folder(path))
-        atomic_write_text(path, json.dumps(record) + "\n")
+        atomic_write_bytes(path, gzip.compress((json.dumps(record) + "\n").encode(), compresslevel=6))
         atomic_write_text(_key_file(path), json.dumps({"entry": record["entry"], "key": record["key"]}) + "\n")
     except OSError:
         return False  # a cache that cannot be written costs a rerun, never the verdict
@@ -198,8 +217,8 @@ def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder
 
 
 def _prune(cache: Path) -> None:
-    records = sorted(cache.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in records[KEEP:]:
+    records = sorted(cache.glob(RECORDS), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in [*records[KEEP:], *cache.glob(EARLIER)]:
         old.unlink(missing_ok=True)
         _key_file(old).unlink(missing_ok=True)
         shutil.rmtree(_folder(old), ignore_errors=True)

@@ -36,7 +36,6 @@ RUN_VARIABLES = ("PYTHONHASHSEED", "PYTHONPATH", "PYTHONWARNINGS", "PYTHONSAFEPA
 SET_BY_ENTRY = ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
                 "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES")
 DERANDOMIZED = ("ci",)  # harness.contract.hypothesis_profiles: any other profile draws with the run's seed
-CODE = (".py", ".pyi", ".pyx", ".so", ".ini", ".toml", ".cfg", ".json", ".yaml", ".yml")  # what your code reads
 PART_NAMES = {
     "lock": "the resolved lock (every package and version)",
     "python": "the Python interpreter's exact version",
@@ -106,7 +105,7 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
         "harness": harness_digest(),
         # Every file of your contracts (data they load too); of the code they import, its code and
         # configuration, the reports directory left out; the conftest.py files pytest loads above them.
-        "contracts": digest(files_digest(contracts) + files_digest(list(found.pythonpath), CODE, (ws.published, found.golden))
+        "contracts": digest(files_digest(contracts) + files_digest(list(found.pythonpath), project.CODE, (ws.published, found.golden))
                             + files_digest(ancestor_conftests(contracts))) if contracts else "",
         # With the multi-device family's process: its platform, device count and what XLA is told.
         "suite": digest(json.dumps([suite_arguments(found), found.builtin == BuiltinMode.OFF, ws.is_checkout,

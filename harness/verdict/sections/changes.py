@@ -9,6 +9,7 @@ from html import escape
 
 from harness.model.verdict import Verdict
 from harness.verdict import api_view, groups, views
+from harness.verdict.html_cells import breakable
 from harness.verdict.md_cells import esc, more
 from harness.verdict.section import Cuts, Judged, Section
 
@@ -127,16 +128,16 @@ def _first_changed(group: groups.ChangeGroup, found: dict[str, str]) -> str:
 
 
 def _group_rows(group: groups.ChangeGroup, first_changed: dict[str, str], api: list[str] = ()) -> str:
-    cases = "".join(f"<li><code>{escape(groups.case_id(c.check_id) or c.check_id)}</code>: "
-                    f"{escape('; '.join(x for x in (c.input, f'{c.before} → {c.after}') if x and x != ' → '))}"
-                    f"<div class='detail'>{escape(c.detail[:600])}</div></li>"
+    cases = "".join(f"<li><code>{breakable(groups.case_id(c.check_id) or c.check_id)}</code>: "
+                    f"{breakable('; '.join(x for x in (c.input, f'{c.before} → {c.after}') if x and x != ' → '))}"
+                    f"<div class='detail'>{breakable(c.detail[:600])}</div></li>"
                     for c in group.changes)
-    return (f"<tr><td class='mark'>{escape(group.mark)}</td><td><code>{escape(group.contract)}</code>"
+    return (f"<tr><td class='mark'>{escape(group.mark)}</td><td><code>{breakable(group.contract)}</code>"
             f"<div class='detail'>{escape(group.about)}</div>{_first_changed(group, first_changed)}"
             + "".join(f"<div class='api-link'>{escape(line)}</div>" for line in api) + "</td>"
             f"<td>{escape(group.cases_text)}"
             f"<details><summary>inputs and outcomes</summary><ul>{cases}</ul></details></td>"
-            f"<td>{escape(group.before_after or group.changes[0].detail[:300])}</td><td>{escape(group.size)}</td></tr>")
+            f"<td>{breakable(group.before_after or group.changes[0].detail[:300])}</td><td>{escape(group.size)}</td></tr>")
 
 
 def _html(found: Changes) -> str:
@@ -158,7 +159,7 @@ def _html(found: Changes) -> str:
     names, rows = found.attribution
     if len(names) > 1 and rows:
         head = "".join(f"<th>{escape(n)}</th>" for n in names)
-        body = "".join(f"<tr><td><code>{escape(i)}</code></td>" + "".join(f"<td>{escape(m)}</td>" for m in marks)
+        body = "".join(f"<tr><td><code>{breakable(i)}</code></td>" + "".join(f"<td>{escape(m)}</td>" for m in marks)
                        + "</tr>" for i, marks in rows)
         out.append(f"<h3 id='attribution'>Attribution: which bump changes what</h3>"
                    f"<table><tr><th>check</th>{head}</tr>{body}</table>")

@@ -38,11 +38,10 @@ def _rows(judged: Judged) -> Families | None:
     v = judged.verdict
     if not v.entries:
         return None
-    mine = {f.name for f in v.own_families}  # the project's own: their own section
     failure = v.import_failure
     by_family: dict[str, Counter[Mark | None]] = {}  # None: folded into the import failure
     for change in v.entries[0].changes:
-        if change.family not in mine:
+        if not change.own:  # the project's own: their own section
             folded = failure is not None and failure.folds(change)
             by_family.setdefault(change.family, Counter())[None if folded else change.mark] += 1
     rows = [FamilyRow(family, sum(marks.values()), Counter({m: n for m, n in marks.items() if m is not None}),

@@ -6,6 +6,7 @@ import dataclasses
 from html import escape
 
 from harness.verdict import views
+from harness.verdict.html_cells import breakable
 from harness.verdict.md_cells import esc
 from harness.verdict.section import Judged, Section
 
@@ -55,7 +56,7 @@ def _html(own: Own | None) -> str:
     items = "".join(f"<li>{escape(line)}</li>" for line in own.families)
     rows = "".join(
         f"<tr><td class='mark'>{escape(r.mark)}{' (informational)' if r.informational else ''}</td>"
-        f"<td><code>{escape(r.check_id)}</code></td><td>{escape(r.what)}</td><td>{escape(r.size)}</td>"
+        f"<td><code>{breakable(r.check_id)}</code></td><td>{breakable(r.what)}</td><td>{escape(r.size)}</td>"
         f"<td>{escape(r.cause)}"
         + (f"<div class='first-changed'>first changed in <b>{escape(r.first_changed)}</b></div>" if r.first_changed
            else "") + "</td></tr>" for r in own.moved)

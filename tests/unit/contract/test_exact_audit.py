@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from harness.contract.checks import Check, ContractFailure
+from harness.contract.families import Family
 from harness.contract.golden import GoldenStore
 from harness.model.allclose import AllClose
 from harness.model.report import EXACT
@@ -17,7 +18,7 @@ DEGENERATE = "degenerate/max_norm=-1/nonzero_grads/b_then_w"  # t / norm * max_n
 
 def _baseline(key: str) -> np.ndarray:
     """The recorded baseline value, as the library computed it (float32)."""
-    values, entry = GoldenStore(GOLDEN).get_array("clipping", key)
+    values, entry = GoldenStore(GOLDEN).get_array(Family("clipping"), key)
     assert entry["dtype"] == "float32"
     return values.astype(np.float32)
 
@@ -59,7 +60,7 @@ def test_nan_from_zero_over_zero_stays_equal_only_to_nan():
 def test_golden_exact_records_counters_flags_and_literal_zeros(tmp_path, value):
     check = _check(recording=True, directory=tmp_path)
     check.golden_exact("k", value)
-    assert "k" in check.store.recorded["clipping"]
+    assert "k" in check.store.recorded[Family("clipping")]
 
 
 def test_golden_exact_refuses_to_record_a_formula_value(tmp_path):

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from harness.contract.encoding import decode_array, encode_array
+from harness.contract.families import Family
 from harness.contract.golden import GoldenProblem, GoldenStore, dumps
 
 
@@ -34,32 +35,32 @@ def test_low_and_high_precision_round_trip(dtype):
 def test_missing_file_entry_and_corrupt_file_name_the_fix(tmp_path):
     store = GoldenStore(tmp_path)
     with pytest.raises(GoldenProblem, match=r"does not exist.*nox -s golden"):
-        store.get("fam", "key")
-    store.record("fam", "key", encode_array(np.float32(1.5)))
+        store.get(Family("fam"), "key")
+    store.record(Family("fam"), "key", encode_array(np.float32(1.5)))
     store.write({"entry": "baseline"})
     with pytest.raises(GoldenProblem, match=r"'other' is missing from .*fam.json.*nox -s golden"):
-        GoldenStore(tmp_path).get("fam", "other")
+        GoldenStore(tmp_path).get(Family("fam"), "other")
     (tmp_path / "fam.json").write_text("{ broken")
     with pytest.raises(GoldenProblem, match=r"unreadable .*git checkout"):
-        GoldenStore(tmp_path).get("fam", "key")
+        GoldenStore(tmp_path).get(Family("fam"), "key")
 
 
 def test_malformed_entry_is_reported(tmp_path):
     store = GoldenStore(tmp_path)
-    store.record("fam", "key", {"dtype": "float32", "shape": [3], "values": [1.0]})
+    store.record(Family("fam"), "key", {"dtype": "float32", "shape": [3], "values": [1.0]})
     store.write({})
     with pytest.raises(GoldenProblem, match="malformed"):
-        GoldenStore(tmp_path).get_array("fam", "key")
+        GoldenStore(tmp_path).get_array(Family("fam"), "key")
 
 
 def test_write_merges_and_reports_changes(tmp_path):
     first = GoldenStore(tmp_path)
-    first.record("fam", "a", encode_array(np.float32(1)))
-    first.record("fam", "b", encode_array(np.float32(2)))
+    first.record(Family("fam"), "a", encode_array(np.float32(1)))
+    first.record(Family("fam"), "b", encode_array(np.float32(2)))
     first.write({})
     second = GoldenStore(tmp_path)
-    second.record("fam", "b", encode_array(np.float32(3)))
-    second.record("fam", "c", encode_array(np.float32(4)))
+    second.record(Family("fam"), "b", encode_array(np.float32(3)))
+    second.record(Family("fam"), "c", encode_array(np.float32(4)))
     assert [(k, what) for _, k, what, _, _ in second.changes()] == [("b", "changed"), ("c", "added")]
     second.write({})
     values = json.loads((tmp_path / "fam.json").read_text())["values"]
@@ -68,11 +69,11 @@ def test_write_merges_and_reports_changes(tmp_path):
 
 def test_unchanged_family_is_not_rewritten(tmp_path):
     store = GoldenStore(tmp_path)
-    store.record("fam", "a", encode_array(np.float32(1)))
+    store.record(Family("fam"), "a", encode_array(np.float32(1)))
     store.write({"entry": "baseline"})
     before = (tmp_path / "fam.json").read_text()
     again = GoldenStore(tmp_path)
-    again.record("fam", "a", encode_array(np.float32(1)))
+    again.record(Family("fam"), "a", encode_array(np.float32(1)))
     assert again.write({"entry": "elsewhere"}) == []
     assert (tmp_path / "fam.json").read_text() == before
 
@@ -89,8 +90,9 @@ def test_a_first_recording_counts_added_values_per_family_and_shows_every_change
     from harness.contract import golden_recording
 
     said = []
-    changes = [("a", f"k{i}", "added", None, {"values": [i]}) for i in range(45)]
-    changes += [("b", "k", "added", None, {"values": [0]}), ("b", "x", "changed", {"values": [1]}, {"values": [2]})]
+    changes = [(Family("a"), f"k{i}", "added", None, {"values": [i]}) for i in range(45)]
+    changes += [(Family("b"), "k", "added", None, {"values": [0]}),
+                (Family("b"), "x", "changed", {"values": [1]}, {"values": [2]})]
     golden_recording.say_changes(said.append, changes)
     assert said == ['golden: changed b/x: [1] -> [2]', "golden: added   46 values: a 45, b 1"]
     said.clear()
@@ -106,12 +108,13 @@ def test_a_long_changed_value_is_shown_by_the_items_that_differ_not_its_first_ch
     old = [[f"acc_grads/dense{i}/b", "bfloat16", [32]] for i in range(16)]
     new = [*old[:14], ["acc_grads/dense14/b", "float32", [32]], ["acc_grads/dense15/b", "float32", [32]]]
     said = []
-    golden_recording.say_changes(said.append, [("team", "state", "changed", {"fact": old}, {"fact": new})])
+    golden_recording.say_changes(said.append, [(Family("team"), "state", "changed", {"fact": old}, {"fact": new})])
     assert said == ["golden: changed team/state: 2 items differ: [14][1]: \"bfloat16\" -> \"float32\"; "
                     "[15][1]: \"bfloat16\" -> \"float32\""]
     values = [0.5] * 40
     said.clear()
-    golden_recording.say_changes(said.append, [("team", "w", "changed", {"values": values, "dtype": "float32"},
+    golden_recording.say_changes(said.append, [(Family("team"), "w", "changed",
+                                                {"values": values, "dtype": "float32"},
                                                 {"values": [*values[:39], 0.75], "dtype": "float32"})])
     assert said == ["golden: changed team/w: 1 of 40 values differ: [39]: 0.5 -> 0.75"]
 
@@ -121,23 +124,81 @@ def test_a_family_the_project_has_not_recorded_is_read_from_the_tools_own(tmp_pa
     once recorded, comes first; recordings go to and are compared with the project's own files only."""
     tool, team = tmp_path / "tool", tmp_path / "team"
     shipped = GoldenStore(tool)
-    shipped.record("clipping", "norm", encode_array(np.float32(5.0)))
+    shipped.record(Family("clipping"), "norm", encode_array(np.float32(5.0)))
     shipped.write({"entry": "baseline"})
     store = GoldenStore(team, fallback=tool)
-    assert store.get_array("clipping", "norm")[0] == 5.0 and store.source("clipping") == tool / "clipping.json"
+    clipping = Family("clipping")
+    assert store.get_array(clipping, "norm")[0] == 5.0 and store.source(clipping) == tool / "clipping.json"
     monkeypatch.setenv("HARNESS_PROJECT", str(tmp_path))
     with pytest.raises(GoldenProblem, match=r"team.mine\.json does not exist.*with `upgrade-harness golden`\.$"):
-        store.get("mine", "loss")
+        store.get(Family("mine", own=True), "loss")
     with pytest.raises(GoldenProblem, match=r"'gone' is missing from .*tool.clipping\.json.*"
                                             r"`upgrade-harness golden --record-builtin`"):
-        store.get("clipping", "gone")  # a key a newer tool added, say: the built-ins are recorded apart
+        store.get(Family("clipping"), "gone")  # a key a newer tool added, say: the built-ins are recorded apart
 
     recording = GoldenStore(team, fallback=tool)
-    recording.record("clipping", "norm", encode_array(np.float32(4.0)))
+    recording.record(Family("clipping"), "norm", encode_array(np.float32(4.0)))
     assert [what for _, _, what, _, _ in recording.changes()] == ["added"]  # not "changed": the team's first copy
     recording.write({"entry": "baseline"})
-    assert GoldenStore(tool).get_array("clipping", "norm")[0] == 5.0  # the tool's own is never written
-    assert GoldenStore(team, fallback=tool).get_array("clipping", "norm")[0] == 4.0  # the team's copy first
+    assert GoldenStore(tool).get_array(Family("clipping"), "norm")[0] == 5.0  # the tool's own is never written
+    assert GoldenStore(team, fallback=tool).get_array(Family("clipping"), "norm")[0] == 4.0  # the team's copy first
+
+
+
+def _tool_with(tool, family: str, **values: float) -> None:
+    shipped = GoldenStore(tool)
+    for key, value in values.items():
+        shipped.record(Family(family), key, encode_array(np.float32(value)))
+    shipped.write({"entry": "baseline"})
+
+
+def test_a_teams_family_of_a_built_in_familys_name_is_another_family_with_its_own_file(tmp_path):
+    """A team's contracts/test_training.py beside the built-in training family: the team's values go to
+    golden/training.json (said to be its own), its copy of the built-in one's to golden/builtin/training.json;
+    each reads its own, and the built-in one the tool's values until the team records a copy."""
+    tool, team = tmp_path / "tool", tmp_path / "team"
+    _tool_with(tool, "training", loss=5.0)
+    mine, builtin = Family("training", own=True), Family("training")
+    recording = GoldenStore(team, fallback=tool)
+    recording.record(mine, "loss", encode_array(np.float32(1.0)))
+    assert recording.write({"entry": "baseline"}) == [team / "training.json"]
+    assert json.loads((team / "training.json").read_text())["own"] is True
+    store = GoldenStore(team, fallback=tool)
+    assert store.get_array(mine, "loss")[0] == 1.0 and store.get_array(builtin, "loss")[0] == 5.0
+    assert store.source(builtin) == tool / "training.json"
+
+    copying = GoldenStore(team, fallback=tool)  # `golden --record-builtin`
+    copying.record(builtin, "loss", encode_array(np.float32(4.0)))
+    copying.record(mine, "loss", encode_array(np.float32(1.0)))
+    assert [(copying.label(f), what) for f, _, what, _, _ in copying.changes()] == [("builtin/training", "added")]
+    assert copying.write({"entry": "baseline"}) == [team / "builtin" / "training.json"]
+    store = GoldenStore(team, fallback=tool)
+    assert store.get_array(mine, "loss")[0] == 1.0 and store.get_array(builtin, "loss")[0] == 4.0
+    assert GoldenStore(tool).get_array(builtin, "loss")[0] == 5.0  # the tool's own is never written
+
+
+def test_a_teams_earlier_copy_of_a_built_in_family_keeps_being_read(tmp_path):
+    """Before copies had a folder, `golden --record-builtin` wrote golden/<family>.json (no own mark): it is
+    still the built-in family's copy, unless an own family of that name runs; recording the built-in
+    family again writes golden/builtin/<family>.json from it and leaves the earlier file as it is."""
+    tool, team = tmp_path / "tool", tmp_path / "team"
+    _tool_with(tool, "clipping", norm=5.0, other=1.0)
+    earlier = {"format": 1, "family": "clipping", "provenance": {"entry": "baseline"},
+               "values": {"norm": encode_array(np.float32(4.0)), "other": encode_array(np.float32(1.0))}}
+    (team).mkdir()
+    (team / "clipping.json").write_text(dumps(earlier))
+    builtin = Family("clipping")
+    assert GoldenStore(team, fallback=tool).get_array(builtin, "norm")[0] == 4.0
+    claimed = GoldenStore(team, fallback=tool)
+    claimed.own_names = frozenset({"clipping"})  # the team's own family of that name holds that file now
+    assert claimed.get_array(builtin, "norm")[0] == 5.0
+
+    again = GoldenStore(team, fallback=tool)
+    again.record(builtin, "norm", encode_array(np.float32(4.0)))
+    assert again.changes() == []  # the same values as its earlier copy: nothing to accept
+    assert again.write({"entry": "baseline"}) == [team / "builtin" / "clipping.json"]
+    assert GoldenStore(team, fallback=tool).get_array(builtin, "other")[0] == 1.0  # merged from the earlier copy
+    assert json.loads((team / "clipping.json").read_text()) == json.loads(dumps(earlier))
 
 
 HERE = {"cpu": "Intel(R) Xeon(R) Processor", "numerics_features": ["avx512_bf16", "fma"]}
@@ -150,7 +211,7 @@ def _check_on(tmp_path, monkeypatch, recorded_host, deferred=True):
 
     if recorded_host is not None:
         store = GoldenStore(tmp_path)
-        store.record("fam", "x", encode_array(np.float32(1.5)))
+        store.record(Family("fam"), "x", encode_array(np.float32(1.5)))
         store.write({"entry": "baseline", "host": recorded_host})
     monkeypatch.setattr(environment, "host_cpu", lambda: HERE)
     check = Check("fam/test_x", "fam", GoldenStore(tmp_path))

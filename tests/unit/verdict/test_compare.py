@@ -10,7 +10,7 @@ def test_under_a_projects_own_contracts_the_baselines_failures_are_named_as_the_
 
     from harness.verdict import views
 
-    failures = [SimpleNamespace(family="masks")]
+    failures = [SimpleNamespace(family="masks", own=None)]
     assert views.baseline_failures_title(SimpleNamespace(own_families=[SimpleNamespace(name="losses")],
                                                          baseline_failures=failures)) == \
         "Built-in contracts failing on the baseline itself"
@@ -25,7 +25,7 @@ def test_the_baseline_failures_heading_says_whose_checks_they_are():
 
     from harness.verdict import views
 
-    mine, theirs = SimpleNamespace(family="losses"), SimpleNamespace(family="masks")
+    mine, theirs = SimpleNamespace(family="losses", own=True), SimpleNamespace(family="masks", own=None)
     own = [SimpleNamespace(name="losses")]
 
     def title(*failures):

@@ -130,6 +130,9 @@ def _as_own(docs: dict[str, dict], family: str) -> dict[str, dict]:
     docs = copy.deepcopy(docs)
     for doc in docs.values():
         doc["own_families"] = [family]
+        for check in doc["checks"]:
+            if check["family"] == family:
+                check["own"] = True
     return docs
 
 

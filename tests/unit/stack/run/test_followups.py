@@ -18,6 +18,8 @@ from harness.stack.run import followups
 ENTRIES = [Entry(name, {}, "") for name in ("baseline", "candidate", "jax-only", "optax-only")]
 NOT_RECORDED = dict(outcome=Outcome.ERROR, comparisons=[],
                     message="golden file golden/demo.json does not exist; record it with `upgrade-harness golden`.")
+RAISED = dict(outcome=Outcome.FAILED, exception="ValueError", comparisons=[], own=True, raised_at="mylib/train.py:4",
+              message="ValueError: operands could not be broadcast together with shapes (3,) (4,)")
 NOT_IMPORTED = dict(outcome=Outcome.FAILED, kind=CheckKind.COLLECTION, comparisons=[],
                     message="contracts/test_demo.py could not be collected: SyntaxError: '(' was never closed")
 
@@ -39,10 +41,12 @@ def _two(tmp_path, base: Report, on_baseline: dict[str, dict], on_candidate: dic
     return followups.decide(tmp_path, ENTRIES)
 
 
-@pytest.mark.parametrize("broken", [NOT_RECORDED, NOT_IMPORTED], ids=["golden-not-recorded", "module-not-imported"])
+@pytest.mark.parametrize("broken", [NOT_RECORDED, NOT_IMPORTED, RAISED],
+                         ids=["golden-not-recorded", "module-not-imported", "own-contract-raised"])
 def test_a_check_the_baseline_cannot_judge_is_not_attributed(tmp_path, base, broken):
-    """A golden value never recorded, or a contract module that does not import, on every entry: the
-    single-package entries would only say "not judged" again, so none runs (the verdict says the fix)."""
+    """A golden value never recorded, a contract module that does not import, or a contract of the team's whose
+    code raises, on every entry: the single-package entries would only say "not judged" again, so none runs
+    (the verdict says the fix)."""
     some = base.checks[0].id
     follow = _two(tmp_path, base, {some: broken}, {some: broken})
     assert follow.judged and follow.changed == () and not follow.attributes

@@ -5,6 +5,7 @@ or of another schema never trusted."""
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 
 import pytest
@@ -46,6 +47,10 @@ def _checkout(reports) -> Workspace:
 
 def _lookup(reports, key: ReportKey, selection: list[str] | None, entry_name: str) -> report_cache.Found:
     return report_cache.lookup(reports / report_cache.CACHE, key, selection, entry_name)
+
+
+def _read_record(path) -> dict:
+    return json.loads(gzip.decompress(path.read_bytes()))
 
 
 def _stored(reports, report: Report, parts=PARTS, name="candidate") -> ReportKey:
@@ -101,10 +106,10 @@ def test_a_selection_run_serves_the_same_selection_only(reports, candidate):
 ], ids=["a-value-altered", "digest-missing"])
 def test_a_damaged_record_is_recomputed_never_trusted(reports, candidate, damage, said):
     key = _stored(reports, candidate)
-    [path] = (reports / report_cache.CACHE).glob("*.json")
-    record = json.loads(path.read_text())
+    [path] = (reports / report_cache.CACHE).glob(report_cache.RECORDS)
+    record = _read_record(path)
     damage(record)
-    path.write_text(json.dumps(record))
+    path.write_bytes(gzip.compress(json.dumps(record).encode()))
     found = _lookup(reports, key, None, "candidate")
     assert found.report is None and said in found.why_not and "recomputed" in found.why_not
     assert not path.exists()  # replaced by the entry's next run, never read again
@@ -112,8 +117,8 @@ def test_a_damaged_record_is_recomputed_never_trusted(reports, candidate, damage
 
 def test_a_truncated_record_is_recomputed(reports, candidate):
     key = _stored(reports, candidate)
-    [path] = (reports / report_cache.CACHE).glob("*.json")
-    path.write_text(path.read_text()[:1000])
+    [path] = (reports / report_cache.CACHE).glob(report_cache.RECORDS)
+    path.write_bytes(path.read_bytes()[:1000])
     assert "unreadable" in _lookup(reports, key, None, "candidate").why_not
 
 
@@ -121,11 +126,11 @@ def test_a_record_of_another_schema_is_recomputed(reports, candidate):
     import hashlib
 
     key = _stored(reports, candidate)
-    [path] = (reports / report_cache.CACHE).glob("*.json")
-    record = json.loads(path.read_text())
+    [path] = (reports / report_cache.CACHE).glob(report_cache.RECORDS)
+    record = _read_record(path)
     record["report"]["schema_version"] = 2
     record["report_digest"] = hashlib.sha256(json.dumps(record["report"], sort_keys=True).encode()).hexdigest()
-    path.write_text(json.dumps(record))
+    path.write_bytes(gzip.compress(json.dumps(record).encode()))
     assert "schema version 2" in _lookup(reports, key, None, "candidate").why_not
 
 
@@ -136,7 +141,7 @@ def test_partial_and_reused_reports_are_not_kept(reports, candidate):
     again = report_cache.reused(candidate, candidate.entry, "run-2", key)
     report_io.write(reports / "again.json", again)
     assert not report_cache.store(reports / report_cache.CACHE, key, reports / "again.json", reports / "none.log")
-    assert not list((reports / report_cache.CACHE).glob("*.json"))
+    assert not list((reports / report_cache.CACHE).glob(report_cache.RECORDS))
 
 
 def test_the_oldest_records_beyond_the_limit_are_removed(reports, candidate, monkeypatch):
@@ -144,17 +149,41 @@ def test_the_oldest_records_beyond_the_limit_are_removed(reports, candidate, mon
     small = dataclasses.replace(candidate, checks=candidate.checks[:2])
     for lock in ("a", "b", "c"):
         _stored(reports, small, {**PARTS, "lock": lock})
-    assert len(list((reports / report_cache.CACHE).glob("*.json"))) == 2
+    assert len(list((reports / report_cache.CACHE).glob(report_cache.RECORDS))) == 2
     assert len(list((reports / report_cache.CACHE).glob("*.key"))) == 2  # their key files go with them
     assert _lookup(reports, ReportKey({**PARTS, "lock": "a"}), None, "candidate").report is None
+
+
+def test_a_record_is_kept_compressed_and_reads_back_whole(reports):
+    """Found: a team's reports/ at 110 MB, most of it the cache's records (a whole report each, ~4.8 MB for a
+    main entry, up to 48 kept). A record is kept gzip-compressed: the real candidate report's record is less
+    than a fifth of the report's size, and the report it gives back is the one stored."""
+    full = from_json(Report, main_reports.load("candidate"))
+    key = _stored(reports, full)
+    [record] = (reports / report_cache.CACHE).glob(report_cache.RECORDS)
+    assert record.stat().st_size * 5 < (reports / "candidate.json").stat().st_size
+    found = _lookup(reports, key, None, "candidate")
+    assert found.report == full and found.log == "344 passed\n"
+
+
+def test_records_an_earlier_version_kept_uncompressed_are_removed(reports, candidate):
+    """Their keys hold another harness: never found again, and no longer kept beside the new ones."""
+    cache = reports / report_cache.CACHE
+    cache.mkdir()
+    for name in ("0123abcd-all", "4567efab-dcebefdbd2f9"):
+        (cache / f"{name}.json").write_text("{}\n")
+        (cache / f"{name}.key").write_text("{}\n")
+        (cache / f"{name}.checkpoints").mkdir()
+    _stored(reports, candidate)
+    assert sorted(p.suffix for p in cache.iterdir()) == [".gz", ".key"]
 
 
 def test_why_an_entry_runs_again_is_told_from_the_key_files_without_reading_the_reports(reports, candidate):
     """Each record holds a whole report (~4 MB for a main entry), and up to 48 are kept: telling which inputs
     changed reads only the small key file beside each."""
     _stored(reports, candidate)
-    (record,) = (reports / report_cache.CACHE).glob("*.json")
-    record.write_text("{ not read")  # were the record read, it would be skipped as unreadable
+    (record,) = (reports / report_cache.CACHE).glob(report_cache.RECORDS)
+    record.write_bytes(gzip.compress(b"{ not read"))  # were the record read, it would be skipped as unreadable
     found = _lookup(reports, ReportKey({**PARTS, "golden": "g2"}), None, "candidate")
     assert found.why_not == "changed since its last report: the golden files"
 
@@ -245,7 +274,7 @@ def test_a_run_whose_inputs_changed_while_it_ran_is_not_kept(reports, candidate,
     cache = reports / report_cache.CACHE
     entry_reuse.keep(_checkout(reports), cache, entry_reuse.Attempt(before), Entry("candidate", {}, ""), {}, JobOptions(),
                      reports / "candidate.json", reports / "candidate.log")
-    assert not list(cache.glob("*.json"))
+    assert not list(cache.glob(report_cache.RECORDS))
     entry_reuse.keep(_checkout(reports), cache, entry_reuse.Attempt(after), Entry("candidate", {}, ""), {}, JobOptions(),
                      reports / "candidate.json", reports / "candidate.log")
-    assert len(list(cache.glob("*.json"))) == 1
+    assert len(list(cache.glob(report_cache.RECORDS))) == 1
