@@ -25,7 +25,7 @@ from harness.errors import HarnessError
 from harness.model import entry_job
 from harness.model.enums import BuiltinMode
 from harness.stack import boundary, paths, project
-from harness.stack.commands import frame, options as command_options, project_options
+from harness.stack.commands import frame, golden_record, options as command_options, project_options
 from harness.stack.commands import upgrade as upgrade_run, upgrade_args
 from harness.stack.entry_side import entry as stack_entry, entry_jobs
 from harness.stack.pins import current, locks, matrix, plan
@@ -150,8 +150,10 @@ def golden(session: nox.Session) -> None:
     if problem := preflight.store_problem(project.load(ws).golden):
         raise HarnessError(problem)
     # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
-    stack_entry.run_entry(session, ws, baseline, pytest_args=args, report_name="golden-recording",
-                          rollback_reads=False)
+    # Both pytest processes and the checkpoints write into a staged copy, moved into place only if all succeed.
+    golden_record.record(ws, lambda staged: stack_entry.run_entry(
+        session, staged, baseline, pytest_args=args, report_name="golden-recording", rollback_reads=False),
+        session.log)
 
 
 @nox.session(python=False)

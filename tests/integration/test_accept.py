@@ -268,12 +268,13 @@ def test_accept_killed_at_any_step_leaves_the_checkout_as_before_or_after(checko
         assert not staging.Stage(work).dir.exists(), at
         if committing:  # rolled forward: the pins moved, so the verdict on the old ones is stale now
             assert code == 2 and "the verdict is stale" in err, (at, err)
-            assert out.count("accept: finished an interrupted accept: moved ") == 1, (at, out)
+            assert out.count("accept: finished an interrupted accept or golden recording: moved ") == 1, (at, out)
             ends["rolled forward"] += 1
         else:
             assert code == 0, (at, err)
             ends["redone"] += 1
-            ends["stage cleared"] += "accept: removed the staged files of an accept that was stopped" in out
+            ends["stage cleared"] += ("accept: removed the staged files of an accept or golden recording that was "
+                                      "stopped") in out
     # 6 moves: killed before any of them (journal written), between them, and after the last: 12 points.
     assert ends["rolled forward"] == 12 and ends["redone"] == 2 * counting.calls - 12
     assert ends["stage cleared"] >= 1, ends
@@ -291,7 +292,7 @@ def test_an_upgrade_start_finishes_an_interrupted_accept(checkout, docs, tmp_pat
     capsys.readouterr()
     assert upgrade.upgrade(Workspace.checkout(checkout), ["--no-such-option"]) == 2
     out, err = capsys.readouterr()
-    assert out.count("finished an interrupted accept: moved 5 staged files into place") == 1, out
+    assert out.count("finished an interrupted accept or golden recording: moved 5 staged files into place") == 1, out
     assert "bad arguments" in err and _files(checkout) == after
 
 
@@ -352,9 +353,10 @@ def test_accept_sigkilled_in_its_own_session(checkout, docs, tmp_path, capsys, w
     code = accept.accept(Workspace.checkout(checkout), [], steps=Fakes().steps())
     out, err = capsys.readouterr()
     if where == "recording":  # nothing had moved: the staged files are cleared and accept runs again
-        assert code == 0 and "removed the staged files of an accept that was stopped" in out, err
+        assert code == 0 and "removed the staged files of an accept or golden recording that was stopped" in out, \
+            err
     else:  # the journal was written: the other moves are made, then the verdict is stale
-        assert code == 2 and "finished an interrupted accept: moved " in out and "the verdict is stale" in err
+        assert code == 2 and "finished an interrupted accept or golden recording: moved " in out and "the verdict is stale" in err
     assert matrix.load_pins(checkout / paths.MATRIX_FILE).baseline == CAND
     assert (checkout / "golden" / "demo.json").read_text() == '{"values": {"a": 2}}\n'
     assert (checkout / "golden" / "CHANGELOG.md").read_text().startswith(OLD_CHANGELOG + "\n## ")

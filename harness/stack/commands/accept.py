@@ -21,8 +21,8 @@ from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.stack import cli_args, project, staging
-from harness.stack.commands import frame, golden_changelog, options, upgrade_args
+from harness.stack import cli_args, staging
+from harness.stack.commands import frame, golden_changelog, golden_record, options, upgrade_args
 from harness.stack.commands.accept_steps import Printer, Steps, git, record_golden  # noqa: F401  (accept.Steps is the seam)
 from harness.stack.pins import matrix
 from harness.stack.run import run_lock
@@ -145,12 +145,6 @@ def golden_stat(ws: Workspace, stage: staging.Stage, steps: Steps) -> str:
     return stat + "".join(f" {name} (new file)\n" for name in new if not name.endswith("CHANGELOG.md"))
 
 
-def mirrored(ws: Workspace) -> list[Path]:
-    """What accept may change, copied into the stage first: the pins, the locks and the golden values."""
-    found = project.load(ws)
-    return [ws.matrix, found.locks, found.golden]
-
-
 def stopped(problem: str) -> HarnessError:
     """A failure before anything moved: the staged copy is dropped, the checkout is as it was."""
     return HarnessError(f"{problem}\nNothing was changed (every change was prepared aside and is dropped); fix "
@@ -174,7 +168,7 @@ def recording_failed(ws: Workspace, code: int) -> HarnessError:
 def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden_changelog.Accepted:
     """Pins, locks, golden values, changelog, in that order, all in the staged copy; then every changed
     file moved into place at once. HarnessError (from `stopped`) before the move: nothing changed."""
-    stage = staging.create(ws.root, mirrored(ws))
+    stage = staging.create(ws.root, golden_record.mirrored(ws))
     try:
         matrix.write_pins(plan.after, ws.staged(stage.files).matrix)
         print(f"accept: matrix.toml [baseline] will be {golden_changelog.stack_text(plan.after)} "

@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import Report
 from harness.stack import project, staging
-from harness.stack.commands import accept as checkout_accept, frame, options
+from harness.stack.commands import accept as checkout_accept, frame, golden_record, options
 from harness.stack.commands.accept_steps import Printer, Steps
 from harness.stack.pins import branch_hint, current, matrix
 from harness.stack.run import run_lock
@@ -85,7 +85,7 @@ def _accept(ws: Workspace, steps: Steps) -> int:
     checkout_accept.check_golden_committed(ws, steps, golden=found.golden)
     print(f"accept: {pins_file} pins the judged candidate ({_pins_text(wanted)}; {verdict.headline}); re-locking "
           "and recording your golden values from it", flush=True)
-    stage = staging.create(ws.root, [found.locks, found.golden])
+    stage = staging.create(ws.root, golden_record.mirrored(ws))
     try:
         steps.lock(stage, [current.entries(ws)[matrix.BASELINE]])
         code = steps.record_golden(stage)
