@@ -19,7 +19,7 @@ from harness.atomic import atomic_write_text
 from harness.contract import environment
 from harness.contract.encoding import decode_array
 from harness.errors import HarnessError
-from harness.model import host_cpu
+from harness.model import departure, host_cpu
 
 FORMAT_VERSION = 1
 
@@ -35,6 +35,7 @@ def record_command(accept: bool = False, builtin: bool = False) -> str:
 
 
 REPLACES = "replaces"  # a recording's change: an unreadable golden file written anew, whole
+REMOVED = "removed"  # a recording's change: a departure no longer observed (its statement holds again)
 
 
 class GoldenProblem(HarnessError):
@@ -66,7 +67,9 @@ class GoldenStore:
         self.directory = Path(directory)
         self.fallback = Path(fallback) if fallback else None
         self._files: dict[tuple[str, bool], dict] = {}
+        self._departures: dict[tuple[str, bool], dict[str, departure.Departure]] = {}
         self.recorded: dict[str, dict[str, dict]] = {}
+        self.dropped: dict[str, set[str]] = {}  # departures a recording found no longer observed, by family
 
     def path(self, family: str) -> Path:
         return self.directory / f"{family}.json"
@@ -135,6 +138,18 @@ class GoldenStore:
                 f"record it again with `{self._recorder(family)}`."
             ) from None
 
+    def departures(self, family: str, own_only: bool = False) -> dict[str, departure.Departure]:
+        """The family's recorded departures by key (harness.model.departure); none where its golden file is
+        missing or unreadable (its golden values say so). `own_only`: the project's own file (a recording's)."""
+        found = self._departures.get((family, own_only))
+        if found is None:
+            try:
+                found = departure.in_values(self._load(family, own_only)["values"])
+            except GoldenProblem:
+                found = {}
+            self._departures[(family, own_only)] = found
+        return found
+
     def provenance(self, family: str) -> dict:
         """Where the family's values were recorded (entry, versions, backend, host), as the file says."""
         return dict(self._load(family).get("provenance") or {})
@@ -150,12 +165,21 @@ class GoldenStore:
     def record(self, family: str, key: str, entry: dict) -> None:
         self.recorded.setdefault(family, {})[key] = entry
 
+    def drop(self, family: str, key: str) -> None:
+        """A recorded departure no longer observed: removed from the family's file when it is written."""
+        self.dropped.setdefault(family, set()).add(key)
+
     def changes(self) -> list[tuple[str, str, str, Any, Any]]:
         """(family, key, 'added'|'changed', old, new) for every recording that differs from the
-        project's own file (never the tool's: a team recording the built-ins adds its own copy); and
-        (family, '*', 'replaces', why, None) for a file that exists but cannot be read: writing replaces it
-        whole, so it is a change to accept, not values added."""
+        project's own file (never the tool's: a team recording the built-ins adds its own copy);
+        (family, key, 'removed', old, None) for a departure dropped from it; and (family, '*', 'replaces',
+        why, None) for a file that exists but cannot be read: writing replaces it whole, so it is a change to
+        accept, not values added."""
         out = []
+        for family in sorted(self.dropped):
+            old = self.departures(family, own_only=True)
+            out += [(family, key, REMOVED, self._load(family, own_only=True)["values"][key], None)
+                    for key in sorted(self.dropped[family]) if key in old]
         for family, values in sorted(self.recorded.items()):
             try:
                 old = self._load(family, own_only=True)["values"]
@@ -174,7 +198,8 @@ class GoldenStore:
         """Merge recordings into the families whose values changed (atomically); return the paths written."""
         written = []
         changed_families = {family for family, *_ in self.changes()}
-        for family, values in sorted(self.recorded.items()):
+        for family in sorted(set(self.recorded) | set(self.dropped)):
+            values = self.recorded.get(family, {})
             if family not in changed_families and self.path(family).exists():
                 continue  # nothing new: leave the file (and its provenance) as it is
             try:
@@ -182,6 +207,8 @@ class GoldenStore:
             except GoldenProblem:
                 merged = {}
             merged.update(values)
+            for key in self.dropped.get(family, ()):
+                merged.pop(key, None)
             doc = {
                 "format": FORMAT_VERSION,
                 "family": family,
@@ -190,5 +217,6 @@ class GoldenStore:
             }
             atomic_write_text(self.path(family), dumps(doc))
             self._files[(family, True)] = self._files[(family, False)] = doc
+            self._departures = {k: v for k, v in self._departures.items() if k[0] != family}
             written.append(self.path(family))
         return written

@@ -43,6 +43,8 @@ class Recorder:
         self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden",
                                  config.getoption("--harness-builtin-golden-dir"))
         self.recording = bool(config.getoption("--harness-record-golden"))
+        # A recording that may change values: it records a statement the baseline breaks as a departure.
+        self.accepting = self.recording and bool(config.getoption("--harness-accept-changes"))
         self.checks: dict[str, CheckRecord] = {}  # by pytest node id
         self.performance: dict[str, PerformanceRecord] = {}
         self.warnings = WarningLog()

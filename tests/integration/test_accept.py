@@ -162,6 +162,19 @@ def test_accept_adopts_the_candidate_and_appends_to_the_changelog(checkout, docs
     assert "next: review `git diff`, then commit harness/matrix.toml locks/ golden/" in capsys.readouterr().out
 
 
+def test_the_departures_the_recording_made_are_listed_and_logged(checkout, docs, capsys):
+    """A statement the new baseline breaks is recorded as its departure (harness.contract.departures): accept
+    names each one (check, statement, size) where its reviewer reads, and so does its changelog entry."""
+    _write(checkout, *docs)
+    assert accept.accept(Workspace.checkout(checkout), ["--reason", "adopt"], steps=Fakes(departs=True).steps()) == 0
+    out = capsys.readouterr().out
+    said = ("`demo/test_update`: reference:half the gradient departs from its stated float64 formula (3 of 4 "
+            "elements outside 64 ulp; max abs err 0.25 (4.19e+06 ulp))")
+    assert "accept: departures recorded (1): statements the new baseline breaks" in out and f"  {said}\n" in out
+    entry = (checkout / "golden" / "CHANGELOG.md").read_text()[len(OLD_CHANGELOG):]
+    assert "- Departures recorded (1): statements the new baseline breaks" in entry and f"  - {said}\n" in entry
+
+
 def test_a_changelog_is_created_with_its_header(checkout, docs):
     _write(checkout, *docs)
     (checkout / "golden" / "CHANGELOG.md").unlink()
