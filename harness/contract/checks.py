@@ -176,7 +176,7 @@ class Check:
         """A JSON-able fact (dtype names, a tree structure, a flag) equals the baseline's."""
         __tracebackhide__ = True
         if self.recording:
-            self.store.record(self.family, key, {"fact": fact})
+            self.store.record(self.family, key, {"fact": encoding.jsonable(fact)})  # as the file holds it
             self._add_kind(GOLDEN)
             return
         entry = self.store.get(self.family, key)
