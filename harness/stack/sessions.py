@@ -153,7 +153,7 @@ def golden(session: nox.Session) -> None:
     # Both pytest processes and the checkpoints write into a staged copy, moved into place only if all succeed.
     golden_record.record(ws, lambda staged: stack_entry.run_entry(
         session, staged, baseline, pytest_args=args, report_name="golden-recording", rollback_reads=False),
-        session.log)
+        lambda line: print(line, flush=True))  # beside the contract side's own "golden:" lines
 
 
 @nox.session(python=False)
