@@ -103,7 +103,8 @@ class RunOptions:
                                              "origin/main:requirements.txt")))
     accept_changes: bool = _option(False, group=HOST, flags=("--accept-changes",), commands=(GOLDEN,), kind=bool,
                                    pytest="--harness-accept-changes",
-                                   argparse=dict(help="allow changing recorded golden values"))
+                                   argparse=dict(help="allow changing recorded golden values, and record a "
+                                                      "statement the baseline breaks as its departure"))
     record_builtin: bool = _option(False, group=HOST, flags=("--record-builtin",), commands=(GOLDEN,), kind=bool,
                                    argparse=dict(help="record the built-in contracts' values too (a baseline "
                                                       "unlike the tool's)"))

@@ -17,7 +17,8 @@ raises ContractFailure (an AssertionError) with a one-paragraph message when it 
 * ``bound(label, value, limit)``: value <= limit (+ tolerance): inequality contracts.
 * ``series(name, x, y)``: a curve kept for the HTML report's plots (compares nothing).
 
-In recording mode (``nox -s golden``) the golden methods store the observed value instead.
+In recording mode (``nox -s golden``) the golden methods store the observed value instead; a statement
+(reference, agree, exact, identical, bound) a release broke, its departure (harness.contract.departures).
 
 A golden value that differs does not stop a plain test: the check goes on and fails at the end of
 the test call naming every golden key that differs (harness.contract.mismatches); inside a Hypothesis
@@ -32,11 +33,12 @@ import functools
 
 import numpy as np
 
-from harness.contract import allclose, encoding, mismatches, noise, precision, tolerances, trees
+from harness.contract import departures, encoding, mismatches, noise, precision, tolerances, trees
+from harness.contract.departures import Judged, Statement
 from harness.contract.encoding import encode_array
 from harness.contract.families import Family
 from harness.contract.golden import GoldenStore
-from harness.contract.measure import compare_bound, compare_close, compare_exact, compare_identical
+from harness.contract.measure import compare_bound, compare_close, compare_exact, compare_identical, kept
 from harness.model.enums import ComparisonKind
 from harness.model.report import EXACT, Comparison, ErrorObserved, Series
 
@@ -58,11 +60,12 @@ _name = functools.cache(str)  # of a NumPy dtype: str() is slow, and every compa
 class Check:
     """Collects the comparisons one contract check makes."""
 
-    def __init__(self, check_id: str, family: str, store: GoldenStore, recording: bool = False, own: bool = False):
-        self.check_id = check_id
+    def __init__(self, check_id: str, family: str, store: GoldenStore, recording: bool = False, own: bool = False,
+                 accepting: bool = False):
+        self.check_id, self.store = check_id, store
         self.family = Family(family, own)  # whose golden values it reads and records (own: the project's family)
-        self.store = store
-        self.recording = recording
+        self.recording = recording  # accepting: a recording that may change values (and record departures)
+        self.departures = departures.Departures(check_id, self.family, store, recording, accepting)
         self.kinds: list[ComparisonKind] = []  # every kind of comparison made (or recorded)
         self.comparisons: dict[str, Comparison] = {}
         self.errors_observed: dict[str, ErrorObserved] = {}
@@ -81,23 +84,14 @@ class Check:
         """Keep the comparison (for a repeated label, a Hypothesis example, the worst) and fail if it failed."""
         __tracebackhide__ = True
         self._add_kind(comparison.kind)
-        previous = self.comparisons.get(comparison.label)
-        if previous is None:
-            self.comparisons[comparison.label] = comparison
-        else:  # keep the worst example, and the loosest allowance any example had
-            worse = (comparison.max_abs_err or 0) > (previous.max_abs_err or 0) or not comparison.passed
-            kept = comparison if previous.passed and worse else previous
-            self.comparisons[comparison.label] = dataclasses.replace(
-                kept, count=previous.count + 1, values=None, allowed_ulps=_max(previous.allowed_ulps, comparison.allowed_ulps),
-                allowed_rel=_max(previous.allowed_rel, comparison.allowed_rel),
-                allclose=allclose.loosest(previous.allclose, comparison.allclose),
-                override=previous.override or comparison.override)
+        self.comparisons[comparison.label] = kept(self.comparisons.get(comparison.label), comparison)
         if not comparison.passed:
             self._fail(comparison)
 
     def _fail(self, comparison: Comparison) -> None:
         __tracebackhide__ = True
-        if comparison.kind == GOLDEN and self.defer_golden and not mismatches.in_hypothesis():
+        recorded = comparison.kind == GOLDEN or comparison.departure is not None  # against a recording
+        if recorded and self.defer_golden and not mismatches.in_hypothesis():
             self.mismatches.append(mismatches.Mismatch.here(comparison.message))
             return
         note = mismatches.host_note(self.store, self.family, [comparison.message])
@@ -109,6 +103,11 @@ class Check:
         if self.mismatches:
             note = mismatches.host_note(self.store, self.family, [m.message for m in self.mismatches])
             raise ContractFailure(mismatches.summary(self.mismatches, after, note)) from after
+
+    def _statement(self, statement: Statement) -> None:
+        """A statement the contract makes, judged as made unless the baseline departs from it (departures)."""
+        __tracebackhide__ = True
+        self._note(self.departures.judge(statement, self._within, mismatches.in_hypothesis))
 
     def _first(self, label: str) -> bool:
         """Whether it is the label's first comparison: only those keep values (not a property's repeats)."""
@@ -182,7 +181,7 @@ class Check:
         """A JSON-able fact (dtype names, a tree structure, a flag) equals the baseline's."""
         __tracebackhide__ = True
         if self.recording:
-            self.store.record(self.family, key, {"fact": fact})
+            self.store.record(self.family, key, {"fact": encoding.jsonable(fact)})  # as the file holds it
             self._add_kind(GOLDEN)
             return
         entry = self.store.get(self.family, key)
@@ -251,12 +250,14 @@ class Check:
         elementwise. ``why`` names the cancellation; the report keeps it with the allowance.
         """
         __tracebackhide__ = True
-        self._note(self._within(ComparisonKind.REFERENCE, f"reference:{label}", value, expected_f64, scale, why))
+        made = self._within(ComparisonKind.REFERENCE, f"reference:{label}", value, expected_f64, scale, why)
+        self._statement(Statement(made, value, Judged.CLOSE, scale, why))
 
     def agree(self, label: str, value, other, *, scale=None, why: str | None = None) -> None:
         """Two library paths that are equal in exact arithmetic agree within the equivalence ulps."""
         __tracebackhide__ = True
-        self._note(self._within(ComparisonKind.EQUIVALENCE, f"equivalence:{label}", value, other, scale, why))
+        made = self._within(ComparisonKind.EQUIVALENCE, f"equivalence:{label}", value, other, scale, why)
+        self._statement(Statement(made, value, Judged.CLOSE, scale, why))
 
     def exact(self, label: str, value, expected, *, message: str | None = None) -> None:
         """The value equals what the contract states, exactly (counters, zeros, dtypes); ``message``: a
@@ -264,7 +265,8 @@ class Check:
         __tracebackhide__ = True
         found = compare_exact(ComparisonKind.EXACT, f"exact:{label}", encoding.jsonable(value), encoding.jsonable(expected),
                               self._first(f"exact:{label}"))
-        self._note(found if found.passed or message is None else dataclasses.replace(found, message=message))
+        made = found if found.passed or message is None else dataclasses.replace(found, message=message)
+        self._statement(Statement(made, value, Judged.EXACT))
 
     def recorded(self, label: str, value, expected, *, scale=None, why: str | None = None) -> None:
         """The value equals what another entry recorded in this run (a checkpoint's continuation), within the
@@ -275,7 +277,8 @@ class Check:
     def identical(self, label: str, value, other) -> None:
         """Bit-for-bit identity (dtype, shape and every bit: -0.0 differs from 0.0), e.g. after a restore."""
         __tracebackhide__ = True
-        self._note(compare_identical(f"identical:{label}", value, other, self._first(f"identical:{label}")))
+        made = compare_identical(f"identical:{label}", value, other, self._first(f"identical:{label}"))
+        self._statement(Statement(made, value, Judged.IDENTICAL))
 
     def bound(self, label: str, value, limit, *, scale=None, why: str | None = None) -> None:
         """Every element of value is <= limit, allowing the bound ulps of value's dtype at the limit
@@ -283,14 +286,11 @@ class Check:
         __tracebackhide__ = True
         label, dtype = f"bound:{label}", _dtype_name(value)
         rule, reasons = self._rule(ComparisonKind.BOUND, label, dtype, scale, why)
-        self._note(dataclasses.replace(compare_bound(label, value, limit, rule.tolerance, dtype, scale,
-                                                     self._first(label)), override=reasons))
+        made = dataclasses.replace(compare_bound(label, value, limit, rule.tolerance, dtype, scale, self._first(label)),
+                                   override=reasons)
+        self._statement(Statement(made, value, Judged.CLOSE, scale, why))
 
     def series(self, name: str, x, y) -> None:
         """Keep a curve (a schedule, a loss trajectory) in the report for plots; compares nothing."""
         self.curves[name] = Series(x=[float(v) for v in np.asarray(x, np.float64).ravel()],
                                    y=[float(v) for v in np.asarray(y, np.float64).ravel()])
-
-
-def _max(a, b):
-    return b if a is None else a if b is None else max(a, b)

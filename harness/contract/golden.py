@@ -18,9 +18,10 @@ from harness import env_vars, golden_layout
 from harness.atomic import atomic_write_text
 from harness.contract import environment
 from harness.contract.families import Family
+from harness.contract.noise_entry import kept_noise, noise_only, without_noise
 from harness.contract.encoding import decode_array
 from harness.errors import HarnessError
-from harness.model import host_cpu
+from harness.model import departure, host_cpu
 from harness.model.report import STACK_VERSION_KEYS
 
 FORMAT_VERSION = 1
@@ -37,16 +38,11 @@ def record_command(accept: bool = False, builtin: bool = False) -> str:
 
 
 REPLACES = "replaces"  # a recording's change: an unreadable golden file written anew, whole
-NOISE = "noise"  # a golden entry's measured numerical noise (harness.contract.noise), absolute
+REMOVED = "removed"  # a recording's change: a departure no longer observed (its statement holds again)
 
 
 class GoldenProblem(HarnessError):
     """A golden file or entry is missing or unreadable: the check cannot be judged."""
-
-
-def without_noise(entry):
-    """A golden entry without its measured noise: what a recording compares to tell a changed value."""
-    return {k: v for k, v in entry.items() if k != NOISE} if isinstance(entry, dict) and NOISE in entry else entry
 
 
 def dumps(doc: dict) -> str:
@@ -76,7 +72,9 @@ class GoldenStore:
         self.directory = Path(directory)
         self.fallback = Path(fallback) if fallback else None
         self._files: dict[tuple[Family, bool], dict] = {}
+        self._departures: dict[tuple[Family, bool], dict[str, departure.Departure]] = {}
         self.recorded: dict[Family, dict[str, dict]] = {}
+        self.dropped: dict[Family, set[str]] = {}  # departures a recording found no longer observed, by family
         self.own_names: frozenset[str] = frozenset()  # the run's own families (an earlier copy's name is theirs)
         # A recording's: what the perturbed compilations of the same contracts recorded (harness.numerical_noise).
         self.perturbed = [GoldenStore(d) for d in noise_from]
@@ -165,6 +163,18 @@ class GoldenStore:
                 f"record it again with `{self._recorder(family)}`."
             ) from None
 
+    def departures(self, family: Family, kept_only: bool = False) -> dict[str, departure.Departure]:
+        """The family's recorded departures by key (harness.model.departure); none where its golden file is
+        missing or unreadable (its golden values say so). `kept_only`: the project's own file (a recording's)."""
+        found = self._departures.get((family, kept_only))
+        if found is None:
+            try:
+                found = departure.in_values(self._load(family, kept_only)["values"])
+            except GoldenProblem:
+                found = {}
+            self._departures[(family, kept_only)] = found
+        return found
+
     def provenance(self, family: Family) -> dict:
         """Where the family's values were recorded (entry, versions, backend, host), as the file says."""
         return dict(self._load(family).get("provenance") or {})
@@ -204,12 +214,21 @@ class GoldenStore:
         team's copy of the built-in one."""
         return self.path(family).relative_to(self.directory).with_suffix("").as_posix()
 
+    def drop(self, family: Family, key: str) -> None:
+        """A recorded departure no longer observed: removed from the family's file when it is written."""
+        self.dropped.setdefault(family, set()).add(key)
+
     def changes(self) -> list[tuple[Family, str, str, Any, Any]]:
         """(family, key, 'added'|'changed', old, new) for every recording that differs from the
-        project's own file (never the tool's: a team recording the built-ins adds its own copy); and
-        (family, '*', 'replaces', why, None) for a file that exists but cannot be read: writing replaces it
-        whole, so it is a change to accept, not values added."""
+        project's own file (never the tool's: a team recording the built-ins adds its own copy);
+        (family, key, 'removed', old, None) for a departure dropped from it; and (family, '*', 'replaces',
+        why, None) for a file that exists but cannot be read: writing replaces it whole, so it is a change to
+        accept, not values added."""
         out = []
+        for family in sorted(self.dropped):
+            old = self.departures(family, kept_only=True)
+            out += [(family, key, REMOVED, self._load(family, kept_only=True)["values"][key], None)
+                    for key in sorted(self.dropped[family]) if key in old]
         for family, values in sorted(self.recorded.items()):
             try:
                 old = self._load(family, kept_only=True)["values"]
@@ -234,18 +253,18 @@ class GoldenStore:
             except GoldenProblem:
                 continue
             out += [(family, key) for key, new in sorted(values.items())
-                    if key in old and NOISE in new and old[key] != new
-                    and without_noise(old[key]) == without_noise(new)]
+                    if key in old and noise_only(old[key], new)]
         return out
 
     def write(self, provenance: dict) -> list[Path]:
-        """Merge recordings into the families whose values changed, whose noise was measured anew, or whose
+        """Merge recordings into the families whose values changed (a departure dropped too), whose noise was measured anew, or whose
         values were recorded on another stack than this one (the same values, now this stack's: a later run
         on it is judged at the golden ulps alone), atomically; return the paths written. A value recorded the
         same but whose noise this recording did not measure keeps the noise its file holds."""
         written = []
         changed_families = {family for family, *_ in self.changes()} | {family for family, _ in self.noise_updates()}
-        for family, values in sorted(self.recorded.items()):
+        for family in sorted(set(self.recorded) | set(self.dropped)):
+            values = self.recorded.get(family, {})
             exists = self.path(family).exists()
             if exists and family not in changed_families and not self.across_stacks(family):
                 continue  # nothing new: leave the file (and its provenance) as it is
@@ -253,7 +272,9 @@ class GoldenStore:
                 merged = dict(self._load(family, kept_only=True)["values"])
             except GoldenProblem:
                 merged = {}
-            merged.update({key: _kept_noise(merged.get(key), new) for key, new in values.items()})
+            merged.update({key: kept_noise(merged.get(key), new) for key, new in values.items()})
+            for key in self.dropped.get(family, ()):
+                merged.pop(key, None)
             doc = {
                 "format": FORMAT_VERSION,
                 "family": family.name,
@@ -264,13 +285,7 @@ class GoldenStore:
             atomic_write_text(self.path(family), dumps(doc))
             self._files[(family, True)] = self._files[(family, False)] = doc
             self._across.pop(family, None)
+            self._departures = {k: v for k, v in self._departures.items() if k[0] != family}
             written.append(self.path(family))
         return written
 
-
-def _kept_noise(old, new):
-    """`new`, with `old`'s noise when it records the same value without a noise of its own."""
-    if (isinstance(old, dict) and isinstance(new, dict) and NOISE in old and NOISE not in new
-            and without_noise(old) == new):
-        return {**new, NOISE: old[NOISE]}
-    return new

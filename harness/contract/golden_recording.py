@@ -1,7 +1,9 @@
 """The end of a `nox -s golden` run: show what would be added or changed, and write only what may be.
 
 Nothing recorded is lost or silently overwritten: a run with a failing check writes nothing, and a
-changed value needs --harness-accept-changes.
+changed value needs --harness-accept-changes. So does a statement the baseline breaks (a reference, an exact
+value, an agreement, a bound), which is then recorded as its departure (harness.contract.departures): each one is
+listed, with its check, label and size, and so is each departure dropped because its statement holds again.
 """
 
 from __future__ import annotations
@@ -12,14 +14,17 @@ import json
 import pytest
 
 from harness.contract import environment
-from harness.contract.golden import NOISE, REPLACES, record_command
+from harness.contract.golden import REMOVED, REPLACES, record_command
+from harness.contract.noise_entry import NOISE
 from harness.contract.session import Recorder
-from harness.model.enums import Outcome
+from harness.model import departure
+from harness.model.enums import CheckKind, ComparisonKind, Outcome
 from harness.model.report import STACK_VERSION_KEYS
 
 MAX_ADDED_LINES = 40
 SHORT = 120  # characters of a recorded value shown whole; a longer change is shown by what differs
 MAX_DIFFS = 6  # differing items named in one change
+STATEMENTS = (ComparisonKind.REFERENCE, ComparisonKind.EQUIVALENCE, ComparisonKind.EXACT, ComparisonKind.BOUND)
 
 
 def finish(session, recorder: Recorder) -> None:
@@ -36,16 +41,25 @@ def finish(session, recorder: Recorder) -> None:
         say(f"golden: NOT written: {len(failed)} checks did not pass while recording: {', '.join(failed[:10])}")
         for check in failing[:10]:  # why each, in a line: the traceback is above, among pytest's failures
             say(f"golden:   {check.id}: {(check.message.strip().splitlines() or ['(no message)'])[0][:300]}")
+        departing = [c for c in failing if _breaks_a_statement(c)]
+        if departing and not recorder.accepting:
+            builtin = any(recorder.store.is_builtin(c.family) for c in departing)
+            say(f"golden: {len(departing)} of them break a statement (a reference, an exact value, an agreement, a "
+                "bound) on this baseline: if the new behaviour is intended, "
+                f"`{record_command(accept=True, builtin=builtin)}` records it as the statement's departure "
+                "(listed, and judged from then on)")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     changes = recorder.store.changes()
     changed = [c for c in changes if c[2] == "changed"]
     replaced = [c for c in changes if c[2] == REPLACES]
+    dropped = [c for c in changes if c[2] == REMOVED]
     say_changes(say, changes, recorder.store.label)
-    if (changed or replaced) and not session.config.getoption("--harness-accept-changes"):
-        builtin = any(recorder.store.is_builtin(family) for family, *_ in changed + replaced)
+    if (changed or replaced or dropped) and not recorder.accepting:
+        builtin = any(recorder.store.is_builtin(family) for family, *_ in changed + replaced + dropped)
         what = [f"{len(changed)} recorded values would change"] if changed else []
         what += [f"{len(replaced)} unreadable golden files would be written anew"] if replaced else []
+        what += [f"{len(dropped)} departures would be dropped (their statements hold again)"] if dropped else []
         say(f"golden: NOT written: {' and '.join(what)}. Review them above; "
             f"to accept, run `{record_command(accept=True, builtin=builtin)}`.")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -61,8 +75,29 @@ def finish(session, recorder: Recorder) -> None:
         provenance["noise_from"] = [store.directory.name for store in recorder.store.perturbed]
     say_noise(say, recorder.store)
     written = recorder.store.write(provenance)
-    values = sum(c[2] != REPLACES for c in changes)
-    say(f"golden: {values} values added or changed; wrote {', '.join(map(str, written)) or 'nothing'}")
+    departures = sum(c[1].startswith(departure.KEY) and c[2] != REMOVED for c in changes)
+    values = sum(c[2] not in (REPLACES, REMOVED) for c in changes) - departures
+    said = [f"{values} values added or changed"] + [f"{departures} departures recorded"] * bool(departures)
+    said += [f"{len(dropped)} departures dropped"] * bool(dropped)
+    say(f"golden: {', '.join(said)}; wrote {', '.join(map(str, written)) or 'nothing'}")
+
+
+def _breaks_a_statement(check) -> bool:
+    """A failing check whose first failure is a statement of a plain test (what accepting records)."""
+    failed = next((c for c in check.comparisons if not c.passed), None)
+    return check.kind != CheckKind.PROPERTY and failed is not None and failed.kind in STATEMENTS
+
+
+def say_departure(say, what: str, entry, new: bool = True) -> None:
+    """A departure recorded (its check, label and size) or dropped (its statement holds again)."""
+    found = departure.of_entry(entry)
+    stated = departure.STATED.get(found.kind, "statement")
+    if new:
+        say(f"golden: departs {found.check}: {found.statement}: {what} as this baseline's departure from its "
+            f"stated {stated} ({departure.size_text(found.size)})")
+    else:
+        say(f"golden: holds again {found.check}: {found.statement}: its departure recorded on "
+            f"{departure.stack_text(found.recorded_on)} is no longer observed and is dropped")
 
 
 def say_noise(say, store) -> None:
@@ -88,10 +123,14 @@ def say_noise(say, store) -> None:
 def say_changes(say, changes, label=lambda family: family.name) -> None:
     """Every changed value, old -> new; added values one per line, or counted per family when there are
     many (a first recording adds hundreds, and nothing is there yet to review against). `label`: a family
-    as its file is named (GoldenStore.label: a team's copy of a built-in family is `builtin/<name>`)."""
-    added = [(label(family), key) for family, key, what, _, _ in changes if what == "added"]
+    as its file is named (GoldenStore.label: a team's copy of a built-in family is `builtin/<name>`). Every
+    departure recorded or dropped is said on its own line, however many values were added."""
+    added = [(label(family), key) for family, key, what, _, _ in changes
+             if what == "added" and not key.startswith(departure.KEY)]
     for family, key, what, old, new in changes:
-        if what == REPLACES:  # `old` says why the file cannot be read
+        if key.startswith(departure.KEY):
+            say_departure(say, what, new if what != REMOVED else old, new=what != REMOVED)
+        elif what == REPLACES:  # `old` says why the file cannot be read
             say(f"golden: {what} {label(family)}: {old.rstrip('.')}. Accepting writes it anew, whole: a value "
                 "this recording does not make again is lost")
         elif what != "added" or len(added) <= MAX_ADDED_LINES:

@@ -209,6 +209,24 @@ def compare_bound(label: str, value, limit, tolerance: Tolerance, dtype: str, sc
         f"the limit by up to {result.max_abs_err:.3g} (allowed {float(allowed.max()):.3g}, {tolerance.ulps:g} ulp)"))
 
 
+def kept(previous: Comparison | None, comparison: Comparison) -> Comparison:
+    """What a check keeps of a label compared again (a property's examples, a loop): the worst comparison, with
+    the count of them and the loosest allowance any had (no values: they are one example's)."""
+    if previous is None:
+        return comparison
+    worse = (comparison.max_abs_err or 0) > (previous.max_abs_err or 0) or not comparison.passed
+    return dataclasses.replace(
+        comparison if previous.passed and worse else previous, count=previous.count + 1, values=None,
+        allowed_ulps=_max(previous.allowed_ulps, comparison.allowed_ulps),
+        allowed_rel=_max(previous.allowed_rel, comparison.allowed_rel),
+        allclose=allclose.loosest(previous.allclose, comparison.allclose),
+        override=previous.override or comparison.override)
+
+
+def _max(a, b):
+    return b if a is None else a if b is None else max(a, b)
+
+
 def _facts_equal(observed, expected) -> bool:
     """== for facts; an array against a non-array (a shape that became None, say) is simply unequal."""
     try:

@@ -13,7 +13,8 @@ import numpy as np
 
 from harness import numerical_noise
 from harness.contract.encoding import decode_array
-from harness.contract.golden import NOISE, GoldenStore
+from harness.contract.golden import GoldenStore
+from harness.contract.noise_entry import NOISE
 from harness.contract.measure import compare_close, errors
 from harness.model.report import Comparison, NoiseJudgement, Tolerance
 

@@ -17,7 +17,7 @@ Options (.options; each also a variable the nox sessions set, or a field of the 
   --harness-own-contracts DIRS                   the project's contract directories (os.pathsep-separated):
                                                  their families are listed as the project's own
   --harness-record-golden                        record golden values instead of comparing
-  --harness-accept-changes                       with --harness-record-golden: allow changed values
+  --harness-accept-changes                       with --harness-record-golden: allow changed values, departures
   --harness-profile NAME     HARNESS_PROFILE     the harness's Hypothesis profile: dev, ci or nightly
                                                  (harness.contract.hypothesis_profiles); Hypothesis's own
                                                  --hypothesis-profile is refused in a harness run
@@ -128,8 +128,8 @@ def check(request) -> Check:
 
     recorder = _recorder(request.config)
     kept = families.of_item(request.node, recorder.own_contracts)
-    made = Check(families.check_id(request.node), kept.name, recorder.store, recorder.recording, own=kept.own)
-    request.node.stash[_CHECK] = made
+    made = request.node.stash[_CHECK] = Check(families.check_id(request.node), kept.name, recorder.store,
+                                              recorder.recording, own=kept.own, accepting=recorder.accepting)
     return made
 
 

@@ -44,6 +44,8 @@ class Recorder:
                                  config.getoption("--harness-builtin-golden-dir"),
                                  noise_from=config.getoption("--harness-noise-from") or ())
         self.recording = bool(config.getoption("--harness-record-golden"))
+        # A recording that may change values: it records a statement the baseline breaks as a departure.
+        self.accepting = self.recording and bool(config.getoption("--harness-accept-changes"))
         self.checks: dict[str, CheckRecord] = {}  # by pytest node id
         self.performance: dict[str, PerformanceRecord] = {}
         self.warnings = WarningLog()

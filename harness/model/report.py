@@ -11,6 +11,7 @@ import datetime as _dt
 
 from harness import __version__
 from harness.model.allclose import AllClose
+from harness.model.departure import Departure, DepartureSize  # noqa: F401 (part of the report)
 from harness.model.enums import CheckKind, ComparisonKind, Outcome, Status
 from harness.model.fields import Json, optional
 from harness.model.reuse import ReusedFrom
@@ -71,6 +72,9 @@ class Comparison:
     worst: WorstElement | None = _optional()  # a failing numeric comparison's element furthest outside
     # A golden value outside its ulps on another stack than the recording's, judged against its measured noise.
     noise: NoiseJudgement | None = _optional()
+    # A statement the baseline departs from (recorded by an accepted recording): judged against the values
+    # recorded then, or failing because it holds again (harness.model.departure).
+    departure: Departure | None = _optional()
 
 
 @dataclasses.dataclass(frozen=True)

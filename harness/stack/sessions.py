@@ -25,7 +25,7 @@ from harness.errors import HarnessError
 from harness.model import entry_job
 from harness.model.enums import BuiltinMode
 from harness.stack import boundary, paths, project
-from harness.stack.commands import frame, options as command_options, project_options
+from harness.stack.commands import frame, golden_record, options as command_options, project_options
 from harness.stack.commands import upgrade as upgrade_run, upgrade_args
 from harness.stack.entry_side import entry as stack_entry, entry_jobs, noise_runs
 from harness.stack.pins import current, locks, matrix, plan
@@ -149,12 +149,16 @@ def golden(session: nox.Session) -> None:
     run_lock.check_writable(ws.reports)
     if problem := preflight.store_problem(project.load(ws).golden):
         raise HarnessError(problem)
-    stack_entry.install_entry(session, ws, baseline, ["golden-recording"])
-    # Your contracts compiled to round differently first: each value's numerical noise is recorded beside it.
-    args += [f"--harness-noise-from={folder}" for folder in noise_runs.record_perturbed(session, ws, baseline)]
-    # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
-    stack_entry.run_entry(session, ws, baseline, pytest_args=args, report_name="golden-recording", install=False,
-                          rollback_reads=False)
+    def recording(staged: Workspace) -> None:
+        stack_entry.install_entry(session, staged, baseline, ["golden-recording"])
+        # Your contracts compiled to round differently first: each value's numerical noise is recorded beside it.
+        noise = [f"--harness-noise-from={f}" for f in noise_runs.record_perturbed(session, staged, baseline)]
+        # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
+        stack_entry.run_entry(session, staged, baseline, pytest_args=args + noise, report_name="golden-recording",
+                              install=False, rollback_reads=False)
+
+    # Both pytest processes and the checkpoints write into a staged copy, moved into place only if all succeed.
+    golden_record.record(ws, recording, lambda line: print(line, flush=True))  # beside the contract side's lines
 
 
 @nox.session(python=False)

@@ -105,11 +105,12 @@ def recover(root: Path, say: Say, replace: Replace = os.replace) -> None:
                 if ((stage.root / m.path).exists() if m.removed else (stage.files / m.path).exists())]
         _move(stage, left, replace)
         _clear(stage)
-        say(f"finished an interrupted accept: moved {len(left)} staged files into place "
+        say(f"finished an interrupted accept or golden recording: moved {len(left)} staged files into place "
             f"({', '.join(m.path for m in left) or 'all were already'}) from {stage.journal}")
     elif stage.dir.exists():
         _clear(stage)
-        say(f"removed the staged files of an accept that was stopped before it changed anything ({stage.dir})")
+        say("removed the staged files of an accept or golden recording that was stopped before it changed anything "
+            f"({stage.dir})")
 
 
 def recover_unless_busy(root: Path, say: Say) -> None:

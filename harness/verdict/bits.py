@@ -40,8 +40,10 @@ def ulps_between(a: float, b: float, dtype: str) -> int:
 
 
 def _relation(base: Comparison, other: Comparison) -> tuple[list[str], list[str]]:
-    """For two library paths held equal (an equivalence comparison): now bit-identical, or no longer."""
-    if base.kind != ComparisonKind.EQUIVALENCE or base.max_abs_err is None or other.max_abs_err is None:
+    """For two library paths held equal (an equivalence comparison): now bit-identical, or no longer (not where
+    either side judged a departure's recorded values instead: its error is from those, not the other path)."""
+    paths = (base.kind, other.kind) == (ComparisonKind.EQUIVALENCE, ComparisonKind.EQUIVALENCE)
+    if not paths or base.max_abs_err is None or other.max_abs_err is None:
         return [], []
     if base.max_abs_err > 0 and other.max_abs_err == 0:
         return [base.label], []

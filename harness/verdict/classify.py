@@ -64,8 +64,9 @@ def _fewer_nan_steps(comparison: Comparison) -> bool:
 
 
 def comparison_mark(comparison: Comparison) -> Mark:
-    """What a failing golden/exact comparison says changed."""
-    if _fewer_nan_steps(comparison):
+    """What a failing golden/exact comparison says changed (a statement that holds again where the baseline's
+    recording departs from it: an improvement)."""
+    if _fewer_nan_steps(comparison) or (comparison.departure is not None and comparison.departure.holds_again):
         return Mark.IMPROVED
     expected, observed = comparison.expected, comparison.observed
     diffs = differing_leaves(expected, observed)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from harness.model import departure
 from harness.model.enums import ComparisonKind, Mark
 from harness import numerical_noise
 from harness.model.report import (EXACT, NAN_STEPS_FACT, CheckRecord, Comparison, Json, NoiseJudgement, Tolerance,
@@ -206,6 +207,10 @@ def explain(base: CheckRecord | None, other: CheckRecord | None, mark: Mark) -> 
         return Explanation("passed", short(other.falsifying_example or other.message, 160), "")
     if failed.kind == ComparisonKind.ERROR_CONTRACT:
         return _error(other, failed)
+    if failed.departure is not None and failed.departure.holds_again:  # the baseline's recorded departure gone
+        stated = departure.STATED.get(failed.departure.kind, "statement")
+        return Explanation(f"{failed.label} departs from its stated {stated} "
+                           f"({departure.size_text(failed.departure.size)})", "holds it again", "")
     numeric = [c for c in other.comparisons if c.values is not None and c.kind != ComparisonKind.BOUND]
     failing = [c for c in numeric if not c.passed and c.worst is not None]
     if failed.worst is not None and (len(failing) > 1 or not isinstance(failed.expected, list)):

@@ -17,7 +17,8 @@ MEANING = {
     Mark.ERROR_TYPE_CHANGED: "bad input raises another exception type",
     Mark.API_MISSING: "a function or module the contract uses is gone",
     Mark.MISSING: "the contract did not run",
-    Mark.IMPROVED: "improvement (NaN gone, or bad input now rejected): still a change to accept",
+    Mark.IMPROVED: ("improvement (NaN gone, bad input now rejected, or a statement holds again): still a change "
+                    "to accept"),
     Mark.NOT_JUDGED: "could not be judged",
     Mark.FAILING_BOTH: "fails on the baseline too",
     Mark.FIXED: "failed on the baseline, passes now",

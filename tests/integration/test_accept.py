@@ -162,6 +162,19 @@ def test_accept_adopts_the_candidate_and_appends_to_the_changelog(checkout, docs
     assert "next: review `git diff`, then commit harness/matrix.toml locks/ golden/" in capsys.readouterr().out
 
 
+def test_the_departures_the_recording_made_are_listed_and_logged(checkout, docs, capsys):
+    """A statement the new baseline breaks is recorded as its departure (harness.contract.departures): accept
+    names each one (check, statement, size) where its reviewer reads, and so does its changelog entry."""
+    _write(checkout, *docs)
+    assert accept.accept(Workspace.checkout(checkout), ["--reason", "adopt"], steps=Fakes(departs=True).steps()) == 0
+    out = capsys.readouterr().out
+    said = ("`demo/test_update`: reference:half the gradient departs from its stated float64 formula (3 of 4 "
+            "elements outside 64 ulp; max abs err 0.25 (4.19e+06 ulp))")
+    assert "accept: departures recorded (1): statements the new baseline breaks" in out and f"  {said}\n" in out
+    entry = (checkout / "golden" / "CHANGELOG.md").read_text()[len(OLD_CHANGELOG):]
+    assert "- Departures recorded (1): statements the new baseline breaks" in entry and f"  - {said}\n" in entry
+
+
 def test_a_changelog_is_created_with_its_header(checkout, docs):
     _write(checkout, *docs)
     (checkout / "golden" / "CHANGELOG.md").unlink()
@@ -268,12 +281,13 @@ def test_accept_killed_at_any_step_leaves_the_checkout_as_before_or_after(checko
         assert not staging.Stage(work).dir.exists(), at
         if committing:  # rolled forward: the pins moved, so the verdict on the old ones is stale now
             assert code == 2 and "the verdict is stale" in err, (at, err)
-            assert out.count("accept: finished an interrupted accept: moved ") == 1, (at, out)
+            assert out.count("accept: finished an interrupted accept or golden recording: moved ") == 1, (at, out)
             ends["rolled forward"] += 1
         else:
             assert code == 0, (at, err)
             ends["redone"] += 1
-            ends["stage cleared"] += "accept: removed the staged files of an accept that was stopped" in out
+            ends["stage cleared"] += ("accept: removed the staged files of an accept or golden recording that was "
+                                      "stopped") in out
     # 6 moves: killed before any of them (journal written), between them, and after the last: 12 points.
     assert ends["rolled forward"] == 12 and ends["redone"] == 2 * counting.calls - 12
     assert ends["stage cleared"] >= 1, ends
@@ -291,7 +305,7 @@ def test_an_upgrade_start_finishes_an_interrupted_accept(checkout, docs, tmp_pat
     capsys.readouterr()
     assert upgrade.upgrade(Workspace.checkout(checkout), ["--no-such-option"]) == 2
     out, err = capsys.readouterr()
-    assert out.count("finished an interrupted accept: moved 5 staged files into place") == 1, out
+    assert out.count("finished an interrupted accept or golden recording: moved 5 staged files into place") == 1, out
     assert "bad arguments" in err and _files(checkout) == after
 
 
@@ -352,9 +366,10 @@ def test_accept_sigkilled_in_its_own_session(checkout, docs, tmp_path, capsys, w
     code = accept.accept(Workspace.checkout(checkout), [], steps=Fakes().steps())
     out, err = capsys.readouterr()
     if where == "recording":  # nothing had moved: the staged files are cleared and accept runs again
-        assert code == 0 and "removed the staged files of an accept that was stopped" in out, err
+        assert code == 0 and "removed the staged files of an accept or golden recording that was stopped" in out, \
+            err
     else:  # the journal was written: the other moves are made, then the verdict is stale
-        assert code == 2 and "finished an interrupted accept: moved " in out and "the verdict is stale" in err
+        assert code == 2 and "finished an interrupted accept or golden recording: moved " in out and "the verdict is stale" in err
     assert matrix.load_pins(checkout / paths.MATRIX_FILE).baseline == CAND
     assert (checkout / "golden" / "demo.json").read_text() == '{"values": {"a": 2}}\n'
     assert (checkout / "golden" / "CHANGELOG.md").read_text().startswith(OLD_CHANGELOG + "\n## ")

@@ -119,6 +119,17 @@ def test_recording_refuses_to_change_values_without_accept(recorded_suite, pytes
     assert "0.10000000149011612" in golden.read_text()
 
 
+def test_recording_a_fact_again_on_the_same_baseline_changes_nothing(suite, pytester):
+    """A fact holding tuples (the warnings a call gave, as (category, message) pairs) is kept as JSON holds it:
+    recorded as the tuples themselves, a second recording on the same baseline found it "changed" against the
+    file's lists, refused a plain `nox -s golden`, and showed the same text on both sides of the arrow."""
+    pytester.makepyfile(test_facts='def test_pairs(check):\n    check.golden_fact("pairs", [("Warning", "a")])\n')
+    assert suite("test_facts.py", "--harness-record-golden", report="first.json")[0].ret == 0
+    result, _ = suite("test_facts.py", "--harness-record-golden", report="again.json")
+    assert result.ret == 0, result.stdout.str()
+    assert "golden: changed" not in result.stdout.str() and "wrote nothing" in result.stdout.str()
+
+
 def test_a_check_that_raises_while_recording_is_named_with_its_exception(recorded_suite, pytester):
     """A recording refused for a failing check says which and why: the upgrade before it said only that the
     golden file does not exist (the check stops at its first golden value there), so the exception raised

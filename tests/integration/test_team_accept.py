@@ -107,3 +107,14 @@ def test_pins_that_are_neither_side_are_refused(team, capsys):
     # (and refuse: the committed lock no longer matches them).
     branch = branch_hint.default_branch(team) or "HEAD"  # the committed baseline: the default branch's
     assert f"--baseline-from {branch}:requirements.txt --candidate-from requirements.txt" in err, err
+
+
+def test_the_departures_the_recording_made_are_listed(team, capsys):
+    """A statement of the team's contracts that the new baseline breaks is recorded as its departure: accept
+    names each one, with its size, beside the files it wrote."""
+    (team / "requirements.txt").write_text(_requirements(CAND))
+    assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes(departs=True).steps()) == 0
+    out = capsys.readouterr().out
+    assert "accept: departures recorded (1): statements the new baseline breaks" in out
+    assert ("  `demo/test_update`: reference:half the gradient departs from its stated float64 formula (3 of 4 "
+            "elements outside 64 ulp; max abs err 0.25 (4.19e+06 ulp))\n") in out

@@ -66,3 +66,30 @@ def test_a_mistyped_candidate_leaves_the_last_verdict_where_it_is(clone):
     assert upgrade(clone, "--candidate", "optax==0.2.88").returncode == 2
     assert {p.name: p.read_bytes() for p in reports.glob("upgrade-summary.*")} == before
     assert (sorted(p.name for p in (reports / "previous").glob("*")) if (reports / "previous").is_dir() else []) == previous
+
+
+@pytest.fixture
+def own_clone(tmp_path) -> Path:
+    """A fresh clone of its own, for a sequence that changes the clone's baseline (accept)."""
+    root = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(CHECKOUT), str(root)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(root / ".venv")], check=True)
+    subprocess.run([str(root / ".venv/bin/pip"), "install", "-q", "-r", str(root / "locks/runner.txt")], check=True)
+    return root
+
+
+def test_accepting_the_default_candidate_makes_the_next_upgrade_ok(own_clone):
+    """upgrade, accept, upgrade on the default matrix: accept records what the candidate breaks of the built-in
+    statements as departures (each one listed) and exits 0; the next upgrade, on the accepted baseline, is OK
+    and lists the same departures as notes."""
+    assert upgrade(own_clone).returncode in (0, 1)
+    done = subprocess.run([str(own_clone / ".venv/bin/nox"), "-s", "accept", "--", "--reason", "the nightly's accept"],
+                          cwd=own_clone, text=True, capture_output=True)
+    print(f"$ nox -s accept: exit {done.returncode}\n{done.stdout[-5000:]}{done.stderr[-3000:]}")
+    assert done.returncode == 0
+    listed = [line.split("`")[1] for line in done.stdout.splitlines() if line.startswith("  `")]
+    after = upgrade(own_clone)
+    assert after.returncode == 0 and "VERDICT  OK" in after.stdout
+    summary = (own_clone / "reports" / "upgrade-summary.md").read_text()
+    assert all(f"`{check}`" in summary for check in listed), listed
+    assert all(f"`{check}`" in (own_clone / "golden" / "CHANGELOG.md").read_text() for check in listed)

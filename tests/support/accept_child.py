@@ -3,22 +3,31 @@ is ended at one step: `python accept_child.py CHECKOUT STEP before|after` exits 
 runs no cleanup, as SIGKILL would). A separate process, never a fork of pytest's (JAX's threads live there)."""
 
 import datetime as dt
+import json
 import os
 import sys
 from pathlib import Path
 
+from harness.model import departure
+from harness.model.enums import ComparisonKind
 from harness.stack.commands import accept
 from harness.stack.workspace import Workspace
 
 WHEN = dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.timezone.utc)
+# A statement the new baseline breaks, as the golden session records it (harness.contract.departures).
+DEPARTURE = departure.Departure(
+    check="demo/test_update", statement="reference:half the gradient", kind=ComparisonKind.REFERENCE,
+    recorded_on={"python": "3.12.1", "jax": "0.12.0.1", "optax": "0.2.8"},
+    size=departure.DepartureSize(outside=3, elements=4, allowed="64 ulp", max_abs_err=0.25, max_ulps=4.19e6))
+DEPARTURE_KEY = departure.key(DEPARTURE.check, DEPARTURE.statement)
 
 
 class Fakes:
     """Locking and recording that write small files into accept's staged copy (never the checkout's
     own), noting what they were asked; recording changes a golden file."""
 
-    def __init__(self, golden_status: int = 0):
-        self.locked, self.recorded, self.golden_status = [], [], golden_status
+    def __init__(self, golden_status: int = 0, departs: bool = False):
+        self.locked, self.recorded, self.golden_status, self.departs = [], [], golden_status, departs
 
     def steps(self) -> accept.Steps:
         return accept.Steps(lock=self.lock, record_golden=self.record, clock=lambda: WHEN)
@@ -38,7 +47,11 @@ class Fakes:
                 "golden:   demo/test_exact: KeyError: 'x'\n"
                 "1 failed, 5 passed\n")
         else:
-            stage.copy_of(stage.root / "golden" / "demo.json").write_text('{"values": {"a": 2}}\n')
+            values = {"a": 2}
+            if self.departs:  # the recording found a statement the new baseline breaks
+                observed = {"dtype": "float32", "shape": [4], "values": [0.75, 1.25, 0.25, 2.25]}
+                values[DEPARTURE_KEY] = departure.entry(DEPARTURE, observed)
+            stage.copy_of(stage.root / "golden" / "demo.json").write_text(json.dumps({"values": values}) + "\n")
         return self.golden_status
 
 

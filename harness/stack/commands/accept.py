@@ -21,8 +21,8 @@ from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.stack import cli_args, project, staging
-from harness.stack.commands import frame, golden_changelog, options, upgrade_args
+from harness.stack import cli_args, staging
+from harness.stack.commands import frame, golden_changelog, golden_departures, golden_record, options, upgrade_args
 from harness.stack.commands.accept_steps import Printer, Steps, git, record_golden  # noqa: F401  (accept.Steps is the seam)
 from harness.stack.pins import matrix
 from harness.stack.run import run_lock
@@ -145,12 +145,6 @@ def golden_stat(ws: Workspace, stage: staging.Stage, steps: Steps) -> str:
     return stat + "".join(f" {name} (new file)\n" for name in new if not name.endswith("CHANGELOG.md"))
 
 
-def mirrored(ws: Workspace) -> list[Path]:
-    """What accept may change, copied into the stage first: the pins, the locks and the golden values."""
-    found = project.load(ws)
-    return [ws.matrix, found.locks, found.golden]
-
-
 def stopped(problem: str) -> HarnessError:
     """A failure before anything moved: the staged copy is dropped, the checkout is as it was."""
     return HarnessError(f"{problem}\nNothing was changed (every change was prepared aside and is dropped); fix "
@@ -166,15 +160,17 @@ def recording_failed(ws: Workspace, code: int) -> HarnessError:
     if failing:
         where = "those contracts in harness/builtin" if ws.is_checkout else "your contracts (or your code)"
         problem += (f"\n{failing.group(0)}\nRecording cannot accept those: they fail or raise on the new baseline "
-                    "beyond any golden value (an exact value, a reference, a property, an exception; each one's "
-                    f"reason is above). If the new behaviour is intended, change {where} first.")
+                    "beyond anything a recording keeps (a Hypothesis property, an exception, a golden value that "
+                    "cannot be read; each one's reason is above). A statement the new baseline only breaks (a "
+                    "reference, an exact value, an agreement, a bound) is recorded as its departure instead. If the "
+                    f"new behaviour is intended, change {where} first.")
     return HarnessError(problem)
 
 
 def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden_changelog.Accepted:
     """Pins, locks, golden values, changelog, in that order, all in the staged copy; then every changed
     file moved into place at once. HarnessError (from `stopped`) before the move: nothing changed."""
-    stage = staging.create(ws.root, mirrored(ws))
+    stage = staging.create(ws.root, golden_record.mirrored(ws))
     try:
         matrix.write_pins(plan.after, ws.staged(stage.files).matrix)
         print(f"accept: matrix.toml [baseline] will be {golden_changelog.stack_text(plan.after)} "
@@ -187,7 +183,8 @@ def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden
         accepted = golden_changelog.Accepted(
             when=steps.clock(), before=plan.before, after=plan.after,
             headline=plan.verdict.headline, bits_line=plan.verdict.bits_line,
-            changes=plan.verdict.entries[0].changed, reason=reason, golden_stat=golden_stat(ws, stage, steps))
+            changes=plan.verdict.entries[0].changed, reason=reason, golden_stat=golden_stat(ws, stage, steps),
+            departures=golden_departures.between(changelog(ws).parent, stage.copy_of(changelog(ws).parent)))
         golden_changelog.append(stage.copy_of(changelog(ws)), golden_changelog.entry_text(accepted))
         moves = staging.changed(stage)
     except Exception as exc:  # noqa: BLE001  any failure: nothing moved yet
@@ -209,8 +206,20 @@ def _report(plan: Plan, accepted: golden_changelog.Accepted) -> None:
     print(f"accept: [candidate] left as it is ({'now equal to the baseline' if same else 'still differs'}); "
           "locks/ re-written")
     print("accept: golden files changed:\n" + (accepted.golden_stat.rstrip() or "  none"))
+    say_departures(accepted.departures)
     print("accept: golden/CHANGELOG.md: entry appended")
     print(f"accept: next: {NEXT}. (`{UNDO}` undoes it all.)")
+
+
+def say_departures(found: golden_departures.DepartureChanges) -> None:
+    """Each departure the recording made (a statement the new baseline breaks) or dropped, for the reviewer."""
+    if found.recorded:
+        print(f"accept: departures recorded ({len(found.recorded)}): statements the new baseline breaks, recorded "
+              "as its behaviour (the checks are judged against it from now on; the verdict lists them):")
+        print("\n".join(f"  {golden_departures.recorded_text(d)}" for d in found.recorded))
+    if found.dropped:
+        print(f"accept: departures dropped ({len(found.dropped)}): their statements hold again:")
+        print("\n".join(f"  {golden_departures.dropped_text(d)}" for d in found.dropped))
 
 
 def accept(ws: Workspace, argv, log=None, steps: Steps | None = None, invoked_from: Path | None = None) -> int:

@@ -9,6 +9,7 @@ import datetime as dt
 from pathlib import Path
 
 from harness.model.verdict import Change
+from harness.stack.commands.golden_departures import DepartureChanges, dropped_text, recorded_text
 from harness.stack.pins.matrix import PACKAGES, Pins
 
 HEADER = """# Golden values changelog
@@ -31,6 +32,8 @@ class Accepted:
     changes: list[Change]  # the candidate's changes against the old baseline (unchanged ones left out)
     reason: str | None
     golden_stat: str  # `git diff --stat -- golden/` after recording
+    # Statements the new baseline breaks, recorded as its behaviour; and departures dropped (they hold again).
+    departures: DepartureChanges = DepartureChanges()
 
 
 def stack_text(pins: Pins) -> str:
@@ -74,10 +77,20 @@ def entry_text(accepted: Accepted) -> str:
     lines.append(f"- Reason: {short(accepted.reason, 1000) if accepted.reason else '(none given)'}")
     lines.append(f"- Accepted changes ({len(changes)}):" if changes else "- Accepted changes: none")
     lines += [f"  - `{c.check_id}`: {c.mark.value}: {_said(c)}".rstrip(": ") for c in changes]
+    lines += departure_lines(accepted.departures)
     stat = accepted.golden_stat.strip("\n")
     lines += ["- Golden files changed:", "", "  ```", *(f"  {ln}" for ln in stat.splitlines()), "  ```"] \
         if stat else ["- Golden files changed: none"]
     return "\n".join(lines) + "\n"
+
+
+def departure_lines(found: DepartureChanges) -> list[str]:
+    """The entry's lists of departures, when the recording made or dropped any."""
+    out = [f"- Departures recorded ({len(found.recorded)}): statements the new baseline breaks, recorded as its "
+           "behaviour and judged against it from now on"] if found.recorded else []
+    out += [f"  - {recorded_text(d)}" for d in found.recorded]
+    out += [f"- Departures dropped ({len(found.dropped)}): statements that hold again"] if found.dropped else []
+    return out + [f"  - {dropped_text(d)}" for d in found.dropped]
 
 
 def append(path: Path, entry: str) -> None:

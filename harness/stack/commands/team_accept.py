@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import Report
 from harness.stack import project, staging
-from harness.stack.commands import accept as checkout_accept, frame, options
+from harness.stack.commands import accept as checkout_accept, frame, golden_departures, golden_record, options
 from harness.stack.commands.accept_steps import Printer, Steps
 from harness.stack.pins import branch_hint, current, matrix
 from harness.stack.run import run_lock
@@ -85,13 +85,14 @@ def _accept(ws: Workspace, steps: Steps) -> int:
     checkout_accept.check_golden_committed(ws, steps, golden=found.golden)
     print(f"accept: {pins_file} pins the judged candidate ({_pins_text(wanted)}; {verdict.headline}); re-locking "
           "and recording your golden values from it", flush=True)
-    stage = staging.create(ws.root, [found.locks, found.golden])
+    stage = staging.create(ws.root, golden_record.mirrored(ws))
     try:
         steps.lock(stage, [current.entries(ws)[matrix.BASELINE]])
         code = steps.record_golden(stage)
         if code:
             raise checkout_accept.recording_failed(ws, code)
         moves = staging.changed(stage)
+        departures = golden_departures.between(found.golden, stage.copy_of(found.golden))
     except Exception as exc:  # noqa: BLE001  any failure: nothing moved yet
         staging.discard(stage)
         problem = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
@@ -100,6 +101,7 @@ def _accept(ws: Workspace, steps: Steps) -> int:
         return EXIT_CANNOT_JUDGE
     staging.commit(stage, moves, steps.replace)
     print(f"accept: wrote {', '.join(m.path for m in moves) or 'nothing (already recorded)'}")
+    checkout_accept.say_departures(departures)
     print(f"accept: next: review `git diff`, then commit {pins_file}, "
           f"{found.locks.relative_to(ws.root)}/ and {found.golden.relative_to(ws.root)}/ together.")
     return 0

@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 from harness.verdict.section import Section
-from harness.verdict.sections import (api, baseline, changes, charts, entries, families, headline, notes, own,
-                                     tables)
+from harness.verdict.sections import (api, baseline, changes, charts, departures, entries, families, headline,
+                                     notes, own, tables)
 
 SECTIONS: tuple[Section, ...] = (
     headline.SECTION,
@@ -14,6 +14,7 @@ SECTIONS: tuple[Section, ...] = (
     own.SECTION,
     notes.SECTION,
     baseline.SECTION,
+    departures.SECTION,
     changes.SECTION,
     families.SECTION,
     api.SECTION,

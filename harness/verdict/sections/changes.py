@@ -8,7 +8,7 @@ import dataclasses
 from html import escape
 
 from harness.model.verdict import Verdict
-from harness.verdict import api_view, groups, views
+from harness.verdict import api_view, departure_view, groups, views
 from harness.verdict.html_cells import breakable
 from harness.verdict.md_cells import esc, more
 from harness.verdict.section import Cuts, Judged, Section
@@ -18,7 +18,7 @@ from harness.verdict.section import Cuts, Judged, Section
 class Changes:
     verdict: Verdict
     changed: list[groups.ChangeGroup]  # contracts that changed
-    changed_api: list[list[str]]  # per changed group: the API changes it touches
+    changed_api: list[list[str]]  # per changed group: the API changes it touches, and the departures it holds
     bits: list[groups.ChangeGroup]  # contracts whose bits moved within tolerance
     bits_api: list[list[str]]
     attribution: tuple[list[str], list[tuple[str, list[str]]]]  # the HTML page's (views.attribution)
@@ -27,7 +27,11 @@ class Changes:
 def _rows(judged: Judged) -> Changes:
     v = judged.verdict
     changed, bits = views.contract_groups(v), views.bits_groups(v)
-    return Changes(v, changed, [api_view.links(v.api_diff, v.baseline, g.changes) for g in changed],
+    # Under each changed contract: the API changes it touches, then the departures its checks are judged against.
+    departing = departure_view.rows(v)
+    notes = [api_view.links(v.api_diff, v.baseline, g.changes)
+             + departure_view.under(departing, [c.check_id for c in g.changes]) for g in changed]
+    return Changes(v, changed, notes,
                    bits, [api_view.links(v.api_diff, v.baseline, g.changes) for g in bits], views.attribution(v))
 
 

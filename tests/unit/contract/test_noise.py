@@ -12,10 +12,12 @@ from harness import numerical_noise
 from harness.contract import environment
 from harness.contract.checks import Check, ContractFailure
 from harness.contract.encoding import encode_array
+from harness.contract.families import Family
 from harness.contract.golden import GoldenStore
 
 RECORDED_ON = {"python": "3.12.1", "jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.6", "flax": "0.12.12",
                "numpy": "2.5.5"}
+FAM = Family("fam", own=True)  # one of the team's own families
 BUMPED = {**RECORDED_ON, "jax": "0.12.0.1", "jaxlib": "0.12.0.1"}
 # A small element of a trained tree beside a large one, and what the perturbed compilations made of them.
 BASELINE = np.array([5.2312389e-06, 0.25], np.float32)
@@ -25,7 +27,7 @@ PERTURBED = (np.array([5.2331e-06, 0.25000003], np.float32), np.array([5.2301e-0
 def _recorded(tmp_path, noise_from=()) -> GoldenStore:
     """The team's `params` recorded on RECORDED_ON, with the perturbed folders' values as its noise."""
     store = GoldenStore(tmp_path / "golden", noise_from=noise_from)
-    check = Check("fam/test_params", "fam", store, recording=True)
+    check = Check("fam/test_params", "fam", store, recording=True, own=True)
     check.golden("params", BASELINE)
     store.write({"entry": "baseline", "versions": RECORDED_ON})
     return store
@@ -36,7 +38,7 @@ def _perturbed(tmp_path) -> list:
     for i, values in enumerate(PERTURBED):
         folder = tmp_path / f"perturbed{i}"
         observed = GoldenStore(folder)
-        observed.record("fam", "params", encode_array(values))
+        observed.record(FAM, "params", encode_array(values))
         observed.write({"observed": "numerical noise"})
         folders.append(folder)
     return folders
@@ -49,7 +51,7 @@ def _noise() -> float:
 
 def _judged_on(tmp_path, monkeypatch, versions: dict, observed) -> Check:
     monkeypatch.setattr(environment, "versions", lambda: versions)
-    check = Check("fam/test_params", "fam", GoldenStore(tmp_path / "golden"))
+    check = Check("fam/test_params", "fam", GoldenStore(tmp_path / "golden"), own=True)
     check.defer_golden = True
     check.golden("params", observed)
     return check
@@ -108,7 +110,7 @@ def test_a_value_recorded_without_noise_is_judged_at_its_ulps_on_every_stack(tmp
 
 def test_a_file_that_does_not_say_its_stack_allows_no_noise(tmp_path, monkeypatch):
     store = GoldenStore(tmp_path / "golden", noise_from=_perturbed(tmp_path))
-    Check("fam/test_params", "fam", store, recording=True).golden("params", BASELINE)
+    Check("fam/test_params", "fam", store, recording=True, own=True).golden("params", BASELINE)
     store.write({"entry": "baseline"})  # written before files said which stack recorded them
     moved = BASELINE.copy()
     moved[0] = np.float32(5.23321796e-06)
@@ -132,6 +134,6 @@ def test_values_recorded_the_same_on_a_new_stack_are_written_as_that_stacks(tmp_
     _recorded(tmp_path)
     monkeypatch.setattr(environment, "versions", lambda: BUMPED)
     store = GoldenStore(tmp_path / "golden")
-    Check("fam/test_params", "fam", store, recording=True).golden("params", BASELINE)
+    Check("fam/test_params", "fam", store, recording=True, own=True).golden("params", BASELINE)
     assert store.changes() == [] and store.write({"entry": "baseline", "versions": BUMPED})
     assert json.loads((tmp_path / "golden" / "fam.json").read_text())["provenance"]["versions"] == BUMPED

@@ -87,7 +87,8 @@ def test_a_changed_leaf_layout_is_marked_as_a_dtype_or_state_change():
     before = restore_diff.layout(WRITTEN)
     after = restore_diff.layout(_with(opt__acc_grads__kernel=LeafSpec("float32", (3, 5))))
     assert classify.is_layout(before) and classify.is_layout(after)
-    comparison = type("C", (), {"expected": before, "observed": after, "label": "exact:checkpoint leaves"})()
+    comparison = type("C", (), {"expected": before, "observed": after, "label": "exact:checkpoint leaves",
+                                "departure": None})()
     assert classify.comparison_mark(comparison) == Mark.STATE_CHANGED
 
 
