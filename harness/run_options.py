@@ -129,6 +129,14 @@ class RunOptions:
     only: Path | None = _option(None, group=JOB, env=env_vars.ONLY, kind=Path, own_run=True, pytest="--harness-only",
                                 argparse=dict(help="file of check ids (family/test[params]) to run; the rest are "
                                                    "deselected"))
+    # The built-in tests a team's selection keeps of the families it takes in part (harness.stack.selection): a
+    # file of test ids ("masks/test_bad_mask") and check ids, one a line; pytest deselects those families' other
+    # tests. Set by the entry's session for its pytest run, from the project's selection.
+    builtin_tests: Path | None = _option(None, group=JOB, env=env_vars.BUILTIN_TESTS, kind=Path, own_run=True,
+                                         pytest="--harness-builtin-tests", argparse=dict(help=(
+                                             "file of built-in test ids (family/test, or one check family/test"
+                                             "[params]) to keep of their families; those families' other tests "
+                                             "are deselected, other families run whole")))
     replay: Path | None = _option(None, group=JOB, env=env_vars.REPLAY, kind=Path, own_run=True)
     report_name: str | None = _option(None, group=JOB, env=env_vars.REPORT_NAME, own_run=True)
     # The checkpoints folders a rollback run restores (several: one baseline process, harness.contract.rollbacks,

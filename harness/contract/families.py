@@ -20,6 +20,22 @@ def check_id(item) -> str:
     return f"{family(item)}/{item.name}"
 
 
+def in_part(tests: frozenset[str]) -> frozenset[str]:
+    """The families a team's selection of built-in tests takes in part: those its ids name."""
+    return frozenset(t.split("/", 1)[0] for t in tests)
+
+
+def kept_builtin(item, tests: frozenset[str], partial: frozenset[str], own_families: set[str]) -> bool:
+    """Whether a team's selection of built-in tests (`tests`: test ids "family/test" and check ids
+    "family/test[params]"; `partial`: in_part(tests)) keeps `item`: one of the project's own families, a family
+    taken whole (not in `partial`), or a test or check it lists."""
+    name = family(item)
+    if name in own_families or name not in partial:
+        return True
+    check = check_id(item)
+    return check in tests or check.split("[", 1)[0] in tests
+
+
 def is_own(path: Path, own_dirs: list[Path]) -> bool:
     path = path.resolve()
     return any(path.is_relative_to(d.resolve()) for d in own_dirs)

@@ -30,7 +30,6 @@ from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
 from harness.verdict.run_reports import RunReports
 
-
 PYTEST_TESTS_FAILED = 1  # pytest.ExitCode.TESTS_FAILED: the suite ran, some checks failed
 
 
@@ -173,8 +172,9 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     path = written[0]
     found = project.load(ws)
     venv = session.virtualenv.location
-    env = suite_environment(entry, str(path), venv, found.golden, ws.is_checkout, rollback_reads, ws.options,
-                            entry_jobs.write_beside(venv, path.stem, entry, ws.options))
+    options = entry_jobs.with_builtin_tests(ws.options, found, venv, path.stem)
+    env = suite_environment(entry, str(path), venv, found.golden, ws.is_checkout, rollback_reads, options,
+                            entry_jobs.write_beside(venv, path.stem, entry, options))
     # pytest's temporary files in the entry's environment: in /tmp/pytest-of-<user>/ entries cleaned up each other's.
     basetemp = os.path.join(session.virtualenv.location, "pytest-tmp")
     _tell_progress(ws.options, Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
@@ -194,7 +194,7 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
         # The multi-device family's process starts first, beside the main run; its output follows the main run's.
         beside = None if family is None else _Beside(session, family, [
             *suite_arguments(found, contracts=False), f"--basetemp={basetemp}-{devices.FAMILY}", *pytest_args],
-            {**env, env_vars.JOB: str(_family_job(venv, path, entry, ws.options))}, path)
+            {**env, env_vars.JOB: str(_family_job(venv, path, entry, options))}, path)
         failed = None
         try:
             session.run("python", "-m", paths.SUITE_MAIN, *suite_arguments(found), f"--junitxml={junit}",

@@ -42,7 +42,7 @@ PART_NAMES = {
     "python": "the Python interpreter's exact version",
     "harness": "the harness's contract side (plugin, built-in contracts, numerics)",
     "contracts": "your contracts and the code they import",
-    "suite": "which contracts run (pytest arguments, built-in mode, the multi-device family's platform)",
+    "suite": "which contracts run (pytest arguments, built-in mode and tests, the multi-device family's platform)",
     "golden": "the golden files",
     "hypothesis": "the Hypothesis profile (and seed, for a random profile)",
     "environment": "the environment variables that change numerics or the run (XLA_*, JAX_*, PYTEST_ADDOPTS...)",
@@ -109,8 +109,10 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
         "contracts": digest(files_digest(contracts) + files_digest(list(found.pythonpath), CODE, (ws.published, found.golden))
                             + files_digest(ancestor_conftests(contracts))) if contracts else "",
         # With the multi-device family's process: its platform, device count and what XLA is told.
+        # And the built-in tests kept of the families a team's selection takes in part (told pytest in its job).
         "suite": digest(json.dumps([suite_arguments(found), found.builtin == BuiltinMode.OFF, ws.is_checkout,
-                                    multi_device.environment_of(multi_device.planned(found, environ))])),
+                                    multi_device.environment_of(multi_device.planned(found, environ)),
+                                    list(found.selection.tests or ()) if found.selection is not None else []])),
         "golden": files_digest([d for d in (found.golden, paths.BUILTIN_GOLDEN) if d.is_dir()]),
         "hypothesis": digest(f"{profile} {'' if profile in DERANDOMIZED else seed}"),
         "environment": digest(json.dumps(run_environment(environ))),
