@@ -5,6 +5,7 @@ REPORT = "HARNESS_REPORT"  # where the contract run writes its report
 ENTRY = "HARNESS_ENTRY"  # the matrix entry's name
 GOLDEN_DIR = "HARNESS_GOLDEN_DIR"  # the golden store
 ONLY = "HARNESS_ONLY"  # a file of check ids: run just those (attribution, replay)
+REUSED_PARTS = "HARNESS_REUSED_PARTS"  # the parts of an entry's report an earlier run computed: its session runs the others
 BUILTIN_TESTS = "HARNESS_BUILTIN_TESTS"  # a file of built-in test ids: of their families, run just those (a team's selection)
 PROFILE = "HARNESS_PROFILE"  # the Hypothesis profile: dev, ci, nightly
 SEED = "HARNESS_HYPOTHESIS_SEED"  # one seed for every entry of an upgrade (random profiles)

@@ -137,6 +137,9 @@ class RunOptions:
                                              "file of built-in test ids (family/test, or one check family/test"
                                              "[params]) to keep of their families; those families' other tests "
                                              "are deselected, other families run whole")))
+    # The parts of the entry's report an earlier run computed, written where the session would write them
+    # (harness.stack.entry_side.parts.part_file): the session runs only its other parts, and joins them.
+    reused_parts: tuple[Path, ...] = _option((), group=JOB, env=env_vars.REUSED_PARTS, kind=tuple, own_run=True)
     replay: Path | None = _option(None, group=JOB, env=env_vars.REPLAY, kind=Path, own_run=True)
     report_name: str | None = _option(None, group=JOB, env=env_vars.REPORT_NAME, own_run=True)
     # The checkpoints folders a rollback run restores (several: one baseline process, harness.contract.rollbacks,

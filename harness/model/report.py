@@ -254,6 +254,9 @@ class Report:
     run_id: str | None = _optional()
     # Set when this run reused an earlier run's report instead of running the entry again.
     reused: ReusedFrom | None = _optional()
+    # The parts of the report an earlier run computed, by part (ReportPart: "own", "builtin"), when the entry ran
+    # only its other part (harness.stack.entry_side.parts): a change of your code re-runs your contracts alone.
+    reused_parts: dict[str, ReusedFrom] | None = _optional()
 
     def check(self, check_id: str) -> CheckRecord | None:
         return next((c for c in self.checks if c.id == check_id), None)

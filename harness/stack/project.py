@@ -28,7 +28,7 @@ import tomllib
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.model.enums import BuiltinMode
+from harness.model.enums import BuiltinMode, ReportPart
 from harness.stack import name_clash
 from harness.stack.environments import envs
 from harness.stack.pins_source import PinsSource, parse as parse_pins_source
@@ -76,12 +76,22 @@ class Project:
     def suite(self) -> list[str]:
         """pytest's arguments for the contracts an entry runs, built-in first. The built-in ones by
         package or module name (--pyargs): the copy installed in the entry's environment, not the host's."""
-        own = [str(p) for p in self.own_contracts]
+        return self.builtin_suite + [str(p) for p in self.own_contracts]
+
+    @property
+    def builtin_suite(self) -> list[str]:
+        """pytest's arguments for the built-in contracts the run takes (none when they are off)."""
         if self.builtin == BuiltinMode.OFF:
-            return own
+            return []
         if self.selection is None or (self.selection.scope == Scope.ALL and not self.selection.without_flax):
-            return ["--pyargs", BUILTIN_PACKAGE, *own]
-        return (["--pyargs", *self.selection.modules] if self.selection.modules else []) + own
+            return ["--pyargs", BUILTIN_PACKAGE]
+        return ["--pyargs", *self.selection.modules] if self.selection.modules else []
+
+    def suite_of(self, part: ReportPart) -> list[str]:
+        """pytest's arguments for the contracts of one part of an entry's report (harness.stack.entry_side.parts)."""
+        if part == ReportPart.OWN:
+            return [str(p) for p in self.own_contracts]
+        return self.builtin_suite if part == ReportPart.BUILTIN else self.suite
 
     def runs_family(self, family: str) -> bool:
         """Whether this run takes the built-in family (the data-parallel one runs in a process of its own)."""

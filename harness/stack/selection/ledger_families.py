@@ -7,6 +7,7 @@ the stack and checks the ledger's form itself."""
 
 from __future__ import annotations
 
+import functools
 import tomllib
 
 from harness import builtin_families
@@ -42,16 +43,25 @@ def _defaults_check(name: str, entry: dict) -> set[str]:
 def tests_by_callable(text: str | None = None) -> dict[str, frozenset[str]]:
     """Callable ("optax.MultiSteps") -> the built-in tests whose subject it is or what it builds on: test ids
     ("accumulation/test_guide_case", every check of that test) and check ids
-    ("accumulation/test_parameter_defaults[optax.MultiSteps]", that check alone)."""
+    ("accumulation/test_parameter_defaults[optax.MultiSteps]", that check alone). The tool's ledger is read
+    once per content (a project is loaded many times a run)."""
     try:
-        data = tomllib.loads(text if text is not None else LEDGER.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return dict(_tests(text if text is not None else LEDGER.read_text()))
+    except OSError as exc:
+        raise HarnessError(f"{LEDGER}: cannot read the coverage ledger ({exc}); reinstall the tool.") from None
+
+
+@functools.lru_cache(maxsize=4)
+def _tests(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise HarnessError(f"{LEDGER}: cannot read the coverage ledger ({exc}); reinstall the tool.") from None
     found = {name: frozenset(_named(entry) | _defaults_check(name, entry))
              for name, entry in data.get("in_scope", {}).items()}
     for name, built_on in data.get("built_on", {}).items():
         found[name] = frozenset().union(*(found.get(n, frozenset()) for n in built_on))
-    return found
+    return tuple(found.items())
 
 
 def families_by_callable(text: str | None = None) -> dict[str, frozenset[str]]:
