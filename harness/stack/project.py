@@ -14,7 +14,7 @@
     optax = "0.2.8"
 
 builtin: "judge" (every family runs and their changes decide the exit status, as yours do; `true` means
-this too, and it is the default), "report" (only the families covering what your code calls run, shown
+this too, and it is the default), "report" (only the built-in tests of what your code calls run, shown
 after yours while only yours decide: harness.stack.selection), "all" (report every family), false (not
 run). `--contracts DIR`, `--builtin judge|report|all`, `--no-builtin` and `--baseline-from [REV:]PATH` (a
 file as a git revision holds it: harness.stack.pins_source) add to or override the table for one run.
@@ -228,7 +228,7 @@ def code_of(found: Project, ws: Workspace) -> team_code.TeamCode:
 
 
 def with_selection(found: Project, ws: Workspace) -> Project:
-    """The project with the built-in families its run takes: in report mode those covering what its code
+    """The project with the built-in tests its run takes: in report mode those of what its code
     calls, else all; never those needing Flax when its code does not import flax."""
     code = code_of(found, ws)
     # Without contracts of its own a project's built-in ones are judged (harness.verdict.own): all of them.

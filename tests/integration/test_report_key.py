@@ -242,8 +242,10 @@ def test_of_a_jobs_options_only_the_seed_replay_and_rollback_count(world, tmp_pa
     (tmp_path / "checkpoints" / "state.json").write_text("{}")
     assert report_key.key_of_job(ws, entry, found, ci, JobOptions(seed=1, replay=tmp_path / "examples.json")
                                  ).changed(base) == ["replay"]
-    assert report_key.key_of_job(ws, entry, found, ci, JobOptions(seed=1, rollback_from=(tmp_path / "checkpoints",))
-                                 ).changed(base) == ["rollback"]
+    builtin_only = dataclasses.replace(found, own_contracts=())  # a team's rollback runs the built-in part's
+    assert report_key.key_of_job(ws, entry, builtin_only, ci, JobOptions(
+        seed=1, rollback_from=(tmp_path / "checkpoints",))).changed(
+        report_key.key_of_job(ws, entry, builtin_only, ci, JobOptions(seed=1))) == ["rollback"]
     dev = {env_vars.PROFILE: "dev"}
     assert report_key.key_of_job(ws, entry, found, dev, JobOptions(seed=2)).changed(
         report_key.key_of_job(ws, entry, found, dev, JobOptions(seed=1))) == ["hypothesis"]
@@ -314,3 +316,17 @@ def test_the_built_in_parts_process_is_told_neither_the_teams_import_path_nor_it
     own = suite_arguments(found, part=ReportPart.OWN)
     assert f"pythonpath={root}" in own and own[-1] == str(root / "contracts")
     assert not [a for a in own if a.startswith("harness.builtin")] and "--noconftest" not in own
+
+
+def test_a_teams_rollback_runs_the_built_in_contracts_alone_and_its_key_leaves_its_code_out(world, tmp_path):
+    """A rollback restores the built-in checkpoints family alone: in a project of two parts its process runs the
+    built-in part's arguments, and an edit of the team's code leaves its key (its report is reused)."""
+    from harness.model.entry_job import JobOptions
+
+    root, _, found, entry = world
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "state.json").write_text("{}")
+    told = JobOptions(seed=1, rollback_from=(tmp_path / "checkpoints",))
+    before = report_key.key_of_job(Workspace.of(root), entry, found, {env_vars.PROFILE: "ci"}, told)
+    (root / "regressor/train.py").write_text("LR = 0.2\n")
+    assert report_key.key_of_job(Workspace.of(root), entry, found, {env_vars.PROFILE: "ci"}, told) == before

@@ -178,9 +178,10 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     # From the project's root: nox itself runs in the noxfile's folder, which for a team's project is
     # the installed harness/stack/, whose modules (bisect.py) `python -m` would put before the stdlib's.
     if len(writers) > 1:
-        env, _ = _environment(session, ws, entry, found, ReportPart.ALL, path, path, rollback_reads)
+        part = parts.runs(found, ReportPart.ALL, rollback=True)
+        env, _ = _environment(session, ws, entry, found, part, path, path, rollback_reads)
         with session.chdir(found.root), explained(entry, *written, progress_file=ws.options.progress):
-            _run_rollbacks(session, entry, found, zip(writers, written), env, _basetemp(session, ReportPart.ALL),
+            _run_rollbacks(session, entry, found, part, zip(writers, written), env, _basetemp(session, part),
                            pytest_args)
         return
     held = RunReports()  # the merges' reads and writes of the reports, for the ending's question
@@ -216,6 +217,7 @@ def _run_part(session, ws: Workspace, entry: Entry, found: project.Project, part
               report: Path, rollback_reads: bool, pytest_args, held: RunReports) -> None:
     """One part's pytest process writing `file` (the entry's `report` itself for ALL), and the multi-device
     family's beside it when the part holds the built-in contracts and the run selects the family."""
+    part = parts.runs(found, part, bool(ws.options.rollback_from))
     env, options = _environment(session, ws, entry, found, part, file, report, rollback_reads)
     basetemp = _basetemp(session, part)
     # The platform as the workspace was given it: a golden session's --multi-device-platform is not in its env.
@@ -243,14 +245,14 @@ def _run_part(session, ws: Workspace, entry: Entry, found: project.Project, part
             raise failed
 
 
-def _run_rollbacks(session, entry: Entry, found: project.Project, writers, env: dict[str, str], basetemp: str,
-                   pytest_args) -> None:
+def _run_rollbacks(session, entry: Entry, found: project.Project, part: ReportPart, writers, env: dict[str, str],
+                   basetemp: str, pytest_args) -> None:
     """The baseline restoring several writers' checkpoints in one process (harness.contract.rollbacks):
     each writer's own report and JUnit file, as a process of its own per writer wrote them."""
     named = []
     for folder, report in writers:
         named += ["--writer", str(folder), str(report), str(report.with_suffix(".junit.xml"))]
-    session.run("python", "-m", "harness.contract.rollbacks", *named, "--", *suite_arguments(found),
+    session.run("python", "-m", "harness.contract.rollbacks", *named, "--", *suite_arguments(found, part=part),
                 f"--basetemp={basetemp}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
 
 

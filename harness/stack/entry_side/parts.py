@@ -9,7 +9,8 @@ that sets `jax_enable_x64` or a matmul precision changes every built-in result a
 runs without the team's import path and conftest files; the data-parallel family's process belongs to it.
 
 A project with one kind of contracts (this checkout; a team with `builtin = false`, or without contracts of its
-own), a replay, a rollback and a recording of golden values keep one process: their report is one part, ALL.
+own), a replay, a rollback and a recording of golden values keep one process: their report is one part, ALL (a
+team's rollback runs only built-in contracts, as the built-in part does: `runs`).
 """
 
 from __future__ import annotations
@@ -48,11 +49,23 @@ def _builtin_families() -> frozenset[str]:
     return frozenset(m.family for m in builtin_modules.modules())
 
 
+def split(found: project.Project) -> bool:
+    """Whether the project's reports are made of two parts: it has contracts of its own, and runs built-in ones."""
+    return found.builtin != BuiltinMode.OFF and bool(found.own_contracts)
+
+
+def runs(found: project.Project, part: ReportPart, rollback: bool) -> ReportPart:
+    """Which contracts the process writing `part` runs: its own, but for a rollback in a project of two parts,
+    which restores the built-in checkpoints family alone: the built-in part's, without the team's code (so an
+    edit of that code does not run it again)."""
+    return ReportPart.BUILTIN if part == ReportPart.ALL and rollback and split(found) else part
+
+
 def of_run(found: project.Project, options: RunOptions, whole: bool = False) -> tuple[ReportPart, ...]:
     """The parts of the run's report: ALL for a project with one kind of contracts, a replay, a rollback or a
     recording (`whole`); else the built-in part and the own part, less one none of whose checks the run's
     selection (`only`: an attribution, a bisection probe) names."""
-    if whole or options.replay or options.rollback_from or found.builtin == BuiltinMode.OFF or not found.own_contracts:
+    if whole or options.replay or options.rollback_from or not split(found):
         return (ReportPart.ALL,)
     selection = _selection(options)
     if selection is None:

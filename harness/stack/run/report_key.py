@@ -98,6 +98,9 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
     checkpoints folders `rollback`. The built-in part's leaves the project's code and contracts out: its
     process never imports them (and pytest reads no pyproject.toml of the project: its settings are the
     harness's); it keeps which built-in tests run, which the code's calls decide."""
+    from harness.stack.entry_side import parts as report_parts
+
+    part = report_parts.runs(found, part, bool(rollback))  # which contracts its process runs
     profile = profile_of(environ)
     parts = {
         "lock": lock_digest(lock_path(ws, entry), entry.python),
