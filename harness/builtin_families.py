@@ -78,6 +78,11 @@ FAMILIES: tuple[Family, ...] = (
 
 BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
 
+# The test of each family's _defaults module (test_<family>_defaults.py): one check per in-scope callable of its
+# ledger areas, parametrized by the callable's name (`masks/test_parameter_defaults[optax.adamw]`). A team's
+# selection takes the check of each callable its code calls (harness/stack/selection/ledger_families.py).
+DEFAULTS_TEST = "test_parameter_defaults"
+
 
 def areas() -> dict[str, tuple[str, ...]]:
     """Family -> the ledger areas whose callables' defaults it pins (the families with a _defaults module)."""

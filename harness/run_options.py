@@ -130,6 +130,17 @@ class RunOptions:
     only: Path | None = _option(None, group=JOB, env=env_vars.ONLY, kind=Path, own_run=True, pytest="--harness-only",
                                 argparse=dict(help="file of check ids (family/test[params]) to run; the rest are "
                                                    "deselected"))
+    # The built-in tests a team's selection keeps of the families it takes in part (harness.stack.selection): a
+    # file of test ids ("masks/test_bad_mask") and check ids, one a line; pytest deselects those families' other
+    # tests. Set by the entry's session for its pytest run, from the project's selection.
+    builtin_tests: Path | None = _option(None, group=JOB, env=env_vars.BUILTIN_TESTS, kind=Path, own_run=True,
+                                         pytest="--harness-builtin-tests", argparse=dict(help=(
+                                             "file of built-in test ids (family/test, or one check family/test"
+                                             "[params]) to keep of their families; those families' other tests "
+                                             "are deselected, other families run whole")))
+    # The parts of the entry's report an earlier run computed, written where the session would write them
+    # (harness.stack.entry_side.parts.part_file): the session runs only its other parts, and joins them.
+    reused_parts: tuple[Path, ...] = _option((), group=JOB, env=env_vars.REUSED_PARTS, kind=tuple, own_run=True)
     replay: Path | None = _option(None, group=JOB, env=env_vars.REPLAY, kind=Path, own_run=True)
     report_name: str | None = _option(None, group=JOB, env=env_vars.REPORT_NAME, own_run=True)
     # The checkpoints folders a rollback run restores (several: one baseline process, harness.contract.rollbacks,

@@ -36,6 +36,22 @@ def check_id(item) -> str:
     return f"{family(item)}/{item.name}"
 
 
+def in_part(tests: frozenset[str]) -> frozenset[str]:
+    """The families a team's selection of built-in tests takes in part: those its ids name."""
+    return frozenset(t.split("/", 1)[0] for t in tests)
+
+
+def kept_builtin(item, tests: frozenset[str], partial: frozenset[str], own_dirs: list[Path]) -> bool:
+    """Whether a team's selection of built-in tests (`tests`: test ids "family/test" and check ids
+    "family/test[params]"; `partial`: in_part(tests)) keeps `item`: one of the project's own contracts (from
+    `own_dirs`, whatever its family's name), a family taken whole (not in `partial`), or a test or check it lists."""
+    name = family(item)
+    if is_own(Path(str(item.path)), own_dirs) or name not in partial:
+        return True
+    check = check_id(item)
+    return check in tests or check.split("[", 1)[0] in tests
+
+
 def is_own(path: Path, own_dirs: list[Path]) -> bool:
     path = path.resolve()
     return any(path.is_relative_to(d.resolve()) for d in own_dirs)

@@ -70,3 +70,21 @@ def selection(config) -> list[str] | None:
     except OSError as exc:
         raise pytest.UsageError(f"the selection (--harness-only, else the entry's job): cannot read {path} "
                                 f"({exc.strerror or exc})") from None
+
+
+def builtin_tests(config) -> frozenset[str] | None:
+    """The built-in tests a team's selection keeps (--harness-builtin-tests, else the job's): test ids and check
+    ids, whose families run only those; None when every family taken runs whole."""
+    path = job.options(config).builtin_tests
+    if not path:
+        return None
+    try:
+        return frozenset(line.strip() for line in Path(path).read_text().splitlines() if line.strip())
+    except OSError as exc:
+        raise pytest.UsageError(f"the built-in tests kept (--harness-builtin-tests, else the entry's job): cannot "
+                                f"read {path} ({exc.strerror or exc})") from None
+
+
+def own_contracts(config) -> list[Path]:
+    """The project's own contract directories (--harness-own-contracts): their items are its own families'."""
+    return [Path(p) for p in (config.getoption("--harness-own-contracts") or "").split(os.pathsep) if p]

@@ -14,6 +14,8 @@ Options (.options; each also a variable the nox sessions set, or a field of the 
   --harness-builtin-golden-dir DIR  HARNESS_BUILTIN_GOLDEN_DIR  where a family the golden store lacks is read
                                                  from: in a team's project, the tool's own built-in values
   --harness-only FILE        the job's `only`    run only the check ids listed in FILE (one per line)
+  --harness-builtin-tests FILE  the job's `builtin_tests`  of the built-in families FILE names, run only the
+                                                 tests (family/test) and checks (family/test[params]) it lists
   --harness-own-contracts DIRS                   the project's contract directories (os.pathsep-separated):
                                                  their families are listed as the project's own
   --harness-record-golden                        record golden values instead of comparing
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness import devices
-from harness.contract import collector, families, job, options
+from harness.contract import collection, collector, families, job, options
 from harness.contract.progress import ProgressWriter
 
 if TYPE_CHECKING:
@@ -108,17 +110,12 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tell the project's own families from the built-in ones; with --harness-only, run just the listed
-    checks (attribution and replay runs)."""
+    """Tell the project's own families from the built-in ones; keep what the run selects (harness.contract.
+    collection: a team's selection of built-in tests, an attribution's or a replay's checks)."""
     recorder = _running(config)
     if recorder is not None:
         recorder.collected(items)
-    selection = recorder.selection if recorder is not None else options.selection(config)
-    if selection is None:
-        return
-    wanted = set(selection)
-    config.hook.pytest_deselected(items=[item for item in items if families.check_id(item) not in wanted])
-    items[:] = [item for item in items if families.check_id(item) in wanted]
+    collection.keep_selected(config, items, recorder)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ The report is written when the run starts (partial), after checks at most every 
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -53,7 +52,7 @@ class Recorder:
         self.last_write = 0.0
         self.writing_s = 0.0  # every write of the report, for --harness-phases
         self.exit_status: int | None = None
-        self.own_contracts = [Path(p) for p in (config.getoption("--harness-own-contracts") or "").split(os.pathsep) if p]
+        self.own_contracts = options.own_contracts(config)
         self.own_families: set[str] = set()
         # Only a harness run loads the harness's Hypothesis profile; the plugin, installed beside a
         # team's own tests, leaves their other runs alone.

@@ -22,6 +22,20 @@ class Status(enum.StrEnum):
         return self in (Status.COMPLETE, Status.UNCOLLECTED)
 
 
+class ReportPart(enum.StrEnum):
+    """A part of an entry's report: run in a pytest process of its own and kept for reuse under a key of its own
+    (harness.stack.entry_side.parts), so that one part's inputs changing re-runs that part alone."""
+
+    ALL = "all"  # every contract the run takes, in one process (a project with one kind of contracts)
+    OWN = "own"  # the project's own contracts: its code, its contracts, its golden values
+    BUILTIN = "builtin"  # the built-in contracts its selection takes, without its code (and the data-parallel family)
+
+    @property
+    def label(self) -> str:
+        """The part in the verdict's words."""
+        return {ReportPart.OWN: "your contracts", ReportPart.BUILTIN: "the built-in contracts"}.get(self, "all")
+
+
 class Outcome(enum.StrEnum):
     """What one check came to."""
 

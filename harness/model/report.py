@@ -270,6 +270,9 @@ class Report:
     # The stack (STACK_VERSION_KEYS) each own family's golden values were recorded on, as its golden file says:
     # values accepted from a branch's candidate make the baseline differ by design (harness.verdict.own).
     golden_stacks: dict[str, dict[str, str | None]] | None = _optional()
+    # The parts of the report an earlier run computed, by part (ReportPart: "own", "builtin"), when the entry ran
+    # only its other part (harness.stack.entry_side.parts): a change of your code re-runs your contracts alone.
+    reused_parts: dict[str, ReusedFrom] | None = _optional()
 
     def check(self, check_id: str) -> CheckRecord | None:
         return next((c for c in self.checks if c.id == check_id), None)

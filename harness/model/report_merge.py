@@ -1,6 +1,8 @@
-"""One entry's report from its two pytest processes: the main, single-device run and a family run in a
-process of its own (harness.devices: the data-parallel family on 4 devices). The verdict, the report
-cache and CI see one report per entry, as before; the family's platform is kept beside the main one.
+"""One entry's report from its pytest processes: the main, single-device run and a family run in a process of
+its own (harness.devices: the data-parallel family on 4 devices), merged; and the parts of a report (the
+built-in contracts and the project's own, each run and kept for reuse apart: harness.stack.entry_side.parts),
+joined. The verdict, the report cache and CI see one report per entry, as before; the family's platform is kept
+beside the main one.
 """
 
 from __future__ import annotations
@@ -34,6 +36,32 @@ def merged(main: Report, part: Report, family: str) -> Report:
         timings=Timings(total_s=round(main.timings.total_s + part.timings.total_s, 3)),
         performance=dict(sorted({**main.performance, **part.performance}.items())),
         summary=Summary.of(checks), problem=problem)
+
+
+def joined(first: Report, second: Report) -> Report:
+    """Two parts of one entry's report as one: `first`'s checks then `second`'s, their warnings, timings,
+    examples and performance added; complete only when both are; the JAX platforms of both parts' family
+    processes kept; the project's own families those `second` or `first` names. A part whose process could not
+    say why it ended names its problem in its own words ("its built-in contracts' process was killed...")."""
+    clash = sorted({c.id for c in first.checks} & {c.id for c in second.checks})
+    if clash:
+        raise ValueError(f"two parts of one report ran the same checks: {clash[:3]}")
+    checks = [*first.checks, *second.checks]
+    platforms = {**(first.environment.family_platforms or {}), **(second.environment.family_platforms or {})}
+    problems = [r.problem for r in (first, second) if r.problem]
+    own = sorted({*(first.own_families or ()), *(second.own_families or ())})
+    ended = [r.finished_at for r in (first, second)]
+    return dataclasses.replace(
+        first, status=_worse_status(first.status, second.status), exit_status=_worse(first.exit_status,
+                                                                                    second.exit_status),
+        started_at=min(first.started_at, second.started_at), finished_at=max(ended) if all(ended) else None,
+        environment=dataclasses.replace(first.environment, family_platforms=platforms or None),
+        hypothesis=dataclasses.replace(first.hypothesis,
+                                       examples_run=first.hypothesis.examples_run + second.hypothesis.examples_run),
+        checks=checks, warnings=_warnings(first.warnings + second.warnings),
+        timings=Timings(total_s=round(first.timings.total_s + second.timings.total_s, 3)),
+        performance=dict(sorted({**first.performance, **second.performance}.items())),
+        summary=Summary.of(checks), problem="; ".join(problems) or None, own_families=own or None)
 
 
 def platforms(environment: Environment) -> dict[str, JaxPlatform]:

@@ -85,6 +85,9 @@ class EntryVerdict:
     timings: list[Timing]
     resolution_notes: list[str] = dataclasses.field(default_factory=list)  # why pins differ from the request
     reused: ReusedFrom | None = None  # its report came from an earlier run (nothing that determines it changed)
+    # The parts of its report an earlier run computed ("builtin", "own": harness.model.enums.ReportPart), the
+    # entry having run only its other part.
+    reused_parts: dict[str, ReusedFrom] | None = None
     # The JAX platform of its main process ("main") and of each family run in a process of its own.
     platforms: dict[str, JaxPlatform] = dataclasses.field(default_factory=dict)
 

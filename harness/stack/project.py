@@ -14,7 +14,7 @@
     optax = "0.2.8"
 
 builtin: "judge" (every family runs and their changes decide the exit status, as yours do; `true` means
-this too, and it is the default), "report" (only the families covering what your code calls run, shown
+this too, and it is the default), "report" (only the built-in tests of what your code calls run, shown
 after yours while only yours decide: harness.stack.selection), "all" (report every family), false (not
 run). `--contracts DIR`, `--builtin judge|report|all`, `--no-builtin` and `--baseline-from [REV:]PATH` (a
 file as a git revision holds it: harness.stack.pins_source) add to or override the table for one run.
@@ -28,7 +28,7 @@ import tomllib
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.model.enums import BuiltinMode
+from harness.model.enums import BuiltinMode, ReportPart
 from harness.stack import name_clash
 from harness.stack.environments import envs
 from harness.stack.pins_source import PinsSource, parse as parse_pins_source
@@ -79,12 +79,22 @@ class Project:
     def suite(self) -> list[str]:
         """pytest's arguments for the contracts an entry runs, built-in first. The built-in ones by
         package or module name (--pyargs): the copy installed in the entry's environment, not the host's."""
-        own = [str(p) for p in self.own_contracts]
+        return self.builtin_suite + [str(p) for p in self.own_contracts]
+
+    @property
+    def builtin_suite(self) -> list[str]:
+        """pytest's arguments for the built-in contracts the run takes (none when they are off)."""
         if self.builtin == BuiltinMode.OFF:
-            return own
+            return []
         if self.selection is None or (self.selection.scope == Scope.ALL and not self.selection.without_flax):
-            return ["--pyargs", BUILTIN_PACKAGE, *own]
-        return (["--pyargs", *self.selection.modules] if self.selection.modules else []) + own
+            return ["--pyargs", BUILTIN_PACKAGE]
+        return ["--pyargs", *self.selection.modules] if self.selection.modules else []
+
+    def suite_of(self, part: ReportPart) -> list[str]:
+        """pytest's arguments for the contracts of one part of an entry's report (harness.stack.entry_side.parts)."""
+        if part == ReportPart.OWN:
+            return [str(p) for p in self.own_contracts]
+        return self.builtin_suite if part == ReportPart.BUILTIN else self.suite
 
     def runs_family(self, family: str) -> bool:
         """Whether this run takes the built-in family (the data-parallel one runs in a process of its own)."""
@@ -221,7 +231,7 @@ def code_of(found: Project, ws: Workspace) -> team_code.TeamCode:
 
 
 def with_selection(found: Project, ws: Workspace) -> Project:
-    """The project with the built-in families its run takes: in report mode those covering what its code
+    """The project with the built-in tests its run takes: in report mode those of what its code
     calls, else all; never those needing Flax when its code does not import flax."""
     code = code_of(found, ws)
     # Without contracts of its own a project's built-in ones are judged (harness.verdict.own): all of them.

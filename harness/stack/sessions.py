@@ -87,12 +87,12 @@ def _entry_session(entry: matrix.Entry) -> None:
         # `upgrade` names the baseline's replay of the candidate's failing examples differently.
         report_name = ws.options.report_name
         # A CI matrix row: its report taken from the restored cache when nothing that determines it changed.
-        with job_reuse.reused_or_run(ws, entry, say=session.log) as reused:
-            if reused:
+        with job_reuse.reused_or_run(ws, entry, say=session.log) as told:
+            if told is None:
                 return
             # `upgrade --harness-phases`: this session's part of the run's profile, where its job says.
-            with session_phases.recorded(ws.options.phases_dir):
-                stack_entry.run_entry(session, ws, entry, pytest_args=session.posargs, report_name=report_name)
+            with session_phases.recorded(told.options.phases_dir):
+                stack_entry.run_entry(session, told, entry, pytest_args=session.posargs, report_name=report_name)
 
     run.__doc__ = f"{entry.pin_text}  ({entry.description})"
     stack_session(entry.name, tags=("matrix",))(run)
@@ -155,7 +155,7 @@ def golden(session: nox.Session) -> None:
         noise = [f"--harness-noise-from={f}" for f in noise_runs.record_perturbed(session, staged, baseline)]
         # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
         stack_entry.run_entry(session, staged, baseline, pytest_args=args + noise, report_name="golden-recording",
-                              install=False, rollback_reads=False)
+                              install=False, rollback_reads=False, whole=True)  # one process records every family
 
     # Both pytest processes and the checkpoints write into a staged copy, moved into place only if all succeed.
     golden_record.record(ws, recording, lambda line: print(line, flush=True))  # beside the contract side's lines

@@ -99,7 +99,8 @@ def compare_entry(base: Report, other: Report, replay: Report | None = None) -> 
         changes=changes, new_warnings=_new_warnings(base, other), counts=_counts(changes),
         requested=other.entry.requested, requested_python=other.entry.python,
         resolution_notes=list(other.entry.notes or []),
-        timings=compare_performance(base, other), reused=other.reused, platforms=platforms(other.environment),
+        timings=compare_performance(base, other), reused=other.reused, reused_parts=other.reused_parts,
+        platforms=platforms(other.environment),
     )
     return compared if replay is None else replayed(compared, base, other, replay)
 

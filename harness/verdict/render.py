@@ -48,14 +48,16 @@ def as_json(verdict: Verdict) -> dict:
         "builtin_note": verdict.builtin_note,  # which built-in families a team's run took, and why
         "api_diff": to_json(verdict.api_diff),  # harness.model.api_diff: api-diff.schema.json
         # `reused`: the report came from an earlier run (its run, when it finished, the entry that computed it).
+        # `reused_parts`: the parts of it an earlier run computed (own, builtin), the entry having run the other.
         "baseline": {"versions": base.environment.versions, "status": str(base.status),
-                     "summary": to_json(base.summary), "reused": to_json(base.reused)},
+                     "summary": to_json(base.summary), "reused": to_json(base.reused),
+                     "reused_parts": to_json(base.reused_parts)},
         "baseline_failures": [{"id": c.id, "message": c.message} for c in verdict.baseline_failures],
         "entries": [
             {"name": e.name, "versions": e.versions, "status": str(e.status), "problem": e.problem,
              "counts": to_json(e.counts), "changes": to_json(e.changed),
              "unchanged": e.counts.get(Mark.UNCHANGED, 0), "new_warnings": to_json(e.new_warnings),
-             "reused": to_json(e.reused)}
+             "reused": to_json(e.reused), "reused_parts": to_json(e.reused_parts)}
             for e in verdict.entries
         ],
     }

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.model.enums import BuiltinMode, Mark, Outcome, Status
+from harness.model.enums import BuiltinMode, Mark, Outcome, ReportPart, Status
 from harness.model.report import (EXACT, STACK_VERSION_KEYS, CheckRecord, JaxPlatform, ReusedFrom, Summary, Tolerance)
 from harness.model.report_merge import platforms
 from harness.model.verdict import Change, EntryVerdict, Timing, Verdict
@@ -60,11 +60,12 @@ def entry_rows(verdict: Verdict) -> list[EntryRow]:
     """The baseline, then one row per entry: versions, status and what changed."""
     base = verdict.baseline
     rows = [EntryRow("baseline", versions_text(base.environment.versions) + platform_text(platforms(base.environment)),
-                     status_text("baseline", base.status, base.reused), counts_text(base.summary))]
+                     status_text("baseline", base.status, base.reused, reused_parts=base.reused_parts),
+                     counts_text(base.summary))]
     for e in verdict.entries:
         versions = e.versions if e.status != Status.UNRESOLVABLE else dict(e.requested, python=e.requested_python)
         rows.append(EntryRow(e.name, versions_text(versions) + platform_text(e.platforms),
-                             status_text(e.name, e.status, e.reused, base.run_id), marks_text(e)))
+                             status_text(e.name, e.status, e.reused, base.run_id, e.reused_parts), marks_text(e)))
     return rows
 
 
@@ -83,11 +84,14 @@ def platform_text(found: dict[str, JaxPlatform]) -> str:
     return f" on {main.backend} ({one(main)}{families})"
 
 
-def status_text(name: str, status: Status, reused: ReusedFrom | None, run_id: str | None = None) -> str:
+def status_text(name: str, status: Status, reused: ReusedFrom | None, run_id: str | None = None,
+                reused_parts: dict[str, ReusedFrom] | None = None) -> str:
     """`complete`, or `complete, reused from 2026-12-02 00:36 UTC` for a report an earlier run computed, or
-    `complete, baseline's report (same stack)` for one another entry of this run (`run_id`) computed."""
+    `complete, baseline's report (same stack)` for one another entry of this run (`run_id`) computed, or
+    `complete, the built-in contracts reused from 2026-12-02 00:36 UTC` for a part of one."""
     if reused is None:
-        return status
+        return ", ".join([status, *(f"{ReportPart(p).label} reused from {o.when}"
+                                    for p, o in (reused_parts or {}).items())])
     if run_id is not None and reused.run_id == run_id:
         return f"{status}, {reused.entry}'s report (same stack)"
     return f"{status}, reused from {reused.when}" + (f" (entry {reused.entry})" if reused.entry != name else "")
@@ -251,11 +255,13 @@ class ReusedReport:
 
     entry: str
     origin: ReusedFrom
+    part: ReportPart = ReportPart.ALL  # a part of its report, the entry having run the other
 
     @property
     def line(self) -> str:
         computed = f", computed as entry {self.origin.entry}" if self.origin.entry != self.entry else ""
-        return (f"{self.entry}: not run, its report reused from run {self.origin.run_id or 'unknown'} "
+        what = "not run, its report" if self.part == ReportPart.ALL else f"{self.part.label} not run, their report"
+        return (f"{self.entry}: {what} reused from run {self.origin.run_id or 'unknown'} "
                 f"(finished {self.origin.when}{computed}; nothing that determines it changed)")
 
 
@@ -264,11 +270,17 @@ def reused_reports(verdict: Verdict) -> list[ReusedReport]:
     (same_stacks says those)."""
     base = verdict.baseline
     found = [ReusedReport("baseline", base.reused)] if base.reused is not None else []
+    found += _parts_reused("baseline", base.reused_parts)
     for e in verdict.entries:
         if e.reused is not None and (base.run_id is None or e.reused.run_id != base.run_id):
             if not (base.reused is not None and base.reused.key == e.reused.key):
                 found.append(ReusedReport(e.name, e.reused))
+        found += _parts_reused(e.name, e.reused_parts)
     return found
+
+
+def _parts_reused(entry: str, parts: dict[str, ReusedFrom] | None) -> list[ReusedReport]:
+    return [ReusedReport(entry, origin, ReportPart(part)) for part, origin in (parts or {}).items()]
 
 
 def resolution_notes(verdict: Verdict) -> list[str]:

@@ -38,10 +38,10 @@ def _row_job(directory: Path, row: dict, out: dict, sessions: Sessions, monkeypa
     ws = Workspace.from_environment(environ)  # as the row's session reads its options: from its job
     entry = entry_jobs.entry_of(entry_job.read(Path(row["job"])))
     assert entry.name == row["entry"] and ws.reports == directory.absolute()
-    with job_reuse.reused_or_run(ws, entry, environ, say=said.append) as reused:
-        if not reused:
+    with job_reuse.reused_or_run(ws, entry, environ, say=said.append) as told:
+        if told is not None:
             sessions.write(directory, entry, row["report"], out["run_id"])
-    return reused
+    return told is None
 
 
 @pytest.fixture
@@ -102,8 +102,8 @@ def test_a_row_started_by_an_upgrade_or_by_hand_never_looks(tmp_path, no_upgrade
     assert not job_reuse.is_fanout_row({env_vars.PLAN: "p"})  # a plan a user names: still by hand
     assert not job_reuse.is_fanout_row({env_vars.JOB: "j", env_vars.RUN_PID: "1"})  # an upgrade's child
     assert job_reuse.is_fanout_row({env_vars.JOB: "j"})
-    with job_reuse.reused_or_run(ws, object(), {env_vars.JOB: "j", env_vars.RUN_PID: "1"}) as reused:
-        assert reused is False
+    with job_reuse.reused_or_run(ws, object(), {env_vars.JOB: "j", env_vars.RUN_PID: "1"}) as told:
+        assert told is ws  # run as told, nothing reused
     assert not (tmp_path / "reports").exists()  # nothing looked up or kept
 
 
@@ -113,3 +113,23 @@ def test_an_actions_run_names_itself_in_the_run_id(monkeypatch):
     assert "-actions-9876543210.2-" in entry_runs.new_run_id()
     monkeypatch.delenv("GITHUB_RUN_ID")
     assert "actions" not in entry_runs.new_run_id()
+
+
+def test_a_row_whose_built_in_part_was_kept_runs_the_other_part_and_keeps_it(tmp_path, no_upgrade_around,
+                                                                            monkeypatch):
+    """As an upgrade's entry: the kept part written where its session writes it, the session told (the workspace
+    it yields names the part), and after the run the part it ran kept."""
+    from harness.model.entry_job import JobOptions
+    from harness.stack.run import entry_reuse, report_key
+
+    kept = tmp_path / "reports" / "parts" / "baseline.builtin.json"
+    looked = entry_reuse.Attempt(report_key.ReportKey({"lock": "a"}), keys={}, reused_parts=(kept,))
+    monkeypatch.setattr(entry_reuse, "attempt", lambda *a, **k: looked)
+    monkeypatch.setattr(entry_job, "options_of", lambda options: JobOptions())
+    stored = []
+    monkeypatch.setattr(entry_reuse, "keep", lambda ws, cache, done, *a: stored.append(done))
+    ws = Workspace.of(tmp_path, tmp_path / "reports")
+    entry = type("E", (), {"name": "baseline"})()
+    with job_reuse.reused_or_run(ws, entry, {env_vars.JOB: "j"}, say=lambda line: None) as told:
+        assert told is not None and told.options.reused_parts == (kept,)
+    assert stored == [looked]

@@ -497,11 +497,12 @@ def test_the_verdict_says_which_built_in_families_ran_and_why(base, judge):
     from harness.verdict import html
 
     own_base = _own(base, "demo")
-    line = ("built-in contracts run for what your code calls: accumulation (optax.MultiSteps at trainer/optim.py:7); "
-            "not run: clipping (`--builtin all` runs them)")
+    line = ("built-in contracts run for what your code calls: 8 of the 240 built-in tests; for its Optax callables, "
+            "optax.MultiSteps at trainer/optim.py:7 (8 tests: accumulation 5, compositions 3); not run: clipping, and "
+            "the other tests of accumulation, compositions (`--builtin all` runs them)")
     verdict = dataclasses.replace(judge(own_base, _candidate(own_base), builtin=BuiltinMode.REPORT), builtin_note=line)
     assert f"\n         {line}\n" in render.text(verdict)
-    assert "Built-in contracts run for what your code calls: accumulation" in markdown.markdown(verdict)
+    assert "Built-in contracts run for what your code calls: 8 of the 240" in markdown.markdown(verdict)
     assert render.as_json(verdict)["builtin_note"] == line
     assert "optax.MultiSteps at trainer/optim.py:7" in html.page(verdict, [])
 

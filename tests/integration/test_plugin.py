@@ -303,3 +303,53 @@ def test_the_entry_travels_to_the_report_as_one_typed_object(suite, monkeypatch,
     _, report = suite("-k", "golden_value", "--harness-entry=jax-only")
     assert report["entry"] == to_json(EntryInfo("jax-only", "3.12", {"jax": "0.12.0.1", "optax": "0.2.6"}, False,
                                                 "2026-12-02T00:10:00+00:00", ["flax 0.12.12 → 0.12.6: does not resolve"]))
+
+
+BUILTIN_LIKE = '''
+import pytest
+
+pytestmark = pytest.mark.family("{family}")
+
+
+def test_kept(check):
+    check.exact("one", 1, 1)
+
+
+def test_dropped(check):
+    check.exact("one", 1, 1)
+
+
+@pytest.mark.parametrize("name", ["optax.adamw", "optax.sgd"])
+def test_parameter_defaults(check, name):
+    check.exact(name, 1, 1)
+'''
+
+
+def test_a_selection_of_builtin_tests_keeps_them_of_the_families_it_names_and_the_rest_whole(suite, pytester,
+                                                                                              monkeypatch):
+    """A team's selection (harness.stack.selection) reaches pytest in the entry's job: of a family it names, only
+    its tests (every check of one) and its checks (one parametrization) run, deselected at collection; a family it
+    does not name runs whole; the project's own contracts are never touched; the report's `selection` stays an
+    attribution's (None here)."""
+    from support import jobs
+
+    pytester.makepyfile(test_partial=BUILTIN_LIKE.format(family="partial"),
+                        test_whole=BUILTIN_LIKE.format(family="whole"))
+    own = pytester.mkdir("mine")
+    (own / "test_team.py").write_text(BUILTIN_LIKE.format(family="team"))
+    kept = pytester.path / "kept.txt"
+    # a test of `partial`, one check of its defaults, and a test of the team's own family (never deselected)
+    kept.write_text("partial/test_kept\npartial/test_parameter_defaults[optax.adamw]\nteam/test_kept\n")
+    jobs.tell(monkeypatch, pytester.path / "jobs", builtin_tests=kept)
+    result, doc = suite("test_partial.py", "test_whole.py", "mine", f"--harness-own-contracts={own}")
+    ran = sorted(c["id"] for c in doc["checks"])
+    assert ran == ["partial/test_kept", "partial/test_parameter_defaults[optax.adamw]",
+                   *(f"{family}/{test}" for family in ("team", "whole") for test in (
+                       "test_dropped", "test_kept", "test_parameter_defaults[optax.adamw]",
+                       "test_parameter_defaults[optax.sgd]"))]
+    assert "2 deselected" in result.stdout.str() and doc["selection"] is None
+    # Given by hand, over the job's: the same deselection.
+    jobs.tell(monkeypatch, pytester.path / "jobs")
+    _, by_hand = suite("test_partial.py", f"--harness-builtin-tests={kept}", report="by-hand.json")
+    assert sorted(c["id"] for c in by_hand["checks"]) == ["partial/test_kept",
+                                                          "partial/test_parameter_defaults[optax.adamw]"]

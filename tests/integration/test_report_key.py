@@ -10,10 +10,12 @@ import sys
 import pytest
 
 from harness import env_vars
-from harness.model.enums import BuiltinMode
+from harness.model.enums import BuiltinMode, ReportPart
 from harness.stack import paths, project
 from harness.stack.run import report_key
 from harness.stack.pins.matrix import Entry
+from harness.stack.selection.select import Scope, select
+from harness.stack.selection.team_code import TeamCode, Use
 from harness.stack.workspace import Workspace
 
 LOCK = "# resolved for candidate at 2026-12-01\njax==0.11.2\njaxlib==0.11.2\noptax==0.2.6\n"
@@ -240,8 +242,91 @@ def test_of_a_jobs_options_only_the_seed_replay_and_rollback_count(world, tmp_pa
     (tmp_path / "checkpoints" / "state.json").write_text("{}")
     assert report_key.key_of_job(ws, entry, found, ci, JobOptions(seed=1, replay=tmp_path / "examples.json")
                                  ).changed(base) == ["replay"]
-    assert report_key.key_of_job(ws, entry, found, ci, JobOptions(seed=1, rollback_from=(tmp_path / "checkpoints",))
-                                 ).changed(base) == ["rollback"]
+    builtin_only = dataclasses.replace(found, own_contracts=())  # a team's rollback runs the built-in part's
+    assert report_key.key_of_job(ws, entry, builtin_only, ci, JobOptions(
+        seed=1, rollback_from=(tmp_path / "checkpoints",))).changed(
+        report_key.key_of_job(ws, entry, builtin_only, ci, JobOptions(seed=1))) == ["rollback"]
     dev = {env_vars.PROFILE: "dev"}
     assert report_key.key_of_job(ws, entry, found, dev, JobOptions(seed=2)).changed(
         report_key.key_of_job(ws, entry, found, dev, JobOptions(seed=1))) == ["hypothesis"]
+
+
+# --- a team's report in two parts (harness.stack.entry_side.parts), each under a key of its own -------------
+
+def _parts(found, entry):
+    ws = Workspace.of(found.root)
+    return {part: report_key.key_of(ws, entry, found, {env_vars.PROFILE: "ci"}, 1, part=part)
+            for part in (ReportPart.OWN, ReportPart.BUILTIN)}
+
+
+PYPROJECT = '[project]\nname = "team"\nversion = "1"\ndependencies = []\n\n[dependency-groups]\ndev = ["pytest"]\n'
+
+
+@pytest.mark.parametrize("edit, own_part", [
+    (lambda root: (root / "regressor/train.py").write_text("LR = 0.2\n"), ["contracts"]),
+    (lambda root: (root / "contracts/test_losses.py").write_text("def test_losses(check): pass\n"), ["contracts"]),
+    (lambda root: (root / "golden/losses.json").write_text('{"values": {"a": 1}}\n'), ["golden"]),
+    (lambda root: (root / "pyproject.toml").write_text(PYPROJECT.replace('"pytest"', '"pytest", "ruff"')),
+     ["contracts"]),
+    (lambda root: (root / "pyproject.toml").write_text(PYPROJECT.replace('version = "1"', 'version = "2"')),
+     ["contracts"]),
+    (lambda root: (root / "pyproject.toml").write_text(PYPROJECT + "\n[tool.ruff]\nline-length = 120\n"),
+     ["contracts"]),
+], ids=["code", "contract", "own-golden", "a-dev-dependency", "the-version", "a-tool-table"])
+def test_the_teams_code_contracts_and_pyproject_are_its_parts_inputs_never_the_built_in_parts(world, edit, own_part):
+    """Your contracts' part holds your code, contracts, golden files and pyproject.toml (your code may read its
+    settings); the built-in part, which never imports them, keeps its key: it is reused."""
+    root, _, found, entry = world
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    before = _parts(found, entry)
+    edit(root)
+    after = _parts(found, entry)
+    assert after[ReportPart.OWN].changed(before[ReportPart.OWN]) == own_part
+    assert after[ReportPart.BUILTIN] == before[ReportPart.BUILTIN]
+
+
+def test_the_built_in_part_follows_the_built_in_golden_files_and_the_selection(world):
+    root, package, found, entry = world
+    before = _parts(found, entry)
+    (root / "golden" / "masks.json").write_text('{"values": {}}\n')  # the team's copy of a built-in family's
+    after = _parts(found, entry)
+    assert after[ReportPart.BUILTIN].changed(before[ReportPart.BUILTIN]) == ["golden"]
+    assert after[ReportPart.OWN] == before[ReportPart.OWN]
+    (package / "builtin" / "golden").mkdir()
+    (package / "builtin" / "golden" / "masks.json").write_text('{"values": {}}\n')  # the tool's own
+    # (a file of the installed package too: its contract side's digest moves with it)
+    assert _parts(found, entry)[ReportPart.BUILTIN].changed(after[ReportPart.BUILTIN]) == ["harness", "golden"]
+    code = TeamCode((Use("optax.MultiSteps", "regressor/train.py:1"),), imports_flax=False)
+    wider = TeamCode((*code.uses, Use("optax.clip_by_global_norm", "regressor/train.py:2")), imports_flax=False)
+    one, two = (dataclasses.replace(found, selection=select(Scope.USED, c)) for c in (code, wider))
+    assert _parts(two, entry)[ReportPart.BUILTIN].changed(_parts(one, entry)[ReportPart.BUILTIN]) == ["suite"]
+
+
+def test_the_built_in_parts_process_is_told_neither_the_teams_import_path_nor_its_contracts(world):
+    """What makes leaving the team's code out of its key right: pytest is given neither (nor its conftest.py
+    files: --noconftest); the own part is given both, and no built-in module."""
+    from harness.stack.entry_side.entry import suite_arguments
+
+    root, _, found, _ = world
+    found = dataclasses.replace(found, selection=select(Scope.USED, TeamCode(
+        (Use("optax.MultiSteps", "regressor/train.py:1"),), imports_flax=False)))
+    builtin = suite_arguments(found, part=ReportPart.BUILTIN)
+    assert "--noconftest" in builtin and not [a for a in builtin if str(root / "contracts") in a or "pythonpath" in a]
+    assert "harness.builtin.test_accumulation" in builtin
+    own = suite_arguments(found, part=ReportPart.OWN)
+    assert f"pythonpath={root}" in own and own[-1] == str(root / "contracts")
+    assert not [a for a in own if a.startswith("harness.builtin")] and "--noconftest" not in own
+
+
+def test_a_teams_rollback_runs_the_built_in_contracts_alone_and_its_key_leaves_its_code_out(world, tmp_path):
+    """A rollback restores the built-in checkpoints family alone: in a project of two parts its process runs the
+    built-in part's arguments, and an edit of the team's code leaves its key (its report is reused)."""
+    from harness.model.entry_job import JobOptions
+
+    root, _, found, entry = world
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "state.json").write_text("{}")
+    told = JobOptions(seed=1, rollback_from=(tmp_path / "checkpoints",))
+    before = report_key.key_of_job(Workspace.of(root), entry, found, {env_vars.PROFILE: "ci"}, told)
+    (root / "regressor/train.py").write_text("LR = 0.2\n")
+    assert report_key.key_of_job(Workspace.of(root), entry, found, {env_vars.PROFILE: "ci"}, told) == before

@@ -1,6 +1,7 @@
 """Reuse never changes an answer: sequences of commands on one project (upgrades with several candidates,
---bisect, --fresh, --reports DIR, contract edits, a numerics variable, damaged cache records, killed entries,
-a stopped run), checked after every step (tests/support/sequence_driver.py):
+--bisect, --fresh, --reports DIR, contract edits, edits of the team's code (the built-in part of each report kept
+and reused apart, or its selection grown), a numerics variable, damaged cache records, killed entries, a stopped
+run), checked after every step (tests/support/sequence_driver.py):
 
 - every finished run's judgement (headline, per-check marks, bisection answers) equals that of the same
   command with --fresh on the same state;
@@ -17,6 +18,7 @@ unless HARNESS_PROFILE names a random profile (as the harness's own runs choose 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -55,6 +57,10 @@ def sequences_machine(base, sessions, tally: dict) -> type[RuleBasedStateMachine
         @rule(module=st.sampled_from(["alpha", "beta"]), scale=st.integers(0, 3))
         def edit_contract(self, module, scale):
             self.seq.edit_contract(module, scale)
+
+        @rule(steps=st.integers(0, 3), more_calls=st.booleans())
+        def edit_code(self, steps, more_calls):
+            self.seq.edit_code(steps, more_calls)
 
         @rule(flags=st.sampled_from(drive.XLA_FLAGS))
         def set_xla_flags(self, flags):
@@ -199,3 +205,45 @@ def test_a_stopped_run_that_writes_into_the_reports_directory_is_caught(seq, mon
     assert seq.upgrade_interrupted("optax alone", after=1).code is None
     with pytest.raises(AssertionError, match="files changed or moved"):
         seq.check()
+
+
+# --- a report in parts: the built-in part reused across edits of the team's code -------------------------
+
+def test_an_edit_of_the_teams_code_runs_its_contracts_alone_and_reuses_the_built_in_part(seq):
+    """After a code-only edit (the same callables called) each entry runs only the team's contracts: its
+    built-in part is the earlier run's, and the verdict says so; the answer is the fresh one. A call of another
+    callable grows the selection: the built-in part runs again, with the new tests."""
+    def upgrade() -> list[tuple[str, str]]:
+        """The parts the run's sessions ran; its judgement checked against the same command's with --fresh."""
+        seq.sessions.parts_ran.clear()
+        run = seq.upgrade("optax alone", compare=False)
+        ran = list(seq.sessions.parts_ran)
+        assert (drive.judgement(run.reports, seq.project), run.code) == seq.fresh_twin("optax alone", False)
+        seq.check()
+        return ran
+
+    assert {("baseline", "builtin"), ("baseline", "own"), ("candidate", "builtin"), ("candidate", "own")} <= set(
+        upgrade())
+    seq.edit_code(steps=2, more_calls=False)
+    ran = upgrade()
+    assert ran and {part for _, part in ran} == {"own"}, ran
+    summary = json.loads((seq.project / "reports" / "upgrade-summary.json").read_text())
+    assert summary["baseline"]["reused"] is None and set(summary["baseline"]["reused_parts"]) == {"builtin"}
+    assert "the built-in contracts not run, their report reused from run" in (
+        seq.project / "reports" / "upgrade-summary.md").read_text()
+    seq.edit_code(steps=2, more_calls=True)  # clip_by_global_norm and chain now called: more built-in tests
+    assert ("baseline", "builtin") in upgrade()
+    baseline = json.loads((seq.project / "reports" / "baseline.json").read_text())
+    assert any(c["id"].startswith("clipping/") for c in baseline["checks"]) and not baseline.get("reused_parts")
+
+
+def test_reuse_of_a_built_in_part_keyed_with_no_selection_is_caught(seq, monkeypatch):
+    """A built-in part's key that left out which tests run (the selection the code's calls decide) would serve
+    the part of fewer tests after a call of another callable: the --fresh comparison says so."""
+    real = report_key._suite
+    monkeypatch.setattr(report_key, "_suite", lambda ws, found, environ, part: real(
+        ws, dataclasses.replace(found, selection=None), environ, part))
+    seq.upgrade("optax alone")
+    seq.edit_code(steps=0, more_calls=True)
+    with pytest.raises(AssertionError, match="reuse changed an answer"):
+        seq.upgrade("optax alone")

@@ -118,7 +118,7 @@ class Sequence:
 
     def __init__(self, base: Path, sessions: sim.Sessions):
         self.root = Path(tempfile.mkdtemp(prefix="seq-", dir=base))
-        self.project = sim.make_project(self.root / "project")
+        self.project = sim.make_project(self.root / "project", builtin=True)
         self.sessions = sessions
         self.published: dict[Path, Published] = {}
         self.last: Run | None = None
@@ -178,6 +178,12 @@ class Sequence:
         """An edit of a contract module (its constant): a new key for every entry, new answers for its checks."""
         path = self.project / "contracts" / f"test_{module}.py"
         path.write_text(sim.CONTRACT.format(name=module, scale=scale))
+
+    def edit_code(self, steps: int, more_calls: bool) -> None:
+        """An edit of the team's code: a constant (its own checks' answers change, the built-in tests its calls
+        take do not), and with `more_calls` another callable called (the selection grows)."""
+        text = sim.CODE.format(steps=steps) + (sim.MORE_CALLS if more_calls else "")
+        (self.project / "trainer" / "optim.py").write_text(text)
 
     def set_xla_flags(self, flags: str | None) -> None:
         """A variable that changes numerics (part of every report's key)."""

@@ -30,9 +30,9 @@ from support import upgrade_reports
 from harness import env_vars
 from harness.model import entry_job, report_io
 from harness.model.codec import from_json
-from harness.model.enums import CheckKind, Outcome, Status
+from harness.model.enums import CheckKind, Outcome, ReportPart, Status
 from harness.model.report import CheckRecord, Report, Summary, now
-from harness.stack.entry_side import entry as stack_entry, entry_jobs
+from harness.stack.entry_side import entry as stack_entry, entry_jobs, parts as entry_parts
 from harness.stack.pins.locks import PIN_LINE
 
 BASELINE = {"jax": "0.5.0", "jaxlib": "0.5.0", "optax": "1.0.0", "flax": "0.9.0", "numpy": "2.0.0"}
@@ -64,7 +64,7 @@ baseline-from = "requirements.txt"
 contracts = ["contracts"]
 golden = "golden"
 locks = "locks"
-builtin = false
+builtin = {builtin}
 pythonpath = ["."]
 
 [tool.upgrade-harness.candidate]
@@ -74,12 +74,34 @@ jaxlib = "0.6.0"
 '''
 
 
-def make_project(root: Path, modules: tuple[str, ...] = ("alpha", "beta")) -> Path:
-    """A team's project with its own contracts only (no built-in ones), pinned to BASELINE."""
+# The team's code its contracts import (under its pythonpath): what it calls takes the built-in tests the
+# simulated suite runs (the real selection: harness.stack.selection), and its text seeds what the releases do to
+# the team's own checks (an edit of the code changes its results, as a real one may).
+CODE = '''"""The simulated team's optimizer (tests/support/simulated_stack.py)."""
+import optax
+
+STEPS = {steps}
+
+
+def make():
+    return optax.MultiSteps(optax.sgd(0.1), every_k_schedule=2)
+'''
+MORE_CALLS = '''
+
+def clipped():
+    return optax.chain(optax.clip_by_global_norm(1.0), optax.sgd(0.1))
+'''
+
+
+def make_project(root: Path, modules: tuple[str, ...] = ("alpha", "beta"), builtin: bool = False) -> Path:
+    """A team's project pinned to BASELINE with its own contracts, and the built-in ones reported only when
+    `builtin` (those covering what its code, trainer/optim.py, calls)."""
     (root / "contracts").mkdir(parents=True)
     (root / "golden").mkdir()
-    (root / "pyproject.toml").write_text(PYPROJECT)
+    (root / "trainer").mkdir()
+    (root / "pyproject.toml").write_text(PYPROJECT.format(builtin='"report"' if builtin else "false"))
     (root / "requirements.txt").write_text("".join(f"{p}=={v}\n" for p, v in BASELINE.items()))
+    (root / "trainer" / "optim.py").write_text(CODE.format(steps=0))
     for name in modules:
         (root / "contracts" / f"test_{name}.py").write_text(CONTRACT.format(name=name, scale=0))
     return root
@@ -100,12 +122,21 @@ class Check:
 
 
 def checks_of(contracts: Path) -> list[Check]:
+    """The project's own checks: each seeded by its module's text and the team's code's."""
+    code = "".join(p.read_text() for p in sorted((contracts.parent / "trainer").glob("*.py")))
     found = []
     for module in sorted(contracts.glob("test_*.py")):
         text, family = module.read_text(), module.stem.removeprefix("test_")
-        found += [Check(f"{family}/{name}", family, f"contracts/{module.name}::{name}", text)
+        found += [Check(f"{family}/{name}", family, f"contracts/{module.name}::{name}", text + code)
                   for name in TEST.findall(text)]
     return found
+
+
+def builtin_checks(tests: tuple[str, ...] | None) -> list[Check]:
+    """The built-in checks a selection runs: one a test it names (seeded by its id alone: the team's code never
+    reaches them); none for a selection of whole families (the simulated project takes none)."""
+    return [Check(t, t.split("/", 1)[0], f"harness/builtin/{t.replace('/', '.py::', 1)}", "built-in")
+            for t in tests or ()]
 
 
 def first_changed(check: Check, xla_flags: str) -> str | None:
@@ -150,7 +181,7 @@ def templates() -> Templates:
 
 
 def report_for(t: Templates, entry, checks: list[Check], selection: list[str] | None, xla_flags: str,
-               run_id: str | None) -> Report:
+               run_id: str | None, own: set[str] | None = None) -> Report:
     """The report the simulated stack's suite writes for `entry` (its pins), limited to `selection`."""
     pins = dict(entry.pins)
     if not imports(pins):  # every module fails to collect, whatever was selected (pytest collects first)
@@ -173,7 +204,8 @@ def report_for(t: Templates, entry, checks: list[Check], selection: list[str] | 
     return dataclasses.replace(
         t.report, entry=stack_entry.entry_info(entry), status=status, exit_status=1 if failed else 0,
         started_at=now(), finished_at=now(), environment=environment, checks=records, summary=Summary.of(records),
-        selection=selection, own_families=sorted({c.family for c in checks}) or None, run_id=run_id, problem=None)
+        selection=selection, own_families=sorted({c.family for c in checks if own is None or c.family in own}) or None,
+        run_id=run_id, problem=None)
 
 
 # --- the faked process boundary ---------------------------------------------------------------------------
@@ -236,6 +268,7 @@ class Sessions:
         self.templates = templates
         self.faults = Faults()
         self.ran: list[str] = []
+        self.parts_ran: list[tuple[str, str]] = []  # (report, part) of every part's suite run
 
     def popen(self, cmd, stdout=None, stderr=None, cwd=None, env=None, **_):
         name = cmd[cmd.index("-s") + 1]
@@ -245,8 +278,9 @@ class Sessions:
         return _Finished(self._session(name, dict(env), stdout, Path(cwd)))
 
     def _session(self, name: str, env: dict[str, str], log, project: Path) -> int:
-        """What `nox -s <name>` does in an entry: read its entry and options from its job, run the suite, write
-        the report."""
+        """What `nox -s <name>` does in an entry: read its entry and options from its job, run the suite in the
+        parts its project's report is made of, less those its job names as reused (harness.stack.entry_side.parts,
+        the real code), and join them into the report."""
         self.ran.append(name)
         job = entry_job.read(Path(env[env_vars.JOB]))
         entry, told = entry_jobs.entry_of(job), job.options
@@ -258,21 +292,58 @@ class Sessions:
         path = told.reports_dir / f"{told.report_name or name}.json"
         only = told.only
         selection = sorted({ln.strip() for ln in only.read_text().splitlines() if ln.strip()}) if only else None
-        report = report_for(self.templates, entry, checks_of(project / "contracts"), selection,
-                            env.get("XLA_FLAGS", ""), told.run_id)
+        found = project_of(env)
+        own = checks_of(project / "contracts")
+        builtin = builtin_checks(found.selection.tests if found.selection is not None else None)
         if log is not None:
             log.write(f"simulated suite of {name}: {entry.pin_text}\n")
             log.flush()
         dies = self.faults.die.pop(name, None)
         if dies == "no report":
             return -signal.SIGKILL
-        if dies == "partial":
-            half = report.checks[: len(report.checks) // 2]
-            report_io.write(path, dataclasses.replace(report, status=Status.PARTIAL, finished_at=None, checks=half,
-                                                      summary=Summary.of(half)))
+
+        def run_part(part: ReportPart, file: Path) -> None:
+            self.parts_ran.append((path.stem, str(part)))
+            checks = [*(builtin if part != ReportPart.OWN else []), *(own if part != ReportPart.BUILTIN else [])]
+            report = report_for(self.templates, entry, checks, selection, env.get("XLA_FLAGS", ""), told.run_id,
+                                {c.family for c in own})
+            if dies == "partial":  # killed part-way through its first part: nothing joined
+                half = report.checks[: len(report.checks) // 2]
+                report_io.write(file, dataclasses.replace(report, status=Status.PARTIAL, finished_at=None,
+                                                          checks=half, summary=Summary.of(half)))
+                raise _Killed()
+            report_io.write(file, report)
+            if report.exit_status:
+                raise _Failed(report.exit_status)
+
+        layout = entry_parts.of_run(found, told)
+        try:
+            entry_parts.run(path, layout, told.reused_parts, stack_entry.entry_info(entry), run_part, now())
+        except _Killed:
             return -signal.SIGKILL
-        report_io.write(path, report)
-        return report.exit_status or 0
+        except _Failed as failed:
+            return failed.return_code
+        return 0
+
+
+class _Killed(BaseException):  # not a part's failure, which the session's other part outlives
+    """The session was killed part-way (SIGKILL): it joins nothing."""
+
+
+class _Failed(Exception):
+    """A part's pytest ended with failed checks (nox's CommandFailed carries its return code)."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.return_code = code
+
+
+def project_of(env: dict[str, str]):
+    """The project as the entry's session loads it (its selection read from the team's code)."""
+    from harness.stack import project
+    from harness.stack.workspace import Workspace
+
+    return project.load(Workspace.from_environment(env))
 
 
 class _Finished:

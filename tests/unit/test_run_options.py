@@ -132,8 +132,8 @@ def test_golden_help_prints_its_usage_under_the_command_typed_and_runs_nothing(c
 
 
 def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeypatch, tmp_path):
-    own = {env_vars.ONLY, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME, env_vars.PLAN,
-           env_vars.ROLLBACK_FROM, env_vars.PROGRESS}  # an entry's progress file is its own, never its children's
+    own = {env_vars.ONLY, env_vars.BUILTIN_TESTS, env_vars.REUSED_PARTS, env_vars.CANDIDATE, env_vars.REPLAY, env_vars.REPORT_NAME,
+           env_vars.PLAN, env_vars.ROLLBACK_FROM, env_vars.PROGRESS}  # an entry's progress file is its own, never its children's
     assert set(run_options.own_run_variables()) == own
     for name in own:
         monkeypatch.setenv(name, "from another run")

@@ -33,7 +33,7 @@ def verdict_builtin(ws: Workspace) -> BuiltinMode:
 
 
 def builtin_note(ws: Workspace) -> str | None:
-    """A team's project: which built-in families its run takes and why (harness.stack.selection)."""
+    """A team's project: which built-in tests its run takes and why (harness.stack.selection)."""
     found = project.load(ws)
     return found.selection.line() if found.selection is not None and found.builtin != BuiltinMode.OFF else None
 

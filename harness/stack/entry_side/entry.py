@@ -10,26 +10,25 @@ import dataclasses
 import os
 import shlex
 import subprocess
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from harness import devices, env_vars
 from harness.errors import HarnessError
 from harness.model import progress, report_io
+from harness.model.enums import ReportPart
 from harness.model.progress import Phase, Progress
 from harness.model.report import now, unresolvable
 from harness.run_options import RunOptions
 from harness.stack import boundary, paths, project
 from harness.stack.environments import envs, harness_source
-from harness.stack.entry_side import ending, entry_jobs, multi_device, rollback
+from harness.stack.entry_side import ending, entry_jobs, multi_device, parts, rollback
 from harness.stack.entry_side.entry_jobs import entry_info  # noqa: F401 (harness.stack.entry_side.entry.entry_info)
 from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, write_if_missing
 from harness.stack.environments.uv_program import uv
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
 from harness.verdict.run_reports import RunReports
-
 
 PYTEST_TESTS_FAILED = 1  # pytest.ExitCode.TESTS_FAILED: the suite ran, some checks failed
 
@@ -129,13 +128,14 @@ def write_unresolvable(reports: Path, entry: Entry, problem: str, started: str, 
 
 def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_checkout: bool,
                       rollback_reads: bool = True, options: RunOptions = RunOptions(),
-                      job: Path | None = None) -> dict[str, str]:
+                      job: Path | None = None, entry_report: Path | None = None) -> dict[str, str]:
     """What the contract suite's pytest run is told through its environment (is_checkout: whether the
     project judged is this checkout, whose golden/ holds the built-in contracts' values; rollback_reads:
     whether an upgrade's rollback may read this run's checkpoints, so that it keeps them; options: what the
     session was told, harness.stack.boundary — the rest of its environment the pytest process inherits).
     job: the job file of its entry and options (entry_jobs.write_beside), from which the contract side reads
-    the report's entry and the JOB group's options (harness.contract.job): none of them as variables."""
+    the report's entry and the JOB group's options (harness.contract.job): none of them as variables.
+    entry_report: the entry's report, when `report` is one part of it (its checkpoints are the entry's)."""
     return {
         **({} if job is None else {env_vars.JOB: str(job)}),
         env_vars.REPORT: report,
@@ -144,7 +144,7 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
         **({} if is_checkout else {env_vars.BUILTIN_GOLDEN_DIR: str(paths.BUILTIN_GOLDEN)}),
         env_vars.ENTRY: entry.name,
         # Unset: the checks write their checkpoints into pytest's temporary folder, removed after the run.
-        **({env_vars.CHECKPOINTS: str(checkpoints_folder(Path(report)))}
+        **({env_vars.CHECKPOINTS: str(checkpoints_folder(entry_report or Path(report)))}
            if rollback_reads and _keeps_checkpoints(options) else {}),
         # Derandomized unless asked otherwise: identical pins must give identical reports.
         env_vars.PROFILE: options.profile or "ci",
@@ -160,10 +160,12 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
 
 
 def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name: str | None = None,
-              install: bool = True, rollback_reads: bool = True) -> None:
+              install: bool = True, rollback_reads: bool = True, whole: bool = False) -> None:
     """Install the entry's stack and run the contract suite, writing reports/<entry>.json (and, when an
-    upgrade's rollback may read them, its checkpoints beside it). A rollback of several writers' checkpoints
-    (its job's rollback_from naming several folders) writes each writer's report from one process."""
+    upgrade's rollback may read them, its checkpoints beside it): in parts (harness.stack.entry_side.parts), a
+    pytest process each, those the job names as reused left out; in one process when `whole` (a recording).
+    A rollback of several writers' checkpoints (its job's rollback_from naming several folders) writes each
+    writer's report from one process."""
     envs.mark_used(session.virtualenv.location, session.name)  # its last use, for pruning (harness.stack.environments.envs)
     writers = list(ws.options.rollback_from)
     names = [rollback.report_name(f.name) for f in writers] if len(writers) > 1 else [report_name]
@@ -172,33 +174,65 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     written = [report_path(ws.reports, entry, name) for name in names]
     path = written[0]
     found = project.load(ws)
-    venv = session.virtualenv.location
-    env = suite_environment(entry, str(path), venv, found.golden, ws.is_checkout, rollback_reads, ws.options,
-                            entry_jobs.write_beside(venv, path.stem, entry, ws.options))
-    # pytest's temporary files in the entry's environment: in /tmp/pytest-of-<user>/ entries cleaned up each other's.
-    basetemp = os.path.join(session.virtualenv.location, "pytest-tmp")
     _tell_progress(ws.options, Phase.COLLECTING)  # pytest's start and JAX's import take seconds before the first check
     # From the project's root: nox itself runs in the noxfile's folder, which for a team's project is
     # the installed harness/stack/, whose modules (bisect.py) `python -m` would put before the stdlib's.
     if len(writers) > 1:
+        part = parts.runs(found, ReportPart.ALL, rollback=True)
+        env, _ = _environment(session, ws, entry, found, part, path, path, rollback_reads)
         with session.chdir(found.root), explained(entry, *written, progress_file=ws.options.progress):
-            _run_rollbacks(session, entry, found, zip(writers, written), env, basetemp, pytest_args)
+            _run_rollbacks(session, entry, found, part, zip(writers, written), env, _basetemp(session, part),
+                           pytest_args)
         return
-    junit = path.with_suffix(".junit.xml")  # for CI test tabs, beside the JSON report
-    told = boundary.variables()
+    held = RunReports()  # the merges' reads and writes of the reports, for the ending's question
+
+    def one(part: ReportPart, file: Path) -> None:
+        _run_part(session, ws, entry, found, part, file, path, rollback_reads, pytest_args, held)
+
+    with session.chdir(found.root):
+        parts.run(path, parts.of_run(found, ws.options, whole), ws.options.reused_parts, entry_info(entry), one,
+                  now(), held)
+
+
+def _basetemp(session, part: ReportPart) -> str:
+    """pytest's temporary files in the entry's environment (in /tmp/pytest-of-<user>/ entries cleaned up each
+    other's), one folder a part."""
+    return os.path.join(session.virtualenv.location, "pytest-tmp" + ("" if part == ReportPart.ALL else f"-{part}"))
+
+
+def _environment(session, ws: Workspace, entry: Entry, found: project.Project, part: ReportPart, file: Path,
+                 report: Path, rollback_reads: bool) -> tuple[dict[str, str], RunOptions]:
+    """The part's pytest environment, its job written beside the entry's environment (the built-in tests kept
+    named in it), and the options the job tells; only a part holding built-in contracts writes checkpoints a
+    rollback may read."""
+    venv = session.virtualenv.location
+    options = ws.options if part == ReportPart.OWN else entry_jobs.with_builtin_tests(ws.options, found, venv,
+                                                                                       file.stem)
+    return suite_environment(entry, str(file), venv, found.golden, ws.is_checkout,
+                             rollback_reads and part != ReportPart.OWN, options,
+                             entry_jobs.write_beside(venv, file.stem, entry, options), report), options
+
+
+def _run_part(session, ws: Workspace, entry: Entry, found: project.Project, part: ReportPart, file: Path,
+              report: Path, rollback_reads: bool, pytest_args, held: RunReports) -> None:
+    """One part's pytest process writing `file` (the entry's `report` itself for ALL), and the multi-device
+    family's beside it when the part holds the built-in contracts and the run selects the family."""
+    part = parts.runs(found, part, bool(ws.options.rollback_from))
+    env, options = _environment(session, ws, entry, found, part, file, report, rollback_reads)
+    basetemp = _basetemp(session, part)
     # The platform as the workspace was given it: a golden session's --multi-device-platform is not in its env.
-    family = (multi_device.planned(found, told, ws.options.multi_device_platform)
-              if multi_device.wanted(ws.options.only) else None)
-    held = RunReports()  # the merge's read and write of the report, for the ending's question
-    with session.chdir(found.root), explained(entry, path, progress_file=ws.options.progress, run=held):
+    family = (multi_device.planned(found, boundary.variables(), ws.options.multi_device_platform)
+              if part != ReportPart.OWN and multi_device.wanted(ws.options.only) else None)
+    with explained(entry, file, progress_file=ws.options.progress, run=held):
         # The multi-device family's process starts first, beside the main run; its output follows the main run's.
-        beside = None if family is None else _Beside(session, family, [
-            *suite_arguments(found, contracts=False), f"--basetemp={basetemp}-{devices.FAMILY}", *pytest_args],
-            {**env, env_vars.JOB: str(_family_job(venv, path, entry, ws.options))}, path)
+        beside = None if family is None else multi_device.Beside(session, family, [
+            *suite_arguments(found, contracts=False, part=part), f"--basetemp={basetemp}-{devices.FAMILY}",
+            *pytest_args], {**env, env_vars.JOB: str(multi_device.job(session, file, entry, options))}, file)
         failed = None
         try:
-            session.run("python", "-m", paths.SUITE_MAIN, *suite_arguments(found), f"--junitxml={junit}",
-                        f"--basetemp={basetemp}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
+            session.run("python", "-m", paths.SUITE_MAIN, *suite_arguments(found, part=part),
+                        f"--junitxml={file.with_suffix('.junit.xml')}", f"--basetemp={basetemp}", "-o",
+                        f"junit_suite_name={entry.name}", *pytest_args, env=env)
         except Exception as exc:  # checks that failed still leave a report the family's results join
             if beside is None or getattr(exc, "return_code", None) != PYTEST_TESTS_FAILED:
                 if beside is not None:
@@ -211,57 +245,14 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
             raise failed
 
 
-def _family_job(venv: str, report: Path, entry: Entry, options: RunOptions) -> Path:
-    """The multi-device family's process's job: the main run's, without the progress file (the upgrade shows
-    the main run's checks: the two would overwrite each other's)."""
-    return entry_jobs.write_beside(venv, multi_device.part_path(venv, report).stem, entry,
-                                   dataclasses.replace(options, progress=None))
-
-
-class _Beside:
-    """The multi-device family's pytest process running beside the main one, from a thread of this session
-    (nox's session.run blocks): its output to a file of its own, written into the session's log once it
-    ended, so the two runs' lines never interleave; its report merged into the entry's once both ended."""
-
-    def __init__(self, session, family: multi_device.FamilyProcess, arguments: list[str], env: dict[str, str],
-                 report: Path):
-        self.family, self.report = family, report
-        self.output = multi_device.part_path(session.virtualenv.location, report).with_suffix(".log")
-        self.output.parent.mkdir(exist_ok=True)
-        self.ended: multi_device.Ended | None = None
-        self.broke: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, args=(session, arguments, env), daemon=True,
-                                       name=f"{devices.FAMILY} family")
-        self.thread.start()
-
-    def _run(self, session, arguments, env) -> None:
-        try:
-            with open(self.output, "w") as out:
-                self.ended = multi_device.launch(session, self.family, arguments, env, self.report, stdout=out)
-        except BaseException as exc:  # noqa: BLE001 (raised in the session's own thread by finish())
-            self.broke = exc
-
-    def wait(self) -> None:
-        """Until the family's process ended; then its output into the log."""
-        self.thread.join()
-        print(self.output.read_text(errors="replace"), end="", flush=True)
-
-    def finish(self, run: RunReports) -> None:
-        """Wait, then merge its report into the entry's (held in `run`), failing the session as its process failed."""
-        self.wait()
-        if self.broke is not None:
-            raise self.broke
-        multi_device.finish(self.report, self.ended, self.family.platform, run)
-
-
-def _run_rollbacks(session, entry: Entry, found: project.Project, writers, env: dict[str, str], basetemp: str,
-                   pytest_args) -> None:
+def _run_rollbacks(session, entry: Entry, found: project.Project, part: ReportPart, writers, env: dict[str, str],
+                   basetemp: str, pytest_args) -> None:
     """The baseline restoring several writers' checkpoints in one process (harness.contract.rollbacks):
     each writer's own report and JUnit file, as a process of its own per writer wrote them."""
     named = []
     for folder, report in writers:
         named += ["--writer", str(folder), str(report), str(report.with_suffix(".junit.xml"))]
-    session.run("python", "-m", "harness.contract.rollbacks", *named, "--", *suite_arguments(found),
+    session.run("python", "-m", "harness.contract.rollbacks", *named, "--", *suite_arguments(found, part=part),
                 f"--basetemp={basetemp}", "-o", f"junit_suite_name={entry.name}", *pytest_args, env=env)
 
 
@@ -282,19 +273,21 @@ def explained(entry: Entry, *reports: Path, progress_file: Path | None = None, r
         raise
 
 
-def suite_arguments(found: project.Project, contracts: bool = True) -> list[str]:
-    """pytest's arguments for the project's contracts: the harness's own settings (not the project's
+def suite_arguments(found: project.Project, contracts: bool = True, part: ReportPart = ReportPart.ALL) -> list[str]:
+    """pytest's arguments for the project's contracts of `part`: the harness's own settings (not the project's
     pytest configuration), the plugin, the project's import path, then the contract directories (unless
-    `contracts` is false: the multi-device family's process names its own module)."""
+    `contracts` is false: the multi-device family's process names its own module). The built-in part runs
+    without the project's import path and conftest files (harness.stack.entry_side.parts says why)."""
     args = ["-c", str(paths.SUITE_INI), "--rootdir", str(found.root), "-q", "-p", "no:randomly",
             "-p", "harness.contract.plugin"]
-    if found.pythonpath:
+    team = part != ReportPart.BUILTIN
+    if found.pythonpath and team:
         # pytest reads a `paths` setting with shlex.split: a root with a space in it must be quoted.
         args += ["-o", "pythonpath=" + shlex.join(str(p) for p in found.pythonpath)]
-    if found.own_contracts:  # the plugin tells a project's families from the built-in ones
+    if found.own_contracts and team:  # the plugin tells a project's families from the built-in ones
         args += ["--harness-own-contracts", os.pathsep.join(str(p) for p in found.own_contracts)]
     else:
         # The built-in contracts, named by module, anchor pytest's conftest search at the working directory:
         # the project's own tests*/conftest.py would run inside the contracts' run.
         args += ["--noconftest"]
-    return args + (found.suite if contracts else [])
+    return args + (found.suite_of(part) if contracts else [])

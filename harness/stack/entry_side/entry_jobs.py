@@ -3,13 +3,16 @@ turned back into one by the entry's session, and written beside the entry's envi
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.model import entry_job
 from harness.model.entry_job import EntryJob
+from harness.model.enums import BuiltinMode
 from harness.model.report import EntryInfo
 from harness.run_options import RunOptions
+from harness.stack import project
 from harness.stack.environments.interpreters import find_python
 from harness.stack.pins.matrix import Entry
 
@@ -52,3 +55,15 @@ def write_beside(venv: str, report: str, entry: Entry, options: RunOptions) -> P
     path = Path(venv) / JOBS / f"{report}.json"
     entry_job.write(path, job_of(entry, options))
     return path
+
+
+def with_builtin_tests(options: RunOptions, found: project.Project, venv: str, stem: str) -> RunOptions:
+    """`options` telling pytest the built-in tests the project's selection keeps of the families it takes in
+    part (harness.stack.selection), in a file beside its job; unchanged when every family taken runs whole."""
+    tests = found.selection.tests if found.selection is not None else None
+    if tests is None or found.builtin == BuiltinMode.OFF:
+        return options
+    path = Path(venv) / JOBS / f"{stem}.builtin-tests.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{t}\n" for t in tests))
+    return dataclasses.replace(options, builtin_tests=path)

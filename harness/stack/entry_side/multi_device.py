@@ -9,6 +9,7 @@ process is told to simulate 4 CPU devices (or to use an accelerator's, `--multi-
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 from harness import devices, env_vars, run_options
@@ -16,7 +17,9 @@ from harness.model import report_io, report_merge
 from harness.model.enums import Status
 from harness.model.report import JaxPlatform
 from harness.stack import paths, project
-from harness.stack.entry_side import ending
+from harness.run_options import RunOptions
+from harness.stack.entry_side import ending, entry_jobs
+from harness.stack.pins.matrix import Entry
 from harness.verdict.run_reports import RunReports
 
 PARTS = "harness-parts"  # in the entry's environment: the family process's own report, before the merge
@@ -123,3 +126,46 @@ def environment_of(process: FamilyProcess | None) -> dict[str, str]:
     added = devices.process_environment(process.platform, {})
     return {"platform": process.platform, "arguments": " ".join(process.arguments), "count": str(devices.COUNT),
             **added}
+
+
+def job(session, report: Path, entry: Entry, options: RunOptions) -> Path:
+    """The family's process's job: the main run's (writing `report`), without the progress file (the upgrade
+    shows the main run's checks: the two would overwrite each other's)."""
+    return entry_jobs.write_beside(session.virtualenv.location, part_path(session.virtualenv.location, report).stem,
+                                   entry, dataclasses.replace(options, progress=None))
+
+
+class Beside:
+    """The family's pytest process running beside the main one, from a thread of the entry's session (nox's
+    session.run blocks): its output to a file of its own, written into the session's log once it ended, so the
+    two runs' lines never interleave; its report merged into the main run's (`report`) once both ended."""
+
+    def __init__(self, session, family: FamilyProcess, arguments: list[str], env: dict[str, str], report: Path):
+        self.family, self.report = family, report
+        self.output = part_path(session.virtualenv.location, report).with_suffix(".log")
+        self.output.parent.mkdir(exist_ok=True)
+        self.ended: Ended | None = None
+        self.broke: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(session, arguments, env), daemon=True,
+                                       name=f"{devices.FAMILY} family")
+        self.thread.start()
+
+    def _run(self, session, arguments, env) -> None:
+        try:
+            with open(self.output, "w") as out:
+                self.ended = launch(session, self.family, arguments, env, self.report, stdout=out)
+        except BaseException as exc:  # noqa: BLE001 (raised in the session's own thread by finish())
+            self.broke = exc
+
+    def wait(self) -> None:
+        """Until the family's process ended; then its output into the log."""
+        self.thread.join()
+        print(self.output.read_text(errors="replace"), end="", flush=True)
+
+    def finish(self, run: RunReports) -> None:
+        """Wait, then merge its report into the main run's (held in `run`), failing the session as its process
+        failed."""
+        self.wait()
+        if self.broke is not None:
+            raise self.broke
+        finish(self.report, self.ended, self.family.platform, run)

@@ -187,8 +187,9 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
                 restoring = left if run.rollback else ()
                 file = Path(files) / f"{name}.json"
                 phase_dirs[name] = timed = run_profile.entry_directory(name)  # --harness-phases: its own
-                entry_job.write(RunDirectory.of(ws).job(name),
-                                run.job(ws, args, seed, restoring, progress=file, phases_dir=timed))
+                parts = looked[left[0]].reused_parts if len(left) == 1 else ()  # run the other parts, join them
+                entry_job.write(RunDirectory.of(ws).job(name), run.job(ws, args, seed, restoring, progress=file,
+                                                                      phases_dir=timed, reused_parts=parts))
                 # One report: its own log; several: the process's, copied into each report's when it ends.
                 log = open(RunDirectory.of(ws).log(_stem_of(run, left[0]) if len(left) == 1 else name), "w")
                 cmd = [sys.executable, "-m", "nox", "-f", str(ws.noxfile), "-s", entry.name,

@@ -82,6 +82,25 @@ def files_digest(roots: list[Path], suffixes: tuple[str, ...] | None = None, ski
     return hashed.hexdigest()
 
 
+def unchanged_files_digest(roots: list[Path], skip: tuple[Path, ...] = ()) -> str:
+    """files_digest of `roots`, computed again only when a file's name, size or modification time differs from
+    the last call's (the harness's own files, digested for every part of every entry's key: ~35 ms each)."""
+    listed = [f for root in roots for f in files(root, skip) if f.suffix != ".pyc"]
+    signature = []
+    for file in listed:
+        try:
+            stat = file.stat()
+        except OSError:
+            continue
+        signature.append((str(file), stat.st_mtime_ns, stat.st_size))
+    return _digest_of(tuple(map(str, roots)), tuple(map(str, skip)), tuple(signature))
+
+
+@functools.lru_cache(maxsize=8)
+def _digest_of(roots: tuple[str, ...], skip: tuple[str, ...], signature: tuple) -> str:
+    return files_digest([Path(r) for r in roots], skip=tuple(Path(s) for s in skip))
+
+
 def ancestor_conftests(folders: list[Path]) -> list[Path]:
     """The conftest.py files pytest loads above each contract folder: every ancestor's, up to the root."""
     found = []

@@ -16,6 +16,7 @@ import contextlib
 
 from harness import env_vars
 from harness.model import entry_job
+from harness.run_options import RunOptions
 from harness.stack.pins.matrix import Entry
 from harness.stack.run import entry_reuse, report_cache
 from harness.stack.run.run_directory import RunDirectory
@@ -31,12 +32,14 @@ def is_fanout_row(environ) -> bool:
 
 @contextlib.contextmanager
 def reused_or_run(ws: Workspace, entry: Entry, environ=None, say=print):
-    """Around a fan-out row's run: yields True when its report was reused (the caller then runs nothing),
-    False when it must run; after a run, its report is kept in the cache. Outside a fan-out row: False, and
-    nothing looked up or kept."""
+    """Around a fan-out row's run: yields the workspace to run the entry in, or None when its report was reused
+    whole (the caller then runs nothing). A report in parts some of which were kept: those parts are written
+    where the session would write them, and the workspace names them (RunOptions.reused_parts): the session
+    runs the others. After a run, each part it ran is kept in the cache. Outside a fan-out row: `ws`, and nothing
+    looked up or kept."""
     environ = dict(boundary.variables() if environ is None else environ)
     if not is_fanout_row(environ):
-        yield False
+        yield ws
         return
     told = entry_job.options_of(ws.options)  # the row's job, read with its workspace
     stem = told.report_name or entry.name
@@ -48,11 +51,11 @@ def reused_or_run(ws: Workspace, entry: Entry, environ=None, say=print):
         origin = looked.reused.reused
         say(f"{entry.name}: reused the report of run {origin.run_id} (entry {origin.entry}, {origin.when}): "
             f"nothing that determines it changed (key {looked.key.digest}); the suite is not run")
-        yield True
+        yield None
         return
     if looked.why_ran:
         say(f"{entry.name}: runs ({looked.why_ran})")
     try:
-        yield False
+        yield ws.with_options(RunOptions(reused_parts=looked.reused_parts)) if looked.reused_parts else ws
     finally:  # a run whose checks failed (the session then fails) is a result too: kept
         entry_reuse.keep(ws, cache, looked, entry, environ, told, report_file, log_file)

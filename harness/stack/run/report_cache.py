@@ -4,7 +4,9 @@ run again; its report is taken from that run, says so (Report.reused), and is ju
 
 One record a file, `<key>-<selection>.json.gz` in the reports directory's `.cache/`: the key's parts, the
 digest of the report as it was validated, and the report, gzip-compressed (a main entry's report is ~4.8 MB
-of JSON, its record ~0.5 MB: up to KEEP are kept), with its key alone beside it (`.key`). A complete run of all checks also serves an
+of JSON, its record ~0.5 MB: up to KEEP are kept), with its key alone beside it (`.key`): an entry's whole
+report, or one part of it (a team's own contracts, the built-in ones: harness.stack.entry_side.parts), each
+under its own key. A complete run of all checks also serves an
 attribution entry limited to some of them (its checks, filtered). A record that is unreadable, altered
 or of another schema is never trusted: the entry runs, and the record is replaced.
 """
@@ -25,7 +27,7 @@ from harness.atomic import atomic_write_bytes, atomic_write_text
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.codec import from_json, to_json
-from harness.model.enums import CheckKind, Outcome, Status
+from harness.model.enums import CheckKind, Outcome, ReportPart, Status
 from harness.model.report import SCHEMA_VERSION, EntryInfo, Report, ReusedFrom, Summary
 from harness.stack.run.report_key import PART_NAMES, ReportKey
 
@@ -132,8 +134,10 @@ def _filtered(report: Report, selection: list[str]) -> Report:
                                warnings=[w for w in warnings if w.checks])
 
 
-def lookup(cache: Path, key: ReportKey, selection: list[str] | None, entry_name: str) -> Found:
-    """The report to reuse for `key` (a run of all checks serves any selection), or why there is none."""
+def lookup(cache: Path, key: ReportKey, selection: list[str] | None, entry_name: str,
+           part: ReportPart = ReportPart.ALL) -> Found:
+    """The report (or the part of one, `part`) to reuse for `key` (a run of all checks serves any selection),
+    or why there is none."""
     problems = []
     for path in dict.fromkeys([_record_path(cache, key, None), _record_path(cache, key, selection)]):
         if not path.exists():
@@ -151,18 +155,20 @@ def lookup(cache: Path, key: ReportKey, selection: list[str] | None, entry_name:
         return Found(_filtered(report, selection) if of_all and selection is not None else report, "", log, path)
     if problems:
         return Found(None, "; ".join(problems) + ": recomputed")
-    return Found(None, _why_changed(cache, key, entry_name))
+    return Found(None, _why_changed(cache, key, entry_name, part))
 
 
-def _why_changed(cache: Path, key: ReportKey, entry_name: str) -> str:
-    """Which inputs changed since this entry's last kept report (the newest record of its name)."""
+def _why_changed(cache: Path, key: ReportKey, entry_name: str, part: ReportPart) -> str:
+    """Which inputs changed since this entry's last kept report, or part of one (the newest record of its name
+    and part)."""
     records = sorted(cache.glob(RECORDS), key=lambda p: p.stat().st_mtime, reverse=True)
     for path in records:
         try:
             record = _entry_and_key(path)
         except (OSError, ValueError):
             continue
-        if record.get("entry") == entry_name and isinstance(record.get("key"), dict):
+        if (record.get("entry") == entry_name and record.get("part", ReportPart.ALL) == part
+                and isinstance(record.get("key"), dict)):
             changed = key.changed(ReportKey(record["key"]))
             if changed:
                 return "changed since its last report: " + "; ".join(PART_NAMES[c] for c in changed)
@@ -177,10 +183,10 @@ def reused(found: Report, info: EntryInfo, run_id: str | None, key: ReportKey) -
 
 
 def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder: Path | None = None,
-          load: Callable[[Path], Report] = report_io.load) -> bool:
-    """Keep a finished entry's report under its key, and the checkpoints it wrote (`folder`); a partial,
-    uncollected or reused one is not kept (False). `load`: how the report is read (a run reads each once,
-    harness.stack.run.run_directory)."""
+          load: Callable[[Path], Report] = report_io.load, part: ReportPart = ReportPart.ALL) -> bool:
+    """Keep a finished entry's report (or the part `part` of one) under its key, and the checkpoints it wrote
+    (`folder`); a partial, uncollected or reused one is not kept (False). `load`: how the report is read (a run
+    reads each once, harness.stack.run.run_directory)."""
     try:
         report = load(report_file)
     except HarnessError:
@@ -201,7 +207,8 @@ def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder
         log = log_file.read_text(errors="replace")
     except OSError:
         log = ""
-    record = {"entry": report.entry.name, "key": key.parts, "report_digest": digest, "log": log, "report": doc}
+    record = {"entry": report.entry.name, "part": str(part), "key": key.parts, "report_digest": digest, "log": log,
+              "report": doc}
     try:
         cache.mkdir(parents=True, exist_ok=True)
         path = _record_path(cache, key, report.selection)
@@ -209,7 +216,8 @@ def store(cache: Path, key: ReportKey, report_file: Path, log_file: Path, folder
         if folder is not None and folder.is_dir():
             shutil.copytree(folder, _folder(path))
         atomic_write_bytes(path, gzip.compress((json.dumps(record) + "\n").encode(), compresslevel=6))
-        atomic_write_text(_key_file(path), json.dumps({"entry": record["entry"], "key": record["key"]}) + "\n")
+        atomic_write_text(_key_file(path), json.dumps({"entry": record["entry"], "part": record["part"],
+                                                       "key": record["key"]}) + "\n")
     except OSError:
         return False  # a cache that cannot be written costs a rerun, never the verdict
     _prune(cache)

@@ -12,15 +12,15 @@ import dataclasses
 import json
 from pathlib import Path
 
-from harness import env_vars
+from harness import builtin_families, env_vars
 from harness.model.entry_job import JobOptions
-from harness.model.enums import BuiltinMode
+from harness.model.enums import BuiltinMode, ReportPart
 from harness.stack import paths, project
 from harness.stack.environments.interpreters import find_python
 from harness.stack.pins.locks import lock_path
 from harness.stack.pins.matrix import Entry
 from harness.stack.run.input_digests import (ancestor_conftests, digest, files_digest, lock_digest, machine_digest,
-                                             python_digest)
+                                             python_digest, unchanged_files_digest)
 from harness.stack.workspace import Workspace
 
 # What only the host runs: the host side, the verdict, the command line and the pins (which say what to
@@ -41,7 +41,7 @@ PART_NAMES = {
     "python": "the Python interpreter's exact version",
     "harness": "the harness's contract side (plugin, built-in contracts, numerics)",
     "contracts": "your contracts and the code they import",
-    "suite": "which contracts run (pytest arguments, built-in mode, the multi-device family's platform)",
+    "suite": "which contracts run (pytest arguments, built-in mode and tests, the multi-device family's platform)",
     "golden": "the golden files",
     "hypothesis": "the Hypothesis profile (and seed, for a random profile)",
     "environment": "the environment variables that change numerics or the run (XLA_*, JAX_*, PYTEST_ADDOPTS...)",
@@ -68,7 +68,7 @@ class ReportKey:
 
 def harness_digest() -> str:
     """The harness package minus what only the host runs: what the entry imports and runs."""
-    return files_digest([paths.PACKAGE], skip=tuple(paths.PACKAGE / name for name in HOST_ONLY))
+    return unchanged_files_digest([paths.PACKAGE], skip=tuple(paths.PACKAGE / name for name in HOST_ONLY))
 
 
 def run_environment(environ: dict[str, str]) -> dict[str, str]:
@@ -83,34 +83,31 @@ def profile_of(environ: dict[str, str]) -> str:
 
 
 def key_of_job(ws: Workspace, entry: Entry, found: project.Project, environ: dict[str, str],
-               told: JobOptions) -> ReportKey:  # type: ignore[valid-type]
+               told: JobOptions, part: ReportPart = ReportPart.ALL) -> ReportKey:  # type: ignore[valid-type]
     """The report key of a session told `told` (its job's options): of those, the seed, the examples replayed
     and the checkpoints restored determine its report; its run, progress file, phases directory and report
     name do not (the selection is matched apart: harness.stack.run.report_cache)."""
-    return key_of(ws, entry, found, environ, told.seed or 0, told.replay, told.rollback_from)
+    return key_of(ws, entry, found, environ, told.seed or 0, told.replay, told.rollback_from, part)
 
 
 def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[str, str], seed: int,
-           replay: Path | None = None, rollback: tuple[Path, ...] = ()) -> ReportKey:
-    """The entry's report key in the workspace's project `found`, under this run's environment (`environ` is
-    what its session is given), restoring the checkpoints folders `rollback`."""
-    from harness.stack.entry_side import multi_device
-    from harness.stack.entry_side.entry import suite_arguments  # the exact arguments its pytest gets
+           replay: Path | None = None, rollback: tuple[Path, ...] = (), part: ReportPart = ReportPart.ALL) -> ReportKey:
+    """The key of the entry's report (or of one part of it: harness.stack.entry_side.parts) in the workspace's
+    project `found`, under this run's environment (`environ` is what its session is given), restoring the
+    checkpoints folders `rollback`. The built-in part's leaves the project's code and contracts out: its
+    process never imports them (and pytest reads no pyproject.toml of the project: its settings are the
+    harness's); it keeps which built-in tests run, which the code's calls decide."""
+    from harness.stack.entry_side import parts as report_parts
 
+    part = report_parts.runs(found, part, bool(rollback))  # which contracts its process runs
     profile = profile_of(environ)
-    contracts = list(found.own_contracts)
     parts = {
         "lock": lock_digest(lock_path(ws, entry), entry.python),
         "python": python_digest(find_python(entry.python)),
         "harness": harness_digest(),
-        # Every file of your contracts (data they load too); of the code they import, its code and
-        # configuration, the reports directory left out; the conftest.py files pytest loads above them.
-        "contracts": digest(files_digest(contracts) + files_digest(list(found.pythonpath), project.CODE, (ws.published, found.golden))
-                            + files_digest(ancestor_conftests(contracts))) if contracts else "",
-        # With the multi-device family's process: its platform, device count and what XLA is told.
-        "suite": digest(json.dumps([suite_arguments(found), found.builtin == BuiltinMode.OFF, ws.is_checkout,
-                                    multi_device.environment_of(multi_device.planned(found, environ))])),
-        "golden": files_digest([d for d in (found.golden, paths.BUILTIN_GOLDEN) if d.is_dir()]),
+        "contracts": "" if part == ReportPart.BUILTIN else _contracts(ws, found),
+        "suite": _suite(ws, found, environ, part),
+        "golden": _golden(found, part),
         "hypothesis": digest(f"{profile} {'' if profile in DERANDOMIZED else seed}"),
         "environment": digest(json.dumps(run_environment(environ))),
         "machine": machine_digest(),
@@ -118,3 +115,42 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
         "rollback": files_digest(list(rollback)) if rollback else "",
     }
     return ReportKey(parts)
+
+
+def _contracts(ws: Workspace, found: project.Project) -> str:
+    """Every file of your contracts (data they load too); of the code they import, its code and configuration
+    (pyproject.toml less its [tool.upgrade-harness] table: your code may read its own settings), the reports and
+    golden directories left out; the conftest.py files pytest loads above them."""
+    contracts = list(found.own_contracts)
+    if not contracts:
+        return ""
+    return digest(files_digest(contracts)
+                  + files_digest(list(found.pythonpath), project.CODE, (ws.published, found.golden))
+                  + files_digest(ancestor_conftests(contracts)))
+
+
+def _suite(ws: Workspace, found: project.Project, environ: dict[str, str], part: ReportPart) -> str:
+    """Which contracts the part runs: pytest's arguments, whether the built-in contracts are off, the multi-device
+    family's process (its platform, device count and what XLA is told) and the built-in tests kept of the
+    families a team's selection takes in part (told pytest in its job)."""
+    from harness.stack.entry_side import multi_device
+    from harness.stack.entry_side.entry import suite_arguments  # the exact arguments its pytest gets
+
+    said: list = [str(part), suite_arguments(found, part=part), found.builtin == BuiltinMode.OFF, ws.is_checkout]
+    if part != ReportPart.OWN:
+        said += [multi_device.environment_of(multi_device.planned(found, environ)),
+                 list(found.selection.tests or ()) if found.selection is not None else []]
+    return digest(json.dumps(said))
+
+
+def _golden(found: project.Project, part: ReportPart) -> str:
+    """The golden files the part reads: the built-in families' (the tool's, and those the project recorded
+    itself), the project's own families' (every other file of its golden directory), or both."""
+    tool = unchanged_files_digest([paths.BUILTIN_GOLDEN]) if paths.BUILTIN_GOLDEN.is_dir() else ""
+    if part == ReportPart.ALL:
+        return digest(files_digest([found.golden] if found.golden.is_dir() else []) + tool)
+    entries = sorted(found.golden.iterdir()) if found.golden.is_dir() else []
+    builtin = [e for e in entries if e.name.removesuffix(".json") in builtin_families.BY_NAME]
+    if part == ReportPart.BUILTIN:
+        return digest(files_digest(builtin) + tool)
+    return files_digest([e for e in entries if e not in builtin])

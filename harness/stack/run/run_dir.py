@@ -75,8 +75,10 @@ def newer_than_the_last_verdict(home: Path, run: Path) -> bool:
 def publish(run: Path, home: Path) -> list[str]:
     """Move every file (and folder) of the finished run into `home`, each with one rename, so a reader
     sees a report whole or not at all; then remove the run directory. The names moved. The sessions' job
-    files (what they were told, not what they found: their progress files are gone) are not published."""
+    files (what they were told, not what they found: their progress files are gone) and the parts its
+    entries' reports were joined from (harness.stack.entry_side.parts) are not published."""
     shutil.rmtree(run_directory.RunDirectory(run).jobs, ignore_errors=True)
+    shutil.rmtree(run_directory.RunDirectory(run).parts, ignore_errors=True)
     moved = []
     for item in sorted(run.iterdir()):
         target = home / item.name

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from harness.model import api_diff, bisection, report_io
 from harness.model.report import Report
 from harness.stack.pins import plan
-from harness.stack.entry_side import rollback
+from harness.stack.entry_side import parts as entry_parts, rollback
 from harness.verdict import judgement
 from harness.verdict.run_reports import RunReports
 
@@ -81,6 +81,11 @@ class RunDirectory:
     @property
     def jobs(self) -> Path:
         return self.path / JOBS
+
+    @property
+    def parts(self) -> Path:
+        """The parts of its entries' reports, each run and kept apart, before they were joined."""
+        return self.path / entry_parts.PARTS
 
     def reports(self, name: str) -> Report:
         """The typed report `name`, read and validated once in this run; ReportProblem when unusable."""

@@ -1,1 +1,2 @@
-"""Which built-in contract families a team's run needs: those covering the Optax callables its code calls."""
+"""Which built-in tests a team's run needs: those whose subject is an Optax callable its code calls (and the small
+families its libraries take whole)."""

@@ -1,6 +1,7 @@
 """The built-in contract modules (harness/builtin/test_*.py) by family, read from their source (ast: the
-host never imports them), and whether a family needs Flax: its module, or a helper module of
-harness/builtin it imports, imports flax or asks for it with pytest.importorskip."""
+host never imports them): the test functions each defines (a team's selection names the modules holding the
+tests it takes), and whether a family needs Flax: its module, or a helper module of harness/builtin it
+imports, imports flax or asks for it with pytest.importorskip."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ class BuiltinModule:
     name: str  # "harness.builtin.test_accumulation"
     family: str
     needs_flax: bool
+    tests: frozenset[str] = frozenset()  # its test functions ("test_guide_case"), as pytest collects them
+
+
+def test_functions(tree: ast.Module) -> frozenset[str]:
+    """The module's top-level test functions: pytest's default `test_*` functions (the contract suite's
+    pytest.ini keeps them), each one or more checks (its parametrizations)."""
+    return frozenset(n.name for n in tree.body
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test_"))
 
 
 def family_of(tree: ast.Module, path: Path) -> str:
@@ -68,5 +77,6 @@ def _parsed(folder: Path, signature: tuple) -> tuple[BuiltinModule, ...]:
     found = []
     for path in sorted(folder.glob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        found.append(BuiltinModule(f"{PACKAGE}.{path.stem}", family_of(tree, path), _needs_flax(path, folder)))
+        found.append(BuiltinModule(f"{PACKAGE}.{path.stem}", family_of(tree, path), _needs_flax(path, folder),
+                                   test_functions(tree)))
     return tuple(found)

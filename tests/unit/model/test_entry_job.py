@@ -25,8 +25,8 @@ def _job(**options) -> EntryJob:
 def test_its_options_are_the_declared_job_group_with_their_types_and_defaults():
     declared = run_options.specs(run_options.JOB)
     assert [f.name for f in dataclasses.fields(JobOptions)] == list(declared)
-    assert {"run_id", "seed", "reports_dir", "only", "replay", "report_name", "rollback_from", "wheel",
-            "progress", "phases_dir"} == set(declared)
+    assert {"run_id", "seed", "reports_dir", "only", "builtin_tests", "reused_parts", "replay", "report_name", "rollback_from",
+            "wheel", "progress", "phases_dir"} == set(declared)
     assert JobOptions() == JobOptions(**{n: getattr(run_options.RunOptions(), n) for n in declared})
 
 

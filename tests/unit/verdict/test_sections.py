@@ -108,3 +108,18 @@ def test_a_family_that_could_not_import_says_so_not_check_missing(reports_with_i
     part = text.split("Built-in families judged on", 1)[1]
     assert re.search(r"^    masks +81  81 could not run \(the import failure\)$", part, re.M)
     assert "check missing" not in part
+
+
+def test_a_report_whose_built_in_part_was_reused_says_so_in_every_form(reports):
+    """The entry ran its own contracts and took its built-in part from an earlier run: its row and the
+    comment's Reused line say which part, from which run."""
+    from harness.model.reuse import ReusedFrom
+
+    origin = ReusedFrom("20261202T004000-1-abc", "2026-12-02T00:40:12+00:00", "k" * 24, "candidate")
+    candidate = dataclasses.replace(reports["candidate"], reused_parts={"builtin": origin})
+    verdict = compare.judge(reports["baseline"], [candidate])
+    assert "[complete, the built-in contracts reused from 2026-12-02 00:40 UTC]" in render.text(verdict)
+    assert ("candidate: the built-in contracts not run, their report reused from run 20261202T004000-1-abc "
+            "(finished 2026-12-02 00:40 UTC; nothing that determines it changed)") in markdown.markdown(verdict)
+    said = render.as_json(verdict)["entries"][0]
+    assert said["reused"] is None and said["reused_parts"]["builtin"]["run_id"] == origin.run_id

@@ -40,8 +40,8 @@ def test_an_entry_survives_its_job_unchanged_problem_and_all():
 
 def test_the_child_is_told_its_job_and_none_of_the_variables_it_replaces(monkeypatch, tmp_path):
     replaced = [s.env for s in run_options.specs(run_options.JOB).values()]
-    assert {env_vars.RUN_ID, env_vars.SEED, env_vars.REPORTS_DIR, env_vars.ONLY, env_vars.REPLAY,
-            env_vars.REPORT_NAME, env_vars.ROLLBACK_FROM, env_vars.WHEEL, env_vars.PROGRESS,
+    assert {env_vars.RUN_ID, env_vars.SEED, env_vars.REPORTS_DIR, env_vars.ONLY, env_vars.BUILTIN_TESTS, env_vars.REPLAY,
+            env_vars.REUSED_PARTS, env_vars.REPORT_NAME, env_vars.ROLLBACK_FROM, env_vars.WHEEL, env_vars.PROGRESS,
             env_vars.PHASES_DIR} == set(replaced)
     for name in [*replaced, env_vars.PLAN]:
         monkeypatch.setenv(name, "left in the shell")

@@ -60,7 +60,25 @@ def _families(modules):
     return sorted({m.rsplit(".", 1)[1].removeprefix("test_").split("_")[0] for m in modules})
 
 
-def test_report_mode_runs_the_families_covering_what_the_code_calls(team):
+def _ledger_tests(names, runs):
+    """What the coverage ledger, read as the coverage command reads it (harness.coverage.ledger), names for the
+    callables `names`: every contract of theirs, and the check of each one's defaults in its family's defaults
+    module, in the families `runs`."""
+    from harness import builtin_families
+    from harness.coverage import ledger
+
+    read = ledger.read()
+    found = set()
+    for name in names:
+        entry = read.in_scope[name]
+        found |= entry.contracts()
+        if entry.params or entry.gaps:
+            found |= {f"{family}/test_parameter_defaults[{name}]" for family, areas in builtin_families.areas().items()
+                      if entry.area.value in areas}
+    return {t for t in found if t.split("/")[0] in runs}
+
+
+def test_report_mode_takes_the_tests_whose_subject_the_code_calls(team):
     team()
     found = _load()
     selection = found.selection
@@ -69,17 +87,49 @@ def test_report_mode_runs_the_families_covering_what_the_code_calls(team):
     # sgd -> optimizers; MultiSteps, chain and sgd -> compositions.
     assert selection.families == ("accumulation", "clipping", "compositions", "masks", "optimizers", "schedules",
                                   "shapes")
+    called = ("optax.warmup_cosine_decay_schedule", "optax.chain", "optax.clip_by_global_norm", "optax.sgd",
+              "optax.MultiSteps")
+    assert [c.callable for c in selection.called] == list(called)  # in the order the code first uses them
+    assert set(selection.tests) == _ledger_tests(called, selection.families)
+    # Only those tests: not apply_every's (accumulation), nor adamw's (masks, optimizers), nor lbfgs's.
+    assert "accumulation/test_guide_case" in selection.tests and "accumulation/test_apply_every" not in selection.tests
+    assert "accumulation/test_parameter_defaults[optax.MultiSteps]" in selection.tests  # one check of the defaults
+    assert not {t for t in selection.tests if "adamw" in t}
     assert found.suite[0] == "--pyargs" and _families(found.suite[1:-1]) == list(selection.families)
     assert "harness.builtin" not in found.suite and found.suite[-1].endswith("contracts")
-    assert "harness.builtin.test_schedules_defaults" in found.suite  # a family runs whole
+    assert "harness.builtin.test_schedules_defaults" in found.suite  # it holds a check kept
+    assert "harness.builtin.test_optimizers_lbfgs" not in found.suite  # it holds none
     line = selection.line()
-    assert line.startswith("built-in contracts run for what your code calls: accumulation (optax.MultiSteps at "
-                           "trainer/optim.py:7), clipping (optax.clip_by_global_norm at trainer/optim.py:6)")
-    assert "schedules (optax.warmup_cosine_decay_schedule at trainer/optim.py:5)" in line
-    assert "not run: data_parallel, performance (`--builtin all` runs them)" in line
+    count = len({t.split("[")[0] for t in selection.tests})
+    assert line.startswith(f"built-in contracts run for what your code calls: {count} of the "
+                           f"{sum(len(m.tests) for m in builtin_modules.modules())} built-in tests; for its Optax "
+                           "callables, optax.warmup_cosine_decay_schedule at trainer/optim.py:5 (")
+    schedules = len({t.split("[")[0] for t in _ledger_tests(["optax.warmup_cosine_decay_schedule"], ["schedules"])})
+    assert f"optax.warmup_cosine_decay_schedule at trainer/optim.py:5 ({schedules} tests: schedules {schedules})" in line
+    assert "optax.MultiSteps at trainer/optim.py:7 (" in line
+    assert ("not run: data_parallel, performance, and the other tests of accumulation, clipping, compositions, masks, "
+            "optimizers, schedules, shapes (`--builtin all` runs them)") in line
     assert "your code does not import flax: checkpoints, training do not run (and flax need not be pinned)" in line
     # Nothing shards, so the data-parallel family's process does not start.
     assert multi_device.planned(found, {}) is None and not found.runs_family(devices.FAMILY)
+
+
+def test_a_defaults_test_is_a_checks_parametrization_by_the_callables_name():
+    """The selection names one check of a family's defaults test per callable: each defaults module's test has
+    the declared name and is parametrized by the callable's name (harness.builtin.defaults.ledger_params)."""
+    import ast
+
+    from harness import builtin_families
+
+    for family in builtin_families.areas():
+        module = builtin_modules.BUILTIN / f"test_{family}_defaults.py"
+        tree = ast.parse(module.read_text())
+        tests = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+        assert [t.name for t in tests] == [builtin_families.DEFAULTS_TEST], module
+        parametrized = [d for d in tests[0].decorator_list if isinstance(d, ast.Call) and d.args
+                        and isinstance(d.args[0], ast.Constant)]
+        assert [d.args[0].value for d in parametrized] == ["name"], module
+        assert "ledger_params" in ast.unparse(parametrized[0].args[1]), module
 
 
 def test_what_an_out_of_scope_callable_builds_on_comes_from_the_ledger():
