@@ -14,6 +14,7 @@ import json
 import pytest
 
 from harness.contract import environment
+from harness.contract.families import Family
 from harness.contract.golden import REMOVED, REPLACES, record_command
 from harness.contract.noise_entry import NOISE
 from harness.contract.session import Recorder
@@ -43,7 +44,7 @@ def finish(session, recorder: Recorder) -> None:
             say(f"golden:   {check.id}: {(check.message.strip().splitlines() or ['(no message)'])[0][:300]}")
         departing = [c for c in failing if _breaks_a_statement(c)]
         if departing and not recorder.accepting:
-            builtin = any(recorder.store.is_builtin(c.family) for c in departing)
+            builtin = any(recorder.store.is_builtin(Family(c.family, bool(c.own))) for c in departing)
             say(f"golden: {len(departing)} of them break a statement (a reference, an exact value, an agreement, a "
                 "bound) on this baseline: if the new behaviour is intended, "
                 f"`{record_command(accept=True, builtin=builtin)}` records it as the statement's departure "

@@ -351,10 +351,18 @@ def test_a_bump_run_job_by_job_gives_the_verdict_of_upgrade_on_its_diff(reposito
     _same_verdict(runner, tmp_path, local, local_code)
 
 
-def test_without_the_diff_the_same_branch_is_refused_for_its_stale_lock(repository, tmp_path, monkeypatch, capsys):
-    """What the workflow's options avoid: the branch's pins judged as the baseline meet main's lock."""
-    code, _ = _upgrade(repository, tmp_path, monkeypatch, Sessions(_sources(changed=True)))
-    assert code == 2 and "no longer matches the baseline pins" in capsys.readouterr().err
+def test_without_the_diff_a_plain_upgrade_on_the_branch_judges_its_bump_as_the_workflow_does(
+        repository, tmp_path, monkeypatch, capsys):
+    """Plain `upgrade` on a branch whose pins bump main's: judged as with the workflow's options (never the
+    branch's pins as the baseline, refused for main's stale lock), and it says so."""
+    with_diff, _ = _upgrade(repository, tmp_path / "diff", monkeypatch, Sessions(_sources(changed=True)), *DIFF)
+    capsys.readouterr()
+    code, _ = _upgrade(repository, tmp_path / "plain", monkeypatch, Sessions(_sources(changed=True)))
+    said = capsys.readouterr()
+    assert code == with_diff == 1, said.err
+    assert "judging that bump, as the pull-request check does" in said.out
+    assert f"--baseline-from main:{PINS_FILE} --candidate-from {PINS_FILE}" in said.out
+    assert "no longer matches the baseline pins" not in said.err
 
 
 def test_a_pull_request_that_changes_only_contracts_gets_a_verdict(tmp_path, monkeypatch):

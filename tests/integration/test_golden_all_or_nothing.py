@@ -109,14 +109,15 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def _record(ws: Workspace, suite: Path, monkeypatch, said: list[str]) -> None:
-    """The golden session's recording (golden_record.record around run_entry), on a fake session whose two
-    commands run the made-up suite; what it says goes to `said`."""
+    """The golden session's recording (golden_record.record around run_entry, whole: one process records every
+    family but the multi-device one, as harness.stack.sessions runs it), on a fake session whose two commands run
+    the made-up suite; what it says goes to `said`."""
     session = FakeSession(ws.root / "reports" / "venv", lambda args, env: _pytest(suite, args, env))
     session.name, session.chdir = "golden", lambda root: _Nothing()
     monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
     golden_record.record(ws, lambda staged: stack_entry.run_entry(
         session, staged, Entry("baseline", {}, "", python="3.12"), pytest_args=["--harness-record-golden"],
-        report_name="golden-recording", install=False, rollback_reads=False), said.append)
+        report_name="golden-recording", install=False, rollback_reads=False, whole=True), said.append)
     # Both processes were told the staged golden folder, never the project's own.
     told = {env[env_vars.GOLDEN_DIR] for _, env in session.commands}
     assert len(session.commands) == 2 and told == {str(staging.Stage(ws.root).files / "golden")}, told
@@ -143,10 +144,14 @@ def test_a_recording_that_fails_anywhere_writes_nothing_and_one_that_succeeds_wr
     monkeypatch.delenv("MAIN_FAILS")
     said.clear()
     _record(ws, suite, monkeypatch, said)
-    assert said == ["golden: moved into place at once: golden/checkpoints/float32/ (2 files), golden/checkpoints.json, "
-                    "golden/data_parallel.json"]
+    # A team's copies of built-in families have a folder of their own (harness.golden_layout).
+    copies = "golden/builtin" if where is _team else "golden"
+    moved = ([f"{copies}/checkpoints.json", f"{copies}/data_parallel.json", "golden/checkpoints/float32/ (2 files)"]
+             if where is _team else  # in the order of their paths
+             ["golden/checkpoints/float32/ (2 files)", "golden/checkpoints.json", "golden/data_parallel.json"])
+    assert said == [f"golden: moved into place at once: {', '.join(moved)}"]
     assert (ws.root / "golden" / "checkpoints" / "float32" / "checkpoint.bin").read_text() == "weights"
-    assert '"sharded/loss"' in (ws.root / "golden" / "data_parallel.json").read_text()
+    assert '"sharded/loss"' in (ws.root / copies / "data_parallel.json").read_text()
     assert not staging.Stage(ws.root).dir.exists()
     assert project.load(ws).golden == ws.root / "golden"  # the project's own again, after the staged run
 
