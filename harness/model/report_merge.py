@@ -41,7 +41,8 @@ def merged(main: Report, part: Report, family: str) -> Report:
 def joined(first: Report, second: Report) -> Report:
     """Two parts of one entry's report as one: `first`'s checks then `second`'s, their warnings, timings,
     examples and performance added; complete only when both are; the JAX platforms of both parts' family
-    processes kept; the project's own families those `second` or `first` names. A part whose process could not
+    processes kept; the project's own families and their golden values' stacks those `second` or `first` names,
+    and the run either names. A part whose process could not
     say why it ended names its problem in its own words ("its built-in contracts' process was killed...")."""
     clash = sorted({c.id for c in first.checks} & {c.id for c in second.checks})
     if clash:
@@ -50,6 +51,8 @@ def joined(first: Report, second: Report) -> Report:
     platforms = {**(first.environment.family_platforms or {}), **(second.environment.family_platforms or {})}
     problems = [r.problem for r in (first, second) if r.problem]
     own = sorted({*(first.own_families or ()), *(second.own_families or ())})
+    # The own part alone reads the project's golden files: their recording stacks are its to say.
+    stacks = {**(first.golden_stacks or {}), **(second.golden_stacks or {})}
     ended = [r.finished_at for r in (first, second)]
     return dataclasses.replace(
         first, status=_worse_status(first.status, second.status), exit_status=_worse(first.exit_status,
@@ -61,7 +64,8 @@ def joined(first: Report, second: Report) -> Report:
         checks=checks, warnings=_warnings(first.warnings + second.warnings),
         timings=Timings(total_s=round(first.timings.total_s + second.timings.total_s, 3)),
         performance=dict(sorted({**first.performance, **second.performance}.items())),
-        summary=Summary.of(checks), problem="; ".join(problems) or None, own_families=own or None)
+        summary=Summary.of(checks), problem="; ".join(problems) or None, own_families=own or None,
+        run_id=first.run_id or second.run_id, golden_stacks=stacks or None)
 
 
 def platforms(environment: Environment) -> dict[str, JaxPlatform]:

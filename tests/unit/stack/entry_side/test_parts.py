@@ -131,3 +131,24 @@ def test_joining_adds_up_and_refuses_a_check_run_twice():
         Status.UNCOLLECTED
     with pytest.raises(ValueError, match="same checks"):
         report_merge.joined(builtin, builtin)
+
+
+# What a part's process may write in a report's optional fields, one sample each; the runner sets the rest on the
+# joined report itself (AFTER_JOINING). A new optional field needs a sample here, so that joining is tested on it.
+SAMPLES = {"own_families": ["team"], "run_id": "20261206T040000-1-abc",
+           "golden_stacks": {"team": {"python": "3.12.1", "jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.8",
+                                      "flax": "0.12.12", "numpy": "2.5.5"}}}
+AFTER_JOINING = {"reused", "reused_parts"}  # parts.run writes them on the joined report, no part's process does
+
+
+@pytest.mark.parametrize("field", [f.name for f in dataclasses.fields(Report)
+                                   if f.default is not dataclasses.MISSING and f.name not in AFTER_JOINING])
+@pytest.mark.parametrize("holder", ["builtin part", "own part"])
+def test_what_either_part_wrote_in_an_optional_field_is_kept_in_the_joined_report(field, holder):
+    """golden_stacks, written by the own part alone, was dropped by the join: after an accept on the branch the
+    PR check could no longer tell accepted values from a code change."""
+    assert field in SAMPLES, f"Report.{field}: add a sample value a part's process would write"
+    builtin, own = (dataclasses.replace(r, **{f: None for f in SAMPLES}) for r in _split(_report()))
+    builtin, own = ((dataclasses.replace(builtin, **{field: SAMPLES[field]}), own) if holder == "builtin part"
+                    else (builtin, dataclasses.replace(own, **{field: SAMPLES[field]})))
+    assert getattr(report_merge.joined(builtin, own), field) == SAMPLES[field]
