@@ -36,7 +36,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from hypothesis.stateful import run_state_machine_as_test
 
 from support import golden_stack, pull_request_oracle as oracle, sequence_driver, simulated_stack as sim
-from support.pull_request_driver import DECLARED, PINS_FILE, PR_CHECK, Repository, Said
+from support.pull_request_driver import LAYOUTS, Layout, Repository, Said
 from harness.stack.run import report_key
 
 LONGER = os.environ.get("HARNESS_SEQUENCE_EXAMPLES")
@@ -55,20 +55,21 @@ def judgement(said: Said) -> tuple:
     return said.code, s["exit_status"], s["headline"], s["own_families"], rows
 
 
-def disagreement(out: str) -> list[str]:
+def disagreement(out: str, layout: Layout) -> list[str]:
     """The lines naming pins files that disagree."""
-    return [line.strip() for line in out.splitlines() if f" but {PINS_FILE}:" in line]
+    return [line.strip() for line in out.splitlines() if f" but {layout.pins_file}:" in line]
 
 
-def assert_answer(said: Said, want: oracle.Expected, head: oracle.Branch) -> None:
+def assert_answer(said: Said, want: oracle.Expected, head: oracle.Branch, layout: Layout) -> None:
     """The check's answer is the oracle's."""
     shown = f"{said.out[-3000:]}\nexpected {want}"
     assert "upgrade-harness lock" not in said.out, shown
     if want.refused:
         assert said.code == 2 and said.summary is None, shown
         declared, pinned = head.declared["optax"], head.pins["optax"]
-        assert re.search(rf"{re.escape(DECLARED)}:\d+: optax=={re.escape(declared)}, but {re.escape(PINS_FILE)}:\d+ "
-                         rf"pins optax {re.escape(pinned)}: re-lock with", said.out), shown
+        assert re.search(rf"{re.escape(layout.declared)}:\d+: optax=={re.escape(declared)}, but "
+                         rf"{re.escape(layout.pins_file)}:\d+ {layout.verb} optax {re.escape(pinned)}: re-lock with",
+                         said.out), shown
         return
     s = said.summary
     assert said.code == s["exit_status"] == want.exit_status, shown
@@ -100,11 +101,14 @@ class PullRequestFlow(RuleBasedStateMachine):
     sessions: golden_stack.Sessions  # the faked entries' sessions, shared
     tally: collections.Counter  # what the sequences did and saw
 
-    @initialize(optax=st.sampled_from(OPTAX), jax=st.booleans(), relock=st.booleans())
-    def repository(self, optax, jax, relock):
-        """The team's repository, golden values recorded on main, and a first bump branch made from it."""
-        self.repo, self.branch, self.made = Repository(self.base, self.sessions), None, 0
+    @initialize(layout=st.sampled_from(sorted(LAYOUTS)), optax=st.sampled_from(OPTAX), jax=st.booleans(),
+                relock=st.booleans())
+    def repository(self, layout, optax, jax, relock):
+        """The team's repository (its pins a requirements pair or uv's), golden values recorded on main, and a
+        first bump branch made from it."""
+        self.repo, self.branch, self.made = Repository(self.base, self.sessions, LAYOUTS[layout]), None, 0
         self.tally["sequences"] += 1
+        self.tally[f"layout {layout}"] += 1
         self.bump_branch(optax, jax, relock)
 
     def model(self, name: str) -> oracle.Branch:
@@ -113,9 +117,9 @@ class PullRequestFlow(RuleBasedStateMachine):
     def check(self, name: str, kind: str) -> Said:
         """The pull-request check on branch `name`, asserted against the oracle."""
         head = self.repo.switch(name)
-        said = self.repo.upgrade(PR_CHECK)
+        said = self.repo.upgrade(self.repo.layout.pr_check)
         want = oracle.expected(self.model("main"), head)
-        assert_answer(said, want, head)
+        assert_answer(said, want, head, self.repo.layout)
         self.tally[f"{kind} exit {said.code}"] += 1
         self.tally.update(f"{kind}: {what}" for what, seen in (
             ("refused", want.refused), ("accepted listed", want.accepted),
@@ -222,11 +226,12 @@ class PullRequestFlow(RuleBasedStateMachine):
         """`upgrade` without options on the bump branch: the check's answer, and the same verdict."""
         head = self.repo.switch(self.branch)
         said = self.repo.upgrade([])
-        assert_answer(said, oracle.expected(self.model("main"), head), head)
+        assert_answer(said, oracle.expected(self.model("main"), head), head, self.repo.layout)
         self.tally[f"plain upgrade exit {said.code}"] += 1
         checked = self.check(self.branch, "PR check")
         if head.stale:  # nothing judged: both refuse, naming the same pins
-            assert disagreement(said.out) == disagreement(checked.out) != [], said.out
+            assert disagreement(said.out, self.repo.layout) == disagreement(checked.out, self.repo.layout) != [], \
+                said.out
         else:
             assert JUDGING in said.out, said.out
             assert judgement(said) == judgement(checked), said.out
@@ -274,7 +279,7 @@ def flow(tmp_path, monkeypatch):
     (optax 1.4.0, jax 0.6.0) with the harness's lock left main's."""
     sessions = sequence_driver.install_boundary(monkeypatch, golden_stack.Sessions(sim.templates()))
     machine = flow_machine(tmp_path, sessions, collections.Counter())()
-    machine.repository(optax="1.4.0", jax=True, relock=False)
+    machine.repository(layout="requirements", optax="1.4.0", jax=True, relock=False)
     return machine
 
 
