@@ -1,9 +1,10 @@
 """The pull-request flow as a state machine: a team's repository in git (main and bump branches), driven through
 the commands a team runs, and after every pull-request check (and every plain `upgrade` on a bump branch) the
-answer a reviewer needs, computed from the model of the repository alone (tests/support/pull_request_oracle.py):
+answer a reviewer needs, computed from the model of the repository alone (tests/support/pull_request_oracle.py;
+the answers read in tests/support/pull_request_answers.py):
 
-- pins files that disagree (requirements.in edited, requirements.txt not compiled again): exit 2, naming both
-  files and the pin;
+- pins files that disagree (requirements.in or pyproject.toml edited, its lock not made again): exit 2, naming
+  both files and the pin;
 - golden values accepted on the branch (`accept`), no code change since: exit 0, every check the base fails only
   because of that listed as accepted (ACCEPTED rows, "accepted on this branch" in the headline), with the bump
   that makes the base differ;
@@ -12,20 +13,20 @@ answer a reviewer needs, computed from the model of the repository alone (tests/
 - plain `upgrade` on a bump branch judges as the pull-request check does (the same verdict, and it says so) and
   never points at `lock`.
 
-Rules (the commands, tests/support/pull_request_driver.py): on main, a code change and `golden`; on either, a
+Rules (the commands, tests/support/pull_request_driver.py), on a team whose pins are requirements.in compiled into
+requirements.txt or a pyproject.toml locked by uv.lock: on main, a code change and `golden`; on either branch, a
 line added to golden/CHANGELOG.md; a bump branch made from main (optax and/or jax bumped, the harness's lock
 re-locked or left stale); on the branch, `accept` (after the check, as a team runs it), a code change, an edit of
-requirements.in without compiling requirements.txt; the pull-request check (`upgrade --baseline-from main:requirements.txt --candidate-from requirements.txt`) on main or
-the branch, and plain `upgrade` on the branch. Only the process boundary is faked (simulated_stack, golden_stack).
+the declared pins without making the lock again; the pull-request check (`upgrade --baseline-from main:PINS
+--candidate-from PINS`, the generated workflow's) on main, and on the branch after every push to it (each branch
+rule), and plain `upgrade` on the branch. Only the process boundary is faked (simulated_stack, golden_stack).
 HARNESS_SEQUENCE_EXAMPLES=<n> runs n sequences instead of 15 (and shrinks a failing one); derandomized unless
 HARNESS_PROFILE names a random profile.
 """
-
 from __future__ import annotations
 
 import collections
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -36,62 +37,16 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from hypothesis.stateful import run_state_machine_as_test
 
 from support import golden_stack, pull_request_oracle as oracle, sequence_driver, simulated_stack as sim
-from support.pull_request_driver import LAYOUTS, Layout, Repository, Said
+from support.pull_request_answers import JUDGING, assert_answer, disagreement, judgement
+from support.pull_request_driver import LAYOUTS, Repository
 from harness.stack.run import report_key
 
 LONGER = os.environ.get("HARNESS_SEQUENCE_EXAMPLES")
 EXAMPLES = int(LONGER or "15")
 STEPS = 10
 OPTAX = ["1.0.0", "1.1.0", "1.3.0", "1.4.0"]  # 1.2.0 does not import with jax 0.6.0: another test's subject
-JUDGING = "judging that bump, as the pull-request check does"
 REACHED = {f"PR check: {what}" for what in ("refused", "accepted listed", "green, accepted listed", "the team's code",
                                             "the bump")} | {f"plain upgrade exit {code}" for code in (0, 1, 2)}
-
-
-def judgement(said: Said) -> tuple:
-    """What a verdict answers a reviewer: exit status, headline, own families, each own row's mark and cause."""
-    s = said.summary
-    rows = sorted((r["change"]["check_id"], r["change"]["mark"], r["cause"]) for r in s["own_changes"])
-    return said.code, s["exit_status"], s["headline"], s["own_families"], rows
-
-
-def disagreement(out: str, layout: Layout) -> list[str]:
-    """The lines naming pins files that disagree."""
-    return [line.strip() for line in out.splitlines() if f" but {layout.pins_file}:" in line]
-
-
-def assert_answer(said: Said, want: oracle.Expected, head: oracle.Branch, layout: Layout) -> None:
-    """The check's answer is the oracle's."""
-    shown = f"{said.out[-3000:]}\nexpected {want}"
-    assert "upgrade-harness lock" not in said.out, shown
-    if want.refused:
-        assert said.code == 2 and said.summary is None, shown
-        declared, pinned = head.declared["optax"], head.pins["optax"]
-        assert re.search(rf"{re.escape(layout.declared)}:\d+: optax=={re.escape(declared)}, but "
-                         rf"{re.escape(layout.pins_file)}:\d+ {layout.verb} optax {re.escape(pinned)}: re-lock with",
-                         said.out), shown
-        return
-    s = said.summary
-    assert said.code == s["exit_status"] == want.exit_status, shown
-    families = s["own_families"]
-    assert sorted(i for f in families for i in f["accepted"]) == sorted(want.accepted), shown
-    assert sorted(i for f in families for i in f["failing_on_baseline"]) == sorted(want.failing_on_baseline), shown
-    assert sorted(i for f in families for i in f["changed"]) == sorted(want.changed), shown
-    rows = {r["change"]["check_id"]: r for r in s["own_changes"]}
-    for check in want.accepted:
-        assert rows[check]["change"]["mark"] == "accepted", shown
-    for check, said_cause in want.causes.items():
-        assert rows[check]["cause"] == said_cause, f"{check}: {rows[check]['cause']!r}\n{shown}"
-    headline = s["headline"]
-    if want.failing_on_baseline:
-        assert "on the baseline itself" in headline and "your code" in headline, shown
-    elif want.changed:
-        assert headline.startswith("CHANGED"), shown
-    else:
-        assert headline.startswith("OK"), shown
-        assert ("accepted on this branch" in headline) == bool(want.accepted), shown
-        if want.accepted:
-            assert f"{len(want.accepted)} accepted on this branch ({want.accepted[0]}" in headline, shown
 
 
 class PullRequestFlow(RuleBasedStateMachine):
@@ -294,7 +249,7 @@ def test_a_verdict_blind_to_where_the_golden_values_were_recorded_is_caught(flow
     from harness.verdict import own
 
     monkeypatch.setattr(own, "accepted", lambda base, candidate, check: False)
-    with pytest.raises(AssertionError, match="assert 1 == 0"):
+    with pytest.raises(AssertionError, match="exit status 1 .published 1., the oracle's 0"):
         flow.accept()  # the check on its push: CHANGED by the base's failures
 
 
@@ -311,7 +266,7 @@ def test_pins_files_that_disagree_judged_anyway_are_caught(flow, monkeypatch):
     from harness.stack.pins import agreement
 
     monkeypatch.setattr(agreement, "check", lambda path, files: None)
-    with pytest.raises(AssertionError, match=r"assert \(1 == 2\)"):
+    with pytest.raises(AssertionError, match=r"exit status 1, the oracle's 2 \(refused\)"):
         flow.stale_lock(optax="1.3.0")  # the check on its push: judged
 
 
@@ -322,5 +277,5 @@ def test_a_code_change_blamed_on_the_stack_is_caught(flow, monkeypatch):
     real = own.headline_part
     monkeypatch.setattr(own, "headline_part", lambda found: (real(found) or "").replace("your code", "the stack"))
     flow.main_code_change(steps=3)
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError, match="the headline does not say the team's code changed"):
         flow.pull_request_check(on_main=True)
