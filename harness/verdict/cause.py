@@ -85,7 +85,11 @@ def of_check(base: dict[str, str | None], entries: list[EntryVerdict], check_id:
         return "" if bumped.endswith("(same pins)") else bumped
 
     def moves(entry: EntryVerdict) -> bool:
+        """Moved there as on the candidate: a fixed check (accepted on a branch) only where it passes too; a
+        single entry that still fails it, as the baseline does, did not move it."""
         found = next((c.mark for c in entry.changes if c.check_id == check_id), Mark.UNCHANGED)
+        if mark == Mark.FIXED:
+            return found == Mark.FIXED
         return found.changes_contract if mark.changes_contract else found != Mark.UNCHANGED
 
     judged = [s for s in singles if s.status.ran_to_end]

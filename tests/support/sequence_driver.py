@@ -53,10 +53,11 @@ def _record(path: Path) -> dict:
     return json.loads(gzip.decompress(path.read_bytes()))
 
 
-def install_boundary(monkeypatch: pytest.MonkeyPatch) -> sim.Sessions:
-    """The faked process boundary: child sessions, `uv pip compile`, the package index. The entries' polling
-    sleep is dropped (the fake sessions have ended when started). Returns the sessions, to inject faults."""
-    sessions = sim.Sessions(sim.templates())
+def install_boundary(monkeypatch: pytest.MonkeyPatch, sessions: sim.Sessions | None = None) -> sim.Sessions:
+    """The faked process boundary: child sessions (`sessions`, by default simulated_stack's), `uv pip compile`,
+    the package index. The entries' polling sleep is dropped (the fake sessions have ended when started). Returns
+    the sessions, to inject faults."""
+    sessions = sessions or sim.Sessions(sim.templates())
     monkeypatch.setattr(entry_runs, "subprocess", types.SimpleNamespace(
         Popen=sessions.popen, STDOUT=subprocess.STDOUT, TimeoutExpired=subprocess.TimeoutExpired))
     monkeypatch.setattr(entry_runs, "time", types.SimpleNamespace(

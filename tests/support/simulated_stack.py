@@ -270,6 +270,11 @@ class Sessions:
         self.ran: list[str] = []
         self.parts_ran: list[tuple[str, str]] = []  # (report, part) of every part's suite run
 
+    def report(self, project: Path, entry, checks: list[Check], selection: list[str] | None, xla_flags: str,
+               run_id: str | None, own: set[str]) -> Report:
+        """What a part's suite reports (support.golden_stack's sessions judge against the golden files instead)."""
+        return report_for(self.templates, entry, checks, selection, xla_flags, run_id, own)
+
     def popen(self, cmd, stdout=None, stderr=None, cwd=None, env=None, **_):
         name = cmd[cmd.index("-s") + 1]
         self.faults.started += 1
@@ -305,8 +310,8 @@ class Sessions:
         def run_part(part: ReportPart, file: Path) -> None:
             self.parts_ran.append((path.stem, str(part)))
             checks = [*(builtin if part != ReportPart.OWN else []), *(own if part != ReportPart.BUILTIN else [])]
-            report = report_for(self.templates, entry, checks, selection, env.get("XLA_FLAGS", ""), told.run_id,
-                                {c.family for c in own})
+            report = self.report(project, entry, checks, selection, env.get("XLA_FLAGS", ""), told.run_id,
+                                 {c.family for c in own})
             if dies == "partial":  # killed part-way through its first part: nothing joined
                 half = report.checks[: len(report.checks) // 2]
                 report_io.write(file, dataclasses.replace(report, status=Status.PARTIAL, finished_at=None,

@@ -214,3 +214,22 @@ def test_the_cause_of_one_check_names_each_bump_that_moves_it(verdict):
         "jax/jaxlib 0.11.2 → 0.12.0.1 and optax 0.2.6 → 0.2.8 (each alone)"
     optax_lost = dataclasses.replace(optax_only, changes=[c for c in optax_only.changes if c.check_id != moved.check_id])
     assert cause.of_check(base, [candidate, jax_only, optax_lost], moved.check_id) == "only with the bumps together"
+
+
+def test_the_cause_of_a_fixed_check_is_the_bump_that_fixes_it_alone(verdict):
+    """A check the baseline fails and the candidate passes (accepted on a branch: its golden values are the
+    candidate's) moved as the candidate moved it only on a single entry that passes it too: one that still fails
+    it, as the baseline does, did not move it (tests/integration/test_pull_request_flow.py found the accepted rows
+    naming both bumps, "each alone", where the jax bump alone made the base differ)."""
+    candidate, jax_only, optax_only = verdict.entries
+    moved = candidate.contract_changes[0]
+    base = verdict.baseline.environment.versions
+
+    def marked(entry, mark):
+        return dataclasses.replace(entry, changes=[c for c in entry.changes if c.check_id != moved.check_id]
+                                   + [dataclasses.replace(moved, mark=mark)])
+
+    entries = [marked(candidate, Mark.FIXED), marked(jax_only, Mark.FIXED), marked(optax_only, Mark.FAILING_BOTH)]
+    assert cause.of_check(base, entries, moved.check_id) == "jax/jaxlib 0.11.2 → 0.12.0.1"
+    entries[1] = marked(jax_only, Mark.FAILING_BOTH)  # fixed only with both bumps
+    assert cause.of_check(base, entries, moved.check_id) == "only with the bumps together"
