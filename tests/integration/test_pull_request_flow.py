@@ -14,7 +14,8 @@ the answers read in tests/support/pull_request_answers.py):
   never points at `lock`.
 
 Rules (the commands, tests/support/pull_request_driver.py), on a team whose pins are requirements.in compiled into
-requirements.txt or a pyproject.toml locked by uv.lock: on main, a code change and `golden`; on either branch, a
+requirements.txt or a pyproject.toml locked by uv.lock, its built-in contracts reported (what `init` writes: each
+entry's report in two parts, the built-in and the team's, joined): on main, a code change and `golden`; on either branch, a
 line added to golden/CHANGELOG.md; a bump branch made from main (optax and/or jax bumped, the harness's lock
 re-locked or left stale); on the branch, `accept` (after the check, as a team runs it), a code change, an edit of
 the declared pins without making the lock again; the pull-request check (`upgrade --baseline-from main:PINS

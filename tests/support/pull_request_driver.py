@@ -54,7 +54,7 @@ class Layout:
             if pinned is not None:
                 (project / self.pins_file).write_text(HEADER + pins_text(pinned))
             return
-        table = sim.PYPROJECT.format(builtin="false").replace('"requirements.txt"', '"uv.lock"')
+        table = sim.PYPROJECT.format(builtin='"report"').replace('"requirements.txt"', '"uv.lock"')
         (project / self.declared).write_text(team_files.pyproject([f"{p}=={v}" for p, v in declared.items()],
                                                                   table="\n" + table))
         if pinned is not None:
@@ -87,7 +87,7 @@ class Repository:
     """The team's project in git, and the commands run in it."""
 
     def __init__(self, base: Path, sessions: golden_stack.Sessions, layout: Layout = LAYOUTS["requirements"]):
-        self.project = sim.make_project(Path(tempfile.mkdtemp(prefix="pr-", dir=base)) / "project")
+        self.project = sim.make_project(Path(tempfile.mkdtemp(prefix="pr-", dir=base)) / "project", builtin=True)
         self.sessions, self.layout = sessions, layout
         self.ws = Workspace.of(self.project)
         (self.project / ".gitignore").write_text("reports/\n.nox/\n")

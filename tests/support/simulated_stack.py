@@ -192,8 +192,10 @@ def report_for(t: Templates, entry, checks: list[Check], selection: list[str] | 
                    for f in dict.fromkeys(c.family for c in checks)]
     else:
         wanted = None if selection is None else set(selection)
+        # A built-in check says nothing of being own (CheckRecord.own), as the plugin writes it.
         records = [dataclasses.replace(t.moved if changed(c, pins, xla_flags) else t.same, id=c.id, nodeid=c.nodeid,
-                                       family=c.family, own=True) for c in checks if wanted is None or c.id in wanted]
+                                       family=c.family, own=True if own is None or c.family in own else None)
+                   for c in checks if wanted is None or c.id in wanted]
     uncollected = any(r.kind == CheckKind.COLLECTION for r in records)
     # As harness.contract.session's Recorder ends a suite (a status for uncollected modules where it has one).
     status = getattr(Status, "UNCOLLECTED", Status.COMPLETE) if uncollected else Status.COMPLETE
