@@ -199,13 +199,14 @@ def test_the_verdict_shows_where_each_process_ran():
 
 
 
-def _entry_run(tmp_path, monkeypatch, act, options=RunOptions()):
-    """run_entry of the baseline, told `options`, on a fake session doing `act` in place of each pytest process."""
+def _entry_run(tmp_path, monkeypatch, act, options=RunOptions(), found=None):
+    """run_entry of the baseline, told `options`, on a fake session doing `act` in place of each pytest process;
+    in `found` (a team's project) when given, else in this checkout."""
     session = FakeSession(tmp_path, act)
     session.name, session.chdir = "baseline", lambda root: _Nothing()
-    monkeypatch.setattr(project, "load", lambda ws: _found(tmp_path))
+    monkeypatch.setattr(project, "load", lambda ws: found or _found(tmp_path))
     monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
-    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": options})()
+    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": found is None, "options": options})()
     entry = Entry("baseline", {}, "", python="3.12")
     return session, lambda: stack_entry.run_entry(session, ws, entry, install=False)
 

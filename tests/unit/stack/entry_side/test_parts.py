@@ -17,10 +17,9 @@ from harness.model.reuse import ReusedFrom
 from harness.run_options import RunOptions
 from harness.stack import project
 from harness.stack.entry_side import entry as stack_entry, parts
-from harness.stack.pins.matrix import Entry
 from harness.stack.selection.select import Scope, select
 from harness.stack.selection.team_code import TeamCode, Use
-from unit.stack.entry_side.test_data_parallel_wiring import FakeSession, _Nothing, _report
+from unit.stack.entry_side.test_data_parallel_wiring import _entry_run, _report
 
 ORIGIN = ReusedFrom("20261202T004000-1-abc", "2026-12-02T00:40:12+00:00", "k" * 24, "baseline")
 
@@ -43,13 +42,7 @@ def _split(report: Report) -> tuple[Report, Report]:
 
 
 def _run(tmp_path, monkeypatch, act, options=RunOptions()):
-    session = FakeSession(tmp_path, act)
-    session.name, session.chdir = "baseline", lambda root: _Nothing()
-    monkeypatch.setattr(project, "load", lambda ws: _team(tmp_path))
-    monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
-    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": False, "options": options})()
-    return session, lambda: stack_entry.run_entry(session, ws, Entry("baseline", {}, "", python="3.12"),
-                                                  install=False)
+    return _entry_run(tmp_path, monkeypatch, act, options, found=_team(tmp_path))
 
 
 def _acting(builtin: Report, own: Report, codes=(0, 0)):
