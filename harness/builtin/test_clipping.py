@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness import platforms
 from harness.contract import strategies
 from harness.contract.tolerances import UNIT_ROUNDOFF
 from harness.contract.checks import Check, ContractFailure
@@ -541,6 +542,7 @@ def test_property_per_example(check, template, factor, data):
     check.bound("count <= examples maybe above C", int(count), int(maybe))
 
 
+@pytest.mark.needs(platforms.FLOAT64)
 def test_float64_with_x64(check):
     """With x64 enabled, the guide's case in float64: norm 13, every leaf scaled by 5/13, in float64."""
     with jax.enable_x64(True):

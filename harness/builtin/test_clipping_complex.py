@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness import platforms
 from harness.contract import strategies, trees
 
 pytestmark = pytest.mark.family("clipping")
@@ -159,6 +160,7 @@ def test_property_complex_clip(check, mix, factor, data):
                 check.identical("identity below the threshold", part_c, part_g)
 
 
+@pytest.mark.needs(platforms.FLOAT64, platforms.COMPLEX128)
 def test_complex128_with_x64(check):
     """With x64 enabled, a complex128 leaf beside a float64 one: the norm is float64 and equals
     sqrt(sum |g|^2) within the float64 reference tolerance; clipping keeps complex128; dtypes golden."""

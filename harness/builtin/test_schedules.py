@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness import platforms
 from harness.contract.tolerances import UNIT_ROUNDOFF
 from harness.model.report import NAN_STEPS_FACT
 
@@ -698,6 +699,7 @@ def test_invalid_arguments(check, case):
             _reference_each(check, f"{case} closed form", result, expected, scale)
 
 
+@pytest.mark.needs(platforms.FLOAT64)
 def test_float64_with_x64(check):
     """With x64 enabled, a float64 schedule stays float64 and meets the float64 closed form."""
     with jax.enable_x64(True):

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness import devices
-from harness.contract import collection, collector, families, job, options
+from harness.contract import collection, collector, families, job, options, platform_needs
 from harness.contract.progress import ProgressWriter
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ def pytest_configure(config):
         register(config, lambda: _running(config), directory)
     config.addinivalue_line("markers", "family(name): the contract family of the checks in a module")
     config.addinivalue_line("markers", "performance: a timing, reported under performance, not a contract")
+    config.addinivalue_line("markers", platform_needs.DESCRIPTION)
     if options.harness_run(config):
         # A module that no longer imports after a bump is one failed check, not the end of the run.
         config.option.continue_on_collection_errors = True
@@ -116,6 +117,7 @@ def pytest_collection_modifyitems(config, items):
     if recorder is not None:
         recorder.collected(items)
     collection.keep_selected(config, items, recorder)
+    platform_needs.refuse(items)  # after the selection: JAX's backend is asked only when a kept check needs it
 
 
 @pytest.fixture

@@ -1,0 +1,55 @@
+"""The platforms an entry's contracts run on (`--platform`), and what a platform cannot run.
+
+A check that needs what its platform lacks (float64 where the chip has no 64-bit float, complex128 with
+it) is recorded as "not on this platform" before it runs: on a TPU v5e the complex128 check aborted the
+whole pytest process (SIGABRT while compiling), and every check after it was lost. A check says what it
+needs with the `needs` marker (`@pytest.mark.needs(platforms.FLOAT64)`); a test in harness/builtin that
+turns x64 on without the marker fails the harness's own tests.
+
+Plain Python on purpose: both sides import it (the entries' sessions set JAX_PLATFORMS from it, the
+plugin decides what runs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+CPU, GPU, TPU = "cpu", "gpu", "tpu"
+PLATFORMS = (CPU, GPU, TPU)  # JAX_PLATFORMS values --platform takes; cpu: the default, the golden values in golden/
+
+FLOAT64, COMPLEX128 = "float64", "complex128"  # what a check may need (jax.enable_x64 with such arrays)
+NEEDS = (FLOAT64, COMPLEX128)
+
+# What each JAX backend has no type for. A TPU has no 64-bit float: XLA's TPU compiler rejects or aborts on
+# F64/C128 (the complex128 check aborted the process on a v5e). A GPU and the CPU have both.
+LACKS: dict[str, frozenset[str]] = {TPU: frozenset({FLOAT64, COMPLEX128})}
+
+# A run on the CPU told to refuse what a platform lacks, as that platform would ("float64,complex128"):
+# how the harness's tests exercise the refusal without an accelerator.
+FAKE_LACKS = "HARNESS_PLATFORM_LACKS"
+
+NOT_HERE = "not on this platform"  # the start of a refused check's reason, which the verdict counts
+
+
+def lacks(backend: str | None, environ: Mapping[str, str]) -> frozenset[str]:
+    """What the run's platform cannot run: its backend's own lacks, and any a fake platform adds."""
+    faked = {part.strip() for part in environ.get(FAKE_LACKS, "").split(",") if part.strip()}
+    unknown = faked - set(NEEDS)
+    if unknown:
+        raise ValueError(f"{FAKE_LACKS}={environ[FAKE_LACKS]!r}: {', '.join(sorted(unknown))} is not a need a check "
+                         f"can declare; use {', '.join(NEEDS)}")
+    return LACKS.get(backend or "", frozenset()) | faked
+
+
+def refusal(needs: Iterable[str], backend: str | None, lacking: frozenset[str]) -> str | None:
+    """Why a check needing `needs` does not run here, or None when it can."""
+    missing = sorted(set(needs) & lacking)
+    if not missing:
+        return None
+    return f"{NOT_HERE}: {backend or 'this backend'} has no {' or '.join(missing)}"
+
+
+def validate(platform: str) -> str:
+    if platform not in PLATFORMS:
+        raise ValueError(f"platform {platform!r}: choose one of {', '.join(PLATFORMS)}")
+    return platform
