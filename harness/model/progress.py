@@ -31,6 +31,9 @@ class Progress:
     phase: Phase
     done: int = 0  # checks finished
     total: int | None = None  # checks collected; None until collection is over
+    # The check running now (its id), written as it starts: a process that dies inside one (an accelerator's
+    # compiler aborting, say) leaves the check named for its report's reason (harness.stack.entry_side.ending).
+    current: str | None = None
 
 
 def write(path: Path | str, progress: Progress) -> None:
@@ -40,6 +43,8 @@ def write(path: Path | str, progress: Progress) -> None:
     if not path.parent.is_dir():
         return
     doc = {"phase": progress.phase.value, "done": progress.done, "total": progress.total}
+    if progress.current is not None:
+        doc["current"] = progress.current
     try:
         atomic_write_text(path, json.dumps(doc) + "\n")
     except OSError:
@@ -50,12 +55,12 @@ def read(path: Path | str) -> Progress | None:
     """The progress in the file, or None when it is missing, half-written or not a progress file."""
     try:
         doc = json.loads(Path(path).read_text())
-        phase, done, total = Phase(doc["phase"]), doc["done"], doc.get("total")
+        phase, done, total, current = Phase(doc["phase"]), doc["done"], doc.get("total"), doc.get("current")
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    if not _count(done) or not (total is None or _count(total)):
+    if not _count(done) or not (total is None or _count(total)) or not (current is None or isinstance(current, str)):
         return None
-    return Progress(phase, done, total)
+    return Progress(phase, done, total, current)
 
 
 def _count(value) -> bool:

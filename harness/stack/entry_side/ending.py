@@ -25,7 +25,7 @@ SIGNAL_NOTES = {"SIGKILL": "often out of memory", "SIGTERM": "a stop request: a 
 
 
 def where(state: Progress | None) -> str:
-    """How far the suite got: "after 212 of 345 checks", "while collecting its checks"."""
+    """How far the suite got: "in clipping/test_x, after 212 of 345 checks", "while collecting its checks"."""
     if state is None or state.phase == Phase.STARTING:
         return "before its suite started"
     if state.phase in (Phase.RESOLVING, Phase.INSTALLING):
@@ -34,7 +34,8 @@ def where(state: Progress | None) -> str:
         return "while collecting its checks"
     if state.phase == Phase.REPORTING:
         return f"while writing its report, after all {state.done} checks"
-    return f"after {state.done} of {state.total} checks" if state.total is not None else f"after {state.done} checks"
+    after = f"after {state.done} of {state.total} checks" if state.total is not None else f"after {state.done} checks"
+    return after if state.current is None else f"in {state.current}, {after}"
 
 
 def explain(return_code: int, state: Progress | None) -> str:

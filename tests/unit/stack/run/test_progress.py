@@ -155,3 +155,23 @@ def test_display_is_plain_in_a_log_or_without_rich(monkeypatch):
     monkeypatch.setitem(sys.modules, "rich.console", None)  # import fails, as in an old runner venv
     with progress.display(Tty()) as shown:
         assert isinstance(shown, progress.PlainDisplay)
+
+
+def test_writer_names_the_check_as_it_starts_and_not_once_it_is_done(tmp_path):
+    file = tmp_path / "candidate.json"
+    writer = ProgressWriter(str(file), clock=Clock())  # the clock never moves: only forced writes land
+    writer.running(3)
+    writer.check_started("clipping/test_x")
+    assert progress_file.read(file) == Progress(Phase.RUNNING, 0, 3, "clipping/test_x")
+    writer.check_finished()
+    writer.check_started("clipping/test_y")
+    assert progress_file.read(file) == Progress(Phase.RUNNING, 1, 3, "clipping/test_y")
+    writer.check_finished()
+    writer.check_finished()
+    assert progress_file.read(file) == Progress(Phase.RUNNING, 3, 3)
+
+
+def test_reader_refuses_a_current_check_that_is_not_a_name(tmp_path):
+    file = tmp_path / "candidate.json"
+    file.write_text('{"phase": "running", "done": 1, "total": 2, "current": 7}')
+    assert progress_file.read(file) is None

@@ -90,6 +90,8 @@ def test_a_lock_reads_pins_markers_and_notes_and_names_a_bad_line():
      "was killed by SIGTERM after 3 of 10 checks (a stop request: a job's time limit or a shutdown)"),
     (2, Progress(Phase.RUNNING, 40, 345), "was interrupted after 40 of 345 checks"),
     (-signal.SIGKILL, None, "was killed by SIGKILL before its suite started (often out of memory)"),
+    (-signal.SIGABRT, Progress(Phase.RUNNING, 47, 771, "clipping/test_complex128_with_x64"),
+     "crashed with SIGABRT in clipping/test_complex128_with_x64, after 47 of 771 checks"),
 ])
 def test_why_a_suite_ended_early_is_worded_to_follow_the_entry_name(code, state, said):
     assert ending.explain(code, state) == said
