@@ -29,6 +29,7 @@ RUN_PID = "HARNESS_RUN_PID"  # the upgrade's process: its entries die with it (h
 RUN_ID = "HARNESS_RUN_ID"  # the upgrade run an entry belongs to: its reports carry it, it dies with that run
 CHECKPOINTS = "HARNESS_CHECKPOINTS"  # where an entry writes its own checkpoints (reports/<run>/checkpoints/<report name>/)
 ROLLBACK_FROM = "HARNESS_ROLLBACK_FROM"  # another entry's checkpoints folder the baseline restores (the rollback run); several, os.pathsep-separated, restored in one process (harness.contract.rollbacks)
+PLATFORM = "HARNESS_PLATFORM"  # `--platform`: the JAX platform an entry's contracts run on (harness.platforms)
 MULTI_DEVICE_PLATFORM = "HARNESS_MULTI_DEVICE_PLATFORM"  # `--multi-device-platform`: where the data-parallel family runs
 PHASES_DIR = "HARNESS_PHASES_DIR"  # `upgrade --harness-phases`: where an entry's processes write their phases (harness.model.phase_times)
 # An entry's job file (harness.model.entry_job): the entry and the run's options an upgrade or a CI row gives its session.

@@ -5,7 +5,9 @@ A family is a project's own (its --contracts modules) or built in, and two of on
   <golden>/<name>.json           a project's own family, named as the project named it;
   <golden>/builtin/<name>.json   a team's copy of a built-in family (`upgrade-harness golden --record-builtin`),
                                  read before the values the tool ships;
-  <golden>/<name>.json           in this checkout, the built-in families themselves (the values the tool ships).
+  <golden>/<name>.json           in this checkout, the built-in families themselves (the values the tool ships);
+  <golden>/platforms/<platform>/ the same layout again, recorded on an accelerator (`--platform tpu`): a chip's
+                                 values are its own, and the CPU's (the directory itself) stay as they are.
 An own family's file says so (OWN_MARK). Before copies had a folder of their own, `--record-builtin` wrote them
 beside the own families' files, and no own family could take a built-in name: such a file (a built-in name, no
 mark) is still read as the team's copy of that built-in family, unless an own family of that name runs too.
@@ -16,8 +18,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+PLATFORMS = "platforms"  # the folder of the values recorded on each accelerator platform, inside a golden directory
 BUILTIN_COPIES = "builtin"  # the folder of a team's copies of built-in families, inside its golden directory
 OWN_MARK = "own"  # `"own": true` in a golden file: the values of one of the project's own families
+
+
+def on_platform(golden: Path, platform: str | None) -> Path:
+    """The golden directory of `platform`: the directory itself on the CPU (or none given), else its
+    platforms/<platform>/ folder."""
+    return golden if platform in (None, "cpu") else golden / PLATFORMS / platform
 
 
 def own_file(golden: Path, name: str) -> Path:

@@ -49,6 +49,13 @@ def refusal(needs: Iterable[str], backend: str | None, lacking: frozenset[str]) 
     return f"{NOT_HERE}: {backend or 'this backend'} has no {' or '.join(missing)}"
 
 
+def entries_at_once(platform: str | None, asked: int) -> int:
+    """Entries an upgrade runs at once (`--jobs`): one on an accelerator, whose entries hold its device one after
+    another (one program at a time can open a TPU chip, a second stops with libtpu's lockfile error; on a GPU
+    each JAX process takes most of its memory); their multi-device family stays on the CPU, beside them."""
+    return 1 if platform in (GPU, TPU) else asked
+
+
 def validate(platform: str) -> str:
     if platform not in PLATFORMS:
         raise ValueError(f"platform {platform!r}: choose one of {', '.join(PLATFORMS)}")

@@ -14,7 +14,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from harness import devices, env_vars, revision_path
+from harness import devices, env_vars, platforms, revision_path
 
 # Who carries an option to the child processes: the `upgrade-harness` command and the sessions (PROJECT),
 # an upgrade to its entries as variables (RUN: what another tool reads, UV_OFFLINE) or in the entry's job file
@@ -108,6 +108,11 @@ class RunOptions:
     record_builtin: bool = _option(False, group=HOST, flags=("--record-builtin",), commands=(GOLDEN,), kind=bool,
                                    argparse=dict(help="record the built-in contracts' values too (a baseline "
                                                       "unlike the tool's)"))
+    platform: str | None = _option(None, group=PROJECT, flags=("--platform",), env=env_vars.PLATFORM, argparse=dict(
+        choices=list(platforms.PLATFORMS), help=(
+            "where each entry's contracts run: cpu (default) or an accelerator's JAX platform (tpu, gpu); judged "
+            "against the golden values recorded on that platform (golden/platforms/PLATFORM/, made by `golden "
+            "--platform PLATFORM` on the machine), its entries one at a time on the chip")))
     multi_device_platform: str | None = _option(None, group=PROJECT, flags=("--multi-device-platform",),
                                                 env=env_vars.MULTI_DEVICE_PLATFORM, argparse=dict(
                                                     choices=list(devices.PLATFORMS), help=(

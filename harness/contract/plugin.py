@@ -168,8 +168,7 @@ def pytest_collection_finish(session):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """One more check done (setup, call and teardown), for `nox -s upgrade`'s progress display; the check
-    named as it starts, for a process that dies inside it."""
+    """Each check named as it starts (a process may die inside it), counted once done, in the progress file."""
     item.config.stash[_PROGRESS].check_started(families.check_id(item))
     try:
         return (yield)

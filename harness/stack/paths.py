@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import env_vars
+from harness import env_vars, golden_layout
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the harness package (in a checkout or site-packages)
 SOURCE = PACKAGE.parent  # this checkout, when the harness runs from one
@@ -24,6 +24,11 @@ SUITE_INI = PACKAGE / "contract" / "pytest.ini"
 SUITE_MAIN = "harness.contract.suite_main"
 # The built-in contracts' golden values the tool ships: in its wheel, or this checkout's golden/.
 BUILTIN_GOLDEN = PACKAGE / "builtin" / "golden" if (PACKAGE / "builtin" / "golden").is_dir() else SOURCE / "golden"
+
+
+def builtin_golden(platform: str | None) -> Path:
+    """The tool's own golden values of the built-in contracts recorded on `platform` (None, cpu: BUILTIN_GOLDEN)."""
+    return golden_layout.on_platform(BUILTIN_GOLDEN, platform)
 
 
 def project_root(environ) -> Path:

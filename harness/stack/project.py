@@ -27,6 +27,7 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
+from harness import golden_layout
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode, ReportPart
 from harness.stack import name_clash
@@ -245,7 +246,8 @@ def load(ws: Workspace) -> Project:
     applied: read and checked once per command (kept in the workspace, whose derived workspaces share it)."""
     given = ws.options
     # ws.published too: a team's selection scans its code without the reports directory (and its .nox/).
-    key = (ws.root, ws.is_checkout, ws.stage, ws.published, given.contracts, given.builtin, given.baseline_from)
+    key = (ws.root, ws.is_checkout, ws.stage, ws.published, given.contracts, given.builtin, given.baseline_from,
+           given.platform)
     if key not in ws.loaded:
         ws.loaded[key] = _load(ws)
     return ws.loaded[key]
@@ -263,6 +265,8 @@ def _load(ws: Workspace) -> Project:
     if given.baseline_from:
         given_from = parse_pins_source(str(given.baseline_from), Path.cwd())
         found = dataclasses.replace(found, baseline_from=given_from.path, baseline_revision=given_from.revision)
+    if given.platform:  # values recorded on an accelerator are its own (harness.golden_layout.on_platform)
+        found = dataclasses.replace(found, golden=golden_layout.on_platform(found.golden, given.platform))
     if ws.stage is not None:  # accept's or a recording's staged copy (harness.stack.staging)
         found = dataclasses.replace(found, golden=ws.in_stage(found.golden), locks=ws.in_stage(found.locks))
     if not ws.is_checkout:

@@ -16,7 +16,7 @@ from harness.model.enums import BuiltinMode, CheckKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
 from harness.model.report_merge import platforms
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, Timing, Verdict
-from harness.verdict import api_view, bits, cause, explain, groups, import_failure, own, report_mode
+from harness.verdict import api_view, bits, cause, explain, groups, import_failure, own, report_mode, where
 from harness.verdict.classify import classify
 
 def _tolerances(check: CheckRecord) -> list[Tolerance | str]:
@@ -229,6 +229,7 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     if reported:  # the built-in checks not judged are said in their part of the headline
         not_counted |= {c.check_id for v in verdicts[:1] for c in v.changes if not c.own}
     problems = _problems(base, verdicts, [] if reported else builtin_failures, frozenset(not_counted), own_failures)
+    problems = [p for p in [where.mismatch(base, others)] if p] + problems
     candidate = verdicts[0] if verdicts else None
     own_families = own.families(base, candidate, own_failures)
     found = import_failure.find(base, others[0], candidate.changes) if candidate else None
@@ -242,6 +243,7 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
                                                          [i for f in own_families for i in f.accepted]),
                                               own.headline_part(own_families))
     status, headline = _with_api(status, headline, base, api, reported)
+    headline += where.suffix(base)
     changed_bits = [c for c in candidate.changes if c.mark.moved_only] if candidate else []
     if reported:  # the line under the headline speaks of what decides: your contracts (report mode has some)
         changed_bits = [c for c in changed_bits if c.own]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from harness import platforms
 from harness.errors import HarnessError
 from harness.stack.commands import options
 from harness.stack.environments import envs
@@ -21,6 +22,7 @@ def parse(ws: Workspace, argv, command: str = "upgrade") -> argparse.Namespace:
     args = options.parse(command, argv, prog(ws, command))  # its own options, and the project's
     if args.jobs < 1:
         raise HarnessError(f"--jobs {args.jobs}: give at least 1.")
+    args.jobs = platforms.entries_at_once(args.platform, args.jobs)
     if args.envs_size_limit is not None:
         try:
             args.envs_size_limit = envs.parse_size(args.envs_size_limit)

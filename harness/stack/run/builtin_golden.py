@@ -12,9 +12,9 @@ from harness.stack import paths
 from harness.stack.pins.matrix import Entry
 
 
-def tool_versions() -> dict[str, str]:
-    """The stack the tool's built-in golden values were recorded with (their provenance)."""
-    for path in sorted(paths.BUILTIN_GOLDEN.glob("*.json")):
+def tool_versions(platform: str | None = None) -> dict[str, str]:
+    """The stack the tool's built-in golden values (those of `platform`) were recorded with (their provenance)."""
+    for path in sorted(paths.builtin_golden(platform).glob("*.json")):
         try:
             return dict(json.loads(path.read_text())["provenance"]["versions"])
         except (OSError, ValueError, KeyError, TypeError):
@@ -22,11 +22,11 @@ def tool_versions() -> dict[str, str]:
     return {}
 
 
-def mismatch_note(baseline: Entry, golden: Path) -> str | None:
+def mismatch_note(baseline: Entry, golden: Path, platform: str | None = None) -> str | None:
     """What the team should know when its baseline is not the stack of the tool's golden values and it
     has recorded no copy of its own; None when the two agree or the team has its own."""
-    recorded = tool_versions()
-    from_tool = sorted(p.stem for p in paths.BUILTIN_GOLDEN.glob("*.json")
+    recorded = tool_versions(platform)
+    from_tool = sorted(p.stem for p in paths.builtin_golden(platform).glob("*.json")
                        if golden_layout.team_copy(golden, p.stem) is None)
     differ = {k: (recorded[k], v) for k, v in baseline.pins.items() if k in recorded and recorded[k] != v}
     if not from_tool or not differ:

@@ -26,6 +26,8 @@ def check(ws: Workspace, entries: list[matrix.Entry]) -> None:
     problems = [host] if host else []
     problems += list(dict.fromkeys(problem for entry in entries for problem in _entry_problems(ws, entry)))
     problems += _golden_problems(ws)
+    if not problems and (missing := platform_golden_problem(ws)):
+        problems.append(missing)
     if problems:
         raise HarnessError("the upgrade cannot run; nothing was run and reports/ is as it was:\n  - "
                            + "\n  - ".join(problems))
@@ -59,8 +61,26 @@ def golden_dirs(ws: Workspace) -> list[Path]:
     found = project.load(ws)
     dirs = [found.golden]
     if not ws.is_checkout and found.builtin != BuiltinMode.OFF:
-        dirs.append(paths.BUILTIN_GOLDEN)
+        dirs.append(paths.builtin_golden(ws.options.platform))
     return list(dict.fromkeys(dirs))
+
+
+def platform_golden_problem(ws: Workspace) -> str | None:
+    """On an accelerator (--platform), the golden values must have been recorded there: the CPU's do not hold
+    on a chip (its matmuls, its transcendental functions), and a suite judged against none would fail every
+    check on both sides and so hide every change."""
+    platform = ws.options.platform
+    if platform in (None, "cpu"):
+        return None
+    found = project.load(ws)
+    recorded = [d for d in golden_dirs(ws) if d.is_dir() and any(d.rglob("*.json"))]
+    if recorded:
+        return None
+    record = (f"nox -s golden -- --platform {platform}" if ws.is_checkout
+              else f"upgrade-harness golden --platform {platform}"
+              + (" --record-builtin" if found.builtin != BuiltinMode.OFF else ""))
+    return (f"no golden values are recorded on {platform} ({found.golden} holds none): the CPU's do not hold on "
+            f"an accelerator. Record the baseline's on this machine first: `{record}`.")
 
 
 def store_problem(directory: Path) -> str | None:

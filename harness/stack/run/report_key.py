@@ -12,7 +12,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from harness import builtin_families, env_vars
+from harness import builtin_families, env_vars, golden_layout
 from harness.model.entry_job import JobOptions
 from harness.model.enums import BuiltinMode, ReportPart
 from harness.stack import paths, project
@@ -107,7 +107,7 @@ def key_of(ws: Workspace, entry: Entry, found: project.Project, environ: dict[st
         "harness": harness_digest(),
         "contracts": "" if part == ReportPart.BUILTIN else _contracts(ws, found),
         "suite": _suite(ws, found, environ, part),
-        "golden": _golden(found, part),
+        "golden": _golden(found, part, ws.options.platform),
         "hypothesis": digest(f"{profile} {'' if profile in DERANDOMIZED else seed}"),
         "environment": digest(json.dumps(run_environment(environ))),
         "machine": machine_digest(),
@@ -137,19 +137,24 @@ def _suite(ws: Workspace, found: project.Project, environ: dict[str, str], part:
     from harness.stack.entry_side.entry import suite_arguments  # the exact arguments its pytest gets
 
     said: list = [str(part), suite_arguments(found, part=part), found.builtin == BuiltinMode.OFF, ws.is_checkout]
+    if ws.options.platform:  # --platform: another chip compiles the same suite (an older key stays valid on cpu)
+        said.append(ws.options.platform)
     if part != ReportPart.OWN:
         said += [multi_device.environment_of(multi_device.planned(found, environ)),
                  list(found.selection.tests or ()) if found.selection is not None else []]
     return digest(json.dumps(said))
 
 
-def _golden(found: project.Project, part: ReportPart) -> str:
+def _golden(found: project.Project, part: ReportPart, platform: str | None = None) -> str:
     """The golden files the part reads: the built-in families' (the tool's, and those the project recorded
-    itself), the project's own families' (every other file of its golden directory), or both."""
-    tool = unchanged_files_digest([paths.BUILTIN_GOLDEN]) if paths.BUILTIN_GOLDEN.is_dir() else ""
+    itself), the project's own families' (every other file of its golden directory), or both; on `platform`,
+    its own folder of them (found.golden is already that folder), never another platform's."""
+    tool_dir = paths.builtin_golden(platform)
+    others = (tool_dir / golden_layout.PLATFORMS, found.golden / golden_layout.PLATFORMS)
+    tool = unchanged_files_digest([tool_dir], skip=others) if tool_dir.is_dir() else ""
     if part == ReportPart.ALL:
-        return digest(files_digest([found.golden] if found.golden.is_dir() else []) + tool)
-    entries = sorted(found.golden.iterdir()) if found.golden.is_dir() else []
+        return digest(files_digest([found.golden] if found.golden.is_dir() else [], skip=others) + tool)
+    entries = [e for e in sorted(found.golden.iterdir()) if e not in others] if found.golden.is_dir() else []
     builtin = [e for e in entries if e.name.removesuffix(".json") in builtin_families.BY_NAME]
     if part == ReportPart.BUILTIN:
         return digest(files_digest(builtin) + tool)

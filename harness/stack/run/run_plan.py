@@ -84,7 +84,7 @@ def resolve(ws: Workspace, args) -> list[matrix.Entry]:
     plan.write(entries, ws.reports / plan.PLAN_FILE)
     found = project.load(ws)
     runs_builtin = found.builtin != BuiltinMode.OFF and not ws.is_checkout
-    note = builtin_golden.mismatch_note(entries[0], found.golden) if runs_builtin else None
+    note = builtin_golden.mismatch_note(entries[0], found.golden, ws.options.platform) if runs_builtin else None
     if note:
         print(f"upgrade: note: {note}")
     for entry in entries:
