@@ -176,3 +176,5 @@ class Verdict:
     # Which built-in families a team's run took and why ("built-in contracts run for what your code calls: ...").
     builtin_note: str | None = None
     api_diff: ApiDiff | None = None  # the candidate's public API against the baseline's (harness.stack.api)
+    # The same pins judged on another platform: what only one of them shows (harness.verdict.across_platforms).
+    across_platforms: list = dataclasses.field(default_factory=list)

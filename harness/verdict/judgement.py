@@ -16,7 +16,7 @@ from harness.model import api_diff, bisection, report_io
 from harness.model.enums import BuiltinMode
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.verdict import compare, html, markdown, render
+from harness.verdict import across_platforms, compare, html, markdown, render
 from harness.verdict.run_reports import RunReports
 
 SUMMARY_MD, SUMMARY_JSON, REPORT_HTML = "upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html"
@@ -35,6 +35,8 @@ class Inputs:
     rollbacks: Mapping[str, Path] = dataclasses.field(default_factory=dict)
     api_diff: Path | None = None  # api-diff.json: the candidate's public API against the baseline's
     builtin_note: str | None = None  # which built-in families a team's run took, and why
+    # Where each platform's verdict on a pair of pins is kept (harness.model.platform_marks): None, not kept.
+    platform_marks: Path | None = None
     # The run's reports as its earlier steps read and compared them (an upgrade's follow-ups): none read again.
     reading: RunReports = dataclasses.field(default_factory=RunReports, compare=False)
 
@@ -140,6 +142,8 @@ def judge(inputs: Inputs, out: Outputs) -> int:
         verdict = _with_bisection(verdict, inputs.bisect)
     if inputs.builtin_note:
         verdict = dataclasses.replace(verdict, builtin_note=inputs.builtin_note)
+    if inputs.platform_marks is not None:
+        verdict = across_platforms.applied(verdict, inputs.platform_marks, others[0])
     print(render.text(verdict))
     try:
         _write(verdict, others, out)

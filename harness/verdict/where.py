@@ -7,7 +7,7 @@ from __future__ import annotations
 from harness.model.report import JaxPlatform, Report
 
 
-def _device(platform: JaxPlatform) -> str:
+def device(platform: JaxPlatform) -> str:
     count = platform.device_count or 0
     kinds = "/".join(platform.device_kinds or [platform.backend or "?"])
     return f"{count} {kinds}" if count else kinds
@@ -18,7 +18,7 @@ def suffix(base: Report) -> str:
     main = base.environment.jax
     if main.backend in (None, "cpu"):
         return ""
-    return f" (judged on {main.backend}: {_device(main)})"
+    return f" (judged on {main.backend}: {device(main)})"
 
 
 def mismatch(base: Report, others: list[Report]) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.model import report_io
+from harness.model import platform_marks, report_io
 from harness.model.enums import BuiltinMode, Status
 from harness.model.report import Report
 from harness.stack import project
@@ -130,7 +130,8 @@ def verdict_inputs(ws: Workspace, run: RunDirectory, entries: list[matrix.Entry]
         bisect=run.bisection if run.bisection.is_file() else None,
         builtin=verdict_builtin(ws), run_id=run_id, builtin_note=builtin_note(ws),
         rollbacks={writer: path for writer, path in rolled.items() if path.is_file()},
-        api_diff=run.api_diff if run.api_diff.is_file() else None, reading=run.loaded)
+        api_diff=run.api_diff if run.api_diff.is_file() else None, reading=run.loaded,
+        platform_marks=ws.published / platform_marks.FOLDER)
 
 
 def judge(ws: Workspace, directory: Path) -> int:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from harness.verdict.section import Section
 from harness.verdict.sections import (api, baseline, changes, charts, departures, entries, families, headline,
-                                     notes, own, tables)
+                                     notes, own, platforms, tables)
 
 SECTIONS: tuple[Section, ...] = (
     headline.SECTION,
     entries.SECTION,
+    platforms.SECTION,
     own.SECTION,
     notes.SECTION,
     baseline.SECTION,
