@@ -49,6 +49,14 @@ def refusal(needs: Iterable[str], backend: str | None, lacking: frozenset[str]) 
     return f"{NOT_HERE}: {backend or 'this backend'} has no {' or '.join(missing)}"
 
 
+def jax_platforms(platform: str) -> str:
+    """JAX_PLATFORMS for an entry on `platform`: an accelerator with the CPU beside it. Measured on a TPU v5e
+    (jax 0.10.2): with JAX_PLATFORMS=tpu alone, the checks whose step makes a host callback (optax's verbose
+    line searches, sam, sophia, prodigy's and d-adaptation's estimates, the Flax training trajectory: 8 checks)
+    failed with "jax.debug.callback failed to find a local CPU device"; the computation itself stays on the chip."""
+    return platform if platform == CPU else f"{platform},{CPU}"
+
+
 def entries_at_once(platform: str | None, asked: int) -> int:
     """Entries an upgrade runs at once (`--jobs`): one on an accelerator, whose entries hold its device one after
     another (one program at a time can open a TPU chip, a second stops with libtpu's lockfile error; on a GPU

@@ -41,7 +41,7 @@ def test_an_entry_on_an_accelerator_is_told_its_platform_and_the_tools_values_re
     entry = current.entries(Workspace.of(paths.SOURCE))["baseline"]
     on_tpu = stack_entry.suite_environment(entry, "r.json", str(tmp_path), Path("golden"), False,
                                            options=RunOptions(platform="tpu"))
-    assert on_tpu["JAX_PLATFORMS"] == "tpu"
+    assert on_tpu["JAX_PLATFORMS"] == "tpu,cpu"  # host callbacks need the CPU beside the chip
     assert on_tpu[env_vars.BUILTIN_GOLDEN_DIR] == str(paths.BUILTIN_GOLDEN / golden_layout.PLATFORMS / "tpu")
     default = stack_entry.suite_environment(entry, "r.json", str(tmp_path), Path("golden"), False)
     assert "JAX_PLATFORMS" not in default  # no --platform: left as it was, JAX's own choice (or the user's variable)

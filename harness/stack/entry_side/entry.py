@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness import devices, env_vars
+from harness import devices, env_vars, platforms
 from harness.errors import HarnessError
 from harness.model import progress, report_io
 from harness.model.enums import ReportPart
@@ -143,7 +143,7 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
         # A team's project reads the built-in contracts' golden values from the tool unless it recorded its own.
         **({} if is_checkout else {env_vars.BUILTIN_GOLDEN_DIR: str(paths.builtin_golden(options.platform))}),
         # The platform the contracts compile for (--platform); unset, JAX's own choice (the CPU, where it is alone).
-        **({"JAX_PLATFORMS": options.platform} if options.platform else {}),
+        **({"JAX_PLATFORMS": platforms.jax_platforms(options.platform)} if options.platform else {}),
         env_vars.ENTRY: entry.name,
         # Unset: the checks write their checkpoints into pytest's temporary folder, removed after the run.
         **({env_vars.CHECKPOINTS: str(checkpoints_folder(entry_report or Path(report)))}
