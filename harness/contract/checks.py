@@ -33,7 +33,7 @@ import functools
 
 import numpy as np
 
-from harness.contract import departures, encoding, mismatches, noise, precision, tolerances, trees
+from harness.contract import departures, encoding, mismatches, noise, platform_needs, precision, tolerances, trees
 from harness.contract.departures import Judged, Statement
 from harness.contract.encoding import encode_array
 from harness.contract.families import Family
@@ -120,7 +120,7 @@ class Check:
         if (scale is None) != (why is None):
             raise TypeError(f"{label}: a cancellation scale is an override of the tolerance policy: "
                             "pass scale= and why= together (why: the operands that cancel)")
-        rule = tolerances.lookup(kind, tolerances.policy_dtype(dtype), self.check_id)
+        rule = tolerances.lookup(kind, tolerances.policy_dtype(dtype), self.check_id, platform_needs.running_on())
         return rule, "; ".join(r for r in (rule.why if rule.named else None, why) if r) or None
 
     def _within(self, kind: ComparisonKind, label: str, value, expected, scale=None, why=None) -> Comparison:

@@ -7,7 +7,9 @@ like any skipped check, so the entry runs on instead of aborting inside XLA's co
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 
 import pytest
 
@@ -21,6 +23,17 @@ DESCRIPTION = (f"{MARKER}(*what): what the check needs of its platform ({', '.jo
 def needs_of(item) -> set[str]:
     """Everything the item's `needs` markers name (a module's and the test's own)."""
     return {str(need) for mark in item.iter_markers(MARKER) for need in mark.args}
+
+
+def running_on() -> str | None:
+    """The backend the process's checks run on, for the platform rules of harness.contract.tolerances; None
+    where JAX was never imported (a check of NumPy values alone: no platform rule applies to it)."""
+    return _backend_once() if "jax" in sys.modules else None
+
+
+@functools.cache  # one backend a process: every comparison asks
+def _backend_once() -> str | None:
+    return backend()
 
 
 def backend() -> str | None:

@@ -168,12 +168,42 @@ for _case in ("sgd/momentum", "rmsprop/momentum-bc", "adagrad", "lars"):
     )
 
 
+# (platform, kind, check id) -> Rule: a platform's own numerics, each measured on that platform, applied only
+# there (the CPU's rules above stay as they are). Measured on a TPU v5e, jax 0.10.2, optax 0.2.6 (docs/accelerators.md):
+PLATFORM_OVERRIDES: dict[tuple[str, ComparisonKind, str], Rule] = {}
+# Muon's Newton-Schulz iteration is five rounds of matrix products; a TPU multiplies float32 operands at JAX's
+# default precision in one bfloat16 pass, so the orthogonalised update is only bfloat16-accurate: measured 3.3,
+# 8.3 and 1.9 ulp of bfloat16 at the operands' scale (2.13e5, 5.44e5 and 1.24e5 float32 ulp) in the three
+# checks' first comparisons. Held to 17 ulp of bfloat16 at that scale: twice the largest measured.
+for _check in ("optimizers/test_scale_by_muon", "optimizers/test_muon[muon/derived]",
+               "optimizers/test_muon[muon/given]"):
+    PLATFORM_OVERRIDES[("tpu", REFERENCE, _check)] = Rule(
+        Tolerance(ulps=17, ulp_dtype="bfloat16"),
+        why="on a TPU, float32 matrix products at JAX's default precision take one bfloat16 pass: Muon's "
+        "Newton-Schulz products are bfloat16-accurate, measured up to 8.3 ulp of bfloat16 at the operands' "
+        "scale on a v5e; held to twice that, 17 ulp of bfloat16",
+        named=True,
+    )
+# warmup_cosine near the end of its decay is peak * (1 + cos(pi t)) / 2 with cos(pi t) near -1: the sum cancels,
+# and the chip's cos differs between the fused jit program and eager op-by-op evaluation by an ulp or so of cos,
+# which the cancellation makes 256 ulp of float32 at the value (measured: 2.98e-8 at 0.00125). Held to 512.
+PLATFORM_OVERRIDES[("tpu", EQUIVALENCE, "schedules/test_jit_matches_eager[warmup_cosine]")] = Rule(
+    Tolerance(ulps=512),
+    why="on a TPU, cos differs between jit and eager by about an ulp of cos; 1 + cos(pi t) cancels near the end "
+    "of the decay: measured 256 ulp of float32 at the value on a v5e, held to twice that, 512",
+    named=True,
+)
+
+
 class UnknownTolerance(KeyError):
     pass
 
 
-def lookup(kind: ComparisonKind, dtype: str, check_id: str | None = None) -> Rule:
-    """The rule for one comparison; an override for the check wins over the dtype default."""
+def lookup(kind: ComparisonKind, dtype: str, check_id: str | None = None, platform: str | None = None) -> Rule:
+    """The rule for one comparison; an override for the check on its platform, then one for the check, win over
+    the dtype default."""
+    if check_id is not None and (platform, kind, check_id) in PLATFORM_OVERRIDES:
+        return PLATFORM_OVERRIDES[(platform, kind, check_id)]
     if check_id is not None and (kind, check_id) in OVERRIDES:
         return OVERRIDES[(kind, check_id)]
     try:
@@ -188,6 +218,8 @@ def table() -> list[ToleranceRule]:
     """The whole policy, for the report and the README."""
     rows = [ToleranceRule(k, r.tolerance.ulps, r.why, dtype=d) for (k, d), r in sorted(POLICY.items())]
     rows += [ToleranceRule(k, r.tolerance.ulps, r.why, check=c) for (k, c), r in sorted(OVERRIDES.items())]
+    rows += [ToleranceRule(k, r.tolerance.ulps, f"on {p} only: {r.why}", check=c)
+             for (p, k, c), r in sorted(PLATFORM_OVERRIDES.items())]
     return rows
 
 

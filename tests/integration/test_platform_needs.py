@@ -156,3 +156,55 @@ def test_a_builtin_x64_check_on_a_platform_without_float64_is_refused_as_an_entr
     refused = checks["clipping/test_complex128_with_x64"]
     assert refused["outcome"] == "skipped"
     assert refused["message"].endswith("not on this platform: cpu has no complex128 or float64")
+
+
+def test_a_platforms_own_tolerance_applies_only_on_that_platform():
+    from harness.contract import tolerances
+    from harness.model.enums import ComparisonKind
+
+    check = "optimizers/test_muon[muon/given]"
+    on_tpu = tolerances.lookup(ComparisonKind.REFERENCE, "float32", check, platform="tpu")
+    assert (on_tpu.tolerance.ulps, on_tpu.tolerance.ulp_dtype, on_tpu.named) == (17, "bfloat16", True)
+    assert "measured up to 8.3 ulp of bfloat16" in on_tpu.why
+    for elsewhere in (None, "cpu", "gpu"):
+        assert tolerances.lookup(ComparisonKind.REFERENCE, "float32", check, platform=elsewhere) == \
+            tolerances.POLICY[(ComparisonKind.REFERENCE, "float32")]
+    rows = [r for r in tolerances.table() if r.why.startswith("on tpu only: ")]
+    assert {r.check for r in rows} == {c for (_, _, c) in tolerances.PLATFORM_OVERRIDES}
+
+
+def test_every_platform_rule_names_a_check_the_suite_has(baseline_report_ids):
+    """A rule for a check renamed or removed would silently stop applying on the chip."""
+    from harness.contract import tolerances
+
+    assert {c for (_, _, c) in tolerances.PLATFORM_OVERRIDES} <= baseline_report_ids
+
+
+@pytest.fixture(scope="module")
+def baseline_report_ids():
+    import os
+
+    given = os.environ.get("HARNESS_BASELINE_REPORT")
+    if not given:
+        pytest.skip("needs the baseline report `nox -s tests` writes (HARNESS_BASELINE_REPORT)")
+    return {c["id"] for c in json.loads(Path(given).read_text())["checks"]}
+
+
+def test_a_comparison_on_a_fake_tpu_takes_the_tpu_rule(monkeypatch):
+    """The rule is chosen by the backend the process runs on (harness.contract.platform_needs.running_on)."""
+    import numpy as np
+
+    from harness.contract import checks, platform_needs
+    from harness.contract.golden import GoldenStore
+
+    monkeypatch.setattr(platform_needs, "running_on", lambda: "tpu")
+    check = checks.Check("schedules/test_jit_matches_eager[warmup_cosine]", "schedules",
+                         GoldenStore(Path("/nonexistent")), recording=False)
+    expected = np.float32(0.0012464867904782295)
+    observed = np.nextafter(expected, np.float32(0), dtype=np.float32)
+    for _ in range(255):
+        observed = np.nextafter(observed, np.float32(0), dtype=np.float32)  # 256 ulp below: as measured on a v5e
+    check.agree("warmup_cosine: jit vs eager", observed, expected)  # within the chip's 512
+    monkeypatch.setattr(platform_needs, "running_on", lambda: "cpu")
+    with pytest.raises(checks.ContractFailure, match="outside 64 ulp"):
+        check.agree("warmup_cosine: jit vs eager (cpu)", observed, expected)
