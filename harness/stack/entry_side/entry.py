@@ -22,7 +22,7 @@ from harness.model.report import now, unresolvable
 from harness.run_options import RunOptions
 from harness.stack import boundary, paths, project
 from harness.stack.environments import envs, harness_source
-from harness.stack.entry_side import ending, entry_jobs, multi_device, parts, rollback
+from harness.stack.entry_side import ending, entry_jobs, multi_device, parts, preinstalled, rollback
 from harness.stack.entry_side.entry_jobs import entry_info  # noqa: F401 (harness.stack.entry_side.entry.entry_info)
 from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, write_if_missing
 from harness.stack.environments.uv_program import uv
@@ -79,6 +79,8 @@ def install_entry(session, ws: Workspace, entry: Entry, report_names: Sequence[s
         else:
             session.install("-r", str(lock))
             session.install("--no-deps", *itself)
+        if problem := preinstalled.check(session.virtualenv.location, lock):  # a TPU host's JAX on PYTHONPATH
+            raise HarnessError(problem)
     except HarnessError as exc:
         for name in report_names:
             write_unresolvable(ws.reports, entry, str(exc), started, name, ws.options.run_id)
