@@ -244,6 +244,8 @@ def test_a_tpu_host_runs_the_entries_one_at_a_time_unless_told(monkeypatch):
     assert on_tpu.jobs_why == "a TPU host (TPU_ACCELERATOR_TYPE is set): one process at a time can hold its TPU"
     assert (upgrade_args.parse(CHECKOUT, ["--jobs", "2"]).jobs, upgrade_args.parse(CHECKOUT, ["--jobs", "2"]).jobs_why) \
         == (2, None)
+    # --platform says where the entries' JAX runs: on the CPU they may run side by side, on the TPU one at a time.
+    assert [upgrade_args.parse(CHECKOUT, ["--platform", p]).jobs for p in ("cpu", "tpu")] == [2, 1]
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
     assert upgrade_args.parse(CHECKOUT, []).jobs == 2
     assert boundary.one_process_at_a_time({"TPU_WORKER_ID": "0", "JAX_PLATFORMS": ""}) is not None
