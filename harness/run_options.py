@@ -68,8 +68,11 @@ class RunOptions:
                                               "too); not with --candidate")))
     pre: bool = _option(False, group=HOST, flags=("--pre",), commands=(UPGRADE,), kind=bool,
                         argparse=dict(help="let `latest` take pre-releases"))
-    jobs: int = _option(2, group=HOST, flags=("--jobs",), commands=(UPGRADE,), kind=int,
-                        argparse=dict(type=int, help="entries run at once (default 2)"))
+    # None: harness.stack.commands.upgrade_args decides (2; 1 where one process at a time holds the accelerator).
+    jobs: int | None = _option(None, group=HOST, flags=("--jobs",), commands=(UPGRADE,), kind=int,
+                               argparse=dict(type=int, help=(
+                                   "entries run at once (default 2; 1 on a TPU host, whose TPU one process at a "
+                                   "time can hold)")))
     reports: Path | None = _option(None, group=HOST, flags=("--reports",), commands=(UPGRADE,), kind=Path,
                                    argparse=dict(type=Path, help="write reports here instead of reports/ (one run "
                                                                  "per directory)"))

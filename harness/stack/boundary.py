@@ -60,6 +60,20 @@ def child_environment(options: RunOptions | None = None, *groups: str,
     return env
 
 
+def one_process_at_a_time(environ: Mapping[str, str] | None = None) -> str | None:
+    """Why entries must run one at a time on this host (None: they may run side by side): on a TPU host
+    (Cloud TPU sets TPU_* variables: TPU_ACCELERATOR_TYPE, TPU_WORKER_ID...) libtpu lets one process hold the
+    TPU, and a second entry's JAX fails to start ("The TPU is already in use by process ..."), unless
+    JAX_PLATFORMS=cpu keeps JAX off it."""
+    environ = os.environ if environ is None else environ
+    if (environ.get("JAX_PLATFORMS") or "").strip().lower() == "cpu":
+        return None
+    tpu = sorted(name for name in environ if name.startswith("TPU_"))
+    if not tpu:
+        return None
+    return f"a TPU host ({tpu[0]} is set): one process at a time can hold its TPU"
+
+
 def invoked_from(session_dir: str, variable: str) -> Path:
     """The directory the user typed the command in: the `upgrade-harness` command's (told in `variable`), else
     nox's own invoked_from."""

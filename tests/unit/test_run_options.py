@@ -90,7 +90,16 @@ def test_the_contract_side_reads_every_variable_an_entry_is_given_for_its_pytest
     assert set(_pytest_options()) == declared | own
 
 
-def test_existing_upgrade_command_lines_read_as_before():
+def _no_tpu(monkeypatch) -> None:
+    """This test's host is no TPU host, whichever host runs it."""
+    import os
+
+    for name in [n for n in os.environ if n.startswith("TPU_")]:
+        monkeypatch.delenv(name)
+
+
+def test_existing_upgrade_command_lines_read_as_before(monkeypatch):
+    _no_tpu(monkeypatch)
     args = upgrade_args.parse(CHECKOUT, ["--candidate", "jax==0.12.0.1", "--pre", "--jobs", "3", "--reports", "out",
                                          "--bisect", "--offline", "--contracts", "a", "--contracts", "b", "--no-builtin",
                                          "--baseline-from", "req.txt", "--envs-size-limit", "1GiB"])
@@ -217,3 +226,27 @@ def test_a_teams_entries_are_told_its_project_though_this_process_was_not(monkey
     assert entry_runs.child_environment(team, told, tmp_path / "j.json")[env_vars.PROJECT] == str(tmp_path.resolve())
     checkout = entry_runs.child_environment(Workspace.of(paths.SOURCE, tmp_path), told, tmp_path / "j.json")
     assert env_vars.PROJECT not in checkout
+
+
+def test_a_tpu_host_runs_the_entries_one_at_a_time_unless_told(monkeypatch):
+    """libtpu lets one process hold the TPU: the second entry's JAX would fail to start (measured on a v5e
+    host: "The TPU is already in use by process with pid ..."), so a TPU host's default is one entry at a time;
+    --jobs still says otherwise, and JAX_PLATFORMS=cpu keeps JAX off the TPU."""
+    from harness.stack import boundary
+
+    _no_tpu(monkeypatch)
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)
+    plain = upgrade_args.parse(CHECKOUT, [])
+    assert (plain.jobs, plain.jobs_why) == (2, None)
+    monkeypatch.setenv("TPU_ACCELERATOR_TYPE", "v5litepod-1")
+    on_tpu = upgrade_args.parse(CHECKOUT, [])
+    assert on_tpu.jobs == 1
+    assert on_tpu.jobs_why == "a TPU host (TPU_ACCELERATOR_TYPE is set): one process at a time can hold its TPU"
+    assert (upgrade_args.parse(CHECKOUT, ["--jobs", "2"]).jobs, upgrade_args.parse(CHECKOUT, ["--jobs", "2"]).jobs_why) \
+        == (2, None)
+    # --platform says where the entries' JAX runs: on the CPU they may run side by side, on the TPU one at a time.
+    assert [upgrade_args.parse(CHECKOUT, ["--platform", p]).jobs for p in ("cpu", "tpu")] == [2, 1]
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    assert upgrade_args.parse(CHECKOUT, []).jobs == 2
+    assert boundary.one_process_at_a_time({"TPU_WORKER_ID": "0", "JAX_PLATFORMS": ""}) is not None
+    assert boundary.one_process_at_a_time({"PATH": "/usr/bin"}) is None

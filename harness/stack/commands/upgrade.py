@@ -57,7 +57,8 @@ def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int):
     fail there only, and on its checkpoints; then the single-package entries on just the checks that changed
     (and the rollback checks, the baseline reading their checkpoints)."""
     pair = entries[:2]
-    print(f"upgrade: running {', '.join(e.name for e in pair)}, {args.jobs} at a time")
+    why = f" ({args.jobs_why}; --jobs N to say otherwise)" if getattr(args, "jobs_why", None) else ""
+    print(f"upgrade: running {', '.join(e.name for e in pair)}, {args.jobs} at a time{why}")
     run_entries(ws, pair, args, seed)
     with run_profile.phase("follow-ups"):
         return _follow_up(ws, args, entries, seed)

@@ -8,8 +8,11 @@ import argparse
 from harness import platforms
 from harness.errors import HarnessError
 from harness.stack.commands import options
+from harness.stack import boundary
 from harness.stack.environments import envs
 from harness.stack.workspace import Workspace
+
+JOBS = 2  # entries run at once unless --jobs says otherwise, or the host's accelerator takes one process
 
 
 def prog(ws: Workspace, command: str) -> str:
@@ -20,6 +23,10 @@ def prog(ws: Workspace, command: str) -> str:
 def parse(ws: Workspace, argv, command: str = "upgrade") -> argparse.Namespace:
     """`command`: upgrade, or plan (its first step alone, for CI), which takes the same options."""
     args = options.parse(command, argv, prog(ws, command))  # its own options, and the project's
+    args.jobs_why = None  # why --jobs was not needed to run them one at a time
+    if args.jobs is None:  # --platform names where JAX runs (platforms.entries_at_once); else the host's default
+        args.jobs_why = boundary.one_process_at_a_time() if args.platform is None else None
+        args.jobs = 1 if args.jobs_why else JOBS
     if args.jobs < 1:
         raise HarnessError(f"--jobs {args.jobs}: give at least 1.")
     args.jobs = platforms.entries_at_once(args.platform, args.jobs)

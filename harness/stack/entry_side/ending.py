@@ -58,11 +58,14 @@ def explain(return_code: int, state: Progress | None) -> str:
     return f"ended with exit status {return_code} {at}"
 
 
-def record(report_file: Path, entry: EntryInfo, problem: str, started_at: str, run: RunReports | None = None) -> bool:
+def record(report_file: Path, entry: EntryInfo, problem: str, started_at: str, run: RunReports | None = None,
+           run_id: str | None = None) -> bool:
     """Say `problem` in the entry's report when it does not say why it is incomplete: set it on a partial
     report without one, or write a partial report when there is none. Atomic (report_io). False when
     the report is complete, unresolvable or already says why. `run`: the upgrade's reports, which read it
-    once (and hold what is written here)."""
+    once (and hold what is written here). `run_id`: the upgrade run a report written here belongs to (a
+    suite that died before writing one, e.g. a TPU another entry holds: without it the verdict refuses the
+    report as another run's instead of saying why the entry ended)."""
     run = run or RunReports()
     try:
         report = run.load(report_file)
@@ -71,7 +74,8 @@ def record(report_file: Path, entry: EntryInfo, problem: str, started_at: str, r
     if report is not None and (report.status != Status.PARTIAL or report.problem):
         return False
     if report is None:
-        report = dataclasses.replace(unresolvable(entry, problem, started_at), status=Status.PARTIAL, finished_at=None)
+        report = dataclasses.replace(unresolvable(entry, problem, started_at), status=Status.PARTIAL, finished_at=None,
+                                     run_id=run_id)
     said = dataclasses.replace(report, problem=problem)
     report_io.write(report_file, said)
     run.wrote(report_file, said)

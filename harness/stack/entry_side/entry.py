@@ -22,7 +22,7 @@ from harness.model.report import now, unresolvable
 from harness.run_options import RunOptions
 from harness.stack import boundary, paths, project
 from harness.stack.environments import envs, harness_source
-from harness.stack.entry_side import ending, entry_jobs, multi_device, parts, rollback
+from harness.stack.entry_side import ending, entry_jobs, multi_device, parts, preinstalled, rollback
 from harness.stack.entry_side.entry_jobs import entry_info  # noqa: F401 (harness.stack.entry_side.entry.entry_info)
 from harness.stack.pins.locks import check_current, compile_lock, lock_command, lock_path, write_if_missing
 from harness.stack.environments.uv_program import uv
@@ -79,6 +79,8 @@ def install_entry(session, ws: Workspace, entry: Entry, report_names: Sequence[s
         else:
             session.install("-r", str(lock))
             session.install("--no-deps", *itself)
+        if problem := preinstalled.check(session.virtualenv.location, lock):  # a TPU host's JAX on PYTHONPATH
+            raise HarnessError(problem)
     except HarnessError as exc:
         for name in report_names:
             write_unresolvable(ws.reports, entry, str(exc), started, name, ws.options.run_id)
@@ -182,7 +184,8 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     if len(writers) > 1:
         part = parts.runs(found, ReportPart.ALL, rollback=True)
         env, _ = _environment(session, ws, entry, found, part, path, path, rollback_reads)
-        with session.chdir(found.root), explained(entry, *written, progress_file=ws.options.progress):
+        with session.chdir(found.root), explained(entry, *written, progress_file=ws.options.progress,
+                                                  run_id=ws.options.run_id):
             _run_rollbacks(session, entry, found, part, zip(writers, written), env, _basetemp(session, part),
                            pytest_args)
         return
@@ -225,7 +228,7 @@ def _run_part(session, ws: Workspace, entry: Entry, found: project.Project, part
     # The platform as the workspace was given it: a golden session's --multi-device-platform is not in its env.
     family = (multi_device.planned(found, boundary.variables(), ws.options.multi_device_platform)
               if part != ReportPart.OWN and multi_device.wanted(ws.options.only) else None)
-    with explained(entry, file, progress_file=ws.options.progress, run=held):
+    with explained(entry, file, progress_file=ws.options.progress, run=held, run_id=ws.options.run_id):
         # The multi-device family's process starts first, beside the main run; its output follows the main run's.
         beside = None if family is None else multi_device.Beside(session, family, [
             *suite_arguments(found, contracts=False, part=part), f"--basetemp={basetemp}-{devices.FAMILY}",
@@ -259,10 +262,12 @@ def _run_rollbacks(session, entry: Entry, found: project.Project, part: ReportPa
 
 
 @contextlib.contextmanager
-def explained(entry: Entry, *reports: Path, progress_file: Path | None = None, run: RunReports | None = None):
+def explained(entry: Entry, *reports: Path, progress_file: Path | None = None, run: RunReports | None = None,
+              run_id: str | None = None):
     """When the suite's process ends early (killed, crashed, interrupted), say why in its reports (those not
     complete): a killed pytest leaves a partial report with no reason in it. nox's failure carries the
-    return code; the entry's progress file (when an upgrade runs it) how far it got."""
+    return code; the entry's progress file (when an upgrade runs it) how far it got; `run_id`: the upgrade run
+    a report written for a suite that left none belongs to."""
     started = now()
     try:
         yield
@@ -271,7 +276,7 @@ def explained(entry: Entry, *reports: Path, progress_file: Path | None = None, r
         if code is not None:
             state = progress.read(progress_file) if progress_file else None
             for report in reports:
-                ending.record(report, entry_info(entry), ending.explain(code, state), started, run)
+                ending.record(report, entry_info(entry), ending.explain(code, state), started, run, run_id)
         raise
 
 

@@ -96,6 +96,8 @@ def compute(ws: Workspace, where: RunDirectory | Path, entries: list[matrix.Entr
     except HarnessError:
         return None
     versions = tuple({k: r.get(k) for k in usage.LIBRARIES} for r in ran)
+    if not all(any(v.values()) for v in versions):  # an entry that ran no stack (it could not install or start):
+        return None  # no API to read; the verdict says why it cannot judge it
     contracts, code, root = inputs(ws)
     python = reader_python(entries)
     try:

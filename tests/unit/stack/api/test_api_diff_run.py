@@ -74,6 +74,18 @@ def test_an_environment_holding_other_versions_than_its_report_is_not_read(run, 
     assert libraries.fetched == ["candidate"] and len(read) == 1  # the baseline's environment holds what its report ran
 
 
+def test_an_entry_that_ran_no_stack_has_no_api_diff_and_no_note(run, monkeypatch, capsys):
+    """A candidate that could not install or start its suite (a TPU another entry held) reports no versions:
+    there is nothing to read, and no note about a package index (uv was asked for no package at all)."""
+    ws, directory, _ = run
+    doc = json.loads((directory / "candidate.json").read_text())
+    doc["environment"]["versions"] = {}
+    (directory / "candidate.json").write_text(json.dumps(doc))
+    monkeypatch.setattr(sources, "fetch", lambda *args, **kwargs: pytest.fail("nothing to fetch"))
+    assert for_run.compute(ws, directory, ENTRIES) is None
+    assert "no API diff" not in capsys.readouterr().err and not (directory / "api-diff.json").exists()
+
+
 def test_without_griffe_the_diff_is_a_note_not_a_crash(run, monkeypatch, capsys):
     """`judge DIR` and `followups` have no preflight: a host without griffe says what to install."""
     ws, directory, _ = run
