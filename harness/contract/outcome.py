@@ -6,6 +6,7 @@ each get their own outcome and a message that says which, so the verdict can mar
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -133,6 +134,14 @@ def collection_failure(report, own_dirs: list[Path] = (), root: Path = Path()) -
         max_abs_err=None, max_rel_err=None, comparisons=[], errors_observed={}, series={},
         library_frames=library_frames(text), own=is_own(root / report.nodeid, list(own_dirs)) or None,
     )
+
+
+def collection_refused(report, own_dirs: list[Path] = (), root: Path = Path()) -> CheckRecord:
+    """A module its platform cannot run, refused as it was collected: one skipped check for the module, its
+    reason "not on this platform: ..." (harness.platforms)."""
+    failed = collection_failure(report, own_dirs, root)
+    reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
+    return dataclasses.replace(failed, outcome=Outcome.SKIPPED, exception=None, message=reason, library_frames=[])
 
 
 # A traceback frame in an installed package, as pytest ("<venv>/site-packages/optax/x.py:39: in f")

@@ -25,6 +25,11 @@ def needs_of(item) -> set[str]:
     return {str(need) for mark in item.iter_markers(MARKER) for need in mark.args}
 
 
+def module_refused(report) -> bool:
+    """A module its platform cannot run, refused as it was collected (the data-parallel family on one chip)."""
+    return bool(report.skipped) and platforms.NOT_HERE in str(report.longrepr)
+
+
 def running_on() -> str | None:
     """The backend the process's checks run on, for the platform rules of harness.contract.tolerances; None
     where JAX was never imported (a check of NumPy values alone: no platform rule applies to it)."""

@@ -25,7 +25,7 @@ Options (.options; each also a variable the nox sessions set, or a field of the 
                                                  --hypothesis-profile is refused in a harness run
 
 The work is done elsewhere: .session (the report), .progress (the job's progress file), .outcome (one check's
-record), .warning_log, .golden_recording, .checks (the `check` API), .mismatches (golden values that differ).
+record), .warning_log, .golden_recording, .checks, .mismatches, .platform_needs (what a platform cannot run).
 """
 
 from __future__ import annotations
@@ -269,12 +269,12 @@ def _show_mismatches(item, call, rep, check) -> None:
 
 
 def pytest_collectreport(report):
-    """A module that fails to import (an API gone after a bump) is recorded as a failed check."""
-    if report.failed and _ACTIVE and str(report.nodeid).endswith(".py"):
+    """A module that fails to import (an API gone after a bump): a failed check; one its platform refuses: skipped."""
+    if (report.failed or platform_needs.module_refused(report)) and _ACTIVE and str(report.nodeid).endswith(".py"):
         from harness.contract import outcome
-
         recorder = _ACTIVE[-1]
-        record = recorder.checks[report.nodeid] = outcome.collection_failure(report, recorder.own_contracts, recorder.root)
+        made = outcome.collection_failure if report.failed else outcome.collection_refused
+        record = recorder.checks[report.nodeid] = made(report, recorder.own_contracts, recorder.root)
         if record.own:
             recorder.own_families.add(record.family)
 

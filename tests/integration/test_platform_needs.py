@@ -208,3 +208,19 @@ def test_a_comparison_on_a_fake_tpu_takes_the_tpu_rule(monkeypatch):
     monkeypatch.setattr(platform_needs, "running_on", lambda: "cpu")
     with pytest.raises(checks.ContractFailure, match="outside 64 ulp"):
         check.agree("warmup_cosine: jit vs eager (cpu)", observed, expected)
+
+
+def test_a_module_its_platform_refuses_is_one_skipped_check_saying_why(pytester):
+    """The data-parallel family on one chip: its layouts need 4 devices (harness/builtin/test_data_parallel.py)."""
+    pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
+    pytester.makepyfile(test_layouts='import pytest\n\npytest.skip("not on this platform: needs 4 devices, found 1", '
+                                     'allow_module_level=True)\n\n\ndef test_x(check):\n    pass\n',
+                        test_other='import pytest\n\npytest.skip("not installed", allow_module_level=True)\n')
+    pytester.mkdir("golden")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:randomly", "--harness-report=report.json",
+                                           "--harness-golden-dir=golden")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    checks = {c["id"]: c for c in json.loads((pytester.path / "report.json").read_text())["checks"]}
+    assert list(checks) == ["layouts/collection"]  # a module skipped for another reason stays as it was: no check
+    assert checks["layouts/collection"]["outcome"] == "skipped"
+    assert checks["layouts/collection"]["message"].endswith("not on this platform: needs 4 devices, found 1")
