@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Judge a bump on a TPU host with no network (docs/accelerators.md): the same pins on the host's CPU and on its
+# chip side by side, each against golden values recorded there, so the chip's verdict also names what only it
+# shows. Run from the repository's root, the wheels the host's index lacks in .whl-tpu/ (the docs list them):
+#
+#   examples/tpu-host/judge.sh [WORKDIR]          PLATFORM=tpu CANDIDATE="optax==0.2.8" by default
+#
+# The baseline is the host's own JAX and numpy with optax 0.2.6 and Flax 0.12.8; the entries run Python 3.11,
+# the host's. With SKIP_CHIP=1 only the CPU half runs (a rehearsal on a machine without the chip).
+set -u
+REPO=$PWD; W=${1:-/tmp/upgrade-harness-tpu}; PLATFORM=${PLATFORM:-tpu}; CANDIDATE=${CANDIDATE:-optax==0.2.8}
+export UV_DEFAULT_INDEX=${UV_DEFAULT_INDEX:-file:///opt/pypi/simple} UV_FIND_LINKS=$REPO/.whl-tpu UV_OFFLINE=1
+export UV_PYTHON_DOWNLOADS=never
+T0=$(date +%s); say() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+rm -rf "$W" && mkdir -p "$W/platforms" || exit 2
+python3 -m venv "$W/tool" && "$W/tool/bin/pip" install -q --index-url "$UV_DEFAULT_INDEX" --find-links "$REPO/.whl-tpu" \
+  "$REPO" || exit 2
+export PATH=$W/tool/bin:$PATH
+
+project() {  # a team's project: the example regressor and its contracts, the host's own JAX and numpy pinned
+  mkdir -p "$W/$1/reports" && cd "$W/$1" || exit 2
+  cp -r "$REPO/examples/nnx-regressor/regressor" "$REPO/examples/nnx-regressor/contracts" .
+  printf 'jax==0.10.2\njaxlib==0.10.2\noptax==0.2.6\nflax==0.12.8\nnumpy==2.4.6\n' > requirements.txt
+  upgrade-harness init --builtin judge > init.log || exit 2
+  sed -i 's/^pythonpath = .*/&\npython = "3.11"/' pyproject.toml
+  ln -s "$W/platforms" reports/.platforms  # both verdicts' records in one place: the second names the difference
+}
+
+judge() {  # golden values recorded on $1, then the bump judged there
+  say "$1: golden"; upgrade-harness golden --record-builtin --platform "$1" > golden.log 2>&1
+  say "$1: golden exit $?; upgrade"; upgrade-harness upgrade --platform "$1" --candidate "$CANDIDATE" > upgrade.log 2>&1
+  say "$1: upgrade exit $?"; grep -A2 '^VERDICT' upgrade.log
+}
+
+(project cpu && judge cpu) &
+CPU=$!
+if [ -z "${SKIP_CHIP:-}" ]; then
+  (project "$PLATFORM" && judge "$PLATFORM") &
+  CHIP=$!
+  wait $CHIP
+fi
+wait $CPU
+say done
+if [ -n "${OUT:-}" ]; then
+  for side in cpu "$PLATFORM"; do
+    [ -d "$W/$side" ] && tar czf "$OUT/$side.tgz" -C "$W/$side" golden.log upgrade.log reports/upgrade-summary.md \
+      reports/upgrade-summary.json 2>/dev/null
+  done
+fi
