@@ -29,13 +29,29 @@ def versions() -> dict:
 
 
 def packages() -> dict[str, str]:
-    """Every installed distribution with its version, sorted by name."""
+    """Every installed distribution with its version, sorted by name: of two copies, the one import finds (the
+    first on sys.path, as a host's JAX on PYTHONPATH comes before the environment's)."""
     found = {}
     for dist in md.distributions():
         name = dist.metadata["Name"]
         if name:
-            found[name.lower().replace("_", "-")] = dist.version
+            found.setdefault(name.lower().replace("_", "-"), dist.version)
     return dict(sorted(found.items()))
+
+
+def preinstalled() -> dict[str, str]:
+    """Of the stack's packages (and libtpu), those imported from outside this environment: name -> the folder
+    (a host's own JAX on PYTHONPATH, which every entry imports and the judged pins take as given)."""
+    inside = os.path.realpath(sys.prefix) + os.sep
+    found = {}
+    for key in [*VERSION_KEYS, "libtpu"]:
+        try:
+            where = os.path.realpath(str(md.distribution(key.replace("_", "-")).locate_file("")))
+        except md.PackageNotFoundError:
+            continue
+        if not (where + os.sep).startswith(inside):
+            found[key] = where
+    return found
 
 
 def machine() -> dict:

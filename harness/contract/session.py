@@ -84,7 +84,8 @@ class Recorder:
     def _environment(self) -> Environment:
         if self.environment is None:  # measured once: the package list is slow to read
             self.environment = Environment(versions=environment.versions(), packages=environment.packages(),
-                                           machine=environment.machine(), jax=JaxPlatform(**environment.jax_platform()))
+                                           machine=environment.machine(), jax=JaxPlatform(**environment.jax_platform()),
+                                           preinstalled=environment.preinstalled() or None)
         return self.environment
 
     def _entry(self) -> EntryInfo:

@@ -160,6 +160,9 @@ class Environment:
     machine: dict[str, Json]  # os, processor, cpu count, interpreter
     jax: JaxPlatform
     family_platforms: dict[str, JaxPlatform] | None = _optional()  # families run in a process of their own
+    # Of the stack's packages, those imported from outside the entry's environment (name -> the folder): a host's
+    # own JAX on PYTHONPATH (a TPU host's), judged as given.
+    preinstalled: dict[str, str] | None = _optional()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -90,6 +90,8 @@ class EntryVerdict:
     reused_parts: dict[str, ReusedFrom] | None = None
     # The JAX platform of its main process ("main") and of each family run in a process of its own.
     platforms: dict[str, JaxPlatform] = dataclasses.field(default_factory=dict)
+    # Its stack's packages imported from outside its environment (a host's own JAX): name -> the folder.
+    preinstalled: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def contract_changes(self) -> list[Change]:

@@ -100,7 +100,7 @@ def compare_entry(base: Report, other: Report, replay: Report | None = None) -> 
         requested=other.entry.requested, requested_python=other.entry.python,
         resolution_notes=list(other.entry.notes or []),
         timings=compare_performance(base, other), reused=other.reused, reused_parts=other.reused_parts,
-        platforms=platforms(other.environment),
+        platforms=platforms(other.environment), preinstalled=dict(other.environment.preinstalled or {}),
     )
     return compared if replay is None else replayed(compared, base, other, replay)
 

@@ -25,10 +25,12 @@ class EntryRow:
     result: str
 
 
-def versions_text(versions: dict[str, str | None]) -> str:
+def versions_text(versions: dict[str, str | None], preinstalled=()) -> str:
     """'python 3.12.1 jax 0.11.2 ...'; a package the entry did not install (flax, for a project that does not
-    use it) is left out."""
-    return " ".join(f"{k} {versions[k]}" for k in STACK_VERSION_KEYS if versions.get(k))
+    use it) is left out; one the host preinstalled outside the environment is marked so ('jax 0.10.2
+    (preinstalled)'): the judged pins take it as given."""
+    return " ".join(f"{k} {versions[k]}" + (" (preinstalled)" if k in preinstalled else "")
+                    for k in STACK_VERSION_KEYS if versions.get(k))
 
 
 def magnitude(change: Change) -> str:
@@ -59,12 +61,13 @@ def marks_text(entry: EntryVerdict) -> str:
 def entry_rows(verdict: Verdict) -> list[EntryRow]:
     """The baseline, then one row per entry: versions, status and what changed."""
     base = verdict.baseline
-    rows = [EntryRow("baseline", versions_text(base.environment.versions) + platform_text(platforms(base.environment)),
+    rows = [EntryRow("baseline", versions_text(base.environment.versions, base.environment.preinstalled or {})
+                     + platform_text(platforms(base.environment)),
                      status_text("baseline", base.status, base.reused, reused_parts=base.reused_parts),
                      counts_text(base.summary))]
     for e in verdict.entries:
         versions = e.versions if e.status != Status.UNRESOLVABLE else dict(e.requested, python=e.requested_python)
-        rows.append(EntryRow(e.name, versions_text(versions) + platform_text(e.platforms),
+        rows.append(EntryRow(e.name, versions_text(versions, e.preinstalled) + platform_text(e.platforms),
                              status_text(e.name, e.status, e.reused, base.run_id, e.reused_parts), marks_text(e)))
     return rows
 
