@@ -60,6 +60,10 @@ def child_environment(options: RunOptions | None = None, *groups: str,
     return env
 
 
+# What JAX's cloud_tpu_init sets in its own process, a TPU or not: TPU_SKIP_MDS_QUERY=1 where it finds no chip.
+_SET_BY_JAX = frozenset({"TPU_SKIP_MDS_QUERY", "TPU_ML_PLATFORM", "TPU_ML_PLATFORM_VERSION"})
+
+
 def one_process_at_a_time(environ: Mapping[str, str] | None = None) -> str | None:
     """Why entries must run one at a time on this host (None: they may run side by side): on a TPU host
     (Cloud TPU sets TPU_* variables: TPU_ACCELERATOR_TYPE, TPU_WORKER_ID...) libtpu lets one process hold the
@@ -68,7 +72,7 @@ def one_process_at_a_time(environ: Mapping[str, str] | None = None) -> str | Non
     environ = os.environ if environ is None else environ
     if (environ.get("JAX_PLATFORMS") or "").strip().lower() == "cpu":
         return None
-    tpu = sorted(name for name in environ if name.startswith("TPU_"))
+    tpu = sorted(name for name in environ if name.startswith("TPU_") and name not in _SET_BY_JAX)
     if not tpu:
         return None
     return f"a TPU host ({tpu[0]} is set): one process at a time can hold its TPU"

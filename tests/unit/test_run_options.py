@@ -250,3 +250,17 @@ def test_a_tpu_host_runs_the_entries_one_at_a_time_unless_told(monkeypatch):
     assert upgrade_args.parse(CHECKOUT, []).jobs == 2
     assert boundary.one_process_at_a_time({"TPU_WORKER_ID": "0", "JAX_PLATFORMS": ""}) is not None
     assert boundary.one_process_at_a_time({"PATH": "/usr/bin"}) is None
+
+
+def test_what_jax_itself_sets_on_a_machine_without_a_tpu_is_no_tpu_host():
+    """JAX's cloud_tpu_init sets TPU_SKIP_MDS_QUERY=1 in its own process when it finds no TPU chip: a harness
+    process that imported JAX (a test worker, a team's tool) is no TPU host for that (CI ran two entries one at a
+    time and two tests that expect them side by side failed)."""
+    from harness.stack import boundary
+
+    assert boundary.one_process_at_a_time({"TPU_SKIP_MDS_QUERY": "1"}) is None
+    assert boundary.one_process_at_a_time({"TPU_SKIP_MDS_QUERY": "1", "TPU_ML_PLATFORM": "JAX",
+                                            "TPU_ML_PLATFORM_VERSION": "0.11.2"}) is None
+    on_a_tpu_host = {"TPU_SKIP_MDS_QUERY": "true", "TPU_ACCELERATOR_TYPE": "v5litepod-4", "TPU_WORKER_ID": "0"}
+    assert boundary.one_process_at_a_time(on_a_tpu_host) == ("a TPU host (TPU_ACCELERATOR_TYPE is set): one process "
+                                                              "at a time can hold its TPU")
