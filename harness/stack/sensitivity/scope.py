@@ -39,6 +39,8 @@ from harness.errors import HarnessError
 #   optax/_src/transform.py: apply_every; scale_by_schedule, scale_by_learning_rate; normalize_by_update_norm,
 #     centralize, scale_by_trust_ratio; the optimizers' update rules (scale_by_adam, scale_by_rms, ..., scale_by_lbfgs;
 #     scale_by_polyak, scale_by_distance_over_gradients: no contract yet)
+#   optax/losses/_regression.py, _smoothing.py, _classification.py: the regression losses, smooth_labels, the
+#     cross-entropies, divergences and margin losses (ctc_loss: no contract yet)
 #   optax/_src/alias.py: the optimizers (adam, adamw, lion, sgd, rmsprop, adafactor, lbfgs, ...)
 #   optax/_src/factorized.py: scale_by_factored_rms
 #   optax/_src/utils.py: scale_gradient
@@ -72,9 +74,14 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
 # Modules that define an in-scope callable of the coverage ledger but are not mutated yet, each with why;
 # tests/integration/test_sensitivity_scope.py derives the modules from the ledger and Optax's source, so a module
 # is either mutated above or named here: the score's scope is stated, never silently narrower.
-# None today: every in-scope callable has a contract (a module whose callables had none was named with "its
-# in-scope callables have no contract yet (the ledger lists them as missing): every mutant would survive").
-NOT_MUTATED: dict[str, str] = {}
+# The losses whose contracts are still missing (issue 45): their modules are named here until they have one.
+_NO_LOSS_CONTRACT = "its in-scope losses have no contract yet (the ledger lists them as missing): every mutant would survive"
+NOT_MUTATED: dict[str, str] = {
+    "optax/losses/_segmentation.py": _NO_LOSS_CONTRACT + " (dice_loss, binary_dice_loss, multiclass_generalized_dice_loss)",
+    "optax/losses/_self_supervised.py": _NO_LOSS_CONTRACT + " (ntxent, triplet_margin_loss)",
+    "optax/losses/_ranking.py": _NO_LOSS_CONTRACT + " (ranking_softmax_loss)",
+    "optax/losses/_fenchel_young.py": _NO_LOSS_CONTRACT + " (make_fenchel_young_loss)",
+}
 
 # Modules whose callables one contract file alone calls: that file runs first (then the rest of the
 # families), so a mutant it kills costs that file, not the whole family before it.
