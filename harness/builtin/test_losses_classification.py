@@ -165,15 +165,19 @@ def test_kl_divergences(check, name):
     log_q = jnp.asarray(log_q64, jnp.float32)
     lq = lc.f64(log_q)
     if name == "kl_divergence_with_log_targets":
-        p64 = np.where(p64 > 0, p64, 1e-30)
-        targets = jnp.asarray(np.log(p64), jnp.float32)
-        formula = lambda a, axis=-1: ref.kl_divergence_log_targets(a, lc.f64(targets) if axis == -1 else lc.f64(targets).T, axis)
-        p64 = np.exp(lc.f64(targets))
+        targets = jnp.asarray(np.log(np.where(p64 > 0, p64, 1e-30)), jnp.float32)
+        log_p64 = lc.f64(targets)
+        p64 = np.exp(log_p64)
+
+        def formula(a, axis=-1):
+            return ref.kl_divergence_log_targets(a, log_p64 if axis == -1 else log_p64.T, axis)
     else:
         targets = jnp.asarray(p64, jnp.float32)
         p64 = lc.f64(targets)
         kl = ref.convex_kl_divergence if name == "convex_kl_divergence" else ref.kl_divergence
-        formula = lambda a, axis=-1: kl(a, p64 if axis == -1 else p64.T, axis)
+
+        def formula(a, axis=-1):
+            return kl(a, p64 if axis == -1 else p64.T, axis)
     fn = lc.loss(name)
     scale = np.sum(p64 * (np.abs(np.log(np.maximum(p64, 1e-30))) + np.abs(lq)), axis=-1) + 1.0
     why = "a sum of p log p and p log q terms that cancel to a small divergence"

@@ -68,7 +68,8 @@ def test_sparsemax_loss(check):
 
 
 ERRORS = {
-    "softmax_cross_entropy/labels_of_another_width": lambda L: L.softmax_cross_entropy(jnp.ones((2, 3)), jnp.ones((2, 4))),
+    "softmax_cross_entropy/labels_of_another_width": lambda L: L.softmax_cross_entropy(
+        jnp.ones((2, 3)), jnp.ones((2, 4))),
     "softmax_cross_entropy/bad_axis": lambda L: L.softmax_cross_entropy(jnp.ones((2, 3)), jnp.ones((2, 3)), axis=2),
     "integer_labels/float_labels": lambda L: L.softmax_cross_entropy_with_integer_labels(jnp.ones((2, 3)), jnp.ones(2)),
     "integer_labels/labels_of_another_batch": lambda L: L.softmax_cross_entropy_with_integer_labels(

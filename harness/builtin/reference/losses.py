@@ -170,3 +170,52 @@ def binary_sparsemax(logits, labels):
     """The multiclass sparsemax loss of the scores (x, 0) with class 1 - y (y = 1: x is the true score)."""
     scores = np.stack([logits, np.zeros_like(logits)], axis=-1)
     return multiclass_sparsemax(scores, (1 - labels).astype(np.int64))
+
+
+def ctc(logits, logit_paddings, labels, label_paddings, blank=0):
+    """-log p(labels | logits) per sequence (Graves et al. 2006): the sum over every alignment of the
+    unpadded frames that collapses (merge repeats, drop blanks) to the unpadded labels, by the forward
+    recursion over the labels with blanks interleaved, in log space; per-frame probabilities softmax."""
+    losses = []
+    for b in range(logits.shape[0]):
+        frames = _log_softmax(logits[b][logit_paddings[b] == 0])
+        ys = labels[b][label_paddings[b] == 0]
+        ext = [blank]
+        for y in ys:
+            ext += [int(y), blank]
+        alpha = np.full(len(ext), -np.inf)
+        alpha[0] = frames[0, ext[0]]
+        if len(ext) > 1:
+            alpha[1] = frames[0, ext[1]]
+        for t in range(1, len(frames)):
+            prev = alpha.copy()
+            for s in range(len(ext)):
+                terms = [prev[s]] + ([prev[s - 1]] if s >= 1 else [])
+                if s >= 2 and ext[s] != blank and ext[s] != ext[s - 2]:
+                    terms.append(prev[s - 2])
+                alpha[s] = np.logaddexp.reduce(terms) + frames[t, ext[s]]
+        losses.append(-np.logaddexp.reduce(alpha[-2:] if len(ext) > 1 else alpha[-1:]))
+    return np.array(losses)
+
+
+# -- segmentation and ranking -----------------------------------------------------------------------------------------
+def dice_per_class(p, t, smooth, axes):
+    """1 - (2 sum p t + smooth) / (sum p + sum t + smooth), the sums over the spatial axes: per class."""
+    inter = np.sum(p * t, axis=axes)
+    return 1.0 - (2.0 * inter + smooth) / (np.sum(p, axis=axes) + np.sum(t, axis=axes) + smooth)
+
+
+def generalized_dice(p, t, smooth, axes):
+    """Sudre et al. 2017: 1 - 2 sum_c w_c sum_i p t / sum_c w_c sum_i (p + t), w_c = 1 / (sum_i t_ic)²; smooth
+    added to numerator and denominator as in dice_loss."""
+    w = 1.0 / np.sum(t, axis=axes) ** 2
+    num = 2.0 * np.sum(w * np.sum(p * t, axis=axes), axis=-1) + smooth
+    den = np.sum(w * np.sum(p + t, axis=axes), axis=-1) + smooth
+    return 1.0 - num / den
+
+
+def ranking_softmax(logits, labels, where=None, weights=None):
+    """-sum_i w_i y_i log softmax(s)_i over the valid items (where), per list (the docstring's formula, the
+    weights multiplying each item's term)."""
+    labels = labels if weights is None else labels * weights
+    return softmax_cross_entropy(logits, labels, where=where)
