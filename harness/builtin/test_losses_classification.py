@@ -79,9 +79,27 @@ def test_integer_labels(check, dtype):
     lc.judge(check, f"{key}/grad", _grad(fn, x, y), ref.softmax_cross_entropy_grad(x64, ref.one_hot(INT_LABELS, 5)),
              scale=1.0, why="softmax(x) - onehot(y) cancels where the predicted probability is 1")
     lc.judge(check, f"{key}/axis0", fn(x.T, y, axis=0), expected, scale=_scale(x64), why=WHY)
+    lc.judge(check, f"{key}/axis1", fn(x, y, axis=1), expected, scale=_scale(x64), why=WHY)  # -1 spelled 1
     rows = np.array([True, False, True, True])
     lc.judge(check, f"{key}/where_rows", fn(x, y, where=jnp.asarray(rows)), np.where(rows, expected, 0.0),
              scale=_scale(x64), why=WHY)
+
+
+def test_integer_labels_over_several_axes(check):
+    """axis=(1, 2): a label is a flat index into the (3, 4) slice of each batch row (the docstring's
+    reading), the softmax over the 12 classes of the slice; with a class mask of the logits' shape."""
+    fn = lc.loss("softmax_cross_entropy_with_integer_labels")
+    x64 = np.sin(np.arange(2 * 3 * 4) * 0.9).reshape(2, 3, 4) * 4.0
+    labels = np.array([5, 11])
+    x = jnp.asarray(x64, jnp.float32)
+    flat = x64.reshape(2, 12)
+    lc.judge(check, "integer_labels/axes12", fn(x, jnp.asarray(labels), axis=(1, 2)),
+             ref.integer_cross_entropy(flat, labels), scale=_scale(flat), why=WHY)
+    keep = np.ones((2, 3, 4), bool)
+    keep[0, 0, :2] = keep[1, 2, 0] = False  # classes whose label is not the row's
+    masked = ref.softmax_cross_entropy(flat, ref.one_hot(labels, 12), where=keep.reshape(2, 12))
+    lc.judge(check, "integer_labels/axes12/where", fn(x, jnp.asarray(labels), axis=(1, 2), where=jnp.asarray(keep)),
+             masked, scale=_scale(flat), why=WHY)
 
 
 def test_safe_softmax_cross_entropy(check):
@@ -96,6 +114,13 @@ def test_safe_softmax_cross_entropy(check):
     finite = jnp.asarray(LOGITS, jnp.float32)
     lc.judge(check, "safe_softmax_cross_entropy/grad", _grad(fn, finite, jnp.asarray(SOFT, jnp.float32)),
              ref.softmax_cross_entropy_grad(LOGITS, SOFT), scale=1.0, why="softmax(x) - y cancels")
+    # A training step takes value and gradient together: the value from the differentiated path too, and the
+    # gradient where a logit is -inf (0 there: its probability is 0 and its label 0).
+    value, grad = jax.value_and_grad(lambda q: jnp.sum(fn(q, y)))(x)
+    lc.judge(check, "safe_softmax_cross_entropy/value_with_grad", value, np.sum(ref.softmax_cross_entropy(x64, y64)),
+             scale=np.sum(_scale(np.where(np.isinf(x64), 0.0, x64))), why=WHY)
+    lc.judge(check, "safe_softmax_cross_entropy/grad_minus_inf", grad, ref.softmax_cross_entropy_grad(x64, y64),
+             scale=1.0, why="softmax(x) - y cancels")
     check.golden("softmax_cross_entropy/minus_inf_logits", lc.loss("softmax_cross_entropy")(x, y))
 
 

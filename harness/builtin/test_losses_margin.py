@@ -65,11 +65,16 @@ def test_sparsemax_loss(check):
              why="a sum of the score's terms that cancels to 0 where the prediction is the label")
     zero = np.clip((x64 + 1.0) / 2.0, 0.0, 1.0) == y
     check.exact("zero where sparse_sigmoid(x) = y", (np.asarray(value) == 0.0).tolist(), zero.tolist())
+    batch = lc.loss("sparsemax_loss")(x.reshape(2, 5), jnp.asarray(y.reshape(2, 5)))  # a batch of rows
+    lc.judge(check, "sparsemax_loss/2d", batch, ref.binary_sparsemax(x64, y).reshape(2, 5),
+             scale=np.abs(x64.reshape(2, 5)) + 1.0, why="as above")
 
 
 ERRORS = {
     "softmax_cross_entropy/labels_of_another_width": lambda L: L.softmax_cross_entropy(
         jnp.ones((2, 3)), jnp.ones((2, 4))),
+    "softmax_cross_entropy/where_of_higher_rank": lambda L: L.softmax_cross_entropy(
+        jnp.ones((2, 3)), jnp.ones((2, 3)), where=jnp.ones((1, 2, 3), bool)),
     "softmax_cross_entropy/bad_axis": lambda L: L.softmax_cross_entropy(jnp.ones((2, 3)), jnp.ones((2, 3)), axis=2),
     "integer_labels/float_labels": lambda L: L.softmax_cross_entropy_with_integer_labels(jnp.ones((2, 3)), jnp.ones(2)),
     "integer_labels/labels_of_another_batch": lambda L: L.softmax_cross_entropy_with_integer_labels(
