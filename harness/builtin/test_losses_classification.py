@@ -155,6 +155,9 @@ def test_sigmoid_focal_loss(check, alpha, gamma):
     value = fn(x, y, alpha=alpha, gamma=gamma) if gamma != 2.0 else fn(x, y, alpha=alpha)
     lc.judge(check, f"sigmoid_focal/{alpha}/{gamma}", value, ref.sigmoid_focal(x64, y64, alpha, gamma),
              scale=np.abs(x64 * y64), why="as the binary cross-entropy it is weighted from")
+    rows = fn(x.reshape(3, 3), y.reshape(3, 3), alpha=alpha, gamma=gamma)  # a batch of rows: elementwise still
+    lc.judge(check, f"sigmoid_focal/{alpha}/{gamma}/2d", rows, ref.sigmoid_focal(x64, y64, alpha, gamma).reshape(3, 3),
+             scale=np.abs(x64 * y64).reshape(3, 3), why="as the binary cross-entropy it is weighted from")
 
 
 @pytest.mark.parametrize("epsilon", [2.0, -1.0, 0.5], ids=["default", "-1", "0.5"])
