@@ -126,6 +126,9 @@ def test_smooth_labels(check, alpha, dtype):
     y = jnp.asarray(labels, dtype)
     lc.judge(check, f"smooth_labels/{alpha}/{dtype}", lc.loss("smooth_labels")(y, alpha),
              ref.smooth_labels(lc.f64(y), alpha))
+    y3 = jnp.stack([y, y[::-1]], axis=1)  # (2, 2, 5): the classes are still the last axis
+    lc.judge(check, f"smooth_labels/{alpha}/{dtype}/3d", lc.loss("smooth_labels")(y3, alpha),
+             ref.smooth_labels(lc.f64(y3), alpha))
 
 
 ERRORS = {

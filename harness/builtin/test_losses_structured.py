@@ -84,9 +84,31 @@ def test_ranking_softmax_loss(check):
     where = np.array([[1, 1, 1, 0], [1, 0, 1, 1], [1, 1, 1, 1]], bool)
     lc.judge(check, "ranking/where", fn(s, y, where=jnp.asarray(where), reduce_fn=None),
              ref.ranking_softmax(SCORES, np.where(where, RELEVANCE, 0.0), where=where), scale=scale, why=why)
+    stacked = fn(jnp.stack([s, s[::-1]]), jnp.stack([y, y[::-1]]), reduce_fn=None)  # lists of lists
+    lc.judge(check, "ranking/3d", stacked, np.stack([per_list, per_list[::-1]]), scale=np.stack([scale, scale[::-1]]),
+             why=why)
     w = np.array([[1.0, 2.0, 0.5, 1.0], [1.0, 1.0, 1.0, 3.0], [0.0, 1.0, 2.0, 1.0]])
     lc.judge(check, "ranking/weights", fn(s, y, weights=jnp.asarray(w, jnp.float32), reduce_fn=None),
              ref.ranking_softmax(SCORES, RELEVANCE, weights=w), scale=scale * 3.0, why=why)
+
+
+def test_ranking_softmax_loss_empty_lists(check):
+    """A list with no valid item (where all False) and one with no relevant item (labels all 0): the loss of
+    each, unreduced (0: nothing to rank), and the mean over the batch: the baseline's values golden, the
+    non-empty lists' against float64."""
+    fn = lc.loss("ranking_softmax_loss")
+    s, y = jnp.asarray(SCORES, jnp.float32), jnp.asarray(RELEVANCE, jnp.float32)
+    where = np.array([[1, 1, 1, 1], [0, 0, 0, 0], [1, 1, 1, 1]], bool)
+    labels = np.array(RELEVANCE)
+    labels[2] = 0.0
+    per_list = fn(s, jnp.asarray(labels, jnp.float32), where=jnp.asarray(where), reduce_fn=None)
+    check.golden("ranking/empty/none", per_list)
+    check.golden_exact("ranking/empty/none/no_valid_item", per_list[1])
+    lc.judge(check, "ranking/empty/none/first", per_list[:1], ref.ranking_softmax(SCORES[:1], RELEVANCE[:1]),
+             scale=np.sum(RELEVANCE[0]) * (np.max(np.abs(SCORES)) + np.log(4)), why="log-sum-exp minus the scores")
+    check.golden("ranking/empty/mean", fn(s, jnp.asarray(labels, jnp.float32), where=jnp.asarray(where)))
+    check.golden("ranking/empty/sum", fn(s, jnp.asarray(labels, jnp.float32), where=jnp.asarray(where),
+                                         reduce_fn=jnp.sum))
 
 
 def test_make_fenchel_young_loss(check):
