@@ -111,6 +111,19 @@ def test_ranking_softmax_loss_empty_lists(check):
                                          reduce_fn=jnp.sum))
 
 
+def test_ranking_softmax_loss_nothing_valid(check):
+    """A batch in which no list has a valid item: its mean loss is 0, not the NaN of an empty mean; a NaN
+    score in a valid list stays NaN through the mean (golden, exact: zeros and NaN the contract states)."""
+    fn = lc.loss("ranking_softmax_loss")
+    s, y = jnp.asarray(SCORES, jnp.float32), jnp.asarray(RELEVANCE, jnp.float32)
+    nothing = jnp.zeros(SCORES.shape, bool)
+    check.golden_exact("ranking/nothing_valid/mean", fn(s, y, where=nothing))
+    check.golden_exact("ranking/nothing_valid/none", fn(s, y, where=nothing, reduce_fn=None))
+    with_nan = s.at[0, 1].set(jnp.nan)
+    first_only = jnp.asarray(np.arange(3)[:, None] == 0).repeat(4, axis=1)
+    check.golden_exact("ranking/nan_score/mean", fn(with_nan, y, where=first_only))
+
+
 def test_make_fenchel_young_loss(check):
     """The Fenchel-Young loss of logsumexp, max*(s) - <s, y> + Omega(y): for one-hot y (Omega = the negative
     entropy, 0 there) the softmax cross-entropy; its gradient softmax(s) - y."""
