@@ -29,6 +29,7 @@ class Area(enum.Enum):
     WEIGHT_DECAY = "weight_decay"
     OPTIMIZER = "optimizer"  # an optimizer a team builds its step from (optax.adam, optax.sgd)
     UPDATE_RULE = "update_rule"  # a transform an optimizer is built from (optax.scale_by_adam, optax.trace)
+    LOSS = "loss"  # a loss function a step minimises, or a helper of its targets (optax.softmax_cross_entropy)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -69,5 +69,5 @@ def test_a_restricted_module_holds_public_code_outside_the_scope_and_is_mutated(
 
 
 def test_a_restricted_module_without_an_in_scope_callable_is_a_clear_error(baseline_surface):
-    with pytest.raises(HarnessError, match="optax/losses/_regression.py defines no in-scope callable"):
-        coverage_spans.spans(baseline_surface, ledger.read(), ["optax/losses/_regression.py"])
+    with pytest.raises(HarnessError, match="optax/projections/_projections.py defines no in-scope callable"):
+        coverage_spans.spans(baseline_surface, ledger.read(), ["optax/projections/_projections.py"])

@@ -39,6 +39,9 @@ from harness.errors import HarnessError
 #   optax/_src/transform.py: apply_every; scale_by_schedule, scale_by_learning_rate; normalize_by_update_norm,
 #     centralize, scale_by_trust_ratio; the optimizers' update rules (scale_by_adam, scale_by_rms, ..., scale_by_lbfgs;
 #     scale_by_polyak, scale_by_distance_over_gradients: no contract yet)
+#   optax/losses/_regression.py, _smoothing.py, _classification.py: the regression losses, smooth_labels, the
+#     cross-entropies, divergences, margin losses and CTC; _ranking.py: ranking_softmax_loss; _fenchel_young.py:
+#     make_fenchel_young_loss
 #   optax/_src/alias.py: the optimizers (adam, adamw, lion, sgd, rmsprop, adafactor, lbfgs, ...)
 #   optax/_src/factorized.py: scale_by_factored_rms
 #   optax/_src/utils.py: scale_gradient
@@ -72,9 +75,13 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
 # Modules that define an in-scope callable of the coverage ledger but are not mutated yet, each with why;
 # tests/integration/test_sensitivity_scope.py derives the modules from the ledger and Optax's source, so a module
 # is either mutated above or named here: the score's scope is stated, never silently narrower.
-# None today: every in-scope callable has a contract (a module whose callables had none was named with "its
-# in-scope callables have no contract yet (the ledger lists them as missing): every mutant would survive").
-NOT_MUTATED: dict[str, str] = {}
+# The losses whose contracts are still missing (issue 45): their modules are named here until they have one.
+NOT_MUTATED: dict[str, str] = {
+    "optax/losses/_segmentation.py": "dice_loss and binary_dice_loss have contracts, multiclass_generalized_dice_loss "
+                                     "beside them none yet (the ledger lists it as missing): its mutants would survive",
+    "optax/losses/_self_supervised.py": "its in-scope losses (ntxent, triplet_margin_loss) have no contract yet (the "
+                                        "ledger lists them as missing): every mutant would survive",
+}
 
 # Modules whose callables one contract file alone calls: that file runs first (then the rest of the
 # families), so a mutant it kills costs that file, not the whole family before it.
@@ -96,6 +103,10 @@ LEADS: dict[str, str] = {
     "optax/contrib/_dog.py": "test_optimizers_parameter_free.py",
     "optax/contrib/_mechanic.py": "test_optimizers_parameter_free.py",
     "optax/contrib/_momo.py": "test_optimizers_parameter_free.py",
+    "optax/losses/_regression.py": "test_losses_regression.py",
+    "optax/losses/_smoothing.py": "test_losses_regression.py",
+    "optax/losses/_ranking.py": "test_losses_structured.py",
+    "optax/losses/_fenchel_young.py": "test_losses_structured.py",
 }
 
 

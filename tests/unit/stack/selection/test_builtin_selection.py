@@ -107,8 +107,9 @@ def test_report_mode_takes_the_tests_whose_subject_the_code_calls(team):
     schedules = len({t.split("[")[0] for t in _ledger_tests(["optax.warmup_cosine_decay_schedule"], ["schedules"])})
     assert f"optax.warmup_cosine_decay_schedule at trainer/optim.py:5 ({schedules} tests: schedules {schedules})" in line
     assert "optax.MultiSteps at trainer/optim.py:7 (" in line
-    assert ("not run: data_parallel, performance, and the other tests of accumulation, clipping, compositions, masks, "
-            "optimizers, schedules, shapes (`--builtin all` runs them)") in line
+    # The losses family (issue 45) is not run: the code calls no loss.
+    assert ("not run: data_parallel, losses, performance, and the other tests of accumulation, clipping, compositions, "
+            "masks, optimizers, schedules, shapes (`--builtin all` runs them)") in line
     assert "your code does not import flax: checkpoints, training do not run (and flax need not be pinned)" in line
     # Nothing shards, so the data-parallel family's process does not start.
     assert multi_device.planned(found, {}) is None and not found.runs_family(devices.FAMILY)
@@ -156,6 +157,22 @@ def test_an_optimizer_in_scope_takes_the_families_naming_it(team):
     team(code="import optax\n\ndef make():\n    return optax.adamw(1e-3, mask=lambda p: p)\n")
     # its own contracts (optimizers), the masks family's adamw references, the compositions around it
     assert _load().selection.families == ("compositions", "masks", "optimizers")
+
+
+def test_a_loss_the_code_calls_takes_the_losses_tests_that_call_it(team):
+    """A team's loss (under either public name) runs the losses family's contracts of that loss, its defaults
+    check and the error contracts, and none of another loss's (issue 45)."""
+    team(code="import optax\n\ndef loss(logits, labels):\n"
+              "    return optax.softmax_cross_entropy(logits, labels).mean()\n\n"
+              "def other(p, t):\n    return optax.losses.huber_loss(p, t, delta=2.0)\n")
+    selection = _load().selection
+    assert selection.families == ("losses",)
+    called = ("optax.softmax_cross_entropy", "optax.huber_loss")
+    assert set(selection.tests) == _ledger_tests(called, ("losses",))
+    assert {"losses/test_softmax_cross_entropy", "losses/test_softmax_cross_entropy_axis_and_where",
+            "losses/test_classification_errors", "losses/test_huber_loss", "losses/test_regression_errors",
+            "losses/test_parameter_defaults[optax.softmax_cross_entropy]"} <= set(selection.tests)
+    assert not {t for t in selection.tests if "sigmoid" in t or "log_cosh" in t}
 
 
 def test_inject_hyperparams_takes_the_compositions(team):

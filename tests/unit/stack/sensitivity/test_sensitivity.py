@@ -318,8 +318,8 @@ def test_module_restricts_a_run_to_modules_in_scope_and_refuses_others(capsys):
     assert command.parse(["--module", "optax/_src/transform.py"]).module == ["optax/_src/transform.py"]
     assert command.parse([]).module == []
     with pytest.raises(SystemExit):
-        command.parse(["--module", "optax/losses/_regression.py"])
-    assert "invalid choice: 'optax/losses/_regression.py'" in capsys.readouterr().err
+        command.parse(["--module", "optax/projections/_projections.py"])
+    assert "invalid choice: 'optax/projections/_projections.py'" in capsys.readouterr().err
 
 
 def test_a_second_run_in_the_same_environment_is_refused_while_the_first_holds_it(tmp_path):

@@ -1,0 +1,34 @@
+"""What the losses family's contracts share: the dtypes, the loss looked up at call time (so a patched or
+mutated optax is seen), float64 copies of the library's inputs, and the one judgement each value gets:
+against its float64 reference and against the baseline's recording."""
+
+from __future__ import annotations
+
+import numpy as np
+
+DTYPES = ["float32", "bfloat16", "float16"]
+
+
+def module():
+    """optax.losses, imported now."""
+    import optax
+
+    return optax.losses
+
+
+def loss(name: str):
+    return getattr(module(), name)
+
+
+def f64(x) -> np.ndarray:
+    """The library's input (any float dtype, bfloat16 included) as float64, exactly."""
+    return np.asarray(np.asarray(x, np.float32) if np.asarray(x).dtype.kind == "V" or
+                      str(np.asarray(x).dtype) == "bfloat16" else x, np.float64)
+
+
+def judge(check, key: str, value, expected, *, scale=None, why: str | None = None) -> None:
+    """The value against its float64 reference (in the value's dtype) and golden."""
+    __tracebackhide__ = True
+    value = np.asarray(value)
+    check.reference(key, value, np.asarray(expected, np.float64), scale=scale, why=why)
+    check.golden(key, value)
