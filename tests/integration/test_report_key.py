@@ -330,3 +330,20 @@ def test_a_teams_rollback_runs_the_built_in_contracts_alone_and_its_key_leaves_i
     before = report_key.key_of_job(Workspace.of(root), entry, found, {env_vars.PROFILE: "ci"}, told)
     (root / "regressor/train.py").write_text("LR = 0.2\n")
     assert report_key.key_of_job(Workspace.of(root), entry, found, {env_vars.PROFILE: "ci"}, told) == before
+
+
+def test_a_teams_copies_of_built_in_families_are_the_built_in_parts_input_and_an_own_family_keeps_its_name(world):
+    """golden/builtin/ holds the team's recorded copies of built-in families: the built-in part reads them. An own
+    family named as a built-in one (a team's `losses`, the built-in `losses`) keeps its golden file in its own
+    part: changing it must move that part's key, or the part would be reused with values it never judged."""
+    root, _, found, entry = world
+    before = _parts(found, entry)
+    (root / "golden" / "builtin").mkdir()
+    (root / "golden" / "builtin" / "masks.json").write_text('{"values": {}}\n')
+    after = _parts(found, entry)
+    assert after[ReportPart.BUILTIN].changed(before[ReportPart.BUILTIN]) == ["golden"]
+    assert after[ReportPart.OWN] == before[ReportPart.OWN]
+    (root / "golden" / "losses.json").write_text('{"own": true, "values": {"a": 1}}\n')  # marked, whatever its name
+    marked = _parts(found, entry)
+    assert marked[ReportPart.OWN].changed(after[ReportPart.OWN]) == ["golden"]
+    assert marked[ReportPart.BUILTIN] == after[ReportPart.BUILTIN]

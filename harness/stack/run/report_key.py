@@ -155,7 +155,25 @@ def _golden(found: project.Project, part: ReportPart, platform: str | None = Non
     if part == ReportPart.ALL:
         return digest(files_digest([found.golden] if found.golden.is_dir() else [], skip=others) + tool)
     entries = [e for e in sorted(found.golden.iterdir()) if e not in others] if found.golden.is_dir() else []
-    builtin = [e for e in entries if e.name.removesuffix(".json") in builtin_families.BY_NAME]
+    builtin = [e for e in entries if _read_by_builtin_part(e, _own_names(found))]
     if part == ReportPart.BUILTIN:
         return digest(files_digest(builtin) + tool)
     return files_digest([e for e in entries if e not in builtin])
+
+
+def _own_names(found: project.Project) -> frozenset[str]:
+    """The project's own families as its contract modules name them (test_<family>.py): a golden file of such a
+    name is theirs even where a built-in family has that name (harness.golden_layout.team_copy)."""
+    return frozenset(p.stem.removeprefix("test_") for d in found.own_contracts if d.is_dir()
+                     for p in d.rglob("test_*.py"))
+
+
+def _read_by_builtin_part(entry: Path, own_names: frozenset[str]) -> bool:
+    """A team's copies of built-in families (their folder, or an earlier copy: a built-in name, no own mark, no own
+    family of that name), and the checkpoints the built-in families restore."""
+    if entry.name == golden_layout.BUILTIN_COPIES:
+        return True
+    name = entry.name.removesuffix(".json")
+    if name not in builtin_families.BY_NAME or name in own_names:
+        return False
+    return entry.is_dir() or not golden_layout.marked_own(entry)
