@@ -12,22 +12,22 @@ Plain Python on purpose: both sides import it (the entry's session, the plugin, 
 
 from __future__ import annotations
 
+from harness import platforms
+
 FAMILY = "data_parallel"
 MODULE = "harness.builtin.test_data_parallel"  # its checks' module, run by name (--pyargs)
 FILE = "test_data_parallel.py"  # what the entry's main process leaves out
 COUNT = 4  # devices the family's meshes ((4,), (2, 2), (4, 1)) use
-CPU = "cpu"
-PLATFORMS = (CPU, "gpu", "tpu")  # JAX_PLATFORMS values the option takes
 SIMULATE = f"--xla_force_host_platform_device_count={COUNT}"
 
 
 def process_environment(platform: str, environ) -> dict[str, str]:
     """The variables the family's pytest process gets besides the entry's: the platform, and on cpu the
     simulated devices appended to any XLA_FLAGS the user set (a flag given twice: XLA takes the last)."""
-    if platform not in PLATFORMS:
-        raise ValueError(f"multi-device platform {platform!r}: choose one of {', '.join(PLATFORMS)}")
+    if platform not in platforms.PLATFORMS:
+        raise ValueError(f"multi-device platform {platform!r}: choose one of {', '.join(platforms.PLATFORMS)}")
     env = {"JAX_PLATFORMS": platform}
-    if platform == CPU:
+    if platform == platforms.CPU:
         env["XLA_FLAGS"] = " ".join(f for f in (environ.get("XLA_FLAGS", "").strip(), SIMULATE) if f)
     return env
 

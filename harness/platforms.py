@@ -63,8 +63,3 @@ def entries_at_once(platform: str | None, asked: int) -> int:
     each JAX process takes most of its memory); their multi-device family stays on the CPU, beside them."""
     return 1 if platform in (GPU, TPU) else asked
 
-
-def validate(platform: str) -> str:
-    if platform not in PLATFORMS:
-        raise ValueError(f"platform {platform!r}: choose one of {', '.join(PLATFORMS)}")
-    return platform

@@ -118,7 +118,7 @@ class RunOptions:
             "--platform PLATFORM` on the machine), its entries one at a time on the chip")))
     multi_device_platform: str | None = _option(None, group=PROJECT, flags=("--multi-device-platform",),
                                                 env=env_vars.MULTI_DEVICE_PLATFORM, argparse=dict(
-                                                    choices=list(devices.PLATFORMS), help=(
+                                                    choices=list(platforms.PLATFORMS), help=(
                                                         "where the data-parallel family runs in each entry: cpu "
                                                         f"(default: {devices.COUNT} simulated CPU devices) or an "
                                                         f"accelerator platform (its real devices, at least "

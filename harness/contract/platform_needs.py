@@ -48,7 +48,7 @@ def backend() -> str | None:
     return jax.default_backend()
 
 
-def refuse(items, environ=os.environ, backend_of=backend) -> int:
+def refuse(items, environ=os.environ, backend_of=_backend_once) -> int:
     """Mark each item needing what the platform lacks as skipped, with why; how many were refused. A need
     no platform knows is a usage error in the contract, named with its fix."""
     needing = [(item, needs_of(item)) for item in items]
@@ -60,12 +60,11 @@ def refuse(items, environ=os.environ, backend_of=backend) -> int:
         if unknown:
             raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{MARKER}({', '.join(sorted(unknown))}) names no "
                                     f"need a platform can lack; use {', '.join(platforms.NEEDS)}")
+    where = backend_of()
     try:
-        lacking = platforms.lacks(None, environ)
+        lacking = platforms.lacks(where, environ)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
-    where = backend_of()
-    lacking |= platforms.lacks(where, {})
     refused = 0
     for item, needs in needing:
         reason = platforms.refusal(needs, where, lacking)

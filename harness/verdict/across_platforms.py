@@ -29,16 +29,18 @@ class Contrast:
     drift: str | None  # the baseline's values here against there: "N of M values in K checks differ (max X ulp)"
 
 
-def marks_of(verdict: Verdict) -> PlatformMarks | None:
-    """This verdict's record, or None when it has no candidate judged to its end."""
+def marks_of(verdict: Verdict, candidate: Report) -> PlatformMarks | None:
+    """This verdict's record of the pair (`candidate`: its report), or None when it has no candidate judged to
+    its end."""
     if not verdict.entries or not verdict.entries[0].status.ran_to_end:
         return None
-    candidate, base = verdict.entries[0], verdict.baseline
+    base = verdict.baseline
     jax = base.environment.jax
-    changed = {c.check_id: str(c.mark) for c in candidate.contract_changes}
+    changed = {c.check_id: str(c.mark) for c in verdict.entries[0].contract_changes}
     refused = sorted(c.id for c in base.checks
                      if c.outcome == Outcome.SKIPPED and platforms.NOT_HERE in (c.message or ""))
-    return PlatformMarks(jax.backend or "?", where.device(jax), "", base.finished_at or "", changed, refused)
+    return PlatformMarks(jax.backend or "?", where.device(jax), platform_marks.same_pins(base, candidate),
+                         candidate.finished_at or "", changed, refused)
 
 
 def _drift(base_here: Report, base_there: Report | None) -> str | None:
@@ -63,14 +65,14 @@ def contrast(here: PlatformMarks, there: PlatformMarks, base_here: Report, base_
                     _drift(base_here, base_there))
 
 
-def applied(verdict: Verdict, folder: Path, candidate: Report) -> Verdict:
-    """Keep this verdict's record for its pins and set its contrasts with the other platforms' (none: unchanged)."""
-    marks = marks_of(verdict)
+def applied(verdict: Verdict, folder: Path, candidate: Report, baseline_file: Path) -> Verdict:
+    """Keep this verdict's record for its pins (with `baseline_file`, the baseline's report as the run wrote it) and
+    set its contrasts with the other platforms' (none: unchanged)."""
+    marks = marks_of(verdict, candidate)
     if marks is None:
         return verdict
-    marks = dataclasses.replace(marks, pins=platform_marks.same_pins(verdict.baseline, candidate))
     try:
-        platform_marks.write(folder, marks, verdict.baseline)
+        platform_marks.write(folder, marks, baseline_file)
     except OSError:
         pass  # the record only informs a later verdict on another platform
     found = [contrast(marks, other, verdict.baseline, platform_marks.baseline_of(folder, other))

@@ -143,7 +143,7 @@ def judge(inputs: Inputs, out: Outputs) -> int:
     if inputs.builtin_note:
         verdict = dataclasses.replace(verdict, builtin_note=inputs.builtin_note)
     if inputs.platform_marks is not None:
-        verdict = across_platforms.applied(verdict, inputs.platform_marks, others[0])
+        verdict = across_platforms.applied(verdict, inputs.platform_marks, others[0], inputs.reports[0])
     print(render.text(verdict))
     try:
         _write(verdict, others, out)

@@ -24,8 +24,11 @@ def _on(doc: dict, backend: str, kinds: list[str]) -> dict:
 
 
 def _verdict(base: dict, cand: dict, folder):
+    """The verdict on the pair, its record kept in `folder`, the baseline's report file written as a run writes it."""
     b, c = report_io.parse(base, "baseline"), report_io.parse(cand, "candidate")
-    return across_platforms.applied(compare.judge(b, [c]), folder, c)
+    (folder / "run").mkdir(exist_ok=True)
+    report_io.write(folder / "run" / "baseline.json", b)
+    return across_platforms.applied(compare.judge(b, [c]), folder, c, folder / "run" / "baseline.json")
 
 
 def _changed_ids(doc_base: dict, doc_cand: dict) -> list[str]:

@@ -12,7 +12,7 @@ import dataclasses
 import threading
 from pathlib import Path
 
-from harness import devices, env_vars, run_options
+from harness import devices, env_vars, platforms, run_options
 from harness.model import report_io, report_merge
 from harness.model.enums import Status
 from harness.model.report import JaxPlatform
@@ -41,7 +41,7 @@ def planned(found: project.Project, environ, platform: str | None = None) -> Fam
     code shards nothing: harness.stack.selection)."""
     if not found.runs_family(devices.FAMILY):
         return None
-    platform = platform or run_options.from_environment(environ).multi_device_platform or devices.CPU
+    platform = platform or run_options.from_environment(environ).multi_device_platform or platforms.CPU
     return FamilyProcess(platform, ("--pyargs", devices.MODULE, "--harness-multi-device"),
                          devices.process_environment(platform, environ))
 
