@@ -39,19 +39,26 @@ def packages() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+def first_found(names) -> dict[str, tuple[str, str]]:
+    """name -> (version, folder) of each package as `import` finds it: the first copy on sys.path (a host's JAX
+    on PYTHONPATH before the environment's). Also asked by an entry's session before its suite, in the entry's
+    Python (harness.stack.entry_side.preinstalled)."""
+    found = {}
+    for name in names:
+        try:
+            dist = md.distribution(name.replace("_", "-"))
+        except md.PackageNotFoundError:
+            continue
+        found[name] = (dist.version, os.path.realpath(str(dist.locate_file(""))))
+    return found
+
+
 def preinstalled() -> dict[str, str]:
     """Of the stack's packages (and libtpu), those imported from outside this environment: name -> the folder
     (a host's own JAX on PYTHONPATH, which every entry imports and the judged pins take as given)."""
     inside = os.path.realpath(sys.prefix) + os.sep
-    found = {}
-    for key in [*VERSION_KEYS, "libtpu"]:
-        try:
-            where = os.path.realpath(str(md.distribution(key.replace("_", "-")).locate_file("")))
-        except md.PackageNotFoundError:
-            continue
-        if not (where + os.sep).startswith(inside):
-            found[key] = where
-    return found
+    return {name: where for name, (_, where) in first_found([*VERSION_KEYS, "libtpu"]).items()
+            if not (where + os.sep).startswith(inside)}
 
 
 def machine() -> dict:

@@ -19,15 +19,10 @@ from pathlib import Path
 from harness.stack import boundary
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)\s*(#.*)?$")  # a lock's pin without a marker
-_FIND = ("import importlib.metadata as md, json, sys\n"
-         "found = {}\n"
-         "for name in json.loads(sys.argv[1]):\n"
-         "    try:\n"
-         "        dist = md.distribution(name)\n"  # the first on sys.path: the one `import` finds
-         "    except md.PackageNotFoundError:\n"
-         "        continue\n"
-         "    found[name] = [dist.version, str(dist.locate_file(''))]\n"
-         "print(json.dumps(found))\n")
+# Run in the entry's Python, where the harness is installed with its lock: the contract side's own lookup.
+_FIND = ("import json, sys\n"
+         "from harness.contract.environment import first_found\n"
+         "print(json.dumps(first_found(json.loads(sys.argv[1]))))\n")
 
 
 def pins(lock_text: str) -> dict[str, str]:
