@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness import platforms
+
 PLATFORMS = "platforms"  # the folder of the values recorded on each accelerator platform, inside a golden directory
 BUILTIN_COPIES = "builtin"  # the folder of a team's copies of built-in families, inside its golden directory
 OWN_MARK = "own"  # `"own": true` in a golden file: the values of one of the project's own families
@@ -26,7 +28,7 @@ OWN_MARK = "own"  # `"own": true` in a golden file: the values of one of the pro
 def on_platform(golden: Path, platform: str | None) -> Path:
     """The golden directory of `platform`: the directory itself on the CPU (or none given), else its
     platforms/<platform>/ folder."""
-    return golden if platform in (None, "cpu") else golden / PLATFORMS / platform
+    return golden if platform in (None, platforms.CPU) else golden / PLATFORMS / platform
 
 
 def own_file(golden: Path, name: str) -> Path:

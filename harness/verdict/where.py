@@ -4,6 +4,7 @@ not the bump's)."""
 
 from __future__ import annotations
 
+from harness import platforms
 from harness.model.report import JaxPlatform, Report
 
 
@@ -13,12 +14,15 @@ def device(platform: JaxPlatform) -> str:
     return f"{count} {kinds}" if count else kinds
 
 
+def on_accelerator(base: Report) -> bool:
+    """Whether the baseline's checks ran on an accelerator (not the CPU, and JAX said where)."""
+    return base.environment.jax.backend not in (None, platforms.CPU)
+
+
 def suffix(base: Report) -> str:
     """" (judged on tpu: 1 TPU v5 lite)" when the baseline's checks ran on an accelerator; "" on the CPU."""
     main = base.environment.jax
-    if main.backend in (None, "cpu"):
-        return ""
-    return f" (judged on {main.backend}: {device(main)})"
+    return f" (judged on {main.backend}: {device(main)})" if on_accelerator(base) else ""
 
 
 def mismatch(base: Report, others: list[Report]) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness import golden_layout
+from harness import golden_layout, platforms
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
@@ -70,7 +70,7 @@ def platform_golden_problem(ws: Workspace) -> str | None:
     on a chip (its matmuls, its transcendental functions), and a suite judged against none would fail every
     check on both sides and so hide every change."""
     platform = ws.options.platform
-    if platform in (None, "cpu"):
+    if platform in (None, platforms.CPU):
         return None
     found = project.load(ws)
     recorded = [d for d in golden_dirs(ws) if d.is_dir() and any(d.rglob("*.json"))]

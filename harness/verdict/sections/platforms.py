@@ -8,6 +8,7 @@ from html import escape
 
 from harness.verdict.across_platforms import Contrast
 from harness.verdict.md_cells import esc
+from harness.verdict import where
 from harness.verdict.section import Judged, Section
 
 SHOWN = 12  # checks listed per side; the rest counted
@@ -20,8 +21,7 @@ HINT = ("no verdict on the CPU for the same pins yet: run the same upgrade witho
 def _rows(judged: Judged) -> list[Contrast | str]:
     """The contrasts; on an accelerator with none, the hint that gets one."""
     found = list(judged.verdict.across_platforms)
-    on_chip = judged.verdict.baseline.environment.jax.backend not in (None, "cpu")
-    return found or ([HINT] if on_chip and judged.verdict.entries else [])
+    return found or ([HINT] if where.on_accelerator(judged.verdict.baseline) and judged.verdict.entries else [])
 
 
 def _lines(c: Contrast | str) -> list[str]:
