@@ -31,6 +31,11 @@ FAKE_LACKS = "HARNESS_PLATFORM_LACKS"
 NOT_HERE = "not on this platform"  # the start of a refused check's reason, which the verdict counts
 
 
+def said_not_here(message: str | None) -> bool:
+    """A skipped check's message is the platform's refusal (pytest prefixes it "Skipped: ")."""
+    return NOT_HERE in (message or "")
+
+
 def lacks(backend: str | None, environ: Mapping[str, str]) -> frozenset[str]:
     """What the run's platform cannot run: its backend's own lacks, and any a fake platform adds."""
     faked = {part.strip() for part in environ.get(FAKE_LACKS, "").split(",") if part.strip()}

@@ -38,7 +38,7 @@ def marks_of(verdict: Verdict, candidate: Report) -> PlatformMarks | None:
     jax = base.environment.jax
     changed = {c.check_id: str(c.mark) for c in verdict.entries[0].contract_changes}
     refused = sorted(c.id for c in base.checks
-                     if c.outcome == Outcome.SKIPPED and platforms.NOT_HERE in (c.message or ""))
+                     if c.outcome == Outcome.SKIPPED and platforms.said_not_here(c.message))
     return PlatformMarks(jax.backend or "?", where.device(jax), platform_marks.same_pins(base, candidate),
                          candidate.finished_at or "", changed, refused)
 

@@ -79,13 +79,13 @@ def needing(pytester):
     pytester.makepyfile(test_needs=NEEDING_SUITE)
     pytester.mkdir("golden")
 
-    def run(monkeypatch, lacks: str | None):
+    def run(monkeypatch, lacks: str | None, *args: str):
         if lacks is None:
             monkeypatch.delenv(platforms.FAKE_LACKS, raising=False)
         else:
             monkeypatch.setenv(platforms.FAKE_LACKS, lacks)
         result = pytester.runpytest_subprocess("-q", "-p", "no:randomly", "--harness-report=report.json",
-                                               "--harness-golden-dir=golden", "-rs")
+                                               "--harness-golden-dir=golden", "-rs", *args)
         path = pytester.path / "report.json"
         return result, (json.loads(path.read_text()) if path.exists() else None)
 
@@ -100,6 +100,38 @@ def test_a_platform_without_float64_records_the_check_as_not_on_this_platform(ne
     assert refused["outcome"] == "skipped"
     assert refused["message"].endswith("not on this platform: cpu has no float64")  # pytest says "Skipped: "
     assert checks["demo/test_float32"]["outcome"] == "passed"
+
+
+def _recording(pytester, monkeypatch, suite: str, lacks: str | None):
+    pytester.makeconftest('pytest_plugins = ["harness.contract.plugin"]\n')
+    pytester.makepyfile(test_rec=suite + '\n\ndef test_value(check):\n    check.golden("ones", jnp.ones(2, jnp.float32))\n')
+    pytester.mkdir("golden")
+    if lacks is None:
+        monkeypatch.delenv(platforms.FAKE_LACKS, raising=False)
+    else:
+        monkeypatch.setenv(platforms.FAKE_LACKS, lacks)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:randomly", "--harness-golden-dir=golden",
+                                           "--harness-record-golden")
+    return result, sorted(p.name for p in (pytester.path / "golden").glob("*.json"))
+
+
+def test_a_recording_there_writes_what_the_platform_runs(pytester, monkeypatch):
+    """A check refused as not on this platform records nothing and stops nothing: the chip's first recording
+    (measured on a TPU v5e: the three x64 checks, refused, made the recording write nothing)."""
+    result, written = _recording(pytester, monkeypatch, NEEDING_SUITE, "float64")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*1 skipped*"])
+    assert written == ["demo.json"], result.stdout.str()
+
+
+def test_another_skip_still_stops_a_recording(pytester, monkeypatch):
+    """Only the platform's refusal is let through: a check skipped for any other reason records nothing it
+    should have, so the recording writes nothing."""
+    other = NEEDING_SUITE.replace('@pytest.mark.needs("float64")', '@pytest.mark.skip(reason="flaky here")')
+    result, written = _recording(pytester, monkeypatch, other, None)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*golden: NOT written: 1 checks did not pass while recording: demo/test_float64*"])
+    assert written == []
 
 
 def test_on_the_cpu_itself_the_check_runs(needing, monkeypatch):
