@@ -12,6 +12,8 @@ plugin decides what runs).
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Iterable, Mapping
 
 CPU, GPU, TPU = "cpu", "gpu", "tpu"
@@ -68,3 +70,15 @@ def entries_at_once(platform: str | None, asked: int) -> int:
     each JAX process takes most of its memory); their multi-device family stays on the CPU, beside them."""
     return 1 if platform in (GPU, TPU) else asked
 
+
+
+def compilation_cache(venv: str, platform: str | None) -> str:
+    """JAX's persistent compilation cache for an entry's processes. On the CPU, one per environment: entries run
+    there at once, and JAX writes an entry in place (a process reading it while another writes it sees part of
+    it). On an accelerator, one for all of a project's environments on that platform: their entries run one after
+    another (entries_at_once), so the candidate loads the programs the baseline (and the recording before it)
+    compiled and a release left unchanged; a chip compiles each program for longer than the CPU. A key holds the
+    program, the jax/jaxlib versions, the device and XLA's flags: a program loaded is the program compiled."""
+    if platform in (GPU, TPU):
+        return os.path.join(os.path.dirname(venv), f"jax-compilation-cache-{platform}")
+    return os.path.join(venv, "jax-compilation-cache")

@@ -7,7 +7,8 @@
 #
 # The baseline is the host's own JAX and numpy with optax 0.2.6 and Flax 0.12.8; the entries run Python 3.11,
 # the host's. With SKIP_CHIP=1 only the CPU half runs (a rehearsal on a machine without the chip). STEPS=golden
-# then STEPS=upgrade (the same WORKDIR) run the two steps as two commands, for a host that limits a command's time.
+# then STEPS=upgrade (the same WORKDIR, or its cpu/ and tpu/ projects copied there) run the two steps as two
+# commands, for a host that limits a command's time.
 set -u
 REPO=$PWD; W=${1:-/tmp/upgrade-harness-tpu}; PLATFORM=${PLATFORM:-tpu}; CANDIDATE=${CANDIDATE:-optax==0.2.8}
 STEPS=${STEPS:-golden upgrade}
@@ -16,7 +17,7 @@ export UV_PYTHON_DOWNLOADS=never
 T0=$(date +%s); say() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
 
 tool() {  # the harness, installed from the host's index and the carried wheels
-  rm -rf "$W" && mkdir -p "$W/platforms" || exit 2
+  mkdir -p "$W/platforms" || exit 2
   python3 -m venv "$W/tool" && "$W/tool/bin/pip" install -q --index-url "$UV_DEFAULT_INDEX" \
     --find-links "$REPO/.whl-tpu" "$REPO" || exit 2
 }
@@ -40,7 +41,7 @@ golden() {  # the baseline's values recorded on $1. On an accelerator, a float64
 }
 
 upgrade() {  # the bump judged on $1 against its values
-  cd "$W/$1" || exit 2; say "$1: upgrade"
+  cd "$W/$1" && mkdir -p reports && ln -sfn "$W/platforms" reports/.platforms || exit 2; say "$1: upgrade"
   upgrade-harness upgrade --platform "$1" --candidate "$CANDIDATE" > upgrade.log 2>&1
   say "$1: upgrade exit $?"; grep -A2 '^VERDICT' upgrade.log
 }
@@ -49,7 +50,8 @@ side() {  # one platform's steps
   for step in $STEPS; do "$step" "$1"; done
 }
 
-case " $STEPS " in *" golden "*) tool ;; esac
+case " $STEPS " in *" golden "*) rm -rf "$W" ;; esac  # a recording starts from nothing; a judging from its projects
+[ -x "$W/tool/bin/upgrade-harness" ] || tool
 export PATH=$W/tool/bin:$PATH
 nice -n 10 bash -c "$(declare -f say project golden upgrade side); $(declare -p REPO W CANDIDATE STEPS T0); side cpu" &
 CPU=$!  # the CPU half yields the cores to the chip's half, the longer one (its compiles)

@@ -57,6 +57,24 @@ def test_entries_hold_an_accelerator_one_at_a_time(platform, jobs):
     assert upgrade_args.parse(Workspace.of(paths.SOURCE), argv).jobs == jobs
 
 
+def test_entries_on_an_accelerator_share_one_compilation_cache_the_cpus_keep_their_own(tmp_path):
+    """One after another on a chip, the candidate loads what the baseline (and the recording) compiled; on the
+    CPU, entries run at once and JAX writes a cache entry in place, so each environment keeps its own."""
+    entry = current.entries(Workspace.of(paths.SOURCE))["baseline"]
+
+    def cache(venv: str, platform: str | None) -> str:
+        options = RunOptions(platform=platform)
+        return stack_entry.suite_environment(entry, "r.json", str(tmp_path / venv), Path("golden"), False,
+                                             options=options)["JAX_COMPILATION_CACHE_DIR"]
+
+    assert cache("baseline", "tpu") == cache("candidate", "tpu") == cache("golden", "tpu") == str(
+        tmp_path / "jax-compilation-cache-tpu")
+    assert cache("baseline", "gpu") == str(tmp_path / "jax-compilation-cache-gpu")  # never a chip's programs
+    for platform in (None, "cpu"):
+        assert cache("baseline", platform) == str(tmp_path / "baseline" / "jax-compilation-cache")
+        assert cache("candidate", platform) == str(tmp_path / "candidate" / "jax-compilation-cache")
+
+
 def test_a_platform_with_no_golden_values_recorded_is_refused_before_anything_runs(tmp_path, monkeypatch):
     copy = tmp_path / "golden"
     copy.mkdir()

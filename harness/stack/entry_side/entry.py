@@ -154,10 +154,10 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
         env_vars.PROFILE: options.profile or "ci",
         # Keep bytecode: without it every run recompiles JAX's sources (~2.7 s of each run).
         "PYTHONDONTWRITEBYTECODE": "",
-        # JAX's persistent compilation cache, one per environment: a rerun loads the ~600 small
+        # JAX's persistent compilation cache (harness.platforms.compilation_cache): a rerun loads the ~600 small
         # executables the suite compiles instead of compiling them again (about half of a cold run).
         # Keys include the jax/jaxlib versions and flags, so a cached executable is the same program.
-        "JAX_COMPILATION_CACHE_DIR": os.path.join(venv, "jax-compilation-cache"),
+        "JAX_COMPILATION_CACHE_DIR": platforms.compilation_cache(venv, options.platform),
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
     }
