@@ -70,6 +70,7 @@ FAMILIES: tuple[Family, ...] = (
            mutated=("optax/losses/_regression.py", "optax/losses/_smoothing.py", "optax/losses/_classification.py",
                     "optax/losses/_ranking.py", "optax/losses/_fenchel_young.py")),
     Family("training", "a Flax NNX model trained through nnx.Optimizer: losses, parameters, evaluation",
+           ledger_areas=("train_state",),
            mutated=("optax/transforms/_combining.py",), uses=("flax.nnx",)),
     Family("checkpoints", "a baseline Orbax checkpoint restored by each stack, leaf by leaf, and continued",
            uses=("orbax", "flax.serialization", "flax.training.checkpoints")),

@@ -65,7 +65,9 @@ def _params(entry: InScope, found: PublicCallable, contracts: set[str]) -> list[
 
 
 def audit(surface: Surface, ledger: Ledger, contracts: set[str]) -> Coverage:
-    """Every public callable accounted for once; every in-scope parameter mapped to contracts that exist."""
+    """Every public callable accounted for once; every in-scope parameter mapped to contracts that exist (the
+    ledger's lines of the surface's library)."""
+    ledger = ledger.of(surface.package)
     by_name = surface.by_any_name()
     findings, accounted = [], {}
     for name in [*ledger.in_scope, *ledger.out_of_scope]:

@@ -1,5 +1,6 @@
-"""`python -m harness coverage [--site-packages DIR] [--ledger FILE]`: Optax's public surface against the
-ledger: the counts, every gap, and anything the ledger does not account for (exit status 1)."""
+"""`python -m harness coverage [--site-packages DIR] [--ledger FILE]`: the public surface of Optax and of the
+parts of Flax and JAX a training step calls (harness.coverage.libraries) against the ledger, a section each: the
+counts, every gap, and anything the ledger does not account for (exit status 1)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.coverage import audit, contracts, ledger, surface
+from harness.coverage import audit, contracts, ledger, libraries, surface
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 
 # Where the baseline's optax is installed once its environments exist (the entry's, or the tests').
@@ -38,7 +39,8 @@ def find_site_packages(root: Path, version: str) -> Path:
 def render(result: audit.Coverage) -> str:
     s = result.surface
     counts = ", ".join(f"{n} {k}" for k, n in result.counts().items())
-    lines = [f"optax {s.version} ({s.source}): {counts}"]
+    part = libraries.BY_PACKAGE[s.package].part
+    lines = [f"{s.package} {s.version}, {part} ({s.source}): {counts}"]
     for entry in sorted(result.gaps, key=lambda e: (e.area.value, e.name)):
         what = entry.missing or "; ".join(f"{p}: {why}" for p, why in sorted(entry.gaps.items()))
         lines.append(f"  gap  {entry.area.value:12s} {entry.name}: {what}")
@@ -46,17 +48,23 @@ def render(result: audit.Coverage) -> str:
     return "\n".join(lines)
 
 
+def audit_all(site: Path, ledger_path: Path) -> list[audit.Coverage]:
+    """One audit a library, each against its lines of the one ledger."""
+    read, ids = ledger.read(ledger_path), contracts.ids()
+    return [audit.audit(surface.load(site, library), read, ids) for library in libraries.LIBRARIES]
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness coverage", description=__doc__)
-    parser.add_argument("--site-packages", type=Path, help="where optax is installed (default: the baseline "
-                                                           "entry's environment, then the tests')")
+    parser.add_argument("--site-packages", type=Path, help="where the baseline's optax, flax and jax are installed "
+                                                           "(default: the baseline entry's environment, then the tests')")
     parser.add_argument("--ledger", type=Path, default=ledger.LEDGER)
     args = parser.parse_args(argv)
     try:
         site = args.site_packages or find_site_packages(Path.cwd(), baseline_optax())
-        result = audit.audit(surface.load(site), ledger.read(args.ledger), contracts.ids())
+        results = audit_all(site, args.ledger)
     except HarnessError as exc:
         print(f"coverage: {exc}", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
-    print(render(result))
-    return 1 if result.findings else 0
+    print("\n\n".join(render(result) for result in results))
+    return 1 if any(result.findings for result in results) else 0

@@ -1,5 +1,6 @@
-"""The committed ledger (harness/coverage/ledger.toml): every public Optax callable is in scope, with
-the contract that exercises each of its parameters, or out of scope with a one-line reason.
+"""The committed ledger (harness/coverage/ledger.toml): every public callable of the libraries a training step
+calls (harness.coverage.libraries: Optax, the parts of Flax and JAX) is in scope, with the contract that
+exercises each of its parameters, or out of scope with a one-line reason.
 
 An in-scope callable is covered when every parameter names a contract and nothing is listed as
 missing; otherwise it is a gap, and the ledger says what is missing (`missing` for the callable and
@@ -30,6 +31,10 @@ class Area(enum.Enum):
     OPTIMIZER = "optimizer"  # an optimizer a team builds its step from (optax.adam, optax.sgd)
     UPDATE_RULE = "update_rule"  # a transform an optimizer is built from (optax.scale_by_adam, optax.trace)
     LOSS = "loss"  # a loss function a step minimises, or a helper of its targets (optax.softmax_cross_entropy)
+    TRAIN_STATE = "train_state"  # what a Flax step updates through: nnx.Optimizer, TrainState, their methods
+    ACTIVATION = "activation"  # a function a model applies to its activations (jax.nn.relu, jax.nn.softmax)
+    INITIALIZER = "initializer"  # how a model's parameters are first drawn (jax.nn.initializers)
+    RANDOM = "random"  # the PRNG a step draws from: keys, splits, dropout's and shuffling's draws
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +61,14 @@ class Ledger:
     out_of_scope: dict[str, str]  # name -> why
     # An out-of-scope callable -> the in-scope ones it builds on (its contracts run for a team that calls it).
     built_on: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+
+    def of(self, package: str) -> Ledger:
+        """The lines of one library (the first part of each name: optax, flax, jax)."""
+        def mine(name: str) -> bool:
+            return name.split(".", 1)[0] == package
+        return Ledger(self.path, {n: e for n, e in self.in_scope.items() if mine(n)},
+                      {n: w for n, w in self.out_of_scope.items() if mine(n)},
+                      {n: b for n, b in self.built_on.items() if mine(n)})
 
 
 def _problem(path: Path, where: str, what: str) -> HarnessError:

@@ -1,4 +1,5 @@
-"""Optax's public surface, read statically (griffe parses the source; nothing imports JAX).
+"""A library's public surface (Optax's, and the parts of Flax and JAX in harness.coverage.libraries), read
+statically (griffe parses the source; nothing imports JAX).
 
 The package is read and its public names derived as the verdict's API diff does (harness.stack.api:
 loading, surface), by Optax's own convention: the package `optax` and every subpackage or module under it
@@ -15,10 +16,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from harness.coverage.libraries import OPTAX, Library
 from harness.errors import HarnessError
 from harness.stack.api import loading, surface as api_surface
 
-PACKAGE = "optax"
+PACKAGE = OPTAX.package
+_ROUNDS = 4  # module levels a surface's roots are listed to (jax.nn.initializers: 2)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Surface:
     source: Path  # the site-packages directory it was read from
     modules: tuple[str, ...]
     callables: dict[str, PublicCallable]  # primary name -> callable
+    package: str = PACKAGE  # the library it is of (harness.coverage.libraries)
 
     def by_any_name(self) -> dict[str, PublicCallable]:
         """Each callable under its primary name and every alias: the ledger may name it by either."""
@@ -68,17 +72,39 @@ def _init_params(cls):
     return init.parameters if init.is_function else []
 
 
-def load(site_packages: Path) -> Surface:
-    """Optax's public callables as installed in `site_packages`."""
-    if not (site_packages / PACKAGE / "__init__.py").is_file():
-        raise HarnessError(f"{site_packages}: no {PACKAGE} package there; give the site-packages of an "
-                           f"environment that has the baseline's {PACKAGE} installed.")
-    public = api_surface.walk(loading.load_package(PACKAGE, site_packages), PACKAGE, api_surface.by_convention,
-                              classes=False)
-    return _surface(public, site_packages)
+def load(site_packages: Path, library: Library = OPTAX) -> Surface:
+    """The library's public callables as installed in `site_packages` (the part its Library names)."""
+    if not (site_packages / library.package / "__init__.py").is_file():
+        raise HarnessError(f"{site_packages}: no {library.package} package there; give the site-packages of an "
+                           f"environment that has the baseline's {library.package} installed.")
+    if library.roots == (library.package,):
+        root = loading.load_package(library.package, site_packages)
+        public = api_surface.walk(root, library.package, api_surface.by_convention, classes=library.methods)
+    else:
+        public = _walk_roots(library, site_packages)
+    kept = {p: o for p, o in public.names.items() if o is None or o.is_module or library.keeps(o.path)}
+    return _surface(api_surface.Surface(kept), site_packages, library.package)
 
 
-def _surface(public: api_surface.Surface, site_packages: Path) -> Surface:
+def _walk_roots(library: Library, site_packages: Path) -> api_surface.Surface:
+    """The public names under the library's root modules, reading only the modules they need (all of jax
+    takes seconds): the roots, then their members, re-exports followed, until no module adds a name."""
+    names: set[str] = set(library.roots)
+    for _ in range(_ROUNDS):
+        root = loading.load_names(names, site_packages)
+        found = {}
+        for module in library.roots:
+            obj = root[module.split(".", 1)[1]]
+            found.update(api_surface.walk(obj, library.package, api_surface.by_convention,
+                                          classes=library.methods).names)
+        more = set(found) - names
+        if not more:
+            break
+        names |= more
+    return api_surface.Surface(found)
+
+
+def _surface(public: api_surface.Surface, site_packages: Path, package: str) -> Surface:
     """One callable per function or class, named by its shortest public path, its other paths aliases."""
     by_target: dict[str, list[str]] = {}
     objects = {}
@@ -93,7 +119,8 @@ def _surface(public: api_surface.Surface, site_packages: Path) -> Surface:
         callables[primary] = PublicCallable(primary, "class" if obj.is_class else "function", target,
                                             tuple(aliases), _params(obj), *_where(obj, site_packages))
     modules = sorted({o.path for o in public.names.values() if o is not None and o.is_module})
-    return Surface(installed_version(site_packages), site_packages, tuple(modules), dict(sorted(callables.items())))
+    return Surface(installed_version(site_packages, package), site_packages, tuple(modules),
+                   dict(sorted(callables.items())), package)
 
 
 def _where(obj, site_packages: Path) -> tuple[str, tuple[int, int]]:
@@ -102,10 +129,10 @@ def _where(obj, site_packages: Path) -> tuple[str, tuple[int, int]]:
     return Path(obj.filepath).resolve().relative_to(site_packages.resolve()).as_posix(), (first, obj.endlineno)
 
 
-def installed_version(site_packages: Path) -> str:
-    """The version of the optax distribution installed there (its .dist-info), without importing it."""
-    infos = sorted(site_packages.glob(f"{PACKAGE}-*.dist-info"))
+def installed_version(site_packages: Path, package: str = PACKAGE) -> str:
+    """The version of the package's distribution installed there (its .dist-info), without importing it."""
+    infos = sorted(site_packages.glob(f"{package}-*.dist-info"))
     if len(infos) != 1:
-        raise HarnessError(f"{site_packages}: expected one {PACKAGE}-*.dist-info, found {len(infos)}; "
-                           "point at an environment with exactly one optax installed.")
-    return infos[0].name.removeprefix(f"{PACKAGE}-").removesuffix(".dist-info")
+        raise HarnessError(f"{site_packages}: expected one {package}-*.dist-info, found {len(infos)}; "
+                           f"point at an environment with exactly one {package} installed.")
+    return infos[0].name.removeprefix(f"{package}-").removesuffix(".dist-info")

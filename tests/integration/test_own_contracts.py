@@ -497,7 +497,7 @@ def test_the_verdict_says_which_built_in_families_ran_and_why(base, judge):
     from harness.verdict import html
 
     own_base = _own(base, "demo")
-    line = ("built-in contracts run for what your code calls: 8 of the 240 built-in tests; for its Optax callables, "
+    line = ("built-in contracts run for what your code calls: 8 of the 240 built-in tests; for the library callables it calls, "
             "optax.MultiSteps at trainer/optim.py:7 (8 tests: accumulation 5, compositions 3); not run: clipping, and "
             "the other tests of accumulation, compositions (`--builtin all` runs them)")
     verdict = dataclasses.replace(judge(own_base, _candidate(own_base), builtin=BuiltinMode.REPORT), builtin_note=line)

@@ -1,12 +1,12 @@
-"""The sensitivity run's scope against the coverage ledger: every Optax module that defines an in-scope
-callable is mutated (harness.stack.sensitivity.scope.MODULES) or named, with why, in NOT_MUTATED; every
-mutated module defines one. The modules come from Optax's source (griffe), not from a list."""
+"""The sensitivity run's scope against the coverage ledger: every module of Optax, Flax or JAX that defines an
+in-scope callable is mutated (harness.stack.sensitivity.scope.MODULES) or named, with why, in NOT_MUTATED; every
+mutated module defines one. The modules come from the libraries' source (griffe), not from a list."""
 
 import collections
 
 import pytest
 
-from harness.coverage import ledger, spans as coverage_spans, surface
+from harness.coverage import ledger, libraries, spans as coverage_spans, surface
 from harness.errors import HarnessError
 from harness.stack.sensitivity import scope
 from integration.test_ledger import _baseline_site_packages as baseline_site_packages
@@ -26,8 +26,12 @@ def _defining_files(site, found, entries) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def in_scope_files():
-    site = baseline_site_packages()
-    return _defining_files(site, surface.load(site), ledger.read().in_scope)
+    site, read = baseline_site_packages(), ledger.read()
+    files = collections.defaultdict(list)
+    for library in libraries.LIBRARIES:
+        for module, names in _defining_files(site, surface.load(site, library), read.of(library.package).in_scope).items():
+            files[module] += names
+    return files
 
 
 def test_every_module_with_an_in_scope_callable_is_mutated_or_says_why(in_scope_files):

@@ -30,8 +30,12 @@ def test_every_contract_modules_family_is_declared_and_every_declared_family_has
 
 
 def test_every_ledger_area_is_pinned_by_exactly_one_familys_defaults():
+    """Every area with a callable whose parameters the ledger lists has one family pinning their defaults; an
+    area whose callables are all still missing (no contract: jax.random's today) has none to pin yet."""
     claimed = [area for f in families.FAMILIES for area in f.ledger_areas]
-    assert sorted(claimed) == sorted(a.value for a in ledger.Area)
+    listed = {e.area.value for e in ledger.read().in_scope.values() if e.params or e.gaps}
+    assert len(claimed) == len(set(claimed)), "an area claimed by two families"
+    assert listed <= set(claimed) <= {a.value for a in ledger.Area}, sorted(listed - set(claimed))
     assert defaults.FAMILY_AREAS == families.areas()
     for family in families.areas():  # each family with areas has its defaults module
         assert (ROOT / "harness" / "builtin" / f"test_{family}_defaults.py").is_file(), family

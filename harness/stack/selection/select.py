@@ -101,7 +101,7 @@ class Selection:
         elif self.called or self.chosen:
             parts = []
             if self.called:
-                parts.append("for its Optax callables, " + ", ".join(
+                parts.append("for the library callables it calls, " + ", ".join(
                     f"{c.callable} at {c.use.where} ({_counted(c.tests)})" for c in self.called))
             if self.chosen:
                 parts.append("whole families for the libraries it uses, " + ", ".join(

@@ -81,6 +81,16 @@ NOT_MUTATED: dict[str, str] = {
                                      "beside them none yet (the ledger lists it as missing): its mutants would survive",
     "optax/losses/_self_supervised.py": "its in-scope losses (ntxent, triplet_margin_loss) have no contract yet (the "
                                         "ledger lists them as missing): every mutant would survive",
+    # Flax's and JAX's parts of a training step (harness.coverage.libraries), in the ledger since issue 45:
+    "flax/nnx/training/optimizer.py": "nnx.Optimizer is driven by the training family through a whole model; "
+                                      "ModelAndOptimizer has no contract yet: not measured until a family pins "
+                                      "the wrapper against Optax alone",
+    "flax/training/train_state.py": "TrainState has no contract yet (the ledger lists it as missing)",
+    "jax/_src/nn/functions.py": "the activations have no contract yet (the ledger lists them as missing)",
+    "jax/_src/nn/initializers.py": "the initialisers have no contract yet (the ledger lists them as missing)",
+    "jax/_src/random/core.py": "jax.random's draws have no contract yet (the ledger lists them as missing)",
+    "jax/_src/numpy/ufuncs.py": "jax.nn.tanh is jax.numpy.tanh re-exported, beside about 200 other ufuncs; no "
+                                "contract yet (the ledger lists it as missing)",
 }
 
 # Modules whose callables one contract file alone calls: that file runs first (then the rest of the

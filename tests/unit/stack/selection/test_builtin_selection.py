@@ -102,8 +102,8 @@ def test_report_mode_takes_the_tests_whose_subject_the_code_calls(team):
     line = selection.line()
     count = len({t.split("[")[0] for t in selection.tests})
     assert line.startswith(f"built-in contracts run for what your code calls: {count} of the "
-                           f"{sum(len(m.tests) for m in builtin_modules.modules())} built-in tests; for its Optax "
-                           "callables, optax.warmup_cosine_decay_schedule at trainer/optim.py:5 (")
+                           f"{sum(len(m.tests) for m in builtin_modules.modules())} built-in tests; for the library "
+                           "callables it calls, optax.warmup_cosine_decay_schedule at trainer/optim.py:5 (")
     schedules = len({t.split("[")[0] for t in _ledger_tests(["optax.warmup_cosine_decay_schedule"], ["schedules"])})
     assert f"optax.warmup_cosine_decay_schedule at trainer/optim.py:5 ({schedules} tests: schedules {schedules})" in line
     assert "optax.MultiSteps at trainer/optim.py:7 (" in line
