@@ -67,12 +67,24 @@ def describe(default) -> str:
     return f"<{type(default).__module__}.{type(default).__qualname__}: {default}>"
 
 
+def signature(obj) -> inspect.Signature:
+    """The parameters a caller passes: a class whose metaclass takes anything (Flax's nnx.Object: inspect says
+    (*args, **kwargs)) is read from its __init__, self left out, as the ledger reads it from the source."""
+    found = inspect.signature(obj)
+    hidden = all(p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+                 for p in found.parameters.values())
+    if inspect.isclass(obj) and hidden and "__init__" in vars(obj):
+        init = inspect.signature(obj.__init__)
+        return init.replace(parameters=list(init.parameters.values())[1:])
+    return found
+
+
 def defaults(name: str, params: tuple[str, ...]) -> dict[str, str]:
-    """Each listed parameter's default in the installed Optax: its text, "required", or "absent"."""
-    signature = inspect.signature(resolve(name))
+    """Each listed parameter's default in the installed library: its text, "required", or "absent"."""
+    found_params = signature(resolve(name)).parameters
     found = {}
     for param in params:
-        p = signature.parameters.get(param)
+        p = found_params.get(param)
         if p is None:
             found[param] = "absent"
         elif p.kind is inspect.Parameter.VAR_POSITIONAL:
@@ -85,11 +97,10 @@ def defaults(name: str, params: tuple[str, ...]) -> dict[str, str]:
 
 
 def kinds(name: str, params: tuple[str, ...]) -> dict[str, str]:
-    """Each listed parameter's kind in the installed Optax ("keyword-only", "positional or keyword", ...),
+    """Each listed parameter's kind in the installed library ("keyword-only", "positional or keyword", ...),
     or "absent": a caller's `f(x, y)` or `f(x=...)` works or raises by it."""
-    signature = inspect.signature(resolve(name))
-    return {param: signature.parameters[param].kind.description if param in signature.parameters else "absent"
-            for param in params}
+    found = signature(resolve(name)).parameters
+    return {param: found[param].kind.description if param in found else "absent" for param in params}
 
 
 def check_defaults(check, family: str, name: str) -> None:

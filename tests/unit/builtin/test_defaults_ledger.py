@@ -38,3 +38,25 @@ def test_a_caller_cannot_change_the_next_callers_answer():
     first["added"] = ()
     again = defaults.ledger_params("optimizers")
     assert again == _parsed("optimizers")
+
+
+class _Hiding(type):
+    """A metaclass whose __call__ takes anything, as Flax's nnx.Object's does: inspect.signature(cls) then says
+    (*args, **kwargs), and every parameter of __init__ would read "absent"."""
+
+    def __call__(cls, *args, **kwargs):
+        return super().__call__(*args, **kwargs)
+
+
+class _Wrapper(metaclass=_Hiding):
+    def __init__(self, model, tx, *, wrt, graph=None):
+        pass
+
+
+def test_a_class_whose_metaclass_hides_its_signature_is_read_from_its_init(monkeypatch):
+    monkeypatch.setattr(defaults, "resolve", lambda name: _Wrapper)
+    params = ("model", "tx", "wrt", "graph")
+    assert defaults.defaults("x.Wrapper", params) == {"model": "required", "tx": "required", "wrt": "required",
+                                                      "graph": "None"}
+    assert defaults.kinds("x.Wrapper", params)["wrt"] == "keyword-only"
+    assert defaults.kinds("x.Wrapper", params)["model"] == "positional or keyword"
