@@ -1,5 +1,6 @@
 """Optax's segmentation and ranking losses and the Fenchel-Young construction against float64 references of
-their documented formulas (harness/builtin/reference/losses.py), values golden: dice_loss (per class
+their documented formulas (harness/builtin/reference/losses.py), values golden: multiclass_generalized_dice_loss
+(the docstring's weighted mean of per-class dice losses, and which reading holds), dice_loss (per class
 1 - (2 sum p t + smooth) / (sum p + sum t + smooth) over the spatial axes, softmax or probabilities, class
 weights, the three reductions, the background left out, other axes), binary_dice_loss (sigmoid or not),
 ranking_softmax_loss (-sum_i y_i log softmax(s)_i with where, weights and reduce_fn), and
@@ -64,6 +65,29 @@ def test_binary_dice_loss(check):
     check.error_contract("binary_dice/probabilities", fn, probs, t0, apply_sigmoid=False)
     check.error_contract("binary_dice/probabilities_last_axis_1", fn, probs[..., None], t0[..., None],
                          apply_sigmoid=False)
+
+
+def test_multiclass_generalized_dice_loss(check):
+    """The docstring's class weights (inverse squared class frequencies over batch and space, normalised to the
+    number of classes) on each sample's per-class dice loss, averaged over batch and classes: smooth 1 (the
+    default) and 0.5, probabilities given, the background left out. Which reading the baseline follows (that,
+    or Sudre et al.'s ratio of weighted sums the docstring cites) is a golden fact."""
+    x, t = _inputs()
+    fn, p = lc.loss("multiclass_generalized_dice_loss"), ref.softmax(LOGITS)
+    value = np.asarray(fn(x, t), np.float64)
+    readings = {"weighted mean of the per-class dice losses": ref.weighted_mean_dice(p, TARGETS, 1.0),
+                "Sudre et al.'s ratio of weighted sums": ref.generalized_dice(p, TARGETS, 1.0, (0, 1, 2))}
+    check.golden_fact("generalized_dice/reading", sorted(k for k, v in readings.items()
+                                                         if np.allclose(value, v, rtol=1e-5, atol=0)))
+    lc.judge(check, "generalized_dice", value.astype(np.float32), ref.weighted_mean_dice(p, TARGETS, 1.0), scale=1.0,
+             why=WHY)
+    lc.judge(check, "generalized_dice/smooth0.5", fn(x, t, smooth=0.5), ref.weighted_mean_dice(p, TARGETS, 0.5),
+             scale=1.0, why=WHY)
+    probs = jnp.asarray(p, jnp.float32)
+    lc.judge(check, "generalized_dice/probabilities", fn(probs, t, apply_softmax=False),
+             ref.weighted_mean_dice(lc.f64(probs), TARGETS, 1.0), scale=1.0, why=WHY)
+    lc.judge(check, "generalized_dice/ignore_background", fn(x, t, ignore_background=True),
+             ref.weighted_mean_dice(p, TARGETS, 1.0, ignore_background=True), scale=1.0, why=WHY)
 
 
 SCORES = np.array([[0.5, -1.0, 2.0, 0.0], [1.5, 0.25, -0.5, 3.0], [0.0, 0.0, 1.0, -2.0]])

@@ -214,6 +214,43 @@ def generalized_dice(p, t, smooth, axes):
     return 1.0 - num / den
 
 
+def weighted_mean_dice(p, t, smooth, ignore_background=False):
+    """The docstring of multiclass_generalized_dice_loss read as it says: class weights the inverse squared class
+    frequencies (counted over the batch and the spatial axes), normalised to sum to the number of classes; the
+    scalar the average over batch and classes of each per-class dice loss (dice_per_class over the spatial axes)
+    times its weight, the background class left out when asked. Not Sudre et al.'s ratio of weighted sums
+    (generalized_dice): which of the two the baseline follows is a golden fact (the contract's)."""
+    w = 1.0 / np.sum(t, axis=tuple(range(t.ndim - 1))) ** 2
+    per_class = dice_per_class(p, t, smooth, tuple(range(1, p.ndim - 1))) * (w / np.sum(w) * w.size)
+    return np.mean(per_class[..., 1:] if ignore_background else per_class)
+
+
+# -- self-supervised --------------------------------------------------------------------------------------------------
+def triplet_margin(a, pos, neg, q=2, margin=1.0, eps=1e-6, signed=True):
+    """max(d(a, pos) - d(a, neg) + margin, 0) per row, d(x, y) = (sum_j (x - y)_j^q + eps)^(1/q) over the last
+    axis: for an even q the q-norm of the difference (the docstring's 'norm degree'), eps under the root. The
+    baseline raises the signed difference to q, so for an odd q the two readings differ (signed=False: the
+    absolute difference, the norm): the contract records which one it follows."""
+    def dist(x, y):
+        d = x - y if signed else np.abs(x - y)
+        return (np.sum(d ** q, axis=-1) + eps) ** (1.0 / q)
+    return np.maximum(dist(a, pos) - dist(a, neg) + margin, 0.0)
+
+
+def ntxent(x, labels, temperature):
+    """NT-Xent (Chen et al. 2020, as pytorch-metric-learning states it): over every ordered positive pair (i, j),
+    j != i with the same label, -log(exp(s_ij) / (exp(s_ij) + sum_k exp(s_ik))), k over i's negatives (the other
+    labels), s the cosine similarity over the temperature; the mean over the pairs."""
+    unit = x / np.linalg.norm(x, axis=-1, keepdims=True)
+    s = unit @ unit.T / temperature
+    same = labels[:, None] == labels[None, :]
+    terms = []
+    for i, j in zip(*np.nonzero(same & ~np.eye(len(labels), dtype=bool))):
+        negatives = np.exp(s[i][~same[i]])
+        terms.append(np.log(np.exp(s[i, j]) + np.sum(negatives)) - s[i, j])
+    return np.mean(terms)
+
+
 def ranking_softmax(logits, labels, where=None, weights=None):
     """-sum_i w_i y_i log softmax(s)_i over the valid items (where), per list (the docstring's formula, the
     weights multiplying each item's term)."""
