@@ -1,5 +1,6 @@
-"""The coverage ledger accounts for every public callable of the baseline's Optax, each in-scope
-parameter names contracts that exist, and the audit fails on what it does not account for."""
+"""The coverage ledger accounts for every public callable of the baseline's Optax (and of the parts of Flax and
+JAX in harness.coverage.libraries), each in-scope parameter names contracts that exist, and the audit fails on
+what it does not account for."""
 
 import dataclasses
 import importlib.metadata
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.coverage import audit, cli, contracts, ledger, surface
+from harness.coverage import audit, cli, contracts, ledger, libraries, surface
 
 
 def _baseline_site_packages() -> Path:
@@ -39,6 +40,28 @@ def test_ledger_accounts_for_the_baseline(baseline, contract_ids):
     print(cli.render(result))
     assert [str(f) for f in result.findings] == []
     assert result.counts()["in scope"] + result.counts()["out of scope"] == len(baseline.callables)
+
+
+@pytest.mark.parametrize("library", [libraries.FLAX, libraries.JAX], ids=lambda lib: lib.package)
+def test_ledger_accounts_for_the_parts_of_flax_and_jax_a_step_calls(library, contract_ids):
+    """Each library's section: every callable its part defines has one line (in scope, or out with why), none of
+    another library's lines is read into it, and its counts add up."""
+    found = surface.load(_baseline_site_packages(), library)
+    result = audit.audit(found, ledger.read(), contract_ids)
+    print(cli.render(result))
+    assert [str(f) for f in result.findings] == []
+    assert found.package == library.package and found.version == importlib.metadata.version(library.package)
+    assert result.counts()["in scope"] + result.counts()["out of scope"] == len(found.callables) > 0
+    assert all(name.startswith(library.package + ".") for name in found.callables)
+
+
+def test_a_flax_callable_defined_outside_its_part_is_not_in_its_surface():
+    """Flax's surface is the optimizer wrapper and the train state: nnx.Linear, defined elsewhere, is not in it;
+    the wrapper's methods are (what a step calls on it)."""
+    found = surface.load(_baseline_site_packages(), libraries.FLAX)
+    assert "flax.nnx.Linear" not in found.by_any_name()
+    assert {"flax.nnx.Optimizer", "flax.nnx.Optimizer.update", "flax.training.train_state.TrainState.apply_gradients"
+            } <= set(found.callables)
 
 
 def test_surface_resolves_aliases(baseline):
