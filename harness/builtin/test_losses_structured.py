@@ -67,6 +67,32 @@ def test_binary_dice_loss(check):
                          apply_sigmoid=False)
 
 
+def test_dice_loss_shapes(check):
+    """The shapes dice_loss and binary_dice_loss take apart from (batch, H, W, classes): predictions without the
+    class axis beside one-class targets, and the reverse (both given one); one class with the background left out
+    (nothing is left out: the class is kept); a batch of one with it left out; binary inputs of height 1 (the last
+    axis is width, not a class: sigmoid, not softmax); an empty last axis (the baseline's result, golden)."""
+    dice, binary = lc.loss("dice_loss"), lc.loss("binary_dice_loss")
+    x, t = _inputs()
+    x0, t0 = x[..., 0], t[..., 0]
+    one_class = ref.dice_per_class(ref.sigmoid(LOGITS[..., :1]), TARGETS[..., :1], 1.0, (1, 2))
+    lc.judge(check, "dice/shapes/predictions_without_class_axis", dice(x0, t0[..., None]), one_class.mean(-1),
+             scale=1.0, why=WHY)
+    lc.judge(check, "dice/shapes/targets_without_class_axis", dice(x0[..., None], t0), one_class.mean(-1),
+             scale=1.0, why=WHY)
+    lc.judge(check, "dice/shapes/one_class_background_kept", dice(x[..., :1], t[..., :1], ignore_background=True),
+             one_class.mean(-1), scale=1.0, why=WHY)
+    per_class = ref.dice_per_class(ref.softmax(LOGITS[:1]), TARGETS[:1], 1.0, (1, 2))
+    lc.judge(check, "dice/shapes/batch_of_one_background_left_out", dice(x[:1], t[:1], ignore_background=True),
+             per_class[:, 1:].mean(-1), scale=1.0, why=WHY)
+    flat_x, flat_t = x[:, :1, :, 0], t[:, :1, :, 0]  # (batch, 1, W): binary maps one row high
+    lc.judge(check, "binary_dice/height1", binary(flat_x, flat_t),
+             ref.dice_per_class(ref.sigmoid(LOGITS[:, :1, :, 0]), TARGETS[:, :1, :, 0], 1.0, (1, 2)),
+             scale=1.0, why=WHY)
+    check.golden("binary_dice/empty_last_axis", binary(jnp.zeros((2, 3, 0)), jnp.zeros((2, 3, 0))))
+    check.error_contract("dice/unknown_reduction", dice, x, t, reduction="total")
+
+
 def test_multiclass_generalized_dice_loss(check):
     """The docstring's class weights (inverse squared class frequencies over batch and space, normalised to the
     number of classes) on each sample's per-class dice loss, averaged over batch and classes: smooth 1 (the
