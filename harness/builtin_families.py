@@ -31,6 +31,12 @@ class Family:
 
 _TRANSFORM = "optax/_src/transform.py"  # apply_every, scale_by_schedule, trace, ema, the update rules, ...
 
+# The jax.nn functions flax.nnx re-exports (activations/test_flax_reexports derives them from the installed flax
+# and pins the list; plain data here, since this manifest imports neither JAX nor Flax).
+_NNX_ACTIVATIONS = ("celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
+                    "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot", "relu", "relu6", "selu",
+                    "sigmoid", "silu", "soft_sign", "softmax", "softplus", "standardize", "swish", "tanh")
+
 FAMILIES: tuple[Family, ...] = (
     Family("clipping", "global-norm and per-example clipping, the clip transforms, differentially private aggregation",
            ledger_areas=("clip",),
@@ -69,6 +75,9 @@ FAMILIES: tuple[Family, ...] = (
            ledger_areas=("loss",),
            mutated=("optax/losses/_regression.py", "optax/losses/_smoothing.py", "optax/losses/_classification.py",
                     "optax/losses/_ranking.py", "optax/losses/_fenchel_young.py")),
+    Family("activations", "jax.nn's activations Flax re-exports against float64 references of their formulas and derivatives",
+           mutated=("jax/_src/nn/functions.py",),
+           uses=("jax.nn", *(f"flax.nnx.{name}" for name in _NNX_ACTIVATIONS))),
     Family("training", "a Flax NNX model trained through nnx.Optimizer: losses, parameters, evaluation",
            mutated=("optax/transforms/_combining.py",), uses=("flax.nnx",)),
     Family("checkpoints", "a baseline Orbax checkpoint restored by each stack, leaf by leaf, and continued",
