@@ -6,6 +6,7 @@ and which of jax.nn's functions flax.nnx re-exports (derived from the installed 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from typing import Callable
 
 import numpy as np
@@ -133,13 +134,23 @@ def f64(x) -> np.ndarray:
     return np.asarray(x, np.float64)
 
 
-def flax_reexports() -> list[str]:
-    """The names flax.nnx exports that are jax.nn's own functions (the same objects), sorted."""
-    import flax.nnx
+def flax_reexports() -> list[str] | None:
+    """The names flax.nnx exports that are jax.nn's own functions (the same objects), sorted; None without flax.
+    Imported by name, not by an import statement: the family pins jax.nn, which a team may call without flax, so
+    the contract selection must not take it for a flax family (harness/stack/selection/builtin_modules.py)."""
     import jax.nn
 
-    return sorted(name for name in dir(flax.nnx) if not name.startswith("_") and callable(getattr(flax.nnx, name))
-                  and getattr(jax.nn, name, None) is getattr(flax.nnx, name))
+    try:
+        nnx = importlib.import_module("flax.nnx")
+    except ImportError:
+        return None
+    return sorted(name for name in dir(nnx) if not name.startswith("_") and callable(getattr(nnx, name))
+                  and getattr(jax.nn, name, None) is getattr(nnx, name))
+
+
+def covered() -> list[str]:
+    """The jax.nn functions the family's contracts call: the table's and those along axes."""
+    return sorted({row.name for row in ROWS} | set(ALONG_AXES))
 
 
 def judge(check, key: str, value, expected, scale: Scale | None = None, x=None) -> None:

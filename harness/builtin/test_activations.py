@@ -47,9 +47,10 @@ def test_flax_reexports(check):
     """Which of jax.nn's functions flax.nnx re-exports (the same objects) is a golden fact, and every one has
     contracts here: a name Flax adds or drops shows, and one the table lacks fails."""
     names = ac.flax_reexports()
+    if names is None:
+        pytest.skip("flax is not installed: nothing re-exports jax.nn")
     check.golden_fact("flax_reexports", names)
-    covered = {row.name for row in ac.ROWS} | set(ac.ALONG_AXES)
-    check.exact("flax_reexports/uncovered", sorted(set(names) - covered), [])
+    check.exact("flax_reexports/uncovered", sorted(set(names) - set(ac.covered())), [])
 
 
 def test_aliases(check):

@@ -107,8 +107,8 @@ def test_report_mode_takes_the_tests_whose_subject_the_code_calls(team):
     schedules = len({t.split("[")[0] for t in _ledger_tests(["optax.warmup_cosine_decay_schedule"], ["schedules"])})
     assert f"optax.warmup_cosine_decay_schedule at trainer/optim.py:5 ({schedules} tests: schedules {schedules})" in line
     assert "optax.MultiSteps at trainer/optim.py:7 (" in line
-    # The losses family (issue 45) is not run: the code calls no loss.
-    assert ("not run: data_parallel, losses, performance, and the other tests of accumulation, clipping, compositions, "
+    # The losses family (issue 45) is not run: the code calls no loss; nor activations: it calls no jax.nn function.
+    assert ("not run: activations, data_parallel, losses, performance, and the other tests of accumulation, clipping, compositions, "
             "masks, optimizers, schedules, shapes (`--builtin all` runs them)") in line
     assert "your code does not import flax: checkpoints, training do not run (and flax need not be pinned)" in line
     # Nothing shards, so the data-parallel family's process does not start.
