@@ -4,7 +4,7 @@ A family's contract modules are harness/builtin/test_<family>.py and test_<famil
 whose `pytestmark` says `pytest.mark.family("<family>")`): found from the files, never listed here, so a
 new module of a declared family registers nothing. What is declared here is what the files cannot say:
 - the coverage ledger's areas whose callables' defaults the family pins (harness/builtin/defaults.py);
-- the Optax modules whose callables its contracts call, i.e. the mutants it judges in `nox -s sensitivity`
+- the Optax modules (and jax/_src/nn/functions.py) whose callables its contracts call, i.e. the mutants it judges in `nox -s sensitivity`
   (harness/stack/sensitivity/scope.py derives its module -> families map from them, families in the
   order declared below: the most specific first, so a killed mutant stops early);
 - the library uses that take it for a team's code when the coverage ledger names no callable of it
@@ -33,7 +33,7 @@ _TRANSFORM = "optax/_src/transform.py"  # apply_every, scale_by_schedule, trace,
 
 # The jax.nn functions flax.nnx re-exports (activations/test_flax_reexports derives them from the installed flax
 # and pins the list; plain data here, since this manifest imports neither JAX nor Flax).
-_NNX_ACTIVATIONS = ("celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
+NNX_ACTIVATIONS = ("celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
                     "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot", "relu", "relu6", "selu",
                     "sigmoid", "silu", "soft_sign", "softmax", "softplus", "standardize", "swish", "tanh")
 
@@ -77,7 +77,7 @@ FAMILIES: tuple[Family, ...] = (
                     "optax/losses/_ranking.py", "optax/losses/_fenchel_young.py")),
     Family("activations", "jax.nn's activations Flax re-exports against float64 references of their formulas and derivatives",
            mutated=("jax/_src/nn/functions.py",),
-           uses=("jax.nn", *(f"flax.nnx.{name}" for name in _NNX_ACTIVATIONS))),
+           uses=("jax.nn", *(f"flax.nnx.{name}" for name in NNX_ACTIVATIONS))),
     Family("training", "a Flax NNX model trained through nnx.Optimizer: losses, parameters, evaluation",
            mutated=("optax/transforms/_combining.py",), uses=("flax.nnx",)),
     Family("checkpoints", "a baseline Orbax checkpoint restored by each stack, leaf by leaf, and continued",

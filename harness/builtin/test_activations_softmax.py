@@ -127,3 +127,21 @@ def test_logsumexp(check, case):
     expected_grad = np.where(keep, full_sign * weights * np.exp(LOGITS - full), 0.0)  # d log|S| = b e^x / S
     check.reference(f"logsumexp/{case}/grad", np.asarray(grad), expected_grad)
     check.golden(f"logsumexp/{case}/grad", np.asarray(grad))
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["plain", "where"])
+def test_softmax_custom_jvp(check, masked):
+    """jax_softmax_custom_jvp: its default (off on the baseline; JAX's help says it will be switched on, which
+    moves softmax's derivative onto another rule) is a golden fact, and softmax with it on, where mask or not,
+    meets the same formula and vjp, the saturating row included."""
+    check.golden_fact("softmax/custom_jvp/default", bool(jax.config.jax_softmax_custom_jvp))
+    before = jax.config.jax_softmax_custom_jvp
+    jax.config.update("jax_softmax_custom_jvp", True)
+    try:
+        where = jnp.asarray(WHERE) if masked else None
+        value, vjp = _value_and_vjp(lambda q: ac.nn().softmax(q, where=where))(jnp.asarray(LOGITS, jnp.float32),
+                                                                               jnp.asarray(V, jnp.float32))
+    finally:
+        jax.config.update("jax_softmax_custom_jvp", before)
+    key = f"softmax/custom_jvp/{'where' if masked else 'plain'}"
+    _judge_pair(check, key, "softmax", LOGITS, V, -1, WHERE if masked else None, value, vjp)

@@ -36,7 +36,7 @@ def test_every_module_with_an_in_scope_callable_is_mutated_or_says_why(in_scope_
 
 
 def test_every_mutated_or_excused_module_defines_an_in_scope_callable(in_scope_files):
-    assert sorted(set(scope.MODULES) - set(in_scope_files)) == []
+    assert sorted(set(scope.MODULES) - set(in_scope_files) - set(scope.NAMED_LINES)) == []  # NAMED_LINES: not optax
     assert sorted(set(scope.NOT_MUTATED) - set(in_scope_files)) == []
     assert not set(scope.MODULES) & set(scope.NOT_MUTATED)
     assert all(reason.strip() for reason in scope.NOT_MUTATED.values())
