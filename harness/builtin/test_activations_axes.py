@@ -20,7 +20,9 @@ pytestmark = pytest.mark.family("activations")
 ROWS = np.array([[1.0, -2.0, 3.0, 0.5, 0.0, 2.5, -1.5, 4.0],
                  [0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25],  # variance 0: epsilon alone keeps it finite
                  [-3.0, 7.0, 1.0, -0.5, 2.0, 0.0, 5.0, -6.0]])
-OFFSET = 1000.0 + ROWS[::2]  # mean ~1000, spread ~3: mean(x^2) - mean^2 cancels six digits
+OFFSET = np.vstack([1000.0 + ROWS[::2],  # mean ~1000, spread ~3: mean(x^2) - mean^2 cancels six digits
+                    # spread of a float32 ulp at 1000: measured, the fast variance rounds to -0.0625 (clipped to 0)
+                    1000.0 + np.array([2, 2, 0, 1, 1, 0, 1, 1]) * 2.0 ** -14])
 V = np.round(np.cos(np.arange(ROWS.size) * 1.3).reshape(ROWS.shape) * 4.0) / 4.0
 WHERE = np.array([[1, 1, 0, 1, 1, 1, 0, 1], [1] * 8, [0, 1, 1, 1, 1, 1, 1, 0]], bool)
 VJP = "r (v - <v>) and the variance's term cancel"
@@ -29,12 +31,12 @@ FAST = ("the fast variance mean(x^2) - mean(x)^2 cancels (the docstring's catast
 
 
 def _standardize(dtype="float32", x64=ROWS, **kwargs):
-    """One jitted program: standardize(x, **kwargs) and its vjp of V."""
+    """One jitted program: standardize(x, **kwargs) and its vjp of V (its first rows)."""
     def both(x, v):
         y, pull = jax.vjp(lambda q: ac.nn().standardize(q, **kwargs), x)
         return y, pull(v)[0]
 
-    return jax.jit(both)(jnp.asarray(x64, dtype), jnp.asarray(V[: len(x64)], dtype))
+    return jax.jit(both)(jnp.asarray(x64, dtype), jnp.asarray(np.resize(V, x64.shape), dtype))
 
 
 @pytest.mark.parametrize("algorithm", ["default", "fast", "stable"])
@@ -72,6 +74,8 @@ def test_standardize_offset(check, algorithm):
     held at mean(x^2) / var times its value (the cancellation its docstring names), its values golden."""
     value, _ = _standardize(x64=OFFSET, algorithm=algorithm)
     x64 = ac.f64(jnp.asarray(OFFSET, jnp.float32))
+    # The fast variance is clipped at 0 (a cancellation below it would make rsqrt(var + epsilon) NaN): finite.
+    check.exact(f"standardize/offset/{algorithm}/finite", bool(np.isfinite(np.asarray(value)).all()), True)
     scale = ac.Scale(_fast_offset_scale, FAST) if algorithm == "fast" else None
     ac.judge(check, f"standardize/offset/{algorithm}", value, ref.standardize(x64), scale, x64)
 
@@ -97,21 +101,39 @@ def test_standardize_parameters(check, case):
         ac.judge(check, f"standardize/{case}/vjp", vjp, V / np.sqrt(4.0 + 1e-5))
 
 
-@pytest.mark.parametrize("case", ["default", "bfloat16/axis0", "int32"])
+def _mesh():
+    """A one-device mesh with an explicit axis (one_hot refuses an out_sharding over automatic axes)."""
+    return jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+
+
+def _one_hot_case(nn, case, indices):
+    """(value, class axis, expected dtype) of one way to call one_hot."""
+    x = jnp.asarray(indices)
+    if case == "int32":
+        return nn.one_hot(x, 5, dtype=jnp.int32), -1, "int32"
+    if case == "bfloat16/axis0":
+        return nn.one_hot(x, 5, dtype=jnp.bfloat16, axis=0), 0, "bfloat16"
+    if case == "out_sharding":  # a one-device mesh: the class axis unsharded, the index axes as x's
+        out = jax.sharding.NamedSharding(_mesh(), jax.sharding.PartitionSpec(None, None, "x"))
+        return nn.one_hot(x, 5, out_sharding=out), -1, "float32"
+    return nn.one_hot(x, 5), -1, "float32"
+
+
+@pytest.mark.parametrize("case", ["default", "bfloat16/axis0", "int32", "out_sharding"])
 def test_one_hot(check, case):
     """1 at the index's class, 0 elsewhere, a row of zeros for -1 and num_classes (out of range); float32 by
-    default (x64 off), the dtype asked, the class axis where asked; exactly."""
+    default (x64 off), the dtype asked, the class axis where asked, an out_sharding; exactly."""
     indices = np.array([[0, 3, -1], [4, 2, 5]])
-    nn = ac.nn()
-    if case == "default":
-        value, axis = nn.one_hot(jnp.asarray(indices), 5), -1
-    elif case == "int32":
-        value, axis = nn.one_hot(jnp.asarray(indices), 5, dtype=jnp.int32), -1
-    else:
-        value, axis = nn.one_hot(jnp.asarray(indices), 5, dtype=jnp.bfloat16, axis=0), 0
-    check.exact(f"one_hot/{case}/dtype", str(value.dtype), {"default": "float32", "int32": "int32"}.get(case, "bfloat16"))
+    value, axis, dtype = _one_hot_case(ac.nn(), case, indices)
+    check.exact(f"one_hot/{case}/dtype", str(value.dtype), dtype)
     check.exact(f"one_hot/{case}", np.asarray(value, np.float64).tolist(), ref.one_hot(indices, 5, axis).tolist())
     check.golden_fact(f"one_hot/{case}", np.asarray(value, np.float64).tolist())
+
+
+def test_one_hot_named_axis(check):
+    """axis a named (vmapped) axis of num_classes' size: element i is 1 where x_i = i, the index along it."""
+    value = jax.vmap(lambda q: ac.nn().one_hot(q, 3, axis="i"), axis_name="i")(jnp.asarray([0, 2, 2]))
+    check.exact("one_hot/named_axis", np.asarray(value, np.float64).tolist(), [1.0, 0.0, 1.0])
 
 
 def test_one_hot_float_indices(check):
@@ -147,6 +169,8 @@ ERRORS = {
     "logsumexp/unbroadcastable_b": lambda nn: nn.logsumexp(jnp.ones((2, 3)), b=jnp.ones(4)),
     "one_hot/traced_num_classes": lambda nn: jax.jit(lambda n: nn.one_hot(jnp.arange(3), n))(3),
     "standardize/list_input": lambda nn: nn.standardize([1.0, 2.0]),
+    "one_hot/out_sharding_of_another_spec": lambda nn: nn.one_hot(jnp.arange(2), 3, out_sharding=jax.sharding.NamedSharding(
+        _mesh(), jax.sharding.PartitionSpec("x", None))),
 }
 
 
@@ -159,9 +183,12 @@ def test_errors(check, case):
 
 def test_signatures(check):
     """Each re-exported function's parameters: names, kinds and defaults (leaky_relu's 0.01, elu's and celu's
-    alpha 1, gelu's approximate=True, standardize's epsilon 1e-5 and algorithm "fast", ...), golden facts."""
+    alpha 1, gelu's approximate=True, standardize's epsilon 1e-5 and algorithm "fast", ...) and its wrapper
+    (jit, custom_jvp, plain), golden facts."""
     nn = ac.nn()
     for name in ac.covered():
         params = inspect.signature(getattr(nn, name)).parameters.values()
         check.golden_fact(f"signature/{name}", [[p.name, p.kind.name, "required" if p.default is p.empty else repr(p.default)]
                                                        for p in params])
+        # jit-wrapped (PjitFunction), a custom derivative (custom_jvp) or plain: what a call eagerly compiles
+        check.golden_fact(f"wrapper/{name}", type(getattr(nn, name)).__name__)
