@@ -175,6 +175,17 @@ def test_a_loss_the_code_calls_takes_the_losses_tests_that_call_it(team):
     assert not {t for t in selection.tests if "sigmoid" in t or "log_cosh" in t}
 
 
+@pytest.mark.parametrize("code, families", [
+    ("import jax\n\ndef act(x):\n    return jax.nn.gelu(x)\n", ("activations",)),
+    ("from flax import nnx\n\ndef act(x):\n    return nnx.relu(x)\n", ("activations", "training")),
+], ids=["jax.nn", "flax.nnx"])
+def test_an_activation_the_code_calls_takes_the_activations_family(team, code, families):
+    """jax.nn's functions are pinned by the activations family, called through jax.nn or Flax's re-export (any
+    flax.nnx use also takes the training family)."""
+    team(code=code)
+    assert set(families) <= set(_load().selection.families)
+
+
 def test_inject_hyperparams_takes_the_compositions(team):
     """A team's injected optimizer runs the compositions family (inject_hyperparams around adam, from the
     ledger's contracts), with the schedules family that pins inject_hyperparams alone."""
