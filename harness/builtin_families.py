@@ -4,7 +4,7 @@ A family's contract modules are harness/builtin/test_<family>.py and test_<famil
 whose `pytestmark` says `pytest.mark.family("<family>")`): found from the files, never listed here, so a
 new module of a declared family registers nothing. What is declared here is what the files cannot say:
 - the coverage ledger's areas whose callables' defaults the family pins (harness/builtin/defaults.py);
-- the Optax modules whose callables its contracts call, i.e. the mutants it judges in `nox -s sensitivity`
+- the Optax modules (and jax/_src/nn/functions.py) whose callables its contracts call, i.e. the mutants it judges in `nox -s sensitivity`
   (harness/stack/sensitivity/scope.py derives its module -> families map from them, families in the
   order declared below: the most specific first, so a killed mutant stops early);
 - the library uses that take it for a team's code when the coverage ledger names no callable of it
@@ -30,6 +30,12 @@ class Family:
 
 
 _TRANSFORM = "optax/_src/transform.py"  # apply_every, scale_by_schedule, trace, ema, the update rules, ...
+
+# The jax.nn functions flax.nnx re-exports (activations/test_flax_reexports derives them from the installed flax
+# and pins the list; plain data here, since this manifest imports neither JAX nor Flax).
+NNX_ACTIVATIONS = ("celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
+                    "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot", "relu", "relu6", "selu",
+                    "sigmoid", "silu", "soft_sign", "softmax", "softplus", "standardize", "swish", "tanh")
 
 FAMILIES: tuple[Family, ...] = (
     Family("clipping", "global-norm and per-example clipping, the clip transforms, differentially private aggregation",
@@ -70,6 +76,10 @@ FAMILIES: tuple[Family, ...] = (
            mutated=("optax/losses/_regression.py", "optax/losses/_smoothing.py", "optax/losses/_classification.py",
                     "optax/losses/_ranking.py", "optax/losses/_fenchel_young.py", "optax/losses/_segmentation.py",
                     "optax/losses/_self_supervised.py")),
+    Family("activations", "jax.nn's activations Flax re-exports against float64 references of their formulas and derivatives",
+           ledger_areas=("activation",),
+           mutated=("jax/_src/nn/functions.py",),
+           uses=("jax.nn", *(f"flax.nnx.{name}" for name in NNX_ACTIVATIONS))),
     Family("training", "a Flax NNX model trained through nnx.Optimizer: losses, parameters, evaluation",
            ledger_areas=("train_state",),
            mutated=("optax/transforms/_combining.py",), uses=("flax.nnx",)),

@@ -97,11 +97,30 @@ def _walk_roots(library: Library, site_packages: Path) -> api_surface.Surface:
             obj = root[module.split(".", 1)[1]]
             found.update(api_surface.walk(obj, library.package, api_surface.by_convention,
                                           classes=library.methods).names)
-        more = set(found) - names
+        more = (set(found) | _assigned_from(found)) - names
         if not more:
             break
         names |= more
     return api_surface.Surface(found)
+
+
+def _assigned_from(found: dict) -> set[str]:
+    """Where the names bound by assignment to an import come from (jax.nn's `logsumexp = _logsumexp`, imported
+    from jax._src.ops.special): reading that module makes the name a function instead of an unread attribute."""
+    sources = set()
+    for obj in found.values():
+        path = getattr(getattr(obj, "value", None), "canonical_path", None) if obj is not None and obj.is_attribute \
+            else None
+        if not isinstance(path, str) or path == obj.path:
+            continue
+        try:
+            named = obj.modules_collection[path]
+        except KeyError:  # the assignment names a module not read yet: read it
+            sources.add(path)
+            continue
+        if named.is_alias:
+            sources.add(named.target_path)
+    return sources
 
 
 def _surface(public: api_surface.Surface, site_packages: Path, package: str) -> Surface:

@@ -64,6 +64,14 @@ def test_a_flax_callable_defined_outside_its_part_is_not_in_its_surface():
             } <= set(found.callables)
 
 
+def test_a_name_bound_to_an_import_is_read_where_the_import_comes_from():
+    """jax.nn's `logsumexp = _logsumexp` (imported from jax._src.ops.special): a function of the surface, not an
+    unread attribute dropped from it."""
+    found = surface.load(_baseline_site_packages(), libraries.JAX)
+    assert found.callables["jax.nn.logsumexp"].file == "jax/_src/ops/special.py"
+    assert [p.name for p in found.callables["jax.nn.logsumexp"].params][:3] == ["a", "axis", "b"]
+
+
 def test_surface_resolves_aliases(baseline):
     """One object under several public names is one callable, named where Optax defines it."""
     clip = baseline.callables["optax.clip_by_global_norm"]

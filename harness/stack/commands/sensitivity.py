@@ -22,7 +22,7 @@ from harness.model import sensitivity as model
 from harness.model.codec import to_json
 from harness.model.report import now
 from harness.stack.commands import options as command_options
-from harness.stack.sensitivity import cosmic, disposable, equivalents, lines, render, scope
+from harness.stack.sensitivity import cosmic, disposable, equivalents, lines, named_spans, render, scope
 from harness.stack.sensitivity.mutants import MutantId, Selection, parse_shard
 
 TIMEOUT_FACTOR, TIMEOUT_FLOOR = 4.0, 60.0  # a mutant may take 4x its group's unmutated run, at least 60 s
@@ -45,7 +45,8 @@ class Run:
         self.python = venv / "bin" / "python"
         self.lock = disposable.lock_work(venv)  # first: nothing of a running run's work directory is touched
         self.work = venv / "work"
-        self.copies = [disposable.worker_copy(venv, self.work / f"worker-{i}") for i in range(workers)]
+        self.packages = scope.packages()
+        self.copies = [disposable.worker_copy(venv, self.work / f"worker-{i}", self.packages) for i in range(workers)]
         # Each copy's bytecode now, by this Python: a mutant's run then compiles only the mutated module.
         subprocess.run([str(self.python), "-m", "compileall", "-q", *map(str, self.copies)], check=True)
         self.envs = [cosmic.worker_environment(suite_env, copy, venv) for copy in self.copies]
@@ -113,13 +114,15 @@ class Run:
         self.cosmic_ray("exec", str(self.config(group, timeout, urls)), str(self.db(group)))
 
     def check_copies(self) -> None:
-        """Each worker's Python imports optax from the worker's own copy, not from the environment."""
+        """Each worker's Python imports every mutated package from the worker's own copy, not from the environment."""
         for copy, env in zip(self.copies, self.envs):
-            done = subprocess.run([str(self.python), "-c", "import optax; print(optax.__file__)"], cwd=copy, env=env,
-                                  capture_output=True, text=True)
-            if done.returncode != 0 or not Path(done.stdout.strip()).is_relative_to(copy):
-                raise HarnessError(f"the worker in {copy} imports optax from {done.stdout.strip() or done.stderr[-500:]}, "
-                                   "not from its own copy: mutants would not be seen")
+            for package in self.packages:
+                done = subprocess.run([str(self.python), "-c", f"import {package}; print({package}.__file__)"], cwd=copy,
+                                      env=env, capture_output=True, text=True)
+                if done.returncode != 0 or not Path(done.stdout.strip()).is_relative_to(copy):
+                    raise HarnessError(f"the worker in {copy} imports {package} from "
+                                       f"{done.stdout.strip() or done.stderr[-500:]}, not from its own copy: mutants "
+                                       "would not be seen")
 
     def results(self, equivalent: dict[MutantId, str]) -> list[model.Mutant]:
         families = {module: list(g.families) for g in self.groups for module in g.modules}
@@ -134,7 +137,9 @@ def run(session, options: argparse.Namespace, contracts: Path, root: Path, suite
     venv = Path(session.virtualenv.location)
     state = Run(session, venv, contracts, root, suite_env, options.workers)
     state.all_mutants = state.init()
-    scope_lines = lines.derive(disposable.site_packages(venv), sorted(scope.IN_SCOPE_LINES_ONLY))
+    site = disposable.site_packages(venv)
+    scope_lines = lines.derive(site, sorted(scope.IN_SCOPE_LINES_ONLY))
+    scope_lines = lines.ScopeLines({**scope_lines.spans, **named_spans.derive(site, scope.NAMED_LINES)})
     in_lines, outside = scope_lines.split(state.all_mutants)
     if options.module:
         outside = {module: n for module, n in outside.items() if module in options.module}

@@ -2,7 +2,7 @@
 session's own virtualenv, never an entry's. cosmic-ray rewrites a module file in place (truncating it),
 and uv links installed files from its cache: mutating a linked file would change that file in the cache
 and in every environment linked to it. So no installed file is ever mutated: each worker gets its own
-copy of the optax package (new files, own inodes) in a work directory, put first on its PYTHONPATH.
+copy of the packages it mutates (optax, and jax for jax.nn's module: new files, own inodes) in a work directory, put first on its PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -54,16 +54,18 @@ def site_packages(venv: Path) -> Path:
     return found[0]
 
 
-def worker_copy(venv: Path, work: Path) -> Path:
-    """A fresh copy of the environment's optax package in `work` (which it empties first): the files a
-    worker mutates. Returns `work`, the directory that goes first on the worker's PYTHONPATH."""
-    source = site_packages(venv) / "optax"
-    if not source.is_dir():
-        raise HarnessError(f"optax is not installed in {venv}: remove it and run `nox -s sensitivity` again")
+def worker_copy(venv: Path, work: Path, packages: tuple[str, ...] = ("optax",)) -> Path:
+    """A fresh copy of each of the environment's `packages` (optax; jax when a jax module is mutated) in `work`
+    (which it empties first): the files a worker mutates. Returns `work`, the directory that goes first on the
+    worker's PYTHONPATH."""
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    shutil.copytree(source, work / "optax", copy_function=shutil.copy2)  # new files; mtimes kept for the .pyc
+    for package in packages:
+        source = site_packages(venv) / package
+        if not source.is_dir():
+            raise HarnessError(f"{package} is not installed in {venv}: remove it and run `nox -s sensitivity` again")
+        shutil.copytree(source, work / package, copy_function=shutil.copy2)  # new files; mtimes kept for the .pyc
     return work
 
 

@@ -107,8 +107,8 @@ def test_report_mode_takes_the_tests_whose_subject_the_code_calls(team):
     schedules = len({t.split("[")[0] for t in _ledger_tests(["optax.warmup_cosine_decay_schedule"], ["schedules"])})
     assert f"optax.warmup_cosine_decay_schedule at trainer/optim.py:5 ({schedules} tests: schedules {schedules})" in line
     assert "optax.MultiSteps at trainer/optim.py:7 (" in line
-    # The losses family (issue 45) is not run: the code calls no loss.
-    assert ("not run: data_parallel, losses, performance, and the other tests of accumulation, clipping, compositions, "
+    # The losses family (issue 45) is not run: the code calls no loss; nor activations: it calls no jax.nn function.
+    assert ("not run: activations, data_parallel, losses, performance, and the other tests of accumulation, clipping, compositions, "
             "masks, optimizers, schedules, shapes (`--builtin all` runs them)") in line
     assert "your code does not import flax: checkpoints, training do not run (and flax need not be pinned)" in line
     # Nothing shards, so the data-parallel family's process does not start.
@@ -173,6 +173,17 @@ def test_a_loss_the_code_calls_takes_the_losses_tests_that_call_it(team):
             "losses/test_classification_errors", "losses/test_huber_loss", "losses/test_regression_errors",
             "losses/test_parameter_defaults[optax.softmax_cross_entropy]"} <= set(selection.tests)
     assert not {t for t in selection.tests if "sigmoid" in t or "log_cosh" in t}
+
+
+@pytest.mark.parametrize("code, families", [
+    ("import jax\n\ndef act(x):\n    return jax.nn.gelu(x)\n", ("activations",)),
+    ("from flax import nnx\n\ndef act(x):\n    return nnx.relu(x)\n", ("activations", "training")),
+], ids=["jax.nn", "flax.nnx"])
+def test_an_activation_the_code_calls_takes_the_activations_family(team, code, families):
+    """jax.nn's functions are pinned by the activations family, called through jax.nn or Flax's re-export (any
+    flax.nnx use also takes the training family)."""
+    team(code=code)
+    assert set(families) <= set(_load().selection.families)
 
 
 def test_inject_hyperparams_takes_the_compositions(team):

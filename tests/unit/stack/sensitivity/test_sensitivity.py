@@ -285,6 +285,22 @@ def test_workers_mutate_private_copies_never_the_installed_files(tmp_path):
     assert installed.read_text() == cache.read_text() == "x = 1\n"
 
 
+def test_a_worker_copies_every_package_it_mutates(tmp_path):
+    """A jax module in scope (activations) needs the worker's own copy of jax beside optax's: cosmic-ray finds
+    the module path in the worker's directory, and the contracts import jax from it."""
+    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+    for package in ("optax", "jax/_src/nn"):
+        (site / package).mkdir(parents=True)
+        (site / package / "functions.py").write_text("x = 1\n")
+    work = disposable.worker_copy(tmp_path / "venv", tmp_path / "venv" / "work" / "worker-0", ("jax", "optax"))
+    copied = work / "jax" / "_src" / "nn" / "functions.py"
+    assert copied.read_text() == "x = 1\n" and (work / "optax" / "functions.py").is_file()
+    assert disposable.is_private_copy(copied, site / "jax" / "_src" / "nn" / "functions.py")
+    assert scope.packages({"optax/a.py": (), "jax/_src/nn/functions.py": ()}) == ("jax", "optax")
+    with pytest.raises(HarnessError, match="flax is not installed"):
+        disposable.worker_copy(tmp_path / "venv", tmp_path / "venv" / "work" / "worker-1", ("flax",))
+
+
 # --- the nightly's shards, merged ----------------------------------------------------------------------
 
 def _shard(index, count, outcome):
