@@ -72,6 +72,17 @@ def test_a_name_bound_to_an_import_is_read_where_the_import_comes_from():
     assert [p.name for p in found.callables["jax.nn.logsumexp"].params][:3] == ["a", "axis", "b"]
 
 
+def test_the_selections_jax_nn_aliases_are_the_installed_jaxs():
+    """The selection maps jax.nn's second names to the ledger's (harness.builtin_families.JAX_NN_ALIASES): the
+    same pairs griffe reads from the installed jax, so a renamed alias fails here, not in a team's selection."""
+    from harness import builtin_families
+
+    found = surface.load(_baseline_site_packages(), libraries.JAX)
+    read = {alias.rsplit(".", 1)[1]: name.rsplit(".", 1)[1] for name, c in found.callables.items()
+            if name.startswith("jax.nn.") and name.count(".") == 2 for alias in c.aliases if alias.startswith("jax.nn.")}
+    assert read == builtin_families.JAX_NN_ALIASES
+
+
 def test_surface_resolves_aliases(baseline):
     """One object under several public names is one callable, named where Optax defines it."""
     clip = baseline.callables["optax.clip_by_global_norm"]

@@ -130,10 +130,20 @@ def _counted(tests: tuple[str, ...]) -> str:
 
 
 def _matches(use: str, callable_name: str) -> bool:
-    """`optax.MultiSteps` as called, or under a submodule (`optax.transforms.MultiSteps`)."""
+    """`optax.MultiSteps` as called, or under a submodule (`optax.transforms.MultiSteps`); a jax.nn function
+    under its other name or as flax.nnx re-exports it (`nnx.relu` is `jax.nn.relu`)."""
+    use = _as_jax_nn(use)
     if use == callable_name or use.startswith(callable_name + "."):
         return True
     return use.startswith("optax.") and use.rsplit(".", 1)[-1] == callable_name.rsplit(".", 1)[-1]
+
+
+def _as_jax_nn(use: str) -> str:
+    """`flax.nnx.swish` -> `jax.nn.silu`: the name the ledger gives the function a use calls."""
+    package, _, name = use.rpartition(".")
+    if package == "flax.nnx" and name in families.NNX_ACTIVATIONS or package == "jax.nn":
+        return f"jax.nn.{families.JAX_NN_ALIASES.get(name, name)}"
+    return use
 
 
 def _called(code: TeamCode, ledger: dict[str, frozenset[str]]) -> dict[str, tuple[Use, frozenset[str]]]:

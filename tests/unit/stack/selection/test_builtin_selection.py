@@ -178,12 +178,17 @@ def test_a_loss_the_code_calls_takes_the_losses_tests_that_call_it(team):
 @pytest.mark.parametrize("code, families", [
     ("import jax\n\ndef act(x):\n    return jax.nn.gelu(x)\n", ("activations",)),
     ("from flax import nnx\n\ndef act(x):\n    return nnx.relu(x)\n", ("activations", "training")),
-], ids=["jax.nn", "flax.nnx"])
+    ("import jax\n\ndef act(x):\n    return jax.nn.swish(x)\n", ("activations",)),
+], ids=["jax.nn", "flax.nnx", "alias"])
 def test_an_activation_the_code_calls_takes_the_activations_family(team, code, families):
-    """jax.nn's functions are pinned by the activations family, called through jax.nn or Flax's re-export (any
-    flax.nnx use also takes the training family)."""
+    """jax.nn's functions are pinned by the activations family, called through jax.nn, Flax's re-export or the
+    function's other name (any flax.nnx use also takes the training family): the tests the ledger names for that
+    function, not the whole family."""
     team(code=code)
-    assert set(families) <= set(_load().selection.families)
+    selection = _load().selection
+    assert set(families) <= set(selection.families)
+    activation_tests = {t for t in selection.tests if t.startswith("activations/")}
+    assert "activations/test_activation" in activation_tests and "activations/test_one_hot" not in activation_tests
 
 
 def test_inject_hyperparams_takes_the_compositions(team):
