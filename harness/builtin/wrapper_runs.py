@@ -85,3 +85,10 @@ def same(check, label: str, tree, other) -> None:
     theirs = trees.leaves(other)
     for path, leaf in trees.leaves(tree).items():
         check.identical(f"{label}: {path}", np.asarray(leaf), np.asarray(theirs[path]))
+
+
+def layout(tree) -> list:
+    """[path, dtype, shape] per leaf (harness.contract.trees.layout): a pytree's structure as a golden fact."""
+    from harness.contract import trees
+
+    return trees.layout(tree)
