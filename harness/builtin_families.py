@@ -24,7 +24,7 @@ class Family:
     name: str
     pins: str  # what its contracts pin down, in a line (docs/contract-suite.md says it per module)
     ledger_areas: tuple[str, ...] = ()  # coverage-ledger areas whose callables' defaults it pins
-    mutated: tuple[str, ...] = ()  # Optax modules (relative to site-packages) whose callables its contracts call
+    mutated: tuple[str, ...] = ()  # Optax (or Flax) modules (relative to site-packages) whose callables it calls
     uses: tuple[str, ...] = ()  # names whose use in a team's code takes it (beside the ledger's callables)
     team_selectable: bool = True  # False: it runs only when every family does (`--builtin all`)
 
@@ -71,6 +71,10 @@ FAMILIES: tuple[Family, ...] = (
                     "optax/losses/_ranking.py", "optax/losses/_fenchel_young.py")),
     Family("training", "a Flax NNX model trained through nnx.Optimizer: losses, parameters, evaluation",
            mutated=("optax/transforms/_combining.py",), uses=("flax.nnx",)),
+    Family("wrappers", "nnx.Optimizer and TrainState against the same steps with Optax alone, their state and errors",
+           mutated=("flax/nnx/training/optimizer.py", "flax/training/train_state.py"),
+           uses=("flax.nnx.Optimizer", "flax.nnx.ModelAndOptimizer", "flax.nnx.training.optimizer",
+                 "flax.training.train_state")),
     Family("checkpoints", "a baseline Orbax checkpoint restored by each stack, leaf by leaf, and continued",
            uses=("orbax", "flax.serialization", "flax.training.checkpoints")),
     Family(devices.FAMILY, "sharded clipping, accumulation and optimizer steps on 4 devices equal the unsharded ones",

@@ -36,7 +36,11 @@ def test_every_module_with_an_in_scope_callable_is_mutated_or_says_why(in_scope_
 
 
 def test_every_mutated_or_excused_module_defines_an_in_scope_callable(in_scope_files):
-    assert sorted(set(scope.MODULES) - set(in_scope_files)) == []
+    # The ledger lists Optax's callables; Flax's modules are mutated for the wrappers family, which the manifest
+    # declares with them (harness/builtin_families.py), and are no module of the ledger.
+    optax_modules = {m for m in scope.MODULES if m.startswith("optax/")}
+    assert sorted(set(scope.MODULES) - optax_modules) == ["flax/nnx/training/optimizer.py", "flax/training/train_state.py"]
+    assert sorted(optax_modules - set(in_scope_files)) == []
     assert sorted(set(scope.NOT_MUTATED) - set(in_scope_files)) == []
     assert not set(scope.MODULES) & set(scope.NOT_MUTATED)
     assert all(reason.strip() for reason in scope.NOT_MUTATED.values())

@@ -1,6 +1,6 @@
 """`nox -s sensitivity`: mutate Optax's in-scope modules with cosmic-ray and run the matching contracts.
 
-Steps: install the disposable environment; give each worker its own copy of optax; `cosmic-ray init` one
+Steps: install the disposable environment; give each worker its own copy of optax (and flax: scope.PACKAGES); `cosmic-ray init` one
 session per group of modules judged by the same families; keep the mutants within the in-scope lines
 (scope.IN_SCOPE_LINES_ONLY), draw the sample and mark the rest (and the equivalent mutants) skipped in
 those sessions; run each group's contracts once on the unmutated code
@@ -45,7 +45,7 @@ class Run:
         self.python = venv / "bin" / "python"
         self.lock = disposable.lock_work(venv)  # first: nothing of a running run's work directory is touched
         self.work = venv / "work"
-        self.copies = [disposable.worker_copy(venv, self.work / f"worker-{i}") for i in range(workers)]
+        self.copies = [disposable.worker_copy(venv, self.work / f"worker-{i}", scope.PACKAGES) for i in range(workers)]
         # Each copy's bytecode now, by this Python: a mutant's run then compiles only the mutated module.
         subprocess.run([str(self.python), "-m", "compileall", "-q", *map(str, self.copies)], check=True)
         self.envs = [cosmic.worker_environment(suite_env, copy, venv) for copy in self.copies]
@@ -113,13 +113,15 @@ class Run:
         self.cosmic_ray("exec", str(self.config(group, timeout, urls)), str(self.db(group)))
 
     def check_copies(self) -> None:
-        """Each worker's Python imports optax from the worker's own copy, not from the environment."""
-        for copy, env in zip(self.copies, self.envs):
-            done = subprocess.run([str(self.python), "-c", "import optax; print(optax.__file__)"], cwd=copy, env=env,
-                                  capture_output=True, text=True)
-            if done.returncode != 0 or not Path(done.stdout.strip()).is_relative_to(copy):
-                raise HarnessError(f"the worker in {copy} imports optax from {done.stdout.strip() or done.stderr[-500:]}, "
-                                   "not from its own copy: mutants would not be seen")
+        """Each worker's Python imports every mutated package from the worker's own copy, not the environment."""
+        for package in scope.PACKAGES:
+            for copy, env in zip(self.copies, self.envs):
+                done = subprocess.run([str(self.python), "-c", f"import {package}; print({package}.__file__)"],
+                                      cwd=copy, env=env, capture_output=True, text=True)
+                if done.returncode != 0 or not Path(done.stdout.strip()).is_relative_to(copy):
+                    raise HarnessError(f"the worker in {copy} imports {package} from "
+                                       f"{done.stdout.strip() or done.stderr[-500:]}, not from its own copy: mutants "
+                                       "would not be seen")
 
     def results(self, equivalent: dict[MutantId, str]) -> list[model.Mutant]:
         families = {module: list(g.families) for g in self.groups for module in g.modules}

@@ -54,16 +54,19 @@ def site_packages(venv: Path) -> Path:
     return found[0]
 
 
-def worker_copy(venv: Path, work: Path) -> Path:
-    """A fresh copy of the environment's optax package in `work` (which it empties first): the files a
-    worker mutates. Returns `work`, the directory that goes first on the worker's PYTHONPATH."""
-    source = site_packages(venv) / "optax"
-    if not source.is_dir():
-        raise HarnessError(f"optax is not installed in {venv}: remove it and run `nox -s sensitivity` again")
+def worker_copy(venv: Path, work: Path, packages: tuple[str, ...] = ("optax",)) -> Path:
+    """A fresh copy of each of the environment's `packages` (optax; flax when a Flax module is mutated) in
+    `work` (which it empties first): the files a worker mutates. Returns `work`, the directory that goes first
+    on the worker's PYTHONPATH."""
+    site = site_packages(venv)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    shutil.copytree(source, work / "optax", copy_function=shutil.copy2)  # new files; mtimes kept for the .pyc
+    for package in packages:
+        source = site / package
+        if not source.is_dir():
+            raise HarnessError(f"{package} is not installed in {venv}: remove it and run `nox -s sensitivity` again")
+        shutil.copytree(source, work / package, copy_function=shutil.copy2)  # new files; mtimes kept for the .pyc
     return work
 
 

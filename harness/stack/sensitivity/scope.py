@@ -55,6 +55,10 @@ from harness.errors import HarnessError
 #   optax/contrib/_dadapt_adamw.py, _prodigy.py, _sophia.py: dadapt_adamw, prodigy, sophia
 #   optax/contrib/_cocob.py, _dog.py, _mechanic.py, _momo.py: cocob, dog, dowg, mechanize, momo, momo_adam
 MODULES: dict[str, tuple[str, ...]] = families.mutated_modules()
+#   flax/nnx/training/optimizer.py, flax/training/train_state.py: nnx.Optimizer, TrainState (the wrappers family)
+
+# The top-level packages the mutated modules lie in: each worker mutates its own copy of each (disposable.py).
+PACKAGES: tuple[str, ...] = tuple(sorted({module.split("/", 1)[0] for module in MODULES}))
 
 # Modules where only the lines of the in-scope callables defined there are mutated (each with why): they hold
 # public code outside the scope too. The lines are derived, never listed: from the coverage ledger and Optax's
