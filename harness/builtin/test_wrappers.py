@@ -182,6 +182,39 @@ def test_model_and_optimizer(check):
     check.exact("step", int(compat.read(both.step)), wr.STEPS)
 
 
+def test_optimizer_signatures(check):
+    """Which calls work: the parameters of Optimizer.__init__/update and ModelAndOptimizer.__init__/update,
+    their kinds (model and tx positional or keyword, wrt and graph keyword-only, update's grads
+    positional-only) and defaults, as golden facts; a keyword-only call constructs and updates as Optax alone."""
+    for name, fn in (("Optimizer.__init__", nnx.Optimizer.__init__), ("Optimizer.update", nnx.Optimizer.update),
+                     ("ModelAndOptimizer.__init__", nnx.ModelAndOptimizer.__init__),
+                     ("ModelAndOptimizer.update", nnx.ModelAndOptimizer.update)):
+        check.golden_fact(f"signature/{name}", wr.signature(fn))
+    model = Pair(wr.params())
+    optimizer = nnx.Optimizer(model=model, tx=wr.tx("adamw"), wrt=nnx.Param, graph=None)
+    optimizer.update(model, _grads(model, 0))
+    wr.same(check, "keyword construction: params", _params(model), wr.optax_alone(wr.tx("adamw"), wr.params(), 1).params)
+
+
+MESSAGES = {  # the errors Flax words itself, pointing a team at nnx.ModelAndOptimizer
+    "init/no_wrt": lambda: nnx.Optimizer(Pair(wr.params()), optax.sgd(0.1)),
+    "update/no_grads": lambda: nnx.Optimizer(Pair(wr.params()), optax.sgd(0.1), wrt=nnx.Param).update(Pair(wr.params())),
+    "attribute/model": lambda: nnx.Optimizer(Pair(wr.params()), optax.sgd(0.1), wrt=nnx.Param).model,
+    # getattr with a name built at run time (not an interned string): the same error as `.model`
+    "attribute/model_built_name": lambda: getattr(nnx.Optimizer(Pair(wr.params()), optax.sgd(0.1), wrt=nnx.Param),
+                                                  "".join(["mod", "el"])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MESSAGES))
+def test_optimizer_migration_messages(check, case):
+    """The Flax 0.11 migration errors (no wrt, no grads, the removed `.model`, also asked by a name built at run
+    time): their type is golden, and whether the message names nnx.ModelAndOptimizer (the fix it offers) a
+    golden fact: Python's own error for a missing argument would be the same type without the hint."""
+    raised = check.error_contract(f"errors/{case}", MESSAGES[case])
+    check.golden_fact(f"messages/{case}/names_ModelAndOptimizer", "ModelAndOptimizer" in str(raised))
+
+
 def _bad_grads(kind):
     def make():
         model = Pair(wr.params())
@@ -204,11 +237,9 @@ ERRORS = {
     "update/wrong_shape": _bad_grads("wrong_shape"),
     "update/transposed": _bad_grads("transposed"),
     "update/plain_dict_grads": _bad_grads("plain_dict"),
-    "update/no_grads": lambda: nnx.Optimizer(Pair(wr.params()), optax.sgd(0.1), wrt=nnx.Param).update(Pair(wr.params())),
-    "init/no_wrt": lambda: nnx.Optimizer(Pair(wr.params()), optax.sgd(0.1)),
     "init/optimizer_sharding_without_mesh": lambda: nnx.Optimizer(
         _sharded_model(), optax.adam(0.1), wrt=nnx.Param),
-    "attribute/model": lambda: nnx.Optimizer(Pair(wr.params()), optax.sgd(0.1), wrt=nnx.Param).model,
+    "init/positional_wrt": lambda: nnx.Optimizer(Pair(wr.params()), optax.sgd(0.1), nnx.Param),
 }
 
 
@@ -221,6 +252,6 @@ def _sharded_model():
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_optimizer_errors(check, case):
-    """Grads missing a leaf, of another shape, transposed, or a plain dict; update without grads; no wrt; an
-    optimizer_sharding with no mesh; the removed `.model`: the exception type (or none) is the baseline's."""
+    """Grads missing a leaf, of another shape, transposed, or a plain dict; wrt given positionally; an
+    optimizer_sharding with no mesh: the exception type (or none) is the baseline's."""
     check.error_contract(f"errors/{case}", ERRORS[case])

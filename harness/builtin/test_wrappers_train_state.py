@@ -91,6 +91,15 @@ def test_train_state_kwargs_and_replace(check):
     check.golden_fact("train_state/pytree_layout", wr.layout(after))
 
 
+def test_train_state_signatures(check):
+    """Which calls work: create's and apply_gradients' parameters are keyword-only with extra fields as **kwargs,
+    replace takes fields by keyword (golden facts)."""
+    for name, fn in (("TrainState.create", train_state.TrainState.create),
+                     ("TrainState.apply_gradients", train_state.TrainState.apply_gradients),
+                     ("TrainState.replace", train_state.TrainState.replace)):
+        check.golden_fact(f"signature/{name}", wr.signature(fn))
+
+
 def _overwrite_params():
     return {"params": wr.params(), OVERWRITE: {"scale": jnp.asarray([2.0, 0.5], jnp.float32)}}
 
@@ -110,6 +119,19 @@ def test_train_state_overwrite_with_gradient(check):
     check.identical("the overwrite collection is the last gradient's", np.asarray(state.params[OVERWRITE]["scale"]),
                     np.asarray([wr.STEPS - 1.0, -1.0], np.float32))
     check.golden_tree("train_state/overwrite/params", state.params)
+
+
+def test_train_state_array_params(check):
+    """Params that are one bare array: create guards its '_overwrite_with_gradient' lookup (the state is
+    tx.init of the array), apply_gradients does not (it asks whether the name is in the gradient array): the
+    exception type, or none, is golden."""
+    tx = optax.sgd(0.5, momentum=0.5)
+    params = jnp.asarray([1.0, 2.0], jnp.float32)
+    created = check.error_contract("errors/train_state/create/array_params", train_state.TrainState.create,
+                                   apply_fn=_apply, params=params, tx=tx)
+    wr.same(check, "opt_state of array params", created.opt_state, tx.init(params))
+    check.error_contract("errors/train_state/apply_gradients/array_params", created.apply_gradients,
+                         grads=jnp.asarray([1.0, -2.0], jnp.float32))
 
 
 def _state():

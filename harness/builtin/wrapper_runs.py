@@ -92,3 +92,18 @@ def layout(tree) -> list:
     from harness.contract import trees
 
     return trees.layout(tree)
+
+
+def signature(fn) -> list:
+    """[name, kind, default] per parameter of fn as inspect reads it (following functools.wraps): which calls
+    work (a parameter made positional-only or keyword-only) and what is left out (defaults)."""
+    import inspect
+
+    rows = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.default is p.empty:
+            default = "-" if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) else "required"
+        else:
+            default = p.default.__qualname__ if isinstance(p.default, type) else repr(p.default)
+        rows.append([p.name, p.kind.name, default])
+    return rows

@@ -203,6 +203,20 @@ def test_sharding_and_flax_code_take_their_families(team):
     assert "harness.builtin.test_data_parallel" not in found.suite
 
 
+def test_a_linen_train_state_takes_the_wrappers_family_not_the_nnx_training(team):
+    team(code="""\
+        import optax
+        from flax.training import train_state
+
+
+        def make(apply_fn, params):
+            return train_state.TrainState.create(apply_fn=apply_fn, params=params, tx=optax.sgd(0.1))
+        """)
+    found = _load()
+    assert "wrappers" in found.selection.families and "training" not in found.selection.families
+    assert [c.family for c in found.selection.chosen] == ["wrappers"]
+
+
 @pytest.mark.parametrize("how", ["option", "table"])
 def test_builtin_all_runs_every_family_but_those_needing_flax_it_lacks(team, monkeypatch, how):
     root = team(builtin='"all"' if how == "table" else '"report"')
