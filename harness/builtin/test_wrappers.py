@@ -171,7 +171,8 @@ def test_optimizer_update_kwargs(check):
 
 def test_model_and_optimizer(check):
     """The deprecated nnx.ModelAndOptimizer (default wrt=nnx.Param) keeps update(grads) and the model: the
-    same run as nnx.Optimizer, bit for bit."""
+    same run as Optax alone, bit for bit; with wrt=PathContains('kernel') only the kernel moves, and
+    update(grads, value=) hands `value` to tx.update (reduce_on_plateau's scale) as Optax alone has it."""
     model = Pair(wr.params())
     both = nnx.ModelAndOptimizer(model, wr.tx("adamw"))
     check.exact("it holds the model", both.model is model, True)
@@ -180,6 +181,16 @@ def test_model_and_optimizer(check):
     alone = wr.optax_alone(wr.tx("adamw"), wr.params())
     wr.same(check, "params", _params(model), alone.params)
     check.exact("step", int(compat.read(both.step)), wr.STEPS)
+    model, tx = Pair(wr.params()), _plateau()
+    kernel_only = nnx.ModelAndOptimizer(model, tx, wrt=nnx.PathContains("kernel"))
+    for step in range(wr.STEPS):
+        kernel_only.update(_grads(model, step), value=jnp.float32(VALUES[step]))
+    alone = wr.optax_alone(tx, {"kernel": wr.params()["kernel"]}, grads_of=lambda s: {"kernel": wr.grads(s)["kernel"]},
+                           value=[jnp.float32(v) for v in VALUES])
+    wr.same(check, "wrt=kernel, value=: kernel", {"kernel": _params(model)["kernel"]}, alone.params)
+    wr.same(check, "wrt=kernel, value=: opt_state", compat.pure(kernel_only.opt_state), alone.opt_state)
+    check.identical("wrt=kernel: bias unchanged", np.asarray(_params(model)["bias"]), np.asarray(wr.params()["bias"]))
+    check.golden_tree("model_and_optimizer/wrt_kernel_value/params", _params(model))
 
 
 def test_optimizer_signatures(check):
