@@ -24,7 +24,7 @@ class Family:
     name: str
     pins: str  # what its contracts pin down, in a line (docs/contract-suite.md says it per module)
     ledger_areas: tuple[str, ...] = ()  # coverage-ledger areas whose callables' defaults it pins
-    mutated: tuple[str, ...] = ()  # Optax modules (relative to site-packages) whose callables its contracts call
+    mutated: tuple[str, ...] = ()  # Optax, Flax or JAX modules (relative to site-packages) whose callables it calls
     uses: tuple[str, ...] = ()  # names whose use in a team's code takes it (beside the ledger's callables)
     team_selectable: bool = True  # False: it runs only when every family does (`--builtin all`)
 
@@ -83,8 +83,10 @@ FAMILIES: tuple[Family, ...] = (
            ledger_areas=("activation",),
            mutated=("jax/_src/nn/functions.py",)),  # a team takes the tests of the jax.nn functions it calls
     Family("training", "a Flax NNX model trained through nnx.Optimizer: losses, parameters, evaluation",
-           ledger_areas=("train_state",),
            mutated=("optax/transforms/_combining.py",), uses=("flax.nnx",)),
+    Family("wrappers", "nnx.Optimizer and TrainState against the same steps with Optax alone, their state and errors",
+           ledger_areas=("train_state",),
+           mutated=("flax/nnx/training/optimizer.py", "flax/training/train_state.py")),  # taken by the ledger's lines
     Family("checkpoints", "a baseline Orbax checkpoint restored by each stack, leaf by leaf, and continued",
            uses=("orbax", "flax.serialization", "flax.training.checkpoints")),
     Family(devices.FAMILY, "sharded clipping, accumulation and optimizer steps on 4 devices equal the unsharded ones",

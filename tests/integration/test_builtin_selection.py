@@ -88,7 +88,10 @@ CLASSIFIER = """\
     def save(path, model):
         ocp.StandardCheckpointer().save(path, nnx.state(model))
     """
-LIMIT = 300  # built-in checks a project like this pays for (it paid 764-778 when whole families ran)
+# Built-in checks a project like this pays for (it paid 764-778 when whole families ran). 300 until the ledger took
+# in the rest of its step (issue 45): the nnx.Optimizer and jax.nn.one_hot it calls add their wrappers and
+# activations tests (31 checks: 309 in all at cb9c1c0).
+LIMIT = 340
 
 
 @pytest.mark.long_running(70)  # collects the real suite twice (JAX, Flax and Optax imported)

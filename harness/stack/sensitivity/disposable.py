@@ -55,14 +55,15 @@ def site_packages(venv: Path) -> Path:
 
 
 def worker_copy(venv: Path, work: Path, packages: tuple[str, ...] = ("optax",)) -> Path:
-    """A fresh copy of each of the environment's `packages` (optax; jax when a jax module is mutated) in `work`
-    (which it empties first): the files a worker mutates. Returns `work`, the directory that goes first on the
-    worker's PYTHONPATH."""
+    """A fresh copy of each of the environment's `packages` (optax; jax or flax when one of their modules is mutated) in
+    `work` (which it empties first): the files a worker mutates. Returns `work`, the directory that goes first
+    on the worker's PYTHONPATH."""
+    site = site_packages(venv)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
     for package in packages:
-        source = site_packages(venv) / package
+        source = site / package
         if not source.is_dir():
             raise HarnessError(f"{package} is not installed in {venv}: remove it and run `nox -s sensitivity` again")
         shutil.copytree(source, work / package, copy_function=shutil.copy2)  # new files; mtimes kept for the .pyc

@@ -54,6 +54,8 @@ from harness.errors import HarnessError
 #   optax/contrib/_ademamix.py: (simplified_)ademamix, scale_by_(simplified_)ademamix
 #   optax/contrib/_dadapt_adamw.py, _prodigy.py, _sophia.py: dadapt_adamw, prodigy, sophia
 #   optax/contrib/_cocob.py, _dog.py, _mechanic.py, _momo.py: cocob, dog, dowg, mechanize, momo, momo_adam
+#   flax/nnx/training/optimizer.py, flax/training/train_state.py: nnx.Optimizer, TrainState (the wrappers family)
+#   jax/_src/nn/functions.py: the jax.nn functions flax.nnx re-exports (the activations family)
 MODULES: dict[str, tuple[str, ...]] = families.mutated_modules()
 
 # Modules where only the lines of the in-scope callables defined there are mutated (each with why): they hold
@@ -82,10 +84,6 @@ NAMED_LINES: dict[str, tuple[str, ...]] = {"jax/_src/nn/functions.py": families.
 # is either mutated above or named here: the score's scope is stated, never silently narrower.
 NOT_MUTATED: dict[str, str] = {
     # Flax's and JAX's parts of a training step (harness.coverage.libraries), in the ledger since issue 45:
-    "flax/nnx/training/optimizer.py": "nnx.Optimizer is driven by the training family through a whole model; "
-                                      "ModelAndOptimizer has no contract yet: not measured until a family pins "
-                                      "the wrapper against Optax alone",
-    "flax/training/train_state.py": "TrainState has no contract yet (the ledger lists it as missing)",
     "jax/_src/ops/special.py": "jax.nn.logsumexp is defined there, beside jax.scipy.special's functions: the "
                                "activations family pins it (test_logsumexp), its module is not mutated yet",
     "jax/_src/nn/initializers.py": "the initialisers have no contract yet (the ledger lists them as missing)",

@@ -110,7 +110,7 @@ def test_report_mode_takes_the_tests_whose_subject_the_code_calls(team):
     # The losses family (issue 45) is not run: the code calls no loss; nor activations: it calls no jax.nn function.
     assert ("not run: activations, data_parallel, losses, performance, and the other tests of accumulation, clipping, compositions, "
             "masks, optimizers, schedules, shapes (`--builtin all` runs them)") in line
-    assert "your code does not import flax: checkpoints, training do not run (and flax need not be pinned)" in line
+    assert "your code does not import flax: checkpoints, training, wrappers do not run (and flax need not be pinned)" in line
     # Nothing shards, so the data-parallel family's process does not start.
     assert multi_device.planned(found, {}) is None and not found.runs_family(devices.FAMILY)
 
@@ -211,11 +211,29 @@ def test_sharding_and_flax_code_take_their_families(team):
             return nnx.Optimizer(model, optax.MultiSteps(optax.sgd(0.1), 2), wrt=nnx.Param), sharding
         """)
     found = _load()
-    # MultiSteps and sgd -> compositions; sgd -> optimizers
-    assert found.selection.families == ("accumulation", "compositions", "data_parallel", "optimizers", "training")
+    # MultiSteps and sgd -> compositions; sgd -> optimizers; nnx.Optimizer -> wrappers
+    assert found.selection.families == ("accumulation", "compositions", "data_parallel", "optimizers", "training",
+                                        "wrappers")
     assert found.imports_flax and not found.selection.without_flax
     assert multi_device.planned(found, {}) is not None  # its own process, not in the main run's modules
     assert "harness.builtin.test_data_parallel" not in found.suite
+
+
+def test_a_linen_train_state_takes_the_wrappers_family_not_the_nnx_training(team):
+    team(code="""\
+        import optax
+        from flax.training import train_state
+
+
+        def make(apply_fn, params):
+            return train_state.TrainState.create(apply_fn=apply_fn, params=params, tx=optax.sgd(0.1))
+        """)
+    found = _load()
+    assert "wrappers" in found.selection.families and "training" not in found.selection.families
+    assert not found.selection.chosen  # the ledger names TrainState.create: its tests, not the family whole
+    called = {c.callable: c.tests for c in found.selection.called}
+    assert "wrappers/test_train_state_equals_optax_alone" in called["flax.training.train_state.TrainState.create"]
+    assert not any(t.startswith("wrappers/test_optimizer") for t in found.selection.tests)  # nnx.Optimizer's
 
 
 @pytest.mark.parametrize("how", ["option", "table"])
@@ -228,7 +246,7 @@ def test_builtin_all_runs_every_family_but_those_needing_flax_it_lacks(team, mon
     found = _load()
     assert found.builtin == BuiltinMode.REPORT and found.builtin_scope == Scope.ALL
     every = {m.family for m in builtin_modules.modules()}
-    assert set(found.selection.families) == every - {"checkpoints", "training"}
+    assert set(found.selection.families) == every - {"checkpoints", "training", "wrappers"}
     assert found.selection.line().startswith("built-in contracts run: every family; your code does not import flax")
     assert multi_device.planned(found, {}) is not None
 

@@ -301,6 +301,22 @@ def test_a_worker_copies_every_package_it_mutates(tmp_path):
         disposable.worker_copy(tmp_path / "venv", tmp_path / "venv" / "work" / "worker-1", ("flax",))
 
 
+def test_a_mutated_flax_module_gets_the_worker_its_own_copy_of_flax_too(tmp_path):
+    """The wrappers family mutates Flax's modules: cosmic-ray finds them relative to the worker's directory,
+    so every package a mutated module lies in is copied there (scope.packages()), each as new files."""
+    assert scope.packages() == ("flax", "jax", "optax")
+    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+    for module in ("optax/a.py", "flax/training/train_state.py"):
+        (site / module).parent.mkdir(parents=True, exist_ok=True)
+        (site / module).write_text("x = 1\n")
+    work = disposable.worker_copy(tmp_path / "venv", tmp_path / "work", ("flax", "optax"))
+    copy = work / "flax" / "training" / "train_state.py"
+    assert disposable.is_private_copy(copy, site / "flax" / "training" / "train_state.py")
+    assert (work / "optax" / "a.py").read_text() == "x = 1\n"
+    with pytest.raises(HarnessError, match="jax is not installed"):
+        disposable.worker_copy(tmp_path / "venv", tmp_path / "work", ("jax",))
+
+
 # --- the nightly's shards, merged ----------------------------------------------------------------------
 
 def _shard(index, count, outcome):
