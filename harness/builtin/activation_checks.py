@@ -159,5 +159,6 @@ def judge(check, key: str, value, expected, scale: Scale | None = None, x=None) 
     __tracebackhide__ = True
     value = np.asarray(value)
     at = None if scale is None else scale.of(x)
-    check.reference(key, value, np.asarray(expected, np.float64), scale=at, why=None if scale is None else scale.why)
-    check.golden(key, value)
+    why = None if scale is None else scale.why
+    check.reference(key, value, np.asarray(expected, np.float64), scale=at, why=why)
+    check.golden(key, value, scale=at, why=why)  # a compiler's few ulps of the operands: loss_checks.judge says why
