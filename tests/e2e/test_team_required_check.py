@@ -10,7 +10,7 @@ mask=...)), k=4)` and label-smoothed cross-entropy, a learned logit temperature 
 - `accept` on that branch, lock and golden values committed: the PR check exits 0 and lists what was accepted;
 - a same-stack code change (the weight decay edited): exit 1, the team's own code named;
 - a `pyproject.toml` pin its `uv.lock` does not satisfy: exit 2, both files named;
-- the built-in checks the team's calls take are counted (<= 300), and a code-only change re-runs none of them.
+- the built-in checks the team's calls take are counted (<= 400), and a code-only change re-runs none of them.
 
 Each step's wall time is printed (pytest -s) for docs/your-own-contracts.md.
 """
@@ -207,7 +207,9 @@ def test_a_team_can_require_the_check_on_its_pull_requests(tool, checkout_copy, 
     assert layout["mark"] == "dtype/state changed" and "temperature" in layout["after"], layout
     builtin_checks = [c for c in json.loads((team.root / "reports" / "baseline.json").read_text())["checks"]
                       if c["family"] != "cnn"]
-    assert 0 < len(builtin_checks) <= 300, len(builtin_checks)
+    # 300 until issue 45's families: its nnx.relu and nnx.Optimizer calls take activations/test_activation (every
+    # function's cases: the selection takes a test whole) and the wrappers tests; 363 at 643a70e.
+    assert 0 < len(builtin_checks) <= 400, len(builtin_checks)
 
     # Accepted on the branch, lock and golden values committed: the PR check is green and says what was accepted.
     done = team.run("accept", "accept")

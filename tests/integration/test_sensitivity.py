@@ -1,5 +1,5 @@
-"""The committed equivalent mutants (harness/sensitivity/equivalent.toml) against the baseline Optax installed
-here: every mutant it names exists in that source (slow: cosmic-ray lists every mutant of the package).
+"""The committed equivalent mutants (harness/sensitivity/equivalent.toml) against the baseline's Optax, JAX and Flax
+installed here: every mutant it names exists in that source (slow: cosmic-ray lists every mutant of the package).
 
 The rest of the sensitivity tests is tests/unit/stack/sensitivity/test_sensitivity.py (one module, in-process)
 and tests/e2e/test_sensitivity.py (cosmic-ray's workers)."""
@@ -13,11 +13,12 @@ from unit.stack.sensitivity.test_sensitivity import _session  # noqa: F401 (fixt
 
 
 def test_the_committed_equivalent_file_names_mutants_of_the_baseline_optax(tmp_path):
-    """Every entry of harness/sensitivity/equivalent.toml is a mutant cosmic-ray makes of the installed optax."""
+    """Every entry of harness/sensitivity/equivalent.toml is a mutant cosmic-ray makes of the installed optax, jax
+    or flax (every package a mutated module lies in)."""
     from harness.stack.sensitivity import crsession
 
-    site = Path(find_spec("optax").origin).parents[1]
-    (tmp_path / "optax").symlink_to(site / "optax")
+    for package in scope.packages():
+        (tmp_path / package).symlink_to(Path(find_spec(package).origin).parent)
     db = _session(tmp_path, list(scope.MODULES))
     known = [MutantId(m["module"], m["operator"], m["occurrence"], m["line"]) for m in crsession.list_mutants([str(db)])]
     assert len(known) > 1000
