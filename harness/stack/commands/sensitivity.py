@@ -1,6 +1,6 @@
 """`nox -s sensitivity`: mutate Optax's in-scope modules with cosmic-ray and run the matching contracts.
 
-Steps: install the disposable environment; give each worker its own copy of optax (and flax: scope.PACKAGES); `cosmic-ray init` one
+Steps: install the disposable environment; give each worker its own copy of optax (and jax or flax: scope.packages()); `cosmic-ray init` one
 session per group of modules judged by the same families; keep the mutants within the in-scope lines
 (scope.IN_SCOPE_LINES_ONLY), draw the sample and mark the rest (and the equivalent mutants) skipped in
 those sessions; run each group's contracts once on the unmutated code
