@@ -124,7 +124,12 @@ def test_one_hot(check, case):
     """1 at the index's class, 0 elsewhere, a row of zeros for -1 and num_classes (out of range); float32 by
     default (x64 off), the dtype asked, the class axis where asked, an out_sharding; exactly."""
     indices = np.array([[0, 3, -1], [4, 2, 5]])
-    value, axis, dtype = _one_hot_case(ac.nn(), case, indices)
+    # Whether the call is taken is a contract too: a release without a parameter (jax 0.10.2's one_hot has no
+    # out_sharding) records that error as its behaviour, and the candidate that adds or drops one is a change.
+    called = check.error_contract(f"one_hot/{case}/call", _one_hot_case, ac.nn(), case, indices)
+    if isinstance(called, Exception):
+        return
+    value, axis, dtype = called
     check.exact(f"one_hot/{case}/dtype", str(value.dtype), dtype)
     check.exact(f"one_hot/{case}", np.asarray(value, np.float64).tolist(), ref.one_hot(indices, 5, axis).tolist())
     check.golden_fact(f"one_hot/{case}", np.asarray(value, np.float64).tolist())
