@@ -93,6 +93,8 @@ def test_records_of_other_pins_are_never_read_and_an_accelerator_without_one_say
     on_tpu = _verdict(_on(BASE, "tpu", ["TPU v5 lite"]), _on(CAND, "tpu", ["TPU v5 lite"]), tmp_path)
     assert on_tpu.across_platforms == []
     assert "no verdict on the CPU for the same pins yet" in render.text(on_tpu)
+    # On a TPU host JAX's own choice is the chip: the CPU's verdict is asked for by name, not by leaving it out.
+    assert "run the same upgrade with --platform cpu" in render.text(on_tpu)
     assert len(list(tmp_path.glob("*.json"))) == 2  # one record per pins and platform
 
 

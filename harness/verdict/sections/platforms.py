@@ -14,7 +14,7 @@ from harness.verdict.section import Judged, Section
 SHOWN = 12  # checks listed per side; the rest counted
 
 
-HINT = ("no verdict on the CPU for the same pins yet: run the same upgrade without --platform to see which "
+HINT = ("no verdict on the CPU for the same pins yet: run the same upgrade with --platform cpu to see which "
         "changes only the accelerator shows")
 
 
