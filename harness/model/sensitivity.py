@@ -78,6 +78,9 @@ class SensitivityReport:
     summary: Tally  # tally(mutants), stored for readers of the JSON
     # module -> its mutants outside the lines of its in-scope callables (scope.IN_SCOPE_LINES_ONLY): not judged
     outside_scope: dict[str, int] = dataclasses.field(default_factory=dict)
+    # the packages whose modules were mutated (optax, flax, jax) -> the baseline's version of each; {} in a report
+    # written before the tool mutated Flax's and JAX's modules (optax's version alone then, in `optax`)
+    libraries: dict[str, str] = dataclasses.field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
 

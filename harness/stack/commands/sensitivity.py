@@ -175,6 +175,7 @@ def run(session, options: argparse.Namespace, contracts: Path, root: Path, suite
         started_at=started, finished_at=now(), optax=_version(state, "optax"), cosmic_ray=_version(state, "cosmic-ray"),
         selection=model.Selection(options.sample, options.seed, options.shard, sorted(options.module)),
         mutants_found=len(state.all_mutants), outside_scope=outside,
+        libraries={package: _version(state, package) for package in sorted({m.module.split("/")[0] for m in selected})},
         seconds=round(time.monotonic() - began, 1), workers=options.workers, mutants=state.results(equivalent))
     write(report, report_path, session.log)
     return report

@@ -31,7 +31,8 @@ def merge(reports: list[model.SensitivityReport]) -> model.SensitivityReport:
     first = reports[0]
     count = int(first.selection.shard.split("/")[1])
     same = {(r.optax, r.cosmic_ray, r.selection.sample, r.selection.seed, r.selection.shard.split("/")[1],
-             tuple(r.selection.modules), tuple(sorted(r.outside_scope.items()))) for r in reports}
+             tuple(r.selection.modules), tuple(sorted(r.outside_scope.items())), tuple(sorted(r.libraries.items())))
+            for r in reports}
     if len(same) != 1:
         raise HarnessError(f"the shard reports are of different runs: {sorted(same)}")
     shards = sorted(int(r.selection.shard.split("/")[0]) for r in reports)
@@ -42,7 +43,8 @@ def merge(reports: list[model.SensitivityReport]) -> model.SensitivityReport:
         finished_at=max(r.finished_at for r in reports), optax=first.optax, cosmic_ray=first.cosmic_ray,
         selection=model.Selection(first.selection.sample, first.selection.seed, f"1-{count}/{count}",
                                   first.selection.modules),
-        mutants_found=first.mutants_found, outside_scope=first.outside_scope, seconds=max(r.seconds for r in reports),
+        mutants_found=first.mutants_found, outside_scope=first.outside_scope, libraries=first.libraries,
+        seconds=max(r.seconds for r in reports),
         workers=sum(r.workers for r in reports))
 
 

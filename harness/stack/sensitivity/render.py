@@ -78,6 +78,12 @@ def _table(mutants: list[Mutant], key, names: list[str], outside: dict[str, int]
     return lines
 
 
+def _libraries(report: SensitivityReport) -> str:
+    """What was mutated, with the versions: "jax 0.11.2", "flax 0.12.12 and optax 0.2.6"."""
+    named = [f"{package} {version}" for package, version in report.libraries.items()] or [f"optax {report.optax}"]
+    return " and ".join([", ".join(named[:-1]), named[-1]]) if len(named) > 1 else named[0]
+
+
 def markdown(report: SensitivityReport) -> str:
     total = report.summary
     sel = report.selection
@@ -86,7 +92,7 @@ def markdown(report: SensitivityReport) -> str:
     lines = [
         "# Sensitivity of the contract suite",
         "",
-        f"cosmic-ray {report.cosmic_ray} mutated optax {report.optax}'s modules in scope: {report.mutants_found} "
+        f"cosmic-ray {report.cosmic_ray} mutated {_libraries(report)}'s modules in scope: {report.mutants_found} "
         f"mutants, {drawn}{'' if sel.shard == '1/1' else f', shard {sel.shard}'}; {len(report.mutants)} judged with {report.workers} worker(s) "
         f"in {report.seconds:.0f} s ({report.seconds / max(1, total.scored):.1f} s a mutant).",
         "",

@@ -363,3 +363,13 @@ def test_a_second_run_in_the_same_environment_is_refused_while_the_first_holds_i
     finally:
         held.close()
     disposable.lock_work(tmp_path).close()  # released with its holder
+
+
+def test_the_markdown_names_the_libraries_whose_modules_were_mutated_with_their_versions(tmp_path):
+    report = _report(tmp_path)
+    assert "mutated optax 0.2.6's modules in scope" in render.markdown(report)  # a report from before: optax's
+    jax_only = dataclasses.replace(report, libraries={"jax": "0.11.2"})
+    assert "mutated jax 0.11.2's modules in scope" in render.markdown(jax_only)
+    both = dataclasses.replace(report, libraries={"flax": "0.12.12", "jax": "0.11.2", "optax": "0.2.6"})
+    assert "mutated flax 0.12.12, jax 0.11.2 and optax 0.2.6's modules in scope" in render.markdown(both)
+    assert from_json(model.SensitivityReport, to_json(both)) == both
