@@ -171,13 +171,19 @@ ERRORS = {
     "standardize/list_input": lambda nn: nn.standardize([1.0, 2.0]),
     "one_hot/out_sharding_of_another_spec": lambda nn: nn.one_hot(jnp.arange(2), 3, out_sharding=jax.sharding.NamedSharding(
         _mesh(), jax.sharding.PartitionSpec("x", None))),
+    "squareplus/unbroadcastable_b": lambda nn: nn.squareplus(jnp.ones(3), jnp.ones(2)),
+    "logmeanexp/bad_axis": lambda nn: nn.logmeanexp(jnp.ones((2, 3)), axis=2),
+    "logmeanexp/unbroadcastable_where": lambda nn: nn.logmeanexp(jnp.ones((2, 3)), axis=-1,
+                                                                 where=jnp.ones(4, bool)),
+    **{f"{name}/list_input": (lambda nn, name=name: getattr(nn, name)([1.0, 2.0]))
+       for name in ("log1mexp", "mish", "sparse_plus", "sparse_sigmoid", "squareplus")},
 }
 
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors(check, case):
-    """An odd size to halve, an unknown algorithm, an axis the input lacks, b that cannot broadcast, a traced
-    num_classes, a list input: the exception type (or no error) is the baseline's."""
+    """An odd size to halve, an unknown algorithm, an axis the input lacks, b or where that cannot broadcast, a
+    traced num_classes, a list input: the exception type (or no error) is the baseline's."""
     check.error_contract(f"errors/{case}", ERRORS[case], ac.nn())
 
 
