@@ -116,13 +116,17 @@ def _one_hot_case(nn, case, indices):
     if case == "out_sharding":  # a one-device mesh: the class axis unsharded, the index axes as x's
         out = jax.sharding.NamedSharding(_mesh(), jax.sharding.PartitionSpec(None, None, "x"))
         return nn.one_hot(x, 5, out_sharding=out), -1, "float32"
+    if case == "out_sharding/axis1":  # the class axis inside, sharded: x's spec is the out spec without entry 1
+        out = jax.sharding.NamedSharding(_mesh(), jax.sharding.PartitionSpec(None, "x", None))
+        return nn.one_hot(x, 5, axis=1, out_sharding=out), 1, "float32"
     return nn.one_hot(x, 5), -1, "float32"
 
 
-@pytest.mark.parametrize("case", ["default", "bfloat16/axis0", "int32", "out_sharding"])
+@pytest.mark.parametrize("case", ["default", "bfloat16/axis0", "int32", "out_sharding", "out_sharding/axis1"])
 def test_one_hot(check, case):
     """1 at the index's class, 0 elsewhere, a row of zeros for -1 and num_classes (out of range); float32 by
-    default (x64 off), the dtype asked, the class axis where asked, an out_sharding; exactly."""
+    default (x64 off), the dtype asked, the class axis where asked, an out_sharding (with the class axis last, and
+    at an odd position, where the spec of x is the rest of it); exactly."""
     indices = np.array([[0, 3, -1], [4, 2, 5]])
     value, axis, dtype = _one_hot_case(ac.nn(), case, indices)
     check.exact(f"one_hot/{case}/dtype", str(value.dtype), dtype)
