@@ -4,7 +4,7 @@ A family's contract modules are harness/builtin/test_<family>.py and test_<famil
 whose `pytestmark` says `pytest.mark.family("<family>")`): found from the files, never listed here, so a
 new module of a declared family registers nothing. What is declared here is what the files cannot say:
 - the coverage ledger's areas whose callables' defaults the family pins (harness/builtin/defaults.py);
-- the Optax modules (and jax/_src/nn/functions.py) whose callables its contracts call, i.e. the mutants it judges in `nox -s sensitivity`
+- the Optax, Flax and JAX modules whose callables its contracts call, i.e. the mutants it judges in `nox -s sensitivity`
   (harness/stack/sensitivity/scope.py derives its module -> families map from them, families in the
   order declared below: the most specific first, so a killed mutant stops early);
 - the library uses that take it for a team's code when the coverage ledger names no callable of it
@@ -79,9 +79,10 @@ FAMILIES: tuple[Family, ...] = (
            mutated=("optax/losses/_regression.py", "optax/losses/_smoothing.py", "optax/losses/_classification.py",
                     "optax/losses/_ranking.py", "optax/losses/_fenchel_young.py", "optax/losses/_segmentation.py",
                     "optax/losses/_self_supervised.py")),
-    Family("activations", "jax.nn's activations Flax re-exports against float64 references of their formulas and derivatives",
+    # a team takes the tests of the jax.nn functions it calls (logsumexp is defined in special.py, tanh in ufuncs.py)
+    Family("activations", "jax.nn's activations against float64 references of their formulas and derivatives",
            ledger_areas=("activation",),
-           mutated=("jax/_src/nn/functions.py",)),  # a team takes the tests of the jax.nn functions it calls
+           mutated=("jax/_src/nn/functions.py", "jax/_src/ops/special.py", "jax/_src/numpy/ufuncs.py")),
     Family("training", "a Flax NNX model trained through nnx.Optimizer: losses, parameters, evaluation",
            mutated=("optax/transforms/_combining.py",), uses=("flax.nnx",)),
     Family("wrappers", "nnx.Optimizer and TrainState against the same steps with Optax alone, their state and errors",

@@ -15,8 +15,8 @@ from harness.builtin.reference import activations as ref
 
 DTYPES = ["float32", "bfloat16", "float16"]
 
-# The kinks (0 for relu, leaky_relu, elu, celu, selu; ±1 hard_tanh; ±3 hard_sigmoid/hard_silu; 6 relu6), -0.0,
-# points one step either side of them, and magnitudes where e^x overflows or a sigmoid saturates (±20, ±100, ±1e4:
+# The kinks (0 for relu, leaky_relu, elu, celu, selu; ±1 hard_tanh, sparse_plus, sparse_sigmoid; ±3 hard_sigmoid,
+# hard_silu; 6 relu6), -0.0, points one step either side of them, and magnitudes where e^x overflows or a sigmoid saturates (±20, ±100, ±1e4:
 # finite in float16 too).
 GRID = np.array([-1e4, -100.0, -20.0, -6.0, -3.5, -3.0, -2.75, -1.25, -1.0, -0.75, -0.5, -0.015625, -0.0, 0.0,
                  0.015625, 0.5, 0.75, 1.0, 1.25, 2.75, 3.0, 3.5, 5.5, 6.0, 6.5, 20.0, 100.0, 1e4])
@@ -41,16 +41,21 @@ class Activation:
     value_scale: Scale | None = None
     grad_scale: Scale | None = None
     grad_overflows: Callable | None = None  # (x64, dtype) -> where the stated derivative's intermediate overflows
+    value_overflows: Callable | None = None  # (x64, dtype) -> where the formula's intermediate overflows
+    # (kink, lo, hi): a point where the function has no derivative; the library's is golden there and must be a
+    # subgradient, between the one-sided derivatives lo and hi
+    kinks: tuple[tuple[float, float, float], ...] = ()
 
     def call(self, nn, x):
         return getattr(nn, self.name)(x, **dict(self.kwargs))
 
 
-def _row(case, name, value, grad, kwargs=(), value_scale=None, grad_scale=None, grad_overflows=None):
+def _row(case, name, value, grad, kwargs=(), value_scale=None, grad_scale=None, grad_overflows=None,
+         value_overflows=None, kinks=()):
     kw = tuple(kwargs)
     bound = {k: v for k, v in kw if k != "approximate"}
     return Activation(case, name, lambda x: value(x, **bound), lambda x: grad(x, **bound), kw, value_scale,
-                      grad_scale, grad_overflows)
+                      grad_scale, grad_overflows, value_overflows, tuple(kinks))
 
 
 def _expm1_scale(factor):
@@ -70,6 +75,15 @@ _GELU = Scale(ref.gelu_approx_scale, "x / 2 (1 + tanh(...)): 1 + tanh cancels fo
 _GELU_GRAD = Scale(ref.gelu_approx_grad_scale, "(1 + t) / 2 and the tanh' term cancel for negative x")
 _GELU_EXACT_GRAD = Scale(ref.gelu_exact_grad_scale, "Phi(x) + x phi(x) cancels for negative x")
 _SILU_GRAD = Scale(ref.silu_grad_scale, "s(x) + x s'(x) cancels for negative x")
+_MISH_GRAD = Scale(ref.mish_grad_scale, "tanh(softplus(x)) + x s(x) (1 - tanh^2): the terms cancel near the "
+                   "derivative's zero (x = -1.19), and 1 - tanh^2 at 1's scale for positive x")
+
+
+def _squareplus_scales(b):
+    why = "x + sqrt(x^2 + b) cancels for negative x (measured: 0 in float32 at x = -1e4 for b / 4|x| = 1e-4)"
+    return {"value_scale": Scale(lambda x: ref.squareplus_scale(x, b), why),
+            "grad_scale": Scale(lambda x: ref.squareplus_grad_scale(x, b), "1 + x / sqrt(x^2 + b) cancels for "
+                                "negative x")}
 
 
 def _ones(x):
@@ -78,7 +92,7 @@ def _ones(x):
 
 def _square_overflows(x, dtype):
     """Where x^2 exceeds float16's largest finite value (|x| >= 256): measured, gelu's derivative is NaN there
-    (3 x^2 overflows to inf, times tanh' = 0)."""
+    (3 x^2 overflows to inf, times tanh' = 0), squareplus is inf and its derivative 1/2 (x + sqrt(inf), x / inf)."""
     return x * x > float(np.finfo(np.float16).max) if dtype == "float16" else np.zeros(x.shape, bool)
 
 
@@ -115,11 +129,22 @@ ROWS: tuple[Activation, ...] = (
     _row("soft_sign", "soft_sign", ref.soft_sign, ref.soft_sign_grad, grad_scale=_QUOTIENT,
          grad_overflows=_denominator_overflows),
     _row("tanh", "tanh", np.tanh, ref.tanh_grad, grad_scale=_ONE_MINUS_T2),
+    # jax.nn's elementwise functions flax.nnx does not re-export
+    _row("mish", "mish", ref.mish, ref.mish_grad, grad_scale=_MISH_GRAD),
+    _row("squareplus", "squareplus", ref.squareplus, ref.squareplus_grad, value_overflows=_square_overflows,
+         grad_overflows=_square_overflows, **_squareplus_scales(4.0)),
+    _row("squareplus/0.25", "squareplus", ref.squareplus, ref.squareplus_grad, [("b", 0.25)],
+         value_overflows=_square_overflows, grad_overflows=_square_overflows, **_squareplus_scales(0.25)),
+    _row("sparse_plus", "sparse_plus", ref.sparse_plus, ref.sparse_plus_grad),
+    _row("sparse_sigmoid", "sparse_sigmoid", ref.sparse_sigmoid, ref.sparse_sigmoid_grad,
+         kinks=((-1.0, 0.0, 0.5), (1.0, 0.0, 0.5))),
 )
 BY_CASE = {row.case: row for row in ROWS}
 
 # jax.nn's functions flax.nnx re-exports that take more than an elementwise x (test_activations_axes.py).
 ALONG_AXES = ("glu", "log_softmax", "logsumexp", "one_hot", "softmax", "standardize")
+# jax.nn's functions flax.nnx does not re-export, judged on their own domains (test_activations_logs.py).
+OWN_DOMAIN = ("log1mexp", "logmeanexp")
 
 
 def nn():
@@ -150,7 +175,7 @@ def flax_reexports() -> list[str] | None:
 
 def covered() -> list[str]:
     """The jax.nn functions the family's contracts call: the table's and those along axes."""
-    return sorted({row.name for row in ROWS} | set(ALONG_AXES))
+    return sorted({row.name for row in ROWS} | set(ALONG_AXES) | set(OWN_DOMAIN))
 
 
 def judge(check, key: str, value, expected, scale: Scale | None = None, x=None) -> None:

@@ -116,13 +116,17 @@ def _one_hot_case(nn, case, indices):
     if case == "out_sharding":  # a one-device mesh: the class axis unsharded, the index axes as x's
         out = jax.sharding.NamedSharding(_mesh(), jax.sharding.PartitionSpec(None, None, "x"))
         return nn.one_hot(x, 5, out_sharding=out), -1, "float32"
+    if case == "out_sharding/axis1":  # the class axis inside, sharded: x's spec is the out spec without entry 1
+        out = jax.sharding.NamedSharding(_mesh(), jax.sharding.PartitionSpec(None, "x", None))
+        return nn.one_hot(x, 5, axis=1, out_sharding=out), 1, "float32"
     return nn.one_hot(x, 5), -1, "float32"
 
 
-@pytest.mark.parametrize("case", ["default", "bfloat16/axis0", "int32", "out_sharding"])
+@pytest.mark.parametrize("case", ["default", "bfloat16/axis0", "int32", "out_sharding", "out_sharding/axis1"])
 def test_one_hot(check, case):
     """1 at the index's class, 0 elsewhere, a row of zeros for -1 and num_classes (out of range); float32 by
-    default (x64 off), the dtype asked, the class axis where asked, an out_sharding; exactly."""
+    default (x64 off), the dtype asked, the class axis where asked, an out_sharding (with the class axis last, and
+    at an odd position, where the spec of x is the rest of it); exactly."""
     indices = np.array([[0, 3, -1], [4, 2, 5]])
     # Whether the call is taken is a contract too: a release without a parameter (jax 0.10.2's one_hot has no
     # out_sharding) records that error as its behaviour, and the candidate that adds or drops one is a change.
@@ -176,13 +180,19 @@ ERRORS = {
     "standardize/list_input": lambda nn: nn.standardize([1.0, 2.0]),
     "one_hot/out_sharding_of_another_spec": lambda nn: nn.one_hot(jnp.arange(2), 3, out_sharding=jax.sharding.NamedSharding(
         _mesh(), jax.sharding.PartitionSpec("x", None))),
+    "squareplus/unbroadcastable_b": lambda nn: nn.squareplus(jnp.ones(3), jnp.ones(2)),
+    "logmeanexp/bad_axis": lambda nn: nn.logmeanexp(jnp.ones((2, 3)), axis=2),
+    "logmeanexp/unbroadcastable_where": lambda nn: nn.logmeanexp(jnp.ones((2, 3)), axis=-1,
+                                                                 where=jnp.ones(4, bool)),
+    **{f"{name}/list_input": (lambda nn, name=name: getattr(nn, name)([1.0, 2.0]))
+       for name in ("log1mexp", "mish", "sparse_plus", "sparse_sigmoid", "squareplus")},
 }
 
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors(check, case):
-    """An odd size to halve, an unknown algorithm, an axis the input lacks, b that cannot broadcast, a traced
-    num_classes, a list input: the exception type (or no error) is the baseline's."""
+    """An odd size to halve, an unknown algorithm, an axis the input lacks, b or where that cannot broadcast, a
+    traced num_classes, a list input: the exception type (or no error) is the baseline's."""
     check.error_contract(f"errors/{case}", ERRORS[case], ac.nn())
 
 

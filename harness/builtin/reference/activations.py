@@ -190,3 +190,67 @@ def soft_sign_grad(x):
 
 def tanh_grad(x):
     return 1.0 - np.tanh(x) ** 2
+
+
+def mish(x):
+    """x tanh(softplus(x))."""
+    return x * np.tanh(softplus(x))
+
+
+def _sech2_softplus(x):
+    """1 - tanh^2(softplus(x)) as 1 / cosh^2 (no cancellation at 1's scale; 0 once cosh overflows)."""
+    with np.errstate(over="ignore"):
+        return 1.0 / np.cosh(softplus(x)) ** 2
+
+
+def mish_grad(x):
+    """tanh(softplus(x)) + x sigmoid(x) (1 - tanh^2(softplus(x))): softplus' = sigmoid."""
+    return np.tanh(softplus(x)) + x * sigmoid(x) * _sech2_softplus(x)
+
+
+def mish_grad_scale(x):
+    """|tanh(softplus(x))| + |x| sigmoid(x) (1 + tanh^2): the terms cancel near the derivative's zero, and
+    1 - tanh^2 cancels at 1's scale for positive x."""
+    t = np.tanh(softplus(x))
+    return np.abs(t) + np.abs(x) * sigmoid(x) * (1.0 + t * t)
+
+
+def squareplus(x, b=4.0):
+    """(x + sqrt(x^2 + b)) / 2 (Barron 2021)."""
+    return 0.5 * (x + np.sqrt(x * x + b))
+
+
+def squareplus_grad(x, b=4.0):
+    """(1 + x / sqrt(x^2 + b)) / 2."""
+    return 0.5 * (1.0 + x / np.sqrt(x * x + b))
+
+
+def squareplus_scale(x, b=4.0):
+    """(|x| + sqrt(x^2 + b)) / 2: x + sqrt(...) cancels for negative x."""
+    return 0.5 * (np.abs(x) + np.sqrt(x * x + b))
+
+
+def squareplus_grad_scale(x, b=4.0):
+    """(1 + |x| / sqrt(x^2 + b)) / 2: 1 + x / sqrt(...) cancels for negative x."""
+    return 0.5 * (1.0 + np.abs(x) / np.sqrt(x * x + b))
+
+
+def sparse_plus(x):
+    """0 for x <= -1, (x + 1)^2 / 4 on (-1, 1), x for x >= 1."""
+    return np.where(x <= -1, 0.0, np.where(x >= 1, x, (x + 1.0) ** 2 / 4.0))
+
+
+def sparse_plus_grad(x):
+    """0 for x <= -1, (x + 1) / 2 on (-1, 1), 1 for x >= 1 (continuous: 0 and 1 at the switch points)."""
+    return np.where(x <= -1, 0.0, np.where(x >= 1, 1.0, (x + 1.0) / 2.0))
+
+
+def sparse_sigmoid(x):
+    """0 for x <= -1, (x + 1) / 2 on (-1, 1), 1 for x >= 1."""
+    return np.where(x <= -1, 0.0, np.where(x >= 1, 1.0, (x + 1.0) / 2.0))
+
+
+def sparse_sigmoid_grad(x):
+    """1/2 on (-1, 1), 0 outside; at ±1 (kinks) any value between the one-sided derivatives 0 and 1/2 is a
+    subgradient: the contracts judge those points apart."""
+    return np.where((x > -1) & (x < 1), 0.5, 0.0)

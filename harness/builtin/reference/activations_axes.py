@@ -124,3 +124,22 @@ def glu_vjp_scale(x, v, axis=-1):
 def standardize_r3(x, axis=-1, epsilon=1e-5):
     """(var + epsilon)^(-3/2), the factor of the vjp's variance term."""
     return (np.var(x, axis=axis, keepdims=True) + epsilon) ** -1.5
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """log (1/n sum_i e^(x_i)) = logsumexp(x) - log n, n the number of included elements along the axes."""
+    lse, _ = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    count = np.sum(np.broadcast_to(_mask(x, where), x.shape), axis=axis, keepdims=keepdims)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return lse - np.log(count)
+
+
+def logmeanexp_vjp(x, v, axis=None, where=None, keepdims=False):
+    """v (the result's cotangent, spread over the reduced axes) times e^(x_i - logsumexp): the softmax over the
+    included elements, 0 at the left-out ones (-log n is a constant)."""
+    keep = _mask(x, where)
+    lse, _ = logsumexp(x, axis=axis, keepdims=True, where=where)
+    if not keepdims:
+        v = np.expand_dims(v, tuple(range(x.ndim)) if axis is None else axis)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(keep, v * np.exp(np.where(keep, x, 0.0) - lse), 0.0)

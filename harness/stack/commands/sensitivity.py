@@ -22,7 +22,7 @@ from harness.model import sensitivity as model
 from harness.model.codec import to_json
 from harness.model.report import now
 from harness.stack.commands import options as command_options
-from harness.stack.sensitivity import cosmic, disposable, equivalents, lines, named_spans, render, scope
+from harness.stack.sensitivity import cosmic, disposable, equivalents, lines, render, scope
 from harness.stack.sensitivity.mutants import MutantId, Selection, parse_shard
 
 TIMEOUT_FACTOR, TIMEOUT_FLOOR = 4.0, 60.0  # a mutant may take 4x its group's unmutated run, at least 60 s
@@ -139,7 +139,6 @@ def run(session, options: argparse.Namespace, contracts: Path, root: Path, suite
     state.all_mutants = state.init()
     site = disposable.site_packages(venv)
     scope_lines = lines.derive(site, sorted(scope.IN_SCOPE_LINES_ONLY))
-    scope_lines = lines.ScopeLines({**scope_lines.spans, **named_spans.derive(site, scope.NAMED_LINES)})
     in_lines, outside = scope_lines.split(state.all_mutants)
     if options.module:
         outside = {module: n for module, n in outside.items() if module in options.module}

@@ -1,8 +1,8 @@
 """Which lines of a module are mutated: every line, or only those of the in-scope callables defined there.
 
 A module of scope.IN_SCOPE_LINES_ONLY holds public code outside the scope too; a mutant of it is judged only
-when its line lies within the span of an in-scope callable. The spans are derived from the coverage ledger
-and Optax's source (harness.coverage.spans, run as a command). A mutant outside them is not judged and not
+when its line lies within the span of an in-scope callable (or of what it reaches there). The spans are derived
+from the coverage ledger and the library's source (harness.coverage.spans, run as a command). A mutant outside them is not judged and not
 dropped silently: the report counts them per module as outside the scope.
 """
 
@@ -37,7 +37,7 @@ class ScopeLines:
 
 
 def derive(site_packages: Path, modules: list[str]) -> ScopeLines:
-    """The spans of the in-scope callables of `modules`, read from the optax installed in site_packages."""
+    """The spans of the in-scope callables of `modules`, read from the libraries installed in site_packages."""
     if not modules:
         return ScopeLines({})
     done = subprocess.run([sys.executable, "-m", "harness.coverage.spans", str(site_packages), *modules],

@@ -1,4 +1,4 @@
-"""Which Optax modules (and jax.nn's module) are mutated, and which contract families judge each one.
+"""Which Optax, Flax and JAX modules are mutated, and which contract families judge each one.
 
 A module is in scope when it defines callables users reach for to accumulate gradients, schedule the
 learning rate, clip or normalise gradients, or mask, route or skip updates. Its families are the contract
@@ -55,15 +55,17 @@ from harness.errors import HarnessError
 #   optax/contrib/_dadapt_adamw.py, _prodigy.py, _sophia.py: dadapt_adamw, prodigy, sophia
 #   optax/contrib/_cocob.py, _dog.py, _mechanic.py, _momo.py: cocob, dog, dowg, mechanize, momo, momo_adam
 #   flax/nnx/training/optimizer.py, flax/training/train_state.py: nnx.Optimizer, TrainState (the wrappers family)
-#   jax/_src/nn/functions.py: the jax.nn functions flax.nnx re-exports (the activations family)
+#   jax/_src/nn/functions.py, jax/_src/ops/special.py (logsumexp), jax/_src/numpy/ufuncs.py (tanh): jax.nn's
+#     activations in the ledger (the activations family)
 MODULES: dict[str, tuple[str, ...]] = families.mutated_modules()
 
 # Modules where only the lines of the in-scope callables defined there are mutated (each with why): they hold
-# public code outside the scope too. The lines are derived, never listed: from the coverage ledger and Optax's
-# source (harness.coverage.spans), each in-scope callable's span from its first line (decorators included)
-# to its last, so a function returning a GradientTransformation brings its nested init_fn and update_fn.
-# A mutant outside those lines is not judged and is counted per module as outside the scope. Every other
-# module in MODULES is mutated whole (its private helpers serve the in-scope callables).
+# public code outside the scope too. The lines are derived, never listed: from the coverage ledger and the library's
+# source (harness.coverage.spans), each in-scope callable's span from its first line (decorators included) to its
+# last, so a function returning a GradientTransformation brings its nested init_fn and update_fn, with the module's
+# private functions it names and the rules attached to them (softmax's _softmax and its JVP, relu.defjvps(...)).
+# A mutant outside those lines is not judged and is counted per module as outside the scope. Every other module in
+# MODULES is mutated whole (its private helpers serve the in-scope callables).
 IN_SCOPE_LINES_ONLY: dict[str, str] = {
     "optax/_src/base.py": "set_to_zero beside the GradientTransformation API itself (mutants there break every "
                           "family at once, not set_to_zero)",
@@ -72,24 +74,18 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
     "optax/_src/utils.py": "scale_gradient beside key, dtype and sampling helpers outside the scope",
     "optax/_src/update.py": "periodic_update beside apply_updates and incremental_update (outside the scope)",
     "optax/tree_utils/_tree_math.py": "tree_norm beside ~40 tree helpers outside the scope",
+    "jax/_src/nn/functions.py": "jax.nn's activations beside dot_product_attention and the block-scaled matmuls "
+                                "(outside the scope)",
+    "jax/_src/numpy/ufuncs.py": "jax.nn.tanh is jax.numpy.tanh, beside about 200 other ufuncs outside the scope",
 }
-
-# Modules outside Optax (the coverage ledger lists Optax's callables only): only the lines of the functions their
-# family declares it pins are mutated, with the private functions those reach (harness.stack.sensitivity.named_spans);
-# the rest (jax.nn's dot_product_attention, scaled_matmul, mish, ...) has no contract here.
-NAMED_LINES: dict[str, tuple[str, ...]] = {"jax/_src/nn/functions.py": families.NNX_ACTIVATIONS}
 
 # Modules that define an in-scope callable of the coverage ledger but are not mutated yet, each with why;
 # tests/integration/test_sensitivity_scope.py derives the modules from the ledger and Optax's source, so a module
 # is either mutated above or named here: the score's scope is stated, never silently narrower.
 NOT_MUTATED: dict[str, str] = {
     # Flax's and JAX's parts of a training step (harness.coverage.libraries), in the ledger since issue 45:
-    "jax/_src/ops/special.py": "jax.nn.logsumexp is defined there, beside jax.scipy.special's functions: the "
-                               "activations family pins it (test_logsumexp), its module is not mutated yet",
     "jax/_src/nn/initializers.py": "the initialisers have no contract yet (the ledger lists them as missing)",
     "jax/_src/random/core.py": "jax.random's draws have no contract yet (the ledger lists them as missing)",
-    "jax/_src/numpy/ufuncs.py": "jax.nn.tanh is jax.numpy.tanh re-exported, beside about 200 other ufuncs; no "
-                                "contract yet (the ledger lists it as missing)",
 }
 
 # Modules whose callables one contract file alone calls: that file runs first (then the rest of the
