@@ -87,6 +87,10 @@ def test_softmax_where(check, name):
 def _lse_cases():
     b = np.linspace(0.5, 2.0, LOGITS.size).reshape(LOGITS.shape)
     signed = np.where(np.arange(LOGITS.size).reshape(LOGITS.shape) % 3 == 1, -0.25, 1.0)
+    # b = 0 at each row's largest logits (the last row keeps only its -1e4): those terms are left out, not made
+    # to set the scale the others are taken at
+    zeros = np.array([[1, 1, 0, 1, 1], [1, 0, 1, 1, 1], [1, 0, 1, 0, 1], [0, 1, 0, 0, 0]], np.float64)
+    negative = np.where(np.arange(LOGITS.shape[0])[:, None] == 1, -1.0, 1.0) * np.ones(LOGITS.shape)  # row 1's sum < 0
     return {
         "default": ({}, {}),
         "axis-1": ({"axis": -1}, {"axis": -1}),
@@ -96,6 +100,8 @@ def _lse_cases():
         "b_signed/return_sign": ({"axis": -1, "b": jnp.asarray(signed, jnp.float32), "return_sign": True},
                                  {"axis": -1, "b": signed}),
         "where": ({"axis": -1, "where": jnp.asarray(WHERE)}, {"axis": -1, "where": WHERE}),
+        "b_zero_at_the_max": ({"axis": -1, "b": jnp.asarray(zeros, jnp.float32)}, {"axis": -1, "b": zeros}),
+        "b_negative_sum": ({"axis": -1, "b": jnp.asarray(negative, jnp.float32)}, {"axis": -1, "b": negative}),
     }
 
 
@@ -105,7 +111,9 @@ LSE_CASES = _lse_cases()
 @pytest.mark.parametrize("case", sorted(LSE_CASES))
 def test_logsumexp(check, case):
     """log sum_i b_i e^(x_i) over axis (None: all), keepdims, b (signed, with return_sign: log |S| and the sign
-    of S), where; the gradient with respect to x (b e^(x - lse), 0 where left out) with a cotangent of ones."""
+    of S; zero at the largest logits; a negative sum without return_sign: NaN, as the docstring says, a constant
+    with no gradient), where; the gradient with respect to x (b e^(x - lse), 0 where left out) with a cotangent
+    of ones."""
     kwargs, ref_kwargs = LSE_CASES[case]
     x = jnp.asarray(LOGITS, jnp.float32)
 
@@ -115,6 +123,8 @@ def test_logsumexp(check, case):
 
     value, grad = jax.jit(lambda q: (ac.nn().logsumexp(q, **kwargs), jax.grad(lambda p: jnp.sum(first(p)))(q)))(x)
     expected, sign = ref.logsumexp(LOGITS, **ref_kwargs)
+    negative = (sign < 0) if "b" in kwargs and not kwargs.get("return_sign") else np.zeros(sign.shape, bool)
+    expected = np.where(negative, np.nan, expected)  # "NaN values if the sums are negative"
     scale = _lse_scale(LOGITS, ref_kwargs.get("axis"), ref_kwargs.get("keepdims", False))
     if kwargs.get("return_sign"):
         value, observed_sign = value
@@ -124,7 +134,10 @@ def test_logsumexp(check, case):
     full, full_sign = ref.logsumexp(LOGITS, **{**ref_kwargs, "keepdims": True})
     weights = np.broadcast_to(ref_kwargs.get("b", 1.0), LOGITS.shape)
     keep = np.broadcast_to(ref_kwargs.get("where", True), LOGITS.shape)
-    expected_grad = np.where(keep, full_sign * weights * np.exp(LOGITS - full), 0.0)  # d log|S| = b e^x / S
+    terms = keep & (weights != 0)  # d log|S| = b e^x / S; 0 where b is 0 (whatever e^x is) or left out
+    expected_grad = np.where(terms, full_sign * weights * np.exp(np.where(terms, LOGITS, full) - full), 0.0)
+    if negative.any():  # the NaN rows are a constant: no gradient reaches their logits
+        expected_grad = np.where(np.broadcast_to(full_sign < 0, LOGITS.shape), 0.0, expected_grad)
     check.reference(f"logsumexp/{case}/grad", np.asarray(grad), expected_grad)
     check.golden(f"logsumexp/{case}/grad", np.asarray(grad))
 

@@ -16,10 +16,13 @@ def logsumexp(x, axis=None, b=None, keepdims=False, where=None):
     """log sum_i b_i e^(x_i) over the included elements (b = 1 when not given); returns (log |S|, sign S)."""
     keep = _mask(x, where)
     b = np.ones_like(x) if b is None else np.broadcast_to(b, x.shape)
-    top = np.max(np.where(keep, x, -np.inf), axis=axis, keepdims=True)
+    # A term with b_i = 0 is 0 whatever x_i is: the largest term's exponent is taken over the others (in float64
+    # too, a left-out x_i of 1e4 beside kept ones of -1e4 would underflow every kept term).
+    terms = keep & (b != 0)
+    top = np.max(np.where(terms, x, -np.inf), axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(divide="ignore"):
-        total = np.sum(np.where(keep, b * np.exp(x - top), 0.0), axis=axis, keepdims=True)
+        total = np.sum(np.where(terms, b * np.exp(np.where(terms, x, top) - top), 0.0), axis=axis, keepdims=True)
         out = np.log(np.abs(total)) + top
     sign = np.sign(total)
     if not keepdims:
