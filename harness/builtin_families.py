@@ -4,7 +4,7 @@ A family's contract modules are harness/builtin/test_<family>.py and test_<famil
 whose `pytestmark` says `pytest.mark.family("<family>")`): found from the files, never listed here, so a
 new module of a declared family registers nothing. What is declared here is what the files cannot say:
 - the coverage ledger's areas whose callables' defaults the family pins (harness/builtin/defaults.py);
-- the Optax modules (and jax/_src/nn/functions.py) whose callables its contracts call, i.e. the mutants it judges in `nox -s sensitivity`
+- the Optax modules (and JAX's: jax.nn's functions, initialisers, jax.random) whose callables its contracts call, i.e. the mutants it judges in `nox -s sensitivity`
   (harness/stack/sensitivity/scope.py derives its module -> families map from them, families in the
   order declared below: the most specific first, so a killed mutant stops early);
 - the library uses that take it for a team's code when the coverage ledger names no callable of it
@@ -39,6 +39,20 @@ NNX_ACTIVATIONS = ("celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "h
 # jax.nn's second names of one function, the ledger naming the first (tests/integration/test_ledger.py holds this
 # to the aliases griffe reads from the installed jax): a team's call under either takes its tests.
 JAX_NN_ALIASES = {"hard_swish": "hard_silu", "swish": "silu"}
+# jax.nn.initializers' second names, held to the installed jax the same way.
+JAX_INITIALIZER_ALIASES = {"kaiming_normal": "he_normal", "kaiming_uniform": "he_uniform",
+                           "xavier_normal": "glorot_normal", "xavier_uniform": "glorot_uniform"}
+# Flax's modules that re-export jax.nn.initializers' functions (the same objects; tests/integration/test_ledger.py
+# holds this to the installed flax): `nnx.initializers.lecun_normal` is `jax.nn.initializers.lecun_normal`.
+FLAX_INITIALIZERS = ("flax.nnx.initializers", "flax.nnx.nn.initializers")
+# The in-scope functions of jax/_src/nn/initializers.py and jax/_src/random/core.py (the ledger's areas
+# initializer and random; tests/integration/test_sensitivity_scope.py holds these to the ledger): the lines
+# `nox -s sensitivity` mutates there (harness/stack/sensitivity/scope.py NAMED_LINES).
+JAX_INITIALIZERS = ("constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
+                    "lecun_normal", "lecun_uniform", "normal", "ones", "orthogonal", "truncated_normal", "uniform",
+                    "variance_scaling", "zeros")
+JAX_RANDOM = ("PRNGKey", "bernoulli", "categorical", "choice", "fold_in", "key", "normal", "permutation", "randint",
+              "split", "truncated_normal", "uniform")
 
 FAMILIES: tuple[Family, ...] = (
     Family("clipping", "global-norm and per-example clipping, the clip transforms, differentially private aggregation",
@@ -82,6 +96,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("activations", "jax.nn's activations Flax re-exports against float64 references of their formulas and derivatives",
            ledger_areas=("activation",),
            mutated=("jax/_src/nn/functions.py",)),  # a team takes the tests of the jax.nn functions it calls
+    Family("random", "jax.random's keys, splits and draws: a fixed key's bits golden, distributions and semantics",
+           ledger_areas=("random",), mutated=("jax/_src/random/core.py",)),  # taken by the ledger's lines
+    Family("initializers", "jax.nn.initializers: a fixed key's draws golden, scales against float64 fans and moments",
+           ledger_areas=("initializer",),
+           mutated=("jax/_src/nn/initializers.py", "jax/_src/random/core.py")),  # taken by the ledger's lines
     Family("training", "a Flax NNX model trained through nnx.Optimizer: losses, parameters, evaluation",
            mutated=("optax/transforms/_combining.py",), uses=("flax.nnx",)),
     Family("wrappers", "nnx.Optimizer and TrainState against the same steps with Optax alone, their state and errors",

@@ -56,6 +56,8 @@ from harness.errors import HarnessError
 #   optax/contrib/_cocob.py, _dog.py, _mechanic.py, _momo.py: cocob, dog, dowg, mechanize, momo, momo_adam
 #   flax/nnx/training/optimizer.py, flax/training/train_state.py: nnx.Optimizer, TrainState (the wrappers family)
 #   jax/_src/nn/functions.py: the jax.nn functions flax.nnx re-exports (the activations family)
+#   jax/_src/nn/initializers.py: the initialisers (initializers); jax/_src/random/core.py: jax.random's keys and
+#     draws (random, then initializers, which draw through them)
 MODULES: dict[str, tuple[str, ...]] = families.mutated_modules()
 
 # Modules where only the lines of the in-scope callables defined there are mutated (each with why): they hold
@@ -77,7 +79,9 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
 # Modules outside Optax (the coverage ledger lists Optax's callables only): only the lines of the functions their
 # family declares it pins are mutated, with the private functions those reach (harness.stack.sensitivity.named_spans);
 # the rest (jax.nn's dot_product_attention, scaled_matmul, mish, ...) has no contract here.
-NAMED_LINES: dict[str, tuple[str, ...]] = {"jax/_src/nn/functions.py": families.NNX_ACTIVATIONS}
+NAMED_LINES: dict[str, tuple[str, ...]] = {"jax/_src/nn/functions.py": families.NNX_ACTIVATIONS,
+                                           "jax/_src/nn/initializers.py": families.JAX_INITIALIZERS,
+                                           "jax/_src/random/core.py": families.JAX_RANDOM}
 
 # Modules that define an in-scope callable of the coverage ledger but are not mutated yet, each with why;
 # tests/integration/test_sensitivity_scope.py derives the modules from the ledger and Optax's source, so a module
@@ -86,8 +90,6 @@ NOT_MUTATED: dict[str, str] = {
     # Flax's and JAX's parts of a training step (harness.coverage.libraries), in the ledger since issue 45:
     "jax/_src/ops/special.py": "jax.nn.logsumexp is defined there, beside jax.scipy.special's functions: the "
                                "activations family pins it (test_logsumexp), its module is not mutated yet",
-    "jax/_src/nn/initializers.py": "the initialisers have no contract yet (the ledger lists them as missing)",
-    "jax/_src/random/core.py": "jax.random's draws have no contract yet (the ledger lists them as missing)",
     "jax/_src/numpy/ufuncs.py": "jax.nn.tanh is jax.numpy.tanh re-exported, beside about 200 other ufuncs; no "
                                 "contract yet (the ledger lists it as missing)",
 }
