@@ -46,7 +46,7 @@ JAX_INITIALIZER_ALIASES = {"kaiming_normal": "he_normal", "kaiming_uniform": "he
 # holds this to the installed flax): `nnx.initializers.lecun_normal` is `jax.nn.initializers.lecun_normal`.
 FLAX_INITIALIZERS = ("flax.nnx.initializers", "flax.nnx.nn.initializers")
 # The in-scope functions of jax/_src/nn/initializers.py and jax/_src/random/core.py (the ledger's areas
-# initializer and random; tests/integration/test_sensitivity_scope.py holds these to the ledger): the lines
+# initializer and random; tests/unit/test_builtin_families.py holds these to the ledger): the lines
 # `nox -s sensitivity` mutates there (harness/stack/sensitivity/scope.py NAMED_LINES).
 JAX_INITIALIZERS = ("constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
                     "lecun_normal", "lecun_uniform", "normal", "ones", "orthogonal", "truncated_normal", "uniform",

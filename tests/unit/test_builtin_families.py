@@ -103,3 +103,14 @@ def test_the_docs_check_finds_a_missing_family_a_stray_module_and_an_unnamed_one
     assert "family optimizers is declared but has no row" in problems
     assert "test_shapes.py is not a module of masks" in problems and "test_nope.py is no contract module" in problems
     assert "test_masks_routing.py has no row" in problems
+
+
+def test_the_jax_functions_mutated_by_name_are_the_ledgers_in_scope_initialisers_and_draws():
+    """JAX_INITIALIZERS and JAX_RANDOM (the lines nox -s sensitivity mutates in their modules) are the ledger's
+    in-scope callables of the areas initializer and random, so a callable added to the scope is mutated too."""
+    entries = ledger.read().in_scope.values()
+    for area, prefix, names in (("initializer", "jax.nn.initializers.", families.JAX_INITIALIZERS),
+                                ("random", "jax.random.", families.JAX_RANDOM)):
+        assert sorted(e.name.removeprefix(prefix) for e in entries if e.area.value == area) == sorted(names)
+    assert scope.NAMED_LINES["jax/_src/nn/initializers.py"] == families.JAX_INITIALIZERS
+    assert scope.NAMED_LINES["jax/_src/random/core.py"] == families.JAX_RANDOM
