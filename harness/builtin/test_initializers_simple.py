@@ -111,10 +111,10 @@ def test_orthogonal(check, case):
     check.golden(f"orthogonal/{case}", np.asarray(value))
 
 
-@pytest.mark.parametrize("shape", [(3, 4, 4), (3, 3, 4, 6), (2, 3, 3, 2, 2)], ids=["3d", "4d", "5d"])
+@pytest.mark.parametrize("shape", [(3, 4, 4), (4, 3, 4, 6), (3, 4, 4, 2, 2)], ids=["3d", "4d", "5d"])
 def test_delta_orthogonal(check, shape):
     """delta_orthogonal(scale=1.5): zeros except at the kernel's centre ((k - 1) // 2 along each spatial axis), where
-    the slice is orthogonal(1.5)'s draw for the last two axes (the same key: identical) with orthonormal rows
+    the slice is orthogonal(1.5)'s draw (kernel sizes odd and even: (k - 1) // 2 differs from k // 2 there) for the last two axes (the same key: identical) with orthonormal rows
     (in x out, in <= out) times 1.5; golden. column_axis=-2 on the 4-D kernel: its columns orthonormal instead."""
     for column_axis in (-1, -2) if len(shape) == 4 else (-1,):
         value = dc.f64(dc.inits().delta_orthogonal(1.5, column_axis=column_axis)(dc.key(), shape))
@@ -172,3 +172,12 @@ def test_flax_reexports(check):
     default = nnx.Linear.__init__.__kwdefaults__["kernel_init"]
     check.identical("nnx_linear_kernel_init", default(dc.key(), (4, 3), jnp.float32),
                     inits.lecun_normal()(dc.key(), (4, 3), jnp.float32))
+
+
+def test_public_modules(check):
+    """Each initialiser's __module__ is jax.nn.initializers (what `@export` sets, what documentation, pickling by
+    reference and error messages name): a golden fact per function."""
+    inits = dc.inits()
+    names = ("constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal",
+             "lecun_uniform", "normal", "ones", "orthogonal", "truncated_normal", "uniform", "variance_scaling", "zeros")
+    check.golden_fact("modules", {name: getattr(inits, name).__module__ for name in names})
