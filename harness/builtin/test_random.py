@@ -128,3 +128,16 @@ def test_out_sharding(check):
         value = draw(r, r.key(dc.SEED), out_sharding=sharding)
         check.identical(f"out_sharding/{name}", value, draw(r, r.key(dc.SEED)))
         check.exact(f"out_sharding/{name}/sharding", value.sharding.is_equivalent_to(sharding, value.ndim), True)
+
+
+def test_complex_normal(check):
+    """normal in complex64: real and imaginary parts each N(0, 1/2) (the docstring: unit variance in all), golden
+    bit for bit; a large draw's parts' moments within 5 standard errors of sd sqrt(1/2)."""
+    r = dc.random()
+    value = np.asarray(r.normal(dc.key(), (3, 4), jnp.complex64))
+    check.exact("complex_normal/dtype", str(value.dtype), "complex64")
+    check.golden("complex_normal/real", value.real)
+    check.golden("complex_normal/imag", value.imag)
+    large = np.asarray(r.normal(dc.key(), (dc.LARGE,), jnp.complex64))
+    dc.moments(check, "complex_normal/real", large.real, 0.0, np.sqrt(0.5), 3.0)
+    dc.moments(check, "complex_normal/imag", large.imag, 0.0, np.sqrt(0.5), 3.0)

@@ -53,17 +53,19 @@ def test_bernoulli(check, mode):
 LOGITS = np.log(np.array([0.1, 0.2, 0.3, 0.4]))
 
 
-@pytest.mark.parametrize("case", ["default", "axis0", "high", "without_replacement"])
+@pytest.mark.parametrize("case", ["default", "axis0", "high", "without_replacement", "without_replacement_2d"])
 def test_categorical(check, case):
     """categorical's frequencies the softmax of the logits (4 classes; axis 0 with the logits as a column; mode
-    high), within 5 standard errors; without replacement (shape (4, batch)): each column a permutation of the
-    classes; golden."""
+    high), within 5 standard errors; without replacement (shape (4, *batch), batch (5,) and (2, 3)): each batch
+    element's 4 samples a permutation of the classes; golden."""
     r = dc.random()
-    if case == "without_replacement":
-        x = np.asarray(r.categorical(dc.key(), jnp.tile(jnp.asarray(LOGITS), (5, 1)), shape=(4, 5), replace=False))
-        check.exact("categorical/without_replacement/permutations", sorted(map(sorted, x.T.tolist())),
-                    [[0, 1, 2, 3]] * 5)
-        check.golden("categorical/without_replacement", x)
+    if case.startswith("without_replacement"):  # batch shape (5,) and (2, 3): the samples lead, the batch follows
+        batch = (5,) if case == "without_replacement" else (2, 3)
+        logits = jnp.broadcast_to(jnp.asarray(LOGITS), (*batch, 4))
+        x = np.asarray(r.categorical(dc.key(), logits, shape=(4, *batch), replace=False))
+        check.exact(f"categorical/{case}/permutations", sorted(map(sorted, x.reshape(4, -1).T.tolist())),
+                    [[0, 1, 2, 3]] * int(np.prod(batch)))
+        check.golden(f"categorical/{case}", x)
         return
     logits = jnp.asarray(LOGITS)[:, None] if case == "axis0" else jnp.asarray(LOGITS)
     kwargs = {"axis": 0} if case == "axis0" else {"mode": "high"} if case == "high" else {}
