@@ -39,7 +39,12 @@ NNX_ACTIVATIONS = ("celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "h
 # jax.nn's second names of one function, the ledger naming the first (tests/integration/test_ledger.py holds this
 # to the aliases griffe reads from the installed jax): a team's call under either takes its tests.
 JAX_NN_ALIASES = {"hard_swish": "hard_silu", "swish": "silu"}
-
+# jax.nn.initializers' second names, held to the installed jax the same way.
+JAX_INITIALIZER_ALIASES = {"kaiming_normal": "he_normal", "kaiming_uniform": "he_uniform",
+                           "xavier_normal": "glorot_normal", "xavier_uniform": "glorot_uniform"}
+# Flax's modules that re-export jax.nn.initializers' functions (the same objects; tests/integration/test_ledger.py
+# holds this to the installed flax): `nnx.initializers.lecun_normal` is `jax.nn.initializers.lecun_normal`.
+FLAX_INITIALIZERS = ("flax.nnx.initializers", "flax.nnx.nn.initializers")
 FAMILIES: tuple[Family, ...] = (
     Family("clipping", "global-norm and per-example clipping, the clip transforms, differentially private aggregation",
            ledger_areas=("clip",),
@@ -83,6 +88,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("activations", "jax.nn's activations against float64 references of their formulas and derivatives",
            ledger_areas=("activation",),
            mutated=("jax/_src/nn/functions.py", "jax/_src/ops/special.py", "jax/_src/numpy/ufuncs.py")),
+    Family("random", "jax.random's keys, splits and draws: a fixed key's bits golden, distributions and semantics",
+           ledger_areas=("random",), mutated=("jax/_src/random/core.py",)),  # taken by the ledger's lines
+    Family("initializers", "jax.nn.initializers: a fixed key's draws golden, scales against float64 fans and moments",
+           ledger_areas=("initializer",),
+           mutated=("jax/_src/nn/initializers.py", "jax/_src/random/core.py")),  # taken by the ledger's lines
     Family("training", "a Flax NNX model trained through nnx.Optimizer: losses, parameters, evaluation",
            mutated=("optax/transforms/_combining.py",), uses=("flax.nnx",)),
     Family("wrappers", "nnx.Optimizer and TrainState against the same steps with Optax alone, their state and errors",

@@ -207,3 +207,10 @@ def test_signatures(check):
                                                        for p in params])
         # jit-wrapped (PjitFunction), a custom derivative (custom_jvp) or plain: what a call eagerly compiles
         check.golden_fact(f"wrapper/{name}", type(getattr(nn, name)).__name__)
+
+
+def test_public_modules(check):
+    """Each function's __module__ (what JAX's `@export` sets to the public module it is documented in: what
+    documentation, pickling by reference and `help` name), a golden fact."""
+    nn = ac.nn()
+    check.golden_fact("modules", {name: getattr(nn, name).__module__ for name in ac.covered()})

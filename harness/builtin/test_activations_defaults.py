@@ -15,11 +15,3 @@ def test_parameter_defaults(check, name):
     """Every parameter's default (or that it is required) and kind equal the baseline's."""
     defaults.check_defaults(check, FAMILY, name)
 
-
-def test_public_modules(check):
-    """Each function's __module__ (what JAX's `@export` sets to the public module it is documented in: what
-    documentation, pickling by reference and `help` name), a golden fact."""
-    from harness.builtin import activation_checks as ac
-
-    nn = ac.nn()
-    check.golden_fact("modules", {name: getattr(nn, name).__module__ for name in ac.covered()})

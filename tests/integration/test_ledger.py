@@ -83,6 +83,29 @@ def test_the_selections_jax_nn_aliases_are_the_installed_jaxs():
     assert read == builtin_families.JAX_NN_ALIASES
 
 
+def test_the_selections_initializer_aliases_are_the_installed_jaxs_and_flaxs():
+    """The selection maps jax.nn.initializers' second names to the ledger's (JAX_INITIALIZER_ALIASES: the pairs griffe
+    reads from the installed jax), and flax.nnx.initializers' names to jax's (FLAX_INITIALIZERS): the installed Flax
+    module imports every function it exports from jax.nn.initializers, and each one is a ledger line or an alias."""
+    import ast
+
+    from harness import builtin_families
+    from harness.coverage import ledger
+
+    found = surface.load(_baseline_site_packages(), libraries.JAX)
+    read = {alias.rsplit(".", 1)[1]: name.rsplit(".", 1)[1] for name, c in found.callables.items()
+            if name.startswith("jax.nn.initializers.") for alias in c.aliases}
+    assert read == builtin_families.JAX_INITIALIZER_ALIASES
+    module = _baseline_site_packages() / "flax" / "nnx" / "nn" / "initializers.py"
+    imported = {a.asname or a.name for node in ast.parse(module.read_text()).body
+                if isinstance(node, ast.ImportFrom) and node.module == "jax.nn.initializers" for a in node.names}
+    in_scope = {n.rsplit(".", 1)[1] for n in ledger.read().in_scope if n.startswith("jax.nn.initializers.")}
+    assert imported == in_scope | set(builtin_families.JAX_INITIALIZER_ALIASES)
+    assert builtin_families.FLAX_INITIALIZERS == ("flax.nnx.initializers", "flax.nnx.nn.initializers")
+    nnx = (_baseline_site_packages() / "flax" / "nnx" / "__init__.py").read_text()
+    assert "from .nn import initializers as initializers" in nnx
+
+
 def test_surface_resolves_aliases(baseline):
     """One object under several public names is one callable, named where Optax defines it."""
     clip = baseline.callables["optax.clip_by_global_norm"]

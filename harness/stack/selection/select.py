@@ -139,10 +139,13 @@ def _matches(use: str, callable_name: str) -> bool:
 
 
 def _as_jax_nn(use: str) -> str:
-    """`flax.nnx.swish` -> `jax.nn.silu`: the name the ledger gives the function a use calls."""
+    """`flax.nnx.swish` -> `jax.nn.silu`, `flax.nnx.initializers.xavier_uniform` ->
+    `jax.nn.initializers.glorot_uniform`: the name the ledger gives the function a use calls."""
     package, _, name = use.rpartition(".")
     if package == "flax.nnx" and name in families.NNX_ACTIVATIONS or package == "jax.nn":
         return f"jax.nn.{families.JAX_NN_ALIASES.get(name, name)}"
+    if package in families.FLAX_INITIALIZERS or package == "jax.nn.initializers":
+        return f"jax.nn.initializers.{families.JAX_INITIALIZER_ALIASES.get(name, name)}"
     return use
 
 

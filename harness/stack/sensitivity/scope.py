@@ -57,6 +57,8 @@ from harness.errors import HarnessError
 #   flax/nnx/training/optimizer.py, flax/training/train_state.py: nnx.Optimizer, TrainState (the wrappers family)
 #   jax/_src/nn/functions.py, jax/_src/ops/special.py (logsumexp), jax/_src/numpy/ufuncs.py (tanh): jax.nn's
 #     activations in the ledger (the activations family)
+#   jax/_src/nn/initializers.py: the initialisers (initializers); jax/_src/random/core.py: jax.random's keys and
+#     draws (random, then initializers, which draw through them)
 MODULES: dict[str, tuple[str, ...]] = families.mutated_modules()
 
 # Modules where only the lines of the in-scope callables defined there are mutated (each with why): they hold
@@ -77,6 +79,8 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
     "jax/_src/nn/functions.py": "jax.nn's activations beside dot_product_attention and the block-scaled matmuls "
                                 "(outside the scope)",
     "jax/_src/numpy/ufuncs.py": "jax.nn.tanh is jax.numpy.tanh, beside about 200 other ufuncs outside the scope",
+    "jax/_src/random/core.py": "jax.random's keys and the draws in the ledger beside ~40 other distributions "
+                               "(gamma, beta, poisson, ...) outside the scope",
 }
 
 # Modules that define an in-scope callable of the coverage ledger but are not mutated yet, each with why;
@@ -84,8 +88,6 @@ IN_SCOPE_LINES_ONLY: dict[str, str] = {
 # is either mutated above or named here: the score's scope is stated, never silently narrower.
 NOT_MUTATED: dict[str, str] = {
     # Flax's and JAX's parts of a training step (harness.coverage.libraries), in the ledger since issue 45:
-    "jax/_src/nn/initializers.py": "the initialisers have no contract yet (the ledger lists them as missing)",
-    "jax/_src/random/core.py": "jax.random's draws have no contract yet (the ledger lists them as missing)",
 }
 
 # Modules whose callables one contract file alone calls: that file runs first (then the rest of the

@@ -107,8 +107,10 @@ def test_report_mode_takes_the_tests_whose_subject_the_code_calls(team):
     schedules = len({t.split("[")[0] for t in _ledger_tests(["optax.warmup_cosine_decay_schedule"], ["schedules"])})
     assert f"optax.warmup_cosine_decay_schedule at trainer/optim.py:5 ({schedules} tests: schedules {schedules})" in line
     assert "optax.MultiSteps at trainer/optim.py:7 (" in line
-    # The losses family (issue 45) is not run: the code calls no loss; nor activations: it calls no jax.nn function.
-    assert ("not run: activations, data_parallel, losses, performance, and the other tests of accumulation, clipping, compositions, "
+    # The losses family (issue 45) is not run: the code calls no loss; nor activations, initializers, random: it calls
+    # no jax.nn function, initialiser or jax.random draw.
+    assert ("not run: activations, data_parallel, initializers, losses, performance, random, and the other tests of "
+            "accumulation, clipping, compositions, "
             "masks, optimizers, schedules, shapes (`--builtin all` runs them)") in line
     assert "your code does not import flax: checkpoints, training, wrappers do not run (and flax need not be pinned)" in line
     # Nothing shards, so the data-parallel family's process does not start.
@@ -189,6 +191,27 @@ def test_an_activation_the_code_calls_takes_the_activations_family(team, code, f
     assert set(families) <= set(selection.families)
     activation_tests = {t for t in selection.tests if t.startswith("activations/")}
     assert "activations/test_activation" in activation_tests and "activations/test_one_hot" not in activation_tests
+
+
+@pytest.mark.parametrize("code, family, test", [
+    ("from flax import nnx\n\ndef init(key):\n    return nnx.initializers.lecun_normal()(key, (4, 3))\n",
+     "initializers", "initializers/test_named_initializer"),
+    ("import jax\n\ndef init(key):\n    return jax.nn.initializers.glorot_uniform()(key, (4, 3))\n",
+     "initializers", "initializers/test_named_initializer"),
+    ("import jax\n\ndef init(key):\n    return jax.nn.initializers.xavier_uniform()(key, (4, 3))\n",
+     "initializers", "initializers/test_named_initializer"),
+    ("import jax\n\ndef noise(key):\n    return jax.random.normal(key, (3,))\n", "random", "random/test_draws"),
+], ids=["flax.nnx", "jax.nn", "alias", "jax.random"])
+def test_an_initializer_or_draw_the_code_calls_takes_its_tests(team, code, family, test):
+    """An initialiser called through jax.nn.initializers, Flax's re-export or its other name, and a jax.random draw,
+    take the tests the ledger names for that callable (and its defaults check), not the whole family."""
+    team(code=code)
+    selection = _load().selection
+    assert family in selection.families
+    assert test in selection.tests
+    assert any(t.startswith(f"{family}/test_parameter_defaults[") for t in selection.tests)
+    others = {"initializers": "initializers/test_orthogonal", "random": "random/test_permutation"}[family]
+    assert others not in selection.tests
 
 
 def test_inject_hyperparams_takes_the_compositions(team):
