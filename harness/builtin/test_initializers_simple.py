@@ -111,15 +111,22 @@ def test_orthogonal(check, case):
     check.golden(f"orthogonal/{case}", np.asarray(value))
 
 
-@pytest.mark.parametrize("shape", [(3, 4, 4), (4, 3, 4, 6), (3, 4, 4, 2, 2)], ids=["3d", "4d", "5d"])
-def test_delta_orthogonal(check, shape):
+# kernel sizes odd and even along each spatial axis: the centre (k - 1) // 2 differs from k // 2 (and from
+# (k - 1) % 2, (k | 1) // 2) only at some of them
+DELTA_SHAPES = {"3d": (3, 4, 4), "4d": (4, 3, 4, 6), "5d": (3, 4, 4, 2, 2),
+                "3d/even": (4, 4, 4), "4d/even": (5, 4, 4, 6), "5d/even": (3, 6, 4, 2, 2)}
+
+
+@pytest.mark.parametrize("case", sorted(DELTA_SHAPES))
+def test_delta_orthogonal(check, case):
     """delta_orthogonal(scale=1.5): zeros except at the kernel's centre ((k - 1) // 2 along each spatial axis), where
     the slice is orthogonal(1.5)'s draw (kernel sizes odd and even: (k - 1) // 2 differs from k // 2 there) for the last two axes (the same key: identical) with orthonormal rows
     (in x out, in <= out) times 1.5; golden. column_axis=-2 on the 4-D kernel: its columns orthonormal instead."""
+    shape = DELTA_SHAPES[case]
     for column_axis in (-1, -2) if len(shape) == 4 else (-1,):
         value = dc.f64(dc.inits().delta_orthogonal(1.5, column_axis=column_axis)(dc.key(), shape))
         centre = tuple((k - 1) // 2 for k in shape[:-2])
-        label = f"delta_orthogonal/{len(shape)}d/{column_axis}"
+        label = f"delta_orthogonal/{case}/{column_axis}"
         rest = value.copy()
         rest[centre] = 0.0
         check.exact(f"{label}/zeros_elsewhere", bool((rest == 0.0).all()), True)
@@ -176,8 +183,12 @@ def test_flax_reexports(check):
 
 def test_public_modules(check):
     """Each initialiser's __module__ is jax.nn.initializers (what `@export` sets, what documentation, pickling by
-    reference and error messages name): a golden fact per function."""
+    reference and error messages name): a golden fact per function; and that the Initializer protocol answers
+    isinstance."""
     inits = dc.inits()
     names = ("constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "lecun_normal",
              "lecun_uniform", "normal", "ones", "orthogonal", "truncated_normal", "uniform", "variance_scaling", "zeros")
     check.golden_fact("modules", {name: getattr(inits, name).__module__ for name in names})
+    # Initializer is a runtime-checkable protocol: isinstance tells an initialiser from any other callable
+    found = check.error_contract("protocol/isinstance/call", isinstance, inits.lecun_normal(), inits.Initializer)
+    check.golden_fact("protocol/isinstance", found if isinstance(found, bool) else type(found).__name__)
