@@ -1,5 +1,5 @@
 """jax.nn.initializers' variance-scaling family (glorot, he, lecun; uniform and normal) and variance_scaling itself:
-what a fixed key draws, golden (float32 bit for bit; bfloat16 and float16 in the policy's golden ulps), for dense
+what a fixed key draws, golden (in the policy's golden ulps: jax 0.12.0.1 moves the scaled normal draws by an ulp), for dense
 kernels, convolution kernels (HWIO: the receptive field multiplies both fans), another layout (in_axis, out_axis)
 and a batch axis; each draw against jax.random's standard draw with the same key times the documented standard
 deviation sqrt(scale / n), computed in float64 from NumPy fans (harness/builtin/reference/initializers.py: the

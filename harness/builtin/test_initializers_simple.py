@@ -1,5 +1,5 @@
 """jax.nn.initializers' plain distributions (normal, uniform, truncated_normal), constants (constant, ones, zeros) and
-orthogonal ones (orthogonal, delta_orthogonal): a fixed key's draws golden (float32 bit for bit), each against
+orthogonal ones (orthogonal, delta_orthogonal): a fixed key's draws golden (the policy's golden ulps), each against
 jax.random's draw with the same key times the documented parameter (float64), moments and ranges of a large draw,
 orthogonality in float64 of the float32 draw, error contracts (type golden, message a golden fact), and which
 initialisers flax.nnx re-exports with nnx.Linear's default kernel_init drawing lecun_normal's values."""

@@ -1,7 +1,7 @@
 """jax.random's keys and draws under a fixed seed: key data of jax.random.key (typed) and jax.random.PRNGKey (raw
 uint32), of split and fold_in, golden (integers: exactly); the raw and typed paths give the same key data and the
 same draws (a relation between two library paths: PRNGKey(s) is key_data(key(s)), so every draw is identical);
-normal, uniform and truncated_normal in float32 (bit for bit), bfloat16 and float16, golden, with a large float32
+normal, uniform and truncated_normal in float32, bfloat16 and float16 (the policy's golden ulps), golden, with a large float32
 draw's moments and range against the documented distribution; the draws jitted and eager identical."""
 
 import jax
@@ -79,7 +79,7 @@ DRAWS = {
 @pytest.mark.parametrize("dtype", dc.DTYPES)
 @pytest.mark.parametrize("case", sorted(DRAWS))
 def test_draws(check, case, dtype):
-    """A fixed key's draw golden (float32 bit for bit); the raw key's draw and the jitted draw identical to it;
+    """A fixed key's draw golden (the policy's golden ulps); the raw key's draw and the jitted draw identical to it;
     uniform's and truncated_normal's within their bounds."""
     r = dc.random()
     d = jnp.dtype(dtype)

@@ -195,22 +195,6 @@ PLATFORM_OVERRIDES[("tpu", EQUIVALENCE, "schedules/test_jit_matches_eager[warmup
 )
 
 
-# Families whose golden values are what a fixed key draws (jax.random's draws, the initialisers): a draw is
-# threefry's integer hash of the key, its bits made a float by a bit cast, then a fixed sequence of correctly
-# rounded elementwise operations (no reduction whose order a compiler picks): in float32 the same program gives
-# the same bits, so a float32 draw is held bit for bit, and any moved bit is a changed draw. 16-bit draws keep the
-# policy's golden ulps: XLA on CPU rounds their intermediates per operation or keeps float32 inside a fusion
-# depending on the host (the bfloat16 optimizer states' override above says what was measured).
-EXACT_DRAWS: dict[tuple[ComparisonKind, str, str], Rule] = {
-    (GOLDEN, family, "float32"): Rule(
-        Tolerance(ulps=0),
-        why="0 ulp of float32: a fixed key's draw is threefry's integer bits made a float by a bit cast, then a "
-        "fixed sequence of correctly rounded elementwise float32 operations: deterministic, so any moved bit is a "
-        "changed draw")
-    for family in ("random", "initializers")
-}
-
-
 class UnknownTolerance(KeyError):
     pass
 
@@ -222,8 +206,6 @@ def lookup(kind: ComparisonKind, dtype: str, check_id: str | None = None, platfo
         return PLATFORM_OVERRIDES[(platform, kind, check_id)]
     if check_id is not None and (kind, check_id) in OVERRIDES:
         return OVERRIDES[(kind, check_id)]
-    if check_id is not None and (kind, check_id.split("/", 1)[0], str(dtype)) in EXACT_DRAWS:
-        return EXACT_DRAWS[(kind, check_id.split("/", 1)[0], str(dtype))]
     try:
         return POLICY[(kind, str(dtype))]
     except KeyError:
@@ -236,7 +218,6 @@ def table() -> list[ToleranceRule]:
     """The whole policy, for the report and the README."""
     rows = [ToleranceRule(k, r.tolerance.ulps, r.why, dtype=d) for (k, d), r in sorted(POLICY.items())]
     rows += [ToleranceRule(k, r.tolerance.ulps, r.why, check=c) for (k, c), r in sorted(OVERRIDES.items())]
-    rows += [ToleranceRule(k, r.tolerance.ulps, r.why, dtype=d, check=f"{f}/*") for (k, f, d), r in EXACT_DRAWS.items()]
     rows += [ToleranceRule(k, r.tolerance.ulps, f"on {p} only: {r.why}", check=c)
              for (p, k, c), r in sorted(PLATFORM_OVERRIDES.items())]
     return rows
