@@ -170,7 +170,9 @@ class Check:
         else:  # in the recorded precision: lossless, since the values fit it
             arr = arr.astype(precision.numpy_dtype(recorded)) if recorded != observed_dtype else arr
             found = self._within(GOLDEN, label, arr, expected, scale, why)  # on another stack: within its noise?
-            self._note(noise.judged(self.store, self.family, entry, found, arr, expected, scale))
+            found = noise.judged(self.store, self.family, entry, found, arr, expected, scale)
+            # On another host: within the host noise measured for it? (harness.host_emulation)
+            self._note(noise.host_judged(self.store, self.family, entry, found, arr, expected, scale))
 
     def golden_exact(self, key: str, value) -> None:
         """The recording exactly: counters, flags, and the literal zeros (NaN, inf) a contract states."""

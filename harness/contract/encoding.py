@@ -69,12 +69,13 @@ def decode_array(entry: dict) -> np.ndarray:
     return data.reshape(shape)
 
 
-def observed(value) -> ObservedValues | None:
-    """What a report keeps of an observed numeric array: exact values, or a digest and a summary."""
+def observed(value, exact: bool = False) -> ObservedValues | None:
+    """What a report keeps of an observed numeric array: exact values, or a digest and a summary (of a large one,
+    unless `exact`: a value the verdict judges element by element, host drift's)."""
     arr = np.asarray(value)
     if not (is_float_dtype(arr.dtype) or arr.dtype.kind in "iub"):
         return None
-    if arr.size > MAX_EXACT_VALUES:  # the digest of the bits themselves: no per-element Python work
+    if arr.size > MAX_EXACT_VALUES and not exact:  # the digest of the bits themselves: no per-element Python work
         digest = hashlib.sha256(f"{arr.dtype}{arr.shape}".encode() + np.ascontiguousarray(arr).tobytes())
         return ObservedValues(str(arr.dtype), list(arr.shape), digest.hexdigest()[:32], summary=_summary(arr))
     encoded = encode_array(arr)

@@ -5,13 +5,16 @@ Imports JAX only inside jax_platform(), so the harness's own tooling runs withou
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib.metadata as md
+import importlib.util
 import os
 import platform
 import sys
+from pathlib import Path
 
-from harness.model import host_cpu as cpu
+from harness.model import host as hosts
 from harness.model.report import VERSION_KEYS
 
 
@@ -72,14 +75,45 @@ def machine() -> dict:
     }
 
 
+# The OpenBLAS under scipy's LAPACK (which jaxlib's QR, eigh and SVD call) names its kernel through one of these,
+# by scipy's build: scipy-openblas's prefixed names (LP64, ILP64), then a plain OpenBLAS's.
+_CORENAME = ("scipy_openblas_get_corename", "scipy_openblas_get_corename64_", "openblas_get_corename",
+             "openblas_get_corename64_")
+
+
+@functools.cache  # read once a process
+def blas_kernel() -> str | None:
+    """The kernel scipy's OpenBLAS runs on this CPU (as OPENBLAS_CORETYPE may force it): the library scipy's wheel
+    bundles, asked directly; None where scipy or its OpenBLAS is not there (another BLAS)."""
+    spec = importlib.util.find_spec("scipy")
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent.parent / "scipy.libs"
+    for library in sorted(folder.glob("lib*openblas*.so*")) if folder.is_dir() else ():
+        try:
+            found = ctypes.CDLL(str(library))
+        except OSError:
+            continue
+        for name in _CORENAME:
+            function = getattr(found, name, None)
+            if function is not None:
+                function.restype = ctypes.c_char_p
+                named = function()
+                return named.decode().strip() if named else None
+    return None
+
+
 @functools.cache  # read once a process: a golden mismatch asks for it
-def host_cpu() -> dict:
-    """This machine's CPU and its numerics features (harness.model.host_cpu), for a golden file's provenance."""
+def host() -> hosts.Host:
+    """This machine as a report and a golden file's provenance name it (harness.model.host): its CPU, what XLA
+    compiles for under this process's XLA_FLAGS, the BLAS kernel."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            return cpu.describe(f.read())
+            cpuinfo = f.read()
     except OSError:  # not Linux: the model only, its features not known
-        return {"cpu": platform.processor() or platform.machine() or "unknown", "numerics_features": None}
+        return hosts.Host(cpu=platform.processor() or platform.machine() or "unknown", machine=platform.machine(),
+                          numerics_features=None, blas=blas_kernel())
+    return hosts.describe(cpuinfo, platform.machine(), os.environ.get("XLA_FLAGS", ""), blas_kernel())
 
 
 def jax_platform() -> dict:

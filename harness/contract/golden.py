@@ -21,7 +21,8 @@ from harness.contract.families import Family
 from harness.contract.noise_entry import kept_noise, noise_only, without_noise
 from harness.contract.encoding import decode_array
 from harness.errors import HarnessError
-from harness.model import departure, host_cpu
+from harness.host_emulation import EMULATED
+from harness.model import departure, host as hosts
 from harness.model.report import STACK_VERSION_KEYS
 
 FORMAT_VERSION = 1
@@ -68,7 +69,8 @@ class GoldenStore:
     """
 
     def __init__(self, directory: str | os.PathLike, fallback: str | os.PathLike | None = None,
-                 noise_from: list[str | os.PathLike] = ()):
+                 noise_from: list[str | os.PathLike] = (),
+                 host_noise_from: dict[str, list[str | os.PathLike]] | None = None):
         self.directory = Path(directory)
         self.fallback = Path(fallback) if fallback else None
         self._files: dict[tuple[Family, bool], dict] = {}
@@ -78,8 +80,13 @@ class GoldenStore:
         self.own_names: frozenset[str] = frozenset()  # the run's own families (an earlier copy's name is theirs)
         # A recording's: what the perturbed compilations of the same contracts recorded (harness.numerical_noise).
         self.perturbed = [GoldenStore(d) for d in noise_from]
+        # A recording's: what the same contracts recorded on each emulated host, by dimension (harness.host_emulation).
+        self.emulated = {hosts.Dimension(d): [GoldenStore(f) for f in folders]
+                         for d, folders in (host_noise_from or {}).items() if folders}
         self.noise_keys: set[tuple[Family, str]] = set()  # the values recorded with their noise asked
+        self.host_noise_keys: set[tuple[Family, str]] = set()  # ... with their host noise asked
         self._across: dict[Family, bool] = {}
+        self._hosts: dict[Family, frozenset[hosts.Dimension]] = {}
 
     def path(self, family: Family) -> Path:
         """Where the family's values are recorded: a team's copy of a built-in family in its own folder."""
@@ -188,23 +195,40 @@ class GoldenStore:
             self._across[family] = bool(recorded) and any(recorded.get(k) != here.get(k) for k in STACK_VERSION_KEYS)
         return self._across[family]
 
-    def perturbed_entries(self, family: Family, key: str) -> list[dict | None]:
-        """The key as each perturbed run recorded it (None where one did not: its file or key is absent)."""
+    def perturbed_entries(self, family: Family, key: str, stores: list[GoldenStore] | None = None) -> list[dict | None]:
+        """The key as each perturbed run (or each of `stores`: an emulated host's) recorded it (None where one did
+        not: its file or key is absent)."""
         found = []
-        for store in self.perturbed:
+        for store in self.perturbed if stores is None else stores:
             try:
                 found.append(store._load(family, kept_only=True)["values"].get(key))
             except GoldenProblem:
                 found.append(None)
         return found
 
-    def host_note(self, family: Family) -> str | None:
-        """What a golden mismatch adds when the family's values were recorded on a CPU with other numerics
-        features; None without a golden file (a contract that only compares with another entry's values)."""
+    def recording_host(self, family: Family) -> hosts.Host | None:
+        """The host the family's values were recorded on, as its file names it (None: not named, or no file)."""
         try:
-            return host_cpu.difference(self.provenance(family).get("host"), environment.host_cpu())
+            return hosts.from_provenance(self.provenance(family).get("host"))
         except GoldenProblem:
             return None
+
+    def host_differences(self, family: Family) -> frozenset[hosts.Dimension]:
+        """The dimensions in which this host may compute the family's values otherwise than its recording host
+        (harness.model.host.differences); none without a golden file."""
+        if family not in self._hosts:
+            try:
+                self.provenance(family)
+            except GoldenProblem:
+                self._hosts[family] = frozenset()
+            else:
+                self._hosts[family] = hosts.differences(self.recording_host(family), environment.host())
+        return self._hosts[family]
+
+    def host_note(self, family: Family) -> str | None:
+        """What a golden mismatch adds when the family's values were recorded on a host that computes otherwise;
+        None without a golden file (a contract that only compares with another entry's values)."""
+        return hosts.note(self.recording_host(family), environment.host())
 
     def record(self, family: Family, key: str, entry: dict) -> None:
         self.recorded.setdefault(family, {})[key] = entry
@@ -243,6 +267,15 @@ class GoldenStore:
                     out.append((family, key, "changed", old[key], new))
         return out
 
+    def _measured_anew(self, family: Family, provenance: dict) -> bool:
+        """Whether this recording measured host noise on other emulated hosts than the family's file says (a value
+        none of them moved has no host noise: the provenance is what tells it was measured)."""
+        try:
+            recorded = self._load(family, kept_only=True).get("provenance") or {}
+        except GoldenProblem:
+            return False
+        return EMULATED in provenance and recorded.get(EMULATED) != provenance[EMULATED]
+
     def noise_updates(self) -> list[tuple[Family, str]]:
         """(family, key) of every value recorded the same as the project's file holds it but for its measured
         noise (new, or measured again): written without --accept-changes, as the values themselves are kept."""
@@ -266,7 +299,8 @@ class GoldenStore:
         for family in sorted(set(self.recorded) | set(self.dropped)):
             values = self.recorded.get(family, {})
             exists = self.path(family).exists()
-            if exists and family not in changed_families and not self.across_stacks(family):
+            if exists and family not in changed_families and not self.across_stacks(family) \
+                    and not self._measured_anew(family, provenance):
                 continue  # nothing new: leave the file (and its provenance) as it is
             try:
                 merged = dict(self._load(family, kept_only=True)["values"])
@@ -285,6 +319,7 @@ class GoldenStore:
             atomic_write_text(self.path(family), dumps(doc))
             self._files[(family, True)] = self._files[(family, False)] = doc
             self._across.pop(family, None)
+            self._hosts.pop(family, None)
             self._departures = {k: v for k, v in self._departures.items() if k[0] != family}
             written.append(self.path(family))
         return written

@@ -19,7 +19,8 @@ from harness.contract.families import Family
 from harness.contract.golden import REMOVED, REPLACES, record_command
 from harness.contract.noise_entry import NOISE
 from harness.contract.session import Recorder
-from harness.model import departure
+from harness.host_emulation import EMULATED, HOST_NOISE
+from harness.model import departure, host as hosts
 from harness.model.enums import CheckKind, ComparisonKind, Outcome
 from harness.model.report import STACK_VERSION_KEYS
 
@@ -34,7 +35,7 @@ def finish(session, recorder: Recorder) -> None:
     terminal = session.config.pluginmanager.get_plugin("terminalreporter")
     say = terminal.write_line if terminal else print
     if session.config.getoption("--harness-observe-noise"):  # into a folder of its own: all it saw, as it saw it
-        written = recorder.store.write({"observed": "numerical noise"})
+        written = recorder.store.write({"observed": "noise", "host": hosts.provenance(environment.host())})
         say(f"golden: observed {sum(map(len, recorder.store.recorded.values()))} values; wrote {len(written)} files")
         return
     # A check the platform refused records nothing it should have: the values it would hold are not this platform's.
@@ -73,11 +74,15 @@ def finish(session, recorder: Recorder) -> None:
         "entry": session.config.getoption("--harness-entry"),
         "versions": {k: versions[k] for k in STACK_VERSION_KEYS},
         "backend": environment.jax_platform().get("backend"),
-        "host": environment.host_cpu(),  # 16-bit results can differ by CPU (harness.model.host_cpu)
+        "host": hosts.provenance(environment.host()),  # what the values are a statement about (harness.model.host)
     }
     if recorder.store.perturbed:  # the compilations each value's noise was measured under (harness.numerical_noise)
         provenance["noise_from"] = [store.directory.name for store in recorder.store.perturbed]
+    if recorder.store.emulated:  # the hosts each value's host noise was measured on (harness.host_emulation)
+        provenance[EMULATED] = {str(d): [store.directory.name for store in stores]
+                                for d, stores in sorted(recorder.store.emulated.items())}
     say_noise(say, recorder.store)
+    say_host_noise(say, recorder.store)
     written = recorder.store.write(provenance)
     departures = sum(c[1].startswith(departure.KEY) and c[2] != REMOVED for c in changes)
     values = sum(c[2] not in (REPLACES, REMOVED) for c in changes) - departures
@@ -122,6 +127,28 @@ def say_noise(say, store) -> None:
         say(f"golden: no noise for {len(missing)} values ({', '.join(missing[:5])}"
             f"{' and more' if len(missing) > 5 else ''}): the perturbed runs did not record them (their checks failed "
             "or raised there); they are judged at their golden ulps on every stack")
+
+
+def say_host_noise(say, store) -> None:
+    """How many recorded values the emulated hosts reached, how many each dimension moved, and those they did
+    not reach (no host noise: judged at their golden ulps on every host)."""
+    if not store.emulated:
+        return
+    entries = [(family, key, store.recorded[family][key]) for family, key in sorted(store.host_noise_keys)]
+    if not entries:
+        return
+    reached = [e for _, _, e in entries if HOST_NOISE in e]
+    moved = collections.Counter(d for e in reached for d in e[HOST_NOISE])
+    hosts_run = "; ".join(f"{d}: {', '.join(s.directory.name for s in stores)}"
+                          for d, stores in sorted(store.emulated.items()))
+    said = ", ".join(f"{d} {n}" for d, n in sorted(moved.items())) or "none"
+    say(f"golden: host noise measured for {len(reached)} of {len(entries)} values on the emulated hosts "
+        f"({hosts_run}); values each dimension moved: {said}")
+    missing = [f"{store.label(family)}/{key}" for family, key, e in entries if HOST_NOISE not in e]
+    if missing:
+        say(f"golden: no host noise for {len(missing)} values ({', '.join(missing[:5])}"
+            f"{' and more' if len(missing) > 5 else ''}): no emulated host recorded them (their checks failed or "
+            "raised there); they are judged at their golden ulps on every host")
 
 
 def say_changes(say, changes, label=lambda family: family.name) -> None:

@@ -1,8 +1,9 @@
-"""A golden value's numerical noise: measured when it is recorded, allowed when another stack recomputes it.
+"""A golden value's noise: measured when it is recorded, allowed when another stack (its numerical noise) or
+another host (its host noise) recomputes it.
 
-harness.numerical_noise says why and how it is measured. Here: the noise of one key from the values the
-perturbed compilations recorded (`measured`), and a golden comparison outside its ulps judged again against it
-(`rejudged`). Pure NumPy.
+harness.numerical_noise and harness.host_emulation say why and how each is measured. Here: the noise of one key
+from the values the perturbed compilations or emulated hosts recorded (`measured`), and a golden comparison
+outside its ulps judged again against it (`rejudged`, `host_judged`). Pure NumPy.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import dataclasses
 
 import numpy as np
 
-from harness import numerical_noise
-from harness.contract.encoding import decode_array
+from harness import host_emulation, numerical_noise
+from harness.contract.encoding import decode_array, observed as observed_values
 from harness.contract.golden import GoldenStore
 from harness.contract.noise_entry import NOISE
 from harness.contract.measure import compare_close, errors
-from harness.model.report import Comparison, NoiseJudgement, Tolerance
+from harness.host_emulation import HOST_NOISE
+from harness.model.report import Comparison, HostDrift, NoiseJudgement, Tolerance
 
 
 def measured(observed: list[np.ndarray], value) -> float | None:
@@ -64,12 +66,19 @@ def rejudged(failed: Comparison, observed, expected, noise: float, dtype: str, s
 
 
 def with_noise(store: GoldenStore, family: str, key: str, entry: dict, value: np.ndarray) -> dict:
-    """A recording's golden `entry` for `value` with its noise, when the perturbed runs recorded the key."""
-    if not store.perturbed:
-        return entry
-    store.noise_keys.add((family, key))
-    found = measured(observed_in(store.perturbed_entries(family, key)), value)
-    return entry if found is None else {**entry, NOISE: found}
+    """A recording's golden `entry` for `value` with its noise, when the perturbed runs recorded the key, and its
+    host noise, when the emulated hosts did (`{}` where none moved it: measured, and left out of the file)."""
+    if store.perturbed:
+        store.noise_keys.add((family, key))
+        found = measured(observed_in(store.perturbed_entries(family, key)), value)
+        entry = entry if found is None else {**entry, NOISE: found}
+    if store.emulated:
+        store.host_noise_keys.add((family, key))
+        moves = {dimension: measured(observed_in(store.perturbed_entries(family, key, stores)), value)
+                 for dimension, stores in store.emulated.items()}
+        if any(move is not None for move in moves.values()):  # some emulated host reached it
+            entry = {**entry, HOST_NOISE: {str(d): move for d, move in sorted(moves.items()) if move}}
+    return entry
 
 
 def judged(store: GoldenStore, family: str, entry: dict, failed: Comparison, observed, expected, scale) -> Comparison:
@@ -85,3 +94,34 @@ def recorded(entry: dict) -> float | None:
     """The noise a golden entry holds (a number), or None when none was measured."""
     noise = entry.get(NOISE)
     return float(noise) if isinstance(noise, (int, float)) and not isinstance(noise, bool) and noise >= 0 else None
+
+
+def host_judged(store: GoldenStore, family, entry: dict, found: Comparison, observed, expected, scale) -> Comparison:
+    """A golden comparison on a host that differs from its recording's in dimensions its entry holds host noise
+    for (harness.host_emulation): its values kept exactly, whatever their size (the verdict may judge another
+    entry's against them); outside its ulps but within FACTOR times that noise, host drift (passed, with its
+    judgement); beyond it, still failing, with the judgement. Any other comparison as it is."""
+    if not isinstance(found.tolerance, Tolerance) or found.max_abs_err is None:
+        return found
+    allowed, dimensions = host_emulation.allowance(entry.get(HOST_NOISE), store.host_differences(family))
+    if not dimensions:
+        return found
+    if found.values is not None and found.values.values is None:  # a large array's digest: the values themselves
+        found = dataclasses.replace(found, values=observed_values(observed, exact=True))
+    if found.passed:
+        return found
+    again = compare_close(found.kind, found.label, observed, expected, found.tolerance, found.dtype, scale,
+                          keep_values=False, absolute=allowed)
+    per_element = None if scale is None else np.broadcast_to(np.asarray(scale, np.float64), np.shape(observed))
+    drift = HostDrift(dimensions=dimensions, measured=allowed / host_emulation.FACTOR, allowed=allowed,
+                      used=min(found.max_abs_err / allowed, 1e9), within=again.passed,
+                      recorded_on=_recorded_on(store, family),
+                      scale=None if per_element is None else [float(x) for x in per_element.ravel()])
+    if not again.passed:
+        return dataclasses.replace(found, host=drift)
+    return dataclasses.replace(found, passed=True, host=drift, message="")
+
+
+def _recorded_on(store: GoldenStore, family) -> str:
+    recorded = store.recording_host(family)
+    return recorded.text() if recorded is not None else "a host its golden file does not name"

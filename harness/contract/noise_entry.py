@@ -1,24 +1,40 @@
-"""A golden entry's measured numerical noise (harness.contract.noise) as the golden file holds it: beside the
-value, never part of it, so a recording that measures it anew changes no value."""
+"""A golden entry's measured noise as the golden file holds it: beside the value, never part of it, so a recording
+that measures it anew changes no value. Two kinds: the stack's numerical noise (harness.numerical_noise, a number)
+and the host noise per dimension (harness.host_emulation, {dimension: move})."""
 
 from __future__ import annotations
 
+from harness.host_emulation import HOST_NOISE
+
 NOISE = "noise"  # the entry's field: the largest move under the perturbed compilations, absolute
+FIELDS = (NOISE, HOST_NOISE)
 
 
 def without_noise(entry):
     """A golden entry without its measured noise: what a recording compares to tell a changed value."""
-    return {k: v for k, v in entry.items() if k != NOISE} if isinstance(entry, dict) and NOISE in entry else entry
+    if isinstance(entry, dict) and any(f in entry for f in FIELDS):
+        return {k: v for k, v in entry.items() if k not in FIELDS}
+    return entry
+
+
+def normalized(entry):
+    """The entry as it is written: a host noise measured as no move at all (an empty one) is left out."""
+    if isinstance(entry, dict) and entry.get(HOST_NOISE) == {}:
+        return {k: v for k, v in entry.items() if k != HOST_NOISE}
+    return entry
 
 
 def kept_noise(old, new):
-    """`new`, with `old`'s noise when it records the same value without a noise of its own."""
-    if (isinstance(old, dict) and isinstance(new, dict) and NOISE in old and NOISE not in new
-            and without_noise(old) == new):
-        return {**new, NOISE: old[NOISE]}
-    return new
+    """`new` as it is written: when it records the same value as `old`, with `old`'s noise of each kind it did not
+    measure itself (a host noise measured as no move, `{}`, was measured: `old`'s is not kept)."""
+    if not (isinstance(old, dict) and isinstance(new, dict)) or without_noise(old) != without_noise(new):
+        return normalized(new)
+    kept = {f: old[f] for f in FIELDS if f in old and f not in new}
+    return normalized({**new, **kept})
 
 
 def noise_only(old, new) -> bool:
-    """The same value recorded again with its noise measured (anew): not a change to accept."""
-    return NOISE in new and old != new and without_noise(old) == without_noise(new)
+    """The same value recorded again with its noise measured anew, and other than the file holds: not a change
+    to accept, but the file is written."""
+    return (isinstance(old, dict) and isinstance(new, dict) and without_noise(old) == without_noise(new)
+            and kept_noise(old, new) != old)

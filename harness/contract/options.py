@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import run_options
+from harness import host_emulation, run_options
 from harness.contract import job
 
 
@@ -41,9 +41,25 @@ def add(parser) -> None:
     group.addoption("--harness-noise-from", action="append", default=[], metavar="DIR",
                     help="with --harness-record-golden: a golden directory the same contracts recorded when compiled "
                          "to round differently; each value's largest move there is recorded as its noise")
+    group.addoption("--harness-host-noise-from", action="append", default=[], metavar="DIMENSION=DIR",
+                    help="with --harness-record-golden: a golden directory the same contracts recorded on an emulated "
+                         "host that differs in DIMENSION (harness.host_emulation); each value's largest move there "
+                         "is recorded as its host noise in that dimension")
     group.addoption("--harness-multi-device", action="store_true",
                     help="this is the multi-device family's own process (harness.devices): collect its module, "
                          "which every other run leaves out")
+
+
+def host_noise_from(config) -> dict[str, list[str]]:
+    """--harness-host-noise-from's folders by dimension (DIMENSION=DIR, repeatable)."""
+    found: dict[str, list[str]] = {}
+    for given in config.getoption("--harness-host-noise-from") or ():
+        dimension, sep, folder = given.partition("=")
+        if not sep or dimension not in host_emulation.DIMENSION_NAMES:
+            raise pytest.UsageError(f"--harness-host-noise-from {given!r}: give DIMENSION=DIR, DIMENSION one of "
+                                    f"{', '.join(sorted(host_emulation.DIMENSION_NAMES))}")
+        found.setdefault(dimension, []).append(folder)
+    return found
 
 
 def harness_run(config) -> bool:

@@ -23,6 +23,7 @@ from harness.model.report import (
     SCHEMA_VERSION, STACK_VERSION_KEYS, CheckRecord, EntryInfo, Environment, HypothesisSettings, JaxPlatform,
     PerformanceRecord, Report, Summary, Timings, now,
 )
+from harness.model.host import Host
 
 # How often a running suite refreshes its partial report (what survives a crash). Each write encodes
 # the whole report (about 0.2 s at the end of a run): every 3 s that was ~15% of a suite's time.
@@ -41,7 +42,8 @@ class Recorder:
         self.root = root = Path(str(config.rootpath))
         self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden",
                                  config.getoption("--harness-builtin-golden-dir"),
-                                 noise_from=config.getoption("--harness-noise-from") or ())
+                                 noise_from=config.getoption("--harness-noise-from") or (),
+                                 host_noise_from=options.host_noise_from(config))
         self.recording = bool(config.getoption("--harness-record-golden"))
         # A recording that may change values: it records a statement the baseline breaks as a departure.
         self.accepting = self.recording and bool(config.getoption("--harness-accept-changes"))
@@ -85,7 +87,7 @@ class Recorder:
         if self.environment is None:  # measured once: the package list is slow to read
             self.environment = Environment(versions=environment.versions(), packages=environment.packages(),
                                            machine=environment.machine(), jax=JaxPlatform(**environment.jax_platform()),
-                                           preinstalled=environment.preinstalled() or None)
+                                           preinstalled=environment.preinstalled() or None, host=environment.host())
         return self.environment
 
     def _entry(self) -> EntryInfo:
@@ -108,6 +110,7 @@ class Recorder:
             performance=dict(sorted(self.performance.items())), summary=Summary.of(checks),
             problem=None, selection=self.selection, own_families=sorted(self.own_families) or None,
             run_id=self.run_id, golden_stacks=self._golden_stacks() or None,
+            golden_hosts=self._golden_hosts(checks) or None,
         )
 
     def _golden_stacks(self) -> dict[str, dict[str, str | None]]:
@@ -120,6 +123,16 @@ class Recorder:
                 continue
             if versions:
                 found[family] = {k: versions.get(k) for k in STACK_VERSION_KEYS}
+        return found
+
+    def _golden_hosts(self, checks: list[CheckRecord]) -> dict[str, Host]:
+        """Each family's recording host, where its golden file names one (a family of the project's own by its
+        own file; read once a family, as its values are)."""
+        found = {}
+        for family in sorted({families.Family(c.family, bool(c.own)) for c in checks}, key=str):
+            host = self.store.recording_host(family)
+            if host is not None:
+                found[family.name] = host
         return found
 
     def write(self, status: Status, force: bool = False) -> None:

@@ -15,7 +15,8 @@ from harness.model.departure import Departure, DepartureSize  # noqa: F401 (part
 from harness.model.enums import CheckKind, ComparisonKind, Outcome, Status
 from harness.model.fields import Json, optional
 from harness.model.reuse import ReusedFrom
-from harness.model.values import NoiseJudgement, ObservedValues, ValuesSummary, WorstElement  # noqa: F401 (part of the report)
+from harness.model.host import Host
+from harness.model.values import HostDrift, NoiseJudgement, ObservedValues, ValuesSummary, WorstElement  # noqa: F401 (part of the report)
 
 SCHEMA_VERSION = 3
 
@@ -75,6 +76,9 @@ class Comparison:
     # A statement the baseline departs from (recorded by an accepted recording): judged against the values
     # recorded then, or failing because it holds again (harness.model.departure).
     departure: Departure | None = _optional()
+    # A golden value outside its ulps on a host that differs from its recording's, judged against the host noise
+    # measured for it (harness.host_emulation): within it, host drift.
+    host: HostDrift | None = _optional()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,6 +167,8 @@ class Environment:
     # Of the stack's packages, those imported from outside the entry's environment (name -> the folder): a host's
     # own JAX on PYTHONPATH (a TPU host's), judged as given.
     preinstalled: dict[str, str] | None = _optional()
+    # The host the entry ran on: its CPU, what XLA compiled for, the BLAS kernel (harness.model.host).
+    host: Host | None = _optional()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -273,6 +279,8 @@ class Report:
     # The stack (STACK_VERSION_KEYS) each own family's golden values were recorded on, as its golden file says:
     # values accepted from a branch's candidate make the baseline differ by design (harness.verdict.own).
     golden_stacks: dict[str, dict[str, str | None]] | None = _optional()
+    # Each family's recording host, where its golden file names one (harness.model.host).
+    golden_hosts: dict[str, Host] | None = _optional()
     # The parts of the report an earlier run computed, by part (ReportPart: "own", "builtin"), when the entry ran
     # only its other part (harness.stack.entry_side.parts): a change of your code re-runs your contracts alone.
     reused_parts: dict[str, ReusedFrom] | None = _optional()

@@ -35,7 +35,12 @@ def merged(main: Report, part: Report, family: str) -> Report:
         checks=checks, warnings=_warnings(main.warnings + part.warnings),
         timings=Timings(total_s=round(main.timings.total_s + part.timings.total_s, 3)),
         performance=dict(sorted({**main.performance, **part.performance}.items())),
-        summary=Summary.of(checks), problem=problem)
+        summary=Summary.of(checks), problem=problem, golden_hosts=_hosts(main, part))
+
+
+def _hosts(first: Report, second: Report) -> dict | None:
+    """The families' recording hosts both parts name."""
+    return {**(first.golden_hosts or {}), **(second.golden_hosts or {})} or None
 
 
 def joined(first: Report, second: Report) -> Report:
@@ -65,7 +70,7 @@ def joined(first: Report, second: Report) -> Report:
         timings=Timings(total_s=round(first.timings.total_s + second.timings.total_s, 3)),
         performance=dict(sorted({**first.performance, **second.performance}.items())),
         summary=Summary.of(checks), problem="; ".join(problems) or None, own_families=own or None,
-        run_id=first.run_id or second.run_id, golden_stacks=stacks or None)
+        run_id=first.run_id or second.run_id, golden_stacks=stacks or None, golden_hosts=_hosts(first, second))
 
 
 def platforms(environment: Environment) -> dict[str, JaxPlatform]:

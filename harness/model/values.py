@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from harness.model.fields import Json, optional as _optional
+from harness.model.host import Dimension
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,3 +52,19 @@ class NoiseJudgement:
     allowed: float  # factor x measured: the move allowed on another stack, absolute
     used: float  # the largest move / allowed (<= 1: within the noise)
     within: bool  # every element within max(its golden ulps, allowed)
+
+
+@dataclasses.dataclass(frozen=True)
+class HostDrift:
+    """A golden comparison outside its ulps on a host that differs from its recording's, judged against the host
+    noise the recording measured for its key in the dimensions that differ (harness.host_emulation). Within it,
+    the value is host drift: the check passes, and the verdict judges the other entries' values of this key
+    against this machine's baseline values (harness.verdict.host_drift), never against the allowance."""
+
+    dimensions: list[Dimension]  # the dimensions that differ from the recording's host and hold noise for the key
+    measured: float  # the largest host noise of those dimensions, absolute
+    allowed: float  # factor x measured: the move a host may explain, absolute
+    used: float  # the largest move / allowed (<= 1: within what the host explains)
+    within: bool  # every element within the larger of its golden ulps and the allowed move
+    recorded_on: str  # the recording host, in words (harness.model.host.Host.text)
+    scale: list[float] | None = _optional()  # the comparison's operand scale per element, when it had one

@@ -13,7 +13,7 @@ from harness.model.report import CheckRecord, Report
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, OwnFamily
 from harness.verdict import cause, groups, own
 
-# Why a baseline fails its own checks, in both headlines (a new CPU too: 16-bit rounding, harness.model.host_cpu).
+# Why a baseline fails its own checks, in both headlines (a new CPU too: 16-bit rounding, harness.model.host).
 BASELINE_FAILS_WHY = "golden files, the baseline stack or the machine changed"
 
 NAMED = 3  # own contracts named in the headline; the others counted

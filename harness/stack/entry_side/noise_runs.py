@@ -1,11 +1,13 @@
-"""Before `golden` records a project's own contracts: the same contracts recorded again under each compilation
-that rounds differently (harness.numerical_noise.PERTURBATIONS), each into a folder of its own, so that the
-recording can keep every value's numerical noise beside it.
+"""Before `golden` records: the same contracts recorded again under each compilation that rounds differently
+(harness.numerical_noise.PERTURBATIONS: the project's own contracts, for their numerical noise) and on each host
+this machine can emulate (harness.host_emulation.EMULATIONS: every contract the recording records, for its host
+noise), each into a folder of its own, so that the recording can keep every value's noise beside it.
 
-Only the project's own contracts: the built-in ones are judged at their golden ulps (their values are a few
-operations each, where a stack's rounding moves nothing beyond them). A perturbed run that fails, or that the
-stack's XLA refuses (a flag it does not know), records nothing for the values it did not reach: those are then
-judged at their golden ulps on every stack, and the recording says which.
+The perturbations run the project's own contracts only: the built-in ones are judged at their golden ulps on
+every stack (their values are a few operations each, where a stack's rounding moves nothing beyond them). A run
+that fails, or that the stack's XLA refuses (a flag it does not know), records nothing for the values it did not
+reach: those are then judged at their golden ulps on every stack (every host), and the recording says which. The
+data-parallel family's process is not emulated (its values held on every emulated host: docs/tolerances.md).
 """
 
 from __future__ import annotations
@@ -16,16 +18,40 @@ from pathlib import Path
 from harness import numerical_noise, run_options
 from harness.model.enums import BuiltinMode
 from harness.stack import boundary, paths, project
-from harness.stack.entry_side import entry as stack_entry
+from harness.stack.entry_side import emulated, entry as stack_entry
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
 
 FOLDER = "golden-noise"  # in the entry's environment: each perturbation's recording, made anew each time
+HOST_FOLDER = "golden-host-noise"  # ... each emulated host's
 
 
 def folders(venv: str) -> dict[str, Path]:
     """Each perturbation's recording folder in the environment `venv`."""
     return {p.name: Path(venv) / FOLDER / p.name for p in numerical_noise.PERTURBATIONS}
+
+
+def _record(session, found: project.Project, folder: Path, env: dict[str, str], label: str) -> bool:
+    """The contracts of `found` recorded into `folder` (made anew) under `env`; whether it holds a recording. A run
+    that fails keeps what its checks recorded before failing, and says so."""
+    venv = session.virtualenv.location
+    log = folder / "run.log"
+    try:
+        with session.chdir(found.root), open(log, "w") as out:
+            session.run("python", "-m", paths.SUITE_MAIN, *stack_entry.suite_arguments(found),
+                        f"--basetemp={Path(venv) / 'pytest-tmp'}-{folder.name}", "--harness-record-golden",
+                        "--harness-observe-noise", "-p", "no:cacheprovider", env=env, stdout=out, stderr=out)
+    except Exception as exc:  # nox's CommandFailed: what the checks recorded before failing is kept
+        session.log(f"golden: {label}: the contracts did not all pass ({getattr(exc, 'reason', exc)}); values they "
+                    f"did not reach get none (log: {log})")
+    return any(folder.glob("*.json"))
+
+
+def _environment(session, ws: Workspace, entry: Entry, folder: Path) -> dict[str, str]:
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return stack_entry.suite_environment(entry, str(folder / "report.json"), session.virtualenv.location, folder,
+                                         ws.is_checkout, rollback_reads=False, options=ws.options)
 
 
 def record_perturbed(session, ws: Workspace, entry: Entry) -> list[Path]:
@@ -35,25 +61,28 @@ def record_perturbed(session, ws: Workspace, entry: Entry) -> list[Path]:
     if not project.load(ws).own_contracts:  # this checkout, or a team recording only the built-in ones
         return []
     found = project.load(ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value)))
-    venv = session.virtualenv.location
     recorded = []
     for perturbation in numerical_noise.PERTURBATIONS:
-        folder = folders(venv)[perturbation.name]
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        env = stack_entry.suite_environment(entry, str(folder / "report.json"), venv, folder, ws.is_checkout,
-                                            rollback_reads=False, options=ws.options)
+        folder = folders(session.virtualenv.location)[perturbation.name]
+        env = _environment(session, ws, entry, folder)
         env["XLA_FLAGS"] = numerical_noise.with_flag(boundary.variables().get("XLA_FLAGS", ""), perturbation)
         session.log(f"golden: measuring numerical noise: your contracts compiled with {perturbation.xla_flag}")
-        log = folder / "run.log"
-        try:
-            with session.chdir(found.root), open(log, "w") as out:
-                session.run("python", "-m", paths.SUITE_MAIN, *stack_entry.suite_arguments(found),
-                            f"--basetemp={Path(venv) / 'pytest-tmp'}-{perturbation.name}", "--harness-record-golden",
-                            "--harness-observe-noise", "-p", "no:cacheprovider", env=env, stdout=out, stderr=out)
-        except Exception as exc:  # nox's CommandFailed: what the checks recorded before failing is kept
-            session.log(f"golden: under {perturbation.xla_flag} the contracts did not all pass "
-                        f"({getattr(exc, 'reason', exc)}); values they did not reach get no noise (log: {log})")
-        if any(folder.glob("*.json")):
+        if _record(session, found, folder, env, f"under {perturbation.xla_flag}"):
             recorded.append(folder)
     return recorded
+
+
+def record_emulated(session, ws: Workspace, entry: Entry) -> list[str]:
+    """Record the contracts the recording records on each host this machine can emulate (its environment
+    installed); the real recording's --harness-host-noise-from arguments (DIMENSION=folder) for those that
+    hold a recording."""
+    found = project.load(ws)
+    arguments = []
+    for emulation in emulated.applicable(session):
+        folder = Path(session.virtualenv.location) / HOST_FOLDER / emulation.name
+        _environment(session, ws, entry, folder)  # the folder made anew
+        env = emulated.environment(session, ws, entry, emulation, folder / "report.json", folder)
+        session.log(f"golden: measuring host noise: {emulation.name} ({emulation.why})")
+        if _record(session, found, folder, env, f"on {emulation.name}"):
+            arguments.append(f"--harness-host-noise-from={emulation.dimension}={folder}")
+    return arguments

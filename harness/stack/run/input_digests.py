@@ -19,7 +19,7 @@ from pathlib import Path
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 
-from harness.model.host_cpu import cpu_fields
+from harness.model.host import cpu_fields
 
 # Folders never entered, at any depth: bytecode, installed packages, node's.
 SKIPPED_DIRS = {"__pycache__", "site-packages", "node_modules"}

@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 from harness.contract.encoding import decode_array, encode_array
 from harness.contract.families import Family
 from harness.contract.golden import GoldenProblem, GoldenStore, dumps
+from harness.model.host import Host, provenance
 
 
 @given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),
@@ -201,7 +202,8 @@ def test_a_teams_earlier_copy_of_a_built_in_family_keeps_being_read(tmp_path):
     assert json.loads((team / "clipping.json").read_text()) == json.loads(dumps(earlier))
 
 
-HERE = {"cpu": "Intel(R) Xeon(R) Processor", "numerics_features": ["avx512_bf16", "fma"]}
+HERE = Host(cpu="Intel(R) Xeon(R) Processor", machine="x86_64", numerics_features=["avx512_bf16", "fma"],
+            vector="AVX512", fma=True, blas="SkylakeX")
 
 
 def _check_on(tmp_path, monkeypatch, recorded_host, deferred=True):
@@ -212,8 +214,9 @@ def _check_on(tmp_path, monkeypatch, recorded_host, deferred=True):
     if recorded_host is not None:
         store = GoldenStore(tmp_path)
         store.record(Family("fam"), "x", encode_array(np.float32(1.5)))
-        store.write({"entry": "baseline", "host": recorded_host})
-    monkeypatch.setattr(environment, "host_cpu", lambda: HERE)
+        store.write({"entry": "baseline", "host": recorded_host if isinstance(recorded_host, dict)
+                     else provenance(recorded_host)})
+    monkeypatch.setattr(environment, "host", lambda: HERE)
     check = Check("fam/test_x", "fam", GoldenStore(tmp_path))
     check.defer_golden = deferred  # as the plugin sets it for a plain test; a Hypothesis property raises at once
     return check
@@ -225,7 +228,8 @@ def test_a_mismatch_against_values_recorded_on_another_cpu_says_so(tmp_path, mon
     other = {"cpu": "Intel(R) Xeon(R) Platinum 8375C", "numerics_features": ["fma"]}
     check = _check_on(tmp_path, monkeypatch, other)
     check.golden("x", np.float32(1.75))
-    with pytest.raises(ContractFailure, match=r"(?s)recorded on .*Platinum 8375C.*this machine has avx512_bf16"):
+    with pytest.raises(ContractFailure, match=r"(?s)recorded on another host .*Platinum 8375C.*this machine has "
+                                              r"avx512_bf16"):
         check.raise_mismatches()
     inside_a_property = _check_on(tmp_path, monkeypatch, other, deferred=False)
     with pytest.raises(ContractFailure, match=r"(?s)^golden:x .*recorded on .*Platinum 8375C"):
@@ -253,4 +257,4 @@ def test_a_comparison_with_another_entrys_values_needs_no_golden_file_and_gets_n
         check.recorded("restored", np.float32(1.75), np.float32(1.5))
         with pytest.raises(ContractFailure, match=r"^recorded:restored") as failed:
             check.raise_mismatches()
-        assert "recorded on another CPU" not in str(failed.value)
+        assert "recorded on another host" not in str(failed.value)

@@ -12,6 +12,7 @@ import pytest
 from harness import env_vars
 from harness.model import report_io, report_merge
 from harness.model.enums import BuiltinMode, ReportPart, Status
+from harness.model.host import Host
 from harness.model.report import Report
 from harness.model.reuse import ReusedFrom
 from harness.run_options import RunOptions
@@ -130,7 +131,8 @@ def test_joining_adds_up_and_refuses_a_check_run_twice():
 # joined report itself (AFTER_JOINING). A new optional field needs a sample here, so that joining is tested on it.
 SAMPLES = {"own_families": ["team"], "run_id": "20261206T040000-1-abc",
            "golden_stacks": {"team": {"python": "3.12.1", "jax": "0.11.2", "jaxlib": "0.11.2", "optax": "0.2.8",
-                                      "flax": "0.12.12", "numpy": "2.5.5"}}}
+                                      "flax": "0.12.12", "numpy": "2.5.5"}},
+           "golden_hosts": {"team": Host(cpu="AMD EPYC", machine="x86_64", numerics_features=["fma"], blas="Haswell")}}
 AFTER_JOINING = {"reused", "reused_parts"}  # parts.run writes them on the joined report, no part's process does
 
 

@@ -1,0 +1,68 @@
+"""The contracts run on hosts this machine emulates (harness.host_emulation): which ones, and a run on each.
+
+`golden` records on every applicable emulation, for each value's host noise (harness.stack.entry_side.noise_runs);
+`nox -s tests` runs the built-in suite on one emulation of each dimension besides the native run (TESTED), so
+that a golden value that holds on one CPU only, or a statement that does not hold on another, fails in CI and
+not on a user's machine.
+"""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+from harness import host_emulation
+from harness.model import host as hosts
+from harness.stack import boundary, paths, project
+from harness.stack.entry_side import entry as stack_entry
+from harness.stack.pins.matrix import Entry
+from harness.stack.workspace import Workspace
+
+# What the entry's Python says of this machine: the BLAS kernel it runs (an emulation of that kernel is no other host).
+_BLAS = "from harness.contract.environment import blas_kernel; print(blas_kernel() or '')"
+
+
+def this_host(session) -> tuple[hosts.Host, frozenset[str]]:
+    """This machine as the entry's contracts will name it (the BLAS kernel read in the entry's Python, under the
+    user's own OPENBLAS_CORETYPE), and its CPU's flags: which emulations are other hosts it can run."""
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+    except OSError:  # not Linux: no flags, no emulation
+        cpuinfo = ""
+    kernel = (session.run("python", "-c", _BLAS, silent=True, log=False) or "").strip() or None
+    flags = hosts.cpu_fields(cpuinfo).get("flags", "")
+    return (hosts.describe(cpuinfo, platform.machine(), boundary.variables().get("XLA_FLAGS", ""), kernel),
+            frozenset(flags.split()))
+
+
+def applicable(session) -> list[host_emulation.Emulation]:
+    """The emulations this machine can run that are another host than its own."""
+    return host_emulation.applicable(*this_host(session))
+
+
+def tested(session) -> list[host_emulation.Emulation]:
+    """One emulation of each dimension this machine can emulate (the first of each): what `nox -s tests` runs."""
+    chosen: dict[hosts.Dimension, host_emulation.Emulation] = {}
+    for emulation in applicable(session):
+        chosen.setdefault(emulation.dimension, emulation)
+    return list(chosen.values())
+
+
+def environment(session, ws: Workspace, entry: Entry, emulation: host_emulation.Emulation, report: Path,
+                golden: Path) -> dict[str, str]:
+    """A suite run's variables on `emulation`, writing `report` and reading (or recording into) `golden`."""
+    env = stack_entry.suite_environment(entry, str(report), session.virtualenv.location, golden, ws.is_checkout,
+                                        rollback_reads=False, options=ws.options)
+    return {**env, **emulation.environment({**boundary.variables(), **env})}
+
+
+def run_on(session, ws: Workspace, entry: Entry, emulation: host_emulation.Emulation, report: Path) -> None:
+    """The project's contracts (the data-parallel family's process aside) judged on `emulation`, writing
+    `report`; fails the session where a check fails, as the native run does."""
+    found = project.load(ws)
+    env = environment(session, ws, entry, emulation, report, found.golden)
+    session.log(f"the contracts on another host: {emulation.name} ({emulation.why})")
+    with session.chdir(found.root):
+        session.run("python", "-m", paths.SUITE_MAIN, *stack_entry.suite_arguments(found),
+                    f"--basetemp={Path(session.virtualenv.location) / 'pytest-tmp'}-{emulation.name}",
+                    "-p", "no:cacheprovider", env=env)
