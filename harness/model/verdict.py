@@ -180,3 +180,6 @@ class Verdict:
     api_diff: ApiDiff | None = None  # the candidate's public API against the baseline's (harness.stack.api)
     # The same pins judged on another platform: what only one of them shows (harness.verdict.across_platforms).
     across_platforms: list = dataclasses.field(default_factory=list)
+    # Golden values the baseline computed otherwise on this host within their host noise, and how the other
+    # entries were judged there (harness.verdict.host_drift); informational.
+    host_line: str | None = None

@@ -16,7 +16,7 @@ from harness.model.enums import BuiltinMode, CheckKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
 from harness.model.report_merge import platforms
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, Timing, Verdict
-from harness.verdict import api_view, bits, cause, explain, groups, import_failure, own, report_mode, where
+from harness.verdict import api_view, bits, cause, explain, groups, host_drift, import_failure, own, report_mode, where
 from harness.verdict.classify import classify
 
 def _tolerances(check: CheckRecord) -> list[Tolerance | str]:
@@ -73,7 +73,8 @@ def _pairs(base: Report, other: Report) -> list[tuple[str, CheckRecord | None, C
             for i in [*base_checks, *(i for i in other_checks if i not in base_checks)]]
 
 
-def _change(check_id: str, b: CheckRecord | None, o: CheckRecord | None) -> Change:
+def _change(check_id: str, b: CheckRecord | None, o: CheckRecord | None, same_host: bool = True) -> Change:
+    o = host_drift.rejudged(b, o, same_host)  # host drift: judged against this machine's baseline values
     moved = bits.moved(b, o) if b and o else None
     mark, detail = classify(b, o, moved)
     ref = o or b
@@ -84,7 +85,8 @@ def _change(check_id: str, b: CheckRecord | None, o: CheckRecord | None) -> Chan
 
 
 def _changes(base: Report, other: Report) -> list[Change]:
-    return [_change(*pair) for pair in _pairs(base, other)]
+    same = host_drift.same_host(base, other)
+    return [_change(*pair, same) for pair in _pairs(base, other)]
 
 
 def _counts(changes: list[Change]) -> dict[Mark, int]:
@@ -111,7 +113,8 @@ def rejudged(compared: EntryVerdict, base: Report, other: Report, ids: frozenset
     if not other.status.ran_to_end:
         return compared
     kept = {c.check_id: c for c in compared.changes}
-    changes = [kept[i] if i in kept and i not in ids else _change(i, b, o) for i, b, o in _pairs(base, other)]
+    same = host_drift.same_host(base, other)
+    changes = [kept[i] if i in kept and i not in ids else _change(i, b, o, same) for i, b, o in _pairs(base, other)]
     return dataclasses.replace(compared, changes=changes, counts=_counts(changes))
 
 
@@ -251,7 +254,7 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     baseline_failures = [c for c in baseline_failures if c.id not in accepted]
     return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found,
                    own_families=own_families, own_changes=own.changes(base, verdicts) if candidate else [],
-                   builtin=mode, mode_note=mode_note, api_diff=api)
+                   builtin=mode, mode_note=mode_note, api_diff=api, host_line=host_drift.line(base, others))
 
 
 def changed_check_ids(candidate: EntryVerdict) -> list[str]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 from html import escape
 
-from harness.verdict import views
+from harness.verdict import host_drift, views
+from harness.verdict.md_cells import esc
 from harness.verdict.section import Judged, Section
 
 
@@ -15,22 +16,26 @@ class Entries:
     rows: list[views.EntryRow]
     resolved: list[str]
     same: list[views.SameStack]
+    host: str | None  # the baseline's host, and where the golden values were recorded
 
 
 def _rows(judged: Judged) -> Entries:
     v = judged.verdict
-    return Entries(views.entry_rows(v), views.resolution_notes(v), views.same_stacks(v))
+    return Entries(views.entry_rows(v), views.resolution_notes(v), views.same_stacks(v),
+                   host_drift.host_row(v.baseline))
 
 
 def _text(found: Entries) -> list[str]:
     out = [f"  {row.name:12s} {row.versions}  [{row.status}] {row.result}" for row in found.rows]
+    out += [f"  {'':12s} {found.host}"] if found.host else []
     out += [f"  resolved {note}" for note in found.resolved]
     return out + [f"  {same.line}" for same in found.same]
 
 
 def _markdown(found: Entries, _cuts: object) -> list[str]:
     return (["| entry | versions | status | result |", "|---|---|---|---|"]
-            + [f"| {r.name} | {r.versions} | {r.status} | {r.result} |" for r in found.rows])
+            + [f"| {r.name} | {r.versions} | {r.status} | {r.result} |" for r in found.rows]
+            + (["", esc(found.host[0].upper() + found.host[1:])] if found.host else []))
 
 
 def _html(found: Entries) -> str:
@@ -38,7 +43,8 @@ def _html(found: Entries) -> str:
                    f"<td>{escape(r.result)}</td></tr>" for r in found.rows)
     notes = "".join(f"<li>{escape(n)}</li>" for n in found.resolved)
     same = "".join(f"<p class='detail'>{escape(s.line)}</p>" for s in found.same)
-    return (f"<table><tr><th>entry</th><th>versions</th><th>status</th><th>result</th></tr>{rows}</table>"
+    host = f"<p class='detail' id='host'>{escape(found.host[0].upper() + found.host[1:])}</p>" if found.host else ""
+    return (f"<table><tr><th>entry</th><th>versions</th><th>status</th><th>result</th></tr>{rows}</table>" + host
             + (f"<p>Resolved:</p><ul class='detail'>{notes}</ul>" if notes else "") + same)
 
 

@@ -20,6 +20,8 @@ def _text(verdict: Verdict) -> list[str]:
     out = ["", f"VERDICT  {verdict.headline}"]
     if verdict.bits_line:
         out.append(f"         {verdict.bits_line} (informational)")
+    if verdict.host_line:
+        out.append(f"         {verdict.host_line}")
     if verdict.mode_note:
         out.append(f"         note: {verdict.mode_note}")
     if verdict.builtin_note:
@@ -31,6 +33,8 @@ def _markdown(verdict: Verdict, _cuts: object) -> list[str]:
     out = [f"## {_ICON[verdict.exit_status]} Upgrade verdict: {esc(verdict.headline)}", ""]
     if verdict.bits_line:
         out += [f"Bits changed (informational: does not affect the exit status): {esc(verdict.bits_line)}", ""]
+    if verdict.host_line:
+        out += [f"Host: {esc(verdict.host_line)}", ""]
     if verdict.mode_note:
         out += [f"Note: {esc(verdict.mode_note)}", ""]
     if verdict.builtin_note:
@@ -39,7 +43,8 @@ def _markdown(verdict: Verdict, _cuts: object) -> list[str]:
 
 
 def _bits_paragraph(verdict: Verdict) -> str:
-    note = f"<p class='detail' id='mode-note'>Note: {escape(verdict.mode_note)}</p>" if verdict.mode_note else ""
+    note = f"<p id='host-drift'><b>Host:</b> {escape(verdict.host_line)}</p>" if verdict.host_line else ""
+    note += f"<p class='detail' id='mode-note'>Note: {escape(verdict.mode_note)}</p>" if verdict.mode_note else ""
     if verdict.builtin_note:
         note += f"<p class='detail' id='builtin-note'>{escape(verdict.builtin_note)}</p>"
     if not verdict.bits_line:
