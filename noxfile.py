@@ -4,7 +4,8 @@
   nox -s upgrade -- --candidate "jax==X jaxlib==X optax==Y flax==Z"
   nox -s baseline                one matrix entry's contracts -> reports/baseline.json
   nox -s golden                  record golden values from the baseline (shows what changed)
-  nox -s tests                   the harness's own tests (all layers) and the contracts on the baseline
+  nox -s tests                   the harness's own tests (all layers) and the contracts on the baseline, natively
+                                 and on the hosts this machine emulates (harness/host_emulation.py)
   nox -s tests-fast              the unit layer only (tests/unit), in the tests session's environment (built
                                  first on a fresh clone): seconds
   nox -s docs                    the documentation site (mkdocs.yml, docs/) built with --strict into site/
@@ -31,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import env_vars  # noqa: E402
 from harness.stack.commands import frame  # noqa: E402
-from harness.stack.entry_side import entry as stack_entry  # noqa: E402
+from harness.stack.entry_side import emulated, entry as stack_entry  # noqa: E402
 from harness.stack.environments import chromium  # noqa: E402
 from harness.stack.pins import matrix
 from harness.stack.workspace import Workspace  # noqa: E402
@@ -41,7 +42,8 @@ from harness.stack.sessions import ENTRIES, require_python, stack_session  # noq
 @stack_session("tests")
 @frame.session  # bad input (no Python 3.12): its message and exit 2
 def tests(session: nox.Session) -> None:
-    """Layer contracts, the contracts in the baseline stack, then the harness's own tests (CI runs this)."""
+    """Layer contracts, the contracts in the baseline stack (on this machine, then on another host of each kind it
+    emulates), then the harness's own tests (CI runs this)."""
     import uv  # the runner's own; here, so a nox without it reaches `upgrade`'s preflight, which says so
 
     require_python(session)
@@ -59,6 +61,12 @@ def tests(session: nox.Session) -> None:
     # The contracts first: the harness's tests read their report (every allowance named).
     stack_entry.run_entry(session, ws, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False,
                           rollback_reads=False)
+    # The same contracts on another host of each kind this machine emulates (a BLAS kernel, XLA's vector cap, no
+    # fused multiply-add: harness.host_emulation): a golden value that holds on one CPU only fails here, not on a
+    # user's machine.
+    for emulation in emulated.tested(session):
+        emulated.run_on(session, ws, ENTRIES[matrix.BASELINE], emulation,
+                        stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE], f"tests-{emulation.name}"))
     # Every layer (tests/unit, tests/integration, tests/e2e: pyproject's testpaths). One worker a core (at
     # most 4), whole files to a worker, in collection order: the long-running files first, longest first
     # (tests/conftest.py), spread over the workers.

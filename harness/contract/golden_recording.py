@@ -144,11 +144,16 @@ def say_host_noise(say, store) -> None:
     said = ", ".join(f"{d} {n}" for d, n in sorted(moved.items())) or "none"
     say(f"golden: host noise measured for {len(reached)} of {len(entries)} values on the emulated hosts "
         f"({hosts_run}); values each dimension moved: {said}")
-    missing = [f"{store.label(family)}/{key}" for family, key, e in entries if HOST_NOISE not in e]
-    if missing:
-        say(f"golden: no host noise for {len(missing)} values ({', '.join(missing[:5])}"
-            f"{' and more' if len(missing) > 5 else ''}): no emulated host recorded them (their checks failed or "
-            "raised there); they are judged at their golden ulps on every host")
+    missing = [(family, key) for family, key, e in entries if HOST_NOISE not in e]
+    ran = {family for family, _ in missing if any(s.path(family).exists() for ss in store.emulated.values() for s in ss)}
+    for reached, why in ((False, "their family did not run on the emulated hosts (the data-parallel family's "
+                                 "process is not emulated)"),
+                         (True, "no emulated host recorded them (their checks failed or raised there)")):
+        named = [f"{store.label(family)}/{key}" for family, key in missing if (family in ran) == reached]
+        if named:
+            say(f"golden: no host noise for {len(named)} values ({', '.join(named[:5])}"
+                f"{' and more' if len(named) > 5 else ''}): {why}; they are judged at their golden ulps on every "
+                "host")
 
 
 def say_changes(say, changes, label=lambda family: family.name) -> None:
