@@ -14,6 +14,7 @@ Each step's wall time is printed (pytest -s) for docs/your-own-contracts.md and 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -84,8 +85,13 @@ def test_a_teams_first_run_from_nothing(tool, checkout_copy, tmp_path):
     times["_start"] = time.perf_counter()
     done = _timed(times, "golden --no-builtin", run_tool(tool, project, "golden", "--no-builtin"))
     assert done.returncode == 0, said(done)
-    recorded = json.loads((project / "golden" / "losses.json").read_text())["values"]
+    written = json.loads((project / "golden" / "losses.json").read_text())
+    recorded = written["values"]
     assert {v["precision"] for v in recorded.values()} == {"float32"}  # float(loss) of a float32 loss
+    # Recorded on each host this machine emulates too (harness.host_emulation), its host named beside the values.
+    assert re.search(r"golden: host noise measured for \d+ of \d+ values on the emulated hosts \(", done.stdout), \
+        said(done)
+    assert written["provenance"]["host"]["cpu"] and written["provenance"]["host_noise_from"]
     assert not (project / "golden" / "accumulation.json").exists()  # the built-in ones' are the tool's own
     assert "upgrade-harness golden --accept-changes" not in done.stdout  # nothing to accept on a first recording
 
