@@ -50,6 +50,11 @@ class ContractFailure(AssertionError):
     """A contract did not hold; the message says which value, by how much, against which tolerance."""
 
 
+class RaisedAfterMismatches(ContractFailure):
+    """Golden values differed, then the check raised: its failure is more than its comparisons (the verdict never
+    reads it as theirs alone, harness.verdict.host_drift)."""
+
+
 def _dtype_name(value) -> str:
     return _name(np.asarray(value).dtype)
 
@@ -102,7 +107,8 @@ class Check:
         __tracebackhide__ = True
         if self.mismatches:
             note = mismatches.host_note(self.store, self.family, [m.message for m in self.mismatches])
-            raise ContractFailure(mismatches.summary(self.mismatches, after, note)) from after
+            failure = ContractFailure if after is None else RaisedAfterMismatches
+            raise failure(mismatches.summary(self.mismatches, after, note)) from after
 
     def _statement(self, statement: Statement) -> None:
         """A statement the contract makes, judged as made unless the baseline departs from it (departures)."""

@@ -10,26 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from typing import Any
 
 import numpy as np
 
 from harness.contract.tolerances import is_float_dtype
+from harness.model.float_formats import json_float
 from harness.model.report import ObservedValues, ValuesSummary
 
 # A report keeps every observed value of arrays up to this size (the bits of each can be compared
 # between entries); larger arrays keep a digest of their exact values and a summary.
 MAX_EXACT_VALUES = 256
-
-
-def json_float(x: float) -> float | str:
-    """A float as the report and golden files hold it: a number, or "nan", "inf", "-inf"."""
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
 
 
 def _from_json_float(x: float | int | str) -> float:

@@ -98,28 +98,31 @@ def recorded(entry: dict) -> float | None:
 
 def host_judged(store: GoldenStore, family, entry: dict, found: Comparison, observed, expected, scale) -> Comparison:
     """A golden comparison on a host that differs from its recording's in dimensions its entry holds host noise
-    for (harness.host_emulation): its values kept exactly, whatever their size (the verdict may judge another
-    entry's against them); outside its ulps but within FACTOR times that noise, host drift (passed, with its
-    judgement); beyond it, still failing, with the judgement. Any other comparison as it is."""
+    for (harness.host_emulation), with its judgement and its values kept exactly, whatever their size (the
+    verdict judges another entry's against them): outside its ulps but within FACTOR times that noise (and the
+    numerical noise it may move by on another stack), host drift, passed; beyond it, still failing. Any other
+    comparison as it is."""
     if not isinstance(found.tolerance, Tolerance) or found.max_abs_err is None:
         return found
     allowed, dimensions = host_emulation.allowance(entry.get(HOST_NOISE), store.host_differences(family))
     if not dimensions:
         return found
-    if found.values is not None and found.values.values is None:  # a large array's digest: the values themselves
-        found = dataclasses.replace(found, values=observed_values(observed, exact=True))
-    if found.passed:
-        return found
-    again = compare_close(found.kind, found.label, observed, expected, found.tolerance, found.dtype, scale,
-                          keep_values=False, absolute=allowed)
+    noise = recorded(entry) if store.across_stacks(family) else None
+    noise_allowed = None if noise is None else numerical_noise.FACTOR * noise
+    outside_ulps = not found.passed  # its golden ulps (on another stack, its numerical noise: judged) do not hold it
+    within = not outside_ulps or compare_close(found.kind, found.label, observed, expected, found.tolerance,
+                                              found.dtype, scale, keep_values=False,
+                                              absolute=max(allowed, noise_allowed or 0.0)).passed
     per_element = None if scale is None else np.broadcast_to(np.asarray(scale, np.float64), np.shape(observed))
     drift = HostDrift(dimensions=dimensions, measured=allowed / host_emulation.FACTOR, allowed=allowed,
-                      used=min(found.max_abs_err / allowed, 1e9), within=again.passed,
-                      recorded_on=_recorded_on(store, family),
+                      used=min(found.max_abs_err / allowed, 1e9), within=within, outside_ulps=outside_ulps,
+                      recorded_on=_recorded_on(store, family), noise_allowed=noise_allowed,
                       scale=None if per_element is None else [float(x) for x in per_element.ravel()])
-    if not again.passed:
-        return dataclasses.replace(found, host=drift)
-    return dataclasses.replace(found, passed=True, host=drift, message="")
+    if found.values is not None and found.values.values is None:  # a large array's digest: the values themselves
+        found = dataclasses.replace(found, values=observed_values(observed, exact=True))
+    if outside_ulps and within:
+        return dataclasses.replace(found, passed=True, host=drift, message="")
+    return dataclasses.replace(found, host=drift)
 
 
 def _recorded_on(store: GoldenStore, family) -> str:

@@ -39,6 +39,7 @@ import ml_dtypes
 import numpy as np
 
 from harness.model.enums import ComparisonKind
+from harness.model.float_formats import SIGNIFICAND_BITS
 from harness.model.report import Tolerance, ToleranceRule
 
 GOLDEN, EQUIVALENCE, REFERENCE, BOUND = (ComparisonKind.GOLDEN, ComparisonKind.EQUIVALENCE, ComparisonKind.REFERENCE,
@@ -91,12 +92,9 @@ _WHY = {
 }
 
 
-_SIGNIFICAND_BITS = {"float64": 52, "float32": 23, "bfloat16": 7, "float16": 10}
-
-
 def _rule(kind: ComparisonKind, dtype: str) -> Rule:
     ulps = (_GOLDEN_ULPS if kind == GOLDEN else _REFERENCE_ULPS)[dtype]
-    largest_relative = ulps * 2.0 ** -_SIGNIFICAND_BITS[dtype]  # at the bottom of a binade
+    largest_relative = ulps * 2.0 ** -SIGNIFICAND_BITS[dtype]  # at the bottom of a binade
     why = f"{ulps} ulp of {dtype} at the value: {_WHY[kind]}"
     named = ulps > 64 or largest_relative > 0.01
     if named:

@@ -7,7 +7,7 @@ another host through four things, each a `Dimension`:
   OPENBLAS_CORETYPE: a QR factor's small elements moved up to 104 ulp at the value between kernels;
 * `vector`: the widest vector instructions XLA compiles for (AVX-512, AVX2, ...; `--xla_cpu_max_isa` caps it):
   nothing moved between AVX-512 and AVX2;
-* `fma`: fused multiply-add, which lets XLA round a*b+c once: without it (`--xla_cpu_max_isa=AVX`) 502 golden
+* `fma`: fused multiply-add, which lets XLA round a*b+c once: without it (`--xla_cpu_max_isa=AVX`) 507 golden
   values moved, 57 beyond their golden ulps (Adam's family, mechanize, gelu's derivative);
 * `numerics16`: native 16-bit arithmetic (avx512_bf16, avx512_fp16, AMX; Arm's bf16 and fphp), with which XLA
   rounds every bfloat16 intermediate where other hosts keep float32 inside a fusion; no flag emulates it.
@@ -139,22 +139,23 @@ def provenance(host: Host) -> dict:
     return {k: v for k, v in dataclasses.asdict(host).items() if v is not None}
 
 
+# What each dimension reads of a host (None: not known there).
+_READ = {Dimension.BLAS: lambda h: h.blas, Dimension.VECTOR: lambda h: h.vector, Dimension.FMA: lambda h: h.fma,
+         Dimension.NUMERICS16: lambda h: None if h.numerics_features is None
+         else frozenset(h.numerics_features) & _SIXTEEN_BIT}
+
+
 def differences(recorded: Host | None, here: Host) -> frozenset[Dimension]:
     """The dimensions in which `here` may compute other values than `recorded`: each one that differs or that
     either host does not know; every one where the recording host is not known or is another architecture."""
     if recorded is None or recorded.machine != here.machine:
         return frozenset(Dimension)
-    found = set()
-    if recorded.blas is None or recorded.blas != here.blas:
-        found.add(Dimension.BLAS)
-    if recorded.vector is None or recorded.vector != here.vector:
-        found.add(Dimension.VECTOR)
-    if recorded.fma is None or recorded.fma != here.fma:
-        found.add(Dimension.FMA)
-    theirs, mine = recorded.numerics_features, here.numerics_features
-    if theirs is None or mine is None or set(theirs) & _SIXTEEN_BIT != set(mine) & _SIXTEEN_BIT:
-        found.add(Dimension.NUMERICS16)
-    return frozenset(found)
+    return frozenset(d for d, read in _READ.items() if read(recorded) is None or read(recorded) != read(here))
+
+
+def _unknown(recorded: Host, here: Host) -> frozenset[Dimension]:
+    """The dimensions one of the two hosts did not note (an older file): nothing is said of them."""
+    return frozenset(d for d, read in _READ.items() if read(recorded) is None or read(here) is None)
 
 
 def difference_text(recorded: Host, here: Host) -> str:
@@ -181,22 +182,8 @@ def difference_text(recorded: Host, here: Host) -> str:
 def note(recorded: Host | None, here: Host) -> str | None:
     """What a golden mismatch adds when its values were recorded on a host that computes otherwise; None on the
     same host, or when the recording host is not noted (recorded before hosts were)."""
-    if recorded is None or not differences(recorded, here) - _unknown_only(recorded, here):
+    if recorded is None or not differences(recorded, here) - _unknown(recorded, here):
         return None
     return (f"the golden values were recorded on another host ({recorded.text()}): {difference_text(recorded, here)}; "
             "XLA and the BLAS round differently there (docs/tolerances.md, \"Across hosts\"): a value a few ulps "
             "off may be the machine, not the stack")
-
-
-def _unknown_only(recorded: Host, here: Host) -> frozenset[Dimension]:
-    """Dimensions that differ only because one side did not note them (an older file): nothing to say of them."""
-    unknown = set()
-    if recorded.blas is None or here.blas is None:
-        unknown.add(Dimension.BLAS)
-    if recorded.vector is None or here.vector is None:
-        unknown.add(Dimension.VECTOR)
-    if recorded.fma is None or here.fma is None:
-        unknown.add(Dimension.FMA)
-    if recorded.numerics_features is None or here.numerics_features is None:
-        unknown.add(Dimension.NUMERICS16)
-    return frozenset(unknown)

@@ -56,15 +56,25 @@ class NoiseJudgement:
 
 @dataclasses.dataclass(frozen=True)
 class HostDrift:
-    """A golden comparison outside its ulps on a host that differs from its recording's, judged against the host
-    noise the recording measured for its key in the dimensions that differ (harness.host_emulation). Within it,
-    the value is host drift: the check passes, and the verdict judges the other entries' values of this key
-    against this machine's baseline values (harness.verdict.host_drift), never against the allowance."""
+    """A golden comparison on a host that differs from its recording's, of a value the recording measured host
+    noise for in the dimensions that differ (harness.host_emulation): how far it is from its recording against
+    what that host may explain. Outside its golden ulps but within the allowance, the value is host drift: the
+    check passes, and the verdict judges the other entries' values of this key against this machine's baseline
+    values (harness.verdict.host_drift), never against the allowance. Its values are kept exactly."""
 
     dimensions: list[Dimension]  # the dimensions that differ from the recording's host and hold noise for the key
     measured: float  # the largest host noise of those dimensions, absolute
     allowed: float  # factor x measured: the move a host may explain, absolute
     used: float  # the largest move / allowed (<= 1: within what the host explains)
     within: bool  # every element within the larger of its golden ulps and the allowed move
+    outside_ulps: bool  # some element outside its golden ulps (and any numerical noise its run allows): drift if within
     recorded_on: str  # the recording host, in words (harness.model.host.Host.text)
     scale: list[float] | None = _optional()  # the comparison's operand scale per element, when it had one
+    # On another stack than the recording's: the move its numerical noise allows (harness.numerical_noise), which
+    # a differential comparison on this host allows too.
+    noise_allowed: float | None = _optional()
+
+    @property
+    def drifted(self) -> bool:
+        """Outside its golden ulps, within what the host explains."""
+        return self.within and self.outside_ulps

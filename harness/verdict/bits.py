@@ -11,17 +11,13 @@ import math
 import struct
 
 from harness.model.enums import ComparisonKind
+from harness.model.float_formats import number
 from harness.model.report import CheckRecord, Comparison
 from harness.model.verdict import BitsMoved
 
 # dtype -> (struct format of the float, struct format of the same-width signed integer, shift)
 _FLOAT_FORMATS = {"float64": ("<d", "<q", 0), "float32": ("<f", "<i", 0), "float16": ("<e", "<h", 0),
                   "bfloat16": ("<f", "<i", 16)}  # bfloat16 is the top half of a float32
-
-
-def _number(value):
-    """A kept value as a number: "nan", "inf" and "-inf" are spelled as strings in JSON."""
-    return float(value) if isinstance(value, str) else value
 
 
 def _ordered(value: float, dtype: str) -> int:
@@ -74,7 +70,7 @@ def _moved(base: Comparison, other: Comparison) -> BitsMoved | None:
     changed = flips = appeared = vanished = 0
     worst = 0
     counts_ulps = base.kind != ComparisonKind.BOUND  # a bound's statistic: its draws are not ulps apart
-    for x, y in zip(map(_number, b.values), map(_number, o.values)):
+    for x, y in zip(map(number, b.values), map(number, o.values)):
         same = (x == y and math.copysign(1, x) == math.copysign(1, y)) or (math.isnan(x) and math.isnan(y))
         if same:
             continue

@@ -73,7 +73,7 @@ def _pairs(base: Report, other: Report) -> list[tuple[str, CheckRecord | None, C
             for i in [*base_checks, *(i for i in other_checks if i not in base_checks)]]
 
 
-def _change(check_id: str, b: CheckRecord | None, o: CheckRecord | None, same_host: bool = True) -> Change:
+def _change(check_id: str, b: CheckRecord | None, o: CheckRecord | None, same_host: bool) -> Change:
     o = host_drift.rejudged(b, o, same_host)  # host drift: judged against this machine's baseline values
     moved = bits.moved(b, o) if b and o else None
     mark, detail = classify(b, o, moved)

@@ -16,25 +16,29 @@ from harness.contract import environment
 from harness.model import report_io
 from harness.model.enums import Mark
 from harness.model.host import Host
-from harness.verdict import compare, html, markdown, render
+from harness.verdict import compare, host_drift, html, markdown, render
 
 LIBRARY = '''
 import os
 import numpy as np
 
 # How far each kernel moves the small element, in units of 1.2e-7 (about 64 ulp of float32 at 0.02): the
-# recording's kernel not at all, the emulated one once, a kernel never emulated three times, a broken one ten.
-MOVES = {"SkylakeX": 0, "Haswell": 1, "Zen9": 3, "Broken": 10}
+# recording's kernel not at all, the emulated one once, a kernel never emulated three times, a broken one ten;
+# one within the golden ulps (3 ulp), one at the edge of the host's allowance (4x the emulated move).
+MOVES = {"SkylakeX": 0, "Haswell": 1, "Zen9": 3, "Broken": 10, "Tiny": 0.05, "Edge": 3.95}
+RELEASES = {"1": 0, "2": 0.5, "3": 0.1}  # release 2 moves it by 32 ulp, release 3 by 6.4 ulp
 
 
 def q():
-    """A 'QR factor': its small element depends on the kernel; release 2 moves it by half the emulated kernel's
-    move (32 ulp at its value), a change smaller than any host allowance."""
-    small = 0.0201833 + MOVES[os.environ["FAKE_KERNEL"]] * 1.2e-7 + (6e-8 if os.environ["FAKE_RELEASE"] == "2" else 0)
+    """A 'QR factor': its small element depends on the kernel and on the release, each a change smaller than any
+    host allowance."""
+    small = 0.0201833 + (MOVES[os.environ["FAKE_KERNEL"]] + RELEASES[os.environ["FAKE_RELEASE"]]) * 1.2e-7
     return np.array([small, -0.9374888, 0.3481067], np.float32)
 '''
 
 CONTRACTS = '''
+import os
+
 import numpy as np
 import pytest
 
@@ -50,6 +54,13 @@ def test_q(check):
 
 def test_elsewhere(check):
     check.golden("one", np.float32(1.0))
+
+
+def test_then_raises(check):
+    """The factor, then whatever the library does next: on a release that raises, it raises."""
+    check.golden("q_then", fakelib.q())
+    if os.environ.get("FAKE_RAISE"):
+        raise TypeError("the next call raised")
 '''
 
 
@@ -65,9 +76,13 @@ def demo(pytester, monkeypatch):
         cpu="AMD EPYC", machine="x86_64", numerics_features=["avx512_bf16", "fma"], vector="AVX512", fma=True,
         blas=__import__("os").environ["FAKE_KERNEL"]))
 
-    def run(*args, kernel: str = "SkylakeX", release: int = 1, report: str = "report.json"):
+    def run(*args, kernel: str = "SkylakeX", release: int = 1, report: str = "report.json", raising: bool = False):
         monkeypatch.setenv("FAKE_KERNEL", kernel)
         monkeypatch.setenv("FAKE_RELEASE", str(release))
+        if raising:
+            monkeypatch.setenv("FAKE_RAISE", "1")
+        else:
+            monkeypatch.delenv("FAKE_RAISE", raising=False)
         result = pytester.runpytest_inprocess("-q", "-p", "no:randomly", f"--harness-report={report}",
                                               "--harness-golden-dir=golden", *args)
         path = pytester.path / report
@@ -107,13 +122,13 @@ def test_on_another_kernel_the_baseline_drifts_and_a_candidate_that_drifts_alike
     verdict = compare.judge(base, [same])
     assert verdict.exit_status == 0 and verdict.headline.startswith("OK")
     text = render.text(verdict)
-    assert ("host drift: 1 golden value in 1 check differs from its recording on AMD EPYC (x86_64, AVX512, FMA, "
+    assert ("host drift: 2 golden values in 2 checks differ from their recording on AMD EPYC (x86_64, AVX512, FMA, "
             "avx512_bf16; OpenBLAS Zen9) within the host noise measured when recorded (BLAS kernel differs from the "
-            "recording host's); the other entries are judged against this machine's baseline values there") in text
+            "recording host's); the other entries on this host are judged against its baseline values there") in text
     assert ("this host: AMD EPYC (x86_64, AVX512, FMA, avx512_bf16; OpenBLAS Zen9); golden values recorded on "
             "AMD EPYC (x86_64, AVX512, FMA, avx512_bf16; OpenBLAS SkylakeX): BLAS kernel Zen9 here, SkylakeX where "
             "recorded") in text
-    assert "Host: host drift: 1 golden value" in markdown.markdown(verdict)
+    assert "Host: host drift: 2 golden values" in markdown.markdown(verdict)
     assert "id='host-drift'" in html.page(verdict, [same])
 
 
@@ -145,7 +160,7 @@ def test_beyond_the_host_noise_the_baseline_is_broken(demo, recorded):
     assert not judged.passed and not judged.host.within and judged.host.used > 1
     _, candidate = demo(kernel="Broken", report="candidate.json")
     verdict = compare.judge(base, [candidate])
-    assert verdict.exit_status == 2 and "the baseline fails 1 of its own checks" in verdict.headline
+    assert verdict.exit_status == 2 and "the baseline fails 2 of its own checks" in verdict.headline
 
 
 def test_reports_from_two_hosts_are_never_set_against_each_other(demo, recorded):
@@ -154,4 +169,35 @@ def test_reports_from_two_hosts_are_never_set_against_each_other(demo, recorded)
     _, candidate = demo(kernel="Haswell", report="candidate.json")
     verdict = compare.judge(base, [candidate])
     assert verdict.exit_status == 0  # each within its own host's allowance of the recording
-    assert "local ran on another host: judged against the recording, within that noise" in verdict.host_line
+    assert "local ran on another host than the baseline: judged against the recording, within that noise" in \
+        verdict.host_line
+
+
+def test_a_candidate_that_drifts_where_the_baseline_did_not_is_judged_against_the_baseline(demo, recorded):
+    """On a kernel that moves the value within its golden ulps, the baseline holds; a candidate whose release moves
+    it beyond them, within the host's allowance of the recording, drifted: judged against this machine's
+    baseline, a change of 32 ulp is a change, and the line names the candidate as the entry that drifted."""
+    _, base = demo(kernel="Tiny", report="baseline.json")
+    assert not host_drift.drifted(base.check("demo/test_q"))
+    result, candidate = demo(kernel="Tiny", release=2, report="candidate.json")
+    assert result.ret == 0
+    verdict = compare.judge(base, [candidate])
+    assert _change(verdict, "demo/test_q").mark == Mark.VALUE_CHANGED and verdict.exit_status == 1
+    assert "on AMD EPYC (x86_64, AVX512, FMA, avx512_bf16; OpenBLAS Tiny) (local)" in verdict.host_line
+
+
+def test_a_check_that_raised_after_its_mismatch_is_never_passed_by_the_differential(demo, recorded):
+    """At the edge of the allowance, the baseline drifts within it and the candidate (6.4 ulp further) beyond it:
+    against this machine's baseline it holds, so the plain check passes; the same mismatch followed by an
+    exception is more than its comparisons, and stays failed."""
+    _, base = demo(kernel="Edge", report="baseline.json")
+    assert host_drift.drifted(base.check("demo/test_q"))
+    result, candidate = demo(kernel="Edge", release=3, report="candidate.json")
+    assert result.ret == 1  # against the recording, beyond the host's allowance
+    verdict = compare.judge(base, [candidate])
+    assert _change(verdict, "demo/test_q").mark == Mark.BITS_CHANGED  # 6.4 ulp from the baseline: within the golden 8
+    assert verdict.exit_status == 0
+    _, raised = demo(kernel="Edge", release=3, report="raised.json", raising=True)
+    assert raised.check("demo/test_then_raises").exception == "RaisedAfterMismatches"
+    change = _change(compare.judge(base, [raised]), "demo/test_then_raises")
+    assert change.mark == Mark.VALUE_CHANGED and "the check raised TypeError" in change.detail

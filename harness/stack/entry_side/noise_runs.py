@@ -47,11 +47,11 @@ def _record(session, found: project.Project, folder: Path, env: dict[str, str], 
     return any(folder.glob("*.json"))
 
 
-def _environment(session, ws: Workspace, entry: Entry, folder: Path) -> dict[str, str]:
+def _fresh(folder: Path) -> Path:
+    """The folder a run records into, made anew (nothing of an earlier recording read as this one's)."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    return stack_entry.suite_environment(entry, str(folder / "report.json"), session.virtualenv.location, folder,
-                                         ws.is_checkout, rollback_reads=False, options=ws.options)
+    return folder
 
 
 def record_perturbed(session, ws: Workspace, entry: Entry) -> list[Path]:
@@ -63,8 +63,9 @@ def record_perturbed(session, ws: Workspace, entry: Entry) -> list[Path]:
     found = project.load(ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value)))
     recorded = []
     for perturbation in numerical_noise.PERTURBATIONS:
-        folder = folders(session.virtualenv.location)[perturbation.name]
-        env = _environment(session, ws, entry, folder)
+        folder = _fresh(folders(session.virtualenv.location)[perturbation.name])
+        env = stack_entry.suite_environment(entry, str(folder / "report.json"), session.virtualenv.location, folder,
+                                            ws.is_checkout, rollback_reads=False, options=ws.options)
         env["XLA_FLAGS"] = numerical_noise.with_flag(boundary.variables().get("XLA_FLAGS", ""), perturbation)
         session.log(f"golden: measuring numerical noise: your contracts compiled with {perturbation.xla_flag}")
         if _record(session, found, folder, env, f"under {perturbation.xla_flag}"):
@@ -79,8 +80,7 @@ def record_emulated(session, ws: Workspace, entry: Entry) -> list[str]:
     found = project.load(ws)
     arguments = []
     for emulation in emulated.applicable(session):
-        folder = Path(session.virtualenv.location) / HOST_FOLDER / emulation.name
-        _environment(session, ws, entry, folder)  # the folder made anew
+        folder = _fresh(Path(session.virtualenv.location) / HOST_FOLDER / emulation.name)
         env = emulated.environment(session, ws, entry, emulation, folder / "report.json", folder)
         session.log(f"golden: measuring host noise: {emulation.name} ({emulation.why})")
         if _record(session, found, folder, env, f"on {emulation.name}"):
