@@ -27,7 +27,7 @@ def _rows(judged: Judged) -> Entries:
 
 def _text(found: Entries) -> list[str]:
     out = [f"  {row.name:12s} {row.versions}  [{row.status}] {row.result}" for row in found.rows]
-    out += [f"  {'':12s} {found.host}"] if found.host else []
+    out[1:1] = [f"  {'':12s} {found.host}"] if found.host else []  # under the baseline's row: where it ran
     out += [f"  resolved {note}" for note in found.resolved]
     return out + [f"  {same.line}" for same in found.same]
 
