@@ -35,12 +35,15 @@ class Layout:
     locks: str
     default_branch: str = "main"  # where merged changes land: its runs save the reports pull requests reuse
     code: tuple[str, ...] = ()  # pythonpath: the folders the contracts import the training code from
+    pins_sources: tuple[str, ...] = ()  # the files the pins file must agree with (requirements.in, its lock)
 
     def triggers(self) -> list[str]:
-        """The paths whose change changes the verdict: the pins, the table, the lock, the golden values, the
-        contracts, the training code (the files of its folders an entry's reuse key reads), and the workflow."""
+        """The paths whose change changes the verdict: the pins and every file they are compiled from or must agree
+        with (a pull request that edits only requirements.in is told its lock disagrees), the table, the lock, the
+        golden values, the contracts, the training code (the files of its folders an entry's reuse key reads), and
+        the workflow."""
         code = [f"{'' if folder == '.' else folder + '/'}**/*{suffix}" for folder in self.code for suffix in CODE]
-        found = [self.pins, "pyproject.toml", f"{self.locks}/**", f"{self.golden}/**",
+        found = [self.pins, *self.pins_sources, "pyproject.toml", f"{self.locks}/**", f"{self.golden}/**",
                  *(f"{c}/**" for c in self.contracts), *code, PR_FILE.as_posix()]
         return list(dict.fromkeys(found))
 

@@ -14,6 +14,7 @@ from harness.errors import HarnessError
 from harness.stack import project
 from harness.stack.ci import github_workflows, tool_source
 from harness.stack.ci.tool_source import ToolSource
+from harness.stack.pins import agreement, pin_files
 
 PROVIDERS = ("github",)
 
@@ -42,11 +43,13 @@ def layout(root: Path) -> github_workflows.Layout:
 
     if found.baseline_from is None:
         raise HarnessError(f"{root / 'pyproject.toml'}: [tool.{project.TABLE}] names no baseline-from.")
+    sources = agreement.companions(found.baseline_from, pin_files.WorkingTree())
     return github_workflows.Layout(pins=relative(found.baseline_from),
                                    contracts=tuple(relative(c) for c in found.own_contracts),
                                    golden=relative(found.golden), locks=relative(found.locks),
                                    default_branch=default_branch(root),
-                                   code=tuple(relative(p) for p in found.pythonpath))
+                                   code=tuple(relative(p) for p in found.pythonpath),
+                                   pins_sources=tuple(relative(p) for p in sources))
 
 
 def default_branch(root: Path) -> str:

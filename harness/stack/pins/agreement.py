@@ -65,6 +65,19 @@ def check(path: Path, files: Files) -> None:
                            "stack judged would not be the one your project declares; nothing was run.")
 
 
+def companions(path: Path, files: Files) -> list[Path]:
+    """The files that must agree with the pins file `path` and change what it pins, `path` left out: its
+    pyproject.toml and uv.lock, or its lock's sources (requirements.in, those the lock's header names) and the
+    lock itself; none for a file with no such companion."""
+    if path.name == "uv.lock" or path.suffix == ".toml":
+        found = [path.parent / "pyproject.toml", path.parent / "uv.lock"]
+    else:
+        lock = path.with_suffix(".txt") if path.suffix == ".in" else path
+        command = _header_command(requirement_files.text_of(lock, files)) if files.is_file(lock) else None
+        found = [lock, lock.with_suffix(".in"), *(_header_sources(command, lock) if command else [])]
+    return [f for f in dict.fromkeys(found) if f != path and files.is_file(f)]
+
+
 def _pairs(path: Path, files: Files) -> list[tuple[str, list[Wanted], str | None, Lock]]:
     """(the declaring file, its requirements, its project's own name, the lock) of each pair `path` is in."""
     if path.name == "uv.lock" or path.suffix == ".toml":
