@@ -121,10 +121,11 @@ def test_orthogonal(check, case):
     check.golden(f"orthogonal/{case}", np.asarray(value), scale=np.full(value.shape, scale), why=QR_WHY)
 
 
-# kernel sizes odd and even along each spatial axis: the centre (k - 1) // 2 differs from k // 2 (and from
-# (k - 1) % 2, (k | 1) // 2) only at some of them
+# kernel sizes odd and even along each spatial axis (each axis of the 5-D kernel: 5d/outer's first even, its last
+# odd): the centre (k - 1) // 2 differs from k // 2 (and from (k - 1) % 2, (k | 1) // 2, (k - 2) // 2) only at
+# some of them
 DELTA_SHAPES = {"3d": (3, 4, 4), "4d": (4, 3, 4, 6), "5d": (3, 4, 4, 2, 2),
-                "3d/even": (4, 4, 4), "4d/even": (5, 4, 4, 6), "5d/even": (3, 6, 4, 2, 2)}
+                "3d/even": (4, 4, 4), "4d/even": (5, 4, 4, 6), "5d/even": (3, 6, 4, 2, 2), "5d/outer": (4, 3, 3, 2, 2)}
 
 
 @pytest.mark.parametrize("case", sorted(DELTA_SHAPES))
