@@ -36,6 +36,12 @@ _TRANSFORM = "optax/_src/transform.py"  # apply_every, scale_by_schedule, trace,
 NNX_ACTIVATIONS = ("celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
                     "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot", "relu", "relu6", "selu",
                     "sigmoid", "silu", "soft_sign", "softmax", "softplus", "standardize", "swish", "tanh")
+# Flax's modules that re-export jax.nn's functions, each with the names that are jax.nn's own objects there (a
+# linen model's `nn.gelu` is `jax.nn.gelu`): tests/integration/test_ledger.py holds each to the installed flax by
+# identity, so a team's call through any of them takes the tests of the function it is.
+JAX_NN_REEXPORTS = {"flax.nnx": NNX_ACTIVATIONS,
+                    "flax.linen": tuple(n for n in NNX_ACTIVATIONS if n != "identity"),
+                    "flax.linen.activation": tuple(n for n in NNX_ACTIVATIONS if n != "identity")}
 # jax.nn's second names of one function, the ledger naming the first (tests/integration/test_ledger.py holds this
 # to the aliases griffe reads from the installed jax): a team's call under either takes its tests.
 JAX_NN_ALIASES = {"hard_swish": "hard_silu", "swish": "silu"}
@@ -43,8 +49,9 @@ JAX_NN_ALIASES = {"hard_swish": "hard_silu", "swish": "silu"}
 JAX_INITIALIZER_ALIASES = {"kaiming_normal": "he_normal", "kaiming_uniform": "he_uniform",
                            "xavier_normal": "glorot_normal", "xavier_uniform": "glorot_uniform"}
 # Flax's modules that re-export jax.nn.initializers' functions (the same objects; tests/integration/test_ledger.py
-# holds this to the installed flax): `nnx.initializers.lecun_normal` is `jax.nn.initializers.lecun_normal`.
-FLAX_INITIALIZERS = ("flax.nnx.initializers", "flax.nnx.nn.initializers")
+# holds this to the installed flax): `nnx.initializers.lecun_normal` is `jax.nn.initializers.lecun_normal`, and
+# so is linen's.
+FLAX_INITIALIZERS = ("flax.nnx.initializers", "flax.nnx.nn.initializers", "flax.linen.initializers")
 FAMILIES: tuple[Family, ...] = (
     Family("clipping", "global-norm and per-example clipping, the clip transforms, differentially private aggregation",
            ledger_areas=("clip",),

@@ -96,14 +96,45 @@ def test_the_selections_initializer_aliases_are_the_installed_jaxs_and_flaxs():
     read = {alias.rsplit(".", 1)[1]: name.rsplit(".", 1)[1] for name, c in found.callables.items()
             if name.startswith("jax.nn.initializers.") for alias in c.aliases}
     assert read == builtin_families.JAX_INITIALIZER_ALIASES
-    module = _baseline_site_packages() / "flax" / "nnx" / "nn" / "initializers.py"
-    imported = {a.asname or a.name for node in ast.parse(module.read_text()).body
-                if isinstance(node, ast.ImportFrom) and node.module == "jax.nn.initializers" for a in node.names}
     in_scope = {n.rsplit(".", 1)[1] for n in ledger.read().in_scope if n.startswith("jax.nn.initializers.")}
-    assert imported == in_scope | set(builtin_families.JAX_INITIALIZER_ALIASES)
-    assert builtin_families.FLAX_INITIALIZERS == ("flax.nnx.initializers", "flax.nnx.nn.initializers")
+    for module in (("nnx", "nn", "initializers.py"), ("linen", "initializers.py")):
+        source = (_baseline_site_packages() / "flax").joinpath(*module)
+        imported = {a.asname or a.name for node in ast.parse(source.read_text()).body
+                    if isinstance(node, ast.ImportFrom) and node.module == "jax.nn.initializers" for a in node.names}
+        assert imported == in_scope | set(builtin_families.JAX_INITIALIZER_ALIASES), module
+    assert builtin_families.FLAX_INITIALIZERS == ("flax.nnx.initializers", "flax.nnx.nn.initializers",
+                                                  "flax.linen.initializers")
     nnx = (_baseline_site_packages() / "flax" / "nnx" / "__init__.py").read_text()
     assert "from .nn import initializers as initializers" in nnx
+
+
+def test_the_selections_flax_reexports_are_the_installed_flaxs_own_objects():
+    """Every module the selection reads as re-exporting jax.nn (JAX_NN_REEXPORTS: flax.nnx, and linen's) exports
+    exactly those names as jax.nn's own objects, and every initializers module it reads (FLAX_INITIALIZERS) exports
+    jax.nn.initializers' own functions: checked by identity in the installed flax (this session's environment is
+    the baseline's), so a linen model's `nn.gelu` takes the tests of `jax.nn.gelu` and no name is read wrongly."""
+    import importlib
+
+    import jax.nn
+    import jax.nn.initializers
+
+    from harness import builtin_families
+
+    def same(module, source) -> set[str]:
+        try:
+            found = importlib.import_module(module)
+        except ModuleNotFoundError:  # an attribute as the team's code reaches it (flax.nnx.initializers: no module)
+            parent, _, name = module.rpartition(".")
+            found = getattr(importlib.import_module(parent), name)
+        return {n for n in dir(found) if not n.startswith("_") and callable(getattr(found, n))
+                and getattr(source, n, None) is getattr(found, n)}
+
+    for module, names in builtin_families.JAX_NN_REEXPORTS.items():
+        assert same(module, jax.nn) == set(names), module
+    initializers = {name for name in dir(jax.nn.initializers) if not name.startswith("_")}
+    for module in builtin_families.FLAX_INITIALIZERS:
+        found = same(module, jax.nn.initializers)
+        assert found and found <= initializers, module
 
 
 def test_surface_resolves_aliases(baseline):

@@ -131,7 +131,7 @@ def _counted(tests: tuple[str, ...]) -> str:
 
 def _matches(use: str, callable_name: str) -> bool:
     """`optax.MultiSteps` as called, or under a submodule (`optax.transforms.MultiSteps`); a jax.nn function
-    under its other name or as flax.nnx re-exports it (`nnx.relu` is `jax.nn.relu`)."""
+    under its other name or as Flax re-exports it (`nnx.relu` and linen's `nn.relu` are `jax.nn.relu`)."""
     use = _as_jax_nn(use)
     if use == callable_name or use.startswith(callable_name + "."):
         return True
@@ -139,10 +139,10 @@ def _matches(use: str, callable_name: str) -> bool:
 
 
 def _as_jax_nn(use: str) -> str:
-    """`flax.nnx.swish` -> `jax.nn.silu`, `flax.nnx.initializers.xavier_uniform` ->
-    `jax.nn.initializers.glorot_uniform`: the name the ledger gives the function a use calls."""
+    """`flax.nnx.swish` -> `jax.nn.silu`, `flax.linen.gelu` -> `jax.nn.gelu`, `flax.nnx.initializers.xavier_uniform`
+    -> `jax.nn.initializers.glorot_uniform`: the name the ledger gives the function a use calls."""
     package, _, name = use.rpartition(".")
-    if package == "flax.nnx" and name in families.NNX_ACTIVATIONS or package == "jax.nn":
+    if name in families.JAX_NN_REEXPORTS.get(package, ()) or package == "jax.nn":
         return f"jax.nn.{families.JAX_NN_ALIASES.get(name, name)}"
     if package in families.FLAX_INITIALIZERS or package == "jax.nn.initializers":
         return f"jax.nn.initializers.{families.JAX_INITIALIZER_ALIASES.get(name, name)}"

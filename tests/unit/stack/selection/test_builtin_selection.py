@@ -181,11 +181,14 @@ def test_a_loss_the_code_calls_takes_the_losses_tests_that_call_it(team):
     ("import jax\n\ndef act(x):\n    return jax.nn.gelu(x)\n", ("activations",)),
     ("from flax import nnx\n\ndef act(x):\n    return nnx.relu(x)\n", ("activations", "training")),
     ("import jax\n\ndef act(x):\n    return jax.nn.swish(x)\n", ("activations",)),
-], ids=["jax.nn", "flax.nnx", "alias"])
+    ("import flax.linen as nn\n\ndef act(x):\n    return nn.gelu(nn.relu(x))\n", ("activations",)),
+    ("from flax.linen.activation import gelu\n\ndef act(x):\n    return gelu(x)\n", ("activations",)),
+], ids=["jax.nn", "flax.nnx", "alias", "flax.linen", "flax.linen.activation"])
 def test_an_activation_the_code_calls_takes_the_activations_family(team, code, families):
-    """jax.nn's functions are pinned by the activations family, called through jax.nn, Flax's re-export or the
-    function's other name (any flax.nnx use also takes the training family): the tests the ledger names for that
-    function, not the whole family."""
+    """jax.nn's functions are pinned by the activations family, called through jax.nn, Flax's re-exports (nnx's,
+    linen's: the same objects) or the function's other name (any flax.nnx use also takes the training family): the
+    tests the ledger names for that function, not the whole family. A linen model was told `not run: activations`
+    (issue 53)."""
     team(code=code)
     selection = _load().selection
     assert set(families) <= set(selection.families)
@@ -201,7 +204,9 @@ def test_an_activation_the_code_calls_takes_the_activations_family(team, code, f
     ("import jax\n\ndef init(key):\n    return jax.nn.initializers.xavier_uniform()(key, (4, 3))\n",
      "initializers", "initializers/test_named_initializer"),
     ("import jax\n\ndef noise(key):\n    return jax.random.normal(key, (3,))\n", "random", "random/test_draws"),
-], ids=["flax.nnx", "jax.nn", "alias", "jax.random"])
+    ("import flax.linen as nn\n\ndef dense():\n    return nn.Dense(4, kernel_init=nn.initializers.lecun_normal())\n",
+     "initializers", "initializers/test_named_initializer"),
+], ids=["flax.nnx", "jax.nn", "alias", "jax.random", "flax.linen"])
 def test_an_initializer_or_draw_the_code_calls_takes_its_tests(team, code, family, test):
     """An initialiser called through jax.nn.initializers, Flax's re-export or its other name, and a jax.random draw,
     take the tests the ledger names for that callable (and its defaults check), not the whole family."""
