@@ -8,7 +8,9 @@
 # The baseline is the host's own JAX and numpy with optax 0.2.6 and Flax 0.12.8; the entries run Python 3.11,
 # the host's. With SKIP_CHIP=1 only the CPU half runs (a rehearsal on a machine without the chip). STEPS=golden
 # then STEPS=upgrade (the same WORKDIR, or its cpu/ and tpu/ projects copied there) run the two steps as two
-# commands, for a host that limits a command's time.
+# commands, for a host that limits a command's time. Its exit status is the harness's: the largest of the steps it
+# ran on either side (0 OK, 1 CHANGED, 2 could not record or judge). With OUT set, each side's logs, verdict and
+# golden values go into $OUT/<side>.tgz.
 set -u
 REPO=$PWD; W=${1:-/tmp/upgrade-harness-tpu}; PLATFORM=${PLATFORM:-tpu}; CANDIDATE=${CANDIDATE:-optax==0.2.8}
 STEPS=${STEPS:-golden upgrade}
@@ -37,20 +39,21 @@ golden() {  # the baseline's values recorded on $1. On an accelerator, a float64
   local accept=(); [ "$1" = cpu ] || accept=(--accept-changes)
   project "$1"; say "$1: golden"
   upgrade-harness golden --record-builtin --platform "$1" "${accept[@]}" > golden.log 2>&1
-  say "$1: golden exit $?"
+  local status=$?; echo "$status" > "$W/$1/golden.status"; say "$1: golden exit $status"
 }
 
 upgrade() {  # the bump judged on $1 against its values
   cd "$W/$1" && mkdir -p reports && ln -sfn "$W/platforms" reports/.platforms || exit 2; say "$1: upgrade"
   upgrade-harness upgrade --platform "$1" --candidate "$CANDIDATE" > upgrade.log 2>&1
-  say "$1: upgrade exit $?"; grep -A2 '^VERDICT' upgrade.log
+  local status=$?; echo "$status" > "$W/$1/upgrade.status"; say "$1: upgrade exit $status"; grep -A2 '^VERDICT' upgrade.log
 }
 
-side() {  # one platform's steps
-  for step in $STEPS; do "$step" "$1"; done
+side() {  # one platform's steps, each one's status written anew (none left from an earlier command's)
+  for step in $STEPS; do rm -f "$W/$1/$step.status"; "$step" "$1"; done
 }
 
-case " $STEPS " in *" golden "*) rm -rf "$W" ;; esac  # a recording starts from nothing; a judging from its projects
+# A recording starts from nothing but the tool; a judging from its projects.
+case " $STEPS " in *" golden "*) rm -rf "$W/cpu" "$W/$PLATFORM" "$W/platforms" ;; esac
 [ -x "$W/tool/bin/upgrade-harness" ] || tool
 export PATH=$W/tool/bin:$PATH
 nice -n 10 bash -c "$(declare -f say project golden upgrade side); $(declare -p REPO W CANDIDATE STEPS T0); side cpu" &
@@ -59,9 +62,17 @@ CPU=$!  # the CPU half yields the cores to the chip's half, the longer one (its 
 wait $CPU
 say done
 if [ -n "${OUT:-}" ]; then
-  for side in cpu "$PLATFORM"; do
+  for side in cpu "$PLATFORM"; do  # the CPU's values are the golden directory itself, a chip's under platforms/
+    values=(golden/platforms/"$side"); [ "$side" = cpu ] && values=(--exclude=golden/platforms golden)
     [ -d "$W/$side" ] && tar czf "$OUT/$side.tgz" -C "$W/$side" init.log golden.log upgrade.log \
-      reports/upgrade-summary.md reports/upgrade-summary.json "golden/platforms/$side" 2>/dev/null
+      reports/upgrade-summary.md reports/upgrade-summary.json "${values[@]}" 2>/dev/null
   done
 fi
+STATUS=0  # the harness's: the largest status of the steps this command ran, on either side
+for side in cpu "$PLATFORM"; do
+  for step in $STEPS; do
+    [ -f "$W/$side/$step.status" ] && [ "$(cat "$W/$side/$step.status")" -gt "$STATUS" ] && STATUS=$(cat "$W/$side/$step.status")
+  done
+done
+exit "$STATUS"
 
