@@ -157,9 +157,12 @@ def _worst_element(failing: list[Comparison], compared: int) -> Explanation:
 
 
 def noise_size(noise: NoiseJudgement) -> str:
-    """'0.38x the 1.2e-07 allowed (4x the noise measured on the baseline)': a move against its noise."""
-    return (f"{noise.used:.2g}x the {noise.allowed:.2g} allowed ({numerical_noise.FACTOR:g}x the noise measured when "
-            "it was recorded)" if noise.measured > 0 else "no noise measured when it was recorded")
+    """'0.38x the 1.2e-07 allowed (4x the noise measured on the baseline)': a move against its noise; a noise
+    measured as 0 (the perturbed compilations did not move the value) said as such, not as none measured."""
+    if noise.measured > 0:
+        return (f"{noise.used:.2g}x the {noise.allowed:.2g} allowed ({numerical_noise.FACTOR:g}x the noise measured "
+                "when it was recorded)")
+    return "its noise measured as 0 when it was recorded (the perturbed compilations did not move it): no allowance"
 
 
 def _within_noise(other: CheckRecord) -> Explanation:

@@ -91,3 +91,15 @@ def test_a_bounds_statistic_moves_without_an_ulp_count():
     assert moved.values == 1 and moved.compared == 1 and not moved.max_ulps
     golden = _moved(_comparison([1.0]), _comparison([float(_step(1.0, 3, "float32"))]))
     assert golden.max_ulps == 3  # the values a golden or reference comparison holds keep theirs
+
+
+def test_a_noise_measured_as_zero_is_said_as_measured_not_as_missing():
+    """Found (issue 53): a value the perturbed compilations did not move (its noise measured, 0) was said to have
+    "no noise measured"."""
+    from harness.model.report import NoiseJudgement
+    from harness.verdict.explain import noise_size
+
+    said = noise_size(NoiseJudgement(measured=0.0, allowed=0.0, used=1e9, within=False))
+    assert "measured as 0" in said and "no noise measured" not in said
+    assert noise_size(NoiseJudgement(measured=1e-7, allowed=4e-7, used=0.5, within=True)) == (
+        "0.5x the 4e-07 allowed (4x the noise measured when it was recorded)")
