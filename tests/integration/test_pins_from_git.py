@@ -421,3 +421,22 @@ def test_a_baseline_from_a_revision_that_does_not_resolve_is_said_as_the_baselin
         assert "the baseline's pins (main:requirements.txt) do not resolve" in err, err
         assert "there is no version of optax==0.2.66" in err and "CANNOT JUDGE: baseline is unresolvable" in err
         assert "optax==0.2.66" in (root / "reports" / "baseline.json").read_text()
+
+
+def test_list_and_upgrade_name_the_same_pair_in_a_bump_branch(team, capsys):
+    """One truth for what will run: in a branch that bumps the pins, `list` (and `nox -l`, `run NAME`, which read
+    the same entries) names the pair `upgrade` judges, the default branch's pins against the branch's, not the
+    branch's pins against the harness's own candidate."""
+    assert cli.main(["list"]) == 0, capsys.readouterr().err
+    listed = capsys.readouterr().out
+    told = plan.told_entries(Workspace.from_environment())
+    assert fanout.plan(Workspace.from_environment(), ["--offline"], str(team)) == 0, capsys.readouterr().err
+    judged = plan.read(team / "reports" / plan.PLAN_FILE)
+    assert list(told) == list(judged) == [matrix.BASELINE, matrix.CANDIDATE]
+    for name in told:
+        assert told[name].pins == judged[name].pins, name
+        assert told[name].pin_text == judged[name].pin_text, name
+        assert [line for line in listed.splitlines() if line.split()[:1] == [name]] == [
+            f"  {name:9s}  {judged[name].pin_text}  ({told[name].description})"]
+    assert judged[matrix.BASELINE].pins["optax"] == "0.2.6" and judged[matrix.CANDIDATE].pins["optax"] == "0.2.8"
+    assert "this branch's requirements.txt bumps optax 0.2.6 → 0.2.8 over main's: the pair `upgrade` judges" in listed

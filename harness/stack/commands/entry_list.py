@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from harness.errors import HarnessError
-from harness.stack.pins import plan
+from harness.stack.pins import branch_hint, plan
 from harness.stack.workspace import Workspace
 
 
@@ -15,6 +15,9 @@ def show(ws: Workspace, rest: list[str]) -> int:
     entries = plan.told_entries(ws)
     width = max(len(name) for name in entries)
     print(f"The entries of {ws.root}, each with its pins:")
+    bump = None if ws.options.plan or ws.options.candidate else branch_hint.bump(ws, ws.root)
+    if bump:
+        print(f"  ({bump.said}: the pair `upgrade` judges here)")
     for entry in entries.values():
         print(f"  {entry.name:{width}s}  {entry.pin_text}  ({entry.description})")
     print("`upgrade-harness upgrade` runs those its plan needs; `upgrade-harness run ENTRY` runs one (its report: "

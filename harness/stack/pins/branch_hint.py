@@ -7,16 +7,20 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from harness import revision_path
 from harness.errors import HarnessError
 from harness.stack import project
-from harness.stack.pins import matrix, pins_from
+from harness.stack.pins import candidate_from, matrix, pins_from
 from harness.stack.pins.pin_files import git
 from harness.stack.pins_source import PinsSource
 from harness.stack.workspace import Workspace
 
 
 def default_branch(repository: Path) -> str | None:
-    """origin/HEAD's branch (`origin/main`), else a local main or master; None outside git."""
+    """origin/HEAD's branch (`origin/main`), else a local main or master; None outside git (no git process
+    asked: `list` and `nox -l` read the entries in any project)."""
+    if not any((folder / ".git").exists() for folder in (repository.resolve(), *repository.resolve().parents)):
+        return None
     remote = git(repository, "rev-parse", "--abbrev-ref", "origin/HEAD")
     if remote.returncode == 0 and remote.stdout.decode().strip() not in ("", "origin/HEAD"):
         return remote.stdout.decode().strip()
@@ -66,6 +70,14 @@ def bump(ws: Workspace, invoked_from: Path) -> Bump | None:
     moved = [f"{pkg} {before.get(pkg, 'unpinned')} → {after.get(pkg, 'unpinned')}" for pkg in matrix.PACKAGES
              if before.get(pkg) != after.get(pkg)]  # flax is unpinned in a project that does not use it
     return Bump(default, ours.shown(invoked_from), moved) if moved else None
+
+
+def as_pull_request(ws: Workspace, found: Bump) -> tuple[Workspace, matrix.CandidateRequest]:
+    """The workspace told the default branch's pins as its baseline, and the branch's pins as the candidate: the
+    sides `upgrade` judges in a bump branch when no option chose one. `found` read from the project's root."""
+    told = dataclasses.replace(ws.options, baseline_from=Path(revision_path.absolute(found.baseline_from, ws.root)))
+    moved = ws.with_options(told)
+    return moved, candidate_from.request(moved, None, Path(found.path), ws.root)
 
 
 def line(ws: Workspace, invoked_from: Path) -> str | None:

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack.pins import current, locks, matrix, resolve
+from harness.stack.pins import branch_hint, current, locks, matrix, resolve
 from harness.stack.workspace import Workspace
 
 PLAN_FILE = "upgrade-plan.json"
@@ -109,8 +109,16 @@ def read(path: Path) -> dict[str, matrix.Entry]:
 
 def told_entries(ws: Workspace) -> dict[str, matrix.Entry]:
     """The entries a session process runs when told no job: the plan it names (--plan), else the project's
-    pins with the candidate it is told (--candidate). What `upgrade-harness run NAME` may name, too."""
+    pins with the candidate it is told (--candidate), or in a branch that bumps the default branch's pins with
+    neither side told, that bump against the default branch's pins, as `upgrade` judges it. What `upgrade-harness
+    run NAME` may name, too."""
     if ws.options.plan:
         return read(ws.options.plan)
-    request = matrix.CandidateRequest.parse(ws.options.candidate) if ws.options.candidate else None
-    return current.entries(ws, request)
+    if ws.options.candidate:
+        return current.entries(ws, matrix.CandidateRequest.parse(ws.options.candidate))
+    found = branch_hint.bump(ws, ws.root)
+    if found is None:
+        return current.entries(ws)
+    # A branch that bumps the default branch's pins: the pair `upgrade` judges there (its
+    # _judged_as_the_pull_request), so `list`, `nox -l` and `run NAME` name what an upgrade would run.
+    return current.entries(*branch_hint.as_pull_request(ws, found))
