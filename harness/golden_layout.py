@@ -23,6 +23,10 @@ from harness import platforms
 PLATFORMS = "platforms"  # the folder of the values recorded on each accelerator platform, inside a golden directory
 BUILTIN_COPIES = "builtin"  # the folder of a team's copies of built-in families, inside its golden directory
 OWN_MARK = "own"  # `"own": true` in a golden file: the values of one of the project's own families
+# A golden entry's measured noise, beside its value and never part of it: the stack's (harness.numerical_noise)
+# and the host's (harness.host_emulation). A recording that measures it anew changes no value.
+MEASURED_NOISE = ("noise", "host_noise")
+ACCEPTED = "accepted"  # a golden file's provenance: {"command", "reason"} of the recording that changed its values
 
 
 def on_platform(golden: Path, platform: str | None) -> Path:

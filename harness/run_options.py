@@ -108,6 +108,9 @@ class RunOptions:
                                    pytest="--harness-accept-changes",
                                    argparse=dict(help="allow changing recorded golden values, and record a "
                                                       "statement the baseline breaks as its departure"))
+    reason: str | None = _option(None, group=HOST, flags=("--reason",), commands=(GOLDEN,), argparse=dict(
+        metavar="TEXT", help="with --accept-changes: why the values change, written into each changed golden file "
+                             "(a pull-request check lists it beside every value the branch re-recorded)"))
     record_builtin: bool = _option(False, group=HOST, flags=("--record-builtin",), commands=(GOLDEN,), kind=bool,
                                    argparse=dict(help="record the built-in contracts' values too (a baseline "
                                                       "unlike the tool's)"))

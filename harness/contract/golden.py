@@ -276,6 +276,16 @@ class GoldenStore:
             return False
         return EMULATED in provenance and recorded.get(EMULATED) != provenance[EMULATED]
 
+    def _reason_added(self, family: Family, provenance: dict) -> bool:
+        """Whether this acceptance gives a reason to values an earlier one changed without any (the file is written
+        with it, its values the same: a pull-request check lists the branch's re-recorded values with it)."""
+        given = (provenance.get(golden_layout.ACCEPTED) or {}).get("reason")
+        try:
+            recorded = self._load(family, kept_only=True).get("provenance") or {}
+        except GoldenProblem:
+            return False
+        return bool(given) and golden_layout.ACCEPTED in recorded and not recorded[golden_layout.ACCEPTED].get("reason")
+
     def noise_updates(self) -> list[tuple[Family, str]]:
         """(family, key) of every value recorded the same as the project's file holds it but for its measured
         noise (new, or measured again): written without --accept-changes, as the values themselves are kept."""
@@ -300,7 +310,7 @@ class GoldenStore:
             values = self.recorded.get(family, {})
             exists = self.path(family).exists()
             if exists and family not in changed_families and not self.across_stacks(family) \
-                    and not self._measured_anew(family, provenance):
+                    and not self._measured_anew(family, provenance) and not self._reason_added(family, provenance):
                 continue  # nothing new: leave the file (and its provenance) as it is
             try:
                 merged = dict(self._load(family, kept_only=True)["values"])

@@ -14,6 +14,7 @@ import json
 import pytest
 
 from harness import platforms
+from harness.golden_layout import ACCEPTED
 from harness.contract import environment
 from harness.contract.families import Family
 from harness.contract.golden import REMOVED, REPLACES, record_command
@@ -69,18 +70,7 @@ def finish(session, recorder: Recorder) -> None:
             f"to accept, run `{record_command(accept=True, builtin=builtin)}`.")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
-    versions = environment.versions()
-    provenance = {
-        "entry": session.config.getoption("--harness-entry"),
-        "versions": {k: versions[k] for k in STACK_VERSION_KEYS},
-        "backend": environment.jax_platform().get("backend"),
-        "host": hosts.provenance(environment.host()),  # what the values are a statement about (harness.model.host)
-    }
-    if recorder.store.perturbed:  # the compilations each value's noise was measured under (harness.numerical_noise)
-        provenance["noise_from"] = [store.directory.name for store in recorder.store.perturbed]
-    if recorder.store.emulated:  # the hosts each value's host noise was measured on (harness.host_emulation)
-        provenance[EMULATED] = {str(d): [store.directory.name for store in stores]
-                                for d, stores in sorted(recorder.store.emulated.items())}
+    provenance = _provenance(session.config, recorder)
     say_noise(say, recorder.store)
     say_host_noise(say, recorder.store)
     written = recorder.store.write(provenance)
@@ -89,6 +79,27 @@ def finish(session, recorder: Recorder) -> None:
     said = [f"{values} values added or changed"] + [f"{departures} departures recorded"] * bool(departures)
     said += [f"{len(dropped)} departures dropped"] * bool(dropped)
     say(f"golden: {', '.join(said)}; wrote {', '.join(map(str, written)) or 'nothing'}")
+
+
+def _provenance(config, recorder: Recorder) -> dict:
+    """What the recording's files say of it: the stack, the host, where its noise was measured, and when it accepts
+    changes, the command and the reason (a pull-request check lists them beside each re-recorded value)."""
+    versions = environment.versions()
+    provenance = {
+        "entry": config.getoption("--harness-entry"),
+        "versions": {k: versions[k] for k in STACK_VERSION_KEYS},
+        "backend": environment.jax_platform().get("backend"),
+        "host": hosts.provenance(environment.host()),  # what the values are a statement about (harness.model.host)
+    }
+    if recorder.accepting:
+        provenance[ACCEPTED] = {"command": config.getoption("--harness-accepted-by") or record_command(True),
+                                "reason": config.getoption("--harness-accept-reason")}
+    if recorder.store.perturbed:  # the compilations each value's noise was measured under (harness.numerical_noise)
+        provenance["noise_from"] = [store.directory.name for store in recorder.store.perturbed]
+    if recorder.store.emulated:  # the hosts each value's host noise was measured on (harness.host_emulation)
+        provenance[EMULATED] = {str(d): [store.directory.name for store in stores]
+                                for d, stores in sorted(recorder.store.emulated.items())}
+    return provenance
 
 
 def _breaks_a_statement(check) -> bool:

@@ -35,6 +35,11 @@ def add(parser) -> None:
     group.addoption("--harness-own-contracts", default=None,
                     help="the project's own contract directories (their families are the project's own)")
     group.addoption("--harness-record-golden", action="store_true", help="record golden values")
+    group.addoption("--harness-accepted-by", default=None, metavar="COMMAND",
+                    help="with --harness-accept-changes: the command that accepts the changes (accept, golden "
+                         "--accept-changes), written into each changed golden file's provenance")
+    group.addoption("--harness-accept-reason", default=None, metavar="TEXT",
+                    help="with --harness-accept-changes: why the values change, written beside the command")
     group.addoption("--harness-observe-noise", action="store_true",
                     help="with --harness-record-golden: a perturbed compilation's recording (harness.numerical_noise): "
                          "every value recorded is written, whatever failed, for the real recording to measure against")

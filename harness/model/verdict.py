@@ -10,6 +10,7 @@ import dataclasses
 
 from harness.model.api_diff import ApiDiff
 from harness.model.enums import BuiltinMode, CheckKind, Mark, Status
+from harness.model.golden_changes import GoldenChanges
 from harness.model.report import CheckRecord, JaxPlatform, Report, ReusedFrom, Tolerance, WarningRecord
 
 # A steady-state time this many times the baseline's is flagged "slower". Informational only:
@@ -183,3 +184,5 @@ class Verdict:
     # Golden values the baseline computed otherwise on this host within their host noise, and how the other
     # entries were judged there (harness.verdict.host_drift); informational.
     host_line: str | None = None
+    # The project's golden values this branch changed against its base branch's (the pull-request check's).
+    golden_changes: GoldenChanges | None = None

@@ -10,6 +10,8 @@
     python = "3.12"                      # optional: the entries' Python (default: the harness's)
     pins-outside-index = "ignore"        # optional: the baseline's file may have index options, URLs, paths, -e
     envs-size-limit = "10GiB"            # optional: unused entry environments in .nox/ are pruned beyond it
+    re-recorded = "fail"                 # optional: golden values a branch re-records fail its pull-request check
+                                         # until recorded with a reason ("fail", the default), or are listed ("report")
     [tool.upgrade-harness.candidate]     # optional: the default candidate (default: the harness's)
     optax = "0.2.8"
 
@@ -30,6 +32,7 @@ from pathlib import Path
 from harness import golden_layout
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode, ReportPart
+from harness.model.golden_changes import Policy
 from harness.stack import name_clash
 from harness.stack.environments import envs
 from harness.stack.pins_source import PinsSource, parse as parse_pins_source
@@ -40,7 +43,7 @@ from harness.stack.workspace import Workspace
 TABLE = "upgrade-harness"
 BUILTIN_PACKAGE = "harness.builtin"
 KEYS = ("baseline-from", "contracts", "golden", "locks", "builtin", "pythonpath", "python", "candidate",
-        "pins-outside-index", "envs-size-limit")
+        "pins-outside-index", "envs-size-limit", "re-recorded")
 OUTSIDE_INDEX = ("refuse", "ignore")  # pins-outside-index: what the baseline's file may say besides index pins
 # The files of the project's code (its pythonpath folders) a contract's result may depend on: an entry's report
 # key digests them (harness.stack.run.report_key), and a team's pull-request workflow runs when one changes.
@@ -65,6 +68,8 @@ class Project:
     pins_outside_index: str = "refuse"
     # Entry environments no current plan uses are pruned while all of them are over this (bytes; inf: never).
     envs_size_limit: float = envs.DEFAULT_LIMIT
+    # What golden values a branch changed against the base branch's do to its check (harness.model.golden_changes).
+    re_recorded: Policy = Policy.FAIL
     baseline_revision: str | None = None  # `--baseline-from REV:PATH`: baseline_from as git revision REV holds it
     builtin_scope: Scope = Scope.ALL  # which built-in families run: all, or those covering what the code calls
     imports_flax: bool = True  # whether the project's code imports flax (this checkout's contracts do)
@@ -182,6 +187,15 @@ def _envs_size_limit(table: dict, source: Path) -> float:
                            'e.g. envs-size-limit = "10GiB".') from None
 
 
+def _re_recorded(table: dict, source: Path) -> Policy:
+    value = table.get("re-recorded", Policy.FAIL.value)
+    if value not in tuple(Policy):
+        raise HarnessError(f'{source}: [tool.{TABLE}] re-recorded must be "fail" (the default: golden values a '
+                           'branch re-records fail its pull-request check until recorded with a reason) or "report" '
+                           f"(listed, not failed), not {value!r}.")
+    return Policy(value)
+
+
 def _project(root: Path) -> Project:
     table, source = _table(root), root / "pyproject.toml"
     builtin, scope = _builtin(table, source)
@@ -209,7 +223,7 @@ def _project(root: Path) -> Project:
         baseline_from=root / _path(baseline_from, "baseline-from", source),
         pythonpath=_dirs(root, _strings(table.get("pythonpath", ["."]), "pythonpath", source), "pythonpath", str(source)),
         python=python, candidate=dict(candidate) if candidate else None, pins_outside_index=outside_index,
-        envs_size_limit=_envs_size_limit(table, source),
+        envs_size_limit=_envs_size_limit(table, source), re_recorded=_re_recorded(table, source),
     )
     name_clash.check(root, found.pythonpath, TABLE)
     return found

@@ -142,8 +142,16 @@ def golden(session: nox.Session) -> None:
             raise HarnessError(f"{str(exc).rstrip('.')}; the built-in contracts are judged against the tool's "
                                "own golden values (`--record-builtin` records your copy, for a baseline unlike "
                                "the tool's).") from None
+    if options.reason is not None and not options.accept_changes:
+        raise HarnessError("--reason says why recorded golden values change: give it with --accept-changes "
+                           "(values only added need no reason).")
+    if options.reason is not None and not options.reason.strip():
+        raise HarnessError('--reason is empty: say why the values change, e.g. --reason "weight decay doubled".')
     accepting = run_options.specs()["accept_changes"].pytest  # the contract side's spelling of --accept-changes
     args = ["--harness-record-golden"] + ([accepting] if options.accept_changes else [])
+    if options.accept_changes:  # what wrote the changed files, and why (harness.model.golden_changes reads it)
+        args += [f"--harness-accepted-by={'accept' if ws.stage else 'golden --accept-changes'}"]
+        args += [f"--harness-accept-reason={options.reason}"] if options.reason else []
     baseline = current.entries(ws)[matrix.BASELINE]  # read now: --baseline-from may have just been given
     # Where it writes, before it records: a file in place of either was a traceback after the recording.
     run_lock.check_writable(ws.reports)

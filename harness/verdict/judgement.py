@@ -16,7 +16,7 @@ from harness.model import api_diff, bisection, report_io
 from harness.model.enums import BuiltinMode
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.verdict import across_platforms, compare, html, markdown, render
+from harness.verdict import across_platforms, compare, html, markdown, render, rerecorded
 from harness.verdict.run_reports import RunReports
 
 SUMMARY_MD, SUMMARY_JSON, REPORT_HTML = "upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html"
@@ -34,6 +34,7 @@ class Inputs:
     # The baseline restoring another entry's checkpoints, by that entry's name (harness.verdict.rollback).
     rollbacks: Mapping[str, Path] = dataclasses.field(default_factory=dict)
     api_diff: Path | None = None  # api-diff.json: the candidate's public API against the baseline's
+    golden_changes: Path | None = None  # golden-changes.json: the branch's golden values against its base branch's
     builtin_note: str | None = None  # which built-in families a team's run took, and why
     # Where each platform's verdict on a pair of pins is kept (harness.model.platform_marks): None, not kept.
     platform_marks: Path | None = None
@@ -142,6 +143,7 @@ def judge(inputs: Inputs, out: Outputs) -> int:
         verdict = _with_bisection(verdict, inputs.bisect)
     if inputs.builtin_note:
         verdict = dataclasses.replace(verdict, builtin_note=inputs.builtin_note)
+    verdict = rerecorded.applied(verdict, rerecorded.read(inputs.golden_changes), [base, *others])
     if inputs.platform_marks is not None:
         verdict = across_platforms.applied(verdict, inputs.platform_marks, others[0], inputs.reports[0])
     print(render.text(verdict))

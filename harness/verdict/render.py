@@ -46,7 +46,9 @@ def as_json(verdict: Verdict) -> dict:
         # Entries whose report is another's: they install the same stack, which ran once.
         "same_stack": [{"entry": s.entry, "same_as": s.same_as} for s in views.same_stacks(verdict)],
         "builtin_note": verdict.builtin_note,  # which built-in families a team's run took, and why
-        "api_diff": to_json(verdict.api_diff),  # harness.model.api_diff: api-diff.schema.json
+        "api_diff": to_json(verdict.api_diff),
+        # harness.model.golden_changes: the branch's golden values against its base branch's (None: not compared)
+        "golden_changes": to_json(verdict.golden_changes),  # harness.model.api_diff: api-diff.schema.json
         # `reused`: the report came from an earlier run (its run, when it finished, the entry that computed it).
         # `reused_parts`: the parts of it an earlier run computed (own, builtin), the entry having run the other.
         "baseline": {"versions": base.environment.versions, "status": str(base.status),

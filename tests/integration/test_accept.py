@@ -322,7 +322,7 @@ def wait_for_the_kill():
     with open(gate) as fifo:  # opens once the test holds the fifo's other end, then blocks: killed here
         fifo.read()
 
-def record(stage):
+def record(stage, reason=None):
     stage.copy_of(root / "golden" / "demo.json").write_text('{"values": {"a": 2}}\\n')
     if where == "recording":
         wait_for_the_kill()

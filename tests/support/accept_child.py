@@ -39,7 +39,7 @@ class Fakes:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"# lock of {entry.name}\n{entry.pin_text}\n")
 
-    def record(self, stage) -> int:
+    def record(self, stage, reason=None) -> int:
         self.recorded.append(stage.root)
         if self.golden_status:  # as the golden session says it when a check fails on the new baseline
             (stage.root / "reports" / "golden-recording.log").write_text(

@@ -61,10 +61,13 @@ def code_of(project: Path) -> str:
     return "".join(p.read_text() for p in sorted((project / "trainer").glob("*.py")))
 
 
-def record(golden: Path, project: Path, pins: dict[str, str]) -> list[Path]:
+def record(golden: Path, project: Path, pins: dict[str, str],
+           accepted: tuple[str, str | None] | None = None) -> list[Path]:
     """The golden session's recording on `pins` (with --accept-changes): each own family's values written with
     the provenance of its stack; a family whose values and stack are as its file holds them is left as it is
-    (harness.contract.golden.GoldenStore.write). The files written."""
+    (harness.contract.golden.GoldenStore.write); `accepted`: the command and reason that accept the changes,
+    written into each file's provenance as harness.contract.golden_recording writes them (and into a file an
+    earlier acceptance changed without a reason, its values the same). The files written."""
     written = []
     families: dict[str, dict[str, dict]] = {}
     for check in sim.checks_of(project / "contracts"):
@@ -73,10 +76,14 @@ def record(golden: Path, project: Path, pins: dict[str, str]) -> list[Path]:
     for family, values in families.items():
         path = golden / f"{family}.json"
         old = json.loads(path.read_text()) if path.exists() else {}
-        if old.get("values") == values and old.get("provenance", {}).get("versions") == stack(pins):
+        was = old.get("provenance", {})
+        reason_added = accepted is not None and accepted[1] and "accepted" in was and not was["accepted"]["reason"]
+        if old.get("values") == values and was.get("versions") == stack(pins) and not reason_added:
             continue
         provenance = {"entry": "baseline", "versions": stack(pins), "backend": "cpu",
                       "recorded_at": dt.datetime.now(dt.timezone.utc).isoformat()}
+        if accepted is not None:
+            provenance["accepted"] = {"command": accepted[0], "reason": accepted[1]}
         doc = {"format": 1, "family": family, "own": True, "provenance": provenance, "values": values}
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc, indent=1) + "\n")

@@ -152,9 +152,10 @@ class Repository:
 
     def accept(self) -> Said:
         """`upgrade-harness accept` with its golden session faked: the recording on the staged lock's pins."""
-        def record_golden(stage) -> int:
+        def record_golden(stage, reason=None) -> int:
             lock = stage.copy_of(self.project / "locks" / f"{matrix.BASELINE}.txt").read_text()
-            golden_stack.record(stage.copy_of(self.project / "golden"), self.project, golden_stack.pins_of_lock(lock))
+            golden_stack.record(stage.copy_of(self.project / "golden"), self.project, golden_stack.pins_of_lock(lock),
+                                accepted=("accept", reason))
             return 0
 
         real = Steps.real(self.ws)

@@ -177,7 +177,9 @@ def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden
               f"(prepared in {stage.dir})", flush=True)
         steps.lock(stage, [e for e in matrix.entries(plan.after, committed=ws.is_checkout).values() if e.locked])
         print("accept: recording golden values from the new baseline (log: reports/golden-recording.log)", flush=True)
-        code = steps.record_golden(stage)
+        # The values move with the judged candidate: its verdict is the reason when none is given.
+        code = steps.record_golden(stage, reason or f"the judged candidate {golden_changelog.stack_text(plan.after)} "
+                                                    f"({plan.verdict.headline})")
         if code:
             raise recording_failed(ws, code)
         accepted = golden_changelog.Accepted(

@@ -30,7 +30,7 @@ def git(root: Path, args: list[str]) -> str:
     return done.stdout
 
 
-def record_golden(stage: staging.Stage, team: bool = False) -> int:
+def record_golden(stage: staging.Stage, team: bool = False, reason: str | None = None) -> int:
     """`nox -s golden -- --accept-changes` as a child nox session reading the staged pins and locks and
     writing the staged golden/ (HARNESS_STAGE); its output goes to reports/golden-recording.log. In a
     team's project (`team`), the package's own sessions, told the project, as `upgrade-harness golden` runs them."""
@@ -42,6 +42,7 @@ def record_golden(stage: staging.Stage, team: bool = False) -> int:
         env[env_vars.PROJECT] = str(root)
         noxfile = ["-f", str(Path(__file__).resolve().parents[1] / "sessions.py"), "--envdir", str(root / ".nox")]
     cmd = [sys.executable, "-m", "nox", *noxfile, "-s", "golden", "--", "--accept-changes"]
+    cmd += ["--reason", reason] if reason else []
     (root / "reports").mkdir(exist_ok=True)
     with open(root / "reports" / "golden-recording.log", "w") as log:
         return subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root, check=False).returncode
@@ -64,7 +65,8 @@ class Steps:
     """The expensive or outside-world steps; tests pass fakes (and count them, to stop accept at each)."""
 
     lock: Callable[[staging.Stage, list[matrix.Entry]], None]  # write these entries' lock files, staged
-    record_golden: Callable[[staging.Stage], int]  # record golden values from the staged baseline; the exit status
+    # Record golden values from the staged baseline, with the accept's reason (None: none given); the exit status.
+    record_golden: Callable[[staging.Stage, str | None], int]
     git: Callable[[Path, list[str]], str] = git
     clock: Callable[[], dt.datetime] = _now  # the changelog entry's time
     replace: Callable[[Path, Path], None] = os.replace  # move one staged file into place
@@ -74,4 +76,5 @@ class Steps:
         def lock(stage: staging.Stage, entries: list[matrix.Entry]) -> None:
             locks.write_locks(ws.staged(stage.files), log or Printer(), entries)
 
-        return cls(lock=lock, record_golden=lambda stage: record_golden(stage, team=not ws.is_checkout))
+        return cls(lock=lock, record_golden=lambda stage, reason: record_golden(stage, team=not ws.is_checkout,
+                                                                                reason=reason))

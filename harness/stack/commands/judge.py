@@ -131,6 +131,7 @@ def verdict_inputs(ws: Workspace, run: RunDirectory, entries: list[matrix.Entry]
         builtin=verdict_builtin(ws), run_id=run_id, builtin_note=builtin_note(ws),
         rollbacks={writer: path for writer, path in rolled.items() if path.is_file()},
         api_diff=run.api_diff if run.api_diff.is_file() else None, reading=run.loaded,
+        golden_changes=run.golden_changes if run.golden_changes.is_file() else None,
         platform_marks=ws.published / platform_marks.FOLDER)
 
 

@@ -76,7 +76,10 @@ COMMANDS: dict[str, Usage] = {
         ADOPTED_REPORTS)),
     "team-accept": Usage(prog="upgrade-harness accept", description=(
         "Adopt the judged candidate as the baseline: once your pins file pins it, re-lock and record your golden "
-        "values."), own=(ADOPTED_REPORTS,)),
+        "values."), own=(
+        _own("--reason", help="why the changes are accepted (written into each changed golden file: a pull-request "
+                              "check lists it beside every value the branch re-recorded)"),
+        ADOPTED_REPORTS)),
     "init": Usage(prog="upgrade-harness init", description=(
         "`upgrade-harness init`: make a team's repository a project the harness can judge."), own=(
         _own("--baseline-from", metavar="PATH", help=(

@@ -42,9 +42,11 @@ def parse_golden(argv: list[str], prog: str = "golden") -> argparse.Namespace:
         raise frame.HelpShown()
     options, rest = split(argv)
     own = [s.flags[0] for s in run_options.specs(run_options.HOST).values() if run_options.GOLDEN in s.commands]
-    known, unknown = command_options.parser("golden").parse_known_args([a for a in rest if a in own])
-    unknown += [a for a in rest if a not in own]
+    try:
+        known, unknown = command_options.parser("golden").parse_known_args(rest)
+    except SystemExit:  # argparse has printed what is wrong, e.g. --reason without its text
+        unknown = rest
     if unknown:
-        raise HarnessError(f"unknown arguments {unknown}; it takes {', '.join(own)}, --contracts DIR, "
-                           "--builtin judge|report|all, --no-builtin")
+        raise HarnessError(f"unknown arguments {unknown}; it takes {', '.join(own)} (--reason TEXT), --contracts "
+                           "DIR, --builtin judge|report|all, --no-builtin")
     return argparse.Namespace(**{**vars(known), **vars(options)})  # the project options as split() read them

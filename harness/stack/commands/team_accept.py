@@ -58,10 +58,10 @@ def _held(ws: Workspace, steps: Steps, args, argv, invoked_from: Path | None) ->
     with run_lock.hold(ws.reports, [COMMAND, "accept", *argv]):
         with staging.exclusive(ws.root):
             staging.recover(ws.root, Printer.log, steps.replace)
-            return _accept(ws, steps)
+            return _accept(ws, steps, args.reason)
 
 
-def _accept(ws: Workspace, steps: Steps) -> int:
+def _accept(ws: Workspace, steps: Steps, reason: str | None) -> int:
     found = project.load(ws)
     base, candidate, verdict = checkout_accept.judged(ws, command=COMMAND)
     pinned = current.pins(ws).baseline
@@ -88,7 +88,9 @@ def _accept(ws: Workspace, steps: Steps) -> int:
     stage = staging.create(ws.root, golden_record.mirrored(ws))
     try:
         steps.lock(stage, [current.entries(ws)[matrix.BASELINE]])
-        code = steps.record_golden(stage)
+        # The values move with the judged bump: its verdict is the reason when the team gives none.
+        said = reason or f"the judged candidate {_pins_text(wanted)} ({verdict.headline})"
+        code = steps.record_golden(stage, said)
         if code:
             raise checkout_accept.recording_failed(ws, code)
         moves = staging.changed(stage)

@@ -14,7 +14,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.model import api_diff, bisection, report_io
+from harness.model import api_diff, bisection, golden_changes, report_io
 from harness.model.report import Report
 from harness.stack.pins import plan
 from harness.stack.entry_side import parts as entry_parts, rollback
@@ -34,7 +34,7 @@ ENTRY_SUFFIXES = (".json", ".junit.xml", ".log")  # an entry's report, its junit
 # The files of a run besides its entries' reports, junit files and logs.
 SUMMARY_FILES = (judgement.SUMMARY_MD, judgement.SUMMARY_JSON, judgement.REPORT_HTML, ATTRIBUTION_SELECTION,
                  REPLAY_SELECTION, EXAMPLES, plan.PLAN_FILE, bisection.BISECT_FILE, BISECT_SELECTION,
-                 rollback.SELECTION, api_diff.API_DIFF_FILE)
+                 rollback.SELECTION, api_diff.API_DIFF_FILE, golden_changes.GOLDEN_CHANGES_FILE)
 
 
 def entry_files(name: str) -> list[str]:
@@ -154,6 +154,10 @@ class RunDirectory:
     @property
     def api_diff(self) -> Path:
         return self.path / api_diff.API_DIFF_FILE
+
+    @property
+    def golden_changes(self) -> Path:
+        return self.path / golden_changes.GOLDEN_CHANGES_FILE
 
     @property
     def summary(self) -> judgement.Outputs:

@@ -13,7 +13,7 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.model.report import now
 from harness.stack import project
-from harness.stack.run import builtin_golden, reports_apart, run_lock
+from harness.stack.run import builtin_golden, golden_changes, reports_apart, run_lock
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.run import preflight
 from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
@@ -82,6 +82,10 @@ def resolve(ws: Workspace, args) -> list[matrix.Entry]:
     except HarnessError as exc:
         raise CannotStart(str(exc)) from None
     plan.write(entries, ws.reports / plan.PLAN_FILE)
+    # The branch's golden values against the base branch's, beside the plan (CI's plan job has the history).
+    changed = golden_changes.write(ws, ws.reports)
+    if changed is not None and changed.line:
+        print(f"upgrade: {changed.line}")
     found = project.load(ws)
     runs_builtin = found.builtin != BuiltinMode.OFF and not ws.is_checkout
     note = builtin_golden.mismatch_note(entries[0], found.golden, ws.options.platform) if runs_builtin else None

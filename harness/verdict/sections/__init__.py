@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from harness.verdict.section import Section
 from harness.verdict.sections import (api, baseline, changes, charts, departures, entries, families, headline,
-                                     notes, own, platforms, tables)
+                                     notes, own, platforms, rerecorded, tables)
 
 SECTIONS: tuple[Section, ...] = (
     headline.SECTION,
     entries.SECTION,
     platforms.SECTION,
     own.SECTION,
+    rerecorded.SECTION,
     notes.SECTION,
     baseline.SECTION,
     departures.SECTION,

@@ -258,3 +258,25 @@ def test_a_comparison_with_another_entrys_values_needs_no_golden_file_and_gets_n
         with pytest.raises(ContractFailure, match=r"^recorded:restored") as failed:
             check.raise_mismatches()
         assert "recorded on another host" not in str(failed.value)
+
+
+def test_a_reason_given_later_is_written_into_a_file_an_acceptance_changed_without_one(tmp_path):
+    """`golden --accept-changes` without --reason, then again with one (the strict pull-request check asks for it):
+    the same values, so only the reason makes the file worth writing; a file never accepted is left as it is."""
+    store = GoldenStore(tmp_path)
+    store.record(Family("fam"), "a", encode_array(np.float32(1)))
+    store.record(Family("plain"), "a", encode_array(np.float32(1)))
+    store.write({"entry": "baseline"})
+    accepted = GoldenStore(tmp_path)
+    accepted.record(Family("fam"), "a", encode_array(np.float32(2)))
+    accepted.record(Family("plain"), "a", encode_array(np.float32(1)))
+    assert accepted.write({"accepted": {"command": "golden --accept-changes", "reason": None}}) == [tmp_path / "fam.json"]
+    again = GoldenStore(tmp_path)
+    again.record(Family("fam"), "a", encode_array(np.float32(2)))
+    again.record(Family("plain"), "a", encode_array(np.float32(1)))
+    said = {"command": "golden --accept-changes", "reason": "decay doubled"}
+    assert again.write({"accepted": said}) == [tmp_path / "fam.json"]
+    assert json.loads((tmp_path / "fam.json").read_text())["provenance"]["accepted"] == said
+    once_more = GoldenStore(tmp_path)  # a reason already there: nothing to write
+    once_more.record(Family("fam"), "a", encode_array(np.float32(2)))
+    assert once_more.write({"accepted": {"command": "golden --accept-changes", "reason": "another"}}) == []

@@ -32,4 +32,4 @@ def test_its_names_are_those_the_entry_side_and_the_verdict_write(tmp_path):
     assert summary == judgement.Outputs.beside(tmp_path)
     assert {p.name for p in (summary.markdown, summary.json, summary.html, run.plan, run.bisection, run.api_diff,
                              run.examples, run.replay_selection, run.attribution_selection,
-                             run.rollback_selection, run.bisect_selection)} == set(SUMMARY_FILES)
+                             run.rollback_selection, run.bisect_selection, run.golden_changes)} == set(SUMMARY_FILES)
