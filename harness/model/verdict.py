@@ -149,12 +149,24 @@ class OwnFamily:
 
 
 @dataclasses.dataclass(frozen=True)
+class KeyMove:
+    """One value of a check that differs from what it states (its golden value, most often): the key, before →
+    after in numbers (an array at its element furthest outside its tolerance, with the index), and the size."""
+
+    key: str
+    before: str
+    after: str
+    size: str
+
+
+@dataclasses.dataclass(frozen=True)
 class OwnChange:
     """One of the project's own checks that moved on the candidate, shown first: a team reads its own
     training's changes before the built-in contracts' (bits-only moves too, as information)."""
 
     change: Change  # its mark, before → after and size (harness.verdict.explain)
     cause: str  # which single-package bump moves it, "optax 0.2.6 → 0.2.8" (harness.verdict.cause)
+    keys: list[KeyMove] = dataclasses.field(default_factory=list)  # every value that differs, on the candidate
 
 
 @dataclasses.dataclass(frozen=True)

@@ -253,7 +253,7 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     accepted = {i for f in own_families for i in f.accepted}  # the candidate's golden values: said in their section
     baseline_failures = [c for c in baseline_failures if c.id not in accepted]
     return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found,
-                   own_families=own_families, own_changes=own.changes(base, verdicts) if candidate else [],
+                   own_families=own_families, own_changes=own.changes(base, verdicts, others[0]) if candidate else [],
                    builtin=mode, mode_note=mode_note, api_diff=api, host_line=host_drift.line(base, others))
 
 

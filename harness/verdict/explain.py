@@ -8,6 +8,7 @@ import dataclasses
 
 from harness.model import departure
 from harness.model.enums import ComparisonKind, Mark
+from harness.model.verdict import KeyMove
 from harness import numerical_noise
 from harness.model.report import (EXACT, NAN_STEPS_FACT, CheckRecord, Comparison, Json, NoiseJudgement, Tolerance,
                                   WorstElement)
@@ -154,6 +155,38 @@ def _worst_element(failing: list[Comparison], compared: int) -> Explanation:
         parts.append(noise_size(noise))
     return Explanation(f"{_key(worst)}{_at(element)} = {short(element.expected)}", short(element.observed),
                        ", ".join(parts))
+
+
+def _number(value: Json) -> str:
+    """A kept value whole: a float in the digits that tell float32 values apart, never cut."""
+    return f"{value:.9g}" if isinstance(value, float) else str(value)
+
+
+def _key_move(check: CheckRecord, comparison: Comparison) -> KeyMove:
+    """One failing comparison as the value it is about: before → after in numbers, and its size."""
+    key = _key(comparison)
+    element = comparison.worst
+    if element is not None:
+        at = _at(element)
+        parts = [f"{element.ulps:.3g} ulp of {comparison.dtype}"] if element.ulps is not None else []
+        parts += [f"{comparison.max_rel_err * 100:.3g}% max rel err"] if comparison.max_rel_err is not None else []
+        parts += [f"{comparison.mismatched} of {comparison.size} values"] if comparison.size else []
+        return KeyMove(key, f"{at} {_number(element.expected)}".strip(), f"{at} {_number(element.observed)}".strip(),
+                       ", ".join(parts))
+    if comparison.kind == ComparisonKind.ERROR_CONTRACT:
+        told = _error(check, comparison)
+    elif isinstance(comparison.expected, list) and comparison.values is not None and comparison.values.values:
+        told = _numeric(comparison)
+    else:
+        told = _fact(comparison)
+    return KeyMove(key, told.before, told.after, told.size)
+
+
+def key_moves(check: CheckRecord | None) -> list[KeyMove]:
+    """Every comparison the check fails, each as its value's move (a check names every golden key that differs)."""
+    if check is None:
+        return []
+    return [_key_move(check, c) for c in check.comparisons if not c.passed]
 
 
 def noise_size(noise: NoiseJudgement) -> str:

@@ -11,9 +11,11 @@ import dataclasses
 
 from harness.model.enums import BuiltinMode, CheckKind, Mark, Outcome
 from harness.model.report import STACK_VERSION_KEYS, CheckRecord, Report
-from harness.model.verdict import Change, EntryVerdict, OwnChange, OwnFamily
+from harness.model.verdict import Change, EntryVerdict, KeyMove, OwnChange, OwnFamily
 from harness.verdict import cause, explain
 
+# The cause of an own check failing on both sides: not the stack (harness.verdict.cause names no bump for it).
+SINCE_RECORDING = "your code or golden values since recording (the baseline fails it too)"
 MESSAGE_SHOWN = 200  # characters of an exception's message a headline shows
 NO_OWN_CONTRACTS = ('builtin = "report" asks that only your own contracts decide, but the baseline ran no contracts '
                     "of your own, so the built-in contracts decide the exit status: add test modules using `check` "
@@ -96,14 +98,25 @@ def _shown(ids: list[str]) -> str:
     return ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
 
 
-def changes(base: Report, verdicts: list[EntryVerdict]) -> list[OwnChange]:
-    """The candidate's (verdicts[0]) moved own checks, most dangerous first and bits-only moves last, each
-    with the single-package bump that moves it (none said for a mark no bump makes, e.g. failing in both)."""
+def changes(base: Report, verdicts: list[EntryVerdict], candidate: Report) -> list[OwnChange]:
+    """The candidate's (verdicts[0], its report `candidate`) moved own checks, most dangerous first and bits-only
+    moves last, each with the single-package bump that moves it (for a check failing in both, the team's code or
+    golden values since recording) and every value that differs."""
     moved = sorted((_as_accepted(base, verdicts[0], c) for c in verdicts[0].changes
                     if c.own and c.mark != Mark.UNCHANGED), key=lambda c: (c.mark.rank, c.check_id))
     versions = base.environment.versions
-    return [OwnChange(c, cause.of_check(versions, verdicts, c.check_id)
-                      if c.mark.changes_contract or c.mark.informational else "") for c in moved]
+    return [OwnChange(c, cause.of_check(versions, verdicts, c.check_id) if c.mark.changes_contract
+                      or c.mark.informational else SINCE_RECORDING if c.mark == Mark.FAILING_BOTH else "",
+                      _key_moves(base, candidate, c)) for c in moved]
+
+
+def _key_moves(base: Report, candidate: Report, change: Change) -> list[KeyMove]:
+    """Every value of the check that differs: on the candidate; for an accepted check, the baseline's against the
+    candidate's golden values (base → candidate, as its row says)."""
+    if change.mark == Mark.ACCEPTED:
+        return [dataclasses.replace(k, before=k.after, after=k.before) for k in explain.key_moves(
+            base.check(change.check_id))]
+    return explain.key_moves(candidate.check(change.check_id))
 
 
 def _as_accepted(base: Report, candidate: EntryVerdict, change: Change) -> Change:

@@ -10,7 +10,7 @@ import dataclasses
 from harness.model.enums import BuiltinMode, Mark, Outcome, ReportPart, Status
 from harness.model.report import (EXACT, STACK_VERSION_KEYS, CheckRecord, JaxPlatform, ReusedFrom, Summary, Tolerance)
 from harness.model.report_merge import platforms
-from harness.model.verdict import Change, EntryVerdict, Timing, Verdict
+from harness.model.verdict import Change, EntryVerdict, KeyMove, Timing, Verdict
 from harness.verdict import groups, own
 
 SHOW_BASELINE_FAILURES = 10
@@ -148,6 +148,7 @@ class OwnRow:
     size: str
     cause: str  # the single-package bump that moves it
     first_changed: str  # the release that first changed it (`--bisect`), or ""
+    keys: list[KeyMove] = dataclasses.field(default_factory=list)  # every value that differs, whole
 
     @property
     def informational(self) -> bool:
@@ -169,7 +170,7 @@ def own_rows(verdict: Verdict) -> list[OwnRow]:
         what = f"{c.before} → {c.after}" if c.before or c.after else c.detail
         what = what if len(what) <= DETAIL else what[:DETAIL - 1] + "…"
         rows.append(OwnRow(c.mark, c.check_id, what, c.size, found.cause,
-                           verdict.first_changed.get(c.check_id, "")))
+                           verdict.first_changed.get(c.check_id, ""), found.keys))
     return rows
 
 

@@ -30,7 +30,10 @@ def _text(own: Own | None) -> list[str]:
     for row in own.moved:
         mark = row.mark.upper() + (" (informational)" if row.informational else "")
         out.append(f"    {mark}  {row.check_id}" + (f"  [{row.size}]" if row.size else ""))
-        out += [f"      {row.what}"] if row.what else []
+        if row.keys:  # every value that differs, whole
+            out += [f"      {k.key}: {k.before} → {k.after}" + (f"  [{k.size}]" if k.size else "") for k in row.keys]
+        else:
+            out += [f"      {row.what}"] if row.what else []
         out += [f"      cause: {row.cause}"] if row.cause else []
         out += [f"      first changed in {row.first_changed}"] if row.first_changed else []
     return out
@@ -42,27 +45,45 @@ def _markdown(own: Own | None, _cuts: object) -> list[str]:
     out = ["", "**Your contracts:**" + esc(own.title.removeprefix("Your contracts")), ""]
     out += [f"- {esc(line)}" for line in own.families]
     if own.moved:
-        out += ["", "| change | check | before → after | size | cause |", "|---|---|---|---|---|"]
+        out += ["", "| change | check | value | before → after | size | cause |", "|---|---|---|---|---|---|"]
         for r in own.moved:
             mark = f"{r.mark} (informational)" if r.informational else f"**{r.mark}**"
             first = f"<br>first changed in {esc(r.first_changed)}" if r.first_changed else ""
-            out.append(f"| {mark} | `{r.check_id}` | {esc(r.what)} | {esc(r.size)} | {esc(r.cause)}{first} |")
+            for key, what, size in _values(r):  # a row per value that differs: every key, numbers whole
+                out.append(f"| {mark} | `{r.check_id}` | {f'`{esc(key)}`' if key else ''} | {esc(what)} | "
+                           f"{esc(size)} | {esc(r.cause)}{first} |")
     return out
+
+
+def _values(row: views.OwnRow) -> list[tuple[str, str, str]]:
+    """(key, before → after, size) of each value that differs; the check's one line where it names none."""
+    if row.keys:
+        return [(k.key, f"{k.before} → {k.after}", k.size) for k in row.keys]
+    return [("", row.what, row.size)]
 
 
 def _html(own: Own | None) -> str:
     if own is None:
         return ""
     items = "".join(f"<li>{escape(line)}</li>" for line in own.families)
-    rows = "".join(
-        f"<tr><td class='mark'>{escape(r.mark)}{' (informational)' if r.informational else ''}</td>"
-        f"<td><code>{breakable(r.check_id)}</code></td><td>{breakable(r.what)}</td><td>{escape(r.size)}</td>"
-        f"<td>{escape(r.cause)}"
-        + (f"<div class='first-changed'>first changed in <b>{escape(r.first_changed)}</b></div>" if r.first_changed
-           else "") + "</td></tr>" for r in own.moved)
-    table = (f"<table><tr><th>change</th><th>check</th><th>before → after</th><th>size</th><th>cause</th></tr>"
-             f"{rows}</table>") if rows else ""
+    rows = "".join(_html_rows(r) for r in own.moved)
+    table = ("<table><tr><th>change</th><th>check</th><th>value</th><th>before → after</th><th>size</th>"
+             f"<th>cause</th></tr>{rows}</table>") if rows else ""
     return f"<h2 id='own'>{escape(own.title)}</h2><ul>{items}</ul>{table}"
+
+
+def _html_rows(r: views.OwnRow) -> str:
+    """A row per value that differs; the change, the check and the cause spanning them."""
+    values = _values(r)
+    span = f" rowspan='{len(values)}'" if len(values) > 1 else ""
+    first = (f"<div class='first-changed'>first changed in <b>{escape(r.first_changed)}</b></div>"
+             if r.first_changed else "")
+    cells = [f"<td>{f'<code>{breakable(key)}</code>' if key else ''}</td><td class='num'>{escape(what)}</td>"
+             f"<td>{escape(size)}</td>" for key, what, size in values]
+    head = (f"<td class='mark'{span}>{escape(r.mark)}{' (informational)' if r.informational else ''}</td>"
+            f"<td{span}><code>{breakable(r.check_id)}</code></td>")
+    return (f"<tr>{head}{cells[0]}<td{span}>{escape(r.cause)}{first}</td></tr>"
+            + "".join(f"<tr>{c}</tr>" for c in cells[1:]))
 
 
 SECTION = Section("own", _rows, _text, _markdown, _html)
