@@ -53,13 +53,16 @@ def float32_ulps(base: float, other: float) -> int | None:
 
 
 def _series(docs: Docs) -> dict[tuple[str, str], list[tuple[int, str, Series]]]:
-    """(check id, series name) -> (entry index, label, series) for every entry that kept it."""
+    """(check id, series name) -> (entry index, label, series) for every entry that kept it; the project's own
+    checks' first (a team reads its own training's curves before the built-in contracts')."""
     found: dict[tuple[str, str], list[tuple[int, str, Series]]] = {}
+    own: set[str] = set()
     for i, (label, doc) in enumerate(docs):
         for check in doc.checks:
+            own |= {check.id} if check.own else set()
             for name, series in check.series.items():
                 found.setdefault((check.id, name), []).append((i, label, series))
-    return found
+    return dict(sorted(found.items(), key=lambda item: item[0][0] not in own))
 
 
 def _difference(key: tuple[str, str], found: list[tuple[int, str, Series]], xs: tuple[float, float]) -> str:
@@ -186,7 +189,8 @@ def tolerances(verdict: Verdict, docs: Docs) -> str:
     """Per family, each check's largest error as a fraction of its tolerance, for every entry."""
     labels = [label for label, _ in docs]
     charts = []
-    for family, rows in sorted(_rows(verdict, docs).items()):
+    own = set(verdict.baseline.own_families or [])  # the project's own families first, then the built-in ones
+    for family, rows in sorted(_rows(verdict, docs).items(), key=lambda item: (item[0] not in own, item[0])):
         failing = sum(map(_failing, rows))
         title = f"{family}: largest error / tolerance per check" + (f" ({failing} failing, listed first)"
                                                                      if failing else "")

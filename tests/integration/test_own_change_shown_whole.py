@@ -82,3 +82,16 @@ def test_every_differing_key_is_shown_with_numbers_in_the_comment_and_the_page(t
     shot = subprocess.run([*common, "--window-size=1400,2400", f"--screenshot={screenshot}", page.as_uri()],
                           capture_output=True, text=True, timeout=120)
     assert shot.returncode == 0 and screenshot.stat().st_size > 20_000, shot.stderr[-2000:]
+
+
+def test_the_teams_family_comes_first_in_the_plots():
+    """The tolerance plots and the curves show the team's own family before the ~70 built-in ones."""
+    docs = _code_changed({name: upgrade_reports.load(name) for name in upgrade_reports.ENTRIES})
+    parsed = [report_io.parse(docs[n], n) for n in upgrade_reports.ENTRIES]
+    page = html.page(compare.judge(parsed[0], parsed[1:], builtin=BuiltinMode.REPORT), parsed[1:])
+    titles = re.findall(r"([a-z_]+(?: \(built-in\))?): largest error / tolerance per check", page)
+    assert titles[0] == "training" and len(titles) > 5, titles
+    curves = page[page.index("id='changed-curves'"):]
+    shown = [m for m in re.findall(r"(?:accumulation|activations|clipping|compositions|losses|masks|optimizers|"
+                                   r"schedules|shapes|training|wrappers)/test_[a-z_]+", curves)]
+    assert shown and shown[0].startswith("training/"), shown[:5]
