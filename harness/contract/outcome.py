@@ -120,13 +120,29 @@ def about(item) -> str:
     return first.rstrip(".;:")
 
 
+_STOPPED_AT = re.compile(r'^E\s+File "(?P<path>[^"]+)", line (?P<line>\d+)')
+
+
+def _where_python_stopped(lines: list[str], root: Path) -> str | None:
+    """A syntax error as `file:line: SyntaxError: ...` (pytest's last lines show the code and the caret, not the
+    line's number); None for any other failure."""
+    found = next((m for ln in lines if (m := _STOPPED_AT.match(ln))), None)
+    if found is None or not lines[-1][2:].strip():
+        return None
+    path = Path(found["path"])
+    shown = path.resolve().relative_to(root.resolve()).as_posix() if path.resolve().is_relative_to(root.resolve()) \
+        else str(path)
+    return f"{shown}:{found['line']}: {lines[-1][2:].strip()}"
+
+
 def collection_failure(report, own_dirs: list[Path] = (), root: Path = Path()) -> CheckRecord:
     """A module that fails to import (an API gone after a bump): one failed check for the module (own_dirs: the
     project's contract directories, where its own modules are; root: pytest's, which its node id is under)."""
     fam = Path(report.nodeid).stem.removeprefix("test_")
     text = str(report.longrepr)
     lines = [ln for ln in text.splitlines() if ln.startswith("E ")]
-    message = f"{report.nodeid} could not be collected: " + (" ".join(ln[2:].strip() for ln in lines[-3:])
+    message = f"{report.nodeid} could not be collected: " + (_where_python_stopped(lines, root)
+                                                             or " ".join(ln[2:].strip() for ln in lines[-3:])
                                                              or text[-500:])
     return CheckRecord(
         id=f"{fam}/collection", nodeid=report.nodeid, family=fam, kind=CheckKind.COLLECTION, outcome=Outcome.FAILED,
