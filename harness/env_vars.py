@@ -4,6 +4,7 @@ contract run what to do. One name each, read by both sides."""
 REPORT = "HARNESS_REPORT"  # where the contract run writes its report
 ENTRY = "HARNESS_ENTRY"  # the matrix entry's name
 GOLDEN_DIR = "HARNESS_GOLDEN_DIR"  # the golden store
+GOLDEN_SHOWN_AS = "HARNESS_GOLDEN_SHOWN_AS"  # the golden store as the project names it, when it is a staged copy
 ONLY = "HARNESS_ONLY"  # a file of check ids: run just those (attribution, replay)
 REUSED_PARTS = "HARNESS_REUSED_PARTS"  # the parts of an entry's report an earlier run computed: its session runs the others
 BUILTIN_TESTS = "HARNESS_BUILTIN_TESTS"  # a file of built-in test ids: of their families, run just those (a team's selection)

@@ -171,6 +171,10 @@ class RunOptions:
     checkpoints: Path | None = _option(None, group=ENTRY, env=env_vars.CHECKPOINTS, kind=Path)
     golden_dir: Path | None = _option(None, group=ENTRY, env=env_vars.GOLDEN_DIR, kind=Path,
                                       pytest="--harness-golden-dir", argparse=dict(help="golden directory"))
+    golden_shown_as: Path | None = _option(None, group=ENTRY, env=env_vars.GOLDEN_SHOWN_AS, kind=Path,
+                                           pytest="--harness-golden-shown-as", argparse=dict(help=(
+                                               "the golden directory as the project names it, where the recording "
+                                               "writes a staged copy of it (the files a message names)")))
     builtin_golden_dir: Path | None = _option(None, group=ENTRY, env=env_vars.BUILTIN_GOLDEN_DIR, kind=Path,
                                               pytest="--harness-builtin-golden-dir", argparse=dict(help=(
                                                   "where a family missing from the golden directory is read from "

@@ -70,8 +70,11 @@ class GoldenStore:
 
     def __init__(self, directory: str | os.PathLike, fallback: str | os.PathLike | None = None,
                  noise_from: list[str | os.PathLike] = (),
-                 host_noise_from: dict[str, list[str | os.PathLike]] | None = None):
+                 host_noise_from: dict[str, list[str | os.PathLike]] | None = None,
+                 shown_as: str | os.PathLike | None = None):
         self.directory = Path(directory)
+        # The directory as the project names it, where `directory` is a recording's staged copy: what messages say.
+        self.shown_as = Path(shown_as) if shown_as else None
         self.fallback = Path(fallback) if fallback else None
         self._files: dict[tuple[Family, bool], dict] = {}
         self._departures: dict[tuple[Family, bool], dict[str, departure.Departure]] = {}
@@ -129,14 +132,20 @@ class GoldenStore:
         """A built-in family in a team's project (there is a fallback), whose values the tool ships."""
         return not family.own and self.fallback is not None
 
+    def shown(self, path: Path) -> Path:
+        """A golden file as the project names it (never the staged copy a recording writes into)."""
+        if self.shown_as is None or not Path(path).is_relative_to(self.directory):
+            return Path(path)
+        return self.shown_as / Path(path).relative_to(self.directory)
+
     def _load(self, family: Family, kept_only: bool = False) -> dict:
         if (family, kept_only) in self._files:
             return self._files[(family, kept_only)]
         path = self._kept(family) if kept_only else self.source(family)
         if not path.exists():
             raise GoldenProblem(
-                f"golden file {path} does not exist; record it from the baseline with `{self._recorder(family)}`."
-            )
+                f"golden file {self.shown(path)} does not exist; record it from the baseline with "
+                f"`{self._recorder(family)}`.")
         try:
             data = json.loads(path.read_text())
             if not isinstance(data, dict) or not isinstance(data.get("values"), dict):
@@ -145,8 +154,8 @@ class GoldenStore:
                 raise ValueError(f"format {data.get('format')!r}, expected {FORMAT_VERSION}")
         except (OSError, ValueError) as exc:
             raise GoldenProblem(
-                f"golden file {path} is unreadable ({exc}); restore it from git "
-                f"(`git checkout -- {path}`) or record it again with `{self._recorder(family)}`."
+                f"golden file {self.shown(path)} is unreadable ({exc}); restore it from git "
+                f"(`git checkout -- {self.shown(path)}`) or record it again with `{self._recorder(family)}`."
             ) from None
         self._files[(family, kept_only)] = data
         return data
@@ -155,7 +164,7 @@ class GoldenStore:
         data = self._load(family)
         if key not in data["values"]:
             raise GoldenProblem(
-                f"golden entry {key!r} is missing from {self.source(family)}; "
+                f"golden entry {key!r} is missing from {self.shown(self.source(family))}; "
                 f"record it from the baseline with `{self._recorder(family)}`."
             )
         return data["values"][key]
@@ -166,7 +175,7 @@ class GoldenStore:
             return decode_array(entry), entry
         except (KeyError, TypeError, ValueError) as exc:
             raise GoldenProblem(
-                f"golden entry {key!r} in {self.source(family)} is malformed ({exc}); "
+                f"golden entry {key!r} in {self.shown(self.source(family))} is malformed ({exc}); "
                 f"record it again with `{self._recorder(family)}`."
             ) from None
 

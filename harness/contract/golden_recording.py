@@ -34,6 +34,8 @@ STATEMENTS = (ComparisonKind.REFERENCE, ComparisonKind.EQUIVALENCE, ComparisonKi
 def finish(session, recorder: Recorder) -> None:
     """Write the recorded golden values, or say why not and fail the run."""
     terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    if terminal:
+        terminal.ensure_newline()  # after the progress dots' "[100%]": each line its own
     say = terminal.write_line if terminal else print
     if session.config.getoption("--harness-observe-noise"):  # into a folder of its own: all it saw, as it saw it
         written = recorder.store.write({"observed": "noise", "host": hosts.provenance(environment.host())})
@@ -78,7 +80,7 @@ def finish(session, recorder: Recorder) -> None:
     values = sum(c[2] not in (REPLACES, REMOVED) for c in changes) - departures
     said = [f"{values} values added or changed"] + [f"{departures} departures recorded"] * bool(departures)
     said += [f"{len(dropped)} departures dropped"] * bool(dropped)
-    say(f"golden: {', '.join(said)}; wrote {', '.join(map(str, written)) or 'nothing'}")
+    say(f"golden: {', '.join(said)}; wrote {', '.join(str(recorder.store.shown(p)) for p in written) or 'nothing'}")
 
 
 def _provenance(config, recorder: Recorder) -> dict:

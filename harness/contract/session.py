@@ -43,7 +43,8 @@ class Recorder:
         self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden",
                                  config.getoption("--harness-builtin-golden-dir"),
                                  noise_from=config.getoption("--harness-noise-from") or (),
-                                 host_noise_from=options.host_noise_from(config))
+                                 host_noise_from=options.host_noise_from(config),
+                                 shown_as=config.getoption("--harness-golden-shown-as"))
         self.recording = bool(config.getoption("--harness-record-golden"))
         # A recording that may change values: it records a statement the baseline breaks as a departure.
         self.accepting = self.recording and bool(config.getoption("--harness-accept-changes"))

@@ -213,9 +213,12 @@ def _environment(session, ws: Workspace, entry: Entry, found: project.Project, p
     venv = session.virtualenv.location
     options = ws.options if part == ReportPart.OWN else entry_jobs.with_builtin_tests(ws.options, found, venv,
                                                                                        file.stem)
-    return suite_environment(entry, str(file), venv, found.golden, ws.is_checkout,
-                             rollback_reads and part != ReportPart.OWN, options,
-                             entry_jobs.write_beside(venv, file.stem, entry, options), report), options
+    env = suite_environment(entry, str(file), venv, found.golden, ws.is_checkout,
+                            rollback_reads and part != ReportPart.OWN, options,
+                            entry_jobs.write_beside(venv, file.stem, entry, options), report)
+    if ws.stage is not None and found.golden.is_relative_to(ws.stage):  # a recording's staged copy
+        env[env_vars.GOLDEN_SHOWN_AS] = str(ws.root / found.golden.relative_to(ws.stage))
+    return env, options
 
 
 def _run_part(session, ws: Workspace, entry: Entry, found: project.Project, part: ReportPart, file: Path,

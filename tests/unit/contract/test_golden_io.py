@@ -280,3 +280,16 @@ def test_a_reason_given_later_is_written_into_a_file_an_acceptance_changed_witho
     once_more = GoldenStore(tmp_path)  # a reason already there: nothing to write
     once_more.record(Family("fam"), "a", encode_array(np.float32(2)))
     assert once_more.write({"accepted": {"command": "golden --accept-changes", "reason": "another"}}) == []
+
+
+def test_a_staged_recording_names_the_projects_file_not_its_staged_copy(tmp_path):
+    """`golden` records into a staged copy (moved into place when it all succeeds): a message names the team's
+    file, and the command that restores it works on that file."""
+    staged, project = tmp_path / "reports" / ".staged" / "files" / "golden", tmp_path / "golden"
+    staged.mkdir(parents=True)
+    (staged / "fam.json").write_text("{broken")
+    store = GoldenStore(staged, shown_as=project)
+    with pytest.raises(GoldenProblem) as raised:
+        store.get(Family("fam"), "key")
+    assert f"golden file {project / 'fam.json'} is unreadable" in str(raised.value)
+    assert f"`git checkout -- {project / 'fam.json'}`" in str(raised.value) and ".staged" not in str(raised.value)
