@@ -5,6 +5,7 @@ Locking and recording are fakes writing into the staged copy (accept_child.Fakes
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import textwrap
@@ -118,3 +119,21 @@ def test_the_departures_the_recording_made_are_listed(team, capsys):
     assert "accept: departures recorded (1): statements the new baseline breaks" in out
     assert ("  `demo/test_update`: reference:half the gradient departs from its stated float64 formula (3 of 4 "
             "elements outside 64 ulp; max abs err 0.25 (4.19e+06 ulp))\n") in out
+
+
+def test_accept_says_the_verdict_the_upgrade_gave_under_the_tables_builtin_mode(team, capsys):
+    """builtin = "report": the team's own check holds and only a built-in one moved, so the upgrade said OK;
+    accept adopts that verdict, not the built-in contracts' CHANGED judged as if they decided."""
+    for name in ("baseline", "candidate"):
+        path = team / "reports" / f"{name}.json"
+        doc = json.loads(path.read_text())
+        passing = next(c for c in doc["checks"] if c["outcome"] == "passed")
+        doc["checks"].append(dict(copy.deepcopy(passing), id="mine/test_mine", family="mine", own=True,
+                                  nodeid="contracts/test_mine.py::test_mine"))
+        doc["own_families"] = ["mine"]
+        path.write_text(json.dumps(doc))
+    (team / "requirements.txt").write_text(_requirements(CAND))
+    assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes().steps()) == 0
+    said = next(line for line in capsys.readouterr().out.splitlines() if "pins the judged candidate" in line)
+    assert "; OK: your contracts hold on candidate" in said and "CHANGED" not in said.split("; ", 1)[1].split(
+        "built-in", 1)[0], said

@@ -22,7 +22,8 @@ from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Verdict
 from harness.stack import cli_args, staging
-from harness.stack.commands import frame, golden_changelog, golden_departures, golden_record, options, upgrade_args
+from harness.stack.commands import (frame, golden_changelog, golden_departures, golden_record, judge, options,
+                                    upgrade_args)
 from harness.stack.commands.accept_steps import Printer, Steps, git, record_golden  # noqa: F401  (accept.Steps is the seam)
 from harness.stack.pins import matrix
 from harness.stack.run import run_lock
@@ -86,7 +87,9 @@ def judged(ws: Workspace, command: str = "nox -s") -> tuple[Report, Report, Verd
                            f"candidate can be accepted. Fix that and run `{command} upgrade` again.")
     replay_file = ws.reports / f"{REPLAY}.json"
     replay = report_io.load(replay_file) if replay_file.exists() else None
-    verdict = compare.judge(base, [candidate], replay)
+    # Under the project's builtin mode, as the upgrade judged them: with built-in contracts reported only, their
+    # changes are not the verdict a team accepts.
+    verdict = compare.judge(base, [candidate], replay, builtin=judge.verdict_builtin(ws))
     if verdict.exit_status == EXIT_CANNOT_JUDGE:
         raise HarnessError(f"the verdict could not judge the candidate ({verdict.headline}); fix what it names "
                            f"and run `{command} upgrade` again before accepting.")
