@@ -72,6 +72,13 @@ def entry_rows(verdict: Verdict) -> list[EntryRow]:
     return rows
 
 
+def missing_lines(verdict: Verdict) -> list[str]:
+    """Each check an attribution entry did not run, and why: its row counts them ("1 check missing"), and the
+    changes listed are the candidate's."""
+    return [f"{e.name}: {c.check_id} did not run: {c.detail}" for e in verdict.entries[1:] for c in e.changes
+            if c.mark == Mark.MISSING]
+
+
 def platform_text(found: dict[str, JaxPlatform]) -> str:
     """" on cpu (1 device; data_parallel: 4 cpu devices)": where each process of the entry ran."""
     def one(p: JaxPlatform) -> str:

@@ -123,3 +123,17 @@ def test_a_report_whose_built_in_part_was_reused_says_so_in_every_form(reports):
             "(finished 2026-12-02 00:40 UTC; nothing that determines it changed)") in markdown.markdown(verdict)
     said = render.as_json(verdict)["entries"][0]
     assert said["reused"] is None and said["reused_parts"]["builtin"]["run_id"] == origin.run_id
+
+
+def test_a_check_an_attribution_entry_did_not_run_is_named_with_why_in_every_form():
+    """Its row counts it ("1 check missing"); the changes listed are the candidate's, so the entries say which."""
+    from harness.model import report_io
+
+    docs = {name: upgrade_reports.load(name) for name in upgrade_reports.ENTRIES}
+    gone = docs["optax-only"]["checks"].pop(0)["id"]
+    parsed = [report_io.parse(docs[n], n) for n in upgrade_reports.ENTRIES]
+    verdict = compare.judge(parsed[0], parsed[1:])
+    said = (f"optax-only: {gone} did not run: the check ran on the baseline but not here (its module failed to "
+            "import or it was skipped)")
+    assert said in render.text(verdict) and said in markdown.markdown(verdict)
+    assert said.replace("'", "&#x27;") in html.page(verdict, [])
