@@ -206,7 +206,7 @@ def _entry_run(tmp_path, monkeypatch, act, options=RunOptions(), found=None):
     session.name, session.chdir = "baseline", lambda root: _Nothing()
     monkeypatch.setattr(project, "load", lambda ws: found or _found(tmp_path))
     monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
-    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": found is None, "options": options})()
+    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": found is None, "options": options, "stage": None})()
     entry = Entry("baseline", {}, "", python="3.12")
     return session, lambda: stack_entry.run_entry(session, ws, entry, install=False)
 
@@ -294,7 +294,7 @@ def test_the_platform_the_workspace_is_given_reaches_the_family_process(tmp_path
     monkeypatch.setattr(project, "load", lambda ws: _found(tmp_path))
     monkeypatch.setattr(stack_entry.envs, "mark_used", lambda *a: None)
     given = RunOptions(multi_device_platform="gpu")
-    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": given})()
+    ws = type("Ws", (), {"reports": tmp_path, "is_checkout": True, "options": given, "stage": None})()
     entry = Entry("baseline", {}, "", python="3.12")
     stack_entry.run_entry(session, ws, entry, install=False)
     assert told == ["gpu"]
