@@ -86,9 +86,9 @@ COMMANDS: dict[str, Usage] = {
             "the file that pins your stack exactly (default: the first of "
             f"{', '.join(pins_from.BASELINE_FILES)} that does)")),
         _own("--contracts", default="contracts", metavar="DIR", help="your contracts' directory"),
-        _own("--builtin", choices=("report", "judge", "off"), default="report", help=(
-            "the built-in contracts: report their changes without deciding the exit status (default), judge them "
-            "like your own, or off")),
+        _own("--builtin", choices=("report", "all", "judge", "off"), default="report", help=(
+            "the built-in contracts: report the changes of those covering what your code calls without deciding "
+            "the exit status (default), report every family (all), judge them like your own, or off (false)")),
         _own("--no-builtin", action="store_const", const="off", dest="builtin", help="the same as --builtin off"),
         _own(f"--{pins_from.OUTSIDE_INDEX_KEY}", choices=project.OUTSIDE_INDEX, default="refuse",
              dest="outside_index", help=(

@@ -384,6 +384,18 @@ def test_init_writes_valid_files_and_says_how_builtins_are_judged(tmp_path):
     _write(other / "requirements.txt", REQUIREMENTS)
     assert init.main(["--no-builtin"], other) == 0
     assert project.read_toml(other / "pyproject.toml")["tool"]["upgrade-harness"]["builtin"] is False
+
+
+@pytest.mark.parametrize("given, written", [("report", "report"), ("all", "all"), ("judge", "judge"), ("off", False)])
+def test_init_writes_every_value_the_tables_builtin_takes(tmp_path, given, written):
+    """The docs' table of `builtin`: report, all, judge, false; `init --builtin` writes each (off: false)."""
+    _write(tmp_path / "requirements.txt", REQUIREMENTS)
+    assert init.main(["--builtin", given], tmp_path) == 0
+    table = project.read_toml(tmp_path / "pyproject.toml")["tool"]["upgrade-harness"]
+    assert table["builtin"] == written
+    project.at(tmp_path)  # the table it wrote is one the project reads (a bad value raises, naming it)
+
+
 A_CONTRACT = "def test_needs_the_harness(check):\n    check.exact('x', 1, 1)\n"
 
 
