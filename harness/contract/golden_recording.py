@@ -113,10 +113,13 @@ def _breaks_a_statement(check) -> bool:
 def say_departure(say, what: str, entry, new: bool = True) -> None:
     """A departure recorded (its check, label and size) or dropped (its statement holds again)."""
     found = departure.of_entry(entry)
-    stated = departure.STATED.get(found.kind, "statement")
     if new:
         say(f"golden: departs {found.check}: {found.statement}: {what} as this baseline's departure from its "
-            f"stated {stated} ({departure.size_text(found.size)})")
+            f"stated {departure.stated(found)} ({departure.size_text(found.size)})")
+        if departure.breaks_an_identity(found):  # not a formula: the platform computes the two paths otherwise
+            say(f"golden:   an identity broke here: {found.check}'s two library paths (e.g. jit and eager) compute "
+                "different values on this platform; a formula's departure is a release's behaviour, this one is "
+                "the platform's compilation: check it is intended before you keep it")
     else:
         say(f"golden: holds again {found.check}: {found.statement}: its departure recorded on "
             f"{departure.stack_text(found.recorded_on)} is no longer observed and is dropped")

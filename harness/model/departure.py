@@ -24,6 +24,22 @@ FIELD = "departure"  # the golden entry's field holding the Departure, beside th
 # What each kind of statement holds the value against, in a reviewer's words.
 STATED = {ComparisonKind.REFERENCE: "float64 formula", ComparisonKind.EXACT: "value",
           ComparisonKind.EQUIVALENCE: "agreement of two library paths", ComparisonKind.BOUND: "bound"}
+IDENTITY = "identical:"  # the label of a bit-for-bit identity of two library paths (check.identical): exact kind
+IDENTITY_STATED = "bit-for-bit identity of two library paths"
+
+
+def stated(departure: Departure) -> str:
+    """What the statement holds the value to, in words: an identity of two paths (jit vs eager) is no formula and no
+    recorded value: on a platform that breaks it, the two paths compute differently."""
+    if departure.statement.startswith(IDENTITY):
+        return IDENTITY_STATED
+    return STATED.get(departure.kind, "statement")
+
+
+def breaks_an_identity(departure: Departure) -> bool:
+    """Whether the departure is of two library paths that must agree (an identity or an agreement), not of a
+    formula, a value or a bound: the platform computes one path otherwise than the other."""
+    return departure.statement.startswith(IDENTITY) or departure.kind == ComparisonKind.EQUIVALENCE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +108,6 @@ def size_text(size: DepartureSize) -> str:
 
 def note(departure: Departure) -> str:
     """One line for a reviewer: which statement, since which stack, by how much."""
-    stated = STATED.get(departure.kind, "statement")
-    return (f"{departure.statement} departs from its stated {stated} since {stack_text(departure.recorded_on)} "
+    return (f"{departure.statement} departs from its stated {stated(departure)} since "
+            f"{stack_text(departure.recorded_on)} "
             f"({size_text(departure.size)}): judged against the values recorded then")

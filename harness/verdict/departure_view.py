@@ -30,7 +30,7 @@ def rows(verdict: Verdict) -> list[DepartureRow]:
     """Every departure the baseline's checks judged against (those that hold again are changes, not notes)."""
     found = [c.departure for check in verdict.baseline.checks for c in check.comparisons
              if c.departure is not None and not c.departure.holds_again]
-    made = [DepartureRow(d.check, d.statement, departure.STATED.get(d.kind, "statement"),
+    made = [DepartureRow(d.check, d.statement, departure.stated(d),
                          departure.stack_text(d.recorded_on), departure.size_text(d.size)) for d in found]
     return sorted(made, key=lambda r: (r.check, r.since, r.statement))
 

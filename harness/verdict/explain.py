@@ -244,7 +244,7 @@ def explain(base: CheckRecord | None, other: CheckRecord | None, mark: Mark) -> 
     if failed.kind == ComparisonKind.ERROR_CONTRACT:
         return _error(other, failed)
     if failed.departure is not None and failed.departure.holds_again:  # the baseline's recorded departure gone
-        stated = departure.STATED.get(failed.departure.kind, "statement")
+        stated = departure.stated(failed.departure)
         return Explanation(f"{failed.label} departs from its stated {stated} "
                            f"({departure.size_text(failed.departure.size)})", "holds it again", "")
     numeric = [c for c in other.comparisons if c.values is not None and c.kind != ComparisonKind.BOUND]

@@ -206,3 +206,38 @@ def test_a_property_that_fails_on_the_new_baseline_is_not_recorded(demo, pyteste
     assert "1 checks did not pass while recording: demo/test_update_property" in out
     assert "a Hypothesis property's failure is not recorded as a departure from its statement" in out
     assert not any(k.startswith(departure.KEY) for k in _golden(pytester))  # nothing written
+
+
+IDENTITY = '''
+import numpy as np
+import pytest
+
+import fakelib
+
+pytestmark = pytest.mark.family("paths")
+G = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+
+
+def test_two_paths(check):
+    """The same update by two paths (as jit and eager are): identical bit for bit."""
+    one = fakelib.update(G)
+    other = fakelib.update(G) + (np.float32(2 ** -20) if fakelib.os.environ.get("FAKE_PLATFORM") else 0)
+    check.identical("one path vs the other", one, other)
+    check.golden("update", one)
+'''
+
+
+def test_an_identity_a_platform_breaks_is_said_as_such_not_as_a_formulas_departure(demo, pytester, monkeypatch):
+    """On a platform where two library paths that must agree compute differently (jit and eager on the chip),
+    accepting records the departure and says that an identity broke: the platform's compilation, not a
+    release's formula."""
+    pytester.makepyfile(test_paths=IDENTITY)
+    assert demo("--harness-record-golden", release=1)[0].ret == 0
+    monkeypatch.setenv("FAKE_PLATFORM", "chip")
+    result, _ = demo("--harness-record-golden", "--harness-accept-changes", release=1)
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    assert ("golden: departs paths/test_two_paths: identical:one path vs the other: added as this baseline's "
+            "departure from its stated bit-for-bit identity of two library paths (") in out
+    assert "golden:   an identity broke here: paths/test_two_paths's two library paths" in out
+    assert "an identity broke" not in out.split("paths/test_two_paths", 1)[0]  # said for that departure only

@@ -41,7 +41,7 @@ def between(before: Path, after: Path) -> DepartureChanges:
 
 def recorded_text(found: Departure) -> str:
     """A departure recorded: the check, the statement and how far the release was from it."""
-    return (f"`{found.check}`: {found.statement} departs from its stated {departure.STATED.get(found.kind, 'statement')}"
+    return (f"`{found.check}`: {found.statement} departs from its stated {departure.stated(found)}"
             f" ({departure.size_text(found.size)})")
 
 
