@@ -11,17 +11,20 @@ the answers read in tests/support/pull_request_answers.py):
 - a code change since the golden values were recorded: exit 1, the failures the team's code's, not the stack's;
 - a bump that changes a check and was not accepted: exit 1, the change attributed to the bump's package;
 - plain `upgrade` on a bump branch judges as the pull-request check does (the same verdict, and it says so) and
-  never points at `lock`.
+  never points at `lock`;
+- every golden value the branch changed since it left main listed; under the table's default (re-recorded =
+  "fail"), exit 1 while one was recorded without a reason (accept always gives one).
 
 Rules (the commands, tests/support/pull_request_driver.py), on a team whose pins are requirements.in compiled into
 requirements.txt or a pyproject.toml locked by uv.lock, its built-in contracts reported (what `init` writes: each
 entry's report in two parts, the built-in and the team's, joined): on main, a code change and `golden`; on either branch, a
 line added to golden/CHANGELOG.md; a bump branch made from main (optax and/or jax bumped, the harness's lock
-re-locked or left stale); on the branch, `accept` (after the check, as a team runs it), a code change, an edit of
-the declared pins without making the lock again; the pull-request check (`upgrade --baseline-from main:PINS
+re-locked or left stale); on the branch, `accept` (after the check, as a team runs it), a code change, `golden
+--accept-changes` with or without a reason, after an accept a third stack pinned and re-locked, an edit of the
+declared pins without making the lock again; the branch merged into main (when it holds main's commits); the pull-request check (`upgrade --baseline-from main:PINS
 --candidate-from PINS`, the generated workflow's) on main, and on the branch after every push to it (each branch
 rule), and plain `upgrade` on the branch. Only the process boundary is faked (simulated_stack, golden_stack).
-HARNESS_SEQUENCE_EXAMPLES=<n> runs n sequences instead of 15 (and shrinks a failing one); derandomized unless
+HARNESS_SEQUENCE_EXAMPLES=<n> runs n sequences instead of 25 (and shrinks a failing one); derandomized unless
 HARNESS_PROFILE names a random profile.
 """
 from __future__ import annotations
@@ -43,11 +46,13 @@ from support.pull_request_driver import LAYOUTS, Repository
 from harness.stack.run import report_key
 
 LONGER = os.environ.get("HARNESS_SEQUENCE_EXAMPLES")
-EXAMPLES = int(LONGER or "15")
+EXAMPLES = int(LONGER or "25")
 STEPS = 10
 OPTAX = ["1.0.0", "1.1.0", "1.3.0", "1.4.0"]  # 1.2.0 does not import with jax 0.6.0: another test's subject
 REACHED = {f"PR check: {what}" for what in ("refused", "accepted listed", "green, accepted listed", "the team's code",
-                                            "the bump")} | {f"plain upgrade exit {code}" for code in (0, 1, 2)}
+                                            "the bump", "re-recorded listed", "re-recorded without a reason fails",
+                                            "re-recorded with a reason, green")} | {
+    f"plain upgrade exit {code}" for code in (0, 1, 2)}
 
 
 class PullRequestFlow(RuleBasedStateMachine):
@@ -80,7 +85,10 @@ class PullRequestFlow(RuleBasedStateMachine):
         self.tally.update(f"{kind}: {what}" for what, seen in (
             ("refused", want.refused), ("accepted listed", want.accepted),
             ("green, accepted listed", want.accepted and not want.exit_status),
-            ("the team's code", want.failing_on_baseline), ("the bump", want.changed)) if seen)
+            ("the team's code", want.failing_on_baseline), ("the bump", want.changed),
+            ("re-recorded listed", want.rerecorded),
+            ("re-recorded without a reason fails", want.unexplained and not (want.failing_on_baseline or want.changed)),
+            ("re-recorded with a reason, green", want.rerecorded and not want.exit_status)) if seen)
         return said
 
     def pushed(self) -> None:
@@ -100,9 +108,10 @@ class PullRequestFlow(RuleBasedStateMachine):
     def main_golden(self):
         """`upgrade-harness golden` on main (its session faked: support.golden_stack.record on the lock's pins)."""
         main = self.repo.switch("main")
-        golden_stack.record(self.repo.project / "golden", self.repo.project, self.repo.locked())
+        pins = self.repo.locked()
+        golden_stack.record(self.repo.project / "golden", self.repo.project, pins)
         self.repo.commit("golden values")
-        main.golden_pins, main.golden_code = dict(main.pins), main.code
+        main.recorded(pins, None)
         self.tally["golden on main"] += 1
 
     @rule(optax=st.sampled_from(OPTAX), jax=st.booleans(), relock=st.booleans())
@@ -120,11 +129,13 @@ class PullRequestFlow(RuleBasedStateMachine):
             self.repo.relock()
         self.repo.commit("bump")
         self.repo.branches[self.branch] = oracle.Branch(pins, dict(pins), main.code, dict(main.golden_pins),
-                                                        main.golden_code)
+                                                        main.golden_code, dict(main.writers),
+                                                        fork=(dict(main.golden_pins), main.golden_code))
         self.tally["branches"] += 1
         self.pushed()
 
-    @precondition(lambda self: not self.model(self.branch).stale)
+    @precondition(lambda self: not self.model(self.branch).stale
+                  and self.model(self.branch).pins != self.model("main").pins)  # a bump to accept (not merged yet)
     @rule()
     def accept(self):
         """The check, then `upgrade-harness accept`, then the lock and golden/ committed."""
@@ -137,9 +148,50 @@ class PullRequestFlow(RuleBasedStateMachine):
         recorded = self.repo.golden_stacks()  # the provenance: the candidate's stack
         assert recorded and all(v == golden_stack.stack(head.pins) for v in recorded.values()), said.out
         self.repo.commit("accept")
-        head.golden_pins, head.golden_code = dict(head.pins), head.code
+        head.recorded(head.pins, ("accept", "the judged candidate"))  # accept's reason: the verdict it adopts
         self.tally["accepts"] += 1
         self.pushed()  # green, each check the base fails only by the accept listed
+
+    @precondition(lambda self: not self.model(self.branch).stale)
+    @rule(reason=st.booleans())
+    def branch_rerecord(self, reason):
+        """`upgrade-harness golden --accept-changes [--reason ...]` on the branch (after a code change, to make its
+        checks pass again), committed: the check lists every value it changed, and fails while one has no reason."""
+        head = self.repo.switch(self.branch)
+        pins, accepted = self.repo.locked(), ("golden --accept-changes", "the decay doubled" if reason else None)
+        golden_stack.record(self.repo.project / "golden", self.repo.project, pins, accepted=accepted)
+        self.repo.commit("golden values re-recorded")
+        head.recorded(pins, accepted)
+        self.tally[f"re-recordings on a branch{' with a reason' if reason else ''}"] += 1
+        self.pushed()
+
+    @precondition(lambda self: (lambda h: h.golden_pins == h.pins and not h.stale)(self.model(self.branch)))
+    @rule(optax=st.sampled_from(OPTAX))
+    def third_stack(self, optax):
+        """After an accept, the branch bumped again and re-locked: a third stack, judged against main's."""
+        head = self.repo.switch(self.branch)
+        other = next(v for v in (optax, "1.1.0", "1.3.0") if v != head.pins["optax"])
+        pins = dict(head.pins, optax=other)
+        self.repo.write_pins(pins, pins)
+        self.repo.relock()
+        self.repo.commit("a third stack")
+        head.pins, head.declared = pins, dict(pins)
+        self.tally["third stacks"] += 1
+        self.pushed()
+
+    @precondition(lambda self: not self.model(self.branch).stale and self.repo.holds_main(self.branch))
+    @rule()
+    def merge(self):
+        """The branch merged into main (up to date with it, as a required check asks): main is the branch's state,
+        and the branch's values are main's (nothing left to list)."""
+        head = self.model(self.branch)
+        main = self.repo.switch("main")
+        self.repo.git("merge", "-q", "--no-ff", "-m", f"merge {self.branch}", self.branch)
+        main.pins, main.declared, main.code = dict(head.pins), dict(head.declared), head.code
+        main.golden_pins, main.golden_code, main.writers = dict(head.golden_pins), head.golden_code, dict(head.writers)
+        head.fork = (dict(head.golden_pins), head.golden_code)
+        self.tally["merges"] += 1
+        self.check("main", "PR check")
 
     @rule(on_main=st.booleans())
     def changelog(self, on_main):
@@ -177,6 +229,7 @@ class PullRequestFlow(RuleBasedStateMachine):
         self.tally[f"PR checks on {'main' if on_main else 'the branch'}"] += 1
         self.check("main" if on_main else self.branch, "PR check")
 
+    @precondition(lambda self: self.model(self.branch).declared != self.model("main").pins)  # a bump (not merged)
     @rule()
     def plain_upgrade(self):
         """`upgrade` without options on the bump branch: the check's answer, and the same verdict."""
@@ -280,3 +333,14 @@ def test_a_code_change_blamed_on_the_stack_is_caught(flow, monkeypatch):
     flow.main_code_change(steps=3)
     with pytest.raises(AssertionError, match="the headline does not say the team's code changed"):
         flow.pull_request_check(on_main=True)
+
+
+def test_a_verdict_blind_to_re_recorded_golden_values_is_caught(flow, monkeypatch):
+    """A code change on the branch, its golden values re-recorded without a reason and committed: a verdict that
+    does not list them (the check judged against the branch's own new values) is caught."""
+    from harness.verdict import rerecorded
+
+    monkeypatch.setattr(rerecorded, "applied", lambda verdict, changes, reports: verdict)
+    flow.branch_code_change(steps=3)
+    with pytest.raises(AssertionError, match="golden values listed"):
+        flow.branch_rerecord(reason=False)  # the check on its push

@@ -46,7 +46,12 @@ def assert_answer(said: Said, want: oracle.Expected, head: oracle.Branch, layout
         assert rows[check]["change"]["mark"] == "accepted", shown
     for check, said_cause in want.causes.items():
         assert rows[check]["cause"] == said_cause, f"{check}: {rows[check]['cause']!r}\n{shown}"
+    listed = sorted((v["family"], v["key"]) for v in (s["golden_changes"] or {}).get("values", []))
+    assert listed == sorted(want.rerecorded), f"golden values listed {listed}, the oracle's {want.rerecorded}\n{shown}"
     headline = s["headline"]
+    strict = bool(want.unexplained) and not (want.failing_on_baseline or want.changed)
+    assert headline.startswith("RE-RECORDED") == strict, f"re-recorded without a reason: {want.unexplained}\n{shown}"
+    headline = headline.split("without a reason; ", 1)[1] if strict else headline
     if want.failing_on_baseline:
         assert "on the baseline itself" in headline and "your code" in headline, \
             f"the headline does not say the team's code changed: {headline}\n{shown}"

@@ -120,6 +120,10 @@ class Repository:
             self.on = name
         return self.branches[name]
 
+    def holds_main(self, branch: str) -> bool:
+        """Whether `branch` holds every commit of main (a merge without conflicts, as an up-to-date branch)."""
+        return self.git("rev-list", "--count", f"{branch}..main").strip() == "0"
+
     def uncommitted(self) -> str:
         return self.git("status", "--porcelain")
 

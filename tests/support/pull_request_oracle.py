@@ -15,6 +15,9 @@ MODULES = ("alpha", "beta")  # simulated_stack.make_project's contract modules, 
 CHECKS = [f"{m}/test_{m}_{n}" for m in MODULES for n in ("first", "second", "third")]
 
 
+Writer = tuple[str, "str | None"] | None  # the command and reason a family's golden file says wrote it; None: none
+
+
 @dataclasses.dataclass
 class Branch:
     """One branch's committed state, as the model knows it."""
@@ -24,10 +27,29 @@ class Branch:
     code: str  # the team's code (trainer/optim.py)
     golden_pins: dict[str, str]  # the stack its golden values were recorded on
     golden_code: str  # the code they were recorded with
+    # What wrote each family's golden file (the last recording that rewrote it), by family.
+    writers: dict[str, Writer] = dataclasses.field(default_factory=lambda: dict.fromkeys(MODULES))
+    # The golden values where the branch left main (their merge base): (pins, code) they were recorded with;
+    # None for main itself.
+    fork: tuple[dict[str, str], str] | None = None
 
     @property
     def stale(self) -> bool:
         return self.declared != self.pins
+
+    def recorded(self, pins: dict[str, str], accepted: Writer) -> None:
+        """A recording on `pins` with the branch's code, as support.golden_stack.record writes it: a family's file
+        is rewritten (its writer now `accepted`) when its values or stack differ, or when it gives a reason to an
+        acceptance that had none."""
+        for family in MODULES:
+            checks = [c for c in CHECKS if c.startswith(f"{family}/")]
+            moved = any(golden_stack.value(c, pins, self.code) != golden_stack.value(c, self.golden_pins,
+                                                                                     self.golden_code) for c in checks)
+            was = self.writers[family]
+            reason_added = accepted is not None and accepted[1] and was is not None and not was[1]
+            if moved or golden_stack.stack(pins) != golden_stack.stack(self.golden_pins) or reason_added:
+                self.writers[family] = accepted
+        self.golden_pins, self.golden_code = dict(pins), self.code
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +62,8 @@ class Expected:
     failing_on_baseline: tuple[str, ...] = ()  # the team's code changed since the recording
     changed: tuple[str, ...] = ()  # by the bump
     causes: dict[str, str] = dataclasses.field(default_factory=dict)  # accepted or changed id -> the bump said
+    rerecorded: tuple[tuple[str, str], ...] = ()  # (family, key) of each golden value the branch changed
+    unexplained: tuple[tuple[str, str], ...] = ()  # of those, the ones its file says no reason for
 
 
 def bumped(base: dict[str, str], cand: dict[str, str]) -> tuple[str, ...]:
@@ -63,6 +87,16 @@ def cause(check: str, base: Branch, head: Branch, recorded: str, passes: bool) -
     return " and ".join(bump_text(g, base.pins, head.pins) for g in groups) + " (each alone)" * (len(groups) > 1)
 
 
+def rerecorded(head: Branch) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The golden values the branch holds otherwise than where it left main, and those written without a reason."""
+    if head.fork is None:
+        return [], []
+    pins, code = head.fork
+    moved = [(c.split("/", 1)[0], c.split("/", 1)[1]) for c in CHECKS
+             if golden_stack.value(c, head.golden_pins, head.golden_code) != golden_stack.value(c, pins, code)]
+    return moved, [(f, k) for f, k in moved if not (head.writers[f] and head.writers[f][1])]
+
+
 def expected(base: Branch, head: Branch) -> Expected:
     """The PR check on `head` (the branch's working tree, all committed) against `base`'s pins (main's)."""
     if head.stale or base.stale:
@@ -81,4 +115,8 @@ def expected(base: Branch, head: Branch) -> Expected:
         elif not on_cand:
             changed.append(check)
             causes[check] = cause(check, base, head, recorded, passes=False)
-    return Expected(False, int(bool(failing or changed)), tuple(accepted), tuple(failing), tuple(changed), causes)
+    moved, unexplained = rerecorded(head)
+    # re-recorded = "fail" (the table's default): a value changed without a reason fails an otherwise passing check
+    status = int(bool(failing or changed or unexplained))
+    return Expected(False, status, tuple(accepted), tuple(failing), tuple(changed), causes, tuple(moved),
+                    tuple(unexplained))
