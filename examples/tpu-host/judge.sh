@@ -8,12 +8,13 @@
 # The baseline is the host's own JAX and numpy with optax 0.2.6 and Flax 0.12.8; the entries run Python 3.11,
 # the host's. With SKIP_CHIP=1 only the CPU half runs (a rehearsal on a machine without the chip). STEPS=golden
 # then STEPS=upgrade (the same WORKDIR, or its cpu/ and tpu/ projects copied there) run the two steps as two
-# commands, for a host that limits a command's time. Its exit status is the harness's: the largest of the steps it
+# commands, for a host that limits a command's time; SIDES=cpu, then SIDES=tpu (default: both, side by side) splits
+# a step further, one platform a command, the chip's last (its verdict names what only it shows). Its exit status is the harness's: the largest of the steps it
 # ran on either side (0 OK, 1 CHANGED, 2 could not record or judge). With OUT set, each side's logs, verdict and
 # golden values go into $OUT/<side>.tgz.
 set -u
 REPO=$PWD; W=${1:-/tmp/upgrade-harness-tpu}; PLATFORM=${PLATFORM:-tpu}; CANDIDATE=${CANDIDATE:-optax==0.2.8}
-STEPS=${STEPS:-golden upgrade}
+STEPS=${STEPS:-golden upgrade}; SIDES=${SIDES:-cpu $PLATFORM}
 export UV_DEFAULT_INDEX=${UV_DEFAULT_INDEX:-file:///opt/pypi/simple} UV_FIND_LINKS=$REPO/.whl-tpu UV_OFFLINE=1
 export UV_PYTHON_DOWNLOADS=never
 T0=$(date +%s); say() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
@@ -52,24 +53,29 @@ side() {  # one platform's steps, each one's status written anew (none left from
   for step in $STEPS; do rm -f "$W/$1/$step.status"; "$step" "$1"; done
 }
 
-# A recording starts from nothing but the tool; a judging from its projects.
-case " $STEPS " in *" golden "*) rm -rf "$W/cpu" "$W/$PLATFORM" "$W/platforms" ;; esac
+# A recording starts from nothing but the tool (the sides it records); a judging from its projects.
+case " $STEPS " in *" golden "*)
+  for side in $SIDES; do rm -rf "${W:?}/$side" "$W"/platforms/*-"$side".json "$W"/platforms/*-"$side".baseline.json.gz; done ;; esac
 [ -x "$W/tool/bin/upgrade-harness" ] || tool
 export PATH=$W/tool/bin:$PATH
-nice -n 10 bash -c "$(declare -f say project golden upgrade side); $(declare -p REPO W CANDIDATE STEPS T0); side cpu" &
-CPU=$!  # the CPU half yields the cores to the chip's half, the longer one (its compiles)
-[ -z "${SKIP_CHIP:-}" ] && side "$PLATFORM"
-wait $CPU
+ran() { case " $SIDES " in *" $1 "*) return 0 ;; esac; return 1; }
+CPU=
+if ran cpu; then
+  nice -n 10 bash -c "$(declare -f say project golden upgrade side); $(declare -p REPO W CANDIDATE STEPS T0); side cpu" &
+  CPU=$!  # the CPU half yields the cores to the chip's half, the longer one (its compiles)
+fi
+[ -z "${SKIP_CHIP:-}" ] && ran "$PLATFORM" && side "$PLATFORM"
+[ -n "$CPU" ] && wait $CPU
 say done
 if [ -n "${OUT:-}" ]; then
-  for side in cpu "$PLATFORM"; do  # the CPU's values are the golden directory itself, a chip's under platforms/
+  for side in $SIDES; do  # the CPU's values are the golden directory itself, a chip's under platforms/
     values=(golden/platforms/"$side"); [ "$side" = cpu ] && values=(--exclude=golden/platforms golden)
     [ -d "$W/$side" ] && tar czf "$OUT/$side.tgz" -C "$W/$side" init.log golden.log upgrade.log \
       reports/upgrade-summary.md reports/upgrade-summary.json "${values[@]}" 2>/dev/null
   done
 fi
-STATUS=0  # the harness's: the largest status of the steps this command ran, on either side
-for side in cpu "$PLATFORM"; do
+STATUS=0  # the harness's: the largest status of the steps this command ran, on the sides it ran
+for side in $SIDES; do
   for step in $STEPS; do
     [ -f "$W/$side/$step.status" ] && [ "$(cat "$W/$side/$step.status")" -gt "$STATUS" ] && STATUS=$(cat "$W/$side/$step.status")
   done

@@ -57,3 +57,17 @@ def test_each_sides_archive_holds_its_own_golden_values(tmp_path):
     assert "golden/builtin/clipping.json" in cpu_names and not any("platforms" in n for n in cpu_names)
     assert "golden/platforms/tpu/clipping.json" in tpu_names and "golden/builtin/clipping.json" not in tpu_names
     assert {"init.log", "golden.log", "upgrade.log", "reports/upgrade-summary.md"} <= cpu_names & tpu_names
+
+
+def test_one_side_a_command_runs_only_that_side_and_keeps_the_others(tmp_path):
+    """SIDES=cpu then SIDES=tpu: a step split into one platform a command, for a host that limits a command's
+    time; each command's status is its side's, and a side's recording leaves the other side's project alone."""
+    work = tmp_path / "w"
+    assert _run(work, tmp_path / "out0", "golden", SIDES="cpu").returncode == 0
+    assert (work / "cpu" / "golden.status").exists() and not (work / "tpu").exists()
+    assert _run(work, tmp_path / "out1", "golden", SIDES="tpu", GOLDEN_tpu="2").returncode == 2
+    assert (work / "cpu" / "golden" / "builtin" / "clipping.json").exists()  # the CPU's recording kept
+    assert _run(work, tmp_path / "out2", "upgrade", SIDES="cpu", UPGRADE_tpu="1").returncode == 0  # the chip not run
+    assert not (work / "tpu" / "upgrade.status").exists()
+    assert _run(work, tmp_path / "out3", "upgrade", SIDES="tpu", UPGRADE_tpu="1").returncode == 1
+    assert sorted(p.name for p in (tmp_path / "out3").iterdir()) == ["tpu.tgz"]
