@@ -7,14 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 import pytest
 
 from harness import builtin_families, golden_layout
-
-if TYPE_CHECKING:
-    from harness.contract.golden import GoldenStore
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -61,10 +56,19 @@ def of_item(item, own_dirs: list[Path]) -> Family:
     return Family(family(item), is_own(Path(str(item.path)), own_dirs))
 
 
-def own(items, own_dirs: list[Path], store: GoldenStore | None = None) -> set[str]:
+@dataclasses.dataclass(frozen=True)
+class GoldenPlaces:
+    """Where a run reads golden files: the project's directory, and the tool's own values of the built-in families
+    (None: this checkout, whose directory holds them)."""
+
+    directory: Path
+    fallback: Path | None
+
+
+def own(items, own_dirs: list[Path], golden: GoldenPlaces | None = None) -> set[str]:
     """The families of the items collected from the project's own contract directories. Refused, with the
     fix: an own check with a built-in check's id (one id is one line of the verdict), and an own family whose
-    golden file would be another's (`store`: where the run reads them)."""
+    golden file would be another's (`golden`: where the run reads them)."""
     if not own_dirs:
         return set()
     mine: dict[str, Path] = {}
@@ -80,12 +84,12 @@ def own(items, own_dirs: list[Path], store: GoldenStore | None = None) -> set[st
             f"pytestmark = pytest.mark.family(\"my_{name}\").")
     names = {i.split("/", 1)[0] for i in mine}
     for name in sorted(names):
-        if store is not None and (problem := _golden_file_problem(store, name)):
+        if golden is not None and (problem := _golden_file_problem(golden, name)):
             raise pytest.UsageError(problem)
     return names
 
 
-def _golden_file_problem(store: GoldenStore, name: str) -> str | None:
+def _golden_file_problem(store: GoldenPlaces, name: str) -> str | None:
     """Why the own family `name` cannot have the golden file golden/<name>.json; None when it can."""
     if name not in builtin_families.BY_NAME:
         return None

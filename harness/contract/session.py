@@ -70,7 +70,8 @@ class Recorder:
     def collected(self, items) -> None:
         """The project's own families among the items collected; the golden store told them (an earlier copy
         of a built-in family of one of their names is theirs now)."""
-        self.own_families |= families.own(items, self.own_contracts, self.store)
+        self.own_families |= families.own(items, self.own_contracts,
+                                          families.GoldenPlaces(self.store.directory, self.store.fallback))
         self.store.own_names = frozenset(self.own_families)
 
     def add(self, record: CheckRecord) -> None:

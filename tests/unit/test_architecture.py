@@ -75,3 +75,56 @@ def test_the_host_reads_its_environment_only_through_its_boundary(path):
 
 def test_the_boundary_check_sees_a_use():
     assert _environ_uses(BOUNDARY)  # the check above would otherwise pass on any file
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(HARNESS.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(path: Path, known: set[str]) -> set[str]:
+    """The package's modules `path` imports at its top level, those under `if TYPE_CHECKING:` (or any `if`/`try`)
+    counted too: a function's own import is left out (it runs when called, after both modules exist)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+
+    def visit(body) -> None:
+        for node in body:
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names)
+            elif isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+
+    visit(_tree(path).body)
+    return {m for m in found if m in known and m != name}
+
+
+def test_no_import_loop_counting_type_checking_imports():
+    """Two modules that import each other are one concept split in two, or a loop a type hint hides: none."""
+    known = {_module_name(p) for p in MODULES}
+    graph = {_module_name(p): _imported(p, known) for p in MODULES}
+    loops, seen, path = [], set(), []
+
+    def walk(module: str) -> None:
+        if module in path:
+            loops.append(path[path.index(module):] + [module])
+            return
+        if module in seen:
+            return
+        seen.add(module)
+        path.append(module)
+        for other in sorted(graph[module]):
+            walk(other)
+        path.pop()
+
+    for module in sorted(graph):
+        walk(module)
+    assert not loops, loops[:3]
