@@ -17,6 +17,8 @@ import inspect
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from harness import builtin_families as families
 
 LEDGER = Path(__file__).resolve().parent.parent / "coverage" / "ledger.toml"
@@ -110,3 +112,15 @@ def check_defaults(check, family: str, name: str) -> None:
     check.describe_input(f"the defaults and kinds of {name}({', '.join(params)})")
     check.golden_fact(f"defaults/{name}", defaults(name, params))
     check.golden_fact(f"kinds/{name}", kinds(name, params))
+
+
+def parameter_defaults_test(family: str):
+    """The test of a family's defaults module (test_<family>_defaults.py): one check per callable the ledger lists
+    for the family's areas, named builtin_families.DEFAULTS_TEST and parametrized by the callable's name (the
+    selection names those checks one by one: `masks/test_parameter_defaults[optax.adamw]`)."""
+    @pytest.mark.parametrize("name", sorted(ledger_params(family)))
+    def test_parameter_defaults(check, name):
+        """Every parameter's default (or that it is required) and kind equal the baseline's."""
+        check_defaults(check, family, name)
+
+    return test_parameter_defaults

@@ -1,17 +1,9 @@
-"""The defaults of every activations callable (jax.nn, as the ledger lists it) the ledger lists: a changed default changes what a caller who
-leaves the parameter out gets, with no change to their code (harness/builtin/defaults.py says how)."""
+"""The defaults of every activations callable the ledger lists (jax.nn's): a changed default changes what a caller
+who leaves the parameter out gets, with no change to their code (harness/builtin/defaults.py says how)."""
 
 import pytest
 
 from harness.builtin import defaults
 
 pytestmark = pytest.mark.family("activations")
-
-FAMILY = "activations"
-
-
-@pytest.mark.parametrize("name", sorted(defaults.ledger_params(FAMILY)))
-def test_parameter_defaults(check, name):
-    """Every parameter's default (or that it is required) and kind equal the baseline's."""
-    defaults.check_defaults(check, FAMILY, name)
-
+test_parameter_defaults = defaults.parameter_defaults_test("activations")

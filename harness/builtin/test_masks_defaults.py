@@ -6,11 +6,4 @@ import pytest
 from harness.builtin import defaults
 
 pytestmark = pytest.mark.family("masks")
-
-FAMILY = "masks"
-
-
-@pytest.mark.parametrize("name", sorted(defaults.ledger_params(FAMILY)))
-def test_parameter_defaults(check, name):
-    """Every parameter's default (or that it is required) and kind equal the baseline's."""
-    defaults.check_defaults(check, FAMILY, name)
+test_parameter_defaults = defaults.parameter_defaults_test("masks")

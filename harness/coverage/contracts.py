@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from harness.stack.selection import builtin_modules
 from harness.stack.selection.builtin_modules import family_of
 
 BUILTIN = Path(__file__).resolve().parents[1] / "builtin"
@@ -17,6 +18,5 @@ def ids(folder: Path = BUILTIN) -> set[str]:
     for path in sorted(folder.glob("test_*.py")):
         tree = ast.parse(path.read_text(), filename=str(path))
         family = family_of(tree, path)
-        found |= {f"{family}/{node.name}" for node in tree.body
-                  if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")}
+        found |= {f"{family}/{name}" for name in builtin_modules.test_functions(tree)}
     return found

@@ -26,9 +26,12 @@ class BuiltinModule:
 
 def test_functions(tree: ast.Module) -> frozenset[str]:
     """The module's top-level test functions: pytest's default `test_*` functions (the contract suite's
-    pytest.ini keeps them), each one or more checks (its parametrizations)."""
-    return frozenset(n.name for n in tree.body
-                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test_"))
+    pytest.ini keeps them), each one or more checks (its parametrizations); defined there, or made by a factory and
+    bound to a `test_*` name (`test_parameter_defaults = defaults.parameter_defaults_test("masks")`)."""
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    bound = {t.id for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+             for t in n.targets if isinstance(t, ast.Name)}
+    return frozenset(name for name in defined | bound if name.startswith("test_"))
 
 
 def family_of(tree: ast.Module, path: Path) -> str:

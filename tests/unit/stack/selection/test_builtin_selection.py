@@ -118,21 +118,24 @@ def test_report_mode_takes_the_tests_whose_subject_the_code_calls(team):
 
 
 def test_a_defaults_test_is_a_checks_parametrization_by_the_callables_name():
-    """The selection names one check of a family's defaults test per callable: each defaults module's test has
-    the declared name and is parametrized by the callable's name (harness.builtin.defaults.ledger_params)."""
-    import ast
+    """The selection names one check of a family's defaults test per callable: each defaults module holds one test,
+    made by harness.builtin.defaults.parameter_defaults_test, with the declared name, under its family's mark, and
+    parametrized by the callable's name over the callables the ledger lists for the family."""
+    import importlib
+    import inspect
 
     from harness import builtin_families
+    from harness.builtin import defaults
 
     for family in builtin_families.areas():
-        module = builtin_modules.BUILTIN / f"test_{family}_defaults.py"
-        tree = ast.parse(module.read_text())
-        tests = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
-        assert [t.name for t in tests] == [builtin_families.DEFAULTS_TEST], module
-        parametrized = [d for d in tests[0].decorator_list if isinstance(d, ast.Call) and d.args
-                        and isinstance(d.args[0], ast.Constant)]
-        assert [d.args[0].value for d in parametrized] == ["name"], module
-        assert "ledger_params" in ast.unparse(parametrized[0].args[1]), module
+        module = importlib.import_module(f"harness.builtin.test_{family}_defaults")
+        tests = {n: f for n, f in vars(module).items() if n.startswith("test_") and inspect.isfunction(f)}
+        assert list(tests) == [builtin_families.DEFAULTS_TEST], module
+        test = tests[builtin_families.DEFAULTS_TEST]
+        assert test.__name__ == builtin_families.DEFAULTS_TEST, module
+        assert module.pytestmark.args == (family,), module
+        (parametrized,) = test.pytestmark
+        assert parametrized.args == ("name", sorted(defaults.ledger_params(family))), module
 
 
 def test_what_an_out_of_scope_callable_builds_on_comes_from_the_ledger():
