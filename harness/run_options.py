@@ -68,7 +68,7 @@ class RunOptions:
                                               "too); not with --candidate")))
     pre: bool = _option(False, group=HOST, flags=("--pre",), commands=(UPGRADE,), kind=bool,
                         argparse=dict(help="let `latest` take pre-releases"))
-    # None: harness.stack.commands.upgrade_args decides (2; 1 where one process at a time holds the accelerator).
+    # None: harness.stack.commands.upgrade.parse_options decides (2; 1 where one process at a time holds the accelerator).
     jobs: int | None = _option(None, group=HOST, flags=("--jobs",), commands=(UPGRADE,), kind=int,
                                argparse=dict(type=int, help=(
                                    "entries run at once (default 2; 1 on a TPU host, whose TPU one process at a "
@@ -85,7 +85,7 @@ class RunOptions:
     offline: bool = _option(False, group=RUN, flags=("--offline",), commands=(UPGRADE,), env="UV_OFFLINE", kind=bool,
                             argparse=dict(help="never use the network: environments and uv's cache must already "
                                                "hold every stack"))
-    # Bytes, once harness.stack.commands.upgrade_args has read the size typed.
+    # Bytes, once harness.stack.commands.upgrade.parse_options has read the size typed.
     envs_size_limit: float | None = _option(None, group=HOST, flags=("--envs-size-limit",), commands=(UPGRADE,),
                                           argparse=dict(metavar="SIZE", help=(
                                               "after the run, remove entry environments no current plan uses, least "

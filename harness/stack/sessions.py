@@ -26,7 +26,7 @@ from harness.model import entry_job
 from harness.model.enums import BuiltinMode
 from harness.stack import boundary, paths, project
 from harness.stack.commands import frame, golden_record, options as command_options, project_options
-from harness.stack.commands import upgrade as upgrade_run, upgrade_args
+from harness.stack.commands import upgrade as upgrade_run
 from harness.stack.entry_side import entry as stack_entry, entry_jobs, noise_runs
 from harness.stack.pins import current, locks, matrix, plan
 from harness.stack.run import job_reuse, lifeline, preflight, run_lock
@@ -125,7 +125,7 @@ def golden(session: nox.Session) -> None:
     tool's own values unless --record-builtin records the team's copy (a baseline unlike the tool's)."""
     require_python(session)
     told = Workspace.from_environment()
-    options = project_options.parse_golden(session.posargs, prog=upgrade_args.prog(told, "golden"))
+    options = project_options.parse_golden(session.posargs, prog=command_options.prog(told, "golden"))
     given = run_options.absolute(run_options.from_namespace(options), paths.invoked_from(session.invoked_from))
     ws = told.with_options(given)
     if options.record_builtin:
@@ -216,7 +216,7 @@ def judge(session: nox.Session) -> None:
 def lock(session: nox.Session) -> None:
     """Regenerate the committed locks (the full resolved stack of each locked matrix entry) with uv."""
     ws = Workspace.from_environment()
-    command_options.parse("lock", session.posargs, prog=upgrade_args.prog(ws, "lock"))  # --help: nothing written
+    command_options.parse("lock", session.posargs, prog=command_options.prog(ws, "lock"))  # --help: nothing written
     if not ENTRIES:
         raise HarnessError(NO_PYTHON)
     locks.write_locks(ws, session, [e for e in ENTRIES.values() if e.locked])

@@ -22,7 +22,7 @@ from pathlib import Path
 from support import golden_stack, simulated_stack as sim, team_files
 from support.pull_request_oracle import Branch
 from harness.stack.commands import team_accept, upgrade
-from harness.stack.commands.accept_steps import Steps
+from harness.stack.commands.accept import Steps
 from harness.stack.pins import current, locks, matrix
 from harness.stack.workspace import Workspace
 

@@ -11,7 +11,7 @@ from harness.contract import options as contract_options
 from harness.run_options import ENTRY, GOLDEN, HOST, JOB, PROJECT, RUN, UPGRADE, RunOptions
 from harness.stack import paths, staging
 from harness.stack.commands import project_options
-from harness.stack.commands import accept, accept_steps, upgrade_args
+from harness.stack.commands import accept, upgrade
 from harness.stack.run import entry_runs
 from harness.stack.workspace import Workspace
 
@@ -20,7 +20,7 @@ SAMPLES = {str: ("x-1", "x-1"), int: ("7", 7), Path: ("/abs/file", Path("/abs/fi
            tuple: ("/abs/dir", (Path("/abs/dir"),)),
            run_options.RevisionPath: ("main:/abs/file", Path("main:/abs/file"))}  # a file as git revision main holds it
 CHECKOUT = Workspace.of(paths.SOURCE)
-PARSERS = {UPGRADE: lambda argv: upgrade_args.parse(CHECKOUT, argv), GOLDEN: project_options.parse_golden,
+PARSERS = {UPGRADE: lambda argv: upgrade.parse_options(CHECKOUT, argv), GOLDEN: project_options.parse_golden,
            PROJECT: lambda argv: project_options.split(argv)[0]}
 
 
@@ -101,14 +101,14 @@ def _no_tpu(monkeypatch) -> None:
 
 def test_existing_upgrade_command_lines_read_as_before(monkeypatch):
     _no_tpu(monkeypatch)
-    args = upgrade_args.parse(CHECKOUT, ["--candidate", "jax==0.12.0.1", "--pre", "--jobs", "3", "--reports", "out",
+    args = upgrade.parse_options(CHECKOUT, ["--candidate", "jax==0.12.0.1", "--pre", "--jobs", "3", "--reports", "out",
                                          "--bisect", "--offline", "--contracts", "a", "--contracts", "b", "--no-builtin",
                                          "--baseline-from", "req.txt", "--envs-size-limit", "1GiB"])
     assert (args.candidate, args.pre, args.jobs, args.reports, args.bisect, args.offline) == (
         "jax==0.12.0.1", True, 3, Path("out"), True, True)
     assert (args.contracts, args.builtin, args.baseline_from) == ([Path("a"), Path("b")], "off", Path("req.txt"))
     assert args.envs_size_limit == 2**30
-    plain = upgrade_args.parse(CHECKOUT, [])
+    plain = upgrade.parse_options(CHECKOUT, [])
     assert (plain.candidate, plain.pre, plain.jobs, plain.reports, plain.contracts, plain.builtin) == (
         None, False, 2, None, [], None)
     assert plain.envs_size_limit is None
@@ -155,7 +155,7 @@ def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeyp
     child = entry_runs.child_environment(ws, entry_runs.told(ws, Args, 1), tmp_path / "job.json")
     assert not {k for k in own if child.get(k) == "from another run"}
     seen = {}
-    monkeypatch.setattr(accept_steps.subprocess, "run", lambda cmd, **kw: seen.update(kw["env"]) or _Done())
+    monkeypatch.setattr(accept.subprocess, "run", lambda cmd, **kw: seen.update(kw["env"]) or _Done())
     stage = staging.Stage(tmp_path)
     accept.record_golden(stage)
     assert seen and not own & set(seen)  # the golden recording accept starts: the plan too (was kept)
@@ -177,15 +177,15 @@ def test_a_rev_path_reaches_the_children_with_its_path_made_absolute(tmp_path):
 
 
 def test_a_path_is_shown_relative_to_where_the_command_was_typed(tmp_path):
-    from harness.stack import cli_args
+    from harness.stack import shown
 
     (tmp_path / "src" / "deep").mkdir(parents=True)
     log = tmp_path / "reports" / "baseline.log"
-    assert cli_args.shown_path(log, tmp_path) == "reports/baseline.log"
-    assert cli_args.shown_path(log, tmp_path / "src") == "../reports/baseline.log"
-    assert cli_args.shown_path(log, tmp_path / "src" / "deep") == "../../reports/baseline.log"
+    assert shown.shown_path(log, tmp_path) == "reports/baseline.log"
+    assert shown.shown_path(log, tmp_path / "src") == "../reports/baseline.log"
+    assert shown.shown_path(log, tmp_path / "src" / "deep") == "../../reports/baseline.log"
     far = tmp_path.joinpath(*["x"] * 40)  # from there, ../ forty times is longer than the path itself
-    assert cli_args.shown_path(log, far) == str(log.resolve())
+    assert shown.shown_path(log, far) == str(log.resolve())
 
 
 def test_what_a_run_tells_its_entries_is_its_own_options_not_its_process_environment(monkeypatch, tmp_path):
@@ -237,18 +237,18 @@ def test_a_tpu_host_runs_the_entries_one_at_a_time_unless_told(monkeypatch):
 
     _no_tpu(monkeypatch)
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)
-    plain = upgrade_args.parse(CHECKOUT, [])
+    plain = upgrade.parse_options(CHECKOUT, [])
     assert (plain.jobs, plain.jobs_why) == (2, None)
     monkeypatch.setenv("TPU_ACCELERATOR_TYPE", "v5litepod-1")
-    on_tpu = upgrade_args.parse(CHECKOUT, [])
+    on_tpu = upgrade.parse_options(CHECKOUT, [])
     assert on_tpu.jobs == 1
     assert on_tpu.jobs_why == "a TPU host (TPU_ACCELERATOR_TYPE is set): one process at a time can hold its TPU"
-    assert (upgrade_args.parse(CHECKOUT, ["--jobs", "2"]).jobs, upgrade_args.parse(CHECKOUT, ["--jobs", "2"]).jobs_why) \
+    assert (upgrade.parse_options(CHECKOUT, ["--jobs", "2"]).jobs, upgrade.parse_options(CHECKOUT, ["--jobs", "2"]).jobs_why) \
         == (2, None)
     # --platform says where the entries' JAX runs: on the CPU they may run side by side, on the TPU one at a time.
-    assert [upgrade_args.parse(CHECKOUT, ["--platform", p]).jobs for p in ("cpu", "tpu")] == [2, 1]
+    assert [upgrade.parse_options(CHECKOUT, ["--platform", p]).jobs for p in ("cpu", "tpu")] == [2, 1]
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
-    assert upgrade_args.parse(CHECKOUT, []).jobs == 2
+    assert upgrade.parse_options(CHECKOUT, []).jobs == 2
     assert boundary.one_process_at_a_time({"TPU_WORKER_ID": "0", "JAX_PLATFORMS": ""}) is not None
     assert boundary.one_process_at_a_time({"PATH": "/usr/bin"}) is None
 

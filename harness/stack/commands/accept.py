@@ -11,21 +11,25 @@ accept or upgrade has finished the moves, as after. The expensive steps (Steps) 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import functools
+import os
 import re
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Verdict
-from harness.stack import cli_args, staging
-from harness.stack.commands import (frame, golden_changelog, golden_departures, golden_record, judge, options,
-                                    upgrade_args)
-from harness.stack.commands.accept_steps import Printer, Steps, git, record_golden  # noqa: F401  (accept.Steps is the seam)
-from harness.stack.pins import matrix
+from harness.stack import boundary, staging
+from harness.stack.shown import log_tail
+from harness.stack.commands import frame, golden_changelog, golden_departures, golden_record, judge, options
+from harness.stack.pins import locks, matrix
 from harness.stack.run import run_lock
 from harness.stack.commands.upgrade import REPLAY
 from harness.stack.workspace import Workspace
@@ -36,6 +40,72 @@ NEXT = "review `git diff`, then commit harness/matrix.toml locks/ golden/"
 # harness.contract.golden_recording's words when a check fails while recording (nothing is written then)
 RECORDING_FAILED = re.compile(r"golden: NOT written: \d+ checks did not pass while recording: [^\n]*"
                               r"(?:\ngolden:   [^\n]*)*")  # and each one's reason, a line each
+
+
+# --- the steps that reach outside the process (git, uv, the golden session, the clock, moving files), as one
+# seam: tests pass fakes, and count them to stop accept at each one.
+
+
+def git(root: Path, args: list[str]) -> str:
+    """git's output in the checkout; HarnessError when git is missing or this is not a git checkout."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise HarnessError("git is not installed; accept needs it to check golden/ and to list what changed.") from None
+    if done.returncode != 0:
+        raise HarnessError(f"`git {' '.join(args)}` failed in {root} ({done.stderr.strip()}); "
+                           "run accept in the project's git checkout.")
+    return done.stdout
+
+
+def record_golden(stage: staging.Stage, team: bool = False, reason: str | None = None) -> int:
+    """`nox -s golden -- --accept-changes` as a child nox session reading the staged pins and locks and
+    writing the staged golden/ (HARNESS_STAGE); its output goes to reports/golden-recording.log. In a
+    team's project (`team`), the package's own sessions, told the project, as `upgrade-harness golden` runs them."""
+    root = stage.root
+    env = boundary.child_environment()  # the new pins, never a run's plan, selection or replay
+    env[env_vars.STAGE] = str(stage.files)
+    noxfile = ["-f", str(root / "noxfile.py")]
+    if team:
+        env[env_vars.PROJECT] = str(root)
+        noxfile = ["-f", str(Path(__file__).resolve().parents[1] / "sessions.py"), "--envdir", str(root / ".nox")]
+    cmd = [sys.executable, "-m", "nox", *noxfile, "-s", "golden", "--", "--accept-changes"]
+    cmd += ["--reason", reason] if reason else []
+    (root / "reports").mkdir(exist_ok=True)
+    with open(root / "reports" / "golden-recording.log", "w") as log:
+        return subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root, check=False).returncode
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class Printer:
+    """A stand-in for the nox session's logger when accept runs outside nox."""
+
+    @staticmethod
+    def log(message: str) -> None:
+        print(f"accept: {message}", flush=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Steps:
+    """The expensive or outside-world steps; tests pass fakes (and count them, to stop accept at each)."""
+
+    lock: Callable[[staging.Stage, list[matrix.Entry]], None]  # write these entries' lock files, staged
+    # Record golden values from the staged baseline, with the accept's reason (None: none given); the exit status.
+    record_golden: Callable[[staging.Stage, str | None], int]
+    git: Callable[[Path, list[str]], str] = git
+    clock: Callable[[], dt.datetime] = _now  # the changelog entry's time
+    replace: Callable[[Path, Path], None] = os.replace  # move one staged file into place
+
+    @classmethod
+    def real(cls, ws: Workspace, log=None) -> Steps:
+        def lock(stage: staging.Stage, entries: list[matrix.Entry]) -> None:
+            locks.write_locks(ws.staged(stage.files), log or Printer(), entries)
+
+        return cls(lock=lock, record_golden=lambda stage, reason: record_golden(stage, team=not ws.is_checkout,
+                                                                                reason=reason))
 
 
 # accept works in a checkout's workspace (harness.stack.workspace; a test gives a temporary checkout): its
@@ -157,8 +227,8 @@ def stopped(problem: str) -> HarnessError:
 def recording_failed(ws: Workspace, code: int) -> HarnessError:
     """The golden session failed: its log's end, and what to do when checks fail on the new baseline."""
     log = recording_log(ws)
-    problem = (f"`{upgrade_args.prog(ws, 'golden')} --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
-               f"{cli_args.log_tail(log)}")
+    problem = (f"`{options.prog(ws, 'golden')} --accept-changes` exited {code}; the end of reports/{log.name} says:\n"
+               f"{log_tail(log)}")
     failing = RECORDING_FAILED.search(log.read_text(errors="replace")) if log.exists() else None
     if failing:
         where = "those contracts in harness/builtin" if ws.is_checkout else "your contracts (or your code)"

@@ -31,7 +31,7 @@ from pathlib import Path
 from harness import run_options
 from harness.errors import HarnessError
 from harness.model import entry_job, report_io
-from harness.stack.commands import frame, judge, options, project_options, upgrade_args
+from harness.stack.commands import frame, judge, options, project_options, upgrade
 from harness.stack.entry_side import entry_jobs
 from harness.stack.pins import matrix
 from harness.stack.run import api_diff as api_for_run, followups, run_plan
@@ -56,7 +56,7 @@ def _publish(runs: list[EntryRun], entries: list[matrix.Entry], directory: Path,
 
 def plan(ws: Workspace, argv, invoked_from: str | None) -> int:
     """Resolve the plan once (`upgrade`'s options), write it, print the baseline and candidate as a matrix."""
-    return frame.execute(frame.Command("plan", lambda typed: upgrade_args.parse(ws, typed, "plan"),
+    return frame.execute(frame.Command("plan", lambda typed: upgrade.parse_options(ws, typed, "plan"),
                                        lambda args: _plan(ws, args, invoked_from)), argv)
 
 
@@ -72,7 +72,7 @@ def _plan(ws: Workspace, args: argparse.Namespace, invoked_from: str | None) -> 
 
 def _directory(ws: Workspace, argv, invoked_from: str | None, command: str) -> Path:
     """DIR, as the user typed it from `invoked_from`."""
-    return Path(invoked_from or ".") / options.parse(command, argv, upgrade_args.prog(ws, command)).directory
+    return Path(invoked_from or ".") / options.parse(command, argv, options.prog(ws, command)).directory
 
 
 def _run_id(ws: Workspace, directory: Path) -> str | None:

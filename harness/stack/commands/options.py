@@ -160,3 +160,8 @@ def parse(command: str, argv, prog: str | None = None) -> argparse.Namespace:
             raise HelpShown() from None
         raise HarnessError(f"{found.prog.removesuffix(' --')}: bad arguments {list(argv)}; "
                            "see the usage above.") from exc
+
+
+def prog(ws, command: str) -> str:
+    """The usage names the command that was typed: this checkout's session, or the team's command."""
+    return f"nox -s {command} --" if ws.is_checkout else f"upgrade-harness {command}"

@@ -18,7 +18,7 @@ from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import Report
 from harness.stack import project, staging
 from harness.stack.commands import accept as checkout_accept, frame, golden_departures, golden_record, options
-from harness.stack.commands.accept_steps import Printer, Steps
+from harness.stack.commands.accept import Printer, Steps
 from harness.stack.pins import branch_hint, current, matrix
 from harness.stack.run import run_lock
 from harness.stack.workspace import Workspace

@@ -10,13 +10,15 @@ import random
 import sys
 import time
 
-from harness.errors import EXIT_CANNOT_JUDGE
+from harness import platforms
+from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import now
-from harness.stack import cli_args, staging
+from harness.stack import boundary, staging
+from harness.stack.shown import log_tail
 from harness.stack.run import api_diff as api_for_run
-from harness.stack.commands import bisect, frame, judge, prune_envs, upgrade_args
+from harness.stack.commands import bisect, frame, judge, options, prune_envs
 from harness.stack.entry_side import entry as stack_entry
-from harness.stack.environments import harness_source
+from harness.stack.environments import envs, harness_source
 from harness.stack.pins import current, matrix, plan
 from harness.stack.run import followups, profile_table, run_dir, run_lock, run_plan, run_profile
 from harness.stack.entry_side import rollback
@@ -64,6 +66,27 @@ def _run_plan(ws: Workspace, args, entries: list[matrix.Entry], seed: int):
         return _follow_up(ws, args, entries, seed)
 
 
+JOBS = 2  # entries run at once unless --jobs says otherwise, or the host's accelerator takes one process
+
+
+def parse_options(ws: Workspace, argv, command: str = "upgrade") -> argparse.Namespace:
+    """`command`: upgrade, or plan (its first step alone, for CI), which takes the same options."""
+    args = options.parse(command, argv, options.prog(ws, command))  # its own options, and the project's
+    args.jobs_why = None  # why --jobs was not needed to run them one at a time
+    if args.jobs is None:  # --platform names where JAX runs (platforms.entries_at_once); else the host's default
+        args.jobs_why = boundary.one_process_at_a_time() if args.platform is None else None
+        args.jobs = 1 if args.jobs_why else JOBS
+    if args.jobs < 1:
+        raise HarnessError(f"--jobs {args.jobs}: give at least 1.")
+    args.jobs = platforms.entries_at_once(args.platform, args.jobs)
+    if args.envs_size_limit is not None:
+        try:
+            args.envs_size_limit = envs.parse_size(args.envs_size_limit)
+        except ValueError as exc:
+            raise HarnessError(f"--envs-size-limit: {exc}.") from None
+    return args
+
+
 def upgrade(ws: Workspace, argv, invoked_from: str | None = None) -> int:
     """nox -s upgrade: resolve the plan, run it, compare, print the verdict, return the exit status."""
     return frame.execute(frame.Command("upgrade", lambda typed: _recovered_then_parsed(ws, typed),
@@ -74,7 +97,7 @@ def _recovered_then_parsed(ws: Workspace, argv) -> argparse.Namespace:
     """Before the pins are read, and whatever the arguments: an accept killed while moving its files into
     place is finished first. Then the options."""
     staging.recover_unless_busy(ws.root, lambda line: print(f"upgrade: {line}", flush=True))
-    return upgrade_args.parse(ws, argv)
+    return parse_options(ws, argv)
 
 
 def _profiled(ws: Workspace, args, argv, invoked_from: str | None) -> int:
@@ -142,7 +165,7 @@ def _upgrade(ws: Workspace, args) -> int:
     silent = [e for e in ran if not run.report_file(e.name).exists()]
     for entry in silent:
         print(f"upgrade: entry {entry.name} wrote no report; the end of {RunDirectory(ws.home).log(entry.name)} "
-              "says:\n" + cli_args.log_tail(run.log(entry.name)), file=sys.stderr)
+              "says:\n" + log_tail(run.log(entry.name)), file=sys.stderr)
         if entry not in ran[:2]:  # an attribution entry: the attribution is partial, the verdict stands
             stack_entry.write_unresolvable(ws.reports, entry, f"its session wrote no report (see {entry.name}.log)",
                                            now(), run_id=ws.options.run_id)

@@ -19,7 +19,8 @@ from harness import env_vars, run_options
 from harness.model import entry_job, progress as progress_io
 from harness.model.report import now
 from harness.run_options import RunOptions
-from harness.stack import boundary, cli_args
+from harness.stack import boundary
+from harness.stack.shown import shown_path
 from harness.stack.entry_side import entry as stack_entry, entry_jobs
 from harness.stack.pins import matrix
 from harness.stack.entry_side import ending, rollback as rollback_runs
@@ -218,7 +219,7 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
                 run_profile.entry_done(name, time.perf_counter() - started.started, False, phase_dirs.get(name))
                 shown_log = _stem_of(run, next(iter(started.attempts)))
                 shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - started.started:5.1f}s "
-                                     f"(log: {cli_args.shown_path(ws.published / f'{shown_log}.log', typed_in)})")
+                                     f"(log: {shown_path(ws.published / f'{shown_log}.log', typed_in)})")
                 pending[:0] = twins.finished(name)  # its twins next, served from its report
             shown.refresh()
     return codes
@@ -255,7 +256,7 @@ def _looked_up(ws: Workspace, cache: Path, run: Run, args, seed: int, fresh: boo
             origin = (f"{a.reused.reused.entry}, this run's: the same stack, ran once"
                       if same_stack.of_this_run(a.reused) else a.reused.reused.when)
             shown.finished(stem, f"  {stem if run.rollback else run.entry.name:12s} reused    the report of "
-                                 f"{origin} (log: {cli_args.shown_path(ws.published / f'{stem}.log', typed_in)})")
+                                 f"{origin} (log: {shown_path(ws.published / f'{stem}.log', typed_in)})")
     return looked
 
 

@@ -25,7 +25,7 @@ from harness.stack.workspace import Workspace
 def prepare(ws: Workspace, args: argparse.Namespace,
             invoked_from: str | None) -> tuple[Workspace, argparse.Namespace]:
     """A Python, a writable reports directory and a plan that can run (harness.stack.run.preflight),
-    for the options harness.stack.commands.upgrade_args read: HarnessError (exit 2) before anything runs or
+    for the options harness.stack.commands.upgrade.parse_options read: HarnessError (exit 2) before anything runs or
     moves. The workspace with the reports directory the arguments name (`--reports DIR`), and the arguments."""
     args.run_id = new_run_id()
     args.typed_in = str(Path(invoked_from or ".").resolve())  # where paths are shown relative to

@@ -206,12 +206,12 @@ def test_a_bad_builtin_option_is_refused_with_the_choices(argv):
 
 def test_upgrade_usage_names_the_command_that_was_typed(monkeypatch, capsys, tmp_path):
     from harness.stack.commands import frame
-    from harness.stack.commands import upgrade_args
+    from harness.stack.commands import upgrade
 
     for is_checkout, prog in ((True, "usage: nox -s upgrade --"), (False, "usage: upgrade-harness upgrade ")):
         monkeypatch.setenv(env_vars.PROJECT, str(paths.SOURCE if is_checkout else tmp_path))
         with pytest.raises(frame.HelpShown):
-            upgrade_args.parse(Workspace.from_environment(), ["--help"])
+            upgrade.parse_options(Workspace.from_environment(), ["--help"])
         usage = capsys.readouterr().out
         assert usage.startswith(prog), usage
         assert "--builtin {judge,report,all}" in usage

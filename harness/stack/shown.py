@@ -1,5 +1,5 @@
-"""What the host's sessions (`upgrade`, `accept`) share in their messages (their command lines:
-harness.stack.commands.options)."""
+"""How the host's messages show a session's log and a path: its last lines, and the path as the user who typed
+the command can open it (`upgrade` and `accept` share them)."""
 
 from __future__ import annotations
 
