@@ -7,17 +7,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from harness.atomic import atomic_write_text
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
-from harness.model import api_diff, bisection, report_io
+from harness.model import api_diff, bisection, golden_changes, report_io
 from harness.model.enums import BuiltinMode
 from harness.model.report import Report
 from harness.model.verdict import Verdict
 from harness.verdict import across_platforms, compare, html, markdown, render, rerecorded
 from harness.verdict.run_reports import RunReports
+
+T = TypeVar("T")
 
 SUMMARY_MD, SUMMARY_JSON, REPORT_HTML = "upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html"
 
@@ -94,12 +97,13 @@ def _with_bisection(verdict: Verdict, path: Path) -> Verdict:
         return verdict
 
 
-def _api_diff(path: Path | None) -> api_diff.ApiDiff | None:
-    """The run's API diff; an unreadable one is said, never fatal (the section is left out)."""
+def _optional(path: Path | None, read: Callable[[Path], T]) -> T | None:
+    """A file of the run's the verdict shows a section of (the API diff, the golden changes); an unreadable one is
+    said, never fatal (the section is left out)."""
     if path is None or not path.is_file():
         return None
     try:
-        return api_diff.read(path)
+        return read(path)
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return None
@@ -137,13 +141,13 @@ def judge(inputs: Inputs, out: Outputs) -> int:
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status
-    verdict = compare.judge(base, others, replay, builtin=inputs.builtin, api=_api_diff(inputs.api_diff),
+    verdict = compare.judge(base, others, replay, builtin=inputs.builtin, api=_optional(inputs.api_diff, api_diff.read),
                             compared=reading.compared)
     if inputs.bisect:
         verdict = _with_bisection(verdict, inputs.bisect)
     if inputs.builtin_note:
         verdict = dataclasses.replace(verdict, builtin_note=inputs.builtin_note)
-    verdict = rerecorded.applied(verdict, rerecorded.read(inputs.golden_changes), [base, *others])
+    verdict = rerecorded.applied(verdict, _optional(inputs.golden_changes, golden_changes.read), [base, *others])
     if inputs.platform_marks is not None:
         verdict = across_platforms.applied(verdict, inputs.platform_marks, others[0], inputs.reports[0])
     print(render.text(verdict))

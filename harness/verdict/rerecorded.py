@@ -6,27 +6,13 @@ the behaviour moved)."""
 from __future__ import annotations
 
 import dataclasses
-import sys
-from pathlib import Path
 
-from harness.errors import EXIT_CHANGED, HarnessError
-from harness.model import golden_changes
+from harness.errors import EXIT_CHANGED
 from harness.model.golden_changes import GoldenChanges
 from harness.model.report import Report
 from harness.model.verdict import Verdict
 
 GOLDEN_LABEL = "golden:"  # a comparison's label: "golden:<key>"
-
-
-def read(path: Path | None) -> GoldenChanges | None:
-    """The run's golden changes; an unreadable file is said, never fatal (the section is left out)."""
-    if path is None or not path.is_file():
-        return None
-    try:
-        return golden_changes.read(path)
-    except HarnessError as exc:
-        print(f"compare: {exc}", file=sys.stderr)
-        return None
 
 
 def checks_by_key(reports: list[Report]) -> dict[tuple[str, str], str]:
