@@ -18,7 +18,7 @@ from harness import env_vars
 from harness.model import entry_job, phase_times
 from harness.model.phase_times import ProcessPhases, Source, Timing
 from harness.stack.commands import upgrade
-from harness.stack.run import profile_table, run_profile
+from harness.stack.run import run_profile
 from harness.stack.workspace import Workspace
 
 CHANGES = drive.CANDIDATES["changes checks"]  # two groups bumped: attributed by jax-only and optax-only
@@ -70,7 +70,7 @@ def _upgrade(project, *argv: str) -> int:
 def _profile(out: str) -> list[str]:
     """The last profile printed."""
     lines = out.splitlines()
-    return lines[len(lines) - 1 - lines[::-1].index(profile_table.HEADER):]
+    return lines[len(lines) - 1 - lines[::-1].index(run_profile.HEADER):]
 
 
 def _label(line: str) -> str:
@@ -116,7 +116,7 @@ def test_an_entry_row_shows_its_sessions_cpu_and_the_install_as_the_rest(project
 
 def test_without_the_option_nothing_is_printed_and_no_entry_is_told(project, sessions, capsys):
     assert _upgrade(project, "--candidate", CHANGES) == 1
-    assert profile_table.HEADER not in capsys.readouterr().out
+    assert run_profile.HEADER not in capsys.readouterr().out
     assert sessions.told and not any(env_vars.PHASES_DIR in env for env in sessions.told)
     assert not any(sessions.phases_told)  # nor in its job
     assert run_profile.stop() is None  # the run's profiler is gone with the run

@@ -20,7 +20,7 @@ from harness.stack.commands import bisect, frame, judge, options, prune_envs
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.environments import envs, harness_source
 from harness.stack.pins import current, matrix, plan
-from harness.stack.run import followups, profile_table, run_dir, run_lock, run_plan, run_profile
+from harness.stack.run import followups, run_profile, run_dir, run_lock, run_plan
 from harness.stack.entry_side import rollback
 from harness.stack.run.entry_runs import REPLAY, run_entries, run_sessions
 from harness.stack.run.run_directory import RunDirectory
@@ -114,7 +114,7 @@ def _profiled(ws: Workspace, args, argv, invoked_from: str | None) -> int:
     finally:
         profile = run_profile.stop()
         if profile is not None and prepared is not None and prepared.phases:
-            print("\n" + "\n".join(profile_table.table(profile)), flush=True)
+            print("\n" + "\n".join(run_profile.table(profile)), flush=True)
 
 
 def _in_run_directory(ws: Workspace, args) -> int:

@@ -1,7 +1,7 @@
 """The whole upgrade's profile (--harness-phases): an entry's rows read from its processes' phase files."""
 
 from harness.model.phase_times import ProcessPhases, Source, Timing
-from harness.stack.run import profile_table
+from harness.stack.run import run_profile
 from harness.stack.run.run_profile import EntryTime
 
 
@@ -18,6 +18,6 @@ def test_the_session_ends_after_the_later_of_the_suite_and_the_data_parallel_run
     family = ProcessPhases(Source.MULTI_DEVICE, 2.5, 12.0, 3.0, [Timing("total", 9.5, 3.0)])
     entry = EntryTime("candidate", 101.0, False, {Source.SESSION: session, Source.SUITE: suite,
                                                   Source.MULTI_DEVICE: family})
-    lines = profile_table.entry_rows(entry, 0)
+    lines = run_profile.entry_rows(entry, 0)
     (end,) = _row(lines, "session end")
     assert end == 2.0  # 100 - 98, not 100 - 12
