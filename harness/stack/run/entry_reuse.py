@@ -27,7 +27,7 @@ from harness.stack import project
 from harness.stack.entry_side import entry as stack_entry, parts as report_parts
 from harness.stack.run import report_cache, same_stack
 from harness.stack.pins.matrix import Entry
-from harness.stack.run.input_digests import digest
+from harness.stack.run.report_key import digest
 from harness.stack.run.report_key import ReportKey, key_of_job
 from harness.stack.run.run_directory import RunDirectory
 from harness.stack.workspace import Workspace

@@ -8,7 +8,7 @@ tests/integration/test_report_key.py."""
 from __future__ import annotations
 
 
-from harness.stack.run import input_digests, report_key
+from harness.stack.run import report_key
 
 
 def test_a_universal_lock_and_a_platform_lock_that_install_the_same_packages_share_the_part(tmp_path):
@@ -29,6 +29,6 @@ def test_a_universal_lock_and_a_platform_lock_that_install_the_same_packages_sha
 def test_a_requirement_by_url_counts_with_its_url(tmp_path):
     lock = tmp_path / "lock.txt"
     lock.write_text("optax @ git+https://github.com/google-deepmind/optax@aaaa\n")
-    first = input_digests.lock_digest(lock, "3.12")
+    first = report_key.lock_digest(lock, "3.12")
     lock.write_text("optax @ git+https://github.com/google-deepmind/optax@bbbb\n")
-    assert input_digests.lock_digest(lock, "3.12") != first
+    assert report_key.lock_digest(lock, "3.12") != first
