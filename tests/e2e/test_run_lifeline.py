@@ -16,7 +16,7 @@ import pytest
 
 from harness import env_vars
 from harness.errors import HarnessError
-from harness.stack.run import lifeline, run_lock
+from harness.stack.run import lifeline, run_directory
 
 FAKE = Path(__file__).resolve().parents[1] / "fixtures" / "fake-run"
 ENTRIES = ("baseline", "candidate")
@@ -74,7 +74,7 @@ class Run:
 
     def lock_is_free(self) -> bool:
         try:
-            with run_lock.hold(self.reports, ["test"]):
+            with run_directory.hold(self.reports, ["test"]):
                 return True
         except HarnessError:
             return False
@@ -132,7 +132,7 @@ def test_the_lock_is_held_until_the_last_entry_has_exited(tmp_path):
         assert not any(_alive(p) for p in candidate)
         assert _alive(run.entries["baseline"][0])  # still stopping
         with pytest.raises(HarnessError) as refused:
-            with run_lock.hold(run.reports, ["nox", "-s", "upgrade"]):
+            with run_directory.hold(run.reports, ["nox", "-s", "upgrade"]):
                 pass
         assert "another upgrade is writing" in str(refused.value)
         assert "has ended but entries it started still hold the lock" in str(refused.value)

@@ -91,10 +91,10 @@ def test_refuses_without_reports(checkout, capsys):
 
 
 def test_refuses_while_an_upgrade_is_writing_the_reports(checkout, docs, capsys):
-    from harness.stack.run import run_lock
+    from harness.stack.run import run_directory
 
     _write(checkout, *docs)
-    with run_lock.hold(checkout / "reports", ["nox", "-s", "upgrade"]):
+    with run_directory.hold(checkout / "reports", ["nox", "-s", "upgrade"]):
         _refused(checkout, capsys, "another upgrade is writing to")
 
 

@@ -9,7 +9,7 @@ import pytest
 from harness import cli, env_vars
 from harness.stack.project import load as project_load
 from harness.stack.commands import init
-from harness.stack.run import run_dir
+from harness.stack.run import run_directory
 from unit.stack.test_project import (  # noqa: F401 (fixtures and helpers shared with it)
     A_CONTRACT, PINS, REQUIREMENTS, _write,
 )
@@ -44,7 +44,7 @@ def test_reports_dir_is_taken_from_the_shells_directory(tmp_path, monkeypatch, c
     monkeypatch.delenv(env_vars.INVOKED_FROM, raising=False)
     monkeypatch.delenv(env_vars.REPORTS_DIR, raising=False)
     assert cli.main(["upgrade", "--reports", "x", "--offline", "--candidate", "optax==0.0.0.1"]) == 2
-    [run] = run_dir.unfinished(tmp_path / "sub" / "x")  # a run that could not start is not published
+    [run] = run_directory.unfinished(tmp_path / "sub" / "x")  # a run that could not start is not published
     assert (run / "candidate.json").is_file()
     assert not (tmp_path / "x").exists() and not (tmp_path / "reports").exists()
 
@@ -160,7 +160,7 @@ def test_a_reports_directory_whose_locks_folder_is_the_projects_is_refused(tmp_p
 
 def test_the_default_reports_directory_passes_when_the_contracts_are_the_projects_root(tmp_path, monkeypatch):
     """contracts = ["."]: a run writes nothing into its contracts, and reports/ replaces none of them."""
-    from harness.stack.run import reports_apart
+    from harness.stack.run import run_directory
     from harness.stack.workspace import Workspace
 
     _team(tmp_path, monkeypatch)
@@ -169,4 +169,4 @@ def test_the_default_reports_directory_passes_when_the_contracts_are_the_project
     (tmp_path / "test_mine.py").write_text(A_CONTRACT)
     ws = Workspace.from_environment()
     assert tmp_path in project_load(ws).own_contracts
-    reports_apart.check(ws)  # no refusal
+    run_directory.check(ws)  # no refusal

@@ -13,7 +13,7 @@ from harness import env_vars
 from harness.stack import paths
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
-from harness.stack.run import run_dir
+from harness.stack.run import run_directory
 
 
 OLD = "the last finished run's"
@@ -59,7 +59,7 @@ def test_a_finished_run_is_published_and_the_last_one_kept_in_previous(reports, 
     monkeypatch.setattr(upgrade, "run_entries", _entries_writing(seen))
     monkeypatch.setattr(upgrade, "run_sessions", _sessions_writing(seen))
     assert upgrade.upgrade(_checkout(reports), []) in (0, 1)
-    assert seen and seen[0].parent == reports / run_dir.RUNS  # the entries wrote into the run's directory
+    assert seen and seen[0].parent == reports / run_directory.RUNS  # the entries wrote into the run's directory
     run_id = seen[0].name
     assert json.loads((reports / "baseline.json").read_text())["run_id"] == run_id
     assert json.loads((reports / "candidate.json").read_text())["run_id"] == run_id
@@ -69,7 +69,7 @@ def test_a_finished_run_is_published_and_the_last_one_kept_in_previous(reports, 
         assert (reports / "previous" / name).read_text() == OLD
     assert not (reports / "previous" / "checkpoints" / "baseline").exists()
     assert (reports / "checkpoints" / "candidate" / "writer.json").read_text() == run_id  # this run's, published
-    assert not (reports / run_dir.RUNS).exists()
+    assert not (reports / run_directory.RUNS).exists()
     assert env_vars.RUN_ID not in __import__("os").environ and not hasattr(paths, "REPORTS")  # no global to leak
 
 
@@ -97,9 +97,9 @@ def test_a_stopped_run_publishes_nothing_and_its_files_stay_in_its_run_directory
     assert f"an earlier run did not finish; its files are in {seen[0]}/" in capsys.readouterr().out
     assert json.loads((reports / "baseline.json").read_text())["run_id"] == seen[1].name != seen[0].name
     assert (reports / "previous" / "baseline.json").read_text() == OLD
-    assert [p.name for p in (reports / run_dir.RUNS).iterdir()] == [seen[0].name]
+    assert [p.name for p in (reports / run_directory.RUNS).iterdir()] == [seen[0].name]
 
     # Named once: the run after it said where it is and finished; the next ones do not say it again.
     assert upgrade.upgrade(_checkout(reports), []) in (0, 1)
     assert "an earlier run" not in capsys.readouterr().out
-    assert [p.name for p in (reports / run_dir.RUNS).iterdir()] == [seen[0].name]  # its files still kept
+    assert [p.name for p in (reports / run_directory.RUNS).iterdir()] == [seen[0].name]  # its files still kept

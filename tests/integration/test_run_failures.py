@@ -19,7 +19,7 @@ from harness.stack import paths, project
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import current, matrix
-from harness.stack.run import run_dir, run_lock
+from harness.stack.run import run_directory
 from harness.stack.pins import plan
 from support import upgrade_reports
 from unit.stack.run.test_run_failures import (  # noqa: F401 (fixtures and helpers shared with it)
@@ -92,7 +92,7 @@ def test_a_corrupt_golden_file_is_refused_before_anything_runs(last_run, tmp_pat
 def _published(reports: Path) -> dict[str, bytes]:
     """The reports directory as a reader sees it: run directories and the run lock left out."""
     return {name: data for name, data in _tree(reports).items()
-            if not name.startswith(f"{run_dir.RUNS}/") and name != run_lock.LOCK_NAME}
+            if not name.startswith(f"{run_directory.RUNS}/") and name != run_directory.LOCK_NAME}
 
 
 def test_a_candidate_that_does_not_resolve_publishes_nothing(last_run, monkeypatch, capsys):
@@ -106,7 +106,7 @@ def test_a_candidate_that_does_not_resolve_publishes_nothing(last_run, monkeypat
     before = _published(last_run)
     assert upgrade.upgrade(Workspace.of(paths.SOURCE, last_run), ["--candidate", "optax==0.2.88"]) == 2
     assert _published(last_run) == before  # nothing moved to previous/, nothing published
-    [run] = run_dir.unfinished(last_run)
+    [run] = run_directory.unfinished(last_run)
     report = report_io.load(run / "candidate.json")
     assert report.status == Status.UNRESOLVABLE and "no version of optax==0.2.88" in report.problem
     err = capsys.readouterr().err
@@ -136,7 +136,7 @@ def test_a_resolved_plan_that_fails_its_checks_publishes_nothing(last_run, tmp_p
     assert upgrade.upgrade(ws, []) == 2
     assert _published(last_run) == before
     err = capsys.readouterr().err
-    [run] = run_dir.unfinished(last_run)
+    [run] = run_directory.unfinished(last_run)
     assert f"{damaged}, line" in err and "is not a requirement" in err
     assert f"not published: {last_run}/ keeps the last finished run's verdict; this run's files are in {run}/" in err
     assert "stopped" not in err

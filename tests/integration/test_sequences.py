@@ -188,7 +188,7 @@ def test_a_run_that_drops_the_last_runs_files_is_caught(seq, monkeypatch):
     from harness.stack.commands import upgrade
 
     seq.upgrade("changes checks")
-    monkeypatch.setattr(upgrade.run_dir, "keep_previous", lambda reports, names, folders=(): [
+    monkeypatch.setattr(upgrade.run_directory, "keep_previous", lambda reports, names, folders=(): [
         (reports / name).unlink() for name in ("baseline.log",) if (reports / name).exists()])
     seq.upgrade("the baseline")  # its own locks: none of the last run's is replaced
     with pytest.raises(AssertionError, match=r"are gone .*'baseline\.log'"):
@@ -201,7 +201,7 @@ def test_a_stopped_run_that_writes_into_the_reports_directory_is_caught(seq, mon
 
     seq.upgrade("changes checks")
     seq.set_xla_flags(drive.XLA_FLAGS[1])  # nothing to reuse: the entries run, and the first is stopped
-    monkeypatch.setattr(upgrade.run_dir, "start", lambda ws, run_id: ws)
+    monkeypatch.setattr(upgrade.run_directory, "start", lambda ws, run_id: ws)
     assert seq.upgrade_interrupted("optax alone", after=1).code is None
     with pytest.raises(AssertionError, match="files changed or moved"):
         seq.check()

@@ -30,7 +30,7 @@ from harness.stack import boundary, staging
 from harness.stack.shown import log_tail
 from harness.stack.commands import frame, golden_changelog, golden_departures, golden_record, judge, options
 from harness.stack.pins import locks, matrix
-from harness.stack.run import run_lock
+from harness.stack.run import run_directory
 from harness.stack.commands.upgrade import REPLAY
 from harness.stack.workspace import Workspace
 from harness.verdict import compare
@@ -313,7 +313,7 @@ def _held(ws: Workspace, steps: Steps, args, argv, invoked_from: Path | None) ->
     if reports is not None and not reports.is_dir():
         raise HarnessError(f"--reports {args.reports}: {reports} is not a directory; give the one "
                            "`upgrade --reports DIR` wrote its verdict to.")
-    with run_lock.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):  # never while an upgrade writes them
+    with run_directory.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):  # never while an upgrade writes them
         with staging.exclusive(ws.root):  # one accept or recording at a time changes the project's files
             staging.recover(ws.root, Printer.log, steps.replace)  # an interrupted accept: finished first
             return _accept(ws, steps, args)

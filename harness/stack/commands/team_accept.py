@@ -20,7 +20,7 @@ from harness.stack import project, staging
 from harness.stack.commands import accept as checkout_accept, frame, golden_departures, golden_record, options
 from harness.stack.commands.accept import Printer, Steps
 from harness.stack.pins import branch_hint, current, matrix
-from harness.stack.run import run_lock
+from harness.stack.run import run_directory
 from harness.stack.workspace import Workspace
 
 COMMAND = "upgrade-harness"
@@ -55,7 +55,7 @@ def _held(ws: Workspace, steps: Steps, args, argv, invoked_from: Path | None) ->
     """Accept in the reports `--reports DIR` names, holding the run lock and the project's staging lock."""
     if args.reports:
         ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
-    with run_lock.hold(ws.reports, [COMMAND, "accept", *argv]):
+    with run_directory.hold(ws.reports, [COMMAND, "accept", *argv]):
         with staging.exclusive(ws.root):
             staging.recover(ws.root, Printer.log, steps.replace)
             return _accept(ws, steps, args.reason)

@@ -20,7 +20,7 @@ from harness.stack.commands import bisect, frame, judge, options, prune_envs
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.environments import envs, harness_source
 from harness.stack.pins import current, matrix, plan
-from harness.stack.run import followups, run_profile, run_dir, run_lock, run_plan
+from harness.stack.run import followups, run_profile, run_directory, run_plan
 from harness.stack.entry_side import rollback
 from harness.stack.run.entry_runs import REPLAY, run_entries, run_sessions
 from harness.stack.run.run_directory import RunDirectory
@@ -109,7 +109,7 @@ def _profiled(ws: Workspace, args, argv, invoked_from: str | None) -> int:
             ws, prepared = run_plan.prepare(ws, args, invoked_from)
         if prepared.phases:
             run_profile.detail()
-        with run_lock.hold(ws.reports, ["nox", "-s", "upgrade", "--", *argv]):
+        with run_directory.hold(ws.reports, ["nox", "-s", "upgrade", "--", *argv]):
             return _in_run_directory(ws, prepared)
     finally:
         profile = run_profile.stop()
@@ -121,14 +121,14 @@ def _in_run_directory(ws: Workspace, args) -> int:
     """Run in reports/.runs/<run id>/ and publish into reports/ only a run that finished (any verdict,
     CANNOT JUDGE included); a stopped run's files stay in its run directory, never judged with another's,
     and so do those of a run that could not start (a mistyped pin): one typo must not move the last verdict."""
-    left = run_dir.prune(ws.reports)
-    if left is not None and run_dir.newer_than_the_last_verdict(ws.reports, left):
+    left = run_directory.prune(ws.reports)
+    if left is not None and run_directory.newer_than_the_last_verdict(ws.reports, left):
         # the plan is written once it is resolved and checked, before the first entry starts
         how = "did not finish" if (left / plan.PLAN_FILE).exists() else "stopped before any entry started"
         print(f"upgrade: note: an earlier run {how}; its files are in {left}/")
-    own = ws.reports / run_dir.RUNS / args.run_id
+    own = ws.reports / run_directory.RUNS / args.run_id
     try:
-        run = run_dir.start(ws, args.run_id)
+        run = run_directory.start(ws, args.run_id)
         code = _upgrade(run, args)
     except run_plan.CannotStart as exc:  # before any entry started: the last finished run's verdict stays
         raise run_plan.CannotStart(f"{exc}\nnot published: {ws.reports}/ keeps the last finished run's verdict; "
@@ -138,11 +138,11 @@ def _in_run_directory(ws: Workspace, args) -> int:
               "(not published to the reports directory)", file=sys.stderr)
         raise
     writers = [matrix.CANDIDATE, *(f"{g}-only" for g in matrix.GROUPS)]
-    kept = run_dir.keep_previous(ws.reports, [e.name for e in matrix.upgrade_plan(current.entries(ws))] + [
+    kept = run_directory.keep_previous(ws.reports, [e.name for e in matrix.upgrade_plan(current.entries(ws))] + [
         *writers, REPLAY, *map(rollback.report_name, writers), *bisect.report_names(ws.reports)],
         folders=[rollback.CHECKPOINTS, plan.LOCKS_DIR])  # the plan's locks go with the plan that names them
     with run_profile.phase("publishing the reports, pruning environments"):
-        run_dir.publish(run.reports, ws.reports)
+        run_directory.publish(run.reports, ws.reports)
         if kept:
             print(f"upgrade: last run's reports moved to {ws.reports}/previous/ ({len(kept)} files)")
         for line in prune_envs.after_run(ws, args.envs_size_limit):

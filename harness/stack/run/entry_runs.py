@@ -24,7 +24,7 @@ from harness.stack.shown import shown_path
 from harness.stack.entry_side import entry as stack_entry, entry_jobs
 from harness.stack.pins import matrix
 from harness.stack.entry_side import ending, rollback as rollback_runs
-from harness.stack.run import entry_reuse, lifeline, progress, report_cache, run_lock, run_profile, same_stack
+from harness.stack.run import entry_reuse, lifeline, progress, report_cache, run_directory, run_profile, same_stack
 from harness.stack.run.run_directory import REPLAY, RunDirectory  # REPLAY: the baseline on the candidate's examples
 from harness.stack.workspace import Workspace
 
@@ -197,7 +197,7 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
                        "--envdir", str(ws.envdir)]
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ws.root,
                                         env=run.environment(ws, args, seed),
-                                        **lifeline.popen_options(run_lock.held_fds()))
+                                        **lifeline.popen_options(run_directory.held_fds()))
                 running[name] = _Started(proc, log, time.perf_counter(), {f: looked[f] for f in left})
                 twins.started(name, key)
                 whys = {a.why_ran for a in looked.values() if a.why_ran}

@@ -10,7 +10,7 @@ each level would miss any level that forgot to ask, and does not survive a fork)
 itself, not a preexec_fn between fork and exec, which is unsafe while the run's display has threads;
 before it asks it has started nothing, and a run that died meanwhile is seen by its parent pid. The run stops its entries on
 Ctrl-C the same way: SIGTERM to each session. The children inherit the run lock's file descriptor
-(harness.stack.run.run_lock), so the lock stays held until the last of them has exited.
+(harness.stack.run.run_directory), so the lock stays held until the last of them has exited.
 
 Elsewhere (no prctl) the run still stops its entries on Ctrl-C and SIGTERM; a SIGKILL then leaves them
 running, but still holding the run lock, so a new run refuses until they end.

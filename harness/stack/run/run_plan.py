@@ -13,7 +13,7 @@ from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.model.report import now
 from harness.stack import project
-from harness.stack.run import builtin_golden, golden_changes, reports_apart, run_lock
+from harness.stack.run import builtin_golden, golden_changes, run_directory
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.run import preflight
 from harness.stack.pins import branch_hint, candidate_from, current, matrix, plan
@@ -39,8 +39,8 @@ def prepare(ws: Workspace, args: argparse.Namespace,
     find_python(current.pins(ws).python)  # a project may set its own
     if args.reports:
         ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
-    reports_apart.check(ws)
-    run_lock.check_writable(ws.reports, elsewhere="give --reports another directory")
+    run_directory.check(ws)
+    run_directory.check_writable(ws.reports, elsewhere="give --reports another directory")
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
     preflight.check(ws, matrix.upgrade_plan(current.entries(ws, args.candidate)))
     return ws, args

@@ -7,7 +7,7 @@ tests/integration/test_runner.py."""
 from harness.stack.workspace import Workspace
 from harness.stack.commands import upgrade
 from harness.stack.pins import current, locks
-from harness.stack.run import run_dir
+from harness.stack.run import run_directory
 from harness.stack import paths
 
 
@@ -27,7 +27,7 @@ def test_bad_upgrade_arguments_exit_2(capsys, tmp_path):
 def test_previous_reports_are_kept_not_overwritten(tmp_path):
     (tmp_path / "baseline.json").write_text("old")
     (tmp_path / "upgrade-summary.md").write_text("old verdict")
-    kept = run_dir.keep_previous(tmp_path, ["baseline"])
+    kept = run_directory.keep_previous(tmp_path, ["baseline"])
     assert sorted(kept) == ["baseline.json", "upgrade-summary.md"]
     assert (tmp_path / "previous" / "baseline.json").read_text() == "old"
     assert not (tmp_path / "baseline.json").exists()

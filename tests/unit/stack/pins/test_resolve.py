@@ -14,7 +14,7 @@ from packaging.utils import canonicalize_name
 from harness.errors import HarnessError
 from harness.stack.pins import current, locks, matrix, plan, resolve
 from harness.stack import paths
-from harness.stack.run import run_lock
+from harness.stack.run import run_directory
 from harness.stack.workspace import Workspace
 
 CHECKOUT = Workspace.of(paths.SOURCE)
@@ -137,11 +137,11 @@ def test_plan_keeps_an_unbuildable_attribution_entry_with_its_problem(tmp_path, 
 
 
 def test_a_second_upgrade_on_the_same_reports_refuses_naming_the_first(tmp_path):
-    with run_lock.hold(tmp_path, ["nox", "-s", "upgrade"]):
+    with run_directory.hold(tmp_path, ["nox", "-s", "upgrade"]):
         with pytest.raises(HarnessError, match=r"another upgrade is writing to .* \(pid \d+, started .*nox -s upgrade"):
-            with run_lock.hold(tmp_path, ["nox", "-s", "upgrade", "--", "--candidate", "latest"]):
+            with run_directory.hold(tmp_path, ["nox", "-s", "upgrade", "--", "--candidate", "latest"]):
                 pass
-    with run_lock.hold(tmp_path, ["nox"]):  # released when the first run ends
+    with run_directory.hold(tmp_path, ["nox"]):  # released when the first run ends
         pass
 
 

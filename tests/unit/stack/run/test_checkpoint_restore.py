@@ -21,7 +21,7 @@ from harness.model.report import Report, Summary
 from harness.stack import paths
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins.matrix import Entry
-from harness.stack.run import entry_reuse, followups, report_cache, run_dir
+from harness.stack.run import entry_reuse, followups, report_cache, run_directory
 from harness.stack.entry_side import rollback as rollback_run
 from harness.stack.run.report_key import ReportKey
 from harness.stack.workspace import Workspace
@@ -114,7 +114,7 @@ def test_the_rollback_speaks_for_the_candidate_in_the_verdict(reports):
 
 
 def test_an_entry_writes_its_checkpoints_beside_its_report_in_the_run_directory(tmp_path, monkeypatch):
-    ws = run_dir.start(Workspace.of(paths.SOURCE, tmp_path / "reports"), "run-1")
+    ws = run_directory.start(Workspace.of(paths.SOURCE, tmp_path / "reports"), "run-1")
     entry = Entry("candidate", {"jax": "0.12.0.1"}, "")
     report = stack_entry.report_path(ws.reports, entry)
     env = stack_entry.suite_environment(entry, str(report), str(tmp_path / "venv"), tmp_path / "golden", True)

@@ -1,4 +1,4 @@
-"""The reports directory is probed before anything runs (harness.stack.run.run_lock.check_writable), and a
+"""The reports directory is probed before anything runs (harness.stack.run.run_directory.check_writable), and a
 refusal says which path is at fault and the fix that fits: permissions are no fix for a path that cannot
 exist, and a file in its place must be moved."""
 
@@ -8,7 +8,7 @@ import pytest
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.stack.run.run_lock import check_writable
+from harness.stack.run.run_directory import check_writable
 
 
 def test_a_directory_that_can_be_made_is_made_and_left_empty(tmp_path):
@@ -46,9 +46,9 @@ def test_a_place_no_directory_can_be_made_is_no_matter_of_permissions():
 def test_holding_the_lock_of_a_reports_directory_that_is_a_file_is_refused_with_the_fix(tmp_path):
     """`accept` holds the reports directory's lock without `upgrade`'s probe first: a file in its place
     was a FileExistsError traceback."""
-    from harness.stack.run import run_lock
+    from harness.stack.run import run_directory
 
     (tmp_path / "reports").write_text("not a directory")
     with pytest.raises(HarnessError, match="is a file, not a directory; move it away"):
-        with run_lock.hold(tmp_path / "reports", ["accept"]):
+        with run_directory.hold(tmp_path / "reports", ["accept"]):
             raise AssertionError("held a lock in a file")

@@ -5,7 +5,7 @@ import json
 
 
 from support import upgrade_reports
-from harness.stack.run import run_dir
+from harness.stack.run import run_directory
 from harness.verdict import cli
 
 
@@ -40,10 +40,10 @@ def test_reports_of_one_run_or_of_sessions_run_by_hand_are_judged(tmp_path):
 
 def test_only_the_newest_unfinished_run_directory_is_kept(tmp_path):
     for name in ("20260101T000000-1-aaaaaa", "20260102T000000-2-bbbbbb", "20260103T000000-3-cccccc"):
-        (tmp_path / run_dir.RUNS / name).mkdir(parents=True)
-    kept = run_dir.prune(tmp_path)
-    assert kept == tmp_path / run_dir.RUNS / "20260103T000000-3-cccccc"
-    assert run_dir.unfinished(tmp_path) == [kept]
+        (tmp_path / run_directory.RUNS / name).mkdir(parents=True)
+    kept = run_directory.prune(tmp_path)
+    assert kept == tmp_path / run_directory.RUNS / "20260103T000000-3-cccccc"
+    assert run_directory.unfinished(tmp_path) == [kept]
 
 
 def test_a_report_the_run_itself_writes_carries_its_id(tmp_path, monkeypatch):

@@ -6,16 +6,16 @@ from __future__ import annotations
 from harness.stack import paths
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import matrix
-from harness.stack.run import run_dir
+from harness.stack.run import run_directory
 from harness.stack.run.run_directory import SUMMARY_FILES, RunDirectory, entry_files
 from harness.stack.workspace import Workspace
 from harness.verdict import judgement
 
 
 def test_a_run_hands_down_one_run_directory(tmp_path):
-    ws = run_dir.start(Workspace.of(paths.SOURCE, tmp_path / "reports"), "run-1")
+    ws = run_directory.start(Workspace.of(paths.SOURCE, tmp_path / "reports"), "run-1")
     found = RunDirectory.of(ws)
-    assert found.path == tmp_path / "reports" / run_dir.RUNS / "run-1" == ws.reports
+    assert found.path == tmp_path / "reports" / run_directory.RUNS / "run-1" == ws.reports
     assert RunDirectory.of(ws) is found  # what the run read is held across its steps
     elsewhere = ws.with_reports(tmp_path / "other")
     assert RunDirectory.of(elsewhere).path == tmp_path / "other" and RunDirectory.of(elsewhere) is not found
