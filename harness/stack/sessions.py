@@ -29,7 +29,7 @@ from harness.stack.commands import frame, golden_record, options as command_opti
 from harness.stack.commands import upgrade as upgrade_run
 from harness.stack.entry_side import entry as stack_entry, entry_jobs, noise_runs
 from harness.stack.pins import current, locks, matrix, plan
-from harness.stack.run import job_reuse, lifeline, preflight, run_directory
+from harness.stack.run import report_cache, lifeline, preflight, run_directory
 from harness.stack.entry_side import session_phases
 from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
@@ -87,7 +87,7 @@ def _entry_session(entry: matrix.Entry) -> None:
         # `upgrade` names the baseline's replay of the candidate's failing examples differently.
         report_name = ws.options.report_name
         # A CI matrix row: its report taken from the restored cache when nothing that determines it changed.
-        with job_reuse.reused_or_run(ws, entry, say=session.log) as told:
+        with report_cache.reused_or_run(ws, entry, say=session.log) as told:
             if told is None:
                 return
             # `upgrade --harness-phases`: this session's part of the run's profile, where its job says.

@@ -18,7 +18,7 @@ from harness import env_vars
 from harness.model import entry_job
 from harness.stack.commands import judge
 from harness.stack.entry_side import entry_jobs
-from harness.stack.run import entry_runs, job_reuse, report_cache
+from harness.stack.run import entry_runs, report_cache
 from harness.stack.workspace import Workspace
 
 from integration.test_fanout import CHECKOUT, Sessions, _follow_ups, _plan, _sources, _step, libraries  # noqa: F401
@@ -38,7 +38,7 @@ def _row_job(directory: Path, row: dict, out: dict, sessions: Sessions, monkeypa
     ws = Workspace.from_environment(environ)  # as the row's session reads its options: from its job
     entry = entry_jobs.entry_of(entry_job.read(Path(row["job"])))
     assert entry.name == row["entry"] and ws.reports == directory.absolute()
-    with job_reuse.reused_or_run(ws, entry, environ, say=said.append) as told:
+    with report_cache.reused_or_run(ws, entry, environ, say=said.append) as told:
         if told is not None:
             sessions.write(directory, entry, row["report"], out["run_id"])
     return told is None
@@ -98,11 +98,11 @@ def test_a_restored_cache_serves_the_baseline_and_the_markdown_names_its_run(tmp
 
 def test_a_row_started_by_an_upgrade_or_by_hand_never_looks(tmp_path, no_upgrade_around):
     ws = Workspace.of(tmp_path, tmp_path / "reports")
-    assert not job_reuse.is_fanout_row({})  # by hand: no job
-    assert not job_reuse.is_fanout_row({env_vars.PLAN: "p"})  # a plan a user names: still by hand
-    assert not job_reuse.is_fanout_row({env_vars.JOB: "j", env_vars.RUN_PID: "1"})  # an upgrade's child
-    assert job_reuse.is_fanout_row({env_vars.JOB: "j"})
-    with job_reuse.reused_or_run(ws, object(), {env_vars.JOB: "j", env_vars.RUN_PID: "1"}) as told:
+    assert not report_cache.is_fanout_row({})  # by hand: no job
+    assert not report_cache.is_fanout_row({env_vars.PLAN: "p"})  # a plan a user names: still by hand
+    assert not report_cache.is_fanout_row({env_vars.JOB: "j", env_vars.RUN_PID: "1"})  # an upgrade's child
+    assert report_cache.is_fanout_row({env_vars.JOB: "j"})
+    with report_cache.reused_or_run(ws, object(), {env_vars.JOB: "j", env_vars.RUN_PID: "1"}) as told:
         assert told is ws  # run as told, nothing reused
     assert not (tmp_path / "reports").exists()  # nothing looked up or kept
 
@@ -120,16 +120,16 @@ def test_a_row_whose_built_in_part_was_kept_runs_the_other_part_and_keeps_it(tmp
     """As an upgrade's entry: the kept part written where its session writes it, the session told (the workspace
     it yields names the part), and after the run the part it ran kept."""
     from harness.model.entry_job import JobOptions
-    from harness.stack.run import entry_reuse, report_key
+    from harness.stack.run import report_cache, report_key
 
     kept = tmp_path / "reports" / "parts" / "baseline.builtin.json"
-    looked = entry_reuse.Attempt(report_key.ReportKey({"lock": "a"}), keys={}, reused_parts=(kept,))
-    monkeypatch.setattr(entry_reuse, "attempt", lambda *a, **k: looked)
+    looked = report_cache.Attempt(report_key.ReportKey({"lock": "a"}), keys={}, reused_parts=(kept,))
+    monkeypatch.setattr(report_cache, "attempt", lambda *a, **k: looked)
     monkeypatch.setattr(entry_job, "options_of", lambda options: JobOptions())
     stored = []
-    monkeypatch.setattr(entry_reuse, "keep", lambda ws, cache, done, *a: stored.append(done))
+    monkeypatch.setattr(report_cache, "keep", lambda ws, cache, done, *a: stored.append(done))
     ws = Workspace.of(tmp_path, tmp_path / "reports")
     entry = type("E", (), {"name": "baseline"})()
-    with job_reuse.reused_or_run(ws, entry, {env_vars.JOB: "j"}, say=lambda line: None) as told:
+    with report_cache.reused_or_run(ws, entry, {env_vars.JOB: "j"}, say=lambda line: None) as told:
         assert told is not None and told.options.reused_parts == (kept,)
     assert stored == [looked]

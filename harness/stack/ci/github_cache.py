@@ -1,6 +1,6 @@
 """The report cache across a team's workflow runs: the reports directory's `.cache/` (reports kept by content
 key, harness.stack.run.report_cache) restored before an entry row runs and saved after, with actions/cache.
-A row whose report's inputs did not change then reuses it instead of running (harness.stack.run.job_reuse).
+A row whose report's inputs did not change then reuses it instead of running (harness.stack.run.report_cache).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ NIGHTLY_CACHE = "upgrade-harness-nightly-reports"
 def report_cache_steps(prefix: str) -> tuple[str, str]:
     """The steps around a row's runs: the report cache (reports/.cache/) restored from the newest this row's
     jobs saved (on this branch or the default branch), and saved after under this run's key. A row whose
-    report's inputs did not change reuses it instead of running (harness.stack.run.job_reuse)."""
+    report's inputs did not change reuses it instead of running (harness.stack.run.report_cache)."""
     key = f"{prefix}-${{{{ matrix.report }}}}-${{{{ github.run_id }}}}-${{{{ github.run_attempt }}}}"
     restore = f"""\
       # The reports kept by content key: a report nothing of whose inputs changed is reused, not run, and the

@@ -24,7 +24,7 @@ from harness.stack.shown import shown_path
 from harness.stack.entry_side import entry as stack_entry, entry_jobs
 from harness.stack.pins import matrix
 from harness.stack.entry_side import ending, rollback as rollback_runs
-from harness.stack.run import entry_reuse, lifeline, progress, report_cache, run_directory, run_profile, same_stack
+from harness.stack.run import report_cache, lifeline, progress, run_directory, run_profile, same_stack
 from harness.stack.run.run_directory import REPLAY, RunDirectory  # REPLAY: the baseline on the candidate's examples
 from harness.stack.workspace import Workspace
 
@@ -135,7 +135,7 @@ class _Started:
     proc: subprocess.Popen
     log: object
     started: float
-    attempts: dict[Path | None, entry_reuse.Attempt]
+    attempts: dict[Path | None, report_cache.Attempt]
 
 
 def run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, int]:
@@ -235,17 +235,17 @@ def _ended(ws: Workspace, cache: Path, run: Run, started: _Started, args, seed: 
         stem = _stem_of(run, folder)
         if code != 0:
             explain_ending(RunDirectory.of(ws), run.entry, code, progress_file, stem)
-        entry_reuse.keep(ws, cache, a, run.entry, run.environment(ws, args, seed),
+        report_cache.keep(ws, cache, a, run.entry, run.environment(ws, args, seed),
                          run.job(ws, args, seed, (folder,) if folder else ()).options, run_files.report_file(stem),
                          run_files.log(stem))
 
 
 def _looked_up(ws: Workspace, cache: Path, run: Run, args, seed: int, fresh: bool, twin: str | None, shown,
-               typed_in) -> dict[Path | None, entry_reuse.Attempt]:
+               typed_in) -> dict[Path | None, report_cache.Attempt]:
     """Each report the run writes, looked up in the cache apart (by its checkpoints folder, None for a run
     restoring none); those reused are written into the run's directory and shown as reused."""
     looked_at, run_files = time.perf_counter(), RunDirectory.of(ws)
-    looked = {folder: entry_reuse.attempt(
+    looked = {folder: report_cache.attempt(
         ws, cache, run.entry, run.environment(ws, args, seed), run.job(ws, args, seed, folders).options,
         run_files.report_file(stem), run_files.log(stem), fresh, twin=twin)
         for folder, folders, stem in _parts(run)}

@@ -3,7 +3,7 @@ harness.stack.run.report_key, which leave the entry's name out) run once. After 
 baseline and the candidate pin one stack; running both side by side would only double the wait.
 
 The second waits for the first instead of starting; when the first has finished (and its report was kept,
-harness.stack.run.entry_reuse.keep), the second is served from it as a reused report whose origin is this
+harness.stack.run.report_cache.keep), the second is served from it as a reused report whose origin is this
 run (Report.reused.run_id), which the verdict says in one line.
 """
 

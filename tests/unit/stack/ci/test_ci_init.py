@@ -89,7 +89,7 @@ def test_every_job_installs_the_pinned_tool_and_the_file_says_where_it_comes_fro
 
 
 def test_every_row_restores_the_report_cache_before_it_runs_and_saves_it_after(project):
-    """A row whose report's inputs did not change reuses it (harness.stack.run.job_reuse): the cache restored
+    """A row whose report's inputs did not change reuses it (harness.stack.run.report_cache): the cache restored
     from the newest this row's jobs saved, one key series per workflow, saved under this run's own key."""
     for path, prefix in zip(WRITTEN, (github_cache.PULL_REQUEST_CACHE, github_cache.NIGHTLY_CACHE)):
         workflow = _load(project, path)

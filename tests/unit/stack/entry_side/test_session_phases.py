@@ -21,7 +21,7 @@ def _entry_session(monkeypatch):
     monkeypatch.setattr(sessions, "stack_session", lambda name, tags=(): registered.append)
     monkeypatch.setattr(sessions, "require_python", lambda session: None)
     monkeypatch.setattr(sessions.lifeline, "follow_run", lambda: None)
-    monkeypatch.setattr(sessions.job_reuse, "reused_or_run", lambda *a, **k: contextlib.nullcontext(a[0]))
+    monkeypatch.setattr(sessions.report_cache, "reused_or_run", lambda *a, **k: contextlib.nullcontext(a[0]))
     monkeypatch.setattr(sessions.stack_entry, "run_entry", lambda *a, **k: None)
     sessions._entry_session(ENTRY)
     return registered[0]

@@ -21,7 +21,7 @@ from harness.model.report import Report, Summary
 from harness.stack import paths
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins.matrix import Entry
-from harness.stack.run import entry_reuse, followups, report_cache, run_directory
+from harness.stack.run import report_cache, followups, run_directory
 from harness.stack.entry_side import rollback as rollback_run
 from harness.stack.run.report_key import ReportKey
 from harness.stack.workspace import Workspace
@@ -182,11 +182,11 @@ def test_a_reused_report_comes_with_its_checkpoints(tmp_path, reports, monkeypat
     cache = run / report_cache.CACHE
     assert report_cache.store(cache, key, run / "candidate.json", run / "candidate.log",
                               stack_entry.checkpoints_folder(run / "candidate.json"))
-    monkeypatch.setattr(entry_reuse, "_key", lambda *args: key)
+    monkeypatch.setattr(report_cache, "_key", lambda *args: key)
     later = tmp_path / "later"
     later.mkdir()
     entry = Entry("candidate", {"jax": "0.12.0.1"}, "")
-    done = entry_reuse.attempt(Workspace.of(paths.SOURCE, later), cache, entry, {}, JobOptions(seed=0),
+    done = report_cache.attempt(Workspace.of(paths.SOURCE, later), cache, entry, {}, JobOptions(seed=0),
                                later / "candidate.json", later / "candidate.log", fresh=False)
     assert done.reused is not None
     assert (later / "checkpoints" / "candidate" / "bfloat16" / "continuation.json").read_text() == "{}"

@@ -16,7 +16,7 @@ from harness.model.codec import from_json
 from harness.model.entry_job import JobOptions
 from harness.model.enums import CheckKind, Outcome, Status
 from harness.model.report import EntryInfo, Report, Summary
-from harness.stack.run import entry_reuse, report_cache
+from harness.stack.run import report_cache
 from harness.stack import paths
 from harness.stack.run.report_key import ReportKey
 from harness.stack.workspace import Workspace
@@ -198,9 +198,9 @@ def test_a_record_kept_before_key_files_still_tells_why(reports, candidate):
 
 def test_fresh_never_reuses(reports, candidate, monkeypatch):
     key = _stored(reports, candidate)
-    monkeypatch.setattr(entry_reuse, "_key", lambda *args: key)
+    monkeypatch.setattr(report_cache, "_key", lambda *args: key)
     entry = type("E", (), {"name": "candidate"})()
-    done = entry_reuse.attempt(_checkout(reports), reports / report_cache.CACHE, entry, {}, JobOptions(seed=0),
+    done = report_cache.attempt(_checkout(reports), reports / report_cache.CACHE, entry, {}, JobOptions(seed=0),
                                reports / "c.json", reports / "c.log", fresh=True)
     assert done.reused is None and not (reports / "c.json").exists()
 
@@ -209,9 +209,9 @@ def test_a_reused_report_is_written_with_a_log_that_says_where_it_came_from(repo
     from harness.stack.pins.matrix import Entry
 
     key = _stored(reports, candidate)
-    monkeypatch.setattr(entry_reuse, "_key", lambda *args: key)
+    monkeypatch.setattr(report_cache, "_key", lambda *args: key)
     entry = Entry("candidate", {"jax": "0.12.0.1"}, "")
-    done = entry_reuse.attempt(_checkout(reports), reports / report_cache.CACHE, entry, {},
+    done = report_cache.attempt(_checkout(reports), reports / report_cache.CACHE, entry, {},
                                JobOptions(run_id="run-2", seed=0), reports / "c.json", reports / "c.log", fresh=False)
     written = report_io.load(reports / "c.json")
     assert written == done.reused and written.run_id == "run-2" and written.reused.key == key.digest
@@ -269,12 +269,12 @@ def test_a_run_whose_inputs_changed_while_it_ran_is_not_kept(reports, candidate,
     from harness.stack.pins.matrix import Entry
 
     before, after = ReportKey(PARTS), ReportKey({**PARTS, "golden": "edited during the run"})
-    monkeypatch.setattr(entry_reuse, "_key", lambda *args: after)
+    monkeypatch.setattr(report_cache, "_key", lambda *args: after)
     report_io.write(reports / "candidate.json", candidate)
     cache = reports / report_cache.CACHE
-    entry_reuse.keep(_checkout(reports), cache, entry_reuse.Attempt(before), Entry("candidate", {}, ""), {}, JobOptions(),
+    report_cache.keep(_checkout(reports), cache, report_cache.Attempt(before), Entry("candidate", {}, ""), {}, JobOptions(),
                      reports / "candidate.json", reports / "candidate.log")
     assert not list(cache.glob(report_cache.RECORDS))
-    entry_reuse.keep(_checkout(reports), cache, entry_reuse.Attempt(after), Entry("candidate", {}, ""), {}, JobOptions(),
+    report_cache.keep(_checkout(reports), cache, report_cache.Attempt(after), Entry("candidate", {}, ""), {}, JobOptions(),
                      reports / "candidate.json", reports / "candidate.log")
     assert len(list(cache.glob(report_cache.RECORDS))) == 1
