@@ -29,7 +29,7 @@ from harness.stack.commands import frame, golden_record, options as command_opti
 from harness.stack.commands import upgrade as upgrade_run
 from harness.stack.entry_side import entry as stack_entry, entry_jobs, noise_runs
 from harness.stack.pins import current, locks, matrix, plan
-from harness.stack.run import report_cache, lifeline, preflight, run_directory
+from harness.stack.run import report_cache, lifeline, run_plan, run_directory
 from harness.stack.entry_side import session_phases
 from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
@@ -155,7 +155,7 @@ def golden(session: nox.Session) -> None:
     baseline = current.entries(ws)[matrix.BASELINE]  # read now: --baseline-from may have just been given
     # Where it writes, before it records: a file in place of either was a traceback after the recording.
     run_directory.check_writable(ws.reports)
-    if problem := preflight.store_problem(project.load(ws).golden):
+    if problem := run_plan.store_problem(project.load(ws).golden):
         raise HarnessError(problem)
     def recording(staged: Workspace) -> None:
         stack_entry.install_entry(session, staged, baseline, ["golden-recording"])

@@ -20,7 +20,7 @@ from harness.stack import paths, project
 from harness.stack.commands import upgrade
 from harness.stack.entry_side import entry as stack_entry
 from harness.stack.pins import current
-from harness.stack.run import preflight, report_key
+from harness.stack.run import run_plan, report_key
 from harness.stack.workspace import Workspace
 from harness.verdict import compare
 from support import upgrade_reports
@@ -82,13 +82,13 @@ def test_a_platform_with_no_golden_values_recorded_is_refused_before_anything_ru
     ws = _on(Workspace.of(paths.SOURCE), "tpu")
     found = project.load(ws)
     monkeypatch.setattr(project, "load", lambda _ws: dataclasses.replace(found, golden=copy / "platforms" / "tpu"))
-    said = preflight.platform_golden_problem(ws)
+    said = run_plan.platform_golden_problem(ws)
     assert said == (f"no golden values are recorded on tpu ({copy}/platforms/tpu holds none): the CPU's do not hold "
                     "on an accelerator. Record the baseline's on this machine first: `nox -s golden -- --platform tpu`.")
     (copy / "platforms" / "tpu").mkdir(parents=True)
     (copy / "platforms" / "tpu" / "schedules.json").write_text("{}")
-    assert preflight.platform_golden_problem(ws) is None
-    assert preflight.platform_golden_problem(_on(ws, "cpu")) is None
+    assert run_plan.platform_golden_problem(ws) is None
+    assert run_plan.platform_golden_problem(_on(ws, "cpu")) is None
 
 
 def test_a_chips_report_is_never_reused_for_the_cpu_and_its_golden_values_leave_the_cpus_key_alone(tmp_path):

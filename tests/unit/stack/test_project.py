@@ -339,25 +339,25 @@ def test_a_project_root_with_a_space_reaches_pytest_as_one_path(tmp_path, monkey
 
 
 def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tmp_path):
-    from harness.stack.run import builtin_golden
+    from harness.stack.run import run_plan
     from harness.stack.pins import matrix
 
-    recorded = builtin_golden.tool_versions()
+    recorded = run_plan.tool_versions()
     assert recorded["optax"] == "0.2.6"  # the tool's golden values come from its own baseline
     same = matrix.Entry("baseline", {k: recorded[k] for k in ("jax", "jaxlib", "optax", "flax", "numpy")}, "")
-    assert builtin_golden.mismatch_note(same, tmp_path / "golden") is None
+    assert run_plan.mismatch_note(same, tmp_path / "golden") is None
     older = matrix.Entry("baseline", {**same.pins, "optax": "0.2.5"}, "")
-    note = builtin_golden.mismatch_note(older, tmp_path / "golden")
+    note = run_plan.mismatch_note(older, tmp_path / "golden")
     assert "optax 0.2.5 (the tool's: 0.2.6)" in note and "upgrade-harness golden --record-builtin" in note
     (tmp_path / "golden").mkdir()
     (tmp_path / "golden" / "clipping.json").write_text("{}")  # the team recorded a copy of one family
-    note = builtin_golden.mismatch_note(older, tmp_path / "golden")
+    note = run_plan.mismatch_note(older, tmp_path / "golden")
     # The declared families (harness/builtin_families.py), less the team's copy and the timings-only family (no golden).
     shipped = sorted(set(families.BY_NAME) - {"clipping", "performance"})
     assert f"of {', '.join(shipped)} come with the tool" in note and "training" in shipped
     for name in shipped:
         (tmp_path / "golden" / f"{name}.json").write_text("{}")
-    assert builtin_golden.mismatch_note(older, tmp_path / "golden") is None  # all its own now
+    assert run_plan.mismatch_note(older, tmp_path / "golden") is None  # all its own now
 
 
 def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
