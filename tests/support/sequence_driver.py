@@ -27,7 +27,7 @@ import pytest
 from support import simulated_stack as sim
 from harness import env_vars
 from harness.model import bisection
-from harness.stack.commands import bisect_search, upgrade
+from harness.stack.commands import bisect, upgrade
 from harness.stack.pins import locks
 from harness.stack.run import entry_runs, report_cache
 from harness.stack.workspace import Workspace
@@ -63,7 +63,7 @@ def install_boundary(monkeypatch: pytest.MonkeyPatch, sessions: sim.Sessions | N
     monkeypatch.setattr(entry_runs, "time", types.SimpleNamespace(
         sleep=lambda seconds: None, perf_counter=time.perf_counter, strftime=time.strftime))
     monkeypatch.setattr(locks, "uv_compile", sim.fake_uv_compile)
-    monkeypatch.setattr(bisect_search.urllib.request, "urlopen", sim.fake_urlopen)
+    monkeypatch.setattr(bisect.urllib.request, "urlopen", sim.fake_urlopen)
     # Every variable an upgrade sets or reads (the harness's own, UV_OFFLINE, XLA_FLAGS) is put back after the test.
     names = {v for k, v in vars(env_vars).items() if k.isupper() and isinstance(v, str) and v.isupper()}
     for name in sorted(names | {"XLA_FLAGS", "UV_OFFLINE"}):

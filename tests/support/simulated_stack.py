@@ -2,7 +2,7 @@
 for tests that run whole command sequences in-process (tests/integration/test_sequences.py).
 
 Faked, and only these: `uv pip compile` (harness.stack.pins.locks.uv_compile), the package index's JSON
-(urllib's urlopen, as harness.stack.commands.bisect_search reads it) and the entry's child nox session
+(urllib's urlopen, as harness.stack.commands.bisect reads it) and the entry's child nox session
 (subprocess.Popen as harness.stack.run.entry_runs starts it). The plan, reuse and its cache, follow-ups,
 bisection, the verdict and publishing stay the real code.
 

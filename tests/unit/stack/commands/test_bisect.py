@@ -22,7 +22,7 @@ from harness.model.enums import CheckKind, Mark, Status
 from harness.model.verdict import Change
 from harness.stack import paths
 from harness.stack.workspace import Workspace
-from harness.stack.commands import bisect, bisect_bridge as bridge, bisect_search
+from harness.stack.commands import bisect, bisect as bridge
 from harness.stack.pins import matrix, plan, resolve
 from harness.verdict import cli, compare, groups
 
@@ -42,14 +42,14 @@ def oracle(calls, unknown=()):
     def probe(index, checks):
         calls.append((index, sorted(checks)))
         if index in unknown:
-            return bisect_search.Seen({}, f"release {index} not installable")
-        return bisect_search.Seen({c: index >= FIRST[c] for c in checks})
+            return bisect.Seen({}, f"release {index} not installable")
+        return bisect.Seen({c: index >= FIRST[c] for c in checks})
     return probe
 
 
 def test_joint_search_finds_each_checks_first_release_probing_each_release_at_most_once():
     calls = []
-    spans = bisect_search.search(6, sorted(FIRST), oracle(calls))
+    spans = bisect.search(6, sorted(FIRST), oracle(calls))
     assert {c: (s.first, s.last) for c, s in spans.items()} == {c: (i, i) for c, i in FIRST.items()}
     probed = [i for i, _ in calls]
     assert len(probed) == len(set(probed)) <= 6  # one run per release at most, all checks of it at once
@@ -58,7 +58,7 @@ def test_joint_search_finds_each_checks_first_release_probing_each_release_at_mo
 
 def test_an_unjudgeable_release_makes_the_answer_a_range_that_names_it():
     calls = []
-    spans = bisect_search.search(6, sorted(FIRST), oracle(calls, unknown={4}))
+    spans = bisect.search(6, sorted(FIRST), oracle(calls, unknown={4}))
     assert (spans["b"].first, spans["b"].last) == (4, 5)  # changed at 5, release 4 unknown
     assert spans["b"].unknown == {4: "release 4 not installable"}
     assert (spans["a"].first, spans["a"].last, spans["a"].unknown) == (2, 2, {})  # release 4 did not matter
@@ -66,7 +66,7 @@ def test_an_unjudgeable_release_makes_the_answer_a_range_that_names_it():
 
 
 def test_no_release_between_means_the_candidates_own():
-    assert bisect_search.search(0, ["a"], oracle([])) == {"a": bisect_search.Span(1, 1, {}, {})}
+    assert bisect.search(0, ["a"], oracle([])) == {"a": bisect.Span(1, 1, {}, {})}
 
 
 # The release list.
@@ -81,11 +81,11 @@ INDEX = {"releases": {"0.2.5": files(), "0.2.6": files(), "0.2.6.post1": files()
 
 
 def test_release_list_is_stable_releases_strictly_between_in_version_order():
-    assert bisect_search.releases("optax", "0.2.6", "0.2.8", fetch=lambda p: INDEX) == ["0.2.6.post1", "0.2.7"]
-    assert bisect_search.releases("optax", "0.2.6", "0.2.8", prerelease=True, fetch=lambda p: INDEX) == \
+    assert bisect.releases("optax", "0.2.6", "0.2.8", fetch=lambda p: INDEX) == ["0.2.6.post1", "0.2.7"]
+    assert bisect.releases("optax", "0.2.6", "0.2.8", prerelease=True, fetch=lambda p: INDEX) == \
         ["0.2.6.post1", "0.2.7rc1", "0.2.7", "0.2.8.dev1"]
-    assert bisect_search.releases("optax", "0.2.8", "0.2.6", fetch=lambda p: INDEX) == ["0.2.7", "0.2.6.post1"]
-    assert bisect_search.releases("optax", "0.2.6", "0.2.10", fetch=lambda p: INDEX) == \
+    assert bisect.releases("optax", "0.2.8", "0.2.6", fetch=lambda p: INDEX) == ["0.2.7", "0.2.6.post1"]
+    assert bisect.releases("optax", "0.2.6", "0.2.10", fetch=lambda p: INDEX) == \
         ["0.2.6.post1", "0.2.7", "0.2.8"]
 
 
