@@ -21,7 +21,7 @@ from support import accept_child
 from support.accept_child import KILLED, Fakes, Killing
 from harness.model import report_io
 from harness.stack import paths, staging
-from harness.stack.commands import accept, golden_changelog, upgrade
+from harness.stack.commands import accept, upgrade
 from harness.stack.pins import matrix
 from harness.stack.workspace import Workspace
 from harness.verdict import compare
@@ -181,7 +181,7 @@ def test_a_changelog_is_created_with_its_header(checkout, docs):
     _git(checkout, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qam", "no changelog")
     assert accept.accept(Workspace.checkout(checkout), [], steps=Fakes().steps()) == 0
     log = (checkout / "golden" / "CHANGELOG.md").read_text()
-    assert log.startswith(golden_changelog.HEADER + "\n## ") and "- Reason: (none given)" in log
+    assert log.startswith(accept.HEADER + "\n## ") and "- Reason: (none given)" in log
 
 
 def test_a_failed_recording_says_what_state_things_are_in(checkout, docs, capsys):

@@ -6,6 +6,9 @@ It refuses (exit 2) unless there is a fresh verdict on a complete candidate and 
 so the only golden change under review is this one. Every change is prepared in a staged copy and moved
 into place at once (harness.stack.staging): killed anywhere, the checkout is as before or, once the next
 accept or upgrade has finished the moves, as after. The expensive steps (Steps) can be replaced.
+
+golden/CHANGELOG.md: why the golden values changed. One entry per `nox -s accept`, appended at the
+end; earlier entries are never rewritten (the file is only ever opened for appending).
 """
 
 from __future__ import annotations
@@ -25,15 +28,108 @@ from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
-from harness.model.verdict import Verdict
+from harness.model.verdict import Change, Verdict
 from harness.stack import boundary, staging
-from harness.stack.shown import log_tail
-from harness.stack.commands import frame, golden_changelog, golden_departures, golden_record, judge, options
-from harness.stack.pins import locks, matrix
-from harness.stack.run import run_directory
+from harness.stack.commands import frame, golden_record, judge, options
+from harness.stack.commands.golden_record import DepartureChanges, dropped_text, recorded_text
 from harness.stack.commands.upgrade import REPLAY
+from harness.stack.pins import locks, matrix
+from harness.stack.pins.matrix import PACKAGES, Pins
+from harness.stack.run import run_directory
+from harness.stack.shown import log_tail
 from harness.stack.workspace import Workspace
 from harness.verdict import compare
+
+
+HEADER = """# Golden values changelog
+
+Each entry is one `nox -s accept`: the baseline moved to a judged candidate's versions and the golden
+values were recorded again from it. Newest last; earlier entries are never rewritten.
+"""
+DETAIL_CHARS = 200  # a change's detail is cut to this length: the full text is in the upgrade report
+
+
+@dataclasses.dataclass(frozen=True)
+class Accepted:
+    """What one acceptance did, as the changelog tells it."""
+
+    when: dt.datetime
+    before: Pins  # the matrix before: its python and [baseline] are the old baseline
+    after: Pins
+    headline: str  # the verdict's
+    bits_line: str | None
+    changes: list[Change]  # the candidate's changes against the old baseline (unchanged ones left out)
+    reason: str | None
+    golden_stat: str  # `git diff --stat -- golden/` after recording
+    # Statements the new baseline breaks, recorded as its behaviour; and departures dropped (they hold again).
+    departures: DepartureChanges = DepartureChanges()
+
+
+def stack_text(pins: Pins) -> str:
+    return ", ".join([f"python {pins.python}", *(f"{pkg} {pins.baseline[pkg]}" for pkg in PACKAGES)])
+
+
+def _said(change) -> str:
+    """A change in the verdict's user terms (input, before → after, size), else its raw detail."""
+    if change.before or change.after:
+        parts = [change.input, f"{change.before} → {change.after}", change.size]
+        return short("; ".join(p for p in parts if p))
+    return short(change.detail) if change.detail.strip() else ""
+
+
+def moved_text(before: Pins, after: Pins) -> str:
+    """What moved, e.g. 'jax 0.11.2 → 0.12.0.1, optax 0.2.6 → 0.2.8'."""
+    pairs = [("python", before.python, after.python)]
+    pairs += [(pkg, before.baseline[pkg], after.baseline[pkg]) for pkg in PACKAGES]
+    moved = [f"{name} {old} → {new}" for name, old, new in pairs if old != new]
+    return ", ".join(moved) or "no version moved"
+
+
+def short(text: str, limit: int = DETAIL_CHARS) -> str:
+    """One line of at most `limit` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def entry_text(accepted: Accepted) -> str:
+    """The Markdown of one changelog entry."""
+    changes = sorted(accepted.changes, key=lambda c: (c.mark.rank, c.check_id))
+    lines = [
+        f"## {accepted.when.astimezone(dt.timezone.utc):%Y-%m-%d %H:%M} UTC: {moved_text(accepted.before, accepted.after)}",
+        "",
+        f"- From: {stack_text(accepted.before)}",
+        f"- To: {stack_text(accepted.after)}",
+        f"- Verdict: {accepted.headline}",
+    ]
+    if accepted.bits_line:
+        lines.append(f"- Bits: {accepted.bits_line}")
+    lines.append(f"- Reason: {short(accepted.reason, 1000) if accepted.reason else '(none given)'}")
+    lines.append(f"- Accepted changes ({len(changes)}):" if changes else "- Accepted changes: none")
+    lines += [f"  - `{c.check_id}`: {c.mark.value}: {_said(c)}".rstrip(": ") for c in changes]
+    lines += departure_lines(accepted.departures)
+    stat = accepted.golden_stat.strip("\n")
+    lines += ["- Golden files changed:", "", "  ```", *(f"  {ln}" for ln in stat.splitlines()), "  ```"] \
+        if stat else ["- Golden files changed: none"]
+    return "\n".join(lines) + "\n"
+
+
+def departure_lines(found: DepartureChanges) -> list[str]:
+    """The entry's lists of departures, when the recording made or dropped any."""
+    out = [f"- Departures recorded ({len(found.recorded)}): statements the new baseline breaks, recorded as its "
+           "behaviour and judged against it from now on"] if found.recorded else []
+    out += [f"  - {recorded_text(d)}" for d in found.recorded]
+    out += [f"- Departures dropped ({len(found.dropped)}): statements that hold again"] if found.dropped else []
+    return out + [f"  - {dropped_text(d)}" for d in found.dropped]
+
+
+def append(path: Path, entry: str) -> None:
+    """Add an entry at the end, creating the file with its header first; never rewrites what is there."""
+    existing = path.read_text() if path.exists() else None
+    prefix = HEADER if existing is None else ("" if existing.endswith("\n") else "\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        fh.write(f"{prefix}\n{entry}")
+
 
 UNDO = "git checkout -- harness/matrix.toml locks golden"
 NEXT = "review `git diff`, then commit harness/matrix.toml locks/ golden/"
@@ -240,27 +336,27 @@ def recording_failed(ws: Workspace, code: int) -> HarnessError:
     return HarnessError(problem)
 
 
-def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden_changelog.Accepted:
+def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> Accepted:
     """Pins, locks, golden values, changelog, in that order, all in the staged copy; then every changed
     file moved into place at once. HarnessError (from `stopped`) before the move: nothing changed."""
     stage = staging.create(ws.root, golden_record.mirrored(ws))
     try:
         matrix.write_pins(plan.after, ws.staged(stage.files).matrix)
-        print(f"accept: matrix.toml [baseline] will be {golden_changelog.stack_text(plan.after)} "
+        print(f"accept: matrix.toml [baseline] will be {stack_text(plan.after)} "
               f"(prepared in {stage.dir})", flush=True)
         steps.lock(stage, [e for e in matrix.entries(plan.after, committed=ws.is_checkout).values() if e.locked])
         print("accept: recording golden values from the new baseline (log: reports/golden-recording.log)", flush=True)
         # The values move with the judged candidate: its verdict is the reason when none is given.
-        code = steps.record_golden(stage, reason or f"the judged candidate {golden_changelog.stack_text(plan.after)} "
+        code = steps.record_golden(stage, reason or f"the judged candidate {stack_text(plan.after)} "
                                                     f"({plan.verdict.headline})")
         if code:
             raise recording_failed(ws, code)
-        accepted = golden_changelog.Accepted(
+        accepted = Accepted(
             when=steps.clock(), before=plan.before, after=plan.after,
             headline=plan.verdict.headline, bits_line=plan.verdict.bits_line,
             changes=plan.verdict.entries[0].changed, reason=reason, golden_stat=golden_stat(ws, stage, steps),
-            departures=golden_departures.between(changelog(ws).parent, stage.copy_of(changelog(ws).parent)))
-        golden_changelog.append(stage.copy_of(changelog(ws)), golden_changelog.entry_text(accepted))
+            departures=golden_record.between(changelog(ws).parent, stage.copy_of(changelog(ws).parent)))
+        append(stage.copy_of(changelog(ws)), entry_text(accepted))
         moves = staging.changed(stage)
     except Exception as exc:  # noqa: BLE001  any failure: nothing moved yet
         staging.discard(stage)
@@ -274,8 +370,8 @@ def apply(ws: Workspace, plan: Plan, steps: Steps, reason: str | None) -> golden
     return accepted
 
 
-def _report(plan: Plan, accepted: golden_changelog.Accepted) -> None:
-    print(f"accept: accepted {golden_changelog.moves(plan.before, plan.after)} ({plan.verdict.headline}; "
+def _report(plan: Plan, accepted: Accepted) -> None:
+    print(f"accept: accepted {moved_text(plan.before, plan.after)} ({plan.verdict.headline}; "
           f"{len(accepted.changes)} changes listed)")
     same = plan.after.candidate == plan.after.baseline
     print(f"accept: [candidate] left as it is ({'now equal to the baseline' if same else 'still differs'}); "
@@ -286,15 +382,15 @@ def _report(plan: Plan, accepted: golden_changelog.Accepted) -> None:
     print(f"accept: next: {NEXT}. (`{UNDO}` undoes it all.)")
 
 
-def say_departures(found: golden_departures.DepartureChanges) -> None:
+def say_departures(found: golden_record.DepartureChanges) -> None:
     """Each departure the recording made (a statement the new baseline breaks) or dropped, for the reviewer."""
     if found.recorded:
         print(f"accept: departures recorded ({len(found.recorded)}): statements the new baseline breaks, recorded "
               "as its behaviour (the checks are judged against it from now on; the verdict lists them):")
-        print("\n".join(f"  {golden_departures.recorded_text(d)}" for d in found.recorded))
+        print("\n".join(f"  {golden_record.recorded_text(d)}" for d in found.recorded))
     if found.dropped:
         print(f"accept: departures dropped ({len(found.dropped)}): their statements hold again:")
-        print("\n".join(f"  {golden_departures.dropped_text(d)}" for d in found.dropped))
+        print("\n".join(f"  {golden_record.dropped_text(d)}" for d in found.dropped))
 
 
 def accept(ws: Workspace, argv, log=None, steps: Steps | None = None, invoked_from: Path | None = None) -> int:
@@ -323,7 +419,7 @@ def _accept(ws: Workspace, steps: Steps, args) -> int:
     plan = prepare(ws, steps)  # a HarnessError here is a refusal (accept() says so)
     if plan.after == plan.before:
         print(f"accept: nothing to accept: the candidate ran the baseline's versions "
-              f"({golden_changelog.stack_text(plan.before)}).")
+              f"({stack_text(plan.before)}).")
         return 0
     print(f"accept: {plan.verdict.headline}; adopting the candidate as the new baseline")
     try:

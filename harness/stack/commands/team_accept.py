@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import Report
 from harness.stack import project, staging
-from harness.stack.commands import accept as checkout_accept, frame, golden_departures, golden_record, options
+from harness.stack.commands import accept as checkout_accept, frame, golden_record, options
 from harness.stack.commands.accept import Printer, Steps
 from harness.stack.pins import branch_hint, current, matrix
 from harness.stack.run import run_directory
@@ -94,7 +94,7 @@ def _accept(ws: Workspace, steps: Steps, reason: str | None) -> int:
         if code:
             raise checkout_accept.recording_failed(ws, code)
         moves = staging.changed(stage)
-        departures = golden_departures.between(found.golden, stage.copy_of(found.golden))
+        departures = golden_record.between(found.golden, stage.copy_of(found.golden))
     except Exception as exc:  # noqa: BLE001  any failure: nothing moved yet
         staging.discard(stage)
         problem = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
