@@ -245,7 +245,7 @@ class SameStack:
 
 def same_stacks(verdict: Verdict) -> list[SameStack]:
     """The entries served from another entry's report of this run, or reused from the very report the
-    baseline was reused from (harness.stack.run.same_stack)."""
+    baseline was reused from (harness.stack.run.report_cache)."""
     base = verdict.baseline
     found = []
     for e in verdict.entries:

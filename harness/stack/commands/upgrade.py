@@ -1,5 +1,10 @@
 """`nox -s upgrade`: run baseline and candidate, attribute what changed with the single-package
 entries, then print the verdict. Each entry runs as a child nox session with its log in reports/.
+
+After an upgrade: remove the entries' environments that no current plan uses (old bisection probes,
+old single-package entries), least recently used first, beyond the project's size limit
+(harness.stack.environments.envs). Kept always: this run's plan, the matrix's entries, and the sessions that are not
+entries (the checkout's `tests`, `golden`).
 """
 
 from __future__ import annotations
@@ -13,19 +18,40 @@ import time
 from harness import platforms
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model.report import now
-from harness.stack import boundary, staging
-from harness.stack.shown import log_tail
-from harness.stack.run import api_diff as api_for_run
-from harness.stack.commands import bisect, frame, judge, options, prune_envs
-from harness.stack.entry_side import entry as stack_entry
+from harness.stack import boundary, project, staging
+from harness.stack.commands import bisect, frame, judge, options
+from harness.stack.entry_side import entry as stack_entry, rollback
 from harness.stack.environments import envs, harness_source
 from harness.stack.pins import current, matrix, plan
-from harness.stack.run import followups, run_profile, run_directory, run_plan
-from harness.stack.entry_side import rollback
+from harness.stack.run import api_diff as api_for_run, followups, run_directory, run_plan, run_profile
 from harness.stack.run.entry_runs import REPLAY, run_entries, run_sessions
 from harness.stack.run.run_directory import RunDirectory
+from harness.stack.shown import log_tail
 from harness.stack.workspace import Workspace
 from harness.verdict import judgement
+
+
+SESSIONS = ("tests", "golden")  # environments of sessions that are not entries of a plan
+
+
+def current_sessions(ws: Workspace) -> set[str]:
+    """The sessions whose environments are in use: the published plan's (bisection probes included), the
+    matrix's entries, and the sessions that are not entries. HarnessError when the matrix cannot be read."""
+    names = {*SESSIONS, *current.entries(ws)}
+    published = ws.published / plan.PLAN_FILE
+    if published.exists():
+        names |= set(plan.read(published))
+    return names
+
+
+def after_run(ws: Workspace, limit: float | None) -> list[str]:
+    """Prune with this run's limit (None: the project's) and say what was removed, or why nothing was."""
+    try:
+        keep = current_sessions(ws)
+        limit = project.load(ws).envs_size_limit if limit is None else limit
+    except HarnessError as exc:
+        return [f"note: the environments are not pruned: {str(exc).rstrip('.')}."]
+    return envs.describe(envs.prune(ws.envdir, keep, limit))
 
 
 def _follow_up(ws: Workspace, args, entries: list[matrix.Entry], seed: int) -> followups.FollowUps:
@@ -145,7 +171,7 @@ def _in_run_directory(ws: Workspace, args) -> int:
         run_directory.publish(run.reports, ws.reports)
         if kept:
             print(f"upgrade: last run's reports moved to {ws.reports}/previous/ ({len(kept)} files)")
-        for line in prune_envs.after_run(ws, args.envs_size_limit):
+        for line in after_run(ws, args.envs_size_limit):
             print(f"upgrade: {line}")
     return code
 

@@ -27,5 +27,5 @@ def request(ws: Workspace, typed: str | None, source: Path | None,
                                      optional=() if found.imports_flax else matrix.OPTIONAL)
     shown = where.shown(found.root)
     # Pins equal to the baseline's are judged too (a pull request that changes only contracts or code): the
-    # two entries install one stack, which runs once (harness.stack.run.same_stack).
+    # two entries install one stack, which runs once (harness.stack.run.report_cache).
     return matrix.CandidateRequest(f"--candidate-from {shown}", read.pins, shown, read.locked_with)

@@ -24,7 +24,7 @@ from harness.stack.shown import shown_path
 from harness.stack.entry_side import entry as stack_entry, entry_jobs
 from harness.stack.pins import matrix
 from harness.stack.entry_side import ending, rollback as rollback_runs
-from harness.stack.run import report_cache, lifeline, progress, run_directory, run_profile, same_stack
+from harness.stack.run import report_cache, lifeline, progress, run_directory, run_profile
 from harness.stack.run.run_directory import REPLAY, RunDirectory  # REPLAY: the baseline on the candidate's examples
 from harness.stack.workspace import Workspace
 
@@ -166,7 +166,7 @@ def _label(runs: list[Run]) -> str:
 def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, int]:
     cache = report_cache.directory(ws.published)  # records outlive the run's directory
     pending, running, codes, jobs, phase_dirs = list(runs), {}, {}, args.jobs, {}
-    by_name, twins = {r.name: r for r in runs}, same_stack.Twins()
+    by_name, twins = {r.name: r for r in runs}, report_cache.Twins()
     typed_in = getattr(args, "typed_in", None)  # logs are shown relative to where the command was typed
     fresh = getattr(args, "fresh", False)
     with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
@@ -254,7 +254,7 @@ def _looked_up(ws: Workspace, cache: Path, run: Run, args, seed: int, fresh: boo
             stem = _stem_of(run, folder)
             run_profile.entry_done(stem, time.perf_counter() - looked_at, True, None)
             origin = (f"{a.reused.reused.entry}, this run's: the same stack, ran once"
-                      if same_stack.of_this_run(a.reused) else a.reused.reused.when)
+                      if report_cache.of_this_run(a.reused) else a.reused.reused.when)
             shown.finished(stem, f"  {stem if run.rollback else run.entry.name:12s} reused    the report of "
                                  f"{origin} (log: {shown_path(ws.published / f'{stem}.log', typed_in)})")
     return looked

@@ -29,6 +29,14 @@ otherwise it runs and its report is kept under its key for the next job.
 
 Only a fan-out row does this (told a job, and not started by an upgrade, which looks up itself): a session
 run by hand still runs.
+
+One stack, one run: entries started together that install the same stack (equal report keys,
+harness.stack.run.report_key, which leave the entry's name out) run once. After a bump is accepted the
+baseline and the candidate pin one stack; running both side by side would only double the wait.
+
+The second waits for the first instead of starting; when the first has finished (and its report was kept,
+harness.stack.run.report_cache.keep), the second is served from it as a reused report whose origin is this
+run (Report.reused.run_id), which the verdict says in one line.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ import sys
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from harness import env_vars
 from harness.atomic import atomic_write_bytes, atomic_write_text
@@ -58,10 +67,52 @@ from harness.run_options import RunOptions
 from harness.stack import boundary, project
 from harness.stack.entry_side import entry as stack_entry, parts as report_parts
 from harness.stack.pins.matrix import Entry
-from harness.stack.run import same_stack
 from harness.stack.run.report_key import PART_NAMES, ReportKey, digest, key_of_job
 from harness.stack.run.run_directory import RunDirectory
 from harness.stack.workspace import Workspace
+
+
+class Named(Protocol):
+    """An entry, or a run of one (harness.stack.run.entry_runs.Run): what a twin waits as."""
+
+    @property
+    def name(self) -> str: ...
+
+
+@dataclasses.dataclass
+class Twins:
+    """The entries of one start of entries by report key: which one runs a stack, which wait for it."""
+
+    running: dict[str, str] = dataclasses.field(default_factory=dict)  # key digest -> the entry running it
+    waiting: dict[str, list[Named]] = dataclasses.field(default_factory=dict)  # running entry -> its twins
+    served_by: dict[str, str] = dataclasses.field(default_factory=dict)  # a twin -> the entry it waited for
+
+    def wait_for(self, entry: Named, key: ReportKey | None) -> str | None:
+        """The running entry that installs the same stack as `entry` (which then waits for it), or None."""
+        twin = self.running.get(key.digest) if key is not None else None
+        if twin is not None:
+            self.waiting.setdefault(twin, []).append(entry)
+            self.served_by[entry.name] = twin
+        return twin
+
+    def started(self, name: str, key: ReportKey | None) -> None:
+        if key is not None:
+            self.running[key.digest] = name
+
+    def finished(self, name: str) -> list[Named]:
+        """The entries that waited for `name`: to be served from its report now (or run, if none was kept)."""
+        self.running = {digest: n for digest, n in self.running.items() if n != name}
+        return self.waiting.pop(name, [])
+
+
+def of_this_run(report: Report) -> bool:
+    """Whether a reused report was computed by an entry of the same run (one stack, one run)."""
+    return report.reused is not None and report.run_id is not None and report.reused.run_id == report.run_id
+
+
+def served_line(name: str, report: Report) -> str:
+    """What the run prints for an entry served from another entry's report of the same run."""
+    return f"{name} installs the same stack as {report.reused.entry}: ran once"
 
 
 CACHE = ".cache"
@@ -312,7 +363,7 @@ def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str],
     """Reuse the entry's report kept in `cache` when nothing that determines it changed (its session's
     environment `environ` and its job's options `told`: harness.stack.run.report_key): written to
     `report_file` as this run's entry, with a log saying where it came from; or, for a report in parts, the
-    parts kept. `twin`: an entry of this run with the same key that has finished (harness.stack.run.same_stack);
+    parts kept. `twin`: an entry of this run with the same key that has finished (harness.stack.run.report_cache);
     with --fresh, only its report is reused, never an earlier run's."""
     try:
         layout = report_parts.of_run(project.load(ws), told)
@@ -330,7 +381,7 @@ def attempt(ws: Workspace, cache: Path, entry: Entry, environ: dict[str, str],
     for part, kept in found.items():
         if kept.report is not None:
             report = reused(kept.report, stack_entry.entry_info(entry), told.run_id, keys[part])
-            if not fresh or same_stack.of_this_run(report):
+            if not fresh or of_this_run(report):
                 usable[part] = (report, kept)
     why = _why_ran(found, usable)
     if not usable:
@@ -370,8 +421,8 @@ def _whole(ws: Workspace, report_file: Path, layout, entry: Entry, key: ReportKe
 
 
 def _said(name: str, report: Report, key: ReportKey) -> str:
-    if same_stack.of_this_run(report):
-        return (f"{same_stack.served_line(name, report)}: the report of entry {report.reused.entry} of this run "
+    if of_this_run(report):
+        return (f"{served_line(name, report)}: the report of entry {report.reused.entry} of this run "
                 f"(key {key.digest}) is this entry's. That entry's log:")
     return (f"reused the report of entry {report.reused.entry} from {report.reused.when} (run "
             f"{report.reused.run_id}): nothing that determines it changed (key {key.digest}); `--fresh` runs "
