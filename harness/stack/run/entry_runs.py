@@ -1,5 +1,13 @@
 """The entries of one upgrade run, each a child `nox -s <entry>` session: what they are told, where their
 environments live, and how they are started, shown, stopped (with the run) and explained when they end early.
+
+While they run, what each is doing is shown, read from its progress file (harness.model.progress), so minutes
+of running checks are not minutes of silence.
+
+On a terminal: one live row per running entry (rich: name, bar, phase and checks, elapsed), the
+started/finished lines printed above the rows, the rows removed when the entries are done. Elsewhere
+(CI logs, `| tee`) escape codes would garble the log: a plain line per running entry every
+PLAIN_INTERVAL_S instead. An old runner venv without rich gets the plain lines too.
 """
 
 from __future__ import annotations
@@ -13,20 +21,148 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness import env_vars, run_options
 from harness.model import entry_job, progress as progress_io
+from harness.model.progress import Phase, Progress
 from harness.model.report import now
 from harness.run_options import RunOptions
 from harness.stack import boundary
-from harness.stack.shown import shown_path
-from harness.stack.entry_side import entry as stack_entry, entry_jobs
+from harness.stack.entry_side import ending, entry as stack_entry, entry_jobs, rollback as rollback_runs
 from harness.stack.pins import matrix
-from harness.stack.entry_side import ending, rollback as rollback_runs
-from harness.stack.run import report_cache, lifeline, progress, run_directory, run_profile
-from harness.stack.run.run_directory import REPLAY, RunDirectory  # REPLAY: the baseline on the candidate's examples
+from harness.stack.run import lifeline, report_cache, run_directory, run_profile
+from harness.stack.run.run_directory import REPLAY, RunDirectory
+from harness.stack.shown import shown_path
 from harness.stack.workspace import Workspace
+
+
+PLAIN_INTERVAL_S = 15.0  # how often the plain display reports the running entries
+
+
+def describe(state: Progress | None) -> str:
+    """What an entry is doing, in the words both displays use: "running 120/340 checks"."""
+    if state is None:
+        return Phase.STARTING.value
+    if state.phase == Phase.RUNNING:
+        return f"running {state.done}/{state.total} checks" if state.total is not None else "running checks"
+    if state.phase == Phase.COLLECTING:
+        return "collecting checks"
+    return state.phase.value
+
+
+def status_line(name: str, state: Progress | None, elapsed: float) -> str:
+    return f"  {name:12s} {describe(state)}  {elapsed:.0f}s"
+
+
+@dataclass
+class Watched:
+    """One running entry: its progress file, when it started, the last progress read from it."""
+
+    file: Path
+    started: float
+    state: Progress | None = None
+
+    def poll(self) -> Progress | None:
+        """The file's progress; the last one read while the file is missing or unreadable."""
+        self.state = progress_io.read(self.file) or self.state
+        return self.state
+
+
+class PlainDisplay:
+    """Started/finished lines, and every `interval` seconds one line per running entry."""
+
+    def __init__(self, stream, interval: float = PLAIN_INTERVAL_S, clock=time.monotonic):
+        self.stream, self.interval, self.clock = stream, interval, clock
+        self.watched: dict[str, Watched] = {}
+        self.last_report = clock()
+
+    def started(self, name: str, file: Path, line: str) -> None:
+        self.watched[name] = Watched(Path(file), self.clock())
+        self._print(line)
+
+    def finished(self, name: str, line: str) -> None:
+        self.watched.pop(name, None)
+        self._print(line)
+
+    def refresh(self) -> None:
+        now = self.clock()
+        if now - self.last_report < self.interval:
+            return
+        self.last_report = now
+        for name, watched in self.watched.items():
+            self._print(status_line(name, watched.poll(), now - watched.started))
+
+    def close(self) -> None:
+        pass
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.stream, flush=True)
+
+
+class LiveDisplay:
+    """rich's progress rows, one per running entry; the started/finished lines printed above them."""
+
+    def __init__(self, console, clock=time.monotonic):
+        from rich.progress import BarColumn, Progress as Rows, TextColumn, TimeElapsedColumn
+
+        self.console, self.clock = console, clock
+        self.rows = Rows(TextColumn("  {task.fields[name]:12s}", markup=False), BarColumn(bar_width=30),
+                         TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
+                         console=console, transient=True)
+        self.watched: dict[str, Watched] = {}
+        self.tasks: dict[str, object] = {}
+        self.rows.start()
+
+    def started(self, name: str, file: Path, line: str) -> None:
+        self._print(line)
+        self.watched[name] = Watched(Path(file), self.clock())
+        self.tasks[name] = self.rows.add_task(describe(None), total=None, name=name)
+
+    def finished(self, name: str, line: str) -> None:
+        self.watched.pop(name, None)
+        if name in self.tasks:
+            self.rows.remove_task(self.tasks.pop(name))
+            self.rows.refresh()  # else the line is printed above the rows as last drawn, the entry's still in
+        self._print(line)
+
+    def refresh(self) -> None:
+        for name, watched in self.watched.items():
+            state = watched.poll()
+            counts = {} if state is None or state.total is None else {"total": state.total, "completed": state.done}
+            self.rows.update(self.tasks[name], description=describe(state), **counts)
+
+    def close(self) -> None:
+        self.rows.stop()
+
+    def _print(self, line: str) -> None:
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _live(stream) -> LiveDisplay | None:
+    """The live display when `stream` is a terminal that can take it and rich is installed."""
+    if not getattr(stream, "isatty", lambda: False)():
+        return None
+    try:
+        from rich.console import Console
+    except ImportError:  # a runner venv made before locks/runner.txt had rich
+        return None
+    console = Console(file=stream)
+    if not console.is_terminal or console.is_dumb_terminal:
+        return None
+    return LiveDisplay(console)
+
+
+@contextlib.contextmanager
+def display(stream=None):
+    """The display for `stream` (stdout by default), stopped however the block ends (Ctrl-C too)."""
+    stream = stream if stream is not None else sys.stdout
+    shown = _live(stream) or PlainDisplay(stream)
+    try:
+        yield shown
+    finally:
+        shown.close()
 
 
 def told(ws: Workspace, args, seed: int, only: Path | None = None, replay: Path | None = None,
@@ -169,7 +305,7 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
     by_name, twins = {r.name: r for r in runs}, report_cache.Twins()
     typed_in = getattr(args, "typed_in", None)  # logs are shown relative to where the command was typed
     fresh = getattr(args, "fresh", False)
-    with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, progress.display() as shown, \
+    with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, display() as shown, \
             _stopped_on_exit(running):
         while pending or running:
             while pending and len(running) < max(1, jobs):

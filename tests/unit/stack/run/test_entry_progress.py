@@ -12,7 +12,7 @@ from harness import env_vars
 from harness.contract.progress import ProgressWriter
 from harness.model import progress as progress_file
 from harness.model.progress import Phase, Progress
-from harness.stack.run import progress
+from harness.stack.run import entry_runs
 
 
 class Clock:
@@ -85,7 +85,7 @@ def test_reader_given_no_file_returns_none(tmp_path):
 
 def test_plain_display_prints_a_line_per_running_entry_every_interval(tmp_path):
     out, clock = io.StringIO(), Clock()
-    shown = progress.PlainDisplay(out, interval=15.0, clock=clock)
+    shown = entry_runs.PlainDisplay(out, interval=15.0, clock=clock)
     cand, base = tmp_path / "candidate.json", tmp_path / "baseline.json"
     cand.write_text('{"phase": "running", "done": 12, "total": 340}\n')
     base.write_text('{"phase": "installing", "done": 0, "total": null}\n')
@@ -101,7 +101,7 @@ def test_plain_display_prints_a_line_per_running_entry_every_interval(tmp_path):
 
 def test_plain_display_keeps_the_last_progress_through_a_garbled_read(tmp_path):
     out, clock = io.StringIO(), Clock()
-    shown = progress.PlainDisplay(out, interval=15.0, clock=clock)
+    shown = entry_runs.PlainDisplay(out, interval=15.0, clock=clock)
     cand = tmp_path / "candidate.json"
     shown.started("candidate", cand, "  candidate    started")
     clock.now += 15.0
@@ -126,7 +126,7 @@ def test_live_display_shows_rows_and_stops_cleanly(tmp_path):
     out = io.StringIO()
     cand = tmp_path / "candidate.json"
     cand.write_text('{"phase": "running", "done": 12, "total": 340}')
-    shown = progress.LiveDisplay(Console(file=out, force_terminal=True, width=100))
+    shown = entry_runs.LiveDisplay(Console(file=out, force_terminal=True, width=100))
     shown.started("candidate", cand, "  candidate    started   jax==0.12.0.1")
     shown.refresh()
     shown.rows.refresh()
@@ -142,19 +142,19 @@ def test_display_is_live_on_a_terminal_and_stopped_by_ctrl_c(monkeypatch):
     monkeypatch.setenv("TERM", "xterm-256color")
     out = Tty()
     with pytest.raises(KeyboardInterrupt):
-        with progress.display(out) as shown:
-            assert isinstance(shown, progress.LiveDisplay)
+        with entry_runs.display(out) as shown:
+            assert isinstance(shown, entry_runs.LiveDisplay)
             raise KeyboardInterrupt
     assert not shown.rows.live.is_started
 
 
 def test_display_is_plain_in_a_log_or_without_rich(monkeypatch):
     monkeypatch.setenv("TERM", "xterm-256color")
-    with progress.display(io.StringIO()) as shown:
-        assert isinstance(shown, progress.PlainDisplay)
+    with entry_runs.display(io.StringIO()) as shown:
+        assert isinstance(shown, entry_runs.PlainDisplay)
     monkeypatch.setitem(sys.modules, "rich.console", None)  # import fails, as in an old runner venv
-    with progress.display(Tty()) as shown:
-        assert isinstance(shown, progress.PlainDisplay)
+    with entry_runs.display(Tty()) as shown:
+        assert isinstance(shown, entry_runs.PlainDisplay)
 
 
 def test_writer_names_the_check_as_it_starts_and_not_once_it_is_done(tmp_path):
