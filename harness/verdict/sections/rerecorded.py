@@ -4,6 +4,7 @@ then every value, before → after in numbers, its size and the check that reads
 from __future__ import annotations
 
 import dataclasses
+import re
 from html import escape
 
 from harness.model.golden_changes import GoldenChanges, ValueChange, Writer
@@ -73,7 +74,8 @@ def _html(found: ReRecorded | None) -> str:
             f"<tr><td class='mark'>{escape(v.kind)}</td><td><code>{breakable(v.key)}</code></td>"
             f"<td class='num'>{escape(_before_after(v))}</td><td>{escape(v.size_text)}</td>"
             f"<td>{f'<code>{breakable(v.check)}</code>' if v.check else ''}</td></tr>" for v in file.values)
-        parts.append(f"<h3><code>{escape(file.path)}</code>: written by {escape(file.writer.said)}</h3>"
+        said = re.sub(r"`([^`]*)`", r"<code>\1</code>", escape(file.writer.said))  # the command as code, not in ticks
+        parts.append(f"<h3><code>{escape(file.path)}</code>: written by {said}</h3>"
                      "<table><tr><th>change</th><th>key</th><th>before → after</th><th>size</th><th>check</th></tr>"
                      f"{rows}</table>")
     return "".join(parts)

@@ -58,3 +58,8 @@ def test_the_strict_policy_fails_a_verdict_that_would_pass_and_says_why_first(ve
         v, writer=Writer("accept", "optax 0.2.8 accepted")) for v in changes.values))
     assert rerecorded.applied(passing, reasoned, [reports["baseline"]]).exit_status == 0
     assert render.as_json(reported)["golden_changes"]["values"][0]["key"] == changes.values[0].key
+
+
+def test_the_page_shows_the_writing_command_as_code(verdict, reports, changes):
+    page = html.page(rerecorded.applied(verdict, changes, [reports["baseline"]]), [])
+    assert "written by <code>golden --accept-changes</code>, no reason given" in page and "`golden" not in page
