@@ -6,6 +6,7 @@ varies only by its arguments, which are expressions and literals of this module,
 
 from __future__ import annotations
 
+from harness.stack import boundary
 from harness.stack.ci.github_cache import CACHE_RESTORE, CACHE_SAVE, report_cache_steps
 
 # The actions this project's own workflows run, pinned by the same commits (a test keeps them equal).
@@ -17,6 +18,17 @@ ACTIONS = (CHECKOUT, SETUP_PYTHON, UPLOAD, DOWNLOAD, CACHE_RESTORE, CACHE_SAVE)
 
 TOOL = '"$RUNNER_TEMP/upgrade-harness/bin/upgrade-harness"'  # each job's own install, outside the checkout
 MARKER = "<!-- upgrade-harness-verdict -->"  # the sticky comment's first line
+
+
+def github_output(**values: str) -> None:
+    """What a step tells its job: key=value lines appended to $GITHUB_OUTPUT under GitHub Actions (one line each;
+    the `plan` step's matrix, the nightly's decision), which the jobs below read as `steps.<id>.outputs`."""
+    target = boundary.given("GITHUB_OUTPUT")
+    if not target:
+        return
+    with open(target, "a", encoding="utf-8") as fh:
+        for key, value in values.items():
+            fh.write(f"{key}={' '.join(value.split())}\n")
 
 
 def setup(history: str = "") -> str:

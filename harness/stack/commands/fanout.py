@@ -37,7 +37,7 @@ from harness.stack.pins import matrix
 from harness.stack.run import api_diff as api_for_run, followups, run_plan
 from harness.stack.run.followups import EntryRun
 from harness.stack.run.run_directory import RunDirectory
-from harness.stack.commands.latest_cli import github_output
+from harness.stack.ci.github_jobs import github_output
 from harness.stack.workspace import Workspace
 
 

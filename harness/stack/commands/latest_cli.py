@@ -25,18 +25,8 @@ from harness.stack.commands import frame, options
 from harness.stack.pins import current, matrix, release_set, resolve
 from harness.stack.pins.release_set import ReleaseSet
 from harness.stack.workspace import Workspace
-from harness.stack import boundary
+from harness.stack.ci.github_jobs import github_output
 
-
-
-def github_output(**values: str) -> None:
-    """Append key=value lines to $GITHUB_OUTPUT when running under GitHub Actions (one line each)."""
-    target = boundary.given("GITHUB_OUTPUT")
-    if not target:
-        return
-    with open(target, "a", encoding="utf-8") as fh:
-        for key, value in values.items():
-            fh.write(f"{key}={' '.join(value.split())}\n")
 
 
 def resolve_latest(ws: Workspace, prerelease: bool) -> tuple[ReleaseSet, list[str]]:
