@@ -322,9 +322,15 @@ class GoldenStore:
                     and not self._measured_anew(family, provenance) and not self._reason_added(family, provenance):
                 continue  # nothing new: leave the file (and its provenance) as it is
             try:
-                merged = dict(self._load(family, kept_only=True)["values"])
+                kept = self._load(family, kept_only=True)
+                merged = dict(kept["values"])
             except GoldenProblem:
-                merged = {}
+                kept, merged = {}, {}
+            accepted = (kept.get("provenance") or {}).get(golden_layout.ACCEPTED)
+            if golden_layout.ACCEPTED not in provenance and accepted:  # the values' acceptance stays with them
+                provenance_here = dict(provenance, **{golden_layout.ACCEPTED: accepted})
+            else:
+                provenance_here = provenance
             merged.update({key: kept_noise(merged.get(key), new) for key, new in values.items()})
             for key in self.dropped.get(family, ()):
                 merged.pop(key, None)
@@ -332,7 +338,7 @@ class GoldenStore:
                 "format": FORMAT_VERSION,
                 "family": family.name,
                 **({golden_layout.OWN_MARK: True} if family.own else {}),
-                "provenance": dict(provenance, recorded_at=_dt.datetime.now(_dt.timezone.utc).isoformat()),
+                "provenance": dict(provenance_here, recorded_at=_dt.datetime.now(_dt.timezone.utc).isoformat()),
                 "values": dict(sorted(merged.items())),
             }
             atomic_write_text(self.path(family), dumps(doc))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness.atomic import atomic_write_text
 from harness.errors import HarnessError
+from harness.model import departure
 from harness.model.codec import from_json, to_json
 
 GOLDEN_CHANGES_FILE = "golden-changes.json"
@@ -66,17 +67,22 @@ class ValueChange:
     writer: Writer
     check: str | None = None  # the check whose comparison reads the key (from the run's reports)
 
+    non_finite: bool = False  # a NaN or infinity appeared or vanished (no ulps say how far)
+
     @property
     def needs_reason(self) -> bool:
-        """A value the branch replaced or dropped, written without a reason."""
-        return self.kind != ValueChangeKind.ADDED and self.writer.reason is None
+        """Written without a reason, a value a check would otherwise pass on: one the branch replaced, or a departure
+        it recorded (a statement now kept as broken). A removed value needs none (a check that still reads it fails,
+        its golden value missing), nor a new contract's."""
+        departs = self.kind == ValueChangeKind.ADDED and self.key.startswith(departure.KEY)
+        return (self.kind == ValueChangeKind.CHANGED or departs) and self.writer.reason is None
 
     @property
     def size_text(self) -> str:
-        if self.max_ulps is None:
-            return ""
-        rel = f", {self.max_rel:.2g} relative" if self.max_rel is not None else ""
-        return f"{self.max_ulps:.3g} ulp{rel}, {self.differing} of {self.size} elements"
+        parts = [f"{self.max_ulps:.3g} ulp"] if self.max_ulps is not None else []
+        parts += ["nan/inf where a number was, or the reverse"] if self.non_finite else []
+        parts += [f"{self.max_rel:.2g} relative"] if self.max_rel is not None else []
+        return ", ".join(parts + [f"{self.differing} of {self.size} elements"]) if parts else ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +103,7 @@ class GoldenChanges:
 
     @property
     def fails(self) -> bool:
-        """Under `re-recorded = "fail"`, a value re-recorded or dropped without a reason fails the check."""
+        """Under `re-recorded = "fail"`, a value that needs a reason and has none fails the check."""
         return self.policy == Policy.FAIL and bool(self.unexplained)
 
     @property

@@ -98,8 +98,8 @@ def _with_bisection(verdict: Verdict, path: Path) -> Verdict:
 
 
 def _optional(path: Path | None, read: Callable[[Path], T]) -> T | None:
-    """A file of the run's the verdict shows a section of (the API diff, the golden changes); an unreadable one is
-    said, never fatal (the section is left out)."""
+    """A file of the run's the verdict only shows a section of (the API diff); an unreadable one is said, never
+    fatal (the section is left out)."""
     if path is None or not path.is_file():
         return None
     try:
@@ -138,6 +138,9 @@ def judge(inputs: Inputs, out: Outputs) -> int:
         if replay is not None:
             one_run({str(inputs.replay): replay}, inputs.run_id or base.run_id)
         others = _rolled_back(others, inputs.rollbacks, inputs.run_id or base.run_id, reading)
+        # Unlike the API diff, not optional once written: under re-recorded = "fail" it can decide the exit status.
+        changes = golden_changes.read(inputs.golden_changes) if inputs.golden_changes is not None \
+            and inputs.golden_changes.is_file() else None
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status
@@ -147,7 +150,7 @@ def judge(inputs: Inputs, out: Outputs) -> int:
         verdict = _with_bisection(verdict, inputs.bisect)
     if inputs.builtin_note:
         verdict = dataclasses.replace(verdict, builtin_note=inputs.builtin_note)
-    verdict = rerecorded.applied(verdict, _optional(inputs.golden_changes, golden_changes.read), [base, *others])
+    verdict = rerecorded.applied(verdict, changes, [base, *others])
     if inputs.platform_marks is not None:
         verdict = across_platforms.applied(verdict, inputs.platform_marks, others[0], inputs.reports[0])
     print(render.text(verdict))

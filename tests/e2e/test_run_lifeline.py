@@ -147,7 +147,7 @@ def test_the_lock_is_held_until_the_last_entry_has_exited(tmp_path):
 def test_a_session_whose_run_died_before_it_asked_ends_at_once(tmp_path):
     """The run died between starting the session and the session's request: its parent is not the run."""
     marker = tmp_path / "went-on"
-    code = f"from harness.stack.run import lifeline; lifeline.follow_run; open{strmarker!r}, 'w'"
+    code = f"from harness.stack.run import lifeline; lifeline.follow_run(); open({str(marker)!r}, 'w')"
     dead_run = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     proc = subprocess.run([sys.executable, "-c", code], start_new_session=True, timeout=30,
                           env={**os.environ, env_vars.RUN_PID: dead_run.stdout.strip()})

@@ -141,3 +141,54 @@ def test_what_main_changed_since_the_branch_left_it_is_not_the_branchs(repo):
     assert said.summary["golden_changes"] is None and "Golden values against" not in said.out, said.out
 
 
+
+
+def test_an_unreadable_comparison_cannot_be_judged(repo, capsys):
+    """The comparison decides the exit status under the strict policy: a file that cannot be read stops the verdict
+    (exit 2, naming it), never an OK that lists nothing."""
+    _changed_code(repo)
+    _rerecord(repo, reason=None)
+    assert repo.upgrade(repo.layout.pr_check).code == 1
+    (repo.project / "reports" / "golden-changes.json").write_text("{not json")
+    assert fanout.judge_directory(Workspace.of(repo.project), [str(repo.project / "reports")], str(repo.project)) == 2
+    assert "golden-changes.json are unreadable" in capsys.readouterr().err
+
+
+def test_a_shallow_clone_is_told_to_fetch_the_history(tmp_path):
+    """Without the merge base, main's own re-recordings would read as the branch's: a shallow clone is refused with
+    the fix, not judged against the base branch's tip."""
+    from harness.errors import HarnessError
+    from harness.stack.run.golden_changes import _fork_point
+
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    run = lambda where, *args: subprocess.run(["git", "-C", str(where), "-c", "user.name=t", "-c", "user.email=t@t",
+                                               *args], check=True, capture_output=True, text=True)
+    run(origin, "init", "-q", "-b", "main")
+    for n in range(3):  # main: three commits; the branch leaves it at the second
+        (origin / "f").write_text(str(n))
+        run(origin, "add", "f")
+        run(origin, "commit", "-qm", f"c{n}")
+    run(origin, "switch", "-qc", "branch", "HEAD~1")
+    (origin / "g").write_text("x")
+    run(origin, "add", "g")
+    run(origin, "commit", "-qm", "branch")
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{origin}",
+                    str(tmp_path / "shallow")], check=True, capture_output=True)
+    with pytest.raises(HarnessError, match="shallow.*fetch-depth: 0"):
+        _fork_point(tmp_path / "shallow", "origin/main")
+
+
+def test_a_golden_file_whose_name_git_would_quote_is_read_at_the_revision(tmp_path):
+    """`git ls-tree` quotes a name with non-ASCII letters unless told -z: the base's file would be missed and every
+    value of it read as added (which needs no reason)."""
+    from harness.stack.pins.pin_files import GitRevision
+    from harness.stack.run.golden_changes import _documents_at
+
+    (tmp_path / "golden").mkdir()
+    (tmp_path / "golden" / "café.json").write_text(json.dumps({"family": "café", "values": {"k": {"fact": 1}}}))
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-qm", "golden"]):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                       capture_output=True)
+    found = _documents_at(GitRevision(tmp_path.resolve(), "main"), tmp_path / "golden")
+    assert list(found) == ["café.json"] and found["café.json"]["values"] == {"k": {"fact": 1}}

@@ -84,6 +84,8 @@ def record(golden: Path, project: Path, pins: dict[str, str],
                       "recorded_at": dt.datetime.now(dt.timezone.utc).isoformat()}
         if accepted is not None:
             provenance["accepted"] = {"command": accepted[0], "reason": accepted[1]}
+        elif "accepted" in was:  # a recording that accepts nothing keeps the acceptance that changed the values
+            provenance["accepted"] = was["accepted"]
         doc = {"format": 1, "family": family, "own": True, "provenance": provenance, "values": values}
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc, indent=1) + "\n")

@@ -48,7 +48,7 @@ class Branch:
             was = self.writers[family]
             reason_added = accepted is not None and accepted[1] and was is not None and not was[1]
             if moved or golden_stack.stack(pins) != golden_stack.stack(self.golden_pins) or reason_added:
-                self.writers[family] = accepted
+                self.writers[family] = accepted if accepted is not None else was  # nothing accepted: kept
         self.golden_pins, self.golden_code = dict(pins), self.code
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 from harness import golden_layout
@@ -38,12 +39,11 @@ def compute(ws: Workspace) -> GoldenChanges | None:
     before = _documents_at(revision, golden)
     after = {path.relative_to(golden).as_posix(): doc for path in sorted(golden.rglob("*.json"))
              if (doc := _golden_document(_read(path))) is not None} if golden.is_dir() else {}
+    shown = Path(os.path.relpath(golden, found.root)).as_posix()  # it may lie outside the project's root
     values: list[ValueChange] = []
     for name in sorted(set(before) | set(after)):
-        values += file_changes(f"{golden.relative_to(found.root).as_posix()}/{name}", before.get(name),
-                                after.get(name))
-    return GoldenChanges(found.baseline_revision, golden.relative_to(found.root).as_posix(), found.re_recorded,
-                         tuple(values))
+        values += file_changes(f"{shown}/{name}", before.get(name), after.get(name))
+    return GoldenChanges(found.baseline_revision, shown, found.re_recorded, tuple(values))
 
 
 def write(ws: Workspace, directory: Path) -> GoldenChanges | None:
@@ -66,19 +66,26 @@ def _fork_point(top: Path, revision: str) -> str:
     """Where this branch left `revision` (their merge base): what the branch changed, not what the base branch
     changed since (a pull request's diff). The revision itself when they share no history."""
     done = git(top, "merge-base", revision, "HEAD")
-    return done.stdout.decode().strip() if done.returncode == 0 and done.stdout.strip() else revision
+    if done.returncode == 0 and done.stdout.strip():
+        return done.stdout.decode().strip()
+    if git(top, "rev-parse", "--is-shallow-repository").stdout.decode().strip() == "true":
+        raise HarnessError(f"this clone is shallow: where the branch left {revision} is not in its history, so the "
+                           "golden values the branch changed cannot be told from those the base branch changed since; "
+                           "fetch the whole history (actions/checkout with `fetch-depth: 0`, or `git fetch "
+                           "--unshallow`) and run again.")
+    return revision
 
 
 def _documents_at(revision: GitRevision, golden: Path) -> dict[str, dict]:
     """The golden files `revision` holds under `golden`, by their path inside it."""
     inside = revision.in_repository(golden.resolve())
-    done = git(revision.top, "ls-tree", "-r", "--name-only", revision.revision, "--", inside)
+    done = git(revision.top, "ls-tree", "-r", "-z", "--name-only", revision.revision, "--", inside)
     if done.returncode != 0:
         raise HarnessError(f"git cannot list {revision.revision}:{inside} "
                            f"({done.stderr.decode(errors='replace').strip()}); fetch the base branch "
                            "(`git fetch origin`) and run again.")
     found = {}
-    for line in done.stdout.decode().splitlines():
+    for line in done.stdout.decode(errors="surrogateescape").split("\0"):  # -z: names as they are, never quoted
         if not line.endswith(".json"):
             continue
         try:
@@ -159,13 +166,16 @@ def _numeric_change(family: str, key: str, file: str, was: dict, now: dict, writ
     dtype = was.get("precision") or was["dtype"]
     a, b = [number(v) for v in was["values"]], [number(v) for v in now["values"]]
     moved = [i for i, (x, y) in enumerate(zip(a, b)) if not _same(x, y)]
+    finite = [i for i in moved if math.isfinite(a[i]) and math.isfinite(b[i])]
     floating = dtype in SIGNIFICAND_BITS
-    ulps = [_ulps(a[i], b[i], dtype) if floating else abs(b[i] - a[i]) for i in moved]
-    worst = moved[max(range(len(moved)), key=lambda j: ulps[j])] if moved else 0
-    rels = [abs(b[i] - a[i]) / abs(a[i]) for i in moved if a[i] and math.isfinite(a[i]) and math.isfinite(b[i])]
-    before, after = (_element(a, worst, dtype, was["shape"]), _element(b, worst, dtype, now["shape"]))
+    ulps = {i: _ulps(a[i], b[i], dtype) if floating else abs(b[i] - a[i]) for i in finite}
+    worst = max(finite, key=ulps.__getitem__) if finite else (moved[0] if moved else 0)
+    rels = [abs(b[i] - a[i]) / abs(a[i]) for i in finite if a[i]]
+    before = _element(a, worst, dtype, was["shape"])  # each side in the precision it was judged in
+    after = _element(b, worst, now.get("precision") or now["dtype"], now["shape"])
     return ValueChange(family, key, file, ValueChangeKind.CHANGED, before, after, dtype, len(moved), len(a),
-                       max(ulps) if floating and ulps else None, max(rels) if rels else None, writer)
+                       max(ulps.values()) if floating and ulps else None, max(rels) if rels else None, writer,
+                       non_finite=len(finite) < len(moved))
 
 
 def _same(x: float, y: float) -> bool:
@@ -173,8 +183,6 @@ def _same(x: float, y: float) -> bool:
 
 
 def _ulps(x: float, y: float, dtype: str) -> float:
-    if not (math.isfinite(x) and math.isfinite(y)):
-        return math.inf
     return abs(y - x) / spacing(x, dtype)
 
 

@@ -293,3 +293,17 @@ def test_a_staged_recording_names_the_projects_file_not_its_staged_copy(tmp_path
         store.get(Family("fam"), "key")
     assert f"golden file {project / 'fam.json'} is unreadable" in str(raised.value)
     assert f"`git checkout -- {project / 'fam.json'}`" in str(raised.value) and ".staged" not in str(raised.value)
+
+
+def test_a_later_recording_keeps_the_acceptance_that_changed_the_values(tmp_path):
+    """A plain `golden` after `golden --accept-changes --reason ...` (a new contract's value added, or noise measured
+    anew) rewrites the file but changes no value: the acceptance's command and reason stay with the values."""
+    store = GoldenStore(tmp_path)
+    store.record(Family("fam"), "a", encode_array(np.float32(1)))
+    said = {"command": "golden --accept-changes", "reason": "decay doubled"}
+    store.write({"entry": "baseline", "accepted": said})
+    later = GoldenStore(tmp_path)
+    later.record(Family("fam"), "a", encode_array(np.float32(1)))
+    later.record(Family("fam"), "b", encode_array(np.float32(2)))  # a new contract's value
+    assert later.write({"entry": "baseline"}) == [tmp_path / "fam.json"]
+    assert json.loads((tmp_path / "fam.json").read_text())["provenance"]["accepted"] == said

@@ -4,6 +4,7 @@ independent NumPy float64 computation; the value shown in numbers that parse bac
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import ml_dtypes
@@ -90,3 +91,30 @@ def test_what_fails_the_check_under_each_policy():
     assert GoldenChanges("main", "golden", Policy.FAIL, (change, *added)).fails
     assert not GoldenChanges("main", "golden", Policy.REPORT, (change,)).fails
     assert not GoldenChanges("main", "golden", Policy.FAIL, tuple(added)).fails
+
+
+def test_what_needs_a_reason_is_what_a_check_would_otherwise_pass_on():
+    """A changed value, and a recorded departure (a statement the branch now keeps as broken), need a reason; a
+    removed value does not (a check that still reads it fails: its golden value is missing), nor a new contract's."""
+    writer = {"accepted": {"command": "golden --accept-changes", "reason": None}}
+    removed, = file_changes("g.json", _doc({"k": {"fact": 1}}), _doc({}, writer))
+    departed, = file_changes("g.json", _doc({}), _doc({"departure/mine/test_x/reference:step": {"fact": 1}}, writer))
+    added, = file_changes("g.json", _doc({}), _doc({"new": {"fact": 1}}, writer))
+    assert (removed.kind, departed.kind, added.kind) == (ValueChangeKind.REMOVED, ValueChangeKind.ADDED,
+                                                         ValueChangeKind.ADDED)
+    assert (removed.needs_reason, departed.needs_reason, added.needs_reason) == (False, True, False)
+    gone, = file_changes("g.json", _doc({"k": {"fact": 1}}), None)  # a contract deleted with its golden file
+    assert not gone.needs_reason
+
+
+def test_each_side_is_shown_in_its_own_precision_and_a_non_finite_move_has_no_ulps():
+    before = {**encode_array(np.float64(1.0)), "precision": "float32"}
+    after = {**encode_array(np.float64(1.0 + 2.0 ** -40)), "precision": "float64"}
+    (change,) = file_changes("g.json", _doc({"k": before}), _doc({"k": after}))
+    assert float(change.after) == 1.0 + 2.0 ** -40 and change.before != change.after
+    (nan,) = file_changes("g.json", _doc({"k": encode_array(np.float32(1.0))}),
+                          _doc({"k": encode_array(np.float32("nan"))}))
+    assert nan.max_ulps is None and "nan" in nan.size_text
+    json.dumps(dataclasses.asdict(nan), allow_nan=False)  # standard JSON: no Infinity
+    (count,) = file_changes("g.json", _doc({"k": encode_array(np.int64(4))}), _doc({"k": encode_array(np.int64(6))}))
+    assert count.size_text == "0.5 relative, 1 of 1 elements"
