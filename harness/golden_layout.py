@@ -15,6 +15,7 @@ mark) is still read as the team's copy of that built-in family, unless an own fa
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -27,6 +28,18 @@ OWN_MARK = "own"  # `"own": true` in a golden file: the values of one of the pro
 # and the host's (harness.host_emulation). A recording that measures it anew changes no value.
 MEASURED_NOISE = ("noise", "host_noise")
 ACCEPTED = "accepted"  # a golden file's provenance: {"command", "reason"} of the recording that changed its values
+# A golden file's provenance: the digest of its values (their measured noise left out) as its last recording wrote
+# them. Values that no longer match it were edited by hand since (harness.stack.run.golden_changes says so).
+VALUES_DIGEST = "values_digest"
+
+
+def values_digest(values: dict) -> str:
+    """The digest of a golden file's values as JSON holds them, their measured noise left out: the same on the side
+    that writes the file and the host that reads it."""
+    plain = {key: ({k: v for k, v in entry.items() if k not in MEASURED_NOISE} if isinstance(entry, dict) else entry)
+             for key, entry in values.items()}
+    text = json.dumps(plain, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def on_platform(golden: Path, platform: str | None) -> Path:

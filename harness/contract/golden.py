@@ -338,7 +338,9 @@ class GoldenStore:
                 "format": FORMAT_VERSION,
                 "family": family.name,
                 **({golden_layout.OWN_MARK: True} if family.own else {}),
-                "provenance": dict(provenance_here, recorded_at=_dt.datetime.now(_dt.timezone.utc).isoformat()),
+                "provenance": dict(provenance_here, recorded_at=_dt.datetime.now(_dt.timezone.utc).isoformat(),
+                                   **{golden_layout.VALUES_DIGEST: golden_layout.values_digest(
+                                       json.loads(json.dumps(dict(sorted(merged.items())))))}),
                 "values": dict(sorted(merged.items())),
             }
             atomic_write_text(self.path(family), dumps(doc))

@@ -39,12 +39,12 @@ class Writer:
 
     command: str | None  # "accept", "golden --accept-changes"; None: the file does not say
     reason: str | None  # the reason given to it (`--reason`); None: none given
-    by_hand: bool = False  # values differ but the file's provenance is the base branch's: edited, not recorded
+    by_hand: bool = False  # edited, not recorded: its values differ from those its last recording wrote
 
     @property
     def said(self) -> str:
         if self.by_hand:
-            return "edited by hand (the file's provenance is the base branch's)"
+            return "edited by hand (its values are not those its last recording wrote)"
         who = f"`{self.command}`" if self.command else "a recording that names no command"
         return f"{who}, reason: {self.reason}" if self.reason else f"{who}, no reason given"
 

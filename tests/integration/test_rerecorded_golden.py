@@ -125,7 +125,7 @@ def test_a_value_edited_by_hand_is_said_so_and_needs_a_reason(repo):
     said = repo.upgrade(repo.layout.pr_check)
     assert said.code == 1, said.out  # the check reads the edited value and fails too
     assert _listed(said) == {(path.stem, key)}
-    assert "edited by hand (the file's provenance is the base branch's)" in said.out
+    assert "edited by hand (its values are not those its last recording wrote)" in said.out
 
 
 def test_what_main_changed_since_the_branch_left_it_is_not_the_branchs(repo):

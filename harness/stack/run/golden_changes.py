@@ -133,6 +133,9 @@ def _writer(before: dict | None, after: dict | None) -> Writer:
         return Writer(None, None)
     provenance = after.get("provenance") or {}
     accepted = provenance.get(golden_layout.ACCEPTED) or {}
+    written = provenance.get(golden_layout.VALUES_DIGEST)  # the values as the file's last recording wrote them
+    if written is not None and written != golden_layout.values_digest(after.get("values") or {}):
+        return Writer(None, None, by_hand=True)  # edited since, whatever recording wrote it before
     if before is not None and provenance == (before.get("provenance") or {}):
         return Writer(None, None, by_hand=True)
     return Writer(accepted.get("command"), accepted.get("reason") or None)

@@ -307,3 +307,21 @@ def test_a_later_recording_keeps_the_acceptance_that_changed_the_values(tmp_path
     later.record(Family("fam"), "b", encode_array(np.float32(2)))  # a new contract's value
     assert later.write({"entry": "baseline"}) == [tmp_path / "fam.json"]
     assert json.loads((tmp_path / "fam.json").read_text())["provenance"]["accepted"] == said
+
+
+def test_a_written_file_carries_the_digest_of_its_values_as_the_host_reads_them(tmp_path):
+    """Values edited by hand after a recording no longer match the digest it wrote (the host says so per file,
+    whatever recording wrote it before); measured noise is not part of it."""
+    from harness import golden_layout
+
+    store = GoldenStore(tmp_path)
+    store.record(Family("fam"), "a", {**encode_array(np.float32(0.1)), "noise": 1e-9})
+    store.record(Family("fam"), "b", {"fact": {"lr": "0.1"}})
+    store.write({"entry": "baseline"})
+    doc = json.loads((tmp_path / "fam.json").read_text())
+    written = doc["provenance"][golden_layout.VALUES_DIGEST]
+    assert written == golden_layout.values_digest(doc["values"])
+    doc["values"]["a"]["noise"] = 2e-9  # noise measured anew: not an edit
+    assert written == golden_layout.values_digest(doc["values"])
+    doc["values"]["b"]["fact"]["lr"] = "0.2"
+    assert written != golden_layout.values_digest(doc["values"])

@@ -118,3 +118,19 @@ def test_each_side_is_shown_in_its_own_precision_and_a_non_finite_move_has_no_ul
     json.dumps(dataclasses.asdict(nan), allow_nan=False)  # standard JSON: no Infinity
     (count,) = file_changes("g.json", _doc({"k": encode_array(np.int64(4))}), _doc({"k": encode_array(np.int64(6))}))
     assert count.size_text == "0.5 relative, 1 of 1 elements"
+
+
+def test_a_value_edited_after_a_recording_with_a_reason_is_said_edited_by_hand():
+    """The file's last recording gave a reason for its changes; a value edited after it does not inherit that
+    reason: the digest the recording wrote no longer matches the values."""
+    from harness import golden_layout
+
+    recorded = {"k": {"fact": 2}, "other": {"fact": 1}}
+    provenance = {"accepted": {"command": "golden --accept-changes", "reason": "decay doubled"},
+                  golden_layout.VALUES_DIGEST: golden_layout.values_digest(recorded)}
+    base = _doc({"k": {"fact": 1}, "other": {"fact": 1}})
+    as_recorded = file_changes("g.json", base, _doc(recorded, provenance))
+    assert [(c.key, c.writer.reason, c.needs_reason) for c in as_recorded] == [("k", "decay doubled", False)]
+    edited = file_changes("g.json", base, _doc(dict(recorded, other={"fact": 9}), provenance))
+    assert {c.key: c.writer.by_hand for c in edited} == {"k": True, "other": True}
+    assert all(c.needs_reason for c in edited)
