@@ -334,14 +334,16 @@ class GoldenStore:
             merged.update({key: kept_noise(merged.get(key), new) for key, new in values.items()})
             for key in self.dropped.get(family, ()):
                 merged.pop(key, None)
+            values = dict(sorted(merged.items()))
             doc = {
                 "format": FORMAT_VERSION,
                 "family": family.name,
                 **({golden_layout.OWN_MARK: True} if family.own else {}),
                 "provenance": dict(provenance_here, recorded_at=_dt.datetime.now(_dt.timezone.utc).isoformat(),
+                                   # as the host will read them back: JSON's numbers, not the recording's
                                    **{golden_layout.VALUES_DIGEST: golden_layout.values_digest(
-                                       json.loads(json.dumps(dict(sorted(merged.items())))))}),
-                "values": dict(sorted(merged.items())),
+                                       json.loads(json.dumps(values)))}),
+                "values": values,
             }
             atomic_write_text(self.path(family), dumps(doc))
             self._files[(family, True)] = self._files[(family, False)] = doc

@@ -11,11 +11,7 @@ NOISE = "noise"  # the entry's field: the largest move under the perturbed compi
 FIELDS = golden_layout.MEASURED_NOISE  # (NOISE, HOST_NOISE), as the host reads them (harness.stack.run.golden_changes)
 
 
-def without_noise(entry):
-    """A golden entry without its measured noise: what a recording compares to tell a changed value."""
-    if isinstance(entry, dict) and any(f in entry for f in FIELDS):
-        return {k: v for k, v in entry.items() if k not in FIELDS}
-    return entry
+without_noise = golden_layout.without_noise  # what a recording compares to tell a changed value
 
 
 def normalized(entry):

@@ -120,7 +120,7 @@ def file_changes(file: str, before: dict | None, after: dict | None) -> list[Val
     family = (after or before)["family"]
     out = []
     for key in sorted(set(old) | set(new)):
-        was, now = _value(old.get(key)), _value(new.get(key))
+        was, now = golden_layout.without_noise(old.get(key)), golden_layout.without_noise(new.get(key))
         if was == now:
             continue
         out.append(_change(family, key, file, was, now, writer))
@@ -139,13 +139,6 @@ def _writer(before: dict | None, after: dict | None) -> Writer:
     if before is not None and provenance == (before.get("provenance") or {}):
         return Writer(None, None, by_hand=True)
     return Writer(accepted.get("command"), accepted.get("reason") or None)
-
-
-def _value(entry):
-    """A golden entry without its measured noise (beside the value, never part of it)."""
-    if isinstance(entry, dict):
-        return {k: v for k, v in entry.items() if k not in golden_layout.MEASURED_NOISE}
-    return entry
 
 
 def _numeric(entry) -> bool:
