@@ -1,7 +1,7 @@
 """Every option of a run, declared once: a field of RunOptions whose Spec says how it is typed on which
 command, which variable carries it to the child processes, and which pytest option the contract side
 reads it from. The argument parsers (harness.stack.commands.options, which declares the commands' own options),
-the child environments (harness.stack.run.entry_runs, project_options) and the contract side's options
+the child environments (harness.stack.run.entry_runs, harness.stack.commands.options) and the contract side's options
 (harness.contract.options) are all derived from here.
 
 Plain Python on purpose: the contract plugin imports it in every pytest process.
@@ -9,7 +9,6 @@ Plain Python on purpose: the contract plugin imports it in every pytest process.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 from pathlib import Path
@@ -206,30 +205,6 @@ def inherited(environ) -> dict[str, str]:
 
 def takes(spec: Spec, command: str) -> bool:
     return bool(spec.flags) and (spec.group == PROJECT or command in spec.commands)
-
-
-def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
-    """The flags `command` takes; the PROJECT options with every command."""
-    for name, spec in specs().items():
-        if not takes(spec, command):
-            continue
-        extra = dict(spec.argparse)
-        off_help = extra.pop("off_help", None)
-        if spec.kind is bool:
-            extra["action"] = "store_true"
-        default = _DEFAULTS[name]
-        target = parser.add_mutually_exclusive_group() if len(spec.flags) > 1 else parser
-        target.add_argument(spec.flags[0], dest=name, default=list(default) if default == () else default, **extra)
-        if len(spec.flags) > 1:  # --builtin MODE or --no-builtin: one value
-            target.add_argument(spec.flags[1], dest=name, action="store_const", const=OFF, help=off_help)
-
-
-def from_namespace(args: argparse.Namespace) -> RunOptions:
-    """The options an argument parser read (the ones it does not take stay at their defaults)."""
-    given = {k: v for k, v in vars(args).items() if k in specs() and v is not None}
-    if "contracts" in given:
-        given["contracts"] = tuple(given["contracts"])
-    return RunOptions(**given)
 
 
 def given_over(base: RunOptions, given: RunOptions) -> RunOptions:

@@ -1,4 +1,5 @@
-"""The nox sessions of a project: one per matrix entry, golden, upgrade, lock and accept.
+"""The nox sessions of a project: one per matrix entry, and one per command harness.stack.commands declares
+with a session (golden, upgrade, lock, accept, plan, followups, judge, sensitivity).
 
 This checkout's noxfile.py imports them (and adds `tests`); a team's noxfile, written by
 `upgrade-harness init`, imports them too; `upgrade-harness` runs the entries' child sessions from
@@ -20,17 +21,14 @@ from pathlib import Path
 
 import nox
 
-from harness import env_vars, run_options
+from harness import env_vars
 from harness.errors import HarnessError
 from harness.model import entry_job
-from harness.model.enums import BuiltinMode
-from harness.stack import boundary, paths, project
-from harness.stack.commands import frame, golden_record, options as command_options, project_options
-from harness.stack.commands import upgrade as upgrade_run
-from harness.stack.entry_side import entry as stack_entry, entry_jobs, noise_runs
-from harness.stack.pins import current, locks, matrix, plan
-from harness.stack.run import report_cache, lifeline, run_plan, run_directory
-from harness.stack.entry_side import session_phases
+from harness.stack import boundary, paths
+from harness.stack.commands import frame, options
+from harness.stack.entry_side import entry as stack_entry, entry_jobs, session_phases
+from harness.stack.pins import matrix, plan
+from harness.stack.run import report_cache, lifeline
 from harness.stack.environments.interpreters import find_python
 from harness.stack.workspace import Workspace
 
@@ -117,149 +115,25 @@ if not ENTRIES:
         _unusable(_name)
 
 
-@stack_session("golden")
-@frame.session
-def golden(session: nox.Session) -> None:
-    """Record golden values from the baseline entry; refuses to change values without --accept-changes.
-    In a team's project only its own contracts are recorded: the built-in ones are judged against the
-    tool's own values unless --record-builtin records the team's copy (a baseline unlike the tool's)."""
-    require_python(session)
-    told = Workspace.from_environment()
-    options = project_options.parse_golden(session.posargs, prog=command_options.prog(told, "golden"))
-    given = run_options.absolute(run_options.from_namespace(options), paths.invoked_from(session.invoked_from))
-    ws = told.with_options(given)
-    if options.record_builtin:
-        if options.builtin == BuiltinMode.OFF.value:
-            raise HarnessError("--record-builtin records the built-in contracts' values, --no-builtin skips "
-                               "them: give one of the two.")
-        # Run them, whatever the table's builtin says.
-        ws = ws.with_options(run_options.RunOptions(builtin=BuiltinMode.JUDGE.value))
-    elif not ws.is_checkout:
-        ws = ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value))
-        try:
-            project.load(ws)
-        except HarnessError as exc:
-            raise HarnessError(f"{str(exc).rstrip('.')}; the built-in contracts are judged against the tool's "
-                               "own golden values (`--record-builtin` records your copy, for a baseline unlike "
-                               "the tool's).") from None
-    if options.reason is not None and not options.accept_changes:
-        raise HarnessError("--reason says why recorded golden values change: give it with --accept-changes "
-                           "(values only added need no reason).")
-    if options.reason is not None and not options.reason.strip():
-        raise HarnessError('--reason is empty: say why the values change, e.g. --reason "weight decay doubled".')
-    accepting = run_options.specs()["accept_changes"].pytest  # the contract side's spelling of --accept-changes
-    args = ["--harness-record-golden"] + ([accepting] if options.accept_changes else [])
-    if options.accept_changes:  # what wrote the changed files, and why (harness.model.golden_changes reads it)
-        args += [f"--harness-accepted-by={'accept' if ws.stage else 'golden --accept-changes'}"]
-        args += [f"--harness-accept-reason={options.reason}"] if options.reason else []
-    baseline = current.entries(ws)[matrix.BASELINE]  # read now: --baseline-from may have just been given
-    # Where it writes, before it records: a file in place of either was a traceback after the recording.
-    run_directory.check_writable(ws.reports)
-    if problem := run_plan.store_problem(project.load(ws).golden):
-        raise HarnessError(problem)
-    def recording(staged: Workspace) -> None:
-        stack_entry.install_entry(session, staged, baseline, ["golden-recording"])
-        # Your contracts compiled to round differently first: each value's numerical noise is recorded beside it;
-        # then every contract recorded on each host this machine emulates: each value's host noise beside it.
-        noise = [f"--harness-noise-from={f}" for f in noise_runs.record_perturbed(session, staged, baseline)]
-        noise += noise_runs.record_emulated(session, staged, baseline)
-        # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
-        stack_entry.run_entry(session, staged, baseline, pytest_args=args + noise, report_name="golden-recording",
-                              install=False, rollback_reads=False, whole=True)  # one process records every family
+def _command_session(command: options.Declaration) -> None:
+    """A command's session (harness.stack.commands declares it): the command run in the frame, told the
+    project's workspace, the session's arguments and where nox was run from."""
+    @frame.session
+    def run(session: nox.Session) -> None:
+        if command.session is options.Session.STACK:
+            require_python(session)
+        code = command.run(options.Invocation(Workspace.from_environment(), tuple(session.posargs),
+                                              paths.invoked_from(session.invoked_from), session))
+        if code:
+            raise SystemExit(code)  # nox maps every failure to 1; 1 changed and 2 cannot judge must survive
 
-    # Both pytest processes and the checkpoints write into a staged copy, moved into place only if all succeed.
-    golden_record.record(ws, recording, lambda line: print(line, flush=True))  # beside the contract side's lines
+    run.__doc__ = command.summary
+    if command.session is options.Session.STACK:
+        stack_session(command.name)(run)
+    else:
+        nox.session(name=command.name, python=False)(run)
 
 
-@nox.session(python=False)
-def upgrade(session: nox.Session) -> None:
-    """Baseline vs candidate (and single-package entries), then the verdict. Exit 0/1/2."""
-    code = upgrade_run.upgrade(Workspace.from_environment(), session.posargs,
-                               invoked_from=str(paths.invoked_from(session.invoked_from)))
-    if code:
-        # nox maps every failure to 1; the verdict's status (1 changed, 2 cannot judge) must survive.
-        raise SystemExit(code)
-
-
-def _exit(code: int) -> None:
-    if code:
-        raise SystemExit(code)  # nox maps every failure to 1; 1 changed and 2 cannot judge must survive
-
-
-@nox.session(name="plan", python=False)
-def plan_session(session: nox.Session) -> None:
-    """CI's first step: resolve the upgrade's plan once, print its baseline and candidate as a matrix."""
-    from harness.stack.commands import fanout
-
-    _exit(fanout.plan(Workspace.from_environment(), session.posargs,
-                      invoked_from=str(paths.invoked_from(session.invoked_from))))
-
-
-@nox.session(python=False)
-def followups(session: nox.Session) -> None:
-    """CI, after baseline and candidate: the replay and attribution runs DIR needs, as a matrix."""
-    from harness.stack.commands import fanout
-
-    _exit(fanout.follow_ups(Workspace.from_environment(), session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
-
-
-@nox.session(python=False)
-def judge(session: nox.Session) -> None:
-    """The verdict on a directory of one run's reports (CI artifacts): as `upgrade` writes it. Exit 0/1/2."""
-    from harness.stack.commands import fanout
-
-    _exit(fanout.judge_directory(Workspace.from_environment(), session.posargs, invoked_from=str(paths.invoked_from(session.invoked_from))))
-
-
-@nox.session(python=False)
-@frame.session
-def lock(session: nox.Session) -> None:
-    """Regenerate the committed locks (the full resolved stack of each locked matrix entry) with uv."""
-    ws = Workspace.from_environment()
-    command_options.parse("lock", session.posargs, prog=command_options.prog(ws, "lock"))  # --help: nothing written
-    if not ENTRIES:
-        raise HarnessError(NO_PYTHON)
-    locks.write_locks(ws, session, [e for e in ENTRIES.values() if e.locked])
-
-
-@nox.session(python=False)
-def accept(session: nox.Session) -> None:
-    """Adopt the judged candidate as the new baseline: pins, locks, golden values, golden/CHANGELOG.md."""
-    ws = Workspace.from_environment()
-    if not ws.is_checkout:  # a team's pins are its own file's: harness.stack.commands.team_accept
-        from harness.stack.commands import team_accept
-
-        _exit(team_accept.accept(ws, session.posargs, invoked_from=paths.invoked_from(session.invoked_from)))
-        return
-    from harness.stack.commands import accept as accept_run
-
-    code = accept_run.accept(ws, session.posargs, log=session, invoked_from=paths.invoked_from(session.invoked_from))
-    if code:
-        raise SystemExit(code)  # nox maps every failure to 1; a refusal is 2
-
-
-@stack_session("sensitivity")
-@frame.session
-def sensitivity(session: nox.Session) -> None:
-    """Mutate Optax's in-scope modules (cosmic-ray, in this session's own environment) and run the matching
-    contracts on each mutant: reports/sensitivity.json and .md. `-- --sample N --seed S`, `--workers N`."""
-    require_python(session)
-    from harness.stack.commands import sensitivity as run_sensitivity
-    from harness.stack.environments.envs import dir_name
-    from harness.stack.sensitivity import disposable
-
-    ws = Workspace.from_environment()
-    if not ws.is_checkout:
-        raise HarnessError("sensitivity measures the built-in contracts on this checkout's baseline; run it there.")
-    options = run_sensitivity.parse(session.posargs)
-    baseline = ENTRIES[matrix.BASELINE]
-    # Never an entry's environment: cosmic-ray rewrites the files it mutates.
-    disposable.check_disposable(Path(session.virtualenv.location),
-                                [ws.envdir / dir_name(ws.envdir, e.name) for e in ENTRIES.values()])
-    disposable.install(session, ws, locks.lock_path(ws, baseline))
-    venv = session.virtualenv.location
-    suite_env = stack_entry.suite_environment(baseline, "", venv, ws.root / "golden", ws.is_checkout,
-                                              options=ws.options, job=entry_jobs.write_beside(
-                                                  venv, "sensitivity", baseline, ws.options))
-    run_sensitivity.run(session, options, paths.PACKAGE / "builtin", ws.root, suite_env,
-                        Path(options.out) if options.out else ws.reports / "sensitivity.json")
+for _command in options.declared().values():
+    if _command.session is not options.Session.NONE:
+        _command_session(_command)

@@ -17,7 +17,7 @@ from unit.stack.environments.test_envs import (  # noqa: F401 (fixtures and help
 )
 
 
-def _fake_run(ws, entries, args, seed, **kw):
+def _fake_run(ws, entries, seed, **kw):
     for entry in entries:
         (ws.reports / f"{entry.name}.json").write_text(json.dumps({"not": "a report"}))
 

@@ -94,21 +94,21 @@ class Sessions:
         (directory / f"{report}.json").write_text(json.dumps(dict(doc, run_id=run_id)))
         self.runs.append(report)
 
-    def run_entries(self, ws, entries, args, seed, only=None, replay=None, rollback=None):  # upgrade's run_entries
+    def run_entries(self, ws, entries, seed, only=None, replay=None, rollback=None, typed_in=None):  # upgrade's
         for entry in entries:
             report = entry_runs.REPLAY if replay else rollback_runs.report_name(rollback.name) if rollback else entry.name
             if rollback is not None:
                 assert rollback == ws.reports / "checkpoints" / rollback.name and only.read_text().split() == ROLLBACK
-            self.write(ws.reports, entry, report, args.run_id)
+            self.write(ws.reports, entry, report, ws.options.run_id)
 
-    def run_sessions(self, ws, runs, args, seed):  # the upgrade's follow-ups: one process a run, its reports
+    def run_sessions(self, ws, runs, seed, typed_in=None):  # the upgrade's follow-ups: one process a run, its reports
         self.waves.append([run.name for run in runs])
         for run in runs:
             if run.rollback:
                 assert all(f == ws.reports / "checkpoints" / f.name for f in run.rollback)
                 assert run.only.read_text().split() == ROLLBACK
             for report in run.reports:
-                self.write(ws.reports, run.entry, report, args.run_id)
+                self.write(ws.reports, run.entry, report, ws.options.run_id)
 
     def run_rows(self, directory: Path, rows: list[dict], run_id: str) -> None:  # one CI job per row
         for row in rows:  # each session told its job file (HARNESS_JOB), as the workflow's rows tell it

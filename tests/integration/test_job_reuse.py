@@ -16,7 +16,7 @@ import pytest
 
 from harness import env_vars
 from harness.model import entry_job
-from harness.stack.commands import judge
+from harness.stack.run import run_verdict
 from harness.stack.entry_side import entry_jobs
 from harness.stack.run import entry_runs, report_cache
 from harness.stack.workspace import Workspace
@@ -87,7 +87,7 @@ def test_a_restored_cache_serves_the_baseline_and_the_markdown_names_its_run(tmp
     code, follow, _ = _step(_follow_ups, [str(pr)], capsys, tmp_path, monkeypatch)
     assert code == 0
     sessions.run_rows(pr, follow["include"], out["run_id"])
-    assert judge.judge(CHECKOUT, pr) == 1
+    assert run_verdict.judge(CHECKOUT, pr) == 1
     markdown = (pr / "upgrade-summary.md").read_text()
     finished = report["reused"]["finished_at"]
     line = next(ln for ln in markdown.splitlines() if ln.startswith("Reused: "))

@@ -219,10 +219,10 @@ def test_the_command_refuses_bad_input_in_one_message(team, capsys, argv, words)
 
 def test_a_baseline_from_given_to_the_command_is_said_as_the_plan_has_it(team, capsys):
     """`upgrade-harness` hands --baseline-from to the run in the environment, not in its arguments."""
-    from harness.stack.commands import project_options
+    from harness.stack.commands import options as command_options
 
-    options, rest = project_options.split(["--baseline-from", "main:requirements.txt", "--offline"])
-    os.environ.update(project_options.environment(options, team))
+    options, rest = command_options.split(["--baseline-from", "main:requirements.txt", "--offline"])
+    os.environ.update(command_options.environment(options, team))
     assert fanout.plan(Workspace.from_environment(), rest, str(team)) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert "baseline's pins from main:requirements.txt; candidate's from the harness's candidate" in out

@@ -54,7 +54,7 @@ def test_an_entry_on_an_accelerator_is_told_its_platform_and_the_tools_values_re
 @pytest.mark.parametrize(("platform", "jobs"), [(None, 2), ("cpu", 2), ("tpu", 1), ("gpu", 1)])
 def test_entries_hold_an_accelerator_one_at_a_time(platform, jobs):
     argv = ["--jobs", "2"] + (["--platform", platform] if platform else [])
-    assert upgrade.parse_options(Workspace.of(paths.SOURCE), argv).jobs == jobs
+    assert upgrade.parse_options(Workspace.of(paths.SOURCE), argv).options.jobs == jobs
 
 
 def test_entries_on_an_accelerator_share_one_compilation_cache_the_cpus_keep_their_own(tmp_path):

@@ -14,7 +14,8 @@ import pytest
 from support import sequence_driver as drive
 from support import simulated_stack as sim
 from harness.model import report_io
-from harness.stack.commands import judge, upgrade
+from harness.stack.commands import upgrade
+from harness.stack.run import run_verdict
 from harness.stack.run import run_directory
 from harness.stack.workspace import Workspace
 
@@ -90,5 +91,5 @@ def test_judge_dir_reads_each_report_once(project, reads, monkeypatch, capsys):
     assert upgrade.upgrade(ws, ["--candidate", CHANGES], invoked_from=str(project.parent)) == 1
     reads.clear()
     directory = project / "reports"
-    assert judge.judge(ws, directory) == 1, capsys.readouterr()
+    assert run_verdict.judge(ws, directory) == 1, capsys.readouterr()
     assert dict(reads) == dict.fromkeys(_reports(directory), 1)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import env_vars
+from harness import env_vars, run_options
 from harness.contract import rollbacks
 from harness.model import report_io
 from harness.model.enums import Outcome
@@ -110,7 +110,7 @@ def test_the_replay_and_the_attribution_start_together_then_one_process_restores
     assert rolled.reports == tuple(follow.rollbacks(entries[1]).values())  # a report each, as the verdict reads them
     baseline_processes = sum(r.entry.name == "baseline" for wave in waves for r in wave)
     assert baseline_processes == 2  # the replay and one rollback (four before: each rollback its own)
-    told = rolled.job(Workspace.of(paths.SOURCE, tmp_path), _Args(), 1).options  # what its session is told
+    told = rolled.job(_run(Workspace.of(paths.SOURCE, tmp_path)), 1).options  # what its session is told
     assert told.rollback_from == rolled.rollback
     assert told.report_name is None  # the session names each writer's report
 
@@ -120,15 +120,16 @@ def test_with_nothing_attributed_the_candidates_rollback_runs_beside_the_replay(
     (wave,) = follow.waves(entries[0], entries[1], tmp_path)
     assert [r.name for r in wave] == ["baseline-replay", "baseline-rollback-candidate"]
     assert wave[1].rollback == (tmp_path / "checkpoints" / "candidate",)
-    told = wave[1].job(Workspace.of(paths.SOURCE, tmp_path), _Args(), 1).options
+    told = wave[1].job(_run(Workspace.of(paths.SOURCE, tmp_path)), 1).options
     assert told.report_name == "baseline-rollback-candidate"  # one writer: as a CI row runs it
     follow, entries = _follow_ups(rollback=False, attributed=True)
     assert [[r.name for r in w] for w in follow.waves(entries[0], entries[1], tmp_path)] == [
         ["baseline-replay", "jax-only", "optax-only"]]
 
 
-class _Args:
-    run_id, offline = "20260101T000000-1-aaaaaa", False
+def _run(ws, run_id: str = "20260101T000000-1-aaaaaa"):
+    """`ws` with an upgrade's run options: its id, two entries at a time."""
+    return ws.with_options(run_options.RunOptions(run_id=run_id, jobs=2))
 
 
 # A fake baseline session: counts its processes (the folders each restores) and writes, for each folder, the
@@ -154,13 +155,6 @@ def baseline(session):
 '''
 
 
-class _RunArgs:
-    jobs, offline, fresh, typed_in = 2, False, False, None
-
-    def __init__(self, run_id: str):
-        self.run_id = run_id
-
-
 def test_one_session_restores_the_writers_whose_reports_it_cannot_reuse_and_logs_each(tmp_path):
     import dataclasses
 
@@ -182,7 +176,7 @@ def test_one_session_restores_the_writers_whose_reports_it_cannot_reuse_and_logs
     run = entry_runs.Run(base, ws.reports / rollback_runs.SELECTION,
                          rollback=tuple(ws.reports / "checkpoints" / w for w in writers))
 
-    codes = entry_runs.run_sessions(ws, [run], _RunArgs("20260101T000000-1-aaaaaa"), seed=1)
+    codes = entry_runs.run_sessions(_run(ws, "20260101T000000-1-aaaaaa"), [run], seed=1)
     assert codes == {"baseline-rollback": 0}
     assert count.read_text().splitlines() == [" ".join(writers)]  # one process for the three
     for writer in writers:
@@ -194,7 +188,7 @@ def test_one_session_restores_the_writers_whose_reports_it_cannot_reuse_and_logs
 
     # The next run: jax-only's checkpoints changed; the others' rollback reports are reused, one process runs it.
     (ws.reports / "checkpoints" / "jax-only" / "checkpoint").write_text("another")
-    codes = entry_runs.run_sessions(ws, [run], _RunArgs("20260101T000001-1-bbbbbb"), seed=1)
+    codes = entry_runs.run_sessions(_run(ws, "20260101T000001-1-bbbbbb"), [run], seed=1)
     assert count.read_text().splitlines() == [" ".join(writers), "jax-only"]
     assert codes == {"baseline-rollback": 0}
     reused = {w: report_io.load(ws.reports / f"baseline-rollback-{w}.json").reused for w in writers}
@@ -226,7 +220,7 @@ def test_a_rollback_process_killed_midway_says_so_in_each_report_it_did_not_fini
     (ws.reports / rollback_runs.SELECTION).write_text(f"{rollback_runs.PREFIX}layout[float32]\n")
     run = entry_runs.Run(current.entries(ws)[matrix.BASELINE], ws.reports / rollback_runs.SELECTION,
                          rollback=tuple(ws.reports / "checkpoints" / w for w in writers))
-    codes = entry_runs.run_sessions(ws, [run], _RunArgs("20260101T000000-1-aaaaaa"), seed=1)
+    codes = entry_runs.run_sessions(_run(ws, "20260101T000000-1-aaaaaa"), [run], seed=1)
     assert codes["baseline-rollback"] != 0
     assert report_io.load(ws.reports / "baseline-rollback-candidate.json").problem is None
     for writer in ("jax-only", "optax-only"):

@@ -34,21 +34,21 @@ def reports(tmp_path):
 def _entries_writing(seen: list):
     """A run_entries that writes each entry's report (a real one, with the run's id) and checkpoints where a
     run's entries do."""
-    def run_entries(ws, entries, args, seed, **kw):
+    def run_entries(ws, entries, seed, **kw):
         seen.append(ws.reports)
         for entry in entries:
-            doc = dict(upgrade_reports.load(entry.name), run_id=args.run_id)
+            doc = dict(upgrade_reports.load(entry.name), run_id=ws.options.run_id)
             (ws.reports / f"{entry.name}.json").write_text(json.dumps(doc))
             (ws.reports / f"{entry.name}.log").write_text(f"{entry.name} ran\n")
             (ws.reports / "checkpoints" / entry.name).mkdir(parents=True, exist_ok=True)
-            (ws.reports / "checkpoints" / entry.name / "writer.json").write_text(args.run_id)
+            (ws.reports / "checkpoints" / entry.name / "writer.json").write_text(ws.options.run_id)
     return run_entries
 
 
 def _sessions_writing(seen: list):
     """The same for the follow-ups' sessions (harness.stack.run.entry_runs.run_sessions): each run's entry."""
     entries = _entries_writing(seen)
-    return lambda ws, runs, args, seed: entries(ws, [run.entry for run in runs], args, seed)
+    return lambda ws, runs, seed, typed_in=None: entries(ws, [run.entry for run in runs], seed)
 
 
 def test_a_finished_run_is_published_and_the_last_one_kept_in_previous(reports, monkeypatch):
@@ -77,8 +77,8 @@ def test_a_stopped_run_publishes_nothing_and_its_files_stay_in_its_run_directory
     seen = []
     write = _entries_writing(seen)
 
-    def interrupted(ws, entries, args, seed, **kw):
-        write(ws, entries[:1], args, seed)
+    def interrupted(ws, entries, seed, **kw):
+        write(ws, entries[:1], seed)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(upgrade, "run_entries", interrupted)

@@ -46,8 +46,8 @@ def test_the_harness_wheel_is_built_once_and_named_to_every_entry(tmp_path, monk
     builds, told = [], []
     monkeypatch.setattr(harness_source, "wheel_for_entries", lambda ws: builds.append(1) or Path("/cache/built.whl"))
 
-    def run_entries(ws, entries, args, seed, **kw):
-        told.append(entry_runs.told(ws, args, seed).wheel)  # in each entry's job (harness.model.entry_job)
+    def run_entries(ws, entries, seed, **kw):
+        told.append(entry_runs.told(ws, seed).wheel)  # in each entry's job (harness.model.entry_job)
 
     monkeypatch.setattr(upgrade, "run_entries", run_entries)
     upgrade.upgrade(_checkout(tmp_path), [])

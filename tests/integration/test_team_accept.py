@@ -14,7 +14,7 @@ import pytest
 
 from support.accept_child import Fakes
 from harness import env_vars
-from harness.stack.commands import team_accept
+from harness.stack.commands import accept
 from harness.stack.pins import branch_hint
 from harness.stack.workspace import Workspace
 from integration.test_accept import BASE, CAND, _as_entry
@@ -68,7 +68,7 @@ def _files(root) -> dict[str, bytes]:
 
 def test_before_the_pins_are_bumped_the_whole_flow_is_printed_and_nothing_changes(team, capsys):
     before, fakes = _files(team), Fakes()
-    assert team_accept.accept(Workspace.from_environment(), [], steps=fakes.steps()) == 2
+    assert accept.accept_team(Workspace.from_environment(), [], steps=fakes.steps()) == 2
     out = capsys.readouterr().out
     assert "1. in requirements.txt, pin jax==0.12.0.1, jaxlib==0.12.0.1, optax==0.2.8" in out
     assert "2. upgrade-harness accept" in out and "3. commit requirements.txt, the lock and golden/" in out
@@ -78,7 +78,7 @@ def test_before_the_pins_are_bumped_the_whole_flow_is_printed_and_nothing_change
 def test_once_the_pins_file_pins_the_candidate_the_lock_and_golden_values_are_recorded_at_once(team, capsys):
     (team / "requirements.txt").write_text(_requirements(CAND))  # the bump, as the pull request makes it
     fakes = Fakes()
-    assert team_accept.accept(Workspace.from_environment(), [], steps=fakes.steps()) == 0
+    assert accept.accept_team(Workspace.from_environment(), [], steps=fakes.steps()) == 0
     assert [e.pins["optax"] for e in fakes.locked] == ["0.2.8"] and len(fakes.recorded) == 1
     assert (team / "locks" / "baseline.txt").read_text().startswith("# lock of baseline")
     assert (team / "golden" / "demo.json").read_text() == '{"values": {"a": 2}}\n'
@@ -89,7 +89,7 @@ def test_once_the_pins_file_pins_the_candidate_the_lock_and_golden_values_are_re
 def test_a_failed_recording_changes_nothing(team, capsys):
     (team / "requirements.txt").write_text(_requirements(CAND))
     before = _files(team)
-    assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes(golden_status=1).steps()) == 2
+    assert accept.accept_team(Workspace.from_environment(), [], steps=Fakes(golden_status=1).steps()) == 2
     err = capsys.readouterr().err
     assert "Nothing was changed" in err
     assert _files(team) == before
@@ -101,7 +101,7 @@ def test_a_failed_recording_changes_nothing(team, capsys):
 
 def test_pins_that_are_neither_side_are_refused(team, capsys):
     (team / "requirements.txt").write_text(_requirements(dict(CAND, optax="0.2.7")))
-    assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes().steps()) == 2
+    assert accept.accept_team(Workspace.from_environment(), [], steps=Fakes().steps()) == 2
     err = capsys.readouterr().err
     assert "neither the judged baseline" in err
     # What judges these pins against the committed baseline: a plain `upgrade` would take them as the baseline
@@ -114,7 +114,7 @@ def test_the_departures_the_recording_made_are_listed(team, capsys):
     """A statement of the team's contracts that the new baseline breaks is recorded as its departure: accept
     names each one, with its size, beside the files it wrote."""
     (team / "requirements.txt").write_text(_requirements(CAND))
-    assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes(departs=True).steps()) == 0
+    assert accept.accept_team(Workspace.from_environment(), [], steps=Fakes(departs=True).steps()) == 0
     out = capsys.readouterr().out
     assert "accept: departures recorded (1): statements the new baseline breaks" in out
     assert ("  `demo/test_update`: reference:half the gradient departs from its stated float64 formula (3 of 4 "
@@ -133,7 +133,7 @@ def test_accept_says_the_verdict_the_upgrade_gave_under_the_tables_builtin_mode(
         doc["own_families"] = ["mine"]
         path.write_text(json.dumps(doc))
     (team / "requirements.txt").write_text(_requirements(CAND))
-    assert team_accept.accept(Workspace.from_environment(), [], steps=Fakes().steps()) == 0
+    assert accept.accept_team(Workspace.from_environment(), [], steps=Fakes().steps()) == 0
     said = next(line for line in capsys.readouterr().out.splitlines() if "pins the judged candidate" in line)
     assert "; OK: your contracts hold on candidate" in said and "CHANGED" not in said.split("; ", 1)[1].split(
         "built-in", 1)[0], said

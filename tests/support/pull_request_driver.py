@@ -21,7 +21,7 @@ from pathlib import Path
 
 from support import golden_stack, simulated_stack as sim, team_files
 from support.pull_request_oracle import Branch
-from harness.stack.commands import team_accept, upgrade
+from harness.stack.commands import accept, upgrade
 from harness.stack.commands.accept import Steps
 from harness.stack.pins import current, locks, matrix
 from harness.stack.workspace import Workspace
@@ -165,7 +165,7 @@ class Repository:
         real = Steps.real(self.ws)
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            code = team_accept.accept(self.ws, [], steps=Steps(lock=real.lock, record_golden=record_golden),
+            code = accept.accept_team(self.ws, [], steps=Steps(lock=real.lock, record_golden=record_golden),
                                       invoked_from=self.project)
         return Said(code, out.getvalue(), None)
 

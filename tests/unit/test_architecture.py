@@ -128,3 +128,39 @@ def test_no_import_loop_counting_type_checking_imports():
     for module in sorted(graph):
         walk(module)
     assert not loops, loops[:3]
+
+
+COMMANDS = HARNESS / "stack" / "commands"
+# The other processes' own `python -m` command lines, each its layer's one entry point (the layers keep them
+# from importing the host's commands): the verdict's, the coverage audit's, the contract side's rollback runner.
+OWN_ENTRY_POINTS = {HARNESS / "verdict" / "cli.py", HARNESS / "coverage" / "cli.py",
+                    HARNESS / "contract" / "rollbacks.py"}
+
+
+def _argparse_uses(path: Path) -> list[int]:
+    """Lines importing argparse or naming argparse.Namespace (a parsed command line handed on)."""
+    lines = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "argparse":
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Attribute) and node.attr == "Namespace":
+            lines.append(node.lineno)
+    return lines
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if COMMANDS not in p.parents and p not in OWN_ENTRY_POINTS],
+                         ids=lambda p: str(p.relative_to(HARNESS)))
+def test_no_parsed_command_line_leaves_the_commands(path):
+    """A command parses its line and hands on typed values (harness.run_options.RunOptions, a request
+    dataclass of its own): no other module imports argparse or takes its Namespace."""
+    assert not _argparse_uses(path), f"{path.relative_to(HARNESS)}:{_argparse_uses(path)}"
+
+
+def test_the_argparse_probe_sees_a_use(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("def prepare(ws, args: 'argparse.Namespace'):\n    import argparse\n")
+    assert _argparse_uses(probe) == [2]  # the import; a string annotation is no attribute
+    probe.write_text("import argparse\n\ndef prepare(args: argparse.Namespace):\n    pass\n")
+    assert _argparse_uses(probe) == [1, 3]

@@ -10,8 +10,7 @@ from harness import env_vars, run_options
 from harness.contract import options as contract_options
 from harness.run_options import ENTRY, GOLDEN, HOST, JOB, PROJECT, RUN, UPGRADE, RunOptions
 from harness.stack import paths, staging
-from harness.stack.commands import project_options
-from harness.stack.commands import accept, upgrade
+from harness.stack.commands import accept, golden_record, options, upgrade
 from harness.stack.run import entry_runs
 from harness.stack.workspace import Workspace
 
@@ -20,8 +19,8 @@ SAMPLES = {str: ("x-1", "x-1"), int: ("7", 7), Path: ("/abs/file", Path("/abs/fi
            tuple: ("/abs/dir", (Path("/abs/dir"),)),
            run_options.RevisionPath: ("main:/abs/file", Path("main:/abs/file"))}  # a file as git revision main holds it
 CHECKOUT = Workspace.of(paths.SOURCE)
-PARSERS = {UPGRADE: lambda argv: upgrade.parse_options(CHECKOUT, argv), GOLDEN: project_options.parse_golden,
-           PROJECT: lambda argv: project_options.split(argv)[0]}
+PARSERS = {UPGRADE: lambda argv: upgrade.parse_options(CHECKOUT, argv).options, GOLDEN: golden_record.parse,
+           PROJECT: lambda argv: options.split(argv)[0]}  # each a RunOptions
 
 
 def _typed(name, spec):
@@ -47,7 +46,7 @@ def test_every_option_reaches_its_parsers_its_children_and_its_reader(name, spec
         commands = [UPGRADE, GOLDEN, PROJECT] if spec.group == PROJECT else list(spec.commands)
         assert commands, f"{name} has a flag but no command takes it"
         for command in commands:
-            parsed = run_options.from_namespace(PARSERS[command](argv))
+            parsed = PARSERS[command](argv)
             assert getattr(parsed, name) == value, (command, argv)
     if spec.env and spec.group != HOST:  # carried to the children and read back there
         value = _typed(name, spec)[1] if spec.flags else SAMPLES[spec.kind if spec.kind is not bool else str][1]
@@ -103,29 +102,29 @@ def test_existing_upgrade_command_lines_read_as_before(monkeypatch):
     _no_tpu(monkeypatch)
     args = upgrade.parse_options(CHECKOUT, ["--candidate", "jax==0.12.0.1", "--pre", "--jobs", "3", "--reports", "out",
                                          "--bisect", "--offline", "--contracts", "a", "--contracts", "b", "--no-builtin",
-                                         "--baseline-from", "req.txt", "--envs-size-limit", "1GiB"])
+                                         "--baseline-from", "req.txt", "--envs-size-limit", "1GiB"]).options
     assert (args.candidate, args.pre, args.jobs, args.reports, args.bisect, args.offline) == (
         "jax==0.12.0.1", True, 3, Path("out"), True, True)
-    assert (args.contracts, args.builtin, args.baseline_from) == ([Path("a"), Path("b")], "off", Path("req.txt"))
+    assert (args.contracts, args.builtin, args.baseline_from) == ((Path("a"), Path("b")), "off", Path("req.txt"))
     assert args.envs_size_limit == 2**30
-    plain = upgrade.parse_options(CHECKOUT, [])
+    plain = upgrade.parse_options(CHECKOUT, []).options
     assert (plain.candidate, plain.pre, plain.jobs, plain.reports, plain.contracts, plain.builtin) == (
-        None, False, 2, None, [], None)
+        None, False, 2, None, (), None)
     assert plain.envs_size_limit is None
 
 
 def test_project_options_reach_the_sessions_as_absolute_paths(tmp_path):
-    options, rest = project_options.split(["--contracts", "mine", "--builtin", "report", "-x"])
+    given, rest = options.split(["--contracts", "mine", "--builtin", "report", "-x"])
     assert rest == ["-x"]
-    assert project_options.environment(options, tmp_path) == {
+    assert options.environment(given, tmp_path) == {
         env_vars.CONTRACT_DIRS: str(tmp_path / "mine"), env_vars.BUILTIN: "report"}
 
 
 def test_golden_takes_its_own_flags_and_the_project_options_and_names_them_when_wrong():
-    args = project_options.parse_golden(["--accept-changes", "--no-builtin"])
+    args = golden_record.parse(["--accept-changes", "--no-builtin"])
     assert args.accept_changes and not args.record_builtin and args.builtin == "off"
     with pytest.raises(Exception) as raised:
-        project_options.parse_golden(["--frobnicate"])
+        golden_record.parse(["--frobnicate"])
     message = str(raised.value)
     # The session's frame says "golden: " before it (harness.stack.commands.frame.session): not twice.
     assert message.startswith("unknown arguments ['--frobnicate']"), message
@@ -136,7 +135,7 @@ def test_golden_help_prints_its_usage_under_the_command_typed_and_runs_nothing(c
     from harness.stack.commands import frame
 
     with pytest.raises(frame.HelpShown):
-        project_options.parse_golden(["--help"], prog="upgrade-harness golden")
+        golden_record.parse(["--help"], prog="upgrade-harness golden")
     out = capsys.readouterr().out
     assert out.startswith("usage: upgrade-harness golden") and "--accept-changes" in out and "--no-builtin" in out
 
@@ -148,11 +147,8 @@ def test_one_list_of_variables_is_stripped_from_every_child_a_run_starts(monkeyp
     for name in own:
         monkeypatch.setenv(name, "from another run")
 
-    class Args:
-        run_id, offline = "run-A", False
-
-    ws = Workspace.of(paths.SOURCE, tmp_path)
-    child = entry_runs.child_environment(ws, entry_runs.told(ws, Args, 1), tmp_path / "job.json")
+    ws = Workspace.of(paths.SOURCE, tmp_path).with_options(RunOptions(run_id="run-A"))
+    child = entry_runs.child_environment(ws, entry_runs.told(ws, 1), tmp_path / "job.json")
     assert not {k for k in own if child.get(k) == "from another run"}
     seen = {}
     monkeypatch.setattr(accept.subprocess, "run", lambda cmd, **kw: seen.update(kw["env"]) or _Done())
@@ -199,11 +195,8 @@ def test_what_a_run_tells_its_entries_is_its_own_options_not_its_process_environ
 
     monkeypatch.setenv(env_vars.BUILTIN, "report")
 
-    class Args:
-        run_id, offline = "run-B", True
-
-    ws = Workspace.from_environment().with_options(run_options.RunOptions(builtin="off"))
-    told = entry_runs.told(ws, Args, 0)
+    ws = Workspace.from_environment().with_options(RunOptions(builtin="off", run_id="run-B", offline=True))
+    told = entry_runs.told(ws, 0)
     job = tmp_path / "jobs" / "baseline.json"
     entry_job.write(job, entry_jobs.job_of(Entry("baseline", {}, ""), told))
     child = entry_runs.child_environment(ws, told, job)
@@ -218,12 +211,9 @@ def test_a_teams_entries_are_told_its_project_though_this_process_was_not(monkey
     untouched: the entries it starts must still be told the project (else they judge this checkout)."""
     monkeypatch.delenv(env_vars.PROJECT, raising=False)
 
-    class Args:
-        run_id, offline = "run-C", False
-
-    team = Workspace.of(tmp_path)
+    team = Workspace.of(tmp_path).with_options(RunOptions(run_id="run-C"))
     assert not team.is_checkout
-    told = entry_runs.told(team, Args, 1)
+    told = entry_runs.told(team, 1)
     assert entry_runs.child_environment(team, told, tmp_path / "j.json")[env_vars.PROJECT] == str(tmp_path.resolve())
     checkout = entry_runs.child_environment(Workspace.of(paths.SOURCE, tmp_path), told, tmp_path / "j.json")
     assert env_vars.PROJECT not in checkout
@@ -238,17 +228,17 @@ def test_a_tpu_host_runs_the_entries_one_at_a_time_unless_told(monkeypatch):
     _no_tpu(monkeypatch)
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)
     plain = upgrade.parse_options(CHECKOUT, [])
-    assert (plain.jobs, plain.jobs_why) == (2, None)
+    assert (plain.options.jobs, plain.jobs_why) == (2, None)
     monkeypatch.setenv("TPU_ACCELERATOR_TYPE", "v5litepod-1")
     on_tpu = upgrade.parse_options(CHECKOUT, [])
-    assert on_tpu.jobs == 1
+    assert on_tpu.options.jobs == 1
     assert on_tpu.jobs_why == "a TPU host (TPU_ACCELERATOR_TYPE is set): one process at a time can hold its TPU"
-    assert (upgrade.parse_options(CHECKOUT, ["--jobs", "2"]).jobs, upgrade.parse_options(CHECKOUT, ["--jobs", "2"]).jobs_why) \
-        == (2, None)
+    asked = upgrade.parse_options(CHECKOUT, ["--jobs", "2"])
+    assert (asked.options.jobs, asked.jobs_why) == (2, None)
     # --platform says where the entries' JAX runs: on the CPU they may run side by side, on the TPU one at a time.
-    assert [upgrade.parse_options(CHECKOUT, ["--platform", p]).jobs for p in ("cpu", "tpu")] == [2, 1]
+    assert [upgrade.parse_options(CHECKOUT, ["--platform", p]).options.jobs for p in ("cpu", "tpu")] == [2, 1]
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
-    assert upgrade.parse_options(CHECKOUT, []).jobs == 2
+    assert upgrade.parse_options(CHECKOUT, []).options.jobs == 2
     assert boundary.one_process_at_a_time({"TPU_WORKER_ID": "0", "JAX_PLATFORMS": ""}) is not None
     assert boundary.one_process_at_a_time({"PATH": "/usr/bin"}) is None
 

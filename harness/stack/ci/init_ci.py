@@ -6,7 +6,6 @@ and a tool source CI cannot install (a local checkout) needs `--tool-from`.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 from pathlib import Path
 
@@ -19,16 +18,16 @@ from harness.stack.pins import agreement, pin_files
 PROVIDERS = ("github",)
 
 
-def prepare(root: Path, args: argparse.Namespace) -> ToolSource:
-    """The tool's source for CI, after the refusals: an existing workflow file without --force, an
-    unpinned or unreachable tool."""
-    if not args.force:
+def prepare(root: Path, force: bool, tool_from: str | None) -> ToolSource:
+    """The tool's source for CI (`tool_from`: --tool-from's requirement, None: where the running tool came
+    from), after the refusals: an existing workflow file without --force, an unpinned or unreachable tool."""
+    if not force:
         existing = [str(path) for path in github_workflows.render_paths() if (root / path).exists()]
         if existing:
             verb = "already exists" if len(existing) == 1 else "already exist"
             raise HarnessError(f"{', '.join(existing)} {verb} in {root}; nothing was changed. Review your copy and "
                                "remove it, or give --force to write it again.")
-    return tool_source.given(args.tool_from) if args.tool_from else tool_source.running()
+    return tool_source.given(tool_from) if tool_from else tool_source.running()
 
 
 def layout(root: Path) -> github_workflows.Layout:

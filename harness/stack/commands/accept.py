@@ -1,4 +1,4 @@
-"""`nox -s accept`: adopt the judged candidate as the new baseline.
+"""`nox -s accept` (`upgrade-harness accept`): adopt the judged candidate as the new baseline.
 
 The baseline pins in matrix.toml become the candidate's installed versions, the locks are resolved
 again, the golden values are recorded again from the new baseline, and golden/CHANGELOG.md says why.
@@ -9,6 +9,13 @@ accept or upgrade has finished the moves, as after. The expensive steps (Steps) 
 
 golden/CHANGELOG.md: why the golden values changed. One entry per `nox -s accept`, appended at the
 end; earlier entries are never rewritten (the file is only ever opened for appending).
+
+In a team's project (accept_team) the baseline pins live in its own file ([tool.upgrade-harness]
+baseline-from: requirements.txt, pyproject.toml, uv.lock), which the tool does not edit: a bump is a change
+of that file, in a branch or a bot's pull request. Once the file pins what the verdict judged as the
+candidate, accept does the rest all or nothing (harness.stack.staging): the baseline's lock and the team's
+own golden values recorded from it. While the file still pins what the verdict judged as the baseline, it
+prints the whole flow as one block and changes nothing (exit 2).
 """
 
 from __future__ import annotations
@@ -29,13 +36,13 @@ from harness.model import report_io
 from harness.model.enums import Status
 from harness.model.report import Report
 from harness.model.verdict import Change, Verdict
-from harness.stack import boundary, staging
-from harness.stack.commands import frame, golden_record, judge, options
+from harness.stack import boundary, project, staging
+from harness.stack.commands import frame, golden_record, options
 from harness.stack.commands.golden_record import DepartureChanges, dropped_text, recorded_text
 from harness.stack.commands.upgrade import REPLAY
-from harness.stack.pins import locks, matrix
+from harness.stack.pins import branch_hint, current, locks, matrix
 from harness.stack.pins.matrix import PACKAGES, Pins
-from harness.stack.run import run_directory
+from harness.stack.run import run_directory, run_verdict
 from harness.stack.shown import log_tail
 from harness.stack.workspace import Workspace
 from harness.verdict import compare
@@ -255,7 +262,7 @@ def judged(ws: Workspace, command: str = "nox -s") -> tuple[Report, Report, Verd
     replay = report_io.load(replay_file) if replay_file.exists() else None
     # Under the project's builtin mode, as the upgrade judged them: with built-in contracts reported only, their
     # changes are not the verdict a team accepts.
-    verdict = compare.judge(base, [candidate], replay, builtin=judge.verdict_builtin(ws))
+    verdict = compare.judge(base, [candidate], replay, builtin=run_verdict.verdict_builtin(ws))
     if verdict.exit_status == EXIT_CANNOT_JUDGE:
         raise HarnessError(f"the verdict could not judge the candidate ({verdict.headline}); fix what it names "
                            f"and run `{command} upgrade` again before accepting.")
@@ -397,7 +404,7 @@ def accept(ws: Workspace, argv, log=None, steps: Steps | None = None, invoked_fr
     """nox -s accept in the checkout `ws`: refuse, or adopt the candidate; the exit status (0 done, 2 refused
     or stopped). `--reports DIR` is taken from `invoked_from`, the directory the command was typed in."""
     steps = steps or Steps.real(ws, log)
-    return frame.execute(frame.Command("accept: refused", functools.partial(options.parse, "accept"),
+    return frame.execute(frame.Command("accept: refused", functools.partial(options.parse, USAGE),
                                        lambda args: _held(ws, steps, args, argv, invoked_from)), argv)
 
 
@@ -429,3 +436,115 @@ def _accept(ws: Workspace, steps: Steps, args) -> int:
         return exc.exit_status
     _report(plan, accepted)
     return 0
+
+
+TOOL = "upgrade-harness"  # how a team runs accept
+
+
+def _ran(report: Report, packages: list[str]) -> dict[str, str | None]:
+    return {p: report.environment.versions.get(p) for p in packages}
+
+
+def _pins_text(pins: dict[str, str | None]) -> str:
+    return ", ".join(f"{p}=={v}" for p, v in pins.items())
+
+
+def flow(pins_file: str, wanted: dict[str, str | None], headline: str) -> str:
+    """The team's whole flow, as one block to follow."""
+    return (f"accept: the verdict judged the candidate {_pins_text(wanted)} ({headline}).\n"
+            f"accept: your baseline is what {pins_file} pins, and {TOOL} does not edit that file. To accept:\n"
+            f"  1. in {pins_file}, pin {_pins_text(wanted)} (or merge the pull request that does)\n"
+            f"  2. {TOOL} accept        re-locks the baseline and records your golden values from it\n"
+            f"  3. commit {pins_file}, the lock and golden/ together\n"
+            "Nothing was changed.")
+
+
+def accept_team(ws: Workspace, argv, steps: Steps | None = None, invoked_from: Path | None = None) -> int:
+    """`upgrade-harness accept` in a team's project: the exit status, 0 accepted (or nothing to accept), 2
+    refused or not yet possible (the flow printed)."""
+    steps = steps or Steps.real(ws)
+    return frame.execute(frame.Command("accept: refused", functools.partial(options.parse, TEAM_USAGE),
+                                       lambda args: _team_held(ws, steps, args, argv, invoked_from)), argv)
+
+
+def _team_held(ws: Workspace, steps: Steps, args, argv, invoked_from: Path | None) -> int:
+    """Accept in the reports `--reports DIR` names, holding the run lock and the project's staging lock."""
+    if args.reports:
+        ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
+    with run_directory.hold(ws.reports, [TOOL, "accept", *argv]):
+        with staging.exclusive(ws.root):
+            staging.recover(ws.root, Printer.log, steps.replace)
+            return _team_accept(ws, steps, args.reason)
+
+
+def _team_accept(ws: Workspace, steps: Steps, reason: str | None) -> int:
+    found = project.load(ws)
+    base, candidate, verdict = judged(ws, command=TOOL)
+    pinned = current.pins(ws).baseline
+    packages = [p for p in matrix.PACKAGES if p in pinned]
+    judged_base, wanted = _ran(base, packages), _ran(candidate, packages)
+    pins_file = str(found.baseline_from.relative_to(ws.root)) if found.baseline_from else "your pins file"
+    if wanted == judged_base:
+        print(f"accept: nothing to accept: the candidate ran the baseline's versions ({_pins_text(wanted)}).")
+        return 0
+    if pinned == judged_base:
+        print(flow(pins_file, wanted, verdict.headline))
+        return EXIT_CANNOT_JUDGE
+    if pinned != wanted:
+        # Against the default branch's pins (a branch has committed its bump; HEAD would judge it against itself).
+        branch = branch_hint.default_branch(ws.root) or "HEAD"
+        raise HarnessError(f"{pins_file} pins {_pins_text(pinned)}: neither the judged baseline "
+                           f"({_pins_text(judged_base)}) nor the judged candidate ({_pins_text(wanted)}). To judge "
+                           f"what it pins now against {branch}'s, from the project's root: `{TOOL} upgrade "
+                           f"--baseline-from {branch}:{pins_file} --candidate-from {pins_file}`, then `{TOOL} "
+                           "accept`; or pin the judged candidate exactly.")
+    check_golden_committed(ws, steps, golden=found.golden)
+    print(f"accept: {pins_file} pins the judged candidate ({_pins_text(wanted)}; {verdict.headline}); re-locking "
+          "and recording your golden values from it", flush=True)
+    stage = staging.create(ws.root, golden_record.mirrored(ws))
+    try:
+        steps.lock(stage, [current.entries(ws)[matrix.BASELINE]])
+        # The values move with the judged bump: its verdict is the reason when the team gives none.
+        said = reason or f"the judged candidate {_pins_text(wanted)} ({verdict.headline})"
+        code = steps.record_golden(stage, said)
+        if code:
+            raise recording_failed(ws, code)
+        moves = staging.changed(stage)
+        departures = golden_record.between(found.golden, stage.copy_of(found.golden))
+    except Exception as exc:  # noqa: BLE001  any failure: nothing moved yet
+        staging.discard(stage)
+        problem = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+        print(f"accept: stopped: {problem}\nNothing was changed (every change was prepared aside and is dropped); "
+              f"fix that and run `{TOOL} accept` again.", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    staging.commit(stage, moves, steps.replace)
+    print(f"accept: wrote {', '.join(m.path for m in moves) or 'nothing (already recorded)'}")
+    say_departures(departures)
+    print(f"accept: next: review `git diff`, then commit {pins_file}, "
+          f"{found.locks.relative_to(ws.root)}/ and {found.golden.relative_to(ws.root)}/ together.")
+    return 0
+
+
+_REPORTS = options.own("--reports", type=Path, metavar="DIR",
+                       help="adopt the verdict `upgrade --reports DIR` wrote there (default: reports/)")
+USAGE = options.Usage(prog="nox -s accept --", description=(
+    "Adopt the judged candidate as the new baseline: pins, locks, golden values, golden/CHANGELOG.md."), own=(
+    options.own("--reason", help="why the changes are accepted (written to golden/CHANGELOG.md)"), _REPORTS))
+TEAM_USAGE = options.Usage(prog="upgrade-harness accept", description=(
+    "Adopt the judged candidate as the baseline: once your pins file pins it, re-lock and record your golden "
+    "values."), own=(
+    options.own("--reason", help="why the changes are accepted (written into each changed golden file: a "
+                                 "pull-request check lists it beside every value the branch re-recorded)"),
+    _REPORTS))
+
+
+def _run(call: options.Invocation) -> int:
+    """This checkout's accept, or a team's (its pins are its own file's)."""
+    if not call.ws.is_checkout:
+        return accept_team(call.ws, list(call.argv), invoked_from=call.invoked_from)
+    return accept(call.ws, list(call.argv), log=call.session, invoked_from=call.invoked_from)
+
+
+COMMANDS = (options.Declaration(
+    "accept", "Adopt the judged candidate as the new baseline: pins, locks, golden values, golden/CHANGELOG.md.",
+    USAGE, _run, session=options.Session.HOST, route=options.Route.SESSION, team_usage=TEAM_USAGE),)

@@ -35,7 +35,6 @@ first of them against its neighbour at an older jax. Then the text of each answe
 
 from __future__ import annotations
 
-import argparse
 import collections
 import dataclasses
 import json
@@ -340,7 +339,7 @@ class _Context:
 
     ws: Workspace
     directory: RunDirectory  # the run's: its files, and its reports as read and compared once
-    args: argparse.Namespace
+    typed_in: Path | None  # where the command was typed: logs are shown relative to it
     seed: int
     run: Callable
     base_report: Report
@@ -428,7 +427,7 @@ def _run(ctx: _Context, group: str, name: str, named: dict[str, str], defaults: 
     started = time.perf_counter()
     release = named[matrix.GROUPS[group][0]]
     try:
-        found = resolve.resolve(ctx.ws, named, defaults, ctx.base.python, ctx.args.pre, held=ctx.base.locked_with)
+        found = resolve.resolve(ctx.ws, named, defaults, ctx.base.python, ctx.ws.options.pre, held=ctx.base.locked_with)
     except HarnessError:
         ctx.probes.append(Probe(name, group, release, {}, checks, "not installable", [], None, 0.0))
         return Ran(None, "not installable", {}), {}
@@ -440,7 +439,7 @@ def _run(ctx: _Context, group: str, name: str, named: dict[str, str], defaults: 
     _add_to_plan(ctx.directory, entry)
     selection = ctx.directory.bisect_selection
     selection.write_text("\n".join(checks) + "\n")
-    ctx.run(ctx.ws, [entry], ctx.args, ctx.seed, only=selection)
+    ctx.run(ctx.ws, [entry], ctx.seed, only=selection, typed_in=ctx.typed_in)
     report, changed, outcome = _judge(ctx, name, checks)
     ctx.probes.append(Probe(name, group, release, found.pins, checks, outcome, [c for c, v in changed.items() if v],
                             "; ".join(found.notes) or None, round(time.perf_counter() - started, 1)))
@@ -485,7 +484,7 @@ def _bridge(ctx: _Context, group: str, versions: list[str], spans: dict[str, Spa
     if not waiting or group == "jax" or "jax" not in ctx.base.pins:
         return {}
     below = older_side(ctx.base.pins["jax"], ctx.cand.pins["jax"])
-    jaxes = older_releases("jax", below, MAX_JAX, ctx.args.pre, ctx.fetch)
+    jaxes = older_releases("jax", below, MAX_JAX, ctx.ws.options.pre, ctx.fetch)
     jaxlibs = all_releases("jaxlib", ctx.fetch) if "jaxlib" in ctx.base.pins else set()
     found = {}
     for index, batch in sorted(waiting.items()):
@@ -513,7 +512,7 @@ def _bisect_group(ctx: _Context, group: str, checks: list[str]) -> tuple[list[st
     """One group's releases between baseline and candidate, searched for all its checks at once."""
     lead, *followers = matrix.GROUPS[group]
     old, new = ctx.base.pins[lead], ctx.cand.pins[lead]
-    between = releases(lead, old, new, ctx.args.pre, ctx.fetch)
+    between = releases(lead, old, new, ctx.ws.options.pre, ctx.fetch)
     following = {p: all_releases(p, ctx.fetch) for p in followers if p in ctx.base.pins}
     print(f"upgrade: bisecting {lead} {old} → {new} for {len(checks)} changed checks over the "
           f"{len(between)} release{'s' * (len(between) != 1)} between ({', '.join(between) or 'none'})")
@@ -534,9 +533,10 @@ def _offline_index(package: str) -> dict:
                        "index, which an offline run never asks; run `upgrade --bisect` with network access")
 
 
-def run(ws: Workspace, args, entries: list[matrix.Entry], seed: int, run_entries: Callable, replay: Path | None = None,
-        fetch: Callable[[str], dict] = fetch_index) -> Path | None:
-    """Bisect every blamed group; reports/bisect.json, or None when no contract changed (or none can be)."""
+def run(ws: Workspace, entries: list[matrix.Entry], seed: int, run_entries: Callable, replay: Path | None = None,
+        fetch: Callable[[str], dict] = fetch_index, typed_in: Path | None = None) -> Path | None:
+    """Bisect every blamed group; reports/bisect.json, or None when no contract changed (or none can be).
+    The run's options are the workspace's (--pre, --offline); `typed_in`: where the command was typed."""
     started = time.perf_counter()
     run = RunDirectory.of(ws)
     loaded = _load(run, entries, replay)
@@ -550,11 +550,11 @@ def run(ws: Workspace, args, entries: list[matrix.Entry], seed: int, run_entries
     if not blamed:
         print("upgrade: nothing to bisect: no contract change is caused by one package group alone")
         return None
-    if getattr(args, "offline", False):
+    if ws.options.offline:
         fetch = _offline_index
     others_change = {group: None if verdict is None else {c.check_id for c in verdict.contract_changes}
                      for group, verdict in singles.items()}
-    ctx = _Context(ws, run, args, seed, run_entries, base_report, entries[0], entries[1], fetch, others_change)
+    ctx = _Context(ws, run, typed_in, seed, run_entries, base_report, entries[0], entries[1], fetch, others_change)
     releases, results, notes = {}, [], []
     for group, checks in blamed.items():
         try:

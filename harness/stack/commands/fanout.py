@@ -23,7 +23,6 @@ $GITHUB_OUTPUT (matrix, count, run_id, seed).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from pathlib import Path
@@ -31,14 +30,18 @@ from pathlib import Path
 from harness import run_options
 from harness.errors import HarnessError
 from harness.model import entry_job, report_io
-from harness.stack.commands import frame, judge, options, project_options, upgrade
+from harness.stack.commands import frame, options, upgrade
 from harness.stack.entry_side import entry_jobs
 from harness.stack.pins import matrix
-from harness.stack.run import api_diff as api_for_run, followups, run_plan
+from harness.stack.run import api_diff as api_for_run, followups, run_plan, run_verdict
 from harness.stack.run.followups import EntryRun
 from harness.stack.run.run_directory import RunDirectory
 from harness.stack.ci.github_jobs import github_output
 from harness.stack.workspace import Workspace
+
+
+DIRECTORY = options.Usage(own=(options.own("directory", type=Path, metavar="DIR"),),
+                          description="DIR: one run's reports and its upgrade-plan.json")
 
 
 def _publish(runs: list[EntryRun], entries: list[matrix.Entry], directory: Path, run_id: str | None,
@@ -57,22 +60,22 @@ def _publish(runs: list[EntryRun], entries: list[matrix.Entry], directory: Path,
 def plan(ws: Workspace, argv, invoked_from: str | None) -> int:
     """Resolve the plan once (`upgrade`'s options), write it, print the baseline and candidate as a matrix."""
     return frame.execute(frame.Command("plan", lambda typed: upgrade.parse_options(ws, typed, "plan"),
-                                       lambda args: _plan(ws, args, invoked_from)), argv)
+                                       lambda request: _plan(ws, request, invoked_from)), argv)
 
 
-def _plan(ws: Workspace, args: argparse.Namespace, invoked_from: str | None) -> int:
-    ws, args = run_plan.prepare(ws, args, invoked_from)
-    if args.bisect:
+def _plan(ws: Workspace, request: upgrade.Request, invoked_from: str | None) -> int:
+    ws, prepared = run_plan.prepare(ws, request.options, invoked_from)
+    if ws.options.bisect:
         raise HarnessError("--bisect probes releases one after another with `nox -s upgrade -- --bisect`; "
                            "the steps one by one do not bisect: drop it here.")
-    entries = run_plan.resolve(ws, args)  # an unresolvable candidate's report carries the run's id
-    _publish(followups.first_runs(entries), entries, ws.reports, args.run_id, random.getrandbits(32))
+    entries = run_plan.resolve(ws, prepared)  # an unresolvable candidate's report carries the run's id
+    _publish(followups.first_runs(entries), entries, ws.reports, ws.options.run_id, random.getrandbits(32))
     return 0
 
 
 def _directory(ws: Workspace, argv, invoked_from: str | None, command: str) -> Path:
     """DIR, as the user typed it from `invoked_from`."""
-    return Path(invoked_from or ".") / options.parse(command, argv, options.prog(ws, command)).directory
+    return Path(invoked_from or ".") / options.parse(DIRECTORY, argv, options.prog(ws, command)).directory
 
 
 def _run_id(ws: Workspace, directory: Path) -> str | None:
@@ -91,7 +94,7 @@ def follow_ups(ws: Workspace, argv, invoked_from: str | None) -> int:
 
 
 def _follow_ups(ws: Workspace, directory: Path) -> int:
-    entries = judge.planned_entries(directory)
+    entries = run_verdict.planned_entries(directory)
     follow = followups.decide(directory, entries)
     followups.write(follow, directory, _run_id(ws, directory))
     # The judge job has no environments: the API diff is made here, from the reports' versions, and travels
@@ -109,10 +112,26 @@ def _follow_ups(ws: Workspace, directory: Path) -> int:
 def judge_directory(ws: Workspace, argv, invoked_from: str | None) -> int:
     """The verdict on DIR's reports, written into DIR; 0 unchanged, 1 changed, 2 cannot judge. The
     project options (`--builtin report`...) say how the verdict judges, as they do for `upgrade`."""
-    return frame.execute(frame.Command("judge", project_options.split,
+    return frame.execute(frame.Command("judge", options.split,
                                        lambda split: _judge(ws, *split, invoked_from)), argv)
 
 
-def _judge(ws: Workspace, given: argparse.Namespace, rest: list[str], invoked_from: str | None) -> int:
-    ws = ws.with_options(run_options.absolute(run_options.from_namespace(given), Path(invoked_from or ".")))
-    return judge.judge(ws, _directory(ws, rest, invoked_from, "judge"))
+def _judge(ws: Workspace, given: run_options.RunOptions, rest: list[str], invoked_from: str | None) -> int:
+    ws = ws.with_options(run_options.absolute(given, Path(invoked_from or ".")))
+    return run_verdict.judge(ws, _directory(ws, rest, invoked_from, "judge"))
+
+
+COMMANDS = (
+    options.Declaration("plan", "CI's first step: resolve the upgrade's plan once, print its baseline and candidate "
+                                "as a matrix.", upgrade.USAGE,
+                        lambda call: plan(call.ws, list(call.argv), invoked_from=str(call.invoked_from)),
+                        session=options.Session.HOST, route=options.Route.SESSION),
+    options.Declaration("followups", "CI, after baseline and candidate: the replay and attribution runs DIR needs, "
+                                     "as a matrix.", DIRECTORY,
+                        lambda call: follow_ups(call.ws, list(call.argv), invoked_from=str(call.invoked_from)),
+                        session=options.Session.HOST, route=options.Route.SESSION),
+    options.Declaration("judge", "The verdict on a directory of one run's reports (CI artifacts): as `upgrade` "
+                                 "writes it. Exit 0/1/2.", DIRECTORY,
+                        lambda call: judge_directory(call.ws, list(call.argv), invoked_from=str(call.invoked_from)),
+                        session=options.Session.HOST, route=options.Route.HERE),
+)

@@ -1,4 +1,4 @@
-"""`nox -s golden` (`upgrade-harness golden`): the recording, all or nothing.
+"""`nox -s golden` (`upgrade-harness golden`): its options, and the recording, all or nothing.
 
 One recording writes from two pytest processes (the main suite's, and the multi-device family's beside it:
 harness.stack.entry_side.multi_device), each its own golden files, and the checkpoints family writes its
@@ -21,9 +21,16 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from harness import run_options
+from harness.errors import HarnessError
 from harness.model import departure
 from harness.model.departure import Departure
+from harness.model.enums import BuiltinMode
 from harness.stack import project, staging
+from harness.stack.commands import frame, options
+from harness.stack.entry_side import entry as stack_entry, noise_runs
+from harness.stack.pins import current, matrix
+from harness.stack.run import run_directory, run_plan
 from harness.stack.workspace import Workspace
 
 
@@ -105,3 +112,84 @@ def dropped_text(found: Departure) -> str:
     """A departure dropped: its statement holds again."""
     return (f"`{found.check}`: {found.statement} holds again (its departure since "
             f"{departure.stack_text(found.recorded_on)} is dropped)")
+
+
+USAGE = options.Usage(run_options=run_options.GOLDEN, prog="golden", strict=True)
+
+
+def parse(argv, prog: str = "golden") -> run_options.RunOptions:
+    """`golden`'s options: its own flags and the project options; HarnessError naming them all otherwise,
+    HelpShown after printing its usage (`prog`: the command typed)."""
+    argv = list(argv)
+    if "-h" in argv or "--help" in argv:
+        usage = options.parser(USAGE)
+        usage.prog = prog
+        usage.print_help()
+        raise frame.HelpShown()
+    given, rest = options.split(argv)
+    own = [s.flags[0] for s in run_options.specs(run_options.HOST).values() if run_options.GOLDEN in s.commands]
+    try:
+        known, unknown = options.parser(USAGE).parse_known_args(rest)
+    except SystemExit:  # argparse has printed what is wrong, e.g. --reason without its text
+        unknown = rest
+    if unknown:
+        raise HarnessError(f"unknown arguments {unknown}; it takes {', '.join(own)} (--reason TEXT), --contracts "
+                           "DIR, --builtin judge|report|all, --no-builtin")
+    return run_options.given_over(options.run_options_of(known), given)  # the project options as split() read them
+
+
+def golden(call: options.Invocation) -> int:
+    """Record golden values from the baseline entry; refuses to change values without --accept-changes.
+    In a team's project only its own contracts are recorded: the built-in ones are judged against the
+    tool's own values unless --record-builtin records the team's copy (a baseline unlike the tool's)."""
+    given = parse(call.argv, prog=options.prog(call.ws, "golden"))
+    ws = call.ws.with_options(run_options.absolute(given, call.invoked_from))
+    if given.record_builtin:
+        if given.builtin == BuiltinMode.OFF.value:
+            raise HarnessError("--record-builtin records the built-in contracts' values, --no-builtin skips "
+                               "them: give one of the two.")
+        # Run them, whatever the table's builtin says.
+        ws = ws.with_options(run_options.RunOptions(builtin=BuiltinMode.JUDGE.value))
+    elif not ws.is_checkout:
+        ws = ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value))
+        try:
+            project.load(ws)
+        except HarnessError as exc:
+            raise HarnessError(f"{str(exc).rstrip('.')}; the built-in contracts are judged against the tool's "
+                               "own golden values (`--record-builtin` records your copy, for a baseline unlike "
+                               "the tool's).") from None
+    if given.reason is not None and not given.accept_changes:
+        raise HarnessError("--reason says why recorded golden values change: give it with --accept-changes "
+                           "(values only added need no reason).")
+    if given.reason is not None and not given.reason.strip():
+        raise HarnessError('--reason is empty: say why the values change, e.g. --reason "weight decay doubled".')
+    accepting = run_options.specs()["accept_changes"].pytest  # the contract side's spelling of --accept-changes
+    args = ["--harness-record-golden"] + ([accepting] if given.accept_changes else [])
+    if given.accept_changes:  # what wrote the changed files, and why (harness.model.golden_changes reads it)
+        args += [f"--harness-accepted-by={'accept' if ws.stage else 'golden --accept-changes'}"]
+        args += [f"--harness-accept-reason={given.reason}"] if given.reason else []
+    baseline = current.entries(ws)[matrix.BASELINE]  # read now: --baseline-from may have just been given
+    # Where it writes, before it records: a file in place of either was a traceback after the recording.
+    run_directory.check_writable(ws.reports)
+    if problem := run_plan.store_problem(project.load(ws).golden):
+        raise HarnessError(problem)
+    session = call.session
+
+    def recording(staged: Workspace) -> None:
+        stack_entry.install_entry(session, staged, baseline, ["golden-recording"])
+        # Your contracts compiled to round differently first: each value's numerical noise is recorded beside it;
+        # then every contract recorded on each host this machine emulates: each value's host noise beside it.
+        noise = [f"--harness-noise-from={f}" for f in noise_runs.record_perturbed(session, staged, baseline)]
+        noise += noise_runs.record_emulated(session, staged, baseline)
+        # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
+        stack_entry.run_entry(session, staged, baseline, pytest_args=args + noise, report_name="golden-recording",
+                              install=False, rollback_reads=False, whole=True)  # one process records every family
+
+    # Both pytest processes and the checkpoints write into a staged copy, moved into place only if all succeed.
+    record(ws, recording, lambda line: print(line, flush=True))  # beside the contract side's lines
+    return 0
+
+
+COMMANDS = (options.Declaration(
+    "golden", "Record golden values from the baseline entry; refuses to change values without --accept-changes.",
+    USAGE, golden, session=options.Session.STACK, route=options.Route.SESSION),)

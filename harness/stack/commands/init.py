@@ -16,7 +16,7 @@ import tomlkit.items
 
 from harness.errors import HarnessError
 from harness.stack import project
-from harness.stack.ci import init_ci
+from harness.stack.ci import github_workflows, init_ci, tool_source
 from harness.stack.commands import options
 from harness.stack.pins import agreement, pins_from, project_pins
 from harness.stack.pins.pins_from import BASELINE_FILES
@@ -184,12 +184,35 @@ def _append_gitignore(root: Path) -> list[str]:
     return missing
 
 
+USAGE = options.Usage(prog="upgrade-harness init", description=(
+    "`upgrade-harness init`: make a team's repository a project the harness can judge."), own=(
+    options.own("--baseline-from", metavar="PATH", help=(
+        "the file that pins your stack exactly (default: the first of "
+        f"{', '.join(pins_from.BASELINE_FILES)} that does)")),
+    options.own("--contracts", default="contracts", metavar="DIR", help="your contracts' directory"),
+    options.own("--builtin", choices=("report", "all", "judge", "off"), default="report", help=(
+        "the built-in contracts: report the changes of those covering what your code calls without deciding "
+        "the exit status (default), report every family (all), judge them like your own, or off (false)")),
+    options.own("--no-builtin", action="store_const", const="off", dest="builtin", help="the same as --builtin off"),
+    options.own(f"--{pins_from.OUTSIDE_INDEX_KEY}", choices=project.OUTSIDE_INDEX, default="refuse",
+                dest="outside_index", help=(
+                    "ignore: your baseline's file may also point outside the package index (index options, URLs, "
+                    "paths, -e, git sources); those lines are not installed, the rest of what it pins is, from "
+                    "the index (default: refuse such a file)")),
+    options.own("--ci", choices=init_ci.PROVIDERS, help=(
+        f"also write the CI workflows: github writes {github_workflows.PR_FILE} (pull requests that change "
+        f"your pins) and {github_workflows.NIGHTLY_FILE} (the newest releases every night)")),
+    options.own(tool_source.FLAG, dest="tool_from", metavar="REQUIREMENT",
+                help="what CI installs as the tool, pinned (default: where the running tool came from)"),
+    options.own("--force", action="store_true", help="with --ci: replace workflow files written before")))
+
+
 def main(argv: list[str], root: Path) -> int:
     """Write what is missing in `root`; HarnessError for a refusal, HelpShown after --help (harness.cli runs
     it in the command frame, harness.stack.commands.frame)."""
-    args = options.parse("init", argv)
+    args = options.parse(USAGE, argv)
     pyproject = root / "pyproject.toml"
-    ci_tool = init_ci.prepare(root, args) if args.ci else None  # its refusals before anything is written
+    ci_tool = init_ci.prepare(root, args.force, args.tool_from) if args.ci else None  # its refusals before anything is written
     if pyproject.is_file() and project.TABLE in project.read_toml(pyproject).get("tool", {}):
         if ci_tool is not None:  # a project set up before: only its workflows
             return init_ci.main(root, ci_tool)
@@ -232,3 +255,8 @@ def main(argv: list[str], root: Path) -> int:
     print("next:\n  upgrade-harness golden     record golden values from the baseline (commit golden/ and locks/)\n"
           "  upgrade-harness upgrade    judge the candidate against them")
     return 0
+
+
+COMMANDS = (options.Declaration("init", "Make a team's repository a project the harness can judge.", USAGE,
+                                lambda call: main(list(call.argv), call.invoked_from),
+                                route=options.Route.WITHOUT_PROJECT),)

@@ -20,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from harness import run_options
 from harness.errors import HarnessError
 from harness.stack.commands import frame, options
 from harness.stack.pins import current, matrix, release_set, resolve
@@ -27,6 +28,17 @@ from harness.stack.pins.release_set import ReleaseSet
 from harness.stack.workspace import Workspace
 from harness.stack.ci.github_jobs import github_output
 
+
+
+USAGE = options.Usage(prog="python -m harness.stack.commands.latest_cli",
+                      description="The nightly's release set: resolve it, record it once judged.", subcommands={
+    "resolve": options.Usage(description="resolve the newest releases and decide whether to judge them", own=(
+        options.own("--state", type=Path, required=True, help="the last judged set (may be missing)"),
+        options.own("--out", type=Path, required=True, help="where to write tonight's set"),
+        options.own("--pre", action="store_true", help=run_options.specs()["pre"].argparse["help"]))),  # upgrade's
+    "record": options.Usage(description="write the set the upgrade judged as the new state", own=(
+        options.own("--report", type=Path, required=True, help="the candidate's report"),
+        options.own("--out", type=Path, required=True, help="the state file to write")))})
 
 
 def resolve_latest(ws: Workspace, prerelease: bool) -> tuple[ReleaseSet, list[str]]:
@@ -101,7 +113,11 @@ def _run(args) -> int:
 
 def main(argv: list[str]) -> int:
     """Either step, in the command frame: a HarnessError is `latest: <why>` on stderr, exit 2."""
-    return frame.execute(frame.Command("latest", functools.partial(options.parse, "latest"), _run), argv)
+    return frame.execute(frame.Command("latest", functools.partial(options.parse, USAGE), _run), argv)
+
+
+COMMANDS = (options.Declaration("latest", "The nightly's release set: resolve it, record it once judged.", USAGE,
+                                lambda call: main(list(call.argv))),)  # the nightly's: python -m
 
 
 if __name__ == "__main__":

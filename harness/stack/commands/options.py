@@ -1,22 +1,27 @@
-"""Every command's command line, declared once: the run options it takes (harness.run_options, which the
-child processes and the contract side read too) and the options of its own, here. Every argument parser
-of the host's commands is derived from these declarations (parser()); harness.stack.commands.frame runs
-a command with them."""
+"""Every command, declared once at the end of its own module in this package (a Declaration): its name, its
+command line (the run options it takes, harness.run_options, which the child processes and the contract side
+read too, and options of its own), what runs it and its nox session. `upgrade-harness` (harness.cli), the
+sessions (harness.stack.sessions) and every argument parser (parser()) are derived from the declarations
+(declared()); harness.stack.commands.frame runs a command. Also the project options any command line carries
+(split(), environment()). Nothing outside this package reads an argparse namespace: a command hands on
+harness.run_options.RunOptions and typed requests of its own."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Mapping, Sequence
+import enum
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from harness import run_options
 from harness.errors import HarnessError
-from harness.stack import project
-from harness.stack.ci import github_workflows, init_ci, tool_source
+from harness.run_options import RunOptions
 from harness.stack.commands.frame import HelpShown
-from harness.stack.pins import pins_from
-from harness.stack.sensitivity import scope
+from harness.stack.workspace import Workspace
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +32,7 @@ class Option:
     argparse: Mapping = dataclasses.field(default_factory=dict)
 
 
-def _own(*flags: str, **keywords) -> Option:
+def own(*flags: str, **keywords) -> Option:
     return Option(flags, keywords)
 
 
@@ -45,83 +50,85 @@ class Usage:
     subcommands: Mapping[str, Usage] = dataclasses.field(default_factory=dict)  # their description: their help
 
 
-ADOPTED_REPORTS = _own("--reports", type=Path, metavar="DIR",
-                       help="adopt the verdict `upgrade --reports DIR` wrote there (default: reports/)")
-RUN_DIRECTORY = _own("directory", type=Path, metavar="DIR")
+class Session(enum.Enum):
+    """A command's nox session: none, one in nox's own process (python=False), or one in a Python of the
+    matrix's version (its environment installs what the command runs), which explains how to get one."""
 
-COMMANDS: dict[str, Usage] = {
-    # The tool: `upgrade-harness COMMAND ...` (harness.cli; its commands' names are given by it).
-    "upgrade-harness": Usage(prog="upgrade-harness", description=(
-        "Does bumping JAX / jaxlib / Optax / Flax change what your training relies on? Run in a project with a "
-        "[tool.upgrade-harness] table."), own=(
-        _own("command", help="what to do (see the README)"),
-        _own("rest", nargs=argparse.REMAINDER, help="the command's own options"))),
-    # Which project's contracts and pins one run uses, split out of any command's line.
-    "project": Usage(run_options=run_options.PROJECT, prog="upgrade-harness", strict=True),
-    "upgrade": Usage(run_options=run_options.UPGRADE),
-    "plan": Usage(run_options=run_options.UPGRADE),
-    "golden": Usage(run_options=run_options.GOLDEN, prog="golden", strict=True),
-    "lock": Usage(description="Write the locks of the locked entries (a team's project: its baseline's, in its "
-                              "locks directory): their pins fully resolved, with uv."),
-    "judge": Usage(own=(RUN_DIRECTORY,), description="DIR: one run's reports and its upgrade-plan.json"),
-    "list": Usage(description="The project's entries (baseline, candidate, the single-package ones), each with its "
-                              "pins."),
-    "run": Usage(description="One entry's contracts (`upgrade-harness list` names the entries), its report in "
-                             "reports/ENTRY.json; what follows `--` goes to pytest.", own=(
-        _own("entry", metavar="ENTRY"), _own("pytest", nargs=argparse.REMAINDER, metavar="-- PYTEST_ARGS"))),
-    "followups": Usage(own=(RUN_DIRECTORY,), description="DIR: one run's reports and its upgrade-plan.json"),
-    "accept": Usage(prog="nox -s accept --", description=(
-        "Adopt the judged candidate as the new baseline: pins, locks, golden values, golden/CHANGELOG.md."), own=(
-        _own("--reason", help="why the changes are accepted (written to golden/CHANGELOG.md)"),
-        ADOPTED_REPORTS)),
-    "team-accept": Usage(prog="upgrade-harness accept", description=(
-        "Adopt the judged candidate as the baseline: once your pins file pins it, re-lock and record your golden "
-        "values."), own=(
-        _own("--reason", help="why the changes are accepted (written into each changed golden file: a pull-request "
-                              "check lists it beside every value the branch re-recorded)"),
-        ADOPTED_REPORTS)),
-    "init": Usage(prog="upgrade-harness init", description=(
-        "`upgrade-harness init`: make a team's repository a project the harness can judge."), own=(
-        _own("--baseline-from", metavar="PATH", help=(
-            "the file that pins your stack exactly (default: the first of "
-            f"{', '.join(pins_from.BASELINE_FILES)} that does)")),
-        _own("--contracts", default="contracts", metavar="DIR", help="your contracts' directory"),
-        _own("--builtin", choices=("report", "all", "judge", "off"), default="report", help=(
-            "the built-in contracts: report the changes of those covering what your code calls without deciding "
-            "the exit status (default), report every family (all), judge them like your own, or off (false)")),
-        _own("--no-builtin", action="store_const", const="off", dest="builtin", help="the same as --builtin off"),
-        _own(f"--{pins_from.OUTSIDE_INDEX_KEY}", choices=project.OUTSIDE_INDEX, default="refuse",
-             dest="outside_index", help=(
-                 "ignore: your baseline's file may also point outside the package index (index options, URLs, "
-                 "paths, -e, git sources); those lines are not installed, the rest of what it pins is, from the "
-                 "index (default: refuse such a file)")),
-        _own("--ci", choices=init_ci.PROVIDERS, help=(
-            f"also write the CI workflows: github writes {github_workflows.PR_FILE} (pull requests that change "
-            f"your pins) and {github_workflows.NIGHTLY_FILE} (the newest releases every night)")),
-        _own(tool_source.FLAG, dest="tool_from", metavar="REQUIREMENT",
-             help="what CI installs as the tool, pinned (default: where the running tool came from)"),
-        _own("--force", action="store_true", help="with --ci: replace workflow files written before"))),
-    "sensitivity": Usage(prog="nox -s sensitivity --", description=(
-        "`nox -s sensitivity`: mutate Optax's in-scope modules with cosmic-ray and run the matching contracts."),
-        own=(
-            _own("--sample", type=int, default=None, help="judge N mutants drawn with --seed (default: all)"),
-            _own("--seed", type=int, default=0),
-            _own("--shard", default="1/1", help="I/N: judge the I-th of N shares of the selection"),
-            _own("--workers", type=int, default=1, help="mutants run at once (cosmic-ray HTTP workers)"),
-            _own("--module", action="append", default=[], metavar="PATH", choices=sorted(scope.MODULES),
-                 help="judge only this module's mutants (repeatable), e.g. optax/_src/transform.py"),
-            _own("--list", action="store_true", help="list the selected mutants and stop"),
-            _own("--out", default=None, help="report path (default: reports/sensitivity.json)"))),
-    "latest": Usage(prog="python -m harness.stack.commands.latest_cli",
-                    description="The nightly's release set: resolve it, record it once judged.", subcommands={
-        "resolve": Usage(description="resolve the newest releases and decide whether to judge them", own=(
-            _own("--state", type=Path, required=True, help="the last judged set (may be missing)"),
-            _own("--out", type=Path, required=True, help="where to write tonight's set"),
-            _own("--pre", action="store_true", help=run_options.specs()["pre"].argparse["help"]))),  # upgrade's
-        "record": Usage(description="write the set the upgrade judged as the new state", own=(
-            _own("--report", type=Path, required=True, help="the candidate's report"),
-            _own("--out", type=Path, required=True, help="the state file to write")))}),
-}
+    NONE = "none"
+    HOST = "host"
+    STACK = "stack"
+
+
+class Route(enum.Enum):
+    """How `upgrade-harness NAME` runs a command: not at all (this checkout's own); here, before any project
+    exists (init); here, in the project (its session would only call it); through the project's nox session
+    of its name; through the session of the entry it names (`run ENTRY`)."""
+
+    NONE = "none"
+    WITHOUT_PROJECT = "without-project"
+    HERE = "here"
+    SESSION = "session"
+    ENTRY_SESSION = "entry-session"
+
+
+@dataclasses.dataclass(frozen=True)
+class Invocation:
+    """One run of a command: the project's workspace, the arguments after the command's name, where it was
+    typed (paths the user typed are read from there), and the nox session running it (None: `upgrade-harness`
+    runs it in its own process)."""
+
+    ws: Workspace
+    argv: tuple[str, ...]
+    invoked_from: Path
+    session: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Declaration:
+    """A command, as its module declares it: `summary` is its line in `nox -l` and its session's docstring;
+    `run` returns the exit status (0, 1 changed, 2 cannot judge) and raises HarnessError for bad input;
+    `team_usage`, where a team's project reads another command line (accept)."""
+
+    name: str
+    summary: str
+    usage: Usage
+    run: Callable[[Invocation], int] | None  # None: `run ENTRY`, which each entry's own session runs
+    session: Session = Session.NONE
+    route: Route = Route.NONE
+    team_usage: Usage | None = None
+
+    def usage_in(self, ws: Workspace | None) -> Usage:
+        """The command line `ws` reads (None: a team's project, as `upgrade-harness` runs it)."""
+        team = ws is None or not ws.is_checkout
+        return self.team_usage if team and self.team_usage is not None else self.usage
+
+
+def declared() -> dict[str, Declaration]:
+    """Every command, by name: the `COMMANDS` each module of this package ends with (adding a command is
+    adding a module)."""
+    package = importlib.import_module(__package__)
+    found: dict[str, Declaration] = {}
+    for module in pkgutil.iter_modules(package.__path__):
+        for command in getattr(importlib.import_module(f"{__package__}.{module.name}"), "COMMANDS", ()):
+            if command.name in found:
+                raise AssertionError(f"the command {command.name!r} is declared twice ({module.name})")
+            found[command.name] = command
+    return dict(sorted(found.items()))
+
+
+def tool_commands() -> dict[str, Declaration]:
+    """The commands `upgrade-harness` runs."""
+    return {name: command for name, command in declared().items() if command.route is not Route.NONE}
+
+
+# The tool: `upgrade-harness COMMAND ...` (harness.cli; its commands' names are given by it).
+TOOL = Usage(prog="upgrade-harness", description=(
+    "Does bumping JAX / jaxlib / Optax / Flax change what your training relies on? Run in a project with a "
+    "[tool.upgrade-harness] table."), own=(
+    own("command", help="what to do (see the README)"),
+    own("rest", nargs=argparse.REMAINDER, help="the command's own options")))
+# Which project's contracts and pins one run uses, split out of any command's line.
+PROJECT = Usage(run_options=run_options.PROJECT, prog="upgrade-harness", strict=True)
 
 
 def _add(parser: argparse.ArgumentParser, usage: Usage, choices: Mapping[str, Sequence[str]]) -> None:
@@ -132,27 +139,27 @@ def _add(parser: argparse.ArgumentParser, usage: Usage, choices: Mapping[str, Se
             keywords["choices"] = choices[option.flags[0]]
         parser.add_argument(*option.flags, **keywords)
     if usage.run_options:
-        run_options.add_arguments(parser, usage.run_options)
+        _add_run_options(parser, usage.run_options)
     if usage.subcommands:
         subparsers = parser.add_subparsers(dest="command", required=True)
         for name, sub in usage.subcommands.items():
             _add(subparsers.add_parser(name, help=sub.description), sub, choices)
 
 
-def parser(command: str, prog: str | None = None,
+def parser(usage: Usage, prog: str | None = None,
            choices: Mapping[str, Sequence[str]] | None = None) -> argparse.ArgumentParser:
-    """`command`'s parser, derived from its declaration; `prog` names it when the declaration does not,
-    `choices` gives a positional argument's choices that only the caller knows (the tool's commands)."""
-    usage = COMMANDS[command]
+    """The parser derived from a command's `usage`; `prog` names it when the usage does not, `choices` gives
+    a positional argument's choices that only the caller knows (the tool's commands)."""
     strict = dict(add_help=False, allow_abbrev=False) if usage.strict else {}
     made = argparse.ArgumentParser(prog=usage.prog or prog, description=usage.description, **strict)
     _add(made, usage, choices or {})
     return made
 
 
-def parse(command: str, argv, prog: str | None = None) -> argparse.Namespace:
-    """`command`'s options, or HelpShown after --help, or HarnessError (exit 2) naming the bad arguments."""
-    found = parser(command, prog)
+def parse(usage: Usage, argv, prog: str | None = None) -> argparse.Namespace:
+    """A command's options (`usage`), or HelpShown after --help, or HarnessError (exit 2) naming the bad
+    arguments."""
+    found = parser(usage, prog)
     try:
         return found.parse_args(list(argv))
     except SystemExit as exc:
@@ -165,3 +172,49 @@ def parse(command: str, argv, prog: str | None = None) -> argparse.Namespace:
 def prog(ws, command: str) -> str:
     """The usage names the command that was typed: this checkout's session, or the team's command."""
     return f"nox -s {command} --" if ws.is_checkout else f"upgrade-harness {command}"
+
+
+def _add_run_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """The run options `command` takes (harness.run_options declares them), as `parser`'s arguments."""
+    defaults = RunOptions()
+    for name, spec in run_options.specs().items():
+        if not run_options.takes(spec, command):
+            continue
+        extra = dict(spec.argparse)
+        off_help = extra.pop("off_help", None)
+        if spec.kind is bool:
+            extra["action"] = "store_true"
+        default = getattr(defaults, name)
+        target = parser.add_mutually_exclusive_group() if len(spec.flags) > 1 else parser
+        target.add_argument(spec.flags[0], dest=name, default=list(default) if default == () else default, **extra)
+        if len(spec.flags) > 1:  # --builtin MODE or --no-builtin: one value
+            target.add_argument(spec.flags[1], dest=name, action="store_const", const=run_options.OFF,
+                                help=off_help)
+
+
+def run_options_of(parsed: argparse.Namespace) -> RunOptions:
+    """The run options a command's parser read (the ones it does not take stay at their defaults)."""
+    given = {k: v for k, v in vars(parsed).items() if k in run_options.specs() and v is not None}
+    if "contracts" in given:
+        given["contracts"] = tuple(given["contracts"])
+    return RunOptions(**given)
+
+
+def split(argv, prog: str | None = None) -> tuple[RunOptions, list[str]]:
+    """The project options (--contracts DIR, --builtin, --no-builtin, --baseline-from [REV:]PATH) out of a
+    command line, and the rest left for the command itself; `prog`: the command typed, for argparse's usage
+    line ("upgrade-harness upgrade")."""
+    found = parser(PROJECT)
+    found.prog = prog or found.prog
+    try:
+        known, rest = found.parse_known_args(list(argv))
+    except SystemExit:  # argparse has printed what is wrong, e.g. --contracts without a directory
+        raise HarnessError(f"bad arguments {list(argv)}; --contracts takes a directory, --baseline-from "
+                           "a file or REV:PATH, --builtin takes judge, report or all (not with --no-builtin).") from None
+    return run_options_of(known), rest
+
+
+def environment(given: RunOptions, invoked_from: Path) -> dict[str, str]:
+    """The variables that carry the project options to the sessions (empty when none is given): nox runs its
+    sessions from the noxfile's directory, so paths are made absolute against where they were typed."""
+    return run_options.environment(given, run_options.PROJECT, invoked_from)

@@ -18,19 +18,33 @@ import time
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.stack import paths
 from harness.model import sensitivity as model
 from harness.model.codec import to_json
 from harness.model.report import now
 from harness.stack.commands import options as command_options
+from harness.stack.entry_side import entry as stack_entry, entry_jobs
+from harness.stack.environments.envs import dir_name
+from harness.stack.pins import locks, matrix, plan
 from harness.stack.sensitivity import cosmic, disposable, equivalents, lines, render, scope
 from harness.stack.sensitivity.mutants import MutantId, Selection, parse_shard
 
+USAGE = command_options.Usage(prog="nox -s sensitivity --", description=(
+    "`nox -s sensitivity`: mutate Optax's in-scope modules with cosmic-ray and run the matching contracts."), own=(
+    command_options.own("--sample", type=int, default=None, help="judge N mutants drawn with --seed (default: all)"),
+    command_options.own("--seed", type=int, default=0),
+    command_options.own("--shard", default="1/1", help="I/N: judge the I-th of N shares of the selection"),
+    command_options.own("--workers", type=int, default=1, help="mutants run at once (cosmic-ray HTTP workers)"),
+    command_options.own("--module", action="append", default=[], metavar="PATH", choices=sorted(scope.MODULES),
+                        help="judge only this module's mutants (repeatable), e.g. optax/_src/transform.py"),
+    command_options.own("--list", action="store_true", help="list the selected mutants and stop"),
+    command_options.own("--out", default=None, help="report path (default: reports/sensitivity.json)")))
 TIMEOUT_FACTOR, TIMEOUT_FLOOR = 4.0, 60.0  # a mutant may take 4x its group's unmutated run, at least 60 s
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
     """The session's options (argparse's own usage and exit status 2 when they are wrong: nox runs it)."""
-    parser = command_options.parser("sensitivity")
+    parser = command_options.parser(USAGE)
     options = parser.parse_args(argv)
     if options.workers < 1:
         parser.error("--workers must be at least 1")
@@ -209,3 +223,29 @@ def write(report: model.SensitivityReport, path: Path, log) -> None:
     path.write_text(json.dumps(to_json(report), indent=2) + "\n")
     markdown.write_text(render.markdown(report))
     log(f"wrote {path} and {markdown}")
+
+
+def mutate(call: command_options.Invocation) -> int:
+    """The session: cosmic-ray in the session's own environment, never an entry's (it rewrites the files it
+    mutates), the matching contracts run on each mutant against this checkout's baseline."""
+    ws, nox_session = call.ws, call.session
+    if not ws.is_checkout:
+        raise HarnessError("sensitivity measures the built-in contracts on this checkout's baseline; run it there.")
+    options = parse(list(call.argv))
+    entries = plan.told_entries(ws)
+    baseline = entries[matrix.BASELINE]
+    disposable.check_disposable(Path(nox_session.virtualenv.location),
+                                [ws.envdir / dir_name(ws.envdir, e.name) for e in entries.values()])
+    disposable.install(nox_session, ws, locks.lock_path(ws, baseline))
+    venv = nox_session.virtualenv.location
+    suite_env = stack_entry.suite_environment(baseline, "", venv, ws.root / "golden", ws.is_checkout,
+                                              options=ws.options, job=entry_jobs.write_beside(
+                                                  venv, "sensitivity", baseline, ws.options))
+    run(nox_session, options, paths.PACKAGE / "builtin", ws.root, suite_env,
+        Path(options.out) if options.out else ws.reports / "sensitivity.json")
+    return 0
+
+
+COMMANDS = (command_options.Declaration(
+    "sensitivity", "Mutate Optax's in-scope modules with cosmic-ray and run the matching contracts on each "
+                   "mutant: reports/sensitivity.json.", USAGE, mutate, session=command_options.Session.STACK),)

@@ -86,11 +86,13 @@ def line(ws: Workspace, invoked_from: Path) -> str | None:
     return f"{found.said}; to judge that bump: {found.command}" if found else None
 
 
-def told(ws: Workspace, args, entries: list[matrix.Entry], invoked_from: Path) -> list[str]:
-    """The lines to print: the sides' sources when an option chose one, else the branch's bump if any."""
+def told(ws: Workspace, candidate: matrix.CandidateRequest | None, entries: list[matrix.Entry],
+         invoked_from: Path) -> list[str]:
+    """The lines to print: the sides' sources when an option chose one, else the branch's bump if any
+    (`candidate`: the one asked for, None: the project's default)."""
     # `upgrade-harness` hands --baseline-from to its nox session, which is told it (the workspace's options).
-    if ws.options.baseline_from or args.candidate_from:
+    if ws.options.baseline_from or ws.options.candidate_from:
         base, cand = entries[0], entries[1]
         return [f"baseline's pins from {base.pins_from}; candidate's from {cand.pins_from}"]
-    hint = line(ws, invoked_from) if args.candidate is None else None
+    hint = line(ws, invoked_from) if candidate is None else None
     return [hint] if hint else []

@@ -165,14 +165,13 @@ def display(stream=None):
         shown.close()
 
 
-def told(ws: Workspace, args, seed: int, only: Path | None = None, replay: Path | None = None,
+def told(ws: Workspace, seed: int, only: Path | None = None, replay: Path | None = None,
          rollback: tuple[Path, ...] = ()) -> RunOptions:
     """What an entry of this run is told: the run's options (its id, --contracts, --builtin, --offline, the
     wheel...), the selection, one seed, examples to replay, checkpoints folders to restore; its entry is in
     its job, never read from the plan."""
     named = REPLAY if replay is not None else rollback_runs.report_name(rollback[0].name) if len(rollback) == 1 else None
-    return dataclasses.replace(ws.options, run_id=args.run_id, seed=seed, plan=None, reports_dir=ws.reports,
-                               offline=bool(args.offline) or ws.options.offline, only=only, replay=replay,
+    return dataclasses.replace(ws.options, seed=seed, plan=None, reports_dir=ws.reports, only=only, replay=replay,
                                report_name=named, rollback_from=rollback)
 
 
@@ -246,21 +245,22 @@ class Run:
         rollbacks' prefix, its log copied into each writer's when it ends)."""
         return self.reports[0] if len(self.reports) == 1 else rollback_runs.REPORT
 
-    def job(self, ws: Workspace, args, seed: int, folders: tuple[Path, ...] | None = None, **own) -> entry_job.EntryJob:
+    def job(self, ws: Workspace, seed: int, folders: tuple[Path, ...] | None = None, **own) -> entry_job.EntryJob:
         """Its session's job, restoring `folders` (default: all its own); `own`: progress file, phases dir."""
-        options = told(ws, args, seed, self.only, self.replay, self.rollback if folders is None else folders)
+        options = told(ws, seed, self.only, self.replay, self.rollback if folders is None else folders)
         return entry_jobs.job_of(self.entry, dataclasses.replace(options, **own), entry_jobs.interpreter(self.entry))
 
-    def environment(self, ws: Workspace, args, seed: int) -> dict[str, str]:
+    def environment(self, ws: Workspace, seed: int) -> dict[str, str]:
         """Its session's environment, its job file named (RunDirectory.job)."""
-        return child_environment(ws, told(ws, args, seed), RunDirectory.of(ws).job(self.name))
+        return child_environment(ws, told(ws, seed), RunDirectory.of(ws).job(self.name))
 
 
-def run_entries(ws: Workspace, entries: list[matrix.Entry], args, seed: int, only: Path | None = None,
-                replay: Path | None = None, rollback: Path | None = None) -> dict[str, int]:
+def run_entries(ws: Workspace, entries: list[matrix.Entry], seed: int, only: Path | None = None,
+                replay: Path | None = None, rollback: Path | None = None,
+                typed_in: Path | None = None) -> dict[str, int]:
     """Run each entry's session as a child nox process, `jobs` at a time (run_sessions), all told the same."""
     runs = [Run(e, only, replay, (rollback,) if rollback is not None else ()) for e in entries]
-    codes = run_sessions(ws, runs, args, seed)
+    codes = run_sessions(ws, runs, seed, typed_in)
     return {run.entry.name: codes[run.name] for run in runs if run.name in codes}
 
 
@@ -274,13 +274,15 @@ class _Started:
     attempts: dict[Path | None, report_cache.Attempt]
 
 
-def run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, int]:
+def run_sessions(ws: Workspace, runs: list[Run], seed: int, typed_in: Path | None = None) -> dict[str, int]:
     """Run each session as a child nox process, `jobs` at a time, each as soon as a slot is free; logs in
     reports/<run name>.log. Each writes its phase and checks done to a progress file that the display shows.
     A rollback of several writers looks up each writer's report apart and restores in one process only
-    those it cannot reuse. The exit status of each run, by its name."""
+    those it cannot reuse. The run's options (ws.options: its id, --jobs, --fresh, --offline) tell them all;
+    logs are shown relative to `typed_in`, where the command was typed. The exit status of each run, by its
+    name."""
     with run_profile.phase(_label(runs)):
-        return _run_sessions(ws, runs, args, seed)
+        return _run_sessions(ws, runs, seed, typed_in)
 
 
 def _label(runs: list[Run]) -> str:
@@ -299,19 +301,17 @@ def _label(runs: list[Run]) -> str:
     return "; ".join(parts)
 
 
-def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, int]:
+def _run_sessions(ws: Workspace, runs: list[Run], seed: int, typed_in: Path | None) -> dict[str, int]:
     cache = report_cache.directory(ws.published)  # records outlive the run's directory
-    pending, running, codes, jobs, phase_dirs = list(runs), {}, {}, args.jobs, {}
+    pending, running, codes, jobs, phase_dirs = list(runs), {}, {}, ws.options.jobs or 1, {}
     by_name, twins = {r.name: r for r in runs}, report_cache.Twins()
-    typed_in = getattr(args, "typed_in", None)  # logs are shown relative to where the command was typed
-    fresh = getattr(args, "fresh", False)
     with tempfile.TemporaryDirectory(prefix="harness-progress-") as files, display() as shown, \
             _stopped_on_exit(running):
         while pending or running:
             while pending and len(running) < max(1, jobs):
                 run = pending.pop(0)
                 entry, name = run.entry, run.name
-                looked = _looked_up(ws, cache, run, args, seed, fresh, twins.served_by.get(name), shown, typed_in)
+                looked = _looked_up(ws, cache, run, seed, twins.served_by.get(name), shown, typed_in)
                 left = tuple(f for f, a in looked.items() if a.reused is None)
                 if not left:
                     codes[name] = 0
@@ -325,14 +325,14 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
                 file = Path(files) / f"{name}.json"
                 phase_dirs[name] = timed = run_profile.entry_directory(name)  # --harness-phases: its own
                 parts = looked[left[0]].reused_parts if len(left) == 1 else ()  # run the other parts, join them
-                entry_job.write(RunDirectory.of(ws).job(name), run.job(ws, args, seed, restoring, progress=file,
+                entry_job.write(RunDirectory.of(ws).job(name), run.job(ws, seed, restoring, progress=file,
                                                                       phases_dir=timed, reused_parts=parts))
                 # One report: its own log; several: the process's, copied into each report's when it ends.
                 log = open(RunDirectory.of(ws).log(_stem_of(run, left[0]) if len(left) == 1 else name), "w")
                 cmd = [sys.executable, "-m", "nox", "-f", str(ws.noxfile), "-s", entry.name,
                        "--envdir", str(ws.envdir)]
                 proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ws.root,
-                                        env=run.environment(ws, args, seed),
+                                        env=run.environment(ws, seed),
                                         **lifeline.popen_options(run_directory.held_fds()))
                 running[name] = _Started(proc, log, time.perf_counter(), {f: looked[f] for f in left})
                 twins.started(name, key)
@@ -351,7 +351,7 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
                 codes[name] = proc.returncode
                 del running[name]
                 run = by_name[name]
-                _ended(ws, cache, run, started, args, seed, Path(files) / f"{name}.json")
+                _ended(ws, cache, run, started, seed, Path(files) / f"{name}.json")
                 run_profile.entry_done(name, time.perf_counter() - started.started, False, phase_dirs.get(name))
                 shown_log = _stem_of(run, next(iter(started.attempts)))
                 shown.finished(name, f"  {name:12s} finished  in {time.perf_counter() - started.started:5.1f}s "
@@ -361,7 +361,7 @@ def _run_sessions(ws: Workspace, runs: list[Run], args, seed: int) -> dict[str, 
     return codes
 
 
-def _ended(ws: Workspace, cache: Path, run: Run, started: _Started, args, seed: int, progress_file: Path) -> None:
+def _ended(ws: Workspace, cache: Path, run: Run, started: _Started, seed: int, progress_file: Path) -> None:
     """A run's session ended: its log split per report (several writers), each report explained when the
     session failed, and kept for the next run."""
     run_files, code = RunDirectory.of(ws), started.proc.returncode
@@ -371,19 +371,19 @@ def _ended(ws: Workspace, cache: Path, run: Run, started: _Started, args, seed: 
         stem = _stem_of(run, folder)
         if code != 0:
             explain_ending(RunDirectory.of(ws), run.entry, code, progress_file, stem)
-        report_cache.keep(ws, cache, a, run.entry, run.environment(ws, args, seed),
-                         run.job(ws, args, seed, (folder,) if folder else ()).options, run_files.report_file(stem),
+        report_cache.keep(ws, cache, a, run.entry, run.environment(ws, seed),
+                         run.job(ws, seed, (folder,) if folder else ()).options, run_files.report_file(stem),
                          run_files.log(stem))
 
 
-def _looked_up(ws: Workspace, cache: Path, run: Run, args, seed: int, fresh: bool, twin: str | None, shown,
-               typed_in) -> dict[Path | None, report_cache.Attempt]:
+def _looked_up(ws: Workspace, cache: Path, run: Run, seed: int, twin: str | None, shown,
+               typed_in: Path | None) -> dict[Path | None, report_cache.Attempt]:
     """Each report the run writes, looked up in the cache apart (by its checkpoints folder, None for a run
     restoring none); those reused are written into the run's directory and shown as reused."""
     looked_at, run_files = time.perf_counter(), RunDirectory.of(ws)
     looked = {folder: report_cache.attempt(
-        ws, cache, run.entry, run.environment(ws, args, seed), run.job(ws, args, seed, folders).options,
-        run_files.report_file(stem), run_files.log(stem), fresh, twin=twin)
+        ws, cache, run.entry, run.environment(ws, seed), run.job(ws, seed, folders).options,
+        run_files.report_file(stem), run_files.log(stem), ws.options.fresh, twin=twin)
         for folder, folders, stem in _parts(run)}
     for folder, a in looked.items():
         if a.reused is not None:

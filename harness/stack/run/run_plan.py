@@ -15,13 +15,13 @@ anything runs, with the command that records its own copy.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 from pathlib import Path
 
 from harness import golden_layout, platforms, run_options
 from harness.errors import HarnessError
+from harness.run_options import RunOptions
 from harness.model.enums import BuiltinMode
 from harness.model.report import now
 from harness.stack import paths, project
@@ -155,42 +155,49 @@ def _golden_problems(ws: Workspace) -> list[str]:
     return problems
 
 
-def prepare(ws: Workspace, args: argparse.Namespace,
-            invoked_from: str | None) -> tuple[Workspace, argparse.Namespace]:
-    """A Python, a writable reports directory and a plan that can run (harness.stack.run.run_plan),
-    for the options harness.stack.commands.upgrade.parse_options read: HarnessError (exit 2) before anything runs or
-    moves. The workspace with the reports directory the arguments name (`--reports DIR`), and the arguments."""
-    args.run_id = new_run_id()
-    args.typed_in = str(Path(invoked_from or ".").resolve())  # where paths are shown relative to
-    _judged_as_the_pull_request(ws, args)
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """An upgrade's request once read and checked (prepare): the candidate asked for, parsed or read from its
+    file (None: the project's default), and where the command was typed (paths are shown relative to it).
+    Everything else it was asked is in the workspace's options (the run's id, --jobs, --pre, --bisect...)."""
+
+    candidate: matrix.CandidateRequest | None
+    typed_in: Path
+
+
+def prepare(ws: Workspace, given: RunOptions, invoked_from: str | None) -> tuple[Workspace, Prepared]:
+    """A Python, a writable reports directory and a plan that can run, for the options the command line gave
+    (`given`, as typed): HarnessError (exit 2) before anything runs or moves. The workspace with this run's
+    options (paths absolute, its new id) and the reports directory they name (`--reports DIR`)."""
+    typed_in = Path(invoked_from or ".").resolve()
+    given = _judged_as_the_pull_request(ws, given, typed_in)
     # This run's --contracts / --builtin / --no-builtin / --baseline-from (and its id) reach the plan, every
     # entry and the verdict through the workspace handed down (and each child's environment built from it).
-    given = run_options.absolute(run_options.from_namespace(args), Path(invoked_from or "."))
-    ws = ws.with_options(dataclasses.replace(given, run_id=args.run_id, offline=bool(args.offline)))
+    ws = ws.with_options(dataclasses.replace(run_options.absolute(given, typed_in), run_id=new_run_id()))
     # Parsed (or read, --candidate-from) once, here: bad input is told before anything else.
-    args.candidate = candidate_from.request(ws, args.candidate, args.candidate_from, Path(args.typed_in))
+    candidate = candidate_from.request(ws, given.candidate, given.candidate_from, typed_in)
     find_python(current.pins(ws).python)  # a project may set its own
-    if args.reports:
-        ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
+    if given.reports:
+        ws = ws.with_reports((typed_in / given.reports).resolve())
     run_directory.check(ws)
     run_directory.check_writable(ws.reports, elsewhere="give --reports another directory")
     # Every committed lock, interpreter and golden file, before anything is moved, written or run.
-    check(ws, matrix.upgrade_plan(current.entries(ws, args.candidate)))
-    return ws, args
+    check(ws, matrix.upgrade_plan(current.entries(ws, candidate)))
+    return ws, Prepared(candidate, typed_in)
 
 
-def _judged_as_the_pull_request(ws: Workspace, args: argparse.Namespace) -> None:
+def _judged_as_the_pull_request(ws: Workspace, given: RunOptions, typed_in: Path) -> RunOptions:
     """In a branch whose pins file bumps the default branch's, with neither side chosen: the branch's bump is
     what the team means to judge (its lock may already be the bump's, its golden values accepted from it), so
     the run judges it as the pull-request check does, and says so; the default candidate needs --candidate."""
-    if args.candidate is not None or args.candidate_from is not None or args.baseline_from is not None:
-        return
-    found = branch_hint.bump(ws, Path(args.typed_in))
+    if given.candidate is not None or given.candidate_from is not None or given.baseline_from is not None:
+        return given
+    found = branch_hint.bump(ws, typed_in)
     if found is None:
-        return
-    args.baseline_from, args.candidate_from = Path(found.baseline_from), Path(found.path)
+        return given
     print(f"upgrade: {found.said}: judging that bump, as the pull-request check does ({found.command}); "
           "another candidate: --candidate PINS")
+    return dataclasses.replace(given, baseline_from=Path(found.baseline_from), candidate_from=Path(found.path))
 
 
 class CannotStart(HarnessError):
@@ -198,15 +205,15 @@ class CannotStart(HarnessError):
     before any entry starts, so `upgrade` publishes nothing (the last finished run's verdict stays)."""
 
 
-def resolve(ws: Workspace, args) -> list[matrix.Entry]:
+def resolve(ws: Workspace, prepared: Prepared) -> list[matrix.Entry]:
     """Every entry resolved and checked before any suite runs. CannotStart when the candidate cannot be
     resolved (its unresolvable report written into ws.reports first: the run's own directory under
     `upgrade`, the reports directory under `nox -s plan`) or when a resolved lock fails its checks."""
     try:
-        entries = plan.build(ws, args.candidate, ws.reports / plan.LOCKS_DIR, args.pre)
+        entries = plan.build(ws, prepared.candidate, ws.reports / plan.LOCKS_DIR, ws.options.pre)
     except HarnessError as exc:
         side = matrix.BASELINE if isinstance(exc, plan.BaselineUnresolvable) else matrix.CANDIDATE
-        requested = current.entries(ws, args.candidate)[side]
+        requested = current.entries(ws, prepared.candidate)[side]
         stack_entry.write_unresolvable(ws.reports, requested, str(exc), now(), run_id=ws.options.run_id)
         raise CannotStart(f"{exc}\nCANNOT JUDGE: {side} is unresolvable (exit status 2; "
                           f"{ws.reports}/{side}.json says why)") from None
@@ -227,6 +234,6 @@ def resolve(ws: Workspace, args) -> list[matrix.Entry]:
     for entry in entries:
         for note in entry.notes:
             print(f"upgrade: {entry.name}: {note}")
-    for line in branch_hint.told(ws, args, entries, Path(args.typed_in)):
+    for line in branch_hint.told(ws, prepared.candidate, entries, prepared.typed_in):
         print(f"upgrade: {line}")
     return entries

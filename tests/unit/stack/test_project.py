@@ -11,7 +11,7 @@ from harness import cli, env_vars
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import paths, project
-from harness.stack.commands import project_options
+from harness.stack.commands import options as command_options
 from harness.stack.commands import init
 from harness.stack.pins import current, pins_from
 from harness.stack.workspace import Workspace
@@ -144,9 +144,9 @@ def test_the_table_and_this_runs_options(tmp_path, monkeypatch):
     found = project.load(Workspace.from_environment())
     assert found.own_contracts == (root / "contracts",) and found.builtin and found.golden == root / "golden"
     assert found.suite == ["--pyargs", "harness.builtin", str(root / "contracts")]
-    options, rest = project_options.split(["--contracts", "more", "--no-builtin", "--jobs", "1"])
+    options, rest = command_options.split(["--contracts", "more", "--no-builtin", "--jobs", "1"])
     assert rest == ["--jobs", "1"]
-    for name, value in project_options.environment(options, root).items():
+    for name, value in command_options.environment(options, root).items():
         monkeypatch.setenv(name, value)
     found = project.load(Workspace.from_environment())
     assert found.suite == [str(root / "contracts"), str(root / "more")]
@@ -189,9 +189,9 @@ def test_this_checkout_judges_the_builtin_contracts(monkeypatch):
 def test_builtin_on_the_command_line_overrides_the_table_for_one_run(tmp_path, monkeypatch, table_value, argv, mode):
     root = _project(tmp_path, f'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = {table_value}\n')
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
-    options, rest = project_options.split([*argv, "--jobs", "1"])
+    options, rest = command_options.split([*argv, "--jobs", "1"])
     assert rest == ["--jobs", "1"]
-    for name, value in project_options.environment(options, root).items():
+    for name, value in command_options.environment(options, root).items():
         monkeypatch.setenv(name, value)
     assert project.load(Workspace.from_environment()).builtin == mode
 
@@ -199,7 +199,7 @@ def test_builtin_on_the_command_line_overrides_the_table_for_one_run(tmp_path, m
 @pytest.mark.parametrize("argv", [["--builtin", "maybe"], ["--builtin", "report", "--no-builtin"], ["--builtin"]])
 def test_a_bad_builtin_option_is_refused_with_the_choices(argv):
     with pytest.raises(HarnessError) as raised:
-        project_options.split(argv)
+        command_options.split(argv)
     assert "--builtin takes judge, report or all" in str(raised.value)
     assert "not with --no-builtin" in str(raised.value)
 
@@ -362,15 +362,15 @@ def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tm
 
 def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
     # The verdict is a typed call now (harness.verdict.judgement), told a mode, not a command line.
-    from harness.stack.commands import judge
+    from harness.stack.run import run_verdict
 
     monkeypatch.delenv(env_vars.PROJECT, raising=False)  # this checkout
-    assert judge.verdict_builtin(Workspace.from_environment()) == BuiltinMode.JUDGE  # this checkout, as ever
+    assert run_verdict.verdict_builtin(Workspace.from_environment()) == BuiltinMode.JUDGE  # this checkout, as ever
     root = _project(tmp_path, 'baseline-from = "requirements.txt"\ncontracts = "contracts"\nbuiltin = "report"\n')
     monkeypatch.setenv(env_vars.PROJECT, str(root))  # a team\'s project
-    assert judge.verdict_builtin(Workspace.from_environment()) == BuiltinMode.REPORT
+    assert run_verdict.verdict_builtin(Workspace.from_environment()) == BuiltinMode.REPORT
     monkeypatch.setenv(env_vars.BUILTIN, "judge")  # `--builtin judge` for this run
-    assert judge.verdict_builtin(Workspace.from_environment()) == BuiltinMode.JUDGE
+    assert run_verdict.verdict_builtin(Workspace.from_environment()) == BuiltinMode.JUDGE
 
 
 def test_init_writes_valid_files_and_says_how_builtins_are_judged(tmp_path):

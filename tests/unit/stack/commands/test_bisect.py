@@ -20,6 +20,7 @@ from harness.model.report import Report
 from harness.stack.run import report_cache
 from harness.model.enums import CheckKind, Mark, Status
 from harness.model.verdict import Change
+from harness.run_options import RunOptions
 from harness.stack import paths
 from harness.stack.workspace import Workspace
 from harness.stack.commands import bisect, bisect as bridge
@@ -120,10 +121,6 @@ def entries():
     return [base, cand, *matrix.single_package_entries(base, cand)]
 
 
-class Args:
-    pre = False
-
-
 def fake_stack(monkeypatch, reports, installs, runs):
     """resolve: installs[(optax, jax)] is False (no resolution) or the probe report to write; the runner
     writes it, after checking that the child session will find its entry in the plan file."""
@@ -133,7 +130,7 @@ def fake_stack(monkeypatch, reports, installs, runs):
             raise HarnessError(f"cannot resolve optax=={pins['optax']} with jax=={pins['jax']}")
         return resolve.Resolution(pins, "", [], "2026-01-01T00:00:00Z")
 
-    def fake_run(ws, to_run, args, seed, only=None):
+    def fake_run(ws, to_run, seed, only=None, typed_in=None):
         assert ws.reports == reports  # the run's workspace, handed on
         for entry in to_run:
             assert entry.name in plan.read(reports / plan.PLAN_FILE)
@@ -157,7 +154,7 @@ def test_a_release_that_fails_with_the_baselines_jax_is_probed_with_the_candidat
     installs = {("0.2.7", "0.11.2"): raw("candidate-optax-0.2.7") if first_try == "not importable" else False,
                 ("0.2.7", "0.12.0.1"): mixed(early_only=True)}
     run = fake_stack(monkeypatch, reports, installs, runs)
-    found = bisection.read(bisect.run(_checkout(reports), Args(), entries(), 1, run, fetch=index(["0.2.7"])))
+    found = bisection.read(bisect.run(_checkout(reports), entries(), 1, run, fetch=index(["0.2.7"])))
     candidate = compare.compare_entry(*(report_io.load(reports / f"{n}.json") for n in ("baseline", "candidate")))
     changed = sorted({c.check_id for c in candidate.contract_changes})
     assert sorted(r.check_id for r in found.checks) == changed  # all from optax: jax-only changed bits only
@@ -175,7 +172,7 @@ def test_a_release_installable_nowhere_gives_a_range_naming_it(reports, monkeypa
     runs = []
     installs = {("0.2.7", "0.11.2"): False, ("0.2.7", "0.12.0.1"): False, ("0.2.7.1", "0.11.2"): mixed(True)}
     run = fake_stack(monkeypatch, reports, installs, runs)
-    found = bisection.read(bisect.run(_checkout(reports), Args(), entries(), 1, run,
+    found = bisection.read(bisect.run(_checkout(reports), entries(), 1, run,
                                       fetch=index(["0.2.7", "0.2.7.1"])))
     early = [r for r in found.checks if r.check_id.startswith(EARLY)]
     assert early and all(r.text == "optax 0.2.7–0.2.7.1 (0.2.7 not installable with jax 0.11.2 nor with "
@@ -187,7 +184,7 @@ def test_a_release_installable_nowhere_gives_a_range_naming_it(reports, monkeypa
 
 def test_the_verdict_says_where_each_contract_first_changed(reports, monkeypatch, capsys):
     installs = {("0.2.7", "0.11.2"): raw("candidate-optax-0.2.7"), ("0.2.7", "0.12.0.1"): mixed(early_only=True)}
-    found = bisect.run(_checkout(reports), Args(), entries(), 1, fake_stack(monkeypatch, reports, installs, []),
+    found = bisect.run(_checkout(reports), entries(), 1, fake_stack(monkeypatch, reports, installs, []),
                        fetch=index(["0.2.7"]))
     capsys.readouterr()
     md = reports / "summary.md"
@@ -242,7 +239,7 @@ def test_a_retried_probe_is_unknown_for_checks_the_candidates_other_pins_change_
     jax = {"0.11.2": files(), "0.12.0.1": files()}  # no jax release between: jax's answer needs no probe
     fetch = lambda package: {"releases": {"optax": {v: files() for v in ["0.2.6", "0.2.7", "0.2.8"]},  # noqa: E731
                                           "jax": jax, "jaxlib": jax}[package]}
-    found = bisection.read(bisect.run(_checkout(reports), Args(), entries(), 1,
+    found = bisection.read(bisect.run(_checkout(reports), entries(), 1,
                                       fake_stack(monkeypatch, reports, installs, runs), fetch=fetch))
     optax = [r for r in found.checks if r.group == "optax"]
     early = [r for r in optax if r.check_id.startswith(EARLY)]
@@ -259,10 +256,8 @@ def test_a_retried_probe_is_unknown_for_checks_the_candidates_other_pins_change_
 def test_offline_bisection_never_asks_the_index(reports, monkeypatch, capsys):
     asked = []
 
-    class Offline(Args):
-        offline = True
-
-    found = bisection.read(bisect.run(_checkout(reports), Offline(), entries(), 1,
+    offline = _checkout(reports).with_options(RunOptions(offline=True))
+    found = bisection.read(bisect.run(offline, entries(), 1,
                                       fake_stack(monkeypatch, reports, {}, []),
                                       fetch=lambda package: asked.append(package) or {}))
     assert asked == [] and found.checks == [] and found.probes == []
@@ -303,7 +298,7 @@ NOWHERE = "0.2.7 not importable with jax 0.11.2 nor with jax 0.12.0.1"
 def bisect_gap(reports, monkeypatch, installs, older_jax):
     runs = []
     run = bridge_stack(monkeypatch, reports, {**GAP, **installs}, runs)
-    found = bisection.read(bisect.run(_checkout(reports), Args(), entries(), 1, run, fetch=gap_index(older_jax)))
+    found = bisection.read(bisect.run(_checkout(reports), entries(), 1, run, fetch=gap_index(older_jax)))
     return found, runs
 
 
@@ -363,7 +358,7 @@ def test_a_probe_whose_checks_were_never_observed_could_not_run_and_is_bridged_a
                 ("0.2.8", "0.10.2"): raw("optax-only")}
     runs = []
     run = bridge_stack(monkeypatch, reports, {**gap, **installs}, runs)
-    found = bisection.read(bisect.run(_checkout(reports), Args(), entries(), 1, run,
+    found = bisection.read(bisect.run(_checkout(reports), entries(), 1, run,
                                       fetch=gap_index(["0.9.2", "0.10.2", "0.11.0", "0.11.1"])))
     assert [(p.entry, p.outcome) for p in found.probes][:2] == [("bisect-optax-0.2.7", "could not run"),
                                                                 ("bisect-optax-0.2.7-candidate-pins", "could not run")]

@@ -13,7 +13,7 @@ import pytest
 from harness import cli, run_options
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.stack import paths
-from harness.stack.commands import frame, options
+from harness.stack.commands import accept, frame, options, upgrade
 
 
 class _Changed(HarnessError):
@@ -25,7 +25,7 @@ def _never(args) -> int:
 
 
 def _accept_command(run) -> frame.Command:
-    return frame.Command("accept: refused", functools.partial(options.parse, "accept"), run)
+    return frame.Command("accept: refused", functools.partial(options.parse, accept.USAGE), run)
 
 
 def test_help_prints_the_usage_and_runs_nothing(capsys):
@@ -86,16 +86,22 @@ def test_init_help_goes_through_the_frame(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "pyproject.toml").exists()
 
 
-@pytest.mark.parametrize("command", list(options.COMMANDS))
-def test_every_declared_command_derives_a_parser_and_its_help(command):
+USAGES = {"upgrade-harness": options.TOOL, "project": options.PROJECT,
+          **{name: command.usage for name, command in options.declared().items()},
+          **{f"{name} (a team's)": command.team_usage for name, command in options.declared().items()
+             if command.team_usage is not None}}
+
+
+@pytest.mark.parametrize("usage", USAGES.values(), ids=list(USAGES))
+def test_every_declared_command_derives_a_parser_and_its_help(usage):
     """argparse refuses a flag declared twice for one command when the parser is built, and a help text it
     cannot format (a bare %) only when --help is asked for: both here, for every command."""
-    made = options.parser(command, prog="nox -s x --", choices={"command": sorted(cli.COMMANDS)})
+    made = options.parser(usage, prog="nox -s x --", choices={"command": sorted(options.tool_commands())})
     assert made.format_help().startswith(f"usage: {made.prog}")
 
 
 def test_upgrade_takes_exactly_the_run_options_declared_for_it():
-    made = options.parser("upgrade", prog="nox -s upgrade --")
+    made = options.parser(upgrade.USAGE, prog="nox -s upgrade --")
     flags = {f for action in made._actions for f in action.option_strings} - {"-h", "--help"}
     declared = {f for spec in run_options.specs().values() if run_options.takes(spec, run_options.UPGRADE)
                 for f in spec.flags}

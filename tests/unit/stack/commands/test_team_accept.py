@@ -9,7 +9,8 @@ tests/integration/test_team_accept.py."""
 from __future__ import annotations
 
 from harness import cli
+from harness.stack.commands import options
 
 
 def test_accept_is_a_command_of_the_installed_tool():
-    assert "accept" in cli.COMMANDS
+    assert "accept" in options.tool_commands()

@@ -9,6 +9,7 @@ import pytest
 
 from harness import env_vars, run_options
 from harness.model import entry_job
+from harness.run_options import RunOptions
 from harness.stack import paths, sessions
 from harness.stack.entry_side import entry_jobs
 from harness.stack.pins import current, matrix, plan
@@ -22,8 +23,7 @@ RESOLVED = matrix.Entry("jax-only", {"jax": "0.12.0.1", "optax": "0.2.6"}, "base
                         pins_from="--candidate jax==0.12.0.1")
 
 
-class Args:
-    run_id, offline = "run-J", False
+RUN = RunOptions(run_id="run-J")  # an upgrade's run options, as its workspace carries them
 
 
 @pytest.fixture(autouse=True)
@@ -45,13 +45,13 @@ def test_the_child_is_told_its_job_and_none_of_the_variables_it_replaces(monkeyp
             env_vars.PHASES_DIR} == set(replaced)
     for name in [*replaced, env_vars.PLAN]:
         monkeypatch.setenv(name, "left in the shell")
-    ws = Workspace.of(paths.SOURCE, tmp_path)
+    ws = Workspace.of(paths.SOURCE, tmp_path).with_options(RUN)
     run = entry_runs.Run(RESOLVED, only=tmp_path / "only.txt")
-    child = run.environment(ws, Args, 7)
+    child = run.environment(ws, 7)
     assert child[env_vars.JOB] == str(RunDirectory.of(ws).job("jax-only")) == str(tmp_path / "jobs" / "jax-only.json")
     assert not {name for name in [*replaced, env_vars.PLAN] if name in child}
     assert child[env_vars.RUN_PID]  # it still dies with the run
-    job = run.job(ws, Args, 7, progress=tmp_path / "p.json")
+    job = run.job(ws, 7, progress=tmp_path / "p.json")
     assert job.interpreter == "/found/python3.12"  # looked up once by the host, for the session to use
     told = job.options
     assert (told.run_id, told.seed, told.only, told.reports_dir, told.progress) == (
@@ -61,8 +61,8 @@ def test_the_child_is_told_its_job_and_none_of_the_variables_it_replaces(monkeyp
 def test_a_rollback_of_several_writers_is_one_job_naming_every_folder(tmp_path):
     folders = (tmp_path / "checkpoints" / "candidate", tmp_path / "checkpoints" / "jax-only")
     run = entry_runs.Run(RESOLVED, rollback=folders)
-    assert run.job(Workspace.of(paths.SOURCE, tmp_path), Args, 1).options.rollback_from == folders
-    one = run.job(Workspace.of(paths.SOURCE, tmp_path), Args, 1, folders[:1]).options
+    assert run.job(Workspace.of(paths.SOURCE, tmp_path).with_options(RUN), 1).options.rollback_from == folders
+    one = run.job(Workspace.of(paths.SOURCE, tmp_path).with_options(RUN), 1, folders[:1]).options
     assert (one.rollback_from, one.report_name) == (folders[:1], "baseline-rollback-candidate")
 
 

@@ -12,7 +12,7 @@ import pytest
 from harness import devices, env_vars
 from harness.model.enums import BuiltinMode
 from harness.stack import project
-from harness.stack.commands import project_options
+from harness.stack.commands import options as command_options
 from harness.stack.entry_side import multi_device
 from harness.stack.pins import current, matrix, pins_from
 from harness.stack.selection import builtin_modules, ledger_families
@@ -271,8 +271,8 @@ def test_a_linen_train_state_takes_the_wrappers_family_not_the_nnx_training(team
 def test_builtin_all_runs_every_family_but_those_needing_flax_it_lacks(team, monkeypatch, how):
     root = team(builtin='"all"' if how == "table" else '"report"')
     if how == "option":
-        options, _ = project_options.split(["--builtin", "all"])
-        for name, value in project_options.environment(options, root).items():
+        options, _ = command_options.split(["--builtin", "all"])
+        for name, value in command_options.environment(options, root).items():
             monkeypatch.setenv(name, value)
     found = _load()
     assert found.builtin == BuiltinMode.REPORT and found.builtin_scope == Scope.ALL

@@ -1,6 +1,8 @@
-"""`judge DIR` (`nox -s judge -- DIR`, `upgrade-harness judge DIR`): the verdict on a directory of one
-run's reports produced anywhere (CI jobs' artifacts downloaded into one folder, a published reports/),
-written there as `nox -s upgrade` writes it. The run's plan (upgrade-plan.json) says which report is the
+"""A run's verdict: its inputs from the run's directory (verdict_inputs, for `upgrade` and `judge DIR`
+alike), and, for `judge DIR` (`nox -s judge -- DIR`, `upgrade-harness judge DIR`,
+harness.stack.commands.fanout), the verdict on a directory of one run's reports produced anywhere (CI jobs'
+artifacts downloaded into one folder, a published reports/), written there as `nox -s upgrade` writes it. The
+run's plan (upgrade-plan.json) says which report is the
 baseline, the candidate and the attribution entries; the follow-ups are decided again from the baseline
 and the candidate (harness.stack.run.followups), so the verdict needs exactly the reports the run made.
 A missing, unreadable or foreign report stops it (exit 2) naming the file and the fix.
