@@ -36,6 +36,12 @@ def git(repository: Path, *args: str) -> subprocess.CompletedProcess:
                            "or give the file's path alone.") from None
 
 
+def top_level(folder: Path) -> Path | None:
+    """The root of the git repository `folder` is in; None when it is in none."""
+    found = git(folder, "rev-parse", "--show-toplevel")
+    return Path(found.stdout.decode().strip()).resolve() if found.returncode == 0 else None
+
+
 @dataclasses.dataclass(frozen=True)
 class GitRevision:
     """Files as `revision` of the git repository at `top` holds them (`git show REV:PATH`)."""
@@ -79,11 +85,11 @@ def of(source: PinsSource, option: str) -> Files:
         return WorkingTree()
     typed = f"{option} {source.revision}:{source.path.name}"
     folder = next((p for p in (source.path.parent, *source.path.parents) if p.is_dir()), Path("/"))
-    found = git(folder, "rev-parse", "--show-toplevel")
-    if found.returncode != 0:
+    top = top_level(folder)
+    if top is None:
         raise HarnessError(f"{typed}: {folder} is not in a git repository, so there is no revision to read it from; "
                            f"give the file's path alone ({option} {source.path.name}) or run in a clone.")
-    files = GitRevision(Path(found.stdout.decode().strip()).resolve(), source.revision)
+    files = GitRevision(top, source.revision)
     if git(files.top, "rev-parse", "--verify", "--quiet", f"{source.revision}^{{commit}}").returncode != 0:
         raise HarnessError(f"{typed}: no revision {source.revision!r} in {files.top}; `git branch -a` lists the "
                            "branches (`git fetch` brings a remote's), or give a commit or tag.")

@@ -18,7 +18,7 @@ from harness.model import golden_changes
 from harness.model.float_formats import SIGNIFICAND_BITS, number, spacing
 from harness.model.golden_changes import GoldenChanges, ValueChange, ValueChangeKind, Writer
 from harness.stack import project
-from harness.stack.pins.pin_files import GitRevision, git
+from harness.stack.pins.pin_files import GitRevision, git, top_level
 from harness.stack.workspace import Workspace
 
 SHOWN_WHOLE = 4  # elements of a value shown whole; a larger one is shown at the element that moved most
@@ -55,11 +55,11 @@ def write(ws: Workspace, directory: Path) -> GoldenChanges | None:
 
 
 def _top(root: Path) -> Path:
-    done = git(root, "rev-parse", "--show-toplevel")
-    if done.returncode != 0:
+    top = top_level(root)
+    if top is None:
         raise HarnessError(f"{root} is not in a git repository: the base branch's golden values cannot be read; "
                            "give --baseline-from a file's path alone, or run inside the repository.")
-    return Path(done.stdout.decode().strip()).resolve()
+    return top
 
 
 def _fork_point(top: Path, revision: str) -> str:
