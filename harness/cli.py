@@ -10,7 +10,7 @@
   upgrade-harness judge DIR  the verdict on a directory of one run's reports (CI artifacts), as `upgrade` writes it
   upgrade-harness plan / followups DIR   an upgrade's other steps one by one, for CI (harness.stack.commands.fanout)
 
-The commands are those harness.stack.commands declares (harness.stack.commands.options.declared). Every
+The commands are those harness.stack.commands declares with a route (options.tool_commands). Every
 command but `init` works on the nearest directory upwards whose pyproject.toml has the table: `upgrade`,
 `judge` and `list` in this process (their sessions would only call them), the others by running the
 package's nox sessions (harness/stack/sessions.py) there. `COMMAND --help` prints the command's usage

@@ -24,17 +24,19 @@ def test_golden_recording_and_the_tests_baseline_keep_no_checkpoints_in_reports(
     from types import SimpleNamespace
     from unittest import mock
 
-    from harness.stack.commands import golden_record, options
-    from harness.stack.workspace import Workspace
+    import nox
+
+    from harness.stack import sessions
 
     calls = []
     monkeypatch.setattr(stack_entry, "run_entry", lambda *args, **kwargs: calls.append(kwargs))
     monkeypatch.setattr(stack_entry, "install_entry", lambda *args, **kwargs: None)  # installed before the noise runs
     monkeypatch.setattr(noise_runs, "record_emulated", lambda *args, **kwargs: [])  # no emulated host recorded here
+    monkeypatch.setattr(sessions, "require_python", lambda session: None)
     monkeypatch.delenv(env_vars.BUILTIN, raising=False)
     session = SimpleNamespace(posargs=[], invoked_from=str(paths.SOURCE), error=pytest.fail)
     with mock.patch.dict(os.environ):  # the session sets the project's options in its environment
-        golden_record.golden(options.Invocation(Workspace.from_environment(), (), paths.SOURCE, session))
+        nox.registry.get()["golden"](session)  # the session the golden command declares
     assert calls and calls[0]["report_name"] == "golden-recording" and calls[0]["rollback_reads"] is False
     noxfile = (paths.SOURCE / "noxfile.py").read_text()
     assert 'report_name="tests-baseline", install=False,\n                          rollback_reads=False)' in noxfile

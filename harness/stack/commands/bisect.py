@@ -534,9 +534,11 @@ def _offline_index(package: str) -> dict:
 
 
 def run(ws: Workspace, entries: list[matrix.Entry], seed: int, run_entries: Callable, replay: Path | None = None,
-        fetch: Callable[[str], dict] = fetch_index, typed_in: Path | None = None) -> Path | None:
+        fetch: Callable[[str], dict] = fetch_index, typed_in: Path | None = None,
+        offline: bool = False) -> Path | None:
     """Bisect every blamed group; reports/bisect.json, or None when no contract changed (or none can be).
-    The run's options are the workspace's (--pre, --offline); `typed_in`: where the command was typed."""
+    The run's options are the workspace's (--pre); `offline`: --offline was typed (a UV_OFFLINE the process was
+    told keeps uv off the network, not the bisection off the index); `typed_in`: where the command was typed."""
     started = time.perf_counter()
     run = RunDirectory.of(ws)
     loaded = _load(run, entries, replay)
@@ -550,7 +552,7 @@ def run(ws: Workspace, entries: list[matrix.Entry], seed: int, run_entries: Call
     if not blamed:
         print("upgrade: nothing to bisect: no contract change is caused by one package group alone")
         return None
-    if ws.options.offline:
+    if offline:
         fetch = _offline_index
     others_change = {group: None if verdict is None else {c.check_id for c in verdict.contract_changes}
                      for group, verdict in singles.items()}

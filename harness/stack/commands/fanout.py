@@ -14,7 +14,7 @@ and the wall time is the slowest entry plus the verdict, not their sum:
                                        empty when there are none (harness.stack.run.followups);
                                        and the run's API diff, DIR/api-diff.json, for the judge
                                        (harness.stack.run.api_diff)
-  nox -s judge -- DIR                  the verdict on the run's reports (harness.stack.commands.judge)
+  nox -s judge -- DIR                  the verdict on the run's reports (harness.stack.run.run_verdict)
 
 `nox -s upgrade` runs the same steps in one process (the same functions), so the two never drift. Each
 step prints its matrix as the last line of its output and, under GitHub Actions, writes it to

@@ -214,7 +214,7 @@ def _upgrade(ws: Workspace, request: Request, prepared: run_plan.Prepared) -> in
     if ws.options.bisect:
         with run_profile.phase("bisection"):
             bisect.run(ws, entries, seed, run_entries, run.replay if follow.examples else None,
-                       typed_in=prepared.typed_in)
+                       typed_in=prepared.typed_in, offline=request.options.offline)
     with run_profile.phase("API diff (the versions' public APIs)"):
         api_for_run.compute(ws, run, entries)
     inputs = run_verdict.verdict_inputs(ws, run, entries, follow, ws.options.run_id)

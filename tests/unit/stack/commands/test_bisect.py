@@ -20,7 +20,6 @@ from harness.model.report import Report
 from harness.stack.run import report_cache
 from harness.model.enums import CheckKind, Mark, Status
 from harness.model.verdict import Change
-from harness.run_options import RunOptions
 from harness.stack import paths
 from harness.stack.workspace import Workspace
 from harness.stack.commands import bisect, bisect as bridge
@@ -255,11 +254,9 @@ def test_a_retried_probe_is_unknown_for_checks_the_candidates_other_pins_change_
 
 def test_offline_bisection_never_asks_the_index(reports, monkeypatch, capsys):
     asked = []
-
-    offline = _checkout(reports).with_options(RunOptions(offline=True))
-    found = bisection.read(bisect.run(offline, entries(), 1,
+    found = bisection.read(bisect.run(_checkout(reports), entries(), 1,
                                       fake_stack(monkeypatch, reports, {}, []),
-                                      fetch=lambda package: asked.append(package) or {}))
+                                      fetch=lambda package: asked.append(package) or {}, offline=True))
     assert asked == [] and found.checks == [] and found.probes == []
     assert found.notes[0].startswith("optax not bisected: --offline: the releases of optax between baseline and "
                                      "candidate come from the package index") and "with network access" in found.notes[0]

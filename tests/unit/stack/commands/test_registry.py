@@ -4,6 +4,7 @@ module is a command everywhere."""
 
 from __future__ import annotations
 
+import importlib
 import pkgutil
 
 import nox
@@ -34,11 +35,22 @@ def with_hello(monkeypatch):
 
 
 def test_every_module_of_the_package_declaring_commands_is_found():
-    modules = {m.name for m in pkgutil.iter_modules(commands.__path__)}
-    found = {command.run.__module__ for command in options.declared().values() if command.run is not None}
-    assert found <= {f"harness.stack.commands.{m}" for m in modules}
-    assert set(options.declared()) >= {"init", "golden", "upgrade", "plan", "followups", "judge", "lock", "accept",
-                                        "list", "run", "sensitivity", "latest"}
+    declared = options.declared()
+    for module in pkgutil.iter_modules(commands.__path__):
+        for command in getattr(importlib.import_module(f"harness.stack.commands.{module.name}"), "COMMANDS", ()):
+            assert declared[command.name] is command, module.name
+    assert set(declared) == {"init", "golden", "upgrade", "plan", "followups", "judge", "lock", "accept", "list",
+                             "run", "sensitivity", "latest"}
+    assert set(options.tool_commands()) == set(declared) - {"sensitivity", "latest"}  # this checkout's, the nightly's
+
+
+@pytest.mark.parametrize("name", sorted(options.tool_commands()))
+def test_every_command_of_the_tool_prints_its_usage_anywhere_and_runs_nothing(name, tmp_path, monkeypatch, capsys):
+    """No project here (nor any command's session): the usage still, exit 0."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([name, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: upgrade-harness {name}") and not list(tmp_path.iterdir())
 
 
 def test_a_declared_command_is_a_command_of_the_tool_with_its_usage(with_hello, tmp_path, monkeypatch, capsys):
