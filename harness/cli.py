@@ -31,6 +31,7 @@ from harness import env_vars
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.stack.commands import frame, options
 from harness.stack.commands.options import Declaration, Invocation, Route
+from harness.stack.workspace import Workspace
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +56,7 @@ def _help(command: Declaration, rest: list[str]) -> None:
     typed = rest[:rest.index("--")] if "--" in rest else rest
     if not {"-h", "--help"} & set(typed[:1] if command.route is Route.ENTRY_SESSION else typed):
         return
-    usage = options.parser(command.usage_in(None))
+    usage = options.parser(command.tool_usage)
     usage.prog = f"upgrade-harness {command.name}"
     usage.print_help()
     raise frame.HelpShown()
@@ -64,8 +65,6 @@ def _help(command: Declaration, rest: list[str]) -> None:
 def _run(command: Declaration, rest: list[str]) -> int:
     _help(command, rest)
     if command.route is Route.WITHOUT_PROJECT:
-        from harness.stack.workspace import Workspace
-
         return command.run(Invocation(Workspace.of(Path.cwd()), tuple(rest), Path.cwd()))
     return _in_project(command, rest)
 
@@ -84,11 +83,8 @@ def _in_project(command: Declaration, rest: list[str]) -> int:
     # nox runs in the project's root; paths the user typed (--reports DIR) are taken from the shell's directory.
     env = {**os.environ, env_vars.PROJECT: str(root), env_vars.INVOKED_FROM: str(Path.cwd()),
            **options.environment(given, Path.cwd())}
-    if command.route is Route.HERE:
-        from harness.stack.workspace import Workspace
-
-        # The workspace the session's process would have been told, and where the user typed the command.
-        return command.run(Invocation(Workspace.from_environment(env), tuple(rest), Path(env[env_vars.INVOKED_FROM])))
+    if command.route is Route.HERE:  # as its session's process would have been told, and where the user typed it
+        return command.run(Invocation(Workspace.from_environment(env), tuple(rest), Path.cwd()))
     sessions = Path(__file__).resolve().parent / "stack" / "sessions.py"
     nox = [sys.executable, "-m", "nox", "-f", str(sessions), "--envdir", str(root / ".nox")]
     if command.route is Route.ENTRY_SESSION:

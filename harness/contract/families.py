@@ -89,19 +89,19 @@ def own(items, own_dirs: list[Path], golden: GoldenPlaces | None = None) -> set[
     return names
 
 
-def _golden_file_problem(store: GoldenPlaces, name: str) -> str | None:
+def _golden_file_problem(golden: GoldenPlaces, name: str) -> str | None:
     """Why the own family `name` cannot have the golden file golden/<name>.json; None when it can."""
     if name not in builtin_families.BY_NAME:
         return None
-    mine = golden_layout.own_file(store.directory, name)
-    if store.fallback is None:  # this checkout: golden/ holds the built-in families themselves
+    mine = golden_layout.own_file(golden.directory, name)
+    if golden.fallback is None:  # this checkout: golden/ holds the built-in families themselves
         return (f"contract family {name!r} is a built-in family's name, and in this checkout {mine} holds that "
                 f"family's values: give your module another family: pytestmark = pytest.mark.family(\"my_{name}\").")
-    earlier = golden_layout.earlier_copy(store.directory, name)
-    shipped = golden_layout.keys(store.fallback / f"{name}.json")
+    earlier = golden_layout.earlier_copy(golden.directory, name)
+    shipped = golden_layout.keys(golden.fallback / f"{name}.json")
     if earlier is None or not golden_layout.keys(earlier) or not golden_layout.keys(earlier) <= shipped:
         return None  # no file yet, or your own family's (its keys are not the built-in family's)
-    copy = golden_layout.builtin_copy(store.directory, name)
+    copy = golden_layout.builtin_copy(golden.directory, name)
     fix = (f"it is superseded by {copy}: remove it (`git rm {earlier}`)" if copy.exists() else
            f"move it where copies go now (`mkdir -p {copy.parent} && git mv {earlier} {copy}`)")
     return (f"{earlier} holds your copy of the built-in family {name!r} (recorded with `upgrade-harness golden "

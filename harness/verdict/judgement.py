@@ -7,9 +7,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TypeVar
 
 from harness.atomic import atomic_write_text
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
@@ -19,8 +18,6 @@ from harness.model.report import Report
 from harness.model.verdict import Verdict
 from harness.verdict import across_platforms, compare, html, markdown, render, rerecorded
 from harness.verdict.run_reports import RunReports
-
-T = TypeVar("T")
 
 SUMMARY_MD, SUMMARY_JSON, REPORT_HTML = "upgrade-summary.md", "upgrade-summary.json", "upgrade-report.html"
 
@@ -97,13 +94,12 @@ def _with_bisection(verdict: Verdict, path: Path) -> Verdict:
         return verdict
 
 
-def _optional(path: Path | None, read: Callable[[Path], T]) -> T | None:
-    """A file of the run's the verdict only shows a section of (the API diff); an unreadable one is said, never
-    fatal (the section is left out)."""
+def _api_diff(path: Path | None) -> api_diff.ApiDiff | None:
+    """The run's API diff; an unreadable one is said, never fatal (the section is left out)."""
     if path is None or not path.is_file():
         return None
     try:
-        return read(path)
+        return api_diff.read(path)
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return None
@@ -144,7 +140,7 @@ def judge(inputs: Inputs, out: Outputs) -> int:
     except HarnessError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exc.exit_status
-    verdict = compare.judge(base, others, replay, builtin=inputs.builtin, api=_optional(inputs.api_diff, api_diff.read),
+    verdict = compare.judge(base, others, replay, builtin=inputs.builtin, api=_api_diff(inputs.api_diff),
                             compared=reading.compared)
     if inputs.bisect:
         verdict = _with_bisection(verdict, inputs.bisect)

@@ -20,6 +20,7 @@ prints the whole flow as one block and changes nothing (exit 2).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
@@ -416,10 +417,19 @@ def _held(ws: Workspace, steps: Steps, args, argv, invoked_from: Path | None) ->
     if reports is not None and not reports.is_dir():
         raise HarnessError(f"--reports {args.reports}: {reports} is not a directory; give the one "
                            "`upgrade --reports DIR` wrote its verdict to.")
-    with run_directory.hold(ws.reports, ["nox", "-s", "accept", "--", *argv]):  # never while an upgrade writes them
-        with staging.exclusive(ws.root):  # one accept or recording at a time changes the project's files
-            staging.recover(ws.root, Printer.log, steps.replace)  # an interrupted accept: finished first
-            return _accept(ws, steps, args)
+    with _holding(ws, steps, ["nox", "-s", "accept", "--", *argv]):
+        return _accept(ws, steps, args)
+
+
+@contextlib.contextmanager
+def _holding(ws: Workspace, steps: Steps, typed: list[str]):
+    """The run lock of ws.reports (never while an upgrade writes them) and the project's staging lock (one accept
+    or recording at a time changes its files), an interrupted accept finished first; `typed`: the command line
+    the lock names."""
+    with run_directory.hold(ws.reports, typed):
+        with staging.exclusive(ws.root):
+            staging.recover(ws.root, Printer.log, steps.replace)
+            yield
 
 
 def _accept(ws: Workspace, steps: Steps, args) -> int:
@@ -471,10 +481,8 @@ def _team_held(ws: Workspace, steps: Steps, args, argv, invoked_from: Path | Non
     """Accept in the reports `--reports DIR` names, holding the run lock and the project's staging lock."""
     if args.reports:
         ws = ws.with_reports((Path(invoked_from or ".") / args.reports).resolve())
-    with run_directory.hold(ws.reports, [TOOL, "accept", *argv]):
-        with staging.exclusive(ws.root):
-            staging.recover(ws.root, Printer.log, steps.replace)
-            return _team_accept(ws, steps, args.reason)
+    with _holding(ws, steps, [TOOL, "accept", *argv]):
+        return _team_accept(ws, steps, args.reason)
 
 
 def _team_accept(ws: Workspace, steps: Steps, reason: str | None) -> int:

@@ -97,10 +97,10 @@ class Declaration:
     route: Route = Route.NONE
     team_usage: Usage | None = None
 
-    def usage_in(self, ws: Workspace | None) -> Usage:
-        """The command line `ws` reads (None: a team's project, as `upgrade-harness` runs it)."""
-        team = ws is None or not ws.is_checkout
-        return self.team_usage if team and self.team_usage is not None else self.usage
+    @property
+    def tool_usage(self) -> Usage:
+        """The command line `upgrade-harness NAME` reads (in a team's project)."""
+        return self.team_usage or self.usage
 
 
 def declared() -> dict[str, Declaration]:
