@@ -149,26 +149,39 @@ def with_table(text: str, added: tomlkit.items.Table, source: Path) -> str:
     return written.lstrip("\r\n") if not text.strip() else written
 
 
-def _baseline_file(root: Path, given: str | None, outside_index: str) -> str:
-    """The file the baseline's pins come from, checked now: a range or a missing pin is said at init
-    (flax only when the project's code imports it)."""
+def _baseline_file(root: Path, given: str | None, outside_index: str) -> tuple[str, pins_from.TeamPins]:
+    """The file the baseline's pins come from, and what it pins, checked now: a range or a missing pin is said at
+    init (flax only when the project's code imports it)."""
     optional = project_pins.optional_packages(root)
     if given:
-        pins_from.read((root / given).resolve(), outside_index, optional=optional)
-        return given
+        return given, pins_from.read_all((root / given).resolve(), outside_index, optional=optional)
     problems = []
     for name in BASELINE_FILES:
         if (root / name).is_file():
             try:
-                pins_from.read(root / name, outside_index, optional=optional)
-                return name
+                return name, pins_from.read_all(root / name, outside_index, optional=optional)
             except agreement.Disagreement:
                 raise  # the project's own files disagree: said at once, not passed over for the next file
             except HarnessError as exc:
                 problems.append(str(exc))
     found = "\n  ".join(problems) if problems else f"none of {', '.join(BASELINE_FILES)} is here"
     raise HarnessError(f"no file in {root} pins your stack exactly:\n  {found}\nPin jax, jaxlib, optax, flax and "
-                       "numpy exactly (e.g. in requirements.txt), or give the file with --baseline-from PATH.")
+                       "numpy exactly (in requirements.txt), or lock them (`uv lock` writes uv.lock, `poetry lock` "
+                       "poetry.lock: every version a lock holds is exact), or give the file with --baseline-from "
+                       "PATH.")
+
+
+_TOOLS = {"uv.lock": "uv's lock", "poetry.lock": "Poetry's lock"}
+
+
+def read_text(name: str, found: pins_from.TeamPins) -> str:
+    """What init read from the baseline's file: `poetry.lock (Poetry's lock): jax 0.11.2, ...; and 32 other
+    packages it locks, every group and extra`."""
+    tool = _TOOLS.get(Path(name).name)
+    stack = ", ".join(f"{package} {version}" for package, version in found.pins.items())
+    others = (f"; and {len(found.locked_with)} other packages it {'locks' if tool else 'pins'}"
+              + (", every group and extra" if tool else "") if found.locked_with else "")
+    return f"{name}{f' ({tool})' if tool else ''}: {stack}{others}"
 
 
 def _append_gitignore(root: Path) -> list[str]:
@@ -218,7 +231,7 @@ def main(argv: list[str], root: Path) -> int:
             return init_ci.main(root, ci_tool)
         raise HarnessError(f"{pyproject} already has a [tool.{project.TABLE}] table; nothing was changed "
                            "(edit the table, or remove it to start again).")
-    baseline_from = _baseline_file(root, args.baseline_from, args.outside_index)
+    baseline_from, read_pins = _baseline_file(root, args.baseline_from, args.outside_index)
     text = pyproject.read_bytes().decode("utf-8") if pyproject.is_file() else ""
     new_text = with_table(text, table(baseline_from, args.contracts, args.builtin, args.outside_index),
                           pyproject)  # refusals first
@@ -238,7 +251,7 @@ def main(argv: list[str], root: Path) -> int:
                     + "\n      ".join(hook.splitlines()))
     pyproject.write_text(new_text, newline="")
     said.append(f"{'added the table to' if text else 'wrote'} pyproject.toml: [tool.{project.TABLE}], "
-                f"baseline from {baseline_from}")
+                f"baseline from {read_text(baseline_from, read_pins)}")
     noxfile = root / "noxfile.py"
     if noxfile.exists():
         said.append("left noxfile.py as it is; to get the sessions there too, add:\n      "

@@ -1,5 +1,5 @@
 """Pins files of one project that must agree, checked whichever of them is the pins file read: a pyproject.toml
-and the uv.lock uv wrote from it; a requirements file and the lock pip-tools or `uv pip compile` wrote from it
+and the uv.lock uv wrote from it, or the poetry.lock Poetry wrote from it; a requirements file and the lock pip-tools or `uv pip compile` wrote from it
 (requirements.in beside requirements.txt, and the sources the lock's header names). A requirement the lock does
 not satisfy means the lock was not made again after the requirement changed: the stack judged would not be the
 one the project declares. The run stops before anything runs, naming both lines and the fix. Both files are
@@ -20,7 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from harness.errors import HarnessError
-from harness.stack.pins import pyproject_deps, requirement_files, uv_lock
+from harness.stack.pins import poetry_lock, pyproject_deps, requirement_files, uv_lock
 from harness.stack.pins.matrix import PYTHON
 from harness.stack.pins.pin_files import Files
 
@@ -69,8 +69,8 @@ def companions(path: Path, files: Files) -> list[Path]:
     """The files that must agree with the pins file `path` and change what it pins, `path` left out: its
     pyproject.toml and uv.lock, or its lock's sources (requirements.in, those the lock's header names) and the
     lock itself; none for a file with no such companion."""
-    if path.name == "uv.lock" or path.suffix == ".toml":
-        found = [path.parent / "pyproject.toml", path.parent / "uv.lock"]
+    if _project_file(path):
+        found = [path.parent / "pyproject.toml", *(path.parent / lock for lock in _PROJECT_LOCKS)]
     else:
         lock = path.with_suffix(".txt") if path.suffix == ".in" else path
         command = _header_command(requirement_files.text_of(lock, files)) if files.is_file(lock) else None
@@ -80,17 +80,17 @@ def companions(path: Path, files: Files) -> list[Path]:
 
 def _pairs(path: Path, files: Files) -> list[tuple[str, list[Wanted], str | None, Lock]]:
     """(the declaring file, its requirements, its project's own name, the lock) of each pair `path` is in."""
-    if path.name == "uv.lock" or path.suffix == ".toml":
-        pyproject, lock = path.parent / "pyproject.toml", path.parent / "uv.lock"
-        if not (files.is_file(pyproject) and files.is_file(lock)):
+    if _project_file(path):
+        pyproject = path.parent / "pyproject.toml"
+        # The lock read, and beside a pyproject.toml read, each lock it has (a project moving from one tool to
+        # the other may have both: each must agree).
+        wanted_locks = [path] if path.name in _PROJECT_LOCKS else [path.parent / lock for lock in _PROJECT_LOCKS]
+        present = [lock for lock in wanted_locks if files.is_file(lock)]
+        if not (files.is_file(pyproject) and present):
             return []
         found = pyproject_deps.read(requirement_files.text_of(pyproject, files), files.name(pyproject))
-        packages = uv_lock.read(requirement_files.text_of(lock, files), files.name(lock))
-        versions: dict[str, list[tuple[str, str]]] = {}
-        for package in packages:  # one without a version (a member's dynamic one) is there, not comparable
-            versions.setdefault(package.name, []).extend([(package.version, package.where)] if package.version else [])
-        return [(files.name(pyproject), _declared(found.requirements), found.name,
-                 Lock(files.name(lock), versions, "locks", "uv lock"))]
+        return [(files.name(pyproject), _declared(found.requirements), found.name, _project_lock(lock, files))
+                for lock in present]
     lock = path.with_suffix(".txt") if path.suffix == ".in" else path
     if not files.is_file(lock):
         return []
@@ -114,6 +114,27 @@ def _pairs(path: Path, files: Files) -> list[tuple[str, list[Wanted], str | None
     return pairs
 
 
+_PROJECT_LOCKS = ("uv.lock", poetry_lock.FILE)  # a pyproject.toml's locks, each written by its tool
+
+
+def _project_file(path: Path) -> bool:
+    """Whether `path` is a pyproject.toml or a lock written from one."""
+    return path.name in _PROJECT_LOCKS or path.suffix == ".toml"
+
+
+def _project_lock(lock: Path, files: Files) -> Lock:
+    """The versions a pyproject.toml's lock holds, each with its line, and the command that makes it again."""
+    versions: dict[str, list[tuple[str, str]]] = {}
+    if lock.name == poetry_lock.FILE:
+        for locked in poetry_lock.read(requirement_files.text_of(lock, files), files.name(lock)):
+            versions.setdefault(locked.name, []).append((locked.version, locked.where))
+        return Lock(files.name(lock), versions, "locks", poetry_lock.RELOCK_COMMAND)
+    for package in uv_lock.read(requirement_files.text_of(lock, files), files.name(lock)):
+        # one without a version (a member's dynamic one) is there, not comparable
+        versions.setdefault(package.name, []).extend([(package.version, package.where)] if package.version else [])
+    return Lock(files.name(lock), versions, "locks", "uv lock")
+
+
 def _requirement(where: str, text: str) -> Requirement:
     try:
         return Requirement(text)
@@ -123,7 +144,7 @@ def _requirement(where: str, text: str) -> Requirement:
 
 
 def _declared(found: tuple[pyproject_deps.Declared, ...] | list[pyproject_deps.Declared]) -> list[Wanted]:
-    return [Wanted(d.where, d.text, _requirement(d.where, d.text)) for d in found]
+    return [Wanted(d.where, d.quoted, _requirement(d.where, d.text)) for d in found]
 
 
 def _listed(path: Path, files: Files) -> list[Wanted]:

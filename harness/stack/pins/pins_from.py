@@ -1,12 +1,12 @@
 """The baseline's pins, read from the team's own files (`--baseline-from PATH`, or `baseline-from` in
-[tool.upgrade-harness]): requirements.txt, uv.lock, or pyproject.toml (PEP 621 dependencies and
-optional dependencies, PEP 735 dependency groups). Every package the harness pins must be pinned
+[tool.upgrade-harness]): requirements.txt, uv.lock, poetry.lock, or pyproject.toml (PEP 621 dependencies and
+optional dependencies, PEP 735 dependency groups, Poetry's dependency tables). Every package the harness pins must be pinned
 exactly, once: a range is a question, not a baseline. A requirements file's `-r` includes are read, and
 its `-c` constraints pin what a requirement leaves open, as pip does.
 
 Every entry installs the team's whole set, not only the harness's packages (TeamPins.locked_with): every
 other requirement of the file (uv.lock: every package its project installs with all extras and groups, dev tools
-too, harness.stack.pins.uv_lock), from the package index, at the file's versions unless a bump forces a move
+too, harness.stack.pins.uv_lock; poetry.lock: every package it locks, harness.stack.pins.poetry_lock), from the package index, at the file's versions unless a bump forces a move
 (harness.stack.pins.resolve). Never installed: the team's project itself (uv.lock's editable and virtual
 packages, the pyproject.toml's own name, a [tool.uv.sources] workspace member: the contracts import it from
 `pythonpath`), and a line that points elsewhere (an index option, a direct URL, a local path, `-e`, a git or
@@ -28,16 +28,16 @@ from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError
 from harness.stack import project
-from harness.stack.pins import agreement, pin_files, pyproject_deps, requirement_files, uv_lock
+from harness.stack.pins import agreement, pin_files, poetry_lock, pyproject_deps, requirement_files, uv_lock
 from harness.stack.pins.matrix import PACKAGES
 from harness.stack.pins.pin_files import Files, WorkingTree
 from harness.stack.pins.requirement_files import Line, Outside, order, url_or_path
 from harness.stack.pins_source import PinsSource
 
-_FORMATS = "a requirements file (requirements.txt), uv.lock, or pyproject.toml"
+_FORMATS = "a requirements file (requirements.txt), uv.lock, poetry.lock, or pyproject.toml"
 
 
-BASELINE_FILES = ("requirements.txt", "uv.lock", "pyproject.toml")  # where a baseline's pins are looked for, in order
+BASELINE_FILES = ("requirements.txt", "uv.lock", "poetry.lock", "pyproject.toml")  # where a baseline's pins are looked for, in order
 OUTSIDE_INDEX_KEY = "pins-outside-index"  # the table's opt-in: "ignore" (default "refuse")
 
 
@@ -83,6 +83,8 @@ def read_all(path: Path, outside_index: str = "refuse", side: str = "baseline",
         raise HarnessError(f"--{side}-from: {files.shown(path)} does not exist; give {_FORMATS}.")
     if path.name == "uv.lock":
         found = _from_uv_lock(path, outside_index, files)
+    elif path.name == poetry_lock.FILE:
+        found = _from_poetry_lock(path, outside_index, files)
     elif path.suffix == ".toml":
         found = _from_pyproject(path, outside_index, files, side)
     else:
@@ -115,7 +117,7 @@ def _from_requirement_lines(lines: list[Line], source: str, outside_index: str =
     """The exact pins of the harness's packages, and the file's other requirements. A constraint (`-c`) pins a
     version a requirement leaves open (`jax` or `jax>=0.11` with `jax==0.11.2` in the constraints file), as pip
     does; a constraint on a package no line requires installs nothing (nor, unlike pip's, holds a dependency)."""
-    required: dict[str, tuple[Requirement, str]] = {}
+    required: dict[str, tuple[Requirement, Line]] = {}
     constrained: dict[str, tuple[str, str]] = {}
     others: list[Requirement] = []  # the rest of the set, and what the constraints say of it
     other_constraints: dict[str, list[Requirement]] = {}
@@ -151,17 +153,17 @@ def _from_requirement_lines(lines: list[Line], source: str, outside_index: str =
             constrained[name] = (version, line.where)
             continue
         if name in required:
-            first, where = required[name]
+            first, first_line = required[name]
             if str(first.specifier) != str(req.specifier):
-                raise HarnessError(f"{source} pins {name} twice, {_shown(first)} ({where}) and {_shown(req)} "
+                raise HarnessError(f"{source} pins {name} twice, {_shown(first)} ({first_line.where}) and {_shown(req)} "
                                    f"({line.where}); keep one exact pin.")
-        required[name] = (req, line.where)
+        required[name] = (req, line)
     _check_outside(sorted(outside, key=order), source, outside_index)
     found = {}
     for name in PACKAGES:
         if name in required:
-            req, where = required[name]
-            found[name] = _with_constraint(req, where, constrained.get(name), side)
+            req, line = required[name]
+            found[name] = _with_constraint(req, line.where, constrained.get(name), side, line.poetry)
         elif name in constrained:
             found[name] = constrained[name][0]
     for req in others:
@@ -175,10 +177,11 @@ def _shown(req: Requirement) -> str:
     return specs[0].version if len(specs) == 1 and specs[0].operator in ("==", "===") else str(req.specifier) or "any"
 
 
-def _with_constraint(req: Requirement, where: str, constraint: tuple[str, str] | None, side: str = "baseline") -> str:
+def _with_constraint(req: Requirement, where: str, constraint: tuple[str, str] | None, side: str = "baseline",
+                     poetry: bool = False) -> str:
     """The requirement's exact version, or the constraint's when the requirement leaves it open."""
     if constraint is None:
-        return _exact(req, where, side)
+        return _exact(req, where, side, poetry)
     version, said = constraint
     if not req.specifier.contains(version, prereleases=True):
         raise HarnessError(f"{where}: {req.name}{req.specifier} does not allow {version}, which {said} pins "
@@ -198,7 +201,7 @@ _WHY_EXACT = {
 }
 
 
-def _exact(req: Requirement, where: str, side: str = "baseline") -> str:
+def _exact(req: Requirement, where: str, side: str = "baseline", poetry: bool = False) -> str:
     specs = list(req.specifier)
     if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
         try:
@@ -208,14 +211,19 @@ def _exact(req: Requirement, where: str, side: str = "baseline") -> str:
                                f"e.g. {req.name}==0.2.8); pin a released version.") from None
         return specs[0].version
     given = str(req.specifier) or "any version"
-    raise HarnessError(f"{where}: {req.name} is a range ({given}), not an exact version. "
-                       + _WHY_EXACT[side].format(name=req.name))
+    why = _WHY_EXACT[side].format(name=req.name)
+    if poetry:  # said in the syntax of the line it names
+        why = why.replace(f"{req.name}==X.Y.Z", f'{req.name} = "X.Y.Z" (Poetry\'s exact version)') + (
+            " With a poetry.lock, give it instead (baseline-from = \"poetry.lock\"): the versions it locks are "
+            "exact." if side == "baseline" else "")
+    raise HarnessError(f"{where}: {req.name} is a range ({given}), not an exact version. " + why)
 
 
 def _from_pyproject(path: Path, outside_index: str = "refuse", files: Files = WorkingTree(),
                     side: str = "baseline") -> TeamPins:
-    """Its PEP 621 dependencies, optional dependencies and PEP 735 groups as requirement lines, less the project
-    itself; a [tool.uv.sources] entry says where uv takes a dependency from instead of the index."""
+    """Its PEP 621 dependencies, optional dependencies and PEP 735 groups, and Poetry's dependency tables, as
+    requirement lines, less the project itself; a [tool.uv.sources] entry (a Poetry dependency's own table) says
+    where uv (Poetry) takes a dependency from instead of the index."""
     found = pyproject_deps.read(requirement_files.text_of(path, files), files.name(path))
     lines: list[Line] = []
     outside: list[Outside] = []
@@ -227,21 +235,22 @@ def _from_pyproject(path: Path, outside_index: str = "refuse", files: Files = Wo
             continue
         if name == found.name:
             continue  # the project itself (`team[test]` in a group): the contracts import it from pythonpath
-        source = found.sources.get(name)
+        source = declared.poetry_source if declared.poetry else found.sources.get(name)
+        table = "[tool.poetry]" if declared.poetry else "[tool.uv.sources]"
         kind = _uv_source_kind(source)
         if kind == "workspace":
             continue  # a member of the project's own uv workspace
         if kind is not None:
             if kind != "index" and name in PACKAGES:
-                raise HarnessError(f"{declared.where}: {name} comes from {source} ([tool.uv.sources]), not the package "
+                raise HarnessError(f"{declared.where}: {name} comes from {source} ({table}), not the package "
                                    "index: the harness installs it from the index, which would not be the "
                                    f"{name} you run. Take it from the index if the index has the same build.")
-            reason = ("another package index ([tool.uv.sources])" if kind == "index" else
-                      f"[tool.uv.sources] takes it from {source}")
+            reason = (f"another package index ({table})" if kind == "index" else
+                      f"{table} takes it from {source}")
             outside.append(Outside(declared.where, declared.text, reason))
             if kind != "index":
                 continue  # with "ignore": not installed; an index's package is, from the index uv uses
-        lines.append(Line(declared.where, declared.text))
+        lines.append(Line(declared.where, declared.text, poetry=declared.poetry))
     return _from_requirement_lines(lines, files.shown(path), outside_index, outside, side=side)
 
 
@@ -262,5 +271,14 @@ def _from_uv_lock(path: Path, outside_index: str = "refuse", files: Files = Work
     other package the lock's project installs (harness.stack.pins.uv_lock), with its marker."""
     packages = uv_lock.read(requirement_files.text_of(path, files), files.name(path))
     pins, locked_with, outside = uv_lock.team_set(packages, files.shown(path))
+    _check_outside(sorted(outside, key=order), files.shown(path), outside_index)
+    return TeamPins(pins, locked_with)
+
+
+def _from_poetry_lock(path: Path, outside_index: str = "refuse", files: Files = WorkingTree()) -> TeamPins:
+    """The locked versions of the harness's packages, and every other package the lock holds, with its marker
+    (harness.stack.pins.poetry_lock): the set `poetry install --all-groups --all-extras` installs."""
+    packages = poetry_lock.read(requirement_files.text_of(path, files), files.name(path))
+    pins, locked_with, outside = poetry_lock.team_set(packages, files.shown(path))
     _check_outside(sorted(outside, key=order), files.shown(path), outside_index)
     return TeamPins(pins, locked_with)

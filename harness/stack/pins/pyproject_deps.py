@@ -1,15 +1,18 @@
 """A pyproject.toml's requirements, each with the line it is written at: PEP 621 dependencies and optional
 dependencies, PEP 735 dependency groups, checked as those PEPs define them (lists of requirement strings) so
-that a malformed table is refused naming its line; its `[project] name`, and `[tool.uv.sources]`, which says
-where uv takes a dependency from instead of the package index."""
+that a malformed table is refused naming its line, and Poetry's dependency tables (harness.stack.pins.poetry_deps);
+its `[project] name` (or `[tool.poetry] name`), and `[tool.uv.sources]`, which says where uv takes a dependency
+from instead of the package index (a Poetry dependency says it in its own table)."""
 
 from __future__ import annotations
 
 import dataclasses
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from harness.errors import HarnessError
+from harness.stack.pins import poetry_deps
 from harness.stack.pins.toml_lines import TomlLines, load
 
 
@@ -20,7 +23,17 @@ class Declared:
     where: str
     text: str
     extra: str | None = None  # in [project.optional-dependencies] EXTRA
-    group: str | None = None  # in [dependency-groups] GROUP
+    group: str | None = None  # in [dependency-groups] GROUP, or Poetry's group GROUP
+    # A Poetry dependency: where it comes from instead of the package index ({"git": URL}, {"index": NAME}),
+    # None from the index. PEP 621's say it in [tool.uv.sources] (Pyproject.sources).
+    poetry_source: dict[str, str] | None = None
+    poetry: bool = False  # declared in [tool.poetry.*dependencies], in Poetry's syntax
+    written: str | None = None  # a Poetry dependency's line as written (`optax = "0.2.7"`): `text` is PEP 508
+
+    @property
+    def quoted(self) -> str:
+        """The requirement as the file writes it."""
+        return self.written or self.text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,6 +65,14 @@ def _strings(value, where: str, what: str, groups: bool = False) -> list[str]:
     return found
 
 
+def _readable(text: str) -> bool:
+    try:
+        Requirement(text)
+        return True
+    except InvalidRequirement:
+        return False
+
+
 def read(text: str, shown: str) -> Pyproject:
     """The requirements of pyproject.toml `shown` ("pyproject.toml", "main:pyproject.toml"), in the order the
     file gives them; HarnessError naming the line of anything that is not as PEP 621 and PEP 735 define it."""
@@ -70,7 +91,14 @@ def read(text: str, shown: str) -> Pyproject:
         add("project.optional-dependencies", extra, value, f"[project.optional-dependencies] {extra}", extra=extra)
     for group, value in _table(data, "dependency-groups", lines, shown, "dependency-groups").items():
         add("dependency-groups", group, value, f"[dependency-groups] {group}", group=str(group))
-    name = project.get("name")
+    poetry = poetry_deps.read(data, lines, shown)
+    in_project = {canonicalize_name(Requirement(d.text).name) for d in found if _readable(d.text)}
+    for d in poetry.dependencies:
+        # Poetry 2 reads [project] dependencies; a main-group entry of the same package only adds to it (a source).
+        if d.group is None and canonicalize_name(Requirement(d.text).name) in in_project:
+            continue
+        found.append(Declared(d.where, d.text, group=d.group, poetry_source=d.source, poetry=True, written=d.written))
+    name = project.get("name") if isinstance(project.get("name"), str) else poetry.name
     tool = _table(data, "tool", lines, shown, "tool")
     uv = _table(tool, "uv", lines, shown, "tool.uv")
     sources = _table(uv, "sources", lines, shown, "tool.uv.sources")

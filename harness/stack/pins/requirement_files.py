@@ -24,6 +24,7 @@ class Line:
     where: str  # "requirements.txt:3"
     text: str
     constraint: bool = False
+    poetry: bool = False  # read from Poetry's syntax (`jax = "0.11.2"`): its fix is said in that syntax
 
 
 @dataclasses.dataclass(frozen=True)
