@@ -170,6 +170,21 @@ class OwnChange:
 
 
 @dataclasses.dataclass(frozen=True)
+class TeamCall:
+    """A library callable the team's code calls, at its first call site, and the built-in tests covering it
+    (harness.stack.selection): a built-in change in those tests is marked with the site, so that a reviewer
+    sees which of them concern the team's code."""
+
+    callable: str  # as the coverage ledger names it: "optax.MultiSteps"
+    where: str  # its first call site, relative to the project's root: "trainer/optim.py:8"
+    tests: tuple[str, ...]  # test ids ("accumulation/test_guide_case") and check ids ("...[optax.MultiSteps]")
+
+    def covers(self, check_id: str) -> bool:
+        """Whether the check is one of its tests, or a parametrization of one."""
+        return check_id in self.tests or check_id.split("[", 1)[0] in self.tests
+
+
+@dataclasses.dataclass(frozen=True)
 class Verdict:
     """The judgement over all entries; the exit status follows the candidate (the first entry)."""
 
@@ -198,3 +213,6 @@ class Verdict:
     host_line: str | None = None
     # The project's golden values this branch changed against its base branch's (the pull-request check's).
     golden_changes: GoldenChanges | None = None
+    # The callables a team's code calls and the built-in tests they take, in the order the code first calls them
+    # (empty: this checkout, or a run that takes every built-in family).
+    team_calls: list[TeamCall] = dataclasses.field(default_factory=list)

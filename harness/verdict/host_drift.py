@@ -56,7 +56,8 @@ def differential(base: Comparison, other: Comparison) -> Comparison | None:
             or not isinstance(other.tolerance, Tolerance) or other.dtype not in SIGNIFICAND_BITS):
         return None
     ulp_dtype = other.tolerance.ulp_dtype or other.dtype
-    scale = (base.host or other.host).scale or [0.0] * len(b.values)
+    judged = base.host or other.host  # its operand scale, when it had one (no host judgement: none was given)
+    scale = (judged.scale if judged else None) or [0.0] * len(b.values)
     noise = (other.host.noise_allowed if other.host is not None else None) or 0.0
     bad, worst, largest_abs, largest_rel, largest_used = 0, None, 0.0, 0.0, 0.0
     for i, (x, y, s) in enumerate(zip(map(number, b.values), map(number, o.values), scale)):
@@ -93,7 +94,7 @@ def _index(flat: int, shape: list[int]) -> list[int]:
     return index[::-1]
 
 
-def _outcome(other: CheckRecord, comparisons: list[Comparison]) -> tuple[Outcome, str, str | None]:
+def outcome_of(other: CheckRecord, comparisons: list[Comparison]) -> tuple[Outcome, str, str | None]:
     """The check's outcome after its comparisons were judged again: a check its comparisons alone ended (a plain
     test's golden mismatches, nothing raised after them) passes or fails with them; any other keeps its own."""
     failing = [c for c in comparisons if not c.passed]
@@ -120,7 +121,7 @@ def rejudged(base: CheckRecord | None, other: CheckRecord | None, same: bool) ->
     for c in other.comparisons:
         judged = differential(before[c.label], c) if c.label in labels and c.label in before else None
         comparisons.append(judged or c)
-    outcome, message, exception = _outcome(other, comparisons)
+    outcome, message, exception = outcome_of(other, comparisons)
     return dataclasses.replace(other, comparisons=comparisons, outcome=outcome, message=message, exception=exception)
 
 
@@ -155,8 +156,9 @@ def line(base: Report, others: list[Report]) -> str | None:
 
 def host_row(base: Report) -> str | None:
     """'this host: AMD EPYC (...; OpenBLAS Haswell); golden values recorded on AMD EPYC (...; OpenBLAS SkylakeX):
-    BLAS kernel Haswell here, SkylakeX where recorded', or that it is the recording's host; None where the
-    report names no host."""
+    BLAS kernel Haswell here, SkylakeX where recorded', or that it is the recording's host; where a team's values and
+    the tool's built-in ones were recorded on different hosts, each host labelled with whose ('golden values recorded:
+    the tool's built-in ones on AMD EPYC (...): ...; yours on this host'); None where the report names no host."""
     here = base.environment.host
     if here is None:
         return None
@@ -164,7 +166,25 @@ def host_row(base: Report) -> str | None:
     text = f"this host: {here.text()}"
     if not recorded:
         return text
+    whose = _whose(base)
+    if len(set(whose.values())) > 1:  # a team's values and the tool's built-in ones: each host says whose
+        return text + "; golden values recorded: " + "; ".join(
+            f"{label} on {'this host' if recorded[name] == here else f'{name}: {difference_text(recorded[name], here)}'}"
+            for name, label in whose.items())
     if list(recorded.values()) == [here]:
         return text + ", where the golden values were recorded"
     parts = [name if host == here else f"{name}: {difference_text(host, here)}" for name, host in recorded.items()]
     return text + "; golden values recorded on " + "; ".join(parts)
+
+
+YOURS, THE_TOOLS = "yours", "the tool's built-in ones"
+
+
+def _whose(base: Report) -> dict[str, str]:
+    """Each recording host (by its text): whose golden values it recorded, the project's own families' (yours) or the
+    built-in families' the tool ships (a host that recorded both says both)."""
+    own = set(base.own_families or ())
+    kinds: dict[str, set[str]] = {}
+    for family, host in (base.golden_hosts or {}).items():
+        kinds.setdefault(host.text(), set()).add(YOURS if family in own else THE_TOOLS)
+    return {name: " and ".join(k for k in (YOURS, THE_TOOLS) if k in found) for name, found in kinds.items()}

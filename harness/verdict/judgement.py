@@ -15,7 +15,7 @@ from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import api_diff, bisection, golden_changes, report_io
 from harness.model.enums import BuiltinMode
 from harness.model.report import Report
-from harness.model.verdict import Verdict
+from harness.model.verdict import TeamCall, Verdict
 from harness.verdict import across_platforms, compare, html, markdown, render, rerecorded
 from harness.verdict.run_reports import RunReports
 
@@ -36,6 +36,7 @@ class Inputs:
     api_diff: Path | None = None  # api-diff.json: the candidate's public API against the baseline's
     golden_changes: Path | None = None  # golden-changes.json: the branch's golden values against its base branch's
     builtin_note: str | None = None  # which built-in families a team's run took, and why
+    team_calls: tuple[TeamCall, ...] = ()  # the callables a team's code calls and the built-in tests they take
     # Where each platform's verdict on a pair of pins is kept (harness.model.platform_marks): None, not kept.
     platform_marks: Path | None = None
     # The run's reports as its earlier steps read and compared them (an upgrade's follow-ups): none read again.
@@ -146,6 +147,8 @@ def judge(inputs: Inputs, out: Outputs) -> int:
         verdict = _with_bisection(verdict, inputs.bisect)
     if inputs.builtin_note:
         verdict = dataclasses.replace(verdict, builtin_note=inputs.builtin_note)
+    if inputs.team_calls:
+        verdict = dataclasses.replace(verdict, team_calls=list(inputs.team_calls))
     verdict = rerecorded.applied(verdict, changes, [base, *others])
     if inputs.platform_marks is not None:
         verdict = across_platforms.applied(verdict, inputs.platform_marks, others[0], inputs.reports[0])

@@ -46,6 +46,8 @@ def as_json(verdict: Verdict) -> dict:
         # Entries whose report is another's: they install the same stack, which ran once.
         "same_stack": [{"entry": s.entry, "same_as": s.same_as} for s in views.same_stacks(verdict)],
         "builtin_note": verdict.builtin_note,  # which built-in families a team's run took, and why
+        # each callable a team's code calls, its first call site, and the built-in tests it takes
+        "team_calls": to_json(verdict.team_calls),
         "api_diff": to_json(verdict.api_diff),
         # harness.model.golden_changes: the branch's golden values against its base branch's (None: not compared)
         "golden_changes": to_json(verdict.golden_changes),  # harness.model.api_diff: api-diff.schema.json

@@ -132,6 +132,15 @@ def bits_groups(verdict: Verdict) -> list[groups.ChangeGroup]:
     return groups.group(_builtin_only(verdict, [c for c in verdict.entries[0].changes if c.mark.moved_only]))
 
 
+def your_code(verdict: Verdict, changes: list[Change]) -> str:
+    """'your code: trainer/optim.py:8 (optax.MultiSteps) +1 more': where the team's code calls a callable whose
+    built-in tests hold these changes (the first call site, the others counted); '' where it calls none."""
+    calls = [t for t in verdict.team_calls if any(t.covers(c.check_id) for c in changes if not c.own)]
+    if not calls:
+        return ""
+    return f"your code: {calls[0].where} ({calls[0].callable})" + (f" +{len(calls) - 1} more" if len(calls) > 1 else "")
+
+
 def changed_title(verdict: Verdict, name: str) -> str:
     """The title of the built-in contracts' section: just 'Changed on ...' when there are no others."""
     if not verdict.own_families:
@@ -223,6 +232,15 @@ def performance_rows(verdict: Verdict) -> list[tuple[str, list[str]]]:
 def unchanged(verdict: Verdict) -> list[Change]:
     """The candidate's unchanged checks (collapsed in the Markdown)."""
     return [c for c in verdict.entries[0].changes if c.mark == Mark.UNCHANGED] if verdict.entries else []
+
+
+HELD = (Mark.UNCHANGED, Mark.NOISE, Mark.BITS_CHANGED)  # the contract holds on both: within noise or tolerance
+
+
+def own_held(verdict: Verdict) -> list[str]:
+    """The ids of the project's own checks that held on the candidate (moved within noise or tolerance included:
+    their table row says how), in the order the candidate ran them."""
+    return [c.check_id for c in verdict.entries[0].changes if c.own and c.mark in HELD] if verdict.entries else []
 
 
 def own_lines(verdict: Verdict) -> list[str]:

@@ -16,6 +16,7 @@ from harness.errors import HarnessError
 from harness.model import platform_marks, report_io
 from harness.model.enums import BuiltinMode, Status
 from harness.model.report import Report
+from harness.model.verdict import TeamCall
 from harness.stack import project
 from harness.stack.run import api_diff as api_for_run
 from harness.stack.pins import matrix, plan
@@ -38,6 +39,15 @@ def builtin_note(ws: Workspace) -> str | None:
     """A team's project: which built-in tests its run takes and why (harness.stack.selection)."""
     found = project.load(ws)
     return found.selection.line() if found.selection is not None and found.builtin != BuiltinMode.OFF else None
+
+
+def team_calls(ws: Workspace) -> tuple[TeamCall, ...]:
+    """A team's project: each callable its code calls, where, and the built-in tests it takes (the verdict marks
+    their changes as the team's); none where the built-in contracts do not run or every family runs whole."""
+    found = project.load(ws)
+    if found.selection is None or found.builtin == BuiltinMode.OFF:
+        return ()
+    return tuple(TeamCall(c.callable, c.use.where, c.tests) for c in found.selection.called)
 
 
 def _unplanned(directory: Path) -> str:
@@ -130,7 +140,7 @@ def verdict_inputs(ws: Workspace, run: RunDirectory, entries: list[matrix.Entry]
         tuple(run.report_file(name) for name in [e.name for e in entries[:2]] + follow.reports()),
         replay=run.replay if follow.examples and run.replay.is_file() else None,
         bisect=run.bisection if run.bisection.is_file() else None,
-        builtin=verdict_builtin(ws), run_id=run_id, builtin_note=builtin_note(ws),
+        builtin=verdict_builtin(ws), run_id=run_id, builtin_note=builtin_note(ws), team_calls=team_calls(ws),
         rollbacks={writer: path for writer, path in rolled.items() if path.is_file()},
         api_diff=run.api_diff if run.api_diff.is_file() else None, reading=run.loaded,
         golden_changes=run.golden_changes if run.golden_changes.is_file() else None,

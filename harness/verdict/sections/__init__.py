@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from harness.verdict.section import Section
 from harness.verdict.sections import (api, baseline, changes, charts, departures, entries, families, headline,
-                                     notes, own, platforms, rerecorded, tables)
+                                     next_step, notes, own, platforms, rerecorded, tables)
 
 SECTIONS: tuple[Section, ...] = (
     headline.SECTION,
+    next_step.SECTION,
     entries.SECTION,
     platforms.SECTION,
     own.SECTION,

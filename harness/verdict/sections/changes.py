@@ -22,6 +22,8 @@ class Changes:
     bits: list[groups.ChangeGroup]  # contracts whose bits moved within tolerance
     bits_api: list[list[str]]
     attribution: tuple[list[str], list[tuple[str, list[str]]]]  # the HTML page's (views.attribution)
+    changed_yours: list[str]  # per changed group: where the team's code calls what it covers ('' for none)
+    bits_yours: list[str]
 
 
 def _rows(judged: Judged) -> Changes:
@@ -32,12 +34,15 @@ def _rows(judged: Judged) -> Changes:
     notes = [api_view.links(v.api_diff, v.baseline, g.changes)
              + departure_view.under(departing, [c.check_id for c in g.changes]) for g in changed]
     return Changes(v, changed, notes,
-                   bits, [api_view.links(v.api_diff, v.baseline, g.changes) for g in bits], views.attribution(v))
+                   bits, [api_view.links(v.api_diff, v.baseline, g.changes) for g in bits], views.attribution(v),
+                   [views.your_code(v, g.changes) for g in changed], [views.your_code(v, g.changes) for g in bits])
 
 
 def _text_group(group: groups.ChangeGroup, cases: bool, first_changed: dict[str, str],
-                api: list[str] = ()) -> list[str]:
+                api: list[str] = (), yours: str = "") -> list[str]:
     out = [f"    {group.contract}  {group.cases_text}".rstrip()]
+    if yours:
+        out.append(f"      {yours}")
     if group.about:
         out.append(f"      what it pins: {group.about}")
     if group.before_after:
@@ -54,14 +59,14 @@ def _text_group(group: groups.ChangeGroup, cases: bool, first_changed: dict[str,
 
 
 def _text_groups(title: str, found: list[groups.ChangeGroup], apis: list[list[str]] | None, cases: bool,
-                 first_changed: dict[str, str]) -> list[str]:
+                 first_changed: dict[str, str], yours: list[str]) -> list[str]:
     out = [f"\n  {title}"] if found else []
     mark = None
     for i, group in enumerate(found):
         if group.mark != mark:
             mark = group.mark
             out.append(f"  {mark.upper()}: {groups.MEANING.get(mark, '')}")
-        out += _text_group(group, cases, first_changed, apis[i] if apis else [])
+        out += _text_group(group, cases, first_changed, apis[i] if apis else [], yours[i])
     return out
 
 
@@ -73,8 +78,9 @@ def _text(found: Changes) -> list[str]:
         out += [f"\n  IMPORT FAILURE: {f.text}", "    library frames, outermost first: " + " > ".join(f.frames)]
     name = v.entries[0].name if v.entries else ""
     out += _text_groups(views.changed_title(v, name) + ":", found.changed, found.changed_api, cases=True,
-                        first_changed=v.first_changed)
-    out += _text_groups(views.bits_title(v, name) + ":", found.bits, None, cases=False, first_changed={})
+                        first_changed=v.first_changed, yours=found.changed_yours)
+    out += _text_groups(views.bits_title(v, name) + ":", found.bits, None, cases=False, first_changed={},
+                        yours=found.bits_yours)
     for entry in v.entries:
         if entry.problem:
             out.append(f"\n  {entry.name}: {entry.problem}")
@@ -83,8 +89,8 @@ def _text(found: Changes) -> list[str]:
     return out
 
 
-def _group_row(g: groups.ChangeGroup, first_changed: dict[str, str], api: list[str] = ()) -> str:
-    what = f"`{g.contract}`" + (f"<br>{esc(g.about)}" if g.about else "")
+def _group_row(g: groups.ChangeGroup, first_changed: dict[str, str], api: list[str] = (), yours: str = "") -> str:
+    what = f"`{g.contract}`" + (f"<br>**{esc(yours)}**" if yours else "") + (f"<br>{esc(g.about)}" if g.about else "")
     first = groups.first_changed(g, first_changed)
     what += f"<br>**first changed in {esc(first)}**" if first else ""
     what += "".join(f"<br>{esc(line)}" for line in api)
@@ -102,7 +108,8 @@ def _markdown(found: Changes, cuts: Cuts) -> list[str]:
         name = v.entries[0].name
         out += ["", f"### {views.changed_title(v, f'`{name}`')}", "",
                 "| change | contract | cases | before → after | size |", "|---|---|---|---|---|"]
-        out += [_group_row(g, v.first_changed, api) for g, api in zip(found.changed, found.changed_api)]
+        out += [_group_row(g, v.first_changed, api, yours)
+                for g, api, yours in zip(found.changed, found.changed_api, found.changed_yours)]
         cases = [(g, c) for g in found.changed for c in g.changes]
         limit = len(cases) if cuts.cases is None else cuts.cases
         if limit:
@@ -115,7 +122,8 @@ def _markdown(found: Changes, cuts: Cuts) -> list[str]:
     if found.bits:
         out += ["", f"<details><summary>{views.bits_title(v)}: {sum(len(g.changes) for g in found.bits)} checks"
                 "</summary>", "", "| contract | cases | what moved |", "|---|---|---|"]
-        out += [f"| `{g.contract}` | {esc(g.cases_text)} | {esc(groups.bits_text(g))} |" for g in found.bits]
+        out += [f"| `{g.contract}`{f'<br>{esc(yours)}' if yours else ''} | {esc(g.cases_text)} | "
+                f"{esc(groups.bits_text(g))} |" for g, yours in zip(found.bits, found.bits_yours)]
         out += ["", "</details>"]
     for entry in v.entries:
         if entry.problem:
@@ -131,13 +139,14 @@ def _first_changed(group: groups.ChangeGroup, found: dict[str, str]) -> str:
     return f"<div class='first-changed'>first changed in <b>{escape(text)}</b></div>" if text else ""
 
 
-def _group_rows(group: groups.ChangeGroup, first_changed: dict[str, str], api: list[str] = ()) -> str:
+def _group_rows(group: groups.ChangeGroup, first_changed: dict[str, str], api: list[str] = (), yours: str = "") -> str:
     cases = "".join(f"<li><code>{breakable(groups.case_id(c.check_id) or c.check_id)}</code>: "
                     f"{breakable('; '.join(x for x in (c.input, f'{c.before} → {c.after}') if x and x != ' → '))}"
                     f"<div class='detail'>{breakable(c.detail[:600])}</div></li>"
                     for c in group.changes)
     return (f"<tr><td class='mark'>{escape(group.mark)}</td><td><code>{breakable(group.contract)}</code>"
-            f"<div class='detail'>{escape(group.about)}</div>{_first_changed(group, first_changed)}"
+            + (f"<div class='your-code'><b>{escape(yours)}</b></div>" if yours else "")
+            + f"<div class='detail'>{escape(group.about)}</div>{_first_changed(group, first_changed)}"
             + "".join(f"<div class='api-link'>{escape(line)}</div>" for line in api) + "</td>"
             f"<td>{escape(group.cases_text)}"
             f"<details><summary>inputs and outcomes</summary><ul>{cases}</ul></details></td>"
@@ -154,10 +163,11 @@ def _html(found: Changes) -> str:
     for entry in v.entries:
         if entry.problem:
             out.append(f"<p><b>{escape(entry.name)}</b>: {escape(entry.problem)}</p>")
-    for title, found_groups, apis in ((views.changed_title(v, "the candidate"), found.changed, found.changed_api),
-                                      (views.bits_title(v), found.bits, found.bits_api)):
+    for title, found_groups, apis, yours in (
+            (views.changed_title(v, "the candidate"), found.changed, found.changed_api, found.changed_yours),
+            (views.bits_title(v), found.bits, found.bits_api, found.bits_yours)):
         if found_groups:
-            rows = "".join(_group_rows(g, v.first_changed, api) for g, api in zip(found_groups, apis))
+            rows = "".join(_group_rows(g, v.first_changed, api, mine) for g, api, mine in zip(found_groups, apis, yours))
             out.append(f"<h3>{escape(title)}</h3><table><tr><th>change</th><th>contract</th><th>cases</th>"
                        f"<th>before → after</th><th>size</th></tr>{rows}</table>")
     names, rows = found.attribution

@@ -6,6 +6,7 @@ from html import escape
 
 from harness.model.verdict import Verdict
 from harness.verdict.md_cells import esc
+from harness.verdict.rerecorded import headline_count
 from harness.verdict.section import Judged, Section
 
 _ICON = {0: "✅", 1: "❌", 2: "⚠️"}
@@ -30,7 +31,9 @@ def _text(verdict: Verdict) -> list[str]:
 
 
 def _markdown(verdict: Verdict, _cuts: object) -> list[str]:
-    out = [f"## {_ICON[verdict.exit_status]} Upgrade verdict: {esc(verdict.headline)}", ""]
+    rerecorded = headline_count(verdict)  # counted here even when green: they may be the branch's whole change
+    out = [f"## {_ICON[verdict.exit_status]} Upgrade verdict: {esc(verdict.headline)}"
+           + (f"; {esc(rerecorded)}" if rerecorded else ""), ""]
     if verdict.bits_line:
         out += [f"Bits changed (informational: does not affect the exit status): {esc(verdict.bits_line)}", ""]
     if verdict.host_line:

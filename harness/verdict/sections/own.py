@@ -8,7 +8,9 @@ from html import escape
 from harness.verdict import views
 from harness.verdict.html_cells import breakable
 from harness.verdict.md_cells import esc
-from harness.verdict.section import Judged, Section
+from harness.verdict.section import Cuts, Judged, Section
+
+HELD_INLINE = 5  # held checks named on one line; more are folded
 
 
 @dataclasses.dataclass(frozen=True)
@@ -16,11 +18,16 @@ class Own:
     title: str
     families: list[str]  # one line per family of the project's contracts
     moved: list[views.OwnRow]
+    held: list[str]  # ids of the checks that held on the candidate
+    candidate: str
 
 
 def _rows(judged: Judged) -> Own | None:
     v = judged.verdict
-    return Own(views.own_title(v), views.own_lines(v), views.own_rows(v)) if v.own_families else None
+    if not v.own_families:
+        return None
+    return Own(views.own_title(v), views.own_lines(v), views.own_rows(v), views.own_held(v),
+               v.entries[0].name if v.entries else "the candidate")
 
 
 def _text(own: Own | None) -> list[str]:
@@ -39,11 +46,12 @@ def _text(own: Own | None) -> list[str]:
     return out
 
 
-def _markdown(own: Own | None, _cuts: object) -> list[str]:
+def _markdown(own: Own | None, cuts: Cuts) -> list[str]:
     if own is None:
         return []
     out = ["", "**Your contracts:**" + esc(own.title.removeprefix("Your contracts")), ""]
     out += [f"- {esc(line)}" for line in own.families]
+    out += _held(own, cuts)
     if own.moved:
         out += ["", "| change | check | value | before → after | size | cause |", "|---|---|---|---|---|---|"]
         for r in own.moved:
@@ -53,6 +61,20 @@ def _markdown(own: Own | None, _cuts: object) -> list[str]:
                 out.append(f"| {mark} | `{r.check_id}` | {f'`{esc(key)}`' if key else ''} | {esc(what)} | "
                            f"{esc(size)} | {esc(r.cause)}{first} |")
     return out
+
+
+def _held(own: Own, cuts: Cuts) -> list[str]:
+    """The checks that held, by name: on a line when few, else folded (cut with the cases when the comment is long)."""
+    if not own.held:
+        return []
+    said = f"{len(own.held)} held on {own.candidate}"
+    if len(own.held) <= HELD_INLINE:
+        return [f"- {esc(said)}: " + ", ".join(f"`{esc(i)}`" for i in own.held)]
+    shown = own.held if cuts.cases is None else own.held[:cuts.cases]
+    left = [f"- … {len(own.held) - len(shown)} more (every check's outcome is in the candidate's report)"] \
+        if len(shown) < len(own.held) else []
+    return ["", f"<details><summary>Your {esc(said)}</summary>", ""] + [f"- `{esc(i)}`" for i in shown] + left + [
+        "", "</details>"]
 
 
 def _values(row: views.OwnRow) -> list[tuple[str, str, str]]:
