@@ -16,7 +16,7 @@ the answers read in tests/support/pull_request_answers.py):
   "fail"), exit 1 while one was recorded without a reason (accept always gives one).
 
 Rules (the commands, tests/support/pull_request_driver.py), on a team whose pins are requirements.in compiled into
-requirements.txt or a pyproject.toml locked by uv.lock, its built-in contracts reported (what `init` writes: each
+requirements.txt or a pyproject.toml locked by uv.lock or (in Poetry's syntax) by poetry.lock, its built-in contracts reported (what `init` writes: each
 entry's report in two parts, the built-in and the team's, joined): on main, a code change and `golden`; on either branch, a
 line added to golden/CHANGELOG.md; a bump branch made from main (optax and/or jax bumped, the harness's lock
 re-locked or left stale); on the branch, `accept` (after the check, as a team runs it), a code change, `golden
@@ -52,7 +52,7 @@ OPTAX = ["1.0.0", "1.1.0", "1.3.0", "1.4.0"]  # 1.2.0 does not import with jax 0
 REACHED = {f"PR check: {what}" for what in ("refused", "accepted listed", "green, accepted listed", "the team's code",
                                             "the bump", "re-recorded listed", "re-recorded without a reason fails",
                                             "re-recorded with a reason, green")} | {
-    f"plain upgrade exit {code}" for code in (0, 1, 2)}
+    f"plain upgrade exit {code}" for code in (0, 1, 2)} | {f"layout {name}" for name in LAYOUTS}
 
 
 class PullRequestFlow(RuleBasedStateMachine):
@@ -65,7 +65,7 @@ class PullRequestFlow(RuleBasedStateMachine):
     @initialize(layout=st.sampled_from(sorted(LAYOUTS)), optax=st.sampled_from(OPTAX), jax=st.booleans(),
                 relock=st.booleans())
     def repository(self, layout, optax, jax, relock):
-        """The team's repository (its pins a requirements pair or uv's), golden values recorded on main, and a
+        """The team's repository (its pins a requirements pair, uv's or Poetry's), golden values recorded on main, and a
         first bump branch made from it."""
         self.repo, self.branch, self.made = Repository(self.base, self.sessions, LAYOUTS[layout]), None, 0
         self.tally["sequences"] += 1
@@ -344,3 +344,20 @@ def test_a_verdict_blind_to_re_recorded_golden_values_is_caught(flow, monkeypatc
     flow.branch_code_change(steps=3)
     with pytest.raises(AssertionError, match="golden values listed"):
         flow.branch_rerecord(reason=False)  # the check on its push
+
+
+def test_after_an_accept_the_next_checks_judge_the_builtin_contracts(flow):
+    """Issue 59: after `accept` of a bump, every later check headed "not judged, the baseline fails N of them" once
+    the bump was the baseline. The next upgrade on the branch and, once merged, on main exits 0, and the built-in
+    checks the new baseline fails against their golden values (the stand-in stack's changes) are judged against its
+    own values instead."""
+    flow.accept()  # the check, accept, the check on its push (each against the oracle)
+    on_branch = flow.repo.upgrade([])
+    assert on_branch.code == 0 and "not judged" not in on_branch.out, on_branch.out
+    flow.merge()  # and the check on main
+    on_main = flow.repo.upgrade([])
+    assert on_main.code == 0, on_main.out
+    assert "not judged" not in on_main.out and "failing on the baseline itself" not in on_main.out, on_main.out
+    headline = next(line for line in on_main.out.splitlines() if line.startswith("VERDICT"))
+    assert "built-in contracts (reported only): unchanged (" in headline, headline
+    assert "judged against the baseline's own values on this host" in headline, headline

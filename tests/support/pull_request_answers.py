@@ -30,7 +30,8 @@ def assert_answer(said: Said, want: oracle.Expected, head: oracle.Branch, layout
     if want.refused:
         assert said.code == 2 and said.summary is None, f"exit status {said.code}, the oracle's 2 (refused)\n{shown}"
         declared, pinned = head.declared["optax"], head.pins["optax"]
-        assert re.search(rf"{re.escape(layout.declared)}:\d+: optax=={re.escape(declared)}, but "
+        written = layout.pin_written.format(package="optax", version=declared)
+        assert re.search(rf"{re.escape(layout.declared)}:\d+: {re.escape(written)}, but "
                          rf"{re.escape(layout.pins_file)}:\d+ {layout.verb} optax {re.escape(pinned)}: re-lock with",
                          said.out), shown
         return

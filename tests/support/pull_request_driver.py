@@ -3,7 +3,8 @@ commands a team runs on `main` and on bump branches, each the real command in-pr
 boundary faked (tests/support/simulated_stack.py; golden values: tests/support/golden_stack.py).
 
 The project is simulated_stack's, with its pins in git: requirements.in (what it declares) compiled into
-requirements.txt, or a pyproject.toml's dependencies locked by uv.lock (the lock is its pins file,
+requirements.txt, or a pyproject.toml's dependencies locked by uv.lock or by poetry.lock, in Poetry's own syntax
+(the lock is its pins file,
 [tool.upgrade-harness] baseline-from), and the harness's lock in locks/. The driver keeps its own model of each
 branch (support.pull_request_oracle): what it pins, declares, codes and where its golden values were recorded;
 the oracle's answers come from that model alone.
@@ -39,8 +40,9 @@ class Layout:
     """How the team keeps its pins: what it declares, and the lock its tool makes of it (the pins file)."""
 
     declared: str  # requirements.in, pyproject.toml
-    pins_file: str  # requirements.txt, uv.lock: [tool.upgrade-harness] baseline-from
+    pins_file: str  # requirements.txt, uv.lock, poetry.lock: [tool.upgrade-harness] baseline-from
     verb: str  # how a disagreement says the lock holds a version ("pins", "locks")
+    pin_written: str = "{package}=={version}"  # how the declaring file writes an exact pin
 
     @property
     def pr_check(self) -> list[str]:
@@ -54,7 +56,13 @@ class Layout:
             if pinned is not None:
                 (project / self.pins_file).write_text(HEADER + pins_text(pinned))
             return
-        table = sim.PYPROJECT.format(builtin='"report"').replace('"requirements.txt"', '"uv.lock"')
+        table = sim.PYPROJECT.format(builtin='"report"').replace('"requirements.txt"', f'"{self.pins_file}"')
+        if self.pins_file == "poetry.lock":
+            (project / self.declared).write_text(team_files.poetry_pyproject(declared, table="\n" + table))
+            if pinned is not None:
+                (project / self.pins_file).write_text(team_files.poetry_lock(
+                    [team_files.PoetryLocked(p, v) for p, v in pinned.items()]))
+            return
         (project / self.declared).write_text(team_files.pyproject([f"{p}=={v}" for p, v in declared.items()],
                                                                   table="\n" + table))
         if pinned is not None:
@@ -65,7 +73,8 @@ class Layout:
 
 
 LAYOUTS = {"requirements": Layout("requirements.in", "requirements.txt", "pins"),
-           "uv": Layout("pyproject.toml", "uv.lock", "locks")}
+           "uv": Layout("pyproject.toml", "uv.lock", "locks"),
+           "poetry": Layout("pyproject.toml", "poetry.lock", "locks", pin_written='{package} = "{version}"')}
 
 
 class Quiet:
