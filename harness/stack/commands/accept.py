@@ -459,13 +459,20 @@ def _pins_text(pins: dict[str, str | None]) -> str:
     return ", ".join(f"{p}=={v}" for p, v in pins.items())
 
 
+# A lock's pins change where its project declares them, then the lock is made again by its own tool.
+_RELOCKED_BY = {"uv.lock": "uv lock", "poetry.lock": "poetry lock"}
+
+
 def flow(pins_file: str, wanted: dict[str, str | None], headline: str) -> str:
     """The team's whole flow, as one block to follow."""
+    relock = _RELOCKED_BY.get(Path(pins_file).name)
+    where = (f"in {Path(pins_file).with_name('pyproject.toml').as_posix()}, pin {_pins_text(wanted)} and re-lock "
+             f"(`{relock}`)" if relock else f"in {pins_file}, pin {_pins_text(wanted)}")
     return (f"accept: the verdict judged the candidate {_pins_text(wanted)} ({headline}).\n"
             f"accept: your baseline is what {pins_file} pins, and {TOOL} does not edit that file. To accept:\n"
-            f"  1. in {pins_file}, pin {_pins_text(wanted)} (or merge the pull request that does)\n"
+            f"  1. {where} (or merge the pull request that does)\n"
             f"  2. {TOOL} accept        re-locks the baseline and records your golden values from it\n"
-            f"  3. commit {pins_file}, the lock and golden/ together\n"
+            f"  3. commit {'pyproject.toml, ' if relock else ''}{pins_file}, the lock and golden/ together\n"
             "Nothing was changed.")
 
 

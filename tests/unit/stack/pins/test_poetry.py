@@ -162,3 +162,15 @@ def test_init_recognises_a_poetry_project_and_its_workflow_runs_when_the_lock_ch
     workflow = yaml.safe_load((team / github_workflows.PR_FILE).read_text())
     triggers = workflow[True]["pull_request"]["paths"]  # YAML 1.1 reads the key `on` as True
     assert "poetry.lock" in triggers and "pyproject.toml" in triggers
+
+
+def test_accepts_flow_for_a_lock_says_where_to_pin_and_the_tool_that_re_locks():
+    """A lock is not edited by hand: the flow says to pin in pyproject.toml and re-lock with the lock's own tool."""
+    from harness.stack.commands import accept
+
+    wanted = {"optax": "0.2.8"}
+    said = accept.flow("poetry.lock", wanted, "CHANGED")
+    assert "1. in pyproject.toml, pin optax==0.2.8 and re-lock (`poetry lock`)" in said
+    assert "3. commit pyproject.toml, poetry.lock, the lock and golden/ together" in said
+    assert "re-lock (`uv lock`)" in accept.flow("sub/uv.lock", wanted, "CHANGED")
+    assert "1. in requirements.txt, pin optax==0.2.8 (or merge" in accept.flow("requirements.txt", wanted, "CHANGED")
