@@ -16,7 +16,8 @@ from harness.model.enums import BuiltinMode, CheckKind, Mark, Outcome, Status
 from harness.model.report import LIBRARY_ORIGINS, CheckRecord, Report, Tolerance, WarningRecord
 from harness.model.report_merge import platforms
 from harness.model.verdict import Change, EntryVerdict, ImportFailure, Timing, Verdict
-from harness.verdict import api_view, bits, cause, explain, groups, host_drift, import_failure, own, report_mode, where
+from harness.verdict import against_baseline, api_view, bits, cause, explain, groups, host_drift, import_failure, own
+from harness.verdict import report_mode, where
 from harness.verdict.classify import classify
 
 def _tolerances(check: CheckRecord) -> list[Tolerance | str]:
@@ -134,6 +135,26 @@ def replayed(compared: EntryVerdict, base: Report, other: Report, replay: Report
     return dataclasses.replace(compared, changes=changes, counts=_counts(changes))
 
 
+def _against_baseline(compared: EntryVerdict, base: Report, other: Report,
+                      ids: frozenset[str]) -> tuple[EntryVerdict, frozenset[str]]:
+    """`compared` with the built-in checks `ids` (the baseline fails them against their recording) judged against
+    the baseline's values, where `other` ran on the baseline's host (harness.verdict.against_baseline); the ids
+    so judged."""
+    if not ids or not other.status.ran_to_end or not host_drift.same_host(base, other):
+        return compared, frozenset()
+    base_checks, other_checks = {c.id: c for c in base.checks}, {c.id: c for c in other.checks}
+    changes, judged = [], set()
+    for change in compared.changes:
+        pair = None
+        if change.check_id in ids and change.check_id in other_checks:
+            pair = against_baseline.rebased(base_checks[change.check_id], other_checks[change.check_id])
+        if pair is not None:
+            change = _change(change.check_id, *pair, True)
+            judged.add(change.check_id)
+        changes.append(change)
+    return dataclasses.replace(compared, changes=changes, counts=_counts(changes)), frozenset(judged)
+
+
 def _incomplete(name: str, status: Status, problem: str | None, subject: str) -> str:
     """A partial run says why when its report knows (harness.stack.entry_side.ending words it to follow the name:
     "candidate was killed by SIGKILL after 212 of 345 checks (often out of memory)"); otherwise its status."""
@@ -228,6 +249,12 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     own_failures, builtin_failures = own.split_failures(base, baseline_failures)
     mode, mode_note = own.applied_mode(base, builtin)
     reported = mode == BuiltinMode.REPORT
+    against: frozenset[str] = frozenset()
+    if reported and verdicts:  # reported only: judged against the baseline's values where its recording fails
+        ids = frozenset(c.id for c in builtin_failures if against_baseline.failing_recordings(c) is not None)
+        pairs = [_against_baseline(v, base, o, ids) for v, o in zip(verdicts, others)]
+        verdicts, against = [v for v, _ in pairs], pairs[0][1]
+        builtin_failures = [c for c in builtin_failures if c.id not in against]
     not_counted = {c.id for c in own_failures}
     if reported:  # the built-in checks not judged are said in their part of the headline
         not_counted |= {c.check_id for v in verdicts[:1] for c in v.changes if not c.own}
@@ -240,7 +267,7 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     if problems:
         status, headline = EXIT_CANNOT_JUDGE, "CANNOT JUDGE: " + "; ".join(problems)
     elif reported and candidate is not None:
-        status, headline = report_mode.headline(base, verdicts, found, own_families, builtin_failures)
+        status, headline = report_mode.headline(base, verdicts, found, own_families, builtin_failures, len(against))
     else:
         status, headline = _with_own_failures(*_headline(candidate, found, why,
                                                          [i for f in own_families for i in f.accepted]),
@@ -251,7 +278,7 @@ def judge(base: Report, others: list[Report], replay: Report | None = None,
     if reported:  # the line under the headline speaks of what decides: your contracts (report mode has some)
         changed_bits = [c for c in changed_bits if c.own]
     accepted = {i for f in own_families for i in f.accepted}  # the candidate's golden values: said in their section
-    baseline_failures = [c for c in baseline_failures if c.id not in accepted]
+    baseline_failures = [c for c in baseline_failures if c.id not in accepted and c.id not in against]
     return Verdict(base, verdicts, baseline_failures, status, headline, bits.summary_line(changed_bits), why, found,
                    own_families=own_families, own_changes=own.changes(base, verdicts, others[0]) if candidate else [],
                    builtin=mode, mode_note=mode_note, api_diff=api, host_line=host_drift.line(base, others))

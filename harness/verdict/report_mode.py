@@ -17,6 +17,8 @@ from harness.verdict import cause, groups, own
 BASELINE_FAILS_WHY = "golden files, the baseline stack or the machine changed"
 
 NAMED = 3  # own contracts named in the headline; the others counted
+# Built-in checks whose golden values the baseline fails (a stack the team accepted), judged baseline-against-candidate.
+AGAINST_BASELINE = "the baseline's own values on this host: their golden values do not hold on the baseline"
 PREFIX = "built-in contracts (reported only): "
 
 
@@ -72,8 +74,9 @@ def _held(candidate: EntryVerdict, families: list[OwnFamily]) -> str:
 
 
 def _builtin(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | None,
-             failures: list[CheckRecord]) -> str | None:
-    """What became of the built-in contracts; None when the baseline ran none."""
+             failures: list[CheckRecord], against: int) -> str | None:
+    """What became of the built-in contracts; None when the baseline ran none. `against`: how many the baseline
+    fails against their golden values that were judged against its own values (harness.verdict.against_baseline)."""
     if all(c.own for c in base.checks):
         return None
     if failures:
@@ -88,12 +91,13 @@ def _builtin(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | 
         text = groups.count_text(changes, " changed") + _cause(base, verdicts, changes)
     else:
         text = "unchanged"
-    return text + (f", {not_judged} not judged" if not_judged else "")
+    text += f", {not_judged} not judged" if not_judged else ""
+    return text + (f" ({against} judged against {AGAINST_BASELINE})" if against else "")
 
 
 def headline(base: Report, verdicts: list[EntryVerdict], found: ImportFailure | None, families: list[OwnFamily],
-             builtin_failures: list[CheckRecord]) -> tuple[int, str]:
+             builtin_failures: list[CheckRecord], against: int = 0) -> tuple[int, str]:
     """The exit status (the project's own contracts only) and the headline with both parts."""
     status, text = _own(base, verdicts, families)
-    said = _builtin(base, verdicts, found, builtin_failures)
+    said = _builtin(base, verdicts, found, builtin_failures, against)
     return status, text + (f"; {PREFIX}{said}" if said else "")

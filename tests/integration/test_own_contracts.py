@@ -277,6 +277,59 @@ def test_report_mode_reports_a_builtin_baseline_failure_without_blocking_the_ver
     assert judge(broken, cand).exit_status == 2  # judged, the same failure means no verdict
 
 
+@pytest.fixture
+def accepted_stack(recorded_suite, pytester):
+    """The baseline report of a stack other than the built-in golden values' (a team's after `accept`): its golden
+    value and its error type both differ from their recording, as a real run reports them; one check the team's."""
+    path = pytester.path / "golden" / "demo.json"
+    doc = json.loads(path.read_text().replace("0.10000000149011612", "0.125"))
+    assert doc["values"]["bad"]["error"] == "ValueError"
+    doc["values"]["bad"]["error"] = "TypeError"
+    path.write_text(json.dumps(doc))
+    _, base = recorded_suite()
+    assert {c["id"]: c["exception"] for c in base["checks"] if c["outcome"] == "failed"} == {
+        "demo/test_golden_value": "ContractFailure", "demo/test_error": "ContractFailure"}
+    return _mine(base, "test_golden_counter")
+
+
+def test_report_mode_judges_builtin_checks_the_baseline_fails_against_its_own_values(accepted_stack, judge):
+    """After an accept: the same values on the candidate are no change, and the verdict says how it judged them,
+    with no "not judged" and no row of the baseline's failures."""
+    verdict = judge(accepted_stack, _candidate(accepted_stack), builtin=BuiltinMode.REPORT)
+    assert verdict.exit_status == 0
+    assert verdict.headline == ("OK: your contracts hold on candidate (1 check); built-in contracts (reported only): "
+                                "unchanged (2 judged against the baseline's own values on this host: their golden "
+                                "values do not hold on the baseline)")
+    assert _mark(verdict, "test_golden_value") == _mark(verdict, "test_error") == Mark.UNCHANGED
+    assert not verdict.baseline_failures and "failing on the baseline" not in render.text(verdict)
+
+
+def test_a_change_of_a_builtin_check_the_baseline_fails_still_shows(accepted_stack, judge):
+    cand = _candidate(accepted_stack, optax="9.9")
+    _check(cand, "test_error")["comparisons"][0]["observed"] = "KeyError"
+    values = _check(cand, "test_golden_value")["comparisons"][0]["values"]
+    values["values"][1], values["digest"] = 0.25, "moved"
+    verdict = judge(accepted_stack, cand, builtin=BuiltinMode.REPORT)
+    assert verdict.exit_status == 0  # reported only
+    assert _mark(verdict, "test_error") == Mark.ERROR_TYPE_CHANGED
+    assert _mark(verdict, "test_golden_value") == Mark.VALUE_CHANGED
+    detail = {c.check_id: c.detail for c in verdict.entries[0].changes}
+    assert "ValueError at this machine's baseline, KeyError now" in detail["demo/test_error"]
+    assert "outside 8 ulp of this machine's baseline values" in detail["demo/test_golden_value"]
+    assert "built-in contracts (reported only): 2 checks in 2 contracts changed" in verdict.headline
+    assert "(2 judged against the baseline's own values" in verdict.headline
+
+
+def test_builtin_checks_the_baseline_fails_stay_not_judged_across_hosts_or_when_judged(accepted_stack, judge):
+    """Another host's candidate cannot be set value for value against this baseline; and where the built-in
+    contracts decide, a baseline that fails them still gives no verdict."""
+    elsewhere = _candidate(accepted_stack)
+    elsewhere["environment"]["host"]["cpu"] = "another CPU"
+    verdict = judge(accepted_stack, elsewhere, builtin=BuiltinMode.REPORT)
+    assert "not judged, the baseline fails 2 of them" in verdict.headline
+    assert judge(accepted_stack, _candidate(accepted_stack)).exit_status == 2
+
+
 def _errored(doc, name):
     check = _check(doc, name)
     check["outcome"], check["message"] = "error", "golden value is corrupt"

@@ -31,6 +31,7 @@ from harness import env_vars
 from harness.model import entry_job, report_io
 from harness.model.codec import from_json
 from harness.model.enums import CheckKind, Outcome, ReportPart, Status
+from harness.model.host import Host
 from harness.model.report import CheckRecord, Report, Summary, now
 from harness.stack.entry_side import entry as stack_entry, entry_jobs, parts as entry_parts
 from harness.stack.pins.locks import PIN_LINE
@@ -40,6 +41,9 @@ INDEX = {"optax": ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"], "jax": ["0.3.0"
          "jaxlib": ["0.3.0", "0.4.0", "0.5.0", "0.6.0"], "flax": ["0.9.0", "0.10.0"], "numpy": ["2.0.0"]}
 OTHER_VERSION = "1.0"  # what the fake resolver pins any package it does not list (the contract extra's)
 FIRST_CHANGED = ["1.1.0", "1.2.0", "1.3.0", "1.4.0", None]  # None: no optax release changes the check
+# The machine every simulated entry runs on, as a real report names its host: entries on one host are set value for
+# value against the baseline (harness.verdict.host_drift, harness.verdict.against_baseline).
+HOST = Host(cpu="simulated CPU", machine="x86_64", numerics_features=[], vector="AVX2", fma=True, blas="Haswell")
 NOT_IMPORTABLE = ("1.2.0", "0.4.0")  # optax 1.2.0 imports only with jax 0.4.0 or older
 TEST = re.compile(r"^def (test_\w+)\(", re.MULTILINE)
 
@@ -201,7 +205,7 @@ def report_for(t: Templates, entry, checks: list[Check], selection: list[str] | 
     status = getattr(Status, "UNCOLLECTED", Status.COMPLETE) if uncollected else Status.COMPLETE
     recorded = t.report.environment.versions
     versions = {**recorded, **{k: v for k, v in pins.items() if k in recorded}}
-    environment = dataclasses.replace(t.report.environment, versions=versions)
+    environment = dataclasses.replace(t.report.environment, versions=versions, host=HOST)
     failed = any(r.outcome != Outcome.PASSED for r in records)
     return dataclasses.replace(
         t.report, entry=stack_entry.entry_info(entry), status=status, exit_status=1 if failed else 0,
