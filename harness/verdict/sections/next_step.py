@@ -58,8 +58,8 @@ def line(verdict: Verdict) -> str | None:
     if found == State.NOTHING:
         return "Next: nothing to do."
     if found == State.CODE_CHANGED:
-        return (f"Next: your code moved your checks failing on the baseline above; if that is intended, `{RECORD}` "
-                "records their values on this branch: commit the golden files it writes.")
+        return (f"Next: your checks failing on the baseline above moved with your code; if that is intended, "
+                f"`{RECORD}` records their values on this branch: commit the golden files it writes.")
     if found == State.NO_REASON:
         return (f"Next: give the re-recorded values a reason: `{RECORD}` on this branch (on the same values it writes "
                 'the reason alone), commit the golden files and push; or set `re-recorded = "report"`.')

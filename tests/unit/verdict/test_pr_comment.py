@@ -145,7 +145,8 @@ def test_own_checks_failing_on_the_baseline_name_the_recording_of_the_codes_chan
     failing = dataclasses.replace(verdict, exit_status=1, own_families=[dataclasses.replace(
         verdict.own_families[0], failing_on_baseline=["masks/test_x"])])
     (line,) = _next(markdown.markdown(failing))
-    assert 'if that is intended, `upgrade-harness golden --accept-changes --reason "..."` records' in line
+    assert line.startswith("**Next: your checks failing on the baseline above moved with your code; if that is "
+                           'intended, `upgrade-harness golden --accept-changes --reason "..."` records')
 
 
 def test_no_next_line_where_the_verdict_cannot_judge_or_the_comment_is_this_checkouts(reports, verdict):
