@@ -137,3 +137,26 @@ def test_accept_says_the_verdict_the_upgrade_gave_under_the_tables_builtin_mode(
     said = next(line for line in capsys.readouterr().out.splitlines() if "pins the judged candidate" in line)
     assert "; OK: your contracts hold on candidate" in said and "CHANGED" not in said.split("; ", 1)[1].split(
         "built-in", 1)[0], said
+
+
+@pytest.mark.parametrize("mode, said", [
+    ("report", "accept: built-in contracts (reported only): their golden values are not recorded again (the tool's, "
+               "or your copy in golden/builtin/); where the new baseline fails them, every later check judges each "
+               "one against the baseline's own values on the same host, baseline against candidate\n"),
+    ("judge", "where the new baseline fails them the check cannot judge (exit 2): record your copy from it with "
+              "`upgrade-harness golden --record-builtin --accept-changes --reason \"...\"` and commit golden/builtin/ "
+              "too\n"),
+    ("false", None)])
+def test_accept_says_what_becomes_of_the_builtin_contracts(team, capsys, mode, said):
+    """Accept records only the team's own values: it says how the later checks judge the built-in ones, whose golden
+    values were recorded on another stack (issue 59)."""
+    table = (team / "pyproject.toml").read_text()
+    (team / "pyproject.toml").write_text(table.replace('builtin = "report"', f"builtin = {json.dumps(mode)}"
+                                                       if mode != "false" else "builtin = false"))
+    (team / "requirements.txt").write_text(_requirements(CAND))
+    assert accept.accept_team(Workspace.from_environment(), [], steps=Fakes().steps()) == 0
+    out = capsys.readouterr().out
+    if said is None:
+        assert "built-in contracts" not in out, out
+    else:
+        assert said in out, out

@@ -31,10 +31,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from harness import env_vars
+from harness import env_vars, golden_layout
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 from harness.model import report_io
-from harness.model.enums import Status
+from harness.model.enums import BuiltinMode, Status
 from harness.model.report import Report
 from harness.model.verdict import Change, Verdict
 from harness.stack import boundary, project, staging
@@ -535,9 +535,30 @@ def _team_accept(ws: Workspace, steps: Steps, reason: str | None) -> int:
     staging.commit(stage, moves, steps.replace)
     print(f"accept: wrote {', '.join(m.path for m in moves) or 'nothing (already recorded)'}")
     say_departures(departures)
+    copies = f"{found.golden.relative_to(ws.root).as_posix()}/{golden_layout.BUILTIN_COPIES}/"
+    if (said := builtin_after(found.builtin, copies)) is not None:
+        print(said)
     print(f"accept: next: review `git diff`, then commit {pins_file}, "
           f"{found.locks.relative_to(ws.root)}/ and {found.golden.relative_to(ws.root)}/ together.")
     return 0
+
+
+def builtin_after(mode: BuiltinMode, copies: str) -> str | None:
+    """What becomes of the built-in contracts once the accepted stack is the baseline: accept records only the team's
+    own values, so the built-in ones keep golden values of another stack, which the new baseline may fail. Reported
+    only, the checks judge each one it fails against its own values on the same host (harness.verdict.
+    against_baseline); where they decide, a baseline that fails them gives no verdict until a copy is recorded in
+    `copies` (the builtin/ folder of the team's golden directory)."""
+    if mode == BuiltinMode.REPORT:
+        return ("accept: built-in contracts (reported only): their golden values are not recorded again (the tool's, "
+                f"or your copy in {copies}); where the new baseline fails them, every later check judges each "
+                "one against the baseline's own values on the same host, baseline against candidate")
+    if mode == BuiltinMode.JUDGE:
+        return ('accept: built-in contracts (they decide here, builtin = "judge"): their golden values are not '
+                "recorded again; where the new baseline fails them the check cannot judge (exit 2): record your copy "
+                f"from it with `{TOOL} golden --record-builtin --accept-changes --reason \"...\"` and commit {copies} "
+                "too")
+    return None
 
 
 _REPORTS = options.own("--reports", type=Path, metavar="DIR",
