@@ -62,7 +62,7 @@ class RunOptions:
                                         "and flax that install together")))
     candidate_from: Path | None = _option(None, group=HOST, flags=("--candidate-from",), commands=(UPGRADE,),
                                           kind=RevisionPath, argparse=dict(type=Path, metavar="[REV:]PATH", help=(
-                                              "read the candidate's pins from this requirements.txt, uv.lock or "
+                                              "read the candidate's pins from this requirements.txt, uv.lock, poetry.lock or "
                                               "pyproject.toml, as --baseline-from reads the baseline's (REV:PATH "
                                               "too); not with --candidate")))
     pre: bool = _option(False, group=HOST, flags=("--pre",), commands=(UPGRADE,), kind=bool,
@@ -100,7 +100,7 @@ class RunOptions:
                                       "run only your own contracts, not the built-in Optax/Flax ones")))
     baseline_from: Path | None = _option(None, group=PROJECT, flags=("--baseline-from",), env=env_vars.BASELINE_FROM,
                                          kind=RevisionPath, argparse=dict(type=Path, metavar="[REV:]PATH", help=(
-                                             "read the baseline's pins from this requirements.txt, uv.lock or "
+                                             "read the baseline's pins from this requirements.txt, uv.lock, poetry.lock or "
                                              "pyproject.toml; REV:PATH reads it as git revision REV holds it, e.g. "
                                              "origin/main:requirements.txt")))
     accept_changes: bool = _option(False, group=HOST, flags=("--accept-changes",), commands=(GOLDEN,), kind=bool,

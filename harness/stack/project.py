@@ -1,7 +1,7 @@
 """A team's project: its [tool.upgrade-harness] table, read and checked once.
 
     [tool.upgrade-harness]
-    baseline-from = "requirements.txt"   # the baseline's pins: requirements.txt, uv.lock or pyproject.toml
+    baseline-from = "requirements.txt"   # the baseline's pins: requirements.txt, uv.lock, poetry.lock or pyproject.toml
     contracts = ["contracts"]            # the project's own contract modules (pytest files using `check`)
     golden = "golden"                    # golden values, recorded from the baseline (commit them)
     locks = "locks"                      # the baseline's full lock (`upgrade-harness lock`; commit it)
@@ -213,7 +213,7 @@ def _project(root: Path) -> Project:
     baseline_from = table.get("baseline-from")
     if baseline_from is None:
         raise HarnessError(f'{source}: [tool.{TABLE}] needs baseline-from, the file that pins your stack, '
-                           'e.g. baseline-from = "requirements.txt" (or uv.lock, or pyproject.toml).')
+                           'e.g. baseline-from = "requirements.txt" (or uv.lock, poetry.lock, or pyproject.toml).')
     found = Project(
         root=root,
         own_contracts=_dirs(root, _strings(table.get("contracts", []), "contracts", source), "contracts", str(source)),

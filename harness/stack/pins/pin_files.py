@@ -100,5 +100,5 @@ def of(source: PinsSource, option: str) -> Files:
                            "revision holds it at.")
     if kind != "blob":
         raise HarnessError(f"{typed}: {files.shown(source.path)} is a directory, not a pins file; give "
-                           "requirements.txt, uv.lock or pyproject.toml.")
+                           "requirements.txt, uv.lock, poetry.lock or pyproject.toml.")
     return files
