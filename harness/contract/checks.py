@@ -97,16 +97,16 @@ class Check:
         __tracebackhide__ = True
         recorded = comparison.kind == GOLDEN or comparison.departure is not None  # against a recording
         if recorded and self.defer_golden and not mismatches.in_hypothesis():
-            self.mismatches.append(mismatches.Mismatch.here(comparison.message))
+            self.mismatches.append(mismatches.Mismatch.here(comparison.message, mismatches.in_ulps(comparison)))
             return
-        note = mismatches.host_note(self.store, self.family, [comparison.message])
+        note = mismatches.host_note(self.store, self.family, mismatches.in_ulps(comparison))
         raise ContractFailure(comparison.message + (f"\n{note}" if note else ""))
 
     def raise_mismatches(self, after: BaseException | None = None) -> None:
         """At the test call's end: fail with every golden mismatch kept (``after``: what ended it, chained)."""
         __tracebackhide__ = True
         if self.mismatches:
-            note = mismatches.host_note(self.store, self.family, [m.message for m in self.mismatches])
+            note = mismatches.host_note(self.store, self.family, any(m.in_ulps for m in self.mismatches))
             failure = ContractFailure if after is None else RaisedAfterMismatches
             raise failure(mismatches.summary(self.mismatches, after, note)) from after
 

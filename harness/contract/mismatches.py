@@ -14,6 +14,8 @@ import linecache
 import os
 import sys
 
+from harness.model.report import Comparison, Tolerance
+
 
 @dataclasses.dataclass(frozen=True)
 class Mismatch:
@@ -23,15 +25,16 @@ class Mismatch:
     path: str
     lineno: int
     function: str
+    in_ulps: bool = False  # a golden value judged within its ulps (in_ulps), which another host may round otherwise
 
     @classmethod
-    def here(cls, message: str) -> Mismatch:
+    def here(cls, message: str, in_ulps: bool = False) -> Mismatch:
         """The mismatch at the innermost frame pytest would show: the first one not hidden by
         `__tracebackhide__` (the `check` API hides its own)."""
         frame = sys._getframe(1)
         while frame.f_back is not None and frame.f_locals.get("__tracebackhide__"):
             frame = frame.f_back
-        return cls(message, frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+        return cls(message, frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, in_ulps)
 
     def location(self) -> str:
         """pytest's way of naming the line: the path relative to the working directory, when it is below it."""
@@ -39,10 +42,17 @@ class Mismatch:
         return f"{path}:{self.lineno}: in {self.function}"
 
 
-def host_note(store, family, messages: list[str]) -> str | None:
+def in_ulps(comparison: Comparison) -> bool:
+    """Whether a comparison is a golden value judged within ulps, the only kind another host's rounding can move a
+    few ulps: not an error type, a fact, a dtype or an exact value, nor another entry's values on this machine
+    (`recorded:`)."""
+    return comparison.label.startswith("golden:") and isinstance(comparison.tolerance, Tolerance)
+
+
+def host_note(store, family, any_in_ulps: bool) -> str | None:
     """The note golden mismatches carry when their values were recorded on a CPU with other numerics features
-    (GoldenStore.host_note); none for comparisons with another entry's values on this machine (`recorded:`)."""
-    return store.host_note(family) if any(m.startswith("golden:") for m in messages) else None
+    (GoldenStore.host_note), when one of them is a value judged in ulps (`any_in_ulps`): the note is about ulps."""
+    return store.host_note(family) if any_in_ulps else None
 
 
 def summary(mismatches: list[Mismatch], after: BaseException | None = None, note: str | None = None) -> str:

@@ -264,7 +264,7 @@ def _show_mismatches(item, call, rep, check) -> None:
         return  # not the mismatches' failure (pytest's own, say): pytest's text stands
     after = call.excinfo.value.__cause__
     rendered = None if after is None else str(item.repr_failure(pytest.ExceptionInfo.from_exception(after)))
-    note = mismatches.host_note(check.store, check.family, [m.message for m in check.mismatches])
+    note = mismatches.host_note(check.store, check.family, any(m.in_ulps for m in check.mismatches))
     rep.longrepr = mismatches.display(check.mismatches, rendered, note)
 
 

@@ -246,6 +246,34 @@ def test_a_mismatch_on_the_recording_cpu_adds_nothing(tmp_path, monkeypatch):
     assert "recorded on" not in str(failed.value)
 
 
+def test_a_mismatch_that_is_no_value_in_ulps_gets_no_host_note(tmp_path, monkeypatch):
+    """The note says a value a few ulps off may be the machine: an error type, a fact or a dtype that changed is
+    never that, recorded on another host or not (issue 59: 'DeprecationWarning' → 'TypeError' carried it)."""
+    from harness.contract.checks import ContractFailure
+
+    other = {"cpu": "Intel(R) Xeon(R) Platinum 8375C", "numerics_features": ["fma"]}
+    store = GoldenStore(tmp_path)
+    store.record(Family("fam"), "warning", {"fact": "DeprecationWarning"})
+    store.record(Family("fam"), "bad", {"error": "ValueError"})
+    store.record(Family("fam"), "x", encode_array(np.float32(1.5)))
+    store.write({"entry": "baseline", "host": other})
+    for deferred in (True, False):  # a plain test's mismatches at its end; a property's at once
+        for compare in (lambda c: c.golden_fact("warning", "TypeError"),
+                        lambda c: c.error_contract("bad", lambda: {}["missing"]),
+                        lambda c: c.golden("x", np.float64(1.1))):  # a float64 that is not a float32 value: dtype
+            check = _check_on(tmp_path, monkeypatch, None, deferred)
+            with pytest.raises(ContractFailure) as failed:
+                compare(check)
+                check.raise_mismatches()
+            assert "recorded on another host" not in str(failed.value), str(failed.value)
+    check = _check_on(tmp_path, monkeypatch, None)
+    check.golden_fact("warning", "TypeError")
+    check.golden("x", np.float32(1.75))  # beside a fact, a value in ulps: the note, once
+    with pytest.raises(ContractFailure, match=r"(?s)^2 golden values differ.*recorded on another host") as failed:
+        check.raise_mismatches()
+    assert str(failed.value).count("recorded on another host") == 1
+
+
 def test_a_comparison_with_another_entrys_values_needs_no_golden_file_and_gets_no_note(tmp_path, monkeypatch):
     """check.recorded compares with a value another entry of this run wrote (same machine): a family with no
     golden file fails with the comparison's own message, not a missing-file error."""
