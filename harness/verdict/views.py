@@ -142,11 +142,15 @@ def your_code(verdict: Verdict, changes: list[Change]) -> str:
 
 
 def changed_title(verdict: Verdict, name: str) -> str:
-    """The title of the built-in contracts' section: just 'Changed on ...' when there are no others."""
+    """The title of the built-in contracts' section: just 'Changed on ...' when there are no others. Rows that fail on
+    the baseline too did not change on `name`: a section of only those says so, one with both names both."""
+    failing_both = [g.mark == Mark.FAILING_BOTH for g in contract_groups(verdict)]
+    what = (f"failing on the baseline and on {name}" if failing_both and all(failing_both) else
+            f"changed on {name} or failing on the baseline too" if any(failing_both) else f"changed on {name}")
     if not verdict.own_families:
-        return f"Changed on {name}, most dangerous first"
+        return f"{what[0].upper()}{what[1:]}, most dangerous first"
     reported = " (reported only: they do not decide the exit status)" if verdict.builtin == BuiltinMode.REPORT else ""
-    return f"Built-in contracts changed on {name}{reported}, most dangerous first"
+    return f"Built-in contracts {what}{reported}, most dangerous first"
 
 
 def bits_title(verdict: Verdict, name: str | None = None) -> str:

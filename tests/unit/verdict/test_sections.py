@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from harness.model.enums import BuiltinMode, Mark
 from harness.model.verdict import OwnFamily
 from harness.verdict import compare, html, markdown, render, sections
 from harness.verdict.section import Judged, Section
@@ -137,3 +138,31 @@ def test_a_check_an_attribution_entry_did_not_run_is_named_with_why_in_every_for
             "import or it was skipped)")
     assert said in render.text(verdict) and said in markdown.markdown(verdict)
     assert said.replace("'", "&#x27;") in html.page(verdict, [])
+
+
+def _failing_both(verdict, rows: int | None = None):
+    """The verdict with the candidate's first `rows` changed contract rows (all: None) failing on the baseline too."""
+    entry = verdict.entries[0]
+    changed = [c.check_id for c in entry.changes if c.mark.changes_contract]
+    made = set(changed if rows is None else changed[:rows])
+    changes = [dataclasses.replace(c, mark=Mark.FAILING_BOTH) if c.check_id in made else c for c in entry.changes]
+    return dataclasses.replace(verdict, entries=[dataclasses.replace(entry, changes=changes), *verdict.entries[1:]])
+
+
+@pytest.mark.parametrize("rows, title", [
+    (None, "Failing on the baseline and on the candidate, most dangerous first"),
+    (1, "Changed on the candidate or failing on the baseline too, most dangerous first"),
+    (0, "Changed on the candidate, most dangerous first")])
+def test_the_changes_title_says_when_its_rows_fail_on_the_baseline_too(verdict, rows, title):
+    """Issue 59: the page titled rows that fail on the baseline "changed on the candidate"."""
+    shown = _failing_both(verdict, rows)
+    assert f"<h3>{title}</h3>" in html.page(shown, [])
+    assert f"\n  {title.replace('the candidate', 'candidate')}:" in render.text(shown)
+    assert f"### {title.replace('the candidate', '`candidate`')}" in markdown.markdown(shown)
+
+
+def test_the_builtin_changes_title_of_a_team_says_when_its_rows_fail_on_the_baseline_too(verdict):
+    mine = OwnFamily("mine", checks=1, changed=[], bits_changed=0, failing_on_baseline=[])
+    shown = dataclasses.replace(_failing_both(verdict), own_families=[mine], builtin=BuiltinMode.REPORT)
+    assert ("<h3>Built-in contracts failing on the baseline and on the candidate (reported only: they do not decide "
+            "the exit status), most dangerous first</h3>") in html.page(shown, [])
