@@ -45,9 +45,10 @@ def tool_versions(platform: str | None = None) -> dict[str, str]:
     return {}
 
 
-def mismatch_note(baseline: Entry, golden: Path, platform: str | None = None) -> str | None:
+def mismatch_note(baseline: Entry, golden: Path, platform: str | None = None, reported: bool = False) -> str | None:
     """What the team should know when its baseline is not the stack of the tool's golden values and it
-    has recorded no copy of its own; None when the two agree or the team has its own."""
+    has recorded no copy of its own; None when the two agree or the team has its own. `reported`: the built-in
+    contracts are reported only, so a check the baseline fails is judged against its own values (a copy is optional)."""
     recorded = tool_versions(platform)
     from_tool = sorted(p.stem for p in paths.builtin_golden(platform).glob("*.json")
                        if golden_layout.team_copy(golden, p.stem) is None)
@@ -55,6 +56,12 @@ def mismatch_note(baseline: Entry, golden: Path, platform: str | None = None) ->
     if not from_tool or not differ:
         return None
     said = ", ".join(f"{k} {theirs} (the tool's: {ours})" for k, (ours, theirs) in sorted(differ.items()))
+    if reported:
+        return (f"your baseline pins {said}: the built-in contracts' golden values of {', '.join(from_tool)} come "
+                "with the tool and were recorded with its own stack; reported only, each one your baseline fails is "
+                "judged against the baseline's own values on this host instead. To judge them against golden values "
+                "of your stack, record your copy with `upgrade-harness golden --record-builtin` (it goes to the "
+                "builtin/ folder of your golden directory).")
     return (f"your baseline pins {said}: the built-in contracts' golden values of {', '.join(from_tool)} come with "
             "the tool and were recorded with its own stack, so they will not hold on yours. Record your copy once "
             "with `upgrade-harness golden --record-builtin` (it goes to the builtin/ folder of your golden "
@@ -228,7 +235,8 @@ def resolve(ws: Workspace, prepared: Prepared) -> list[matrix.Entry]:
         print(f"upgrade: {changed.line}")
     found = project.load(ws)
     runs_builtin = found.builtin != BuiltinMode.OFF and not ws.is_checkout
-    note = mismatch_note(entries[0], found.golden, ws.options.platform) if runs_builtin else None
+    note = mismatch_note(entries[0], found.golden, ws.options.platform,
+                         found.builtin == BuiltinMode.REPORT) if runs_builtin else None
     if note:
         print(f"upgrade: note: {note}")
     for entry in entries:

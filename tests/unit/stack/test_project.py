@@ -360,6 +360,21 @@ def test_a_baseline_unlike_the_tools_is_told_to_record_its_own_builtin_golden(tm
     assert run_plan.mismatch_note(older, tmp_path / "golden") is None  # all its own now
 
 
+def test_a_baseline_unlike_the_tools_reporting_the_builtin_contracts_is_told_how_they_are_judged(tmp_path):
+    """Reported only, a built-in check the baseline fails is judged against its own values (issue 59): a copy of the
+    golden values is what judges them against golden values again, not what a verdict needs."""
+    from harness.stack.run import run_plan
+    from harness.stack.pins import matrix
+
+    recorded = run_plan.tool_versions()
+    older = matrix.Entry("baseline", {**{k: recorded[k] for k in ("jax", "jaxlib", "flax", "numpy")}, "optax": "0.2.8"},
+                         "")
+    note = run_plan.mismatch_note(older, tmp_path / "golden", reported=True)
+    assert "optax 0.2.8 (the tool's: 0.2.6)" in note
+    assert "each one your baseline fails is judged against the baseline's own values on this host instead" in note
+    assert "they will not hold" not in note and "upgrade-harness golden --record-builtin" in note
+
+
 def test_the_upgrade_tells_the_verdict_the_projects_mode(tmp_path, monkeypatch):
     # The verdict is a typed call now (harness.verdict.judgement), told a mode, not a command line.
     from harness.stack.run import run_verdict
