@@ -16,6 +16,7 @@ raises ContractFailure (an AssertionError) with a one-paragraph message when it 
 * ``identical(label, value, other)``: bit-for-bit (a checkpoint restore, a rerun).
 * ``bound(label, value, limit)``: value <= limit (+ tolerance): inequality contracts.
 * ``series(name, x, y)``: a curve kept for the HTML report's plots (compares nothing).
+* ``devices(count)``: the devices a contract's mesh needs, or an error saying how to give them (compares nothing).
 
 In recording mode (``nox -s golden``) the golden methods store the observed value instead; a statement
 (reference, agree, exact, identical, bound) a release broke, its departure (harness.contract.departures).
@@ -33,7 +34,9 @@ import functools
 
 import numpy as np
 
-from harness.contract import departures, encoding, mismatches, noise, platform_needs, precision, tolerances, trees
+from harness.contract import (
+    departures, encoding, mismatches, noise, platform_needs, precision, project_devices, tolerances, trees,
+)
 from harness.contract.departures import Judged, Statement
 from harness.contract.encoding import encode_array
 from harness.contract.families import Family
@@ -210,6 +213,13 @@ class Check:
     def layout(self, key: str, tree) -> None:
         """Every leaf's path, dtype and shape as one golden fact (what an optimizer state's checkpoint needs)."""
         self.golden_fact(key, trees.layout(tree))
+
+    def devices(self, count: int) -> list:
+        """The first `count` of JAX's devices, for a contract whose mesh needs them (`Mesh(np.array(check.devices(4)),
+        ("data",))`); with fewer, it raises TooFewDevices saying how many it needed and found and how to give them,
+        so the contract is not judged (never a mesh of the devices there happen to be, judged as sharded)."""
+        __tracebackhide__ = True
+        return project_devices.needed(count)
 
     def describe_input(self, text: str) -> None:
         """Say in user terms what input this check gives, e.g. "grads['bias'] of shape (1,) for params

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness import devices
-from harness.contract import collection, collector, families, job, options, platform_needs
+from harness.contract import collection, collector, families, job, options, platform_needs, project_devices
 from harness.contract.progress import ProgressWriter
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "family(name): the contract family of the checks in a module")
     config.addinivalue_line("markers", "performance: a timing, reported under performance, not a contract")
     config.addinivalue_line("markers", platform_needs.DESCRIPTION)
+    project_devices.given(config)  # XLA_FLAGS before the project's modules are imported
     if options.harness_run(config):
         # A module that no longer imports after a bump is one failed check, not the end of the run.
         config.option.continue_on_collection_errors = True
@@ -82,6 +83,8 @@ def _recorder(config) -> Recorder:
         from harness.contract.session import Recorder
 
         config.stash[_RECORDER] = recorder = Recorder(config)
+        # Made by a fixture: the contracts are collected already (JAX's platform may be asked: Recorder._environment).
+        recorder.contracts_collected = not options.harness_run(config)
         _ACTIVE.append(recorder)
     return config.stash[_RECORDER]
 
@@ -115,9 +118,20 @@ def pytest_collection_modifyitems(config, items):
     collection: a team's selection of built-in tests, an attribution's or a replay's checks)."""
     recorder = _running(config)
     if recorder is not None:
+        # Every contract module imported, JAX's backend not started: its XLA_FLAGS are final now (the project's
+        # training module may have set its device count: harness.contract.project_devices).
+        project_devices.keep_given(config)
         recorder.collected(items)
     collection.keep_selected(config, items, recorder)
     platform_needs.refuse(items)  # after the selection: JAX's backend is asked only when a kept check needs it
+    if recorder is not None:
+        project_devices.refuse_builtin(items)  # never judged on a device count their values were not recorded on
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A built-in check refused for its devices errors before its fixtures run (harness.contract.project_devices)."""
+    project_devices.refuse_at_setup(item)
 
 
 @pytest.fixture

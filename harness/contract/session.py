@@ -9,6 +9,7 @@ The report is written when the run starts (partial), after checks at most every 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -29,6 +30,8 @@ from harness.model.host import Host
 # the whole report (about 0.2 s at the end of a run): every 3 s that was ~15% of a suite's time.
 # Live progress goes through the small progress file instead (harness.contract.progress).
 PROGRESS_INTERVAL_S = 30.0
+# The JAX platform of a report written before the contracts were collected (JAX's backend not started yet).
+NOT_ASKED = JaxPlatform(backend=None, error="not asked yet: the run ended before its contracts were collected")
 
 
 class Recorder:
@@ -62,6 +65,7 @@ class Recorder:
         self.harness_run = options.harness_run(config)
         self.hypothesis = hypothesis_profiles.activate(config) if self.harness_run else None
         self.environment: Environment | None = None
+        self.contracts_collected = False  # every contract module imported: JAX's backend may start (_environment)
         self.selection = options.selection(config)
         self.replay = replay.examples(config)  # falsifying examples of another entry to replay, by check id
         self.job = job.current()  # None: a run by hand
@@ -73,6 +77,7 @@ class Recorder:
         self.own_families |= families.own(items, self.own_contracts,
                                           families.GoldenPlaces(self.store.directory, self.store.fallback))
         self.store.own_names = frozenset(self.own_families)
+        self.contracts_collected = True
 
     def add(self, record: CheckRecord) -> None:
         self.checks[record.nodeid] = record
@@ -86,10 +91,18 @@ class Recorder:
         return Status.UNCOLLECTED if uncollected else Status.COMPLETE
 
     def _environment(self) -> Environment:
-        if self.environment is None:  # measured once: the package list is slow to read
+        """Measured once: the package list is slow to read. JAX's platform and the host only once the contracts
+        are collected: asking JAX for its devices starts its backend, which reads XLA_FLAGS then and never again,
+        and a project's training module sets them when its contracts import it (a data-parallel job's
+        `--xla_force_host_platform_device_count=4`, before `import jax`). The report written at the start (partial)
+        says it has not asked yet."""
+        if self.environment is None:
             self.environment = Environment(versions=environment.versions(), packages=environment.packages(),
-                                           machine=environment.machine(), jax=JaxPlatform(**environment.jax_platform()),
-                                           preinstalled=environment.preinstalled() or None, host=environment.host())
+                                           machine=environment.machine(), jax=NOT_ASKED,
+                                           preinstalled=environment.preinstalled() or None, host=None)
+        if self.environment.jax is NOT_ASKED and self.contracts_collected:
+            self.environment = dataclasses.replace(self.environment, jax=JaxPlatform(**environment.jax_platform()),
+                                                   host=environment.host())
         return self.environment
 
     def _entry(self) -> EntryInfo:

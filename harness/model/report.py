@@ -164,6 +164,9 @@ class Environment:
     machine: dict[str, Json]  # os, processor, cpu count, interpreter
     jax: JaxPlatform
     family_platforms: dict[str, JaxPlatform] | None = _optional()  # families run in a process of their own
+    # In a report of two parts (harness.stack.entry_side.parts), the JAX platform the project's own contracts' process
+    # saw (its training module may set its device count); `jax` is then the built-in contracts' process's.
+    own_jax: JaxPlatform | None = _optional()
     # Of the stack's packages, those imported from outside the entry's environment (name -> the folder): a host's
     # own JAX on PYTHONPATH (a TPU host's), judged as given.
     preinstalled: dict[str, str] | None = _optional()

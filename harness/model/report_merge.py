@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.model.enums import CheckKind, Outcome, Status
+from harness.model.enums import CheckKind, Outcome, ReportPart, Status
 from harness.model.report import CheckRecord, Environment, JaxPlatform, Report, Summary, Timings, WarningRecord
 
 # pytest's exit statuses (pytest.ExitCode), worst last: the merged run ends as the worse of the two.
@@ -73,10 +73,15 @@ def joined(first: Report, second: Report) -> Report:
         run_id=first.run_id or second.run_id, golden_stacks=stacks or None, golden_hosts=_hosts(first, second))
 
 
+OWN_PROCESS = ReportPart.OWN.label  # the project's own contracts' process, among an entry's platforms
+
+
 def platforms(environment: Environment) -> dict[str, JaxPlatform]:
     """The JAX platform of each process of an entry: "main" (`environment.jax`), then each family run in a
-    process of its own (`family_platforms`: data_parallel on 4 devices)."""
-    return {"main": environment.jax, **(environment.family_platforms or {})}
+    process of its own (`family_platforms`: data_parallel on 4 devices), then the project's own contracts' when
+    they ran apart from the built-in ones (`own_jax`: as many devices as its code set)."""
+    own = {OWN_PROCESS: environment.own_jax} if environment.own_jax is not None else {}
+    return {"main": environment.jax, **(environment.family_platforms or {}), **own}
 
 
 _STATUS_ORDER = (Status.COMPLETE, Status.UNCOLLECTED, Status.PARTIAL)

@@ -218,6 +218,10 @@ def _environment(session, ws: Workspace, entry: Entry, found: project.Project, p
                             entry_jobs.write_beside(venv, file.stem, entry, options), report)
     if ws.stage is not None and found.golden.is_relative_to(ws.stage):  # a recording's staged copy
         env[env_vars.GOLDEN_SHOWN_AS] = str(ws.root / found.golden.relative_to(ws.stage))
+    if part == ReportPart.BUILTIN or not found.own_contracts:
+        # The built-in contracts on the one CPU device their values were recorded on, whatever device count the
+        # shell exported for the project's own (harness.devices); the data-parallel family's process sets its own.
+        env["XLA_FLAGS"] = devices.without_device_count(boundary.variables().get("XLA_FLAGS", ""))
     return env, options
 
 

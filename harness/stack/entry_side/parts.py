@@ -115,6 +115,9 @@ def assemble(report: Path, parts: tuple[ReportPart, ...], entry: EntryInfo, star
     whole = functools.reduce(joined, [dataclasses.replace(r, reused=None) for r in found.values()])
     reused = {str(p): r.reused for p, r in found.items() if r.reused is not None}
     whole = dataclasses.replace(whole, reused_parts=reused or None)
+    if ReportPart.OWN in found and len(found) > 1:  # its devices beside the built-in contracts' (`jax`)
+        whole = dataclasses.replace(whole, environment=dataclasses.replace(
+            whole.environment, own_jax=found[ReportPart.OWN].environment.jax))
     report_io.write(report, whole)
     reports.wrote(report, whole)
     _junit(report.with_suffix(".junit.xml"), [part_file(report, p).with_suffix(".junit.xml") for p in parts])
