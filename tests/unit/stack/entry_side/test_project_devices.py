@@ -50,7 +50,8 @@ def test_the_entrys_report_says_on_how_many_devices_each_part_ran(tmp_path, monk
     joined = report_io.load(tmp_path / "baseline.json")
     assert joined.environment.jax.device_count == 1  # the built-in contracts' process
     assert joined.environment.own_jax == FOUR
-    assert views.platform_text(report_merge.platforms(joined.environment)) == " on cpu (1 cpu device; your contracts: 4 cpu devices)"
+    shown = views.platform_text(report_merge.platforms(joined.environment))
+    assert shown == " on cpu (1 cpu device; your contracts: 4 cpu devices)"
 
 
 def test_a_report_of_one_process_names_no_other():
