@@ -55,7 +55,7 @@ def builtin_on_other_count(found: int, xla_flags: str) -> str:
     return (f"not judged: the built-in contracts' golden values were recorded on {BUILTIN_COUNT} CPU device and this "
             f"process has {found} (set by the project's code when its contracts imported it, through XLA_FLAGS or "
             f"jax_num_cpu_devices, or exported: XLA_FLAGS={xla_flags.strip()!r}): a run that holds both the "
-            f"project's contracts and the built-in ones (a replay, `golden --record-builtin`) cannot give each its "
+            f"project's contracts and the built-in ones (`golden --record-builtin`) cannot give each its "
             f"devices. `upgrade` runs the built-in contracts in a process of their own, without the project's code, "
             f"on {BUILTIN_COUNT}")
 

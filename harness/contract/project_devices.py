@@ -9,7 +9,7 @@ own pytest. Here too:
   assigns XLA_FLAGS outright (`os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"`, as JAX's
   own examples do): put back before the project's, which wins for a flag given twice (XLA takes the last);
 - a built-in contract is never judged on a CPU device count its golden values were not recorded on
-  (harness.devices.BUILTIN_COUNT): in a process holding both (a replay, `golden --record-builtin`), each one is
+  (harness.devices.BUILTIN_COUNT): in a process holding both (`golden --record-builtin`), each one is
   an error saying why, before it runs. `upgrade` runs them in a process of their own (harness.stack.entry_side.parts);
 - `check.devices(n)`: the devices a contract's mesh needs, or an error saying how many it needed and found and how to
   give them, never a mesh of the devices there happen to be judged as sharded.

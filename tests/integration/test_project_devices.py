@@ -135,7 +135,7 @@ def test_the_flags_the_harness_gave_the_process_survive_a_module_that_assigns_xl
 
 
 def test_built_in_checks_beside_the_teams_contracts_are_not_judged_on_its_devices(team):
-    """A process holding both (a replay, `golden --record-builtin`): each built-in check is an error saying why,
+    """A process holding both (`golden --record-builtin`): each built-in check is an error saying why,
     before it runs; the team's contracts run on their 4 devices."""
     _, report = team("contracts", str(BUILTIN_MODULE))
     checks = _checks(report)

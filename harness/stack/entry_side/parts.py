@@ -9,8 +9,10 @@ that sets `jax_enable_x64` or a matmul precision changes every built-in result a
 runs without the team's import path and conftest files; the data-parallel family's process belongs to it.
 
 A project with one kind of contracts (this checkout; a team with `builtin = false`, or without contracts of its
-own), a replay, a rollback and a recording of golden values keep one process: their report is one part, ALL (a
-team's rollback runs only built-in contracts, as the built-in part does: `runs`).
+own), a rollback and a recording of golden values keep one process: their report is one part, ALL (a team's
+rollback runs only built-in contracts, as the built-in part does: `runs`). A replay runs in the parts its
+selection names, as an attribution does: the built-in contracts' examples on their one device, never on the devices
+the team's training module sets (harness.contract.project_devices).
 """
 
 from __future__ import annotations
@@ -62,10 +64,10 @@ def runs(found: project.Project, part: ReportPart, rollback: bool) -> ReportPart
 
 
 def of_run(found: project.Project, options: RunOptions, whole: bool = False) -> tuple[ReportPart, ...]:
-    """The parts of the run's report: ALL for a project with one kind of contracts, a replay, a rollback or a
-    recording (`whole`); else the built-in part and the own part, less one none of whose checks the run's
-    selection (`only`: an attribution, a bisection probe) names."""
-    if whole or options.replay or options.rollback_from or not split(found):
+    """The parts of the run's report: ALL for a project with one kind of contracts, a rollback or a recording
+    (`whole`); else the built-in part and the own part, less one none of whose checks the run's selection (`only`:
+    an attribution, a bisection probe, a replay's properties) names."""
+    if whole or options.rollback_from or not split(found):
         return (ReportPart.ALL,)
     selection = _selection(options)
     if selection is None:

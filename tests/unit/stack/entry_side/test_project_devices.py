@@ -11,6 +11,7 @@ import pytest
 from harness import devices
 from harness.model import report_io, report_merge
 from harness.model.report import JaxPlatform
+from harness.run_options import RunOptions
 from harness.verdict import views
 from unit.stack.entry_side.test_data_parallel_wiring import FOUR
 from unit.stack.entry_side.test_parts import _acting, _run, _split, _report
@@ -62,3 +63,17 @@ def test_a_report_of_one_process_names_no_other():
     assert views.platform_text(report_merge.platforms(env)) == " on cpu (1 cpu device)"
     unknown = dataclasses.replace(env, own_jax=JaxPlatform(backend=None))
     assert views.platform_text(report_merge.platforms(unknown)) == " on cpu (1 cpu device; your contracts: no devices)"
+
+
+def test_a_replay_of_properties_of_both_kinds_replays_the_built_in_ones_in_their_own_process(tmp_path, monkeypatch):
+    """A replay's built-in examples run without the team's code (its training module may set 4 devices), as the
+    candidate's failures they replay did; its own ones in the team's process."""
+    (tmp_path / "only.txt").write_text("masks/test_bad_mask\nteam/test_loss\n")
+    (tmp_path / "examples.json").write_text("{}")
+    builtin, own = _split(_report())
+    options = RunOptions(only=tmp_path / "only.txt", replay=tmp_path / "examples.json")
+    session, run = _run(tmp_path, monkeypatch, _acting(builtin, own), options)
+    run()
+    assert ["--noconftest" in args for args, _ in session.commands] == [True, False]
+    joined = report_io.load(tmp_path / "baseline.json")
+    assert [c.id for c in joined.checks] == [c.id for c in builtin.checks] + ["team/test_loss"]
