@@ -113,6 +113,11 @@ class RunOptions:
     record_builtin: bool = _option(False, group=HOST, flags=("--record-builtin",), commands=(GOLDEN,), kind=bool,
                                    argparse=dict(help="record the built-in contracts' values too (a baseline "
                                                       "unlike the tool's)"))
+    measure_host: bool = _option(False, group=HOST, flags=("--measure-host",), commands=(GOLDEN,), kind=bool,
+                                 argparse=dict(help=(
+                                     "record nothing: measure how far this host moves the recorded values, in the "
+                                     "one dimension it differs from their recording's host that no flag emulates "
+                                     "(native 16-bit arithmetic), and keep it as their host noise")))
     platform: str | None = _option(None, group=PROJECT, flags=("--platform",), env=env_vars.PLATFORM, argparse=dict(
         choices=list(platforms.PLATFORMS), help=(
             "where each entry's contracts run: cpu (default) or an accelerator's JAX platform (tpu, gpu); judged "

@@ -58,6 +58,18 @@ def dumps(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def _with_hosts_measured_elsewhere(provenance: dict, recorded: dict) -> dict:
+    """The recording's provenance, with the hosts the file says measured a dimension this recording did not emulate
+    (`golden --measure-host` on a host with it): their host noise stays with the values it was measured for
+    (harness.contract.noise.unmeasured_host_noise)."""
+    before = recorded.get(EMULATED)
+    if EMULATED not in provenance or not isinstance(before, dict):
+        return provenance
+    elsewhere = {d: hosts_ for d, hosts_ in before.items() if d not in provenance[EMULATED]}
+    return dict(provenance, **{EMULATED: dict(sorted({**elsewhere, **provenance[EMULATED]}.items()))}) \
+        if elsewhere else provenance
+
+
 class GoldenStore:
     """Reads golden/<family>.json lazily; collects recordings to write in one go.
 
@@ -283,7 +295,8 @@ class GoldenStore:
             recorded = self._load(family, kept_only=True).get("provenance") or {}
         except GoldenProblem:
             return False
-        return EMULATED in provenance and recorded.get(EMULATED) != provenance[EMULATED]
+        return EMULATED in provenance and recorded.get(EMULATED) != \
+            _with_hosts_measured_elsewhere(provenance, recorded)[EMULATED]
 
     def _reason_added(self, family: Family, provenance: dict) -> bool:
         """Whether this acceptance gives a reason to values an earlier one changed without any (the file is written
@@ -331,6 +344,7 @@ class GoldenStore:
                 provenance_here = dict(provenance, **{golden_layout.ACCEPTED: accepted})
             else:
                 provenance_here = provenance
+            provenance_here = _with_hosts_measured_elsewhere(provenance_here, kept.get("provenance") or {})
             merged.update({key: kept_noise(merged.get(key), new) for key, new in values.items()})
             for key in self.dropped.get(family, ()):
                 merged.pop(key, None)

@@ -14,8 +14,8 @@ import numpy as np
 
 from harness import host_emulation, numerical_noise
 from harness.contract.encoding import decode_array, observed as observed_values
-from harness.contract.golden import GoldenStore
-from harness.contract.noise_entry import NOISE
+from harness.contract.golden import GoldenProblem, GoldenStore
+from harness.contract.noise_entry import NOISE, without_noise
 from harness.contract.measure import compare_close, errors
 from harness.host_emulation import HOST_NOISE
 from harness.model.report import Comparison, HostDrift, NoiseJudgement, Tolerance
@@ -76,9 +76,25 @@ def with_noise(store: GoldenStore, family: str, key: str, entry: dict, value: np
         store.host_noise_keys.add((family, key))
         moves = {dimension: measured(observed_in(store.perturbed_entries(family, key, stores)), value)
                  for dimension, stores in store.emulated.items()}
-        if any(move is not None for move in moves.values()):  # some emulated host reached it
-            entry = {**entry, HOST_NOISE: {str(d): move for d, move in sorted(moves.items()) if move}}
+        kept = unmeasured_host_noise(store, family, key, entry, {str(d) for d in store.emulated})
+        if any(move is not None for move in moves.values()) or kept:  # some emulated host reached it
+            entry = {**entry, HOST_NOISE: dict(sorted({**kept, **{str(d): move for d, move in moves.items()
+                                                                    if move}}.items()))}
     return entry
+
+
+def unmeasured_host_noise(store: GoldenStore, family, key: str, entry: dict, measured_here: set[str]) -> dict:
+    """The host noise the family's file holds for `key` in the dimensions this recording did not emulate (measured
+    on another host: `golden --measure-host`), while the value is recorded the same: a recording that cannot
+    measure a dimension keeps what a host that could measured."""
+    try:
+        old = store._load(family, kept_only=True)["values"].get(key)
+    except GoldenProblem:
+        return {}
+    if not isinstance(old, dict) or without_noise(old) != without_noise(entry):
+        return {}
+    noise = old.get(HOST_NOISE)
+    return {d: move for d, move in noise.items() if d not in measured_here} if isinstance(noise, dict) else {}
 
 
 def judged(store: GoldenStore, family: str, entry: dict, failed: Comparison, observed, expected, scale) -> Comparison:

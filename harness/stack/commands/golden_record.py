@@ -158,6 +158,9 @@ def golden(call: options.Invocation) -> int:
             raise HarnessError(f"{str(exc).rstrip('.')}; the built-in contracts are judged against the tool's "
                                "own golden values (`--record-builtin` records your copy, for a baseline unlike "
                                "the tool's).") from None
+    if given.measure_host and (given.accept_changes or given.reason is not None):
+        raise HarnessError("--measure-host records no value, only this host's move of the recorded ones: give it "
+                           "without --accept-changes and --reason.")
     if given.reason is not None and not given.accept_changes:
         raise HarnessError("--reason says why recorded golden values change: give it with --accept-changes "
                            "(values only added need no reason).")
@@ -175,6 +178,11 @@ def golden(call: options.Invocation) -> int:
         raise HarnessError(problem)
     session = call.session
 
+    def measuring(staged: Workspace) -> None:
+        stack_entry.install_entry(session, staged, baseline, ["golden-recording"])
+        here = noise_runs.record_here(session, staged, baseline)
+        session.run("python", "-m", "harness.contract.host_measure", str(project.load(staged).golden), str(here))
+
     def recording(staged: Workspace) -> None:
         stack_entry.install_entry(session, staged, baseline, ["golden-recording"])
         # Your contracts compiled to round differently first: each value's numerical noise is recorded beside it;
@@ -186,7 +194,8 @@ def golden(call: options.Invocation) -> int:
                               install=False, rollback_reads=False, whole=True)  # one process records every family
 
     # Both pytest processes and the checkpoints write into a staged copy, moved into place only if all succeed.
-    record(ws, recording, lambda line: print(line, flush=True))  # beside the contract side's lines
+    record(ws, measuring if given.measure_host else recording,
+           lambda line: print(line, flush=True))  # beside the contract side's lines
     return 0
 
 

@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 from harness import numerical_noise, run_options
+from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import boundary, paths, project
 from harness.stack.entry_side import emulated, entry as stack_entry
@@ -24,6 +25,7 @@ from harness.stack.workspace import Workspace
 
 FOLDER = "golden-noise"  # in the entry's environment: each perturbation's recording, made anew each time
 HOST_FOLDER = "golden-host-noise"  # ... each emulated host's
+HERE_FOLDER = "golden-this-host"  # `golden --measure-host`: this host's own recording, to measure against
 
 
 def folders(venv: str) -> dict[str, Path]:
@@ -86,3 +88,17 @@ def record_emulated(session, ws: Workspace, entry: Entry) -> list[str]:
         if _record(session, found, folder, env, f"on {emulation.name}"):
             arguments.append(f"--harness-host-noise-from={emulation.dimension}={folder}")
     return arguments
+
+
+def record_here(session, ws: Workspace, entry: Entry) -> Path:
+    """`golden --measure-host`: the contracts the recording records, recorded natively on this host into a folder
+    of their own (made anew), to measure against the golden values (harness.contract.host_measure)."""
+    found = project.load(ws)
+    folder = _fresh(Path(session.virtualenv.location) / HERE_FOLDER)
+    env = stack_entry.suite_environment(entry, str(folder / "report.json"), session.virtualenv.location, folder,
+                                        ws.is_checkout, rollback_reads=False, options=ws.options)
+    session.log("golden --measure-host: the contracts recorded on this host, to measure against the golden values")
+    if not _record(session, found, folder, env, "on this host"):
+        raise HarnessError("golden --measure-host: this host recorded no value (see the log above); nothing was "
+                           "measured.")
+    return folder
