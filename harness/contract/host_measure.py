@@ -28,8 +28,13 @@ from harness.contract.encoding import decode_array
 from harness.contract.golden import dumps
 from harness.contract.noise import measured
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
-from harness.host_emulation import EMULATED, HOST_NOISE
+from harness.host_emulation import EMULATED, EMULATIONS, HOST_NOISE
 from harness.model import host as hosts
+
+
+# The dimensions a flag emulates: a recording that lists one under host_noise_from measured it itself. Another
+# listed there (native 16-bit arithmetic) was measured by a host that has it: measuring again adds to it.
+EMULATED_DIMENSIONS = frozenset(e.dimension for e in EMULATIONS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +75,7 @@ def measure_file(path: Path, here_path: Path) -> Measured:
                            "to one of them. Make it compute as the recording's in all but one (OPENBLAS_CORETYPE="
                            f"{recording.blas or 'its kernel'} for the BLAS kernel) and run again.")
     dimension = next(iter(differs))
-    if dimension.value in emulated:
+    if dimension.value in emulated and dimension in EMULATED_DIMENSIONS:
         return Measured(name, dimension, 0, 0, None, False,
                         f"{name}: {dimension.value} was measured by the recording's emulated hosts: nothing to add")
     values, moved, largest = doc.get("values") or {}, 0, None

@@ -109,3 +109,20 @@ def test_a_host_that_differs_in_two_dimensions_is_refused_and_an_emulated_one_ad
     found = host_measure.measure(tmp_path / "golden", tmp_path / "here2")
     assert [(m.written, m.moved) for m in found] == [(False, 0)] and "measured by the recording" in found[0].said
     assert before != (tmp_path / "golden" / "random.json").read_text()  # (the emulated recording rewrote it)
+
+
+def test_measuring_again_keeps_the_largest_move_and_both_hosts(tmp_path):
+    """A second host with native float16 (or the same one after a value changed) measures again, not refused as
+    measured: the largest move of the two stays, and the file names both hosts."""
+    _store(tmp_path / "golden", RECORDING_HOST, RECORDED)
+    _store(tmp_path / "here", FP16_HOST, ON_FP16)
+    host_measure.measure(tmp_path / "golden", tmp_path / "here")
+    other = Host(**{**provenance(FP16_HOST), "cpu": "Intel Xeon 2"})
+    smaller = RECORDED.copy()
+    smaller[0] = np.float16(1.7841796875)  # a smaller move than the first host's
+    _store(tmp_path / "here2", other, smaller)
+    found = host_measure.measure(tmp_path / "golden", tmp_path / "here2")
+    assert [(m.written, m.moved) for m in found] == [(True, 1)]
+    doc = json.loads((tmp_path / "golden" / "random.json").read_text())
+    assert doc["values"]["draws"]["host_noise"] == {"numerics16": _move()}
+    assert doc["provenance"]["host_noise_from"] == {"numerics16": sorted([FP16_HOST.text(), other.text()])}
