@@ -11,7 +11,7 @@ golden/CHANGELOG.md: why the golden values changed. One entry per `nox -s accept
 end; earlier entries are never rewritten (the file is only ever opened for appending).
 
 In a team's project (accept_team) the baseline pins live in its own file ([tool.upgrade-harness]
-baseline-from: requirements.txt, pyproject.toml, uv.lock), which the tool does not edit: a bump is a change
+baseline-from: requirements.txt, pyproject.toml, uv.lock, poetry.lock), which the tool does not edit: a bump is a change
 of that file, in a branch or a bot's pull request. Once the file pins what the verdict judged as the
 candidate, accept does the rest all or nothing (harness.stack.staging): the baseline's lock and the team's
 own golden values recorded from it. While the file still pins what the verdict judged as the baseline, it

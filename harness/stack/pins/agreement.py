@@ -67,7 +67,7 @@ def check(path: Path, files: Files) -> None:
 
 def companions(path: Path, files: Files) -> list[Path]:
     """The files that must agree with the pins file `path` and change what it pins, `path` left out: its
-    pyproject.toml and uv.lock, or its lock's sources (requirements.in, those the lock's header names) and the
+    pyproject.toml and uv.lock or poetry.lock, or its lock's sources (requirements.in, those the lock's header names) and the
     lock itself; none for a file with no such companion."""
     if _project_file(path):
         found = [path.parent / "pyproject.toml", *(path.parent / lock for lock in _PROJECT_LOCKS)]

@@ -12,7 +12,7 @@ packages, the pyproject.toml's own name, a [tool.uv.sources] workspace member: t
 `pythonpath`), and a line that points elsewhere (an index option, a direct URL, a local path, `-e`, a git or
 path source), which is refused with its reason unless the table says pins-outside-index = "ignore". A package
 whose marker excludes the entry's platform or Python keeps its marker: uv installs it only where it holds.
-Its pyproject.toml and uv.lock, its requirements.in and compiled requirements.txt, must agree
+Its pyproject.toml and uv.lock or poetry.lock, its requirements.in and compiled requirements.txt, must agree
 (harness.stack.pins.agreement). Whatever a file holds, a problem is a HarnessError naming its file and line,
 never a traceback.
 """
@@ -90,7 +90,7 @@ def read_all(path: Path, outside_index: str = "refuse", side: str = "baseline",
     else:
         lines, outside = requirement_files.lines_of(path, files)
         found = _from_requirement_lines(lines, files.shown(path), outside_index, outside, side)
-    agreement.check(path, files)  # its pyproject.toml and uv.lock, its requirements.in and .txt, agree
+    agreement.check(path, files)  # its pyproject.toml and uv.lock or poetry.lock, its requirements.in and .txt, agree
     missing = [pkg for pkg in PACKAGES if pkg not in found.pins and pkg not in optional]
     if missing:
         needed = [pkg for pkg in PACKAGES if pkg not in optional]
@@ -235,8 +235,9 @@ def _from_pyproject(path: Path, outside_index: str = "refuse", files: Files = Wo
             continue
         if name == found.name:
             continue  # the project itself (`team[test]` in a group): the contracts import it from pythonpath
-        source = declared.poetry_source if declared.poetry else found.sources.get(name)
-        table = "[tool.poetry]" if declared.poetry else "[tool.uv.sources]"
+        by_poetry = declared.poetry or declared.poetry_source is not None
+        source = declared.poetry_source if by_poetry else found.sources.get(name)
+        table = "[tool.poetry]" if by_poetry else "[tool.uv.sources]"
         kind = _uv_source_kind(source)
         if kind == "workspace":
             continue  # a member of the project's own uv workspace

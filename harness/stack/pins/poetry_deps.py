@@ -21,6 +21,7 @@ from harness.stack.pins.toml_lines import TomlLines
 
 TOOL = "tool.poetry"
 LOCATIONS = ("git", "path", "url")  # a dependency taken from elsewhere than an index
+PYPI = "pypi"  # the source name Poetry gives the package index itself
 RELOCK = "poetry lock"
 
 
@@ -44,7 +45,8 @@ class PoetryDeclared:
 
 def _tables(data: dict) -> list[tuple[str, str, str | None, object]]:
     """(the table's dotted path, how it is shown, its group, its value) of every Poetry dependency table."""
-    poetry = data.get("tool", {}).get("poetry", {})
+    tool = data.get("tool", {})
+    poetry = tool.get("poetry", {}) if isinstance(tool, dict) else {}  # a `tool` not a table: said where it is read
     if not isinstance(poetry, dict):
         return []
     found = [(f"{TOOL}.dependencies", f"[{TOOL}.dependencies]", None, poetry.get("dependencies")),
@@ -73,7 +75,8 @@ def read(data: dict, lines: TomlLines, shown: str) -> PoetryDeclared:
             where, written = f"{shown}:{line}", lines.text_lines[line - 1].strip()
             for each in (constraint if isinstance(constraint, list) else [constraint]):
                 found.append(dataclasses.replace(_dependency(name, each, where, group, table_shown), written=written))
-    poetry = data.get("tool", {}).get("poetry", {})
+    tool = data.get("tool", {})
+    poetry = tool.get("poetry", {}) if isinstance(tool, dict) else {}
     name = poetry.get("name") if isinstance(poetry, dict) else None
     return PoetryDeclared(tuple(found), canonicalize_name(name) if isinstance(name, str) else None)
 
@@ -109,8 +112,9 @@ def _dependency(name: str, constraint, where: str, group: str | None, table_show
     except InvalidRequirement:
         # Alternatives (`||`) PEP 508 cannot state: the package at any version, its markers and extras kept.
         text = Factory.create_dependency(name, _any_version(constraint), groups=[group or "main"]).to_pep_508()
-    return PoetryDependency(where, text, group,
-                            {"index": source} if isinstance(source, str) else None)
+    # A named source other than PyPI (which Poetry also lets a project name) is another package index.
+    outside = isinstance(source, str) and source.lower() != PYPI
+    return PoetryDependency(where, text, group, {"index": source} if outside else None)
 
 
 def _any_version(constraint):

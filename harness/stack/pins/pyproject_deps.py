@@ -94,8 +94,14 @@ def read(text: str, shown: str) -> Pyproject:
     poetry = poetry_deps.read(data, lines, shown)
     in_project = {canonicalize_name(Requirement(d.text).name) for d in found if _readable(d.text)}
     for d in poetry.dependencies:
-        # Poetry 2 reads [project] dependencies; a main-group entry of the same package only adds to it (a source).
-        if d.group is None and canonicalize_name(Requirement(d.text).name) in in_project:
+        # Poetry 2 reads [project] dependencies; a main-group entry of the same package only adds to it: where it
+        # comes from, said on the [project] requirement.
+        name = canonicalize_name(Requirement(d.text).name)
+        if d.group is None and name in in_project:
+            if d.source is not None:
+                found = [dataclasses.replace(p, poetry_source=d.source) if p.group is None and p.extra is None and
+                         _readable(p.text) and canonicalize_name(Requirement(p.text).name) == name else p
+                         for p in found]
             continue
         found.append(Declared(d.where, d.text, group=d.group, poetry_source=d.source, poetry=True, written=d.written))
     name = project.get("name") if isinstance(project.get("name"), str) else poetry.name

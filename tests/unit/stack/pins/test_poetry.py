@@ -174,3 +174,26 @@ def test_accepts_flow_for_a_lock_says_where_to_pin_and_the_tool_that_re_locks():
     assert "3. commit pyproject.toml, poetry.lock, the lock and golden/ together" in said
     assert "re-lock (`uv lock`)" in accept.flow("sub/uv.lock", wanted, "CHANGED")
     assert "1. in requirements.txt, pin optax==0.2.8 (or merge" in accept.flow("requirements.txt", wanted, "CHANGED")
+
+
+def test_sources_poetry_names_pypi_a_private_index_or_on_a_project_dependency(tmp_path):
+    """`source = "pypi"` is the package index itself; another named source is another index, refused unless
+    ignored, also when it only adds a source to a PEP 621 dependency (Poetry 2's way to say where it comes from)."""
+    more = '\n[tool.poetry.group.dev.dependencies]\npytest = {version = "8.4.2", source = "PyPI"}\n'
+    (tmp_path / "pyproject.toml").write_text(poetry_pyproject(PINS, more=more))
+    assert pins_from.read_all(tmp_path / "pyproject.toml").locked_with == ("pytest==8.4.2",)
+    text = ('[project]\nname = "team"\nversion = "0.1.0"\ndependencies = [\n'
+            + "".join(f'    "{n}=={v}",\n' for n, v in PINS.items()) + '    "internal==2.0",\n]\n\n'
+            '[tool.poetry.dependencies]\ninternal = {source = "private"}\n')
+    (tmp_path / "pyproject.toml").write_text(text)
+    with pytest.raises(HarnessError, match=rf"pyproject.toml:{line_of(text, 'internal==2.0')}: 'internal==2.0': "
+                                           r"another package index \(\[tool.poetry\]\)"):
+        pins_from.read_all(tmp_path / "pyproject.toml")
+    assert pins_from.read_all(tmp_path / "pyproject.toml", "ignore").locked_with == ("internal==2.0",)
+
+
+def test_a_tool_that_is_not_a_table_is_said_at_its_line(tmp_path):
+    text = 'tool = 1\n[project]\nname = "team"\ndependencies = ["jax==0.11.2"]\n'
+    (tmp_path / "pyproject.toml").write_text(text)
+    with pytest.raises(HarnessError, match=r"pyproject.toml:\d+: \[tool\] is not a table"):
+        pins_from.read_all(tmp_path / "pyproject.toml")
