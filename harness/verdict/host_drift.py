@@ -157,8 +157,8 @@ def line(base: Report, others: list[Report]) -> str | None:
 def host_row(base: Report) -> str | None:
     """'this host: AMD EPYC (...; OpenBLAS Haswell); golden values recorded on AMD EPYC (...; OpenBLAS SkylakeX):
     BLAS kernel Haswell here, SkylakeX where recorded', or that it is the recording's host; where a team's values and
-    the tool's built-in ones were recorded on different hosts, each host labelled with whose ('golden values recorded:
-    the tool's built-in ones on AMD EPYC (...): ...; yours on this host'); None where the report names no host."""
+    the built-in contracts' were recorded on different hosts, each host labelled with whose ('golden values recorded:
+    the built-in contracts' on AMD EPYC (...): ...; yours on this host'); None where the report names no host."""
     here = base.environment.host
     if here is None:
         return None
@@ -167,7 +167,7 @@ def host_row(base: Report) -> str | None:
     if not recorded:
         return text
     whose = _whose(base)
-    if len(set(whose.values())) > 1:  # a team's values and the tool's built-in ones: each host says whose
+    if len(set(whose.values())) > 1:  # a team's values and the built-in contracts': each host says whose
         return text + "; golden values recorded: " + "; ".join(
             f"{label} on {'this host' if recorded[name] == here else f'{name}: {difference_text(recorded[name], here)}'}"
             for name, label in whose.items())
@@ -177,7 +177,7 @@ def host_row(base: Report) -> str | None:
     return text + "; golden values recorded on " + "; ".join(parts)
 
 
-YOURS, THE_TOOLS = "yours", "the tool's built-in ones"
+YOURS, BUILTIN = "yours", "the built-in contracts'"  # a team's copy of them included
 
 
 def _whose(base: Report) -> dict[str, str]:
@@ -186,5 +186,5 @@ def _whose(base: Report) -> dict[str, str]:
     own = set(base.own_families or ())
     kinds: dict[str, set[str]] = {}
     for family, host in (base.golden_hosts or {}).items():
-        kinds.setdefault(host.text(), set()).add(YOURS if family in own else THE_TOOLS)
-    return {name: " and ".join(k for k in (YOURS, THE_TOOLS) if k in found) for name, found in kinds.items()}
+        kinds.setdefault(host.text(), set()).add(YOURS if family in own else BUILTIN)
+    return {name: " and ".join(k for k in (YOURS, BUILTIN) if k in found) for name, found in kinds.items()}

@@ -183,10 +183,10 @@ def test_a_headline_that_already_counts_values_without_a_reason_does_not_count_t
 # --- whose values each recording host recorded --------------------------------------------------------------------
 
 @pytest.mark.parametrize("own_host, builtin_host, said", [
-    (HERE, ELSEWHERE, "golden values recorded: yours on this host; the tool's built-in ones on AMD EPYC (x86_64, "
+    (HERE, ELSEWHERE, "golden values recorded: yours on this host; the built-in contracts' on AMD EPYC (x86_64, "
                       "AVX512, FMA, avx512_bf16; OpenBLAS SkylakeX): BLAS kernel Haswell here, SkylakeX where recorded"),
     (ELSEWHERE, HERE, "golden values recorded: yours on AMD EPYC (x86_64, AVX512, FMA, avx512_bf16; OpenBLAS "
-                      "SkylakeX): BLAS kernel Haswell here, SkylakeX where recorded; the tool's built-in ones on this host"),
+                      "SkylakeX): BLAS kernel Haswell here, SkylakeX where recorded; the built-in contracts' on this host"),
 ])
 def test_the_host_line_says_which_recording_host_holds_the_teams_values_and_which_the_tools(
         reports, own_host, builtin_host, said):
