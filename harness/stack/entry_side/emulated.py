@@ -1,9 +1,10 @@
 """The contracts run on hosts this machine emulates (harness.host_emulation): which ones, and a run on each.
 
 `golden` records on every applicable emulation, for each value's host noise (harness.stack.entry_side.noise_runs);
-`nox -s tests` runs the built-in suite on one emulation of each dimension besides the native run (TESTED), so
+`nox -s tests` runs the built-in suite on one emulation of each dimension besides the native run (`tested`), so
 that a golden value that holds on one CPU only, or a statement that does not hold on another, fails in CI and
-not on a user's machine.
+not on a user's machine: the checks the recording measured that host moving, and a rotating share of the others
+(harness.stack.entry_side.host_map).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import platform
 from pathlib import Path
 
 from harness import host_emulation
-from harness.model import host as hosts
+from harness.model import host as hosts, report_io
 from harness.stack import boundary, paths, project
-from harness.stack.entry_side import entry as stack_entry
+from harness.stack.entry_side import entry as stack_entry, host_map
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
 
@@ -56,13 +57,23 @@ def environment(session, ws: Workspace, entry: Entry, emulation: host_emulation.
     return {**env, **emulation.environment({**boundary.variables(), **env})}
 
 
-def run_on(session, ws: Workspace, entry: Entry, emulation: host_emulation.Emulation, report: Path) -> None:
+def run_on(session, ws: Workspace, entry: Entry, emulation: host_emulation.Emulation, report: Path,
+           native: Path | None = None) -> None:
     """The project's contracts (the data-parallel family's process aside) judged on `emulation`, writing
-    `report`; fails the session where a check fails, as the native run does."""
+    `report`; fails the session where a check fails, as the native run does. Given the native run's report
+    (`native`), only the checks the emulated host can change and this turn's share of the others
+    (harness.stack.entry_side.host_map)."""
     found = project.load(ws)
     env = environment(session, ws, entry, emulation, report, found.golden)
     session.log(f"the contracts on another host: {emulation.name} ({emulation.why})")
+    only = []
+    if native is not None:
+        selection = host_map.select(report_io.load(native), found.golden, emulation.dimension.value,
+                                    host_map.turn(found.root))
+        session.log(f"{emulation.name}: {selection.said()}")
+        chosen = host_map.write(selection, Path(session.virtualenv.location) / "host-map" / f"{emulation.name}.txt")
+        only = [f"--harness-only={chosen}"]
     with session.chdir(found.root):
         session.run("python", "-m", paths.SUITE_MAIN, *stack_entry.suite_arguments(found),
                     f"--basetemp={Path(session.virtualenv.location) / 'pytest-tmp'}-{emulation.name}",
-                    "-p", "no:cacheprovider", env=env)
+                    "-p", "no:cacheprovider", *only, env=env)

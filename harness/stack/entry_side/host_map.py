@@ -1,0 +1,104 @@
+"""Which checks another host can change, as the recording measured it, and the checks a run on an emulated host
+takes: those, and a rotating share of the rest.
+
+`golden` records every contract again on each host this machine can emulate and keeps beside each value the
+largest move of each dimension (its `host_noise`, harness.host_emulation): that is the measured map of which
+values a host changes. A run's report says which golden values each check compared (`golden:<key>`), so a check
+whose values moved in a dimension is host-sensitive in it. A run on an emulated host (`nox -s tests`) runs the
+checks sensitive in its dimension, and of the others one bucket of SAMPLE_OF by a stable hash of the check's id,
+the bucket turning with each commit: a check that becomes host-sensitive without its recording saying so (a
+statement that no longer holds on another kernel, a value recorded where the kernel could not be emulated) is
+run there within SAMPLE_OF commits, and every check once in SAMPLE_OF.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+from harness.host_emulation import HOST_NOISE
+from harness.model.report import Report
+from harness.stack.pins import pin_files
+
+SAMPLE_OF = 8  # the rest of the checks, in this many buckets: one runs each time
+GOLDEN_LABEL = "golden:"
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    """The checks a run on one emulated host takes, and why: `sensitive` its dimension moved when recorded,
+    `sampled` this turn's bucket of the others."""
+
+    dimension: str
+    sensitive: tuple[str, ...]
+    sampled: tuple[str, ...]
+    total: int
+    bucket: int
+
+    @property
+    def checks(self) -> list[str]:
+        return sorted({*self.sensitive, *self.sampled})
+
+    def said(self) -> str:
+        return (f"{len(self.checks)} of {self.total} checks: {len(self.sensitive)} whose golden values the "
+                f"{self.dimension} dimension moved when recorded, and {len(self.sampled)} of the others (bucket "
+                f"{self.bucket + 1} of {SAMPLE_OF}, turning with each commit)")
+
+
+def moved_keys(golden: Path) -> dict[str, dict[str, frozenset[str]]]:
+    """family -> golden key -> the dimensions its host noise holds (only the keys some host moved)."""
+    found: dict[str, dict[str, frozenset[str]]] = {}
+    for path in sorted(golden.glob("*.json")):
+        try:
+            values = json.loads(path.read_text()).get("values") or {}
+        except (OSError, ValueError):
+            continue  # an unreadable file fails its own checks where it is read
+        moved = {key: frozenset(entry[HOST_NOISE]) for key, entry in values.items()
+                 if isinstance(entry, dict) and isinstance(entry.get(HOST_NOISE), dict) and entry[HOST_NOISE]}
+        if moved:
+            found[path.stem] = moved
+    return found
+
+
+def sensitive(report: Report, golden: Path) -> dict[str, frozenset[str]]:
+    """check id -> the dimensions in which some golden value it compared moved when recorded."""
+    moved = moved_keys(golden)
+    found: dict[str, frozenset[str]] = {}
+    for check in report.checks:
+        keys = moved.get(check.family, {})
+        dimensions = frozenset(d for c in check.comparisons if c.label.startswith(GOLDEN_LABEL)
+                               for d in keys.get(c.label[len(GOLDEN_LABEL):], ()))
+        if dimensions:
+            found[check.id] = dimensions
+    return found
+
+
+def bucket_of(check_id: str) -> int:
+    """The check's bucket: the same on every machine and every run."""
+    return int(hashlib.sha256(check_id.encode()).hexdigest(), 16) % SAMPLE_OF
+
+
+def turn(root: Path) -> int:
+    """This run's bucket: the commit's count of ancestors in the repository at `root` (0 outside one), so a run
+    of one commit always takes the same checks."""
+    done = pin_files.git(root, "rev-list", "--count", "HEAD")
+    text = done.stdout.decode().strip() if done.returncode == 0 else ""
+    return int(text) % SAMPLE_OF if text.isdigit() else 0
+
+
+def select(report: Report, golden: Path, dimension: str, bucket: int) -> Selection:
+    """The checks of `report` a run on a host emulating `dimension` takes."""
+    moved = sensitive(report, golden)
+    ids = [c.id for c in report.checks]
+    hit = tuple(sorted(i for i in ids if dimension in moved.get(i, ())))
+    sampled = tuple(sorted(i for i in ids if i not in hit and bucket_of(i) == bucket))
+    return Selection(dimension, hit, sampled, len(ids), bucket)
+
+
+def write(selection: Selection, path: Path) -> Path:
+    """The selection as the contract side's --harness-only reads it: one check id a line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{check}\n" for check in selection.checks))
+    return path
