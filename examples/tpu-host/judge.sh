@@ -10,7 +10,8 @@
 # then STEPS=upgrade (the same WORKDIR, or its cpu/ and tpu/ projects copied there) run the two steps as two
 # commands, for a host that limits a command's time; SIDES=cpu, then SIDES=tpu (default: both, side by side) splits
 # a step further, one platform a command, the chip's last (its verdict names what only it shows). Its exit status is the harness's: the largest of the steps it
-# ran on either side (0 OK, 1 CHANGED, 2 could not record or judge). With OUT set, each side's logs, verdict and
+# ran on either side (0 OK, 1 CHANGED, 2 could not record or judge); an upgrade after a recording that failed or
+# did not finish (this command's or an earlier one's) is not run, and says so: 2. With OUT set, each side's logs, verdict and
 # golden values go into $OUT/<side>.tgz.
 set -u
 REPO=$PWD; W=${1:-/tmp/upgrade-harness-tpu}; PLATFORM=${PLATFORM:-tpu}; CANDIDATE=${CANDIDATE:-optax==0.2.8}
@@ -43,13 +44,20 @@ golden() {  # the baseline's values recorded on $1. On an accelerator, a float64
   local status=$?; echo "$status" > "$W/$1/golden.status"; say "$1: golden exit $status"
 }
 
-upgrade() {  # the bump judged on $1 against its values
+upgrade() {  # the bump judged on $1 against its values: only those a recording wrote (its status 0)
+  local recorded; recorded=$(cat "$W/$1/golden.status" 2>/dev/null || echo "none: it did not finish")
+  if [ "$recorded" != 0 ]; then
+    mkdir -p "$W/$1"; echo 2 > "$W/$1/upgrade.status"
+    say "$1: upgrade not run: no golden values were recorded on $1 (golden exit $recorded; $W/$1/golden.log says why)"
+    return
+  fi
   cd "$W/$1" && mkdir -p reports && ln -sfn "$W/platforms" reports/.platforms || exit 2; say "$1: upgrade"
   upgrade-harness upgrade --platform "$1" --candidate "$CANDIDATE" > upgrade.log 2>&1
   local status=$?; echo "$status" > "$W/$1/upgrade.status"; say "$1: upgrade exit $status"; grep -A2 '^VERDICT' upgrade.log
 }
 
-side() {  # one platform's steps, each one's status written anew (none left from an earlier command's)
+side() {  # one platform's steps, each one's status written anew (none left from an earlier command's); a
+  # recording that failed ends the side (upgrade refuses to judge against values it did not write)
   for step in $STEPS; do rm -f "$W/$1/$step.status"; "$step" "$1"; done
 }
 

@@ -45,8 +45,15 @@ def test_the_script_ends_with_the_harness_status_of_the_steps_it_ran(tmp_path):
     done = _run(work, tmp_path / "out1", "golden upgrade", UPGRADE_tpu="1")
     assert done.returncode == 1, done.stdout + done.stderr  # the chip's verdict CHANGED, the CPU's OK
     assert _run(work, tmp_path / "out2", "golden", GOLDEN_cpu="2").returncode == 2  # a recording that failed
-    assert _run(work, tmp_path / "out3", "upgrade").returncode == 0  # the earlier recording's status is not this one's
-    assert _run(work, tmp_path / "out4", "upgrade", UPGRADE_cpu="1").returncode == 1
+    refused = _run(work, tmp_path / "out3", "upgrade")  # never judged against values it did not write
+    assert refused.returncode == 2 and "cpu: upgrade not run: no golden values were recorded on cpu (golden exit 2" \
+        in refused.stdout, refused.stdout
+    assert not (work / "cpu" / "upgrade.log").exists() and (work / "tpu" / "upgrade.log").exists()
+    assert _run(work, tmp_path / "out4", "golden").returncode == 0  # recorded again
+    assert _run(work, tmp_path / "out5", "upgrade").returncode == 0  # the earlier recording's status is not this one's
+    assert _run(work, tmp_path / "out6", "upgrade", UPGRADE_cpu="1").returncode == 1
+    assert _run(work, tmp_path / "out7", "golden upgrade", GOLDEN_tpu="1").returncode == 2  # in one command too
+    assert "tpu: upgrade not run" in _run(work, tmp_path / "out8", "upgrade").stdout
 
 
 def test_each_sides_archive_holds_its_own_golden_values(tmp_path):
@@ -69,5 +76,7 @@ def test_one_side_a_command_runs_only_that_side_and_keeps_the_others(tmp_path):
     assert (work / "cpu" / "golden" / "builtin" / "clipping.json").exists()  # the CPU's recording kept
     assert _run(work, tmp_path / "out2", "upgrade", SIDES="cpu", UPGRADE_tpu="1").returncode == 0  # the chip not run
     assert not (work / "tpu" / "upgrade.status").exists()
+    assert _run(work, tmp_path / "out9", "upgrade", SIDES="tpu", UPGRADE_tpu="1").returncode == 2  # not recorded
+    assert _run(work, tmp_path / "out10", "golden", SIDES="tpu").returncode == 0
     assert _run(work, tmp_path / "out3", "upgrade", SIDES="tpu", UPGRADE_tpu="1").returncode == 1
     assert sorted(p.name for p in (tmp_path / "out3").iterdir()) == ["tpu.tgz"]

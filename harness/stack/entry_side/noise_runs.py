@@ -7,7 +7,8 @@ The perturbations run the project's own contracts only: the built-in ones are ju
 every stack (their values are a few operations each, where a stack's rounding moves nothing beyond them). A run
 that fails, or that the stack's XLA refuses (a flag it does not know), records nothing for the values it did not
 reach: those are then judged at their golden ulps on every stack (every host), and the recording says which. The
-data-parallel family's process is not emulated (its values held on every emulated host: docs/tolerances.md).
+data-parallel family's process is not emulated (its values held on every emulated host: docs/tolerances.md), and
+nothing is on an accelerator (`--platform tpu`): a chip's values do not pass through what the emulations change.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from harness import numerical_noise, run_options
+from harness import numerical_noise, platforms, run_options
 from harness.errors import HarnessError
 from harness.model.enums import BuiltinMode
 from harness.stack import boundary, paths, project
@@ -80,6 +81,11 @@ def record_emulated(session, ws: Workspace, entry: Entry) -> list[str]:
     installed); the real recording's --harness-host-noise-from arguments (DIMENSION=folder) for those that
     hold a recording."""
     found = project.load(ws)
+    platform = ws.options.platform or platforms.CPU
+    if platform != platforms.CPU:
+        session.log(f"golden: no host noise measured on {platform}: a chip's values pass through neither OpenBLAS "
+                    "nor XLA's CPU code, which the emulated hosts change")
+        return []
     arguments = []
     for emulation in emulated.applicable(session):
         folder = _fresh(Path(session.virtualenv.location) / HOST_FOLDER / emulation.name)
