@@ -185,6 +185,7 @@ def golden(call: options.Invocation) -> int:
 
     def recording(staged: Workspace) -> None:
         stack_entry.install_entry(session, staged, baseline, ["golden-recording"])
+        noise_runs.quick_pass(session, staged, baseline)  # a team's contract that fails stops here, once
         # Your contracts compiled to round differently first: each value's numerical noise is recorded beside it;
         # then every contract recorded on each host this machine emulates: each value's host noise beside it.
         noise = [f"--harness-noise-from={f}" for f in noise_runs.record_perturbed(session, staged, baseline)]

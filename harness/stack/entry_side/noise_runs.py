@@ -57,6 +57,34 @@ def _fresh(folder: Path) -> Path:
     return folder
 
 
+QUICK_FOLDER = "golden-quick-pass"  # a team's own contracts recorded once, before any noise is measured
+_LOG_TAIL = 40  # lines of a failed quick pass's log said
+
+
+def quick_pass(session, ws: Workspace, entry: Entry) -> None:
+    """A team's own contracts recorded once, natively, before the runs that measure their noise: one that fails
+    stops the recording here (HarnessError with its log's tail), not after every perturbed and emulated run has
+    failed the same way. Nothing without contracts of the project's own."""
+    if not project.load(ws).own_contracts:
+        return
+    found = project.load(ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value)))
+    folder = _fresh(Path(session.virtualenv.location) / QUICK_FOLDER)
+    env = stack_entry.suite_environment(entry, str(folder / "report.json"), session.virtualenv.location, folder,
+                                        ws.is_checkout, rollback_reads=False, options=ws.options)
+    log = folder / "run.log"
+    session.log("golden: your contracts once, before their noise is measured")
+    try:
+        with session.chdir(found.root), open(log, "w") as out:
+            session.run("python", "-m", paths.SUITE_MAIN, *stack_entry.suite_arguments(found),
+                        f"--basetemp={Path(session.virtualenv.location) / 'pytest-tmp'}-{folder.name}",
+                        "--harness-record-golden", "-p", "no:cacheprovider", env=env, stdout=out, stderr=out)
+    except Exception as exc:  # nox's CommandFailed
+        tail = "\n  ".join(log.read_text(errors="replace").splitlines()[-_LOG_TAIL:]) if log.is_file() else ""
+        raise HarnessError(f"golden: your contracts do not all pass on the baseline "
+                           f"({getattr(exc, 'reason', exc)}; the whole log: {log}); fix them and record again. "
+                           f"Nothing was recorded, and no noise measured:\n  {tail}") from None
+
+
 def record_perturbed(session, ws: Workspace, entry: Entry) -> list[Path]:
     """Record the project's own contracts under each perturbation (its environment already installed); the
     folders that hold a recording, for the real recording's --harness-noise-from. None without contracts of

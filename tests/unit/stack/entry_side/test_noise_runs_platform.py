@@ -3,6 +3,8 @@ CPU code, which a chip's values never pass through (harness.stack.entry_side.noi
 
 from __future__ import annotations
 
+import pytest
+
 from harness.run_options import RunOptions
 from harness.stack import paths
 from harness.stack.entry_side import emulated, noise_runs
@@ -31,3 +33,39 @@ def test_a_chips_recording_emulates_no_cpu_host(tmp_path, monkeypatch):
     assert asked == [] and "no host noise measured on tpu" in session.said[0]
     assert noise_runs.record_emulated(session, ws.with_options(RunOptions(platform="cpu")), entry) == []
     assert asked == [session]  # the CPU's recording asks which hosts it can emulate
+
+
+def test_a_teams_failing_contract_stops_the_recording_after_one_pass(tmp_path, monkeypatch):
+    """A team's own contracts run once before any perturbed or emulated run: one that fails stops the recording
+    there, with its log's tail, and nothing else runs; this checkout (no contracts of its own) runs no quick pass."""
+    import contextlib
+
+    from harness import env_vars
+    from harness.errors import HarnessError
+
+    (tmp_path / "team" / "contracts").mkdir(parents=True)
+    (tmp_path / "team" / "requirements.txt").write_text(
+        "jax==0.11.2\njaxlib==0.11.2\noptax==0.2.6\nflax==0.12.12\nnumpy==2.5.5\n")
+    (tmp_path / "team" / "pyproject.toml").write_text(
+        '[tool.upgrade-harness]\nbaseline-from = "requirements.txt"\ncontracts = ["contracts"]\n')
+    monkeypatch.setenv(env_vars.PROJECT, str(tmp_path / "team"))
+    ws = Workspace.from_environment()
+    ran = []
+
+    class Failing(Session):
+        def chdir(self, folder):
+            return contextlib.nullcontext()
+
+        def run(self, *args, stdout=None, **kwargs):
+            ran.append(args)
+            stdout.write("contracts/test_loss.py F\nAssertionError: the loss went up\n")
+            stdout.flush()
+            raise RuntimeError("Returned code 1")
+
+    with pytest.raises(HarnessError, match=r"(?s)your contracts do not all pass on the baseline \(Returned code 1; the "
+                                           r"whole log: .*run.log\).*AssertionError: the loss went up"):
+        noise_runs.quick_pass(Failing(tmp_path / "venv"), ws, current.entries(ws)[matrix.BASELINE])
+    assert len(ran) == 1 and "--harness-record-golden" in ran[0]
+    checkout = Workspace.of(paths.SOURCE)
+    noise_runs.quick_pass(Failing(tmp_path / "venv"), checkout, current.entries(checkout)[matrix.BASELINE])
+    assert len(ran) == 1
