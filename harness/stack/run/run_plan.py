@@ -235,8 +235,9 @@ def resolve(ws: Workspace, prepared: Prepared) -> list[matrix.Entry]:
         print(f"upgrade: {changed.line}")
     found = project.load(ws)
     runs_builtin = found.builtin != BuiltinMode.OFF and not ws.is_checkout
-    note = mismatch_note(entries[0], found.golden, ws.options.platform,
-                         found.builtin == BuiltinMode.REPORT) if runs_builtin else None
+    # Reported only when contracts of its own decide: without any, the built-in ones decide (harness.verdict.own).
+    reported = found.builtin == BuiltinMode.REPORT and bool(found.own_contracts)
+    note = mismatch_note(entries[0], found.golden, ws.options.platform, reported) if runs_builtin else None
     if note:
         print(f"upgrade: note: {note}")
     for entry in entries:
