@@ -125,11 +125,14 @@ def rejudged(base: CheckRecord | None, other: CheckRecord | None, same: bool) ->
     return dataclasses.replace(other, comparisons=comparisons, outcome=outcome, message=message, exception=exception)
 
 
-def _counted(report: Report) -> tuple[int, int, list[str]]:
+NAMED_CHECKS = 3  # the drifted checks the line names, when there are no more
+
+
+def _counted(report: Report) -> tuple[int, list[str], list[str]]:
     """The drifted values, the checks they are in, and the dimensions they drifted in."""
     checks = [c for c in report.checks if drifted(c)]
     dimensions = sorted({d for c in checks for comparison in drifted(c) for d in comparison.host.dimensions})
-    return sum(len(drifted(c)) for c in checks), len(checks), dimensions
+    return sum(len(drifted(c)) for c in checks), [c.id for c in checks], dimensions
 
 
 def line(base: Report, others: list[Report]) -> str | None:
@@ -139,13 +142,15 @@ def line(base: Report, others: list[Report]) -> str | None:
     if not drifting:
         return None
     name, report = drifting[0]
-    values, checks, dimensions = _counted(report)
+    values, ids, dimensions = _counted(report)
+    checks = len(ids)
     said = " and ".join(Dimension(d).said for d in dimensions)
     here = report.environment.host.text() if report.environment.host else "this machine"
-    text = (f"host drift: {values} golden value{'s' * (values != 1)} in {checks} check{'s' * (checks != 1)} "
-            f"{'differ' if values != 1 else 'differs'} from {'their' if values != 1 else 'its'} recording on {here}"
-            f"{'' if report is base else f' ({name})'} within the host noise measured when recorded ({said} "
-            f"{'differ' if len(dimensions) > 1 else 'differs'} from the recording host's)")
+    named = f" ({', '.join(ids)})" if checks <= NAMED_CHECKS else ""
+    text = (f"host drift: {values} golden value{'s' * (values != 1)} in {checks} check{'s' * (checks != 1)}{named} "
+            f"{'differ' if values != 1 else 'differs'} here, on {here}{'' if report is base else f' ({name})'}, "
+            f"from {'their' if values != 1 else 'its'} recording within the host noise measured when recorded "
+            f"({said} {'differ' if len(dimensions) > 1 else 'differs'} from the recording host's)")
     apart = [o.entry.name for o in others if not same_host(base, o)]
     if apart:
         text += f"; {', '.join(apart)} ran on another host than the baseline: judged against the recording, within that noise"
