@@ -463,10 +463,18 @@ def _pins_text(pins: dict[str, str | None]) -> str:
 _RELOCKED_BY = {"uv.lock": "uv lock", "poetry.lock": "poetry lock"}
 
 
-def flow(pins_file: str, wanted: dict[str, str | None], headline: str) -> str:
-    """The team's whole flow, as one block to follow."""
+def _poetry_text(pins: dict[str, str | None]) -> str:
+    return ", ".join(f'{p} = "{v}"' for p, v in pins.items())
+
+
+def flow(pins_file: str, wanted: dict[str, str | None], headline: str,
+         base: dict[str, str | None] | None = None) -> str:
+    """The team's whole flow, as one block to follow. A lock's project pins only what moves from `base` (the
+    judged baseline's versions), in its own syntax (Poetry's `optax = "0.2.8"`), then re-locks."""
     relock = _RELOCKED_BY.get(Path(pins_file).name)
-    where = (f"in {Path(pins_file).with_name('pyproject.toml').as_posix()}, pin {_pins_text(wanted)} and re-lock "
+    moved = {p: v for p, v in wanted.items() if base is None or base.get(p) != v} or wanted
+    written = _poetry_text(moved) if Path(pins_file).name == "poetry.lock" else _pins_text(moved)
+    where = (f"in {Path(pins_file).with_name('pyproject.toml').as_posix()}, pin {written} and re-lock "
              f"(`{relock}`)" if relock else f"in {pins_file}, pin {_pins_text(wanted)}")
     return (f"accept: the verdict judged the candidate {_pins_text(wanted)} ({headline}).\n"
             f"accept: your baseline is what {pins_file} pins, and {TOOL} does not edit that file. To accept:\n"
@@ -503,7 +511,7 @@ def _team_accept(ws: Workspace, steps: Steps, reason: str | None) -> int:
         print(f"accept: nothing to accept: the candidate ran the baseline's versions ({_pins_text(wanted)}).")
         return 0
     if pinned == judged_base:
-        print(flow(pins_file, wanted, verdict.headline))
+        print(flow(pins_file, wanted, verdict.headline, judged_base))
         return EXIT_CANNOT_JUDGE
     if pinned != wanted:
         # Against the default branch's pins (a branch has committed its bump; HEAD would judge it against itself).

@@ -168,11 +168,12 @@ def test_accepts_flow_for_a_lock_says_where_to_pin_and_the_tool_that_re_locks():
     """A lock is not edited by hand: the flow says to pin in pyproject.toml and re-lock with the lock's own tool."""
     from harness.stack.commands import accept
 
+    wanted = {"jax": "0.11.2", "optax": "0.2.8", "numpy": "2.5.5"}
+    said = accept.flow("poetry.lock", wanted, "CHANGED", {"jax": "0.11.2", "optax": "0.2.6", "numpy": "2.5.5"})
+    assert '1. in pyproject.toml, pin optax = "0.2.8" and re-lock (`poetry lock`)' in said  # what moves, Poetry's way
     wanted = {"optax": "0.2.8"}
-    said = accept.flow("poetry.lock", wanted, "CHANGED")
-    assert "1. in pyproject.toml, pin optax==0.2.8 and re-lock (`poetry lock`)" in said
     assert "3. commit pyproject.toml, poetry.lock, the lock and golden/ together" in said
-    assert "re-lock (`uv lock`)" in accept.flow("sub/uv.lock", wanted, "CHANGED")
+    assert "pin optax==0.2.8 and re-lock (`uv lock`)" in accept.flow("sub/uv.lock", wanted, "CHANGED")
     assert "1. in requirements.txt, pin optax==0.2.8 (or merge" in accept.flow("requirements.txt", wanted, "CHANGED")
 
 
