@@ -13,13 +13,12 @@ is refused with the fix (re-lock with Poetry 2).
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError
+from harness.stack.pins import lock_entries
 from harness.stack.pins.matrix import PACKAGES
 from harness.stack.pins.requirement_files import Outside
 from harness.stack.pins.toml_lines import TomlLines, load
@@ -29,7 +28,6 @@ RELOCK_COMMAND = "poetry lock"
 RELOCK = f"restore it (`git checkout -- poetry.lock`) or re-lock with `{RELOCK_COMMAND}`"
 MARKED_BY_GROUP = Version("2.1")  # the lock-version from which each package says its groups and markers
 SOURCE_TYPES = ("legacy", "git", "directory", "file", "url")
-_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)  # PEP 508
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,18 +72,9 @@ def read(text: str, shown: str) -> list[Locked]:
 
 def _package(entry: dict, index: int, lines: TomlLines, shown: str) -> Locked:
     at = lambda key: lines.key("package", key, index)  # noqa: E731
-    raw_name = entry.get("name")
-    if not isinstance(raw_name, str) or not _NAME.match(raw_name):
-        raise _bad(shown, at("name"), f"a package's name {raw_name!r} is not a package name")
-    name = canonicalize_name(raw_name)
-    version = entry.get("version")
-    if not isinstance(version, str):
-        raise _bad(shown, at("version"), f"{name}'s version {version!r} is not a version string")
-    try:
-        Version(version)
-    except InvalidVersion:
-        raise _bad(shown, at("version"), f"{name}'s version {version!r} is not a version (PEP 440, e.g. "
-                                         "\"0.2.8\")") from None
+    bad = lambda line, what: _bad(shown, line, what)  # noqa: E731
+    name = lock_entries.name_of(entry.get("name"), at("name"), bad)
+    version = lock_entries.check_version(name, entry.get("version"), at("version"), bad)
     groups = entry.get("groups")
     if not isinstance(groups, list) or not groups or not all(isinstance(g, str) for g in groups):
         raise _bad(shown, at("groups") if "groups" in entry else lines.table("package", index),
@@ -129,37 +118,26 @@ def team_set(packages: list[Locked], shown: str) -> tuple[dict[str, str], tuple[
     (`pywin32==306; sys_platform == "win32"`), and the packages from outside the package index (refused unless
     the table ignores them; then another index's package is installed from the index uv uses, a git, path or URL
     one not at all). One of the harness's packages from elsewhere, or at two versions, is refused here."""
-    stack: dict[str, list[Locked]] = {}
+    stack: dict[str, list[tuple[str, str]]] = {}  # name -> (version, where)
     others: dict[str, list[Locked]] = {}
     outside: list[Outside] = []
     for package in packages:
         kind = next(iter(package.source)) if package.source else None
         if package.name in PACKAGES:
             if kind not in (None, "legacy"):
-                raise HarnessError(f"{package.source_where}: {package.name} is locked from {package.source}, not "
-                                   "the package index: the harness installs the baseline from the index, which would "
-                                   f"not be the {package.name} you run. Lock it from the index if the index has the "
-                                   "same build.")
-            stack.setdefault(package.name, []).append(package)
+                lock_entries.refuse_stack_from_elsewhere(package.source_where, package.name, package.source)
+            stack.setdefault(package.name, []).append((package.version, package.where))
         elif kind not in (None, "legacy"):
-            outside.append(Outside(package.source_where, f"{package.name} from {kind} {package.source[kind]}",
-                                   f"a {kind} source, not the package index"))
+            outside.append(lock_entries.from_source(package.source_where, package.name, kind, package.source[kind]))
             continue
         else:
             others.setdefault(package.name, []).append(package)
         if kind == "legacy":
-            outside.append(Outside(package.source_where, f"{package.name} {package.version}",
-                                   f"another package index ({package.source[kind]})"))
-    for name, versions in stack.items():
-        if len({p.version for p in versions}) > 1:
-            listed = ", ".join(f"{p.version} ({p.where})" for p in versions)
-            raise HarnessError(f"{shown} locks {name} at {len(versions)} versions ({listed}, a fork by platform or "
-                               "Python); give a requirements file with one exact pin instead.")
-    for name, versions in others.items():
-        everywhere = [p.where for p in versions if p.marker is None]
-        if len(everywhere) > 1:
-            raise HarnessError(f"{shown} locks {name} twice for every platform ({', '.join(everywhere)}); {RELOCK}.")
-    pins = {name: versions[0].version for name, versions in stack.items()}
+            outside.append(lock_entries.from_other_index(package.source_where, package.name, package.version,
+                                                         package.source[kind]))
+    pins = lock_entries.stack_pins(shown, stack)
+    lock_entries.refuse_twice_everywhere(
+        shown, {name: [p.where for p in versions if p.marker is None] for name, versions in others.items()}, RELOCK)
     lines = sorted(str(Requirement(f"{p.name}=={p.version}" + (f"; {p.marker}" if p.marker else "")))
                    for versions in others.values() for p in versions)
     return pins, tuple(lines), outside

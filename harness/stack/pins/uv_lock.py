@@ -12,14 +12,13 @@ own installs every package it holds.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError
+from harness.stack.pins import lock_entries
 from harness.stack.pins.matrix import PACKAGES
 from harness.stack.pins.requirement_files import Outside
 from harness.stack.pins.toml_lines import TomlLines, load
@@ -27,7 +26,6 @@ from harness.stack.pins.toml_lines import TomlLines, load
 PYPI = "https://pypi.org/simple"
 SOURCE_KINDS = ("registry", "editable", "virtual", "directory", "path", "git", "url")
 OWN_KINDS = ("editable", "virtual")  # the lock's own workspace: the team's project
-_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)  # PEP 508
 _MAX_WAYS = 16  # past this many ways to reach a package, its marker is taken as "everywhere" (an over-estimate)
 RELOCK = "restore it (`git checkout -- uv.lock`) or re-lock with `uv lock`"
 
@@ -89,10 +87,8 @@ def _bad(shown: str, line: int, what: str) -> HarnessError:
 
 def _package(entry: dict, index: int, lines: TomlLines, shown: str) -> Package:
     at = lambda key: lines.key("package", key, index)  # noqa: E731
-    raw_name = entry.get("name")
-    if not isinstance(raw_name, str) or not _NAME.match(raw_name):
-        raise _bad(shown, at("name"), f"a package's name {raw_name!r} is not a package name")
-    name = canonicalize_name(raw_name)
+    bad = lambda line, what: _bad(shown, line, what)  # noqa: E731
+    name = lock_entries.name_of(entry.get("name"), at("name"), bad)
     source = entry.get("source", {"registry": PYPI})
     if (not isinstance(source, dict) or len([k for k in source if k in SOURCE_KINDS]) != 1
             or not all(isinstance(v, str) for k, v in source.items() if k in SOURCE_KINDS)):
@@ -103,13 +99,7 @@ def _package(entry: dict, index: int, lines: TomlLines, shown: str) -> Package:
     if version is None and kind == "registry":
         raise _bad(shown, lines.table("package", index), f"{name} has no version")
     if version is not None:
-        if not isinstance(version, str):
-            raise _bad(shown, at("version"), f"{name}'s version {version!r} is not a version string")
-        try:
-            Version(version)
-        except InvalidVersion:
-            raise _bad(shown, at("version"), f"{name}'s version {version!r} is not a version (PEP 440, e.g. "
-                                             "\"0.2.8\")") from None
+        lock_entries.check_version(name, version, at("version"), bad)
     where = f"{shown}:{at('version') if version is not None else at('name')}"
     return Package(name, version, {kind: source[kind]}, where, f"{shown}:{at('source')}",
                    _edges(entry.get("dependencies", []), lines, shown, "package", "dependencies", index, name),
@@ -134,7 +124,7 @@ def _edges(edges, lines: TomlLines, shown: str, table: str, key: str, index: int
         target = edge.get("name") if isinstance(edge, dict) else None
         line = lines.within(table, key, f'name = "{target}"', index) if isinstance(target, str) else \
             lines.key(table, key, index)
-        if not isinstance(target, str) or not _NAME.match(target):
+        if not isinstance(target, str) or not lock_entries.NAME.match(target):
             raise _bad(shown, line, f"a dependency of {name} ({edge!r}) does not name a package")
         marker, version, extras = edge.get("marker"), edge.get("version"), edge.get("extra", [])
         if marker is not None:
@@ -217,40 +207,29 @@ def team_set(packages: list[Package], shown: str) -> tuple[dict[str, str], tuple
     (refused unless the table ignores them; then a registry's package is installed from the index uv uses, a
     git, path or URL one not at all). One of the harness's packages from elsewhere, or at two versions, is
     refused here."""
-    stack: dict[str, list[Package]] = {}
+    stack: dict[str, list[tuple[str, str]]] = {}  # name -> (version, where)
     outside: list[Outside] = []
     for package in packages:
         if package.name in PACKAGES:
             if package.kind != "registry":
-                raise HarnessError(f"{package.source_where}: {package.name} is locked from {package.source}, not the "
-                                   "package index: the harness installs the baseline from the index, which would not "
-                                   f"be the {package.name} you run. Lock it from the index if the index has the same "
-                                   "build.")
+                lock_entries.refuse_stack_from_elsewhere(package.source_where, package.name, package.source)
             outside += _registry(package)
-            stack.setdefault(package.name, []).append(package)
+            stack.setdefault(package.name, []).append((str(package.version), package.where))
     others: dict[str, list[tuple[str, str | None, str]]] = {}  # name -> (line, marker, where)
     for item in installed(packages):
         package = item.package
         if package.name in PACKAGES or package.own:
             continue
         if package.kind != "registry":
-            outside.append(Outside(package.source_where, f"{package.name} from {package.kind} "
-                                   f"{package.source[package.kind]}",
-                                   f"a {package.kind} source, not the package index"))
+            outside.append(lock_entries.from_source(package.source_where, package.name, package.kind,
+                                                    package.source[package.kind]))
             continue
         outside += _registry(package)
         line = f"{package.name}=={package.version}" + (f"; {item.marker}" if item.marker else "")
         others.setdefault(package.name, []).append((str(Requirement(line)), item.marker, package.where))
-    for name, versions in stack.items():
-        if len({p.version for p in versions}) > 1:
-            listed = ", ".join(f"{p.version} ({p.where})" for p in versions)
-            raise HarnessError(f"{shown} locks {name} at {len(versions)} versions ({listed}, a fork by platform or "
-                               "Python); give a requirements file with one exact pin instead.")
-    for name, lines in others.items():
-        everywhere = [where for _, marker, where in lines if marker is None]
-        if len(everywhere) > 1:
-            raise HarnessError(f"{shown} locks {name} twice for every platform ({', '.join(everywhere)}); {RELOCK}.")
-    pins = {name: str(versions[0].version) for name, versions in stack.items()}
+    pins = lock_entries.stack_pins(shown, stack)
+    lock_entries.refuse_twice_everywhere(
+        shown, {name: [where for _, marker, where in lines if marker is None] for name, lines in others.items()}, RELOCK)
     return pins, tuple(sorted(line for lines in others.values() for line, _, _ in lines)), outside
 
 
@@ -259,4 +238,4 @@ def _registry(package: Package) -> list[Outside]:
     registry = package.source.get("registry", PYPI)
     if registry.rstrip("/") == PYPI:
         return []
-    return [Outside(package.source_where, f"{package.name} {package.version}", f"another package index ({registry})")]
+    return [lock_entries.from_other_index(package.source_where, package.name, package.version, registry)]
