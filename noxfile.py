@@ -66,11 +66,8 @@ def tests(session: nox.Session) -> None:
     # user's machine.
     # Of them, the checks whose values the recording measured that host moving, and a share of the others turning
     # with each commit (harness/stack/entry_side/host_map.py).
-    native = stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE], "tests-baseline")
-    for emulation in emulated.tested(session):
-        emulated.run_on(session, ws, ENTRIES[matrix.BASELINE], emulation,
-                        stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE], f"tests-{emulation.name}"),
-                        native=native)
+    emulated.run_tested(session, ws, ENTRIES[matrix.BASELINE],
+                        stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE], "tests-baseline"))
     # Every layer (tests/unit, tests/integration, tests/e2e: pyproject's testpaths). One worker a core (at
     # most 4), whole files to a worker, in collection order: the long-running files first, longest first
     # (tests/conftest.py), spread over the workers.

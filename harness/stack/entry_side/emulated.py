@@ -57,19 +57,28 @@ def environment(session, ws: Workspace, entry: Entry, emulation: host_emulation.
     return {**env, **emulation.environment({**boundary.variables(), **env})}
 
 
+def run_tested(session, ws: Workspace, entry: Entry, native: Path) -> None:
+    """The project's contracts on each host `tested` names, each writing reports/tests-<emulation>.json: of the
+    checks the native run's report (`native`) holds, those the host can change and this turn's share of the others
+    (harness.stack.entry_side.host_map), the report and the golden files read once for all of them."""
+    found = project.load(ws)
+    checks = report_io.load(native).checks
+    measured, turn = host_map.sensitive(checks, found.golden), host_map.turn(found.root)
+    for emulation in tested(session):
+        selection = host_map.select(checks, measured, emulation.dimension.value, turn)
+        run_on(session, ws, entry, emulation, stack_entry.report_path(ws.reports, entry, f"tests-{emulation.name}"),
+               selection)
+
+
 def run_on(session, ws: Workspace, entry: Entry, emulation: host_emulation.Emulation, report: Path,
-           native: Path | None = None) -> None:
+           selection: host_map.Selection | None = None) -> None:
     """The project's contracts (the data-parallel family's process aside) judged on `emulation`, writing
-    `report`; fails the session where a check fails, as the native run does. Given the native run's report
-    (`native`), only the checks the emulated host can change and this turn's share of the others
-    (harness.stack.entry_side.host_map)."""
+    `report`; fails the session where a check fails, as the native run does. Given a `selection`, only its checks."""
     found = project.load(ws)
     env = environment(session, ws, entry, emulation, report, found.golden)
     session.log(f"the contracts on another host: {emulation.name} ({emulation.why})")
     only = []
-    if native is not None:
-        selection = host_map.select(report_io.load(native), found.golden, emulation.dimension.value,
-                                    host_map.turn(found.root))
+    if selection is not None:
         session.log(f"{emulation.name}: {selection.said()}")
         chosen = host_map.write(selection, Path(session.virtualenv.location) / "host-map" / f"{emulation.name}.txt")
         only = [f"--harness-only={chosen}"]

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from harness.host_emulation import HOST_NOISE
-from harness.model.report import Report
+from harness.model.report import CheckRecord
 from harness.stack.pins import pin_files
 
 SAMPLE_OF = 8  # the rest of the checks, in this many buckets: one runs each time
@@ -62,11 +62,11 @@ def moved_keys(golden: Path) -> dict[str, dict[str, frozenset[str]]]:
     return found
 
 
-def sensitive(report: Report, golden: Path) -> dict[str, frozenset[str]]:
+def sensitive(checks: list[CheckRecord], golden: Path) -> dict[str, frozenset[str]]:
     """check id -> the dimensions in which some golden value it compared moved when recorded."""
     moved = moved_keys(golden)
     found: dict[str, frozenset[str]] = {}
-    for check in report.checks:
+    for check in checks:
         keys = moved.get(check.family, {})
         dimensions = frozenset(d for c in check.comparisons if c.label.startswith(GOLDEN_LABEL)
                                for d in keys.get(c.label[len(GOLDEN_LABEL):], ()))
@@ -88,10 +88,10 @@ def turn(root: Path) -> int:
     return int(text) % SAMPLE_OF if text.isdigit() else 0
 
 
-def select(report: Report, golden: Path, dimension: str, bucket: int) -> Selection:
-    """The checks of `report` a run on a host emulating `dimension` takes."""
-    moved = sensitive(report, golden)
-    ids = [c.id for c in report.checks]
+def select(checks: list[CheckRecord], moved: dict[str, frozenset[str]], dimension: str, bucket: int) -> Selection:
+    """The checks of a run (the native run's report's) a run on a host emulating `dimension` takes, `moved` the
+    dimensions each check's values moved in (`sensitive`)."""
+    ids = [c.id for c in checks]
     hit = tuple(sorted(i for i in ids if dimension in moved.get(i, ())))
     sampled = tuple(sorted(i for i in ids if i not in hit and bucket_of(i) == bucket))
     return Selection(dimension, hit, sampled, len(ids), bucket)
