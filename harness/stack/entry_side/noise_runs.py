@@ -26,6 +26,7 @@ from harness.stack.workspace import Workspace
 
 FOLDER = "golden-noise"  # in the entry's environment: each perturbation's recording, made anew each time
 HOST_FOLDER = "golden-host-noise"  # ... each emulated host's
+LOG = "run.log"  # in each run's folder: what its pytest printed
 HERE_FOLDER = "golden-this-host"  # `golden --measure-host`: this host's own recording, to measure against
 
 
@@ -34,16 +35,27 @@ def folders(venv: str) -> dict[str, Path]:
     return {p.name: Path(venv) / FOLDER / p.name for p in numerical_noise.PERTURBATIONS}
 
 
+def _environment(session, ws: Workspace, entry: Entry, folder: Path) -> dict[str, str]:
+    """A run's variables recording into `folder` (its report there too), on this host as it is."""
+    return stack_entry.suite_environment(entry, str(folder / "report.json"), session.virtualenv.location, folder,
+                                         ws.is_checkout, rollback_reads=False, options=ws.options)
+
+
+def _run_into(session, found: project.Project, folder: Path, env: dict[str, str], *flags: str) -> None:
+    """The contracts of `found` recorded into `folder` under `env`, their output in folder/run.log (LOG); nox's
+    failure raised when one does not pass."""
+    with session.chdir(found.root), open(folder / LOG, "w") as out:
+        session.run("python", "-m", paths.SUITE_MAIN, *stack_entry.suite_arguments(found),
+                    f"--basetemp={Path(session.virtualenv.location) / 'pytest-tmp'}-{folder.name}",
+                    "--harness-record-golden", *flags, "-p", "no:cacheprovider", env=env, stdout=out, stderr=out)
+
+
 def _record(session, found: project.Project, folder: Path, env: dict[str, str], label: str) -> bool:
     """The contracts of `found` recorded into `folder` (made anew) under `env`; whether it holds a recording. A run
     that fails keeps what its checks recorded before failing, and says so."""
-    venv = session.virtualenv.location
-    log = folder / "run.log"
+    log = folder / LOG
     try:
-        with session.chdir(found.root), open(log, "w") as out:
-            session.run("python", "-m", paths.SUITE_MAIN, *stack_entry.suite_arguments(found),
-                        f"--basetemp={Path(venv) / 'pytest-tmp'}-{folder.name}", "--harness-record-golden",
-                        "--harness-observe-noise", "-p", "no:cacheprovider", env=env, stdout=out, stderr=out)
+        _run_into(session, found, folder, env, "--harness-observe-noise")
     except Exception as exc:  # nox's CommandFailed: what the checks recorded before failing is kept
         session.log(f"golden: {label}: the contracts did not all pass ({getattr(exc, 'reason', exc)}); values they "
                     f"did not reach get none (log: {log})")
@@ -69,15 +81,10 @@ def quick_pass(session, ws: Workspace, entry: Entry) -> None:
         return
     found = project.load(ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value)))
     folder = _fresh(Path(session.virtualenv.location) / QUICK_FOLDER)
-    env = stack_entry.suite_environment(entry, str(folder / "report.json"), session.virtualenv.location, folder,
-                                        ws.is_checkout, rollback_reads=False, options=ws.options)
-    log = folder / "run.log"
+    log = folder / LOG
     session.log("golden: your contracts once, before their noise is measured")
     try:
-        with session.chdir(found.root), open(log, "w") as out:
-            session.run("python", "-m", paths.SUITE_MAIN, *stack_entry.suite_arguments(found),
-                        f"--basetemp={Path(session.virtualenv.location) / 'pytest-tmp'}-{folder.name}",
-                        "--harness-record-golden", "-p", "no:cacheprovider", env=env, stdout=out, stderr=out)
+        _run_into(session, found, folder, _environment(session, ws, entry, folder))
     except Exception as exc:  # nox's CommandFailed
         tail = "\n  ".join(log.read_text(errors="replace").splitlines()[-_LOG_TAIL:]) if log.is_file() else ""
         raise HarnessError(f"golden: your contracts do not all pass on the baseline "
@@ -95,8 +102,7 @@ def record_perturbed(session, ws: Workspace, entry: Entry) -> list[Path]:
     recorded = []
     for perturbation in numerical_noise.PERTURBATIONS:
         folder = _fresh(folders(session.virtualenv.location)[perturbation.name])
-        env = stack_entry.suite_environment(entry, str(folder / "report.json"), session.virtualenv.location, folder,
-                                            ws.is_checkout, rollback_reads=False, options=ws.options)
+        env = _environment(session, ws, entry, folder)
         env["XLA_FLAGS"] = numerical_noise.with_flag(boundary.variables().get("XLA_FLAGS", ""), perturbation)
         session.log(f"golden: measuring numerical noise: your contracts compiled with {perturbation.xla_flag}")
         if _record(session, found, folder, env, f"under {perturbation.xla_flag}"):
@@ -129,10 +135,8 @@ def record_here(session, ws: Workspace, entry: Entry) -> Path:
     of their own (made anew), to measure against the golden values (harness.contract.host_measure)."""
     found = project.load(ws)
     folder = _fresh(Path(session.virtualenv.location) / HERE_FOLDER)
-    env = stack_entry.suite_environment(entry, str(folder / "report.json"), session.virtualenv.location, folder,
-                                        ws.is_checkout, rollback_reads=False, options=ws.options)
     session.log("golden --measure-host: the contracts recorded on this host, to measure against the golden values")
-    if not _record(session, found, folder, env, "on this host"):
+    if not _record(session, found, folder, _environment(session, ws, entry, folder), "on this host"):
         raise HarnessError("golden --measure-host: this host recorded no value (see the log above); nothing was "
                            "measured.")
     return folder
