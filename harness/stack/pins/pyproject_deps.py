@@ -65,12 +65,12 @@ def _strings(value, where: str, what: str, groups: bool = False) -> list[str]:
     return found
 
 
-def _readable(text: str) -> bool:
+def _name(text: str) -> str | None:
+    """The normalized name a requirement string names; None when it is not one (refused where it is read)."""
     try:
-        Requirement(text)
-        return True
+        return canonicalize_name(Requirement(text).name)
     except InvalidRequirement:
-        return False
+        return None
 
 
 def read(text: str, shown: str) -> Pyproject:
@@ -92,16 +92,15 @@ def read(text: str, shown: str) -> Pyproject:
     for group, value in _table(data, "dependency-groups", lines, shown, "dependency-groups").items():
         add("dependency-groups", group, value, f"[dependency-groups] {group}", group=str(group))
     poetry = poetry_deps.read(data, lines, shown)
-    in_project = {canonicalize_name(Requirement(d.text).name) for d in found if _readable(d.text)}
+    # Poetry 2 reads [project] dependencies; a main-group entry of the same package only adds to it: where it comes
+    # from, said on the [project] requirement.
+    in_project = {name: i for i, d in enumerate(found)
+                  if d.group is None and d.extra is None and (name := _name(d.text)) is not None}
     for d in poetry.dependencies:
-        # Poetry 2 reads [project] dependencies; a main-group entry of the same package only adds to it: where it
-        # comes from, said on the [project] requirement.
-        name = canonicalize_name(Requirement(d.text).name)
-        if d.group is None and name in in_project:
+        main = in_project.get(_name(d.text)) if d.group is None else None
+        if main is not None:
             if d.source is not None:
-                found = [dataclasses.replace(p, poetry_source=d.source) if p.group is None and p.extra is None and
-                         _readable(p.text) and canonicalize_name(Requirement(p.text).name) == name else p
-                         for p in found]
+                found[main] = dataclasses.replace(found[main], poetry_source=d.source)
             continue
         found.append(Declared(d.where, d.text, group=d.group, poetry_source=d.source, poetry=True, written=d.written))
     name = project.get("name") if isinstance(project.get("name"), str) else poetry.name
