@@ -59,15 +59,18 @@ def tests(session: nox.Session) -> None:
     if session.run("lint-imports") is None:  # the layer contracts in pyproject.toml
         return
     # The contracts first: the harness's tests read their report (every allowance named).
+    # Spread over the cores by pytest-xdist (this environment has it; the report is one process's: harness.contract.
+    # workers), the data-parallel family's process beside it.
     stack_entry.run_entry(session, ws, ENTRIES[matrix.BASELINE], report_name="tests-baseline", install=False,
-                          rollback_reads=False)
+                          rollback_reads=False, main_args=stack_entry.SPREAD_OVER_CORES)
     # The same contracts on another host of each kind this machine emulates (a BLAS kernel, XLA's vector cap, no
     # fused multiply-add: harness.host_emulation): a golden value that holds on one CPU only fails here, not on a
     # user's machine.
     # Of them, the checks whose values the recording measured that host moving, and a share of the others turning
     # with each commit (harness/stack/entry_side/host_map.py).
     emulated.run_tested(session, ws, ENTRIES[matrix.BASELINE],
-                        stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE], "tests-baseline"))
+                        stack_entry.report_path(ws.reports, ENTRIES[matrix.BASELINE], "tests-baseline"),
+                        stack_entry.SPREAD_OVER_CORES)
     # Every layer (tests/unit, tests/integration, tests/e2e: pyproject's testpaths). One worker a core (at
     # most 4), whole files to a worker, in collection order: the long-running files first, longest first
     # (tests/conftest.py), spread over the workers.

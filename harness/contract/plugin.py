@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness import devices
-from harness.contract import collection, collector, families, job, options, platform_needs, project_devices
+from harness.contract import (
+    collection, collector, families, job, options, platform_needs, project_devices, workers,
+)
 from harness.contract.progress import ProgressWriter
 
 if TYPE_CHECKING:
@@ -58,7 +60,8 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    config.stash[_PROGRESS] = ProgressWriter.of(config)
+    # Under pytest-xdist the controller counts the checks its workers report (.workers): a worker writes none.
+    config.stash[_PROGRESS] = ProgressWriter(None) if workers.is_worker(config) else ProgressWriter.of(config)
     told = job.of_entry(config)  # an upgrade's entry's: its phases written as data where its job says
     directory = told.phases_dir if told else None
     if config.getoption("--harness-phases") or directory:
@@ -70,6 +73,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", platform_needs.DESCRIPTION)
     project_devices.given(config)  # XLA_FLAGS before the project's modules are imported
     if options.harness_run(config):
+        if config.getoption("--harness-record-golden") and workers.is_controller(config):
+            raise pytest.UsageError("a recording runs in one process (each would write the golden files of the "
+                                    "modules it ran): give it without pytest-xdist's -n")
         # A module that no longer imports after a bump is one failed check, not the end of the run.
         config.option.continue_on_collection_errors = True
         _recorder(config)
@@ -178,6 +184,28 @@ def pytest_sessionstart(session):
 
 def pytest_collection_finish(session):
     session.config.stash[_PROGRESS].running(len(session.items))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """Under pytest-xdist, the controller's count: every worker collects the whole run."""
+    node.config.stash[_PROGRESS].running(len(ids))
+
+
+def pytest_runtest_logreport(report):
+    """Under pytest-xdist, the controller counts each check its workers finished (in one process the protocol's
+    wrapper does)."""
+    if report.when == "teardown" and _ACTIVE and workers.is_controller(_ACTIVE[-1].config):
+        _ACTIVE[-1].config.stash[_PROGRESS].check_finished()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """A worker ended: its checks, counts and environment into the controller's report (.workers)."""
+    recorder = _running(node.config)
+    part = workers.received(node)
+    if recorder is not None and part is not None:
+        recorder.merge(part)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -305,6 +333,9 @@ def pytest_sessionfinish(session, exitstatus):
         return
     from harness.model.enums import Status
 
+    if workers.is_worker(session.config):  # its part goes to the controller, which writes the report
+        workers.send(session.config, recorder.part())
+        return
     if recorder.recording:
         from harness.contract import golden_recording
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 
 from harness import __version__
-from harness.contract import environment, families, hypothesis_profiles, job, options, replay, tolerances
+from harness.contract import environment, families, hypothesis_profiles, job, options, replay, tolerances, workers
 from harness.contract.golden import GoldenProblem, GoldenStore
 from harness.contract.warning_log import WarningLog
 from harness.model import report_io
@@ -41,7 +41,8 @@ class Recorder:
         self.config = config
         self.started = time.perf_counter()
         self.started_at = now()
-        self.report_path = config.getoption("--harness-report")
+        # A pytest-xdist worker writes no report: the controller writes one of every worker's checks (.workers).
+        self.report_path = None if workers.is_worker(config) else config.getoption("--harness-report")
         self.root = root = Path(str(config.rootpath))
         self.store = GoldenStore(config.getoption("--harness-golden-dir") or root / "golden",
                                  config.getoption("--harness-builtin-golden-dir"),
@@ -83,6 +84,25 @@ class Recorder:
         self.checks[record.nodeid] = record
         if record.examples is not None:
             self.examples_run += record.examples
+        self.write(Status.PARTIAL)
+
+    def part(self) -> workers.WorkerPart:
+        """What this process, an xdist worker, recorded: for the controller's report."""
+        return workers.WorkerPart(checks=list(self.checks.values()), examples_run=self.examples_run,
+                                  performance=self.performance, own_families=sorted(self.own_families),
+                                  environment=self._environment() if self.contracts_collected else None)
+
+    def merge(self, part: workers.WorkerPart) -> None:
+        """A worker's part, in the controller: its checks among the others' in the order of their modules (each
+        module runs whole in one worker, its checks in their own order), its counts added."""
+        merged = {**self.checks, **{c.nodeid: c for c in part.checks}}
+        order = {module: n for n, module in enumerate(sorted({workers.module_of(i) for i in merged}))}
+        self.checks = dict(sorted(merged.items(), key=lambda item: order[workers.module_of(item[0])]))
+        self.examples_run += part.examples_run
+        self.performance.update(part.performance)
+        self.own_families |= set(part.own_families)
+        if part.environment is not None and (self.environment is None or not self.contracts_collected):
+            self.environment, self.contracts_collected = part.environment, True
         self.write(Status.PARTIAL)
 
     def ended(self) -> Status:

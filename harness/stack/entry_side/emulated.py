@@ -57,21 +57,22 @@ def environment(session, ws: Workspace, entry: Entry, emulation: host_emulation.
     return {**env, **emulation.environment({**boundary.variables(), **env})}
 
 
-def run_tested(session, ws: Workspace, entry: Entry, native: Path) -> None:
+def run_tested(session, ws: Workspace, entry: Entry, native: Path, spread=()) -> None:
     """The project's contracts on each host `tested` names, each writing reports/tests-<emulation>.json: of the
     checks the native run's report (`native`) holds, those the host can change and this turn's share of the others
-    (harness.stack.entry_side.host_map), the report and the golden files read once for all of them."""
+    (harness.stack.entry_side.host_map), the report and the golden files read once for all of them. `spread`: pytest
+    arguments that spread each run over the cores (stack_entry.SPREAD_OVER_CORES)."""
     found = project.load(ws)
     checks = report_io.load(native).checks
     measured, turn = host_map.sensitive(checks, found.golden), host_map.turn(found.root)
     for emulation in tested(session):
         selection = host_map.select(checks, measured, emulation.dimension.value, turn)
         run_on(session, ws, entry, emulation, stack_entry.report_path(ws.reports, entry, f"tests-{emulation.name}"),
-               selection)
+               selection, spread)
 
 
 def run_on(session, ws: Workspace, entry: Entry, emulation: host_emulation.Emulation, report: Path,
-           selection: host_map.Selection | None = None) -> None:
+           selection: host_map.Selection | None = None, spread=()) -> None:
     """The project's contracts (the data-parallel family's process aside) judged on `emulation`, writing
     `report`; fails the session where a check fails, as the native run does. Given a `selection`, only its checks."""
     found = project.load(ws)
@@ -85,4 +86,4 @@ def run_on(session, ws: Workspace, entry: Entry, emulation: host_emulation.Emula
     with session.chdir(found.root):
         session.run("python", "-m", paths.SUITE_MAIN, *stack_entry.suite_arguments(found),
                     f"--basetemp={Path(session.virtualenv.location) / 'pytest-tmp'}-{emulation.name}",
-                    "-p", "no:cacheprovider", *only, env=env)
+                    "-p", "no:cacheprovider", *only, *spread, env=env)

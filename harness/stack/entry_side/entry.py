@@ -31,6 +31,9 @@ from harness.stack.workspace import Workspace
 from harness.verdict.run_reports import RunReports
 
 PYTEST_TESTS_FAILED = 1  # pytest.ExitCode.TESTS_FAILED: the suite ran, some checks failed
+# A judging run spread over the machine's cores by pytest-xdist, whole modules to a worker (harness.contract.workers):
+# for an environment that has pytest-xdist (the tests session's), where nothing else runs beside it.
+SPREAD_OVER_CORES = ("-n", "auto", "--dist", "loadfile")
 
 
 def report_path(reports: Path, entry: Entry, report_name: str | None = None) -> Path:
@@ -164,12 +167,13 @@ def suite_environment(entry: Entry, report: str, venv: str, golden: Path, is_che
 
 
 def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name: str | None = None,
-              install: bool = True, rollback_reads: bool = True, whole: bool = False) -> None:
+              install: bool = True, rollback_reads: bool = True, whole: bool = False, main_args=()) -> None:
     """Install the entry's stack and run the contract suite, writing reports/<entry>.json (and, when an
     upgrade's rollback may read them, its checkpoints beside it): in parts (harness.stack.entry_side.parts), a
     pytest process each, those the job names as reused left out; in one process when `whole` (a recording).
     A rollback of several writers' checkpoints (its job's rollback_from naming several folders) writes each
-    writer's report from one process."""
+    writer's report from one process. `main_args` go to the main pytest process only, not to the data-parallel
+    family's (SPREAD_OVER_CORES)."""
     envs.mark_used(session.virtualenv.location, session.name)  # its last use, for pruning (harness.stack.environments.envs)
     writers = list(ws.options.rollback_from)
     names = [rollback.report_name(f.name) for f in writers] if len(writers) > 1 else [report_name]
@@ -192,7 +196,7 @@ def run_entry(session, ws: Workspace, entry: Entry, pytest_args=(), report_name:
     held = RunReports()  # the merges' reads and writes of the reports, for the ending's question
 
     def one(part: ReportPart, file: Path) -> None:
-        _run_part(session, ws, entry, found, part, file, path, rollback_reads, pytest_args, held)
+        _run_part(session, ws, entry, found, part, file, path, rollback_reads, pytest_args, held, main_args)
 
     with session.chdir(found.root):
         parts.run(path, parts.of_run(found, ws.options, whole), ws.options.reused_parts, entry_info(entry), one,
@@ -226,7 +230,7 @@ def _environment(session, ws: Workspace, entry: Entry, found: project.Project, p
 
 
 def _run_part(session, ws: Workspace, entry: Entry, found: project.Project, part: ReportPart, file: Path,
-              report: Path, rollback_reads: bool, pytest_args, held: RunReports) -> None:
+              report: Path, rollback_reads: bool, pytest_args, held: RunReports, main_args=()) -> None:
     """One part's pytest process writing `file` (the entry's `report` itself for ALL), and the multi-device
     family's beside it when the part holds the built-in contracts and the run selects the family."""
     part = parts.runs(found, part, bool(ws.options.rollback_from))
@@ -244,7 +248,7 @@ def _run_part(session, ws: Workspace, entry: Entry, found: project.Project, part
         try:
             session.run("python", "-m", paths.SUITE_MAIN, *suite_arguments(found, part=part),
                         f"--junitxml={file.with_suffix('.junit.xml')}", f"--basetemp={basetemp}", "-o",
-                        f"junit_suite_name={entry.name}", *pytest_args, env=env)
+                        f"junit_suite_name={entry.name}", *pytest_args, *main_args, env=env)
         except Exception as exc:  # checks that failed still leave a report the family's results join
             if beside is None or getattr(exc, "return_code", None) != PYTEST_TESTS_FAILED:
                 if beside is not None:
