@@ -27,6 +27,12 @@ import dataclasses
 from harness.model.host import Dimension, Host
 
 HOST_NOISE = "host_noise"  # a golden entry's field: {dimension: the largest move on an emulated host}, absolute
+# In an emulated host's recording folder: the check ids its run left out (--harness-except), by the measured map of
+# which checks a host moves (harness.stack.entry_side.host_map); the recording keeps their values' host noise as it was.
+LEFT_OUT = "left-out.txt"
+# The checks no host moved when recorded, in this many buckets: a run on an emulated host takes one of them, turning
+# with each commit, so each such check runs there once in SAMPLE_OF (harness.stack.entry_side.host_map).
+SAMPLE_OF = 8
 EMULATED = "host_noise_from"  # a golden file's provenance: {dimension: [emulations measured]}
 
 # How far beyond its measured host noise a value may move on a host that differs. The emulations are the

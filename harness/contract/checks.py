@@ -159,7 +159,7 @@ class Check:
                 precision.refuse_exact_formula(key, arr, str(arr.dtype))
             entry = {**encode_array(arr), **precision.noted(value, arr, dtype, exact)}
             self.store.record(self.family, key, entry if exact else noise.with_noise(self.store, self.family, key,
-                                                                                     entry, arr))
+                                                                                     entry, arr, self.check_id))
             self._add_kind(GOLDEN)
             return
         expected, entry = self.store.get_array(self.family, key)

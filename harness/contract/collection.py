@@ -1,6 +1,7 @@
 """Which collected items a harness run keeps: of the built-in families a team's selection takes in part,
 the tests it names (the entry's job, harness.stack.selection); of every family, the checks an attribution or a
-replay run is limited to (--harness-only). The rest are deselected, as pytest reports them."""
+replay run is limited to (--harness-only), less those an emulated host's recording leaves out (--harness-except).
+The rest are deselected, as pytest reports them."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ def keep_selected(config, items, recorder: Recorder | None) -> None:
     if selection is not None:
         wanted = set(selection)
         _deselect(config, items, lambda item: families.check_id(item) in wanted)
+    left_out = options.excepted(config)
+    if left_out:
+        _deselect(config, items, lambda item: families.check_id(item) not in left_out)
 
 
 def _deselect(config, items, keep) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import env_vars, golden_layout
+from harness import env_vars, golden_layout, host_emulation
 from harness.atomic import atomic_write_text
 from harness.contract import environment
 from harness.contract.families import Family
@@ -70,6 +70,19 @@ def _with_hosts_measured_elsewhere(provenance: dict, recorded: dict) -> dict:
         if elsewhere else provenance
 
 
+def _left_out(stores: list[GoldenStore]) -> frozenset[str]:
+    """The check ids every one of a dimension's emulated runs left out (the LEFT_OUT file each folder holds; none
+    without it: a run of every check)."""
+    lists = []
+    for store in stores:
+        try:
+            lists.append(frozenset(line.strip() for line in (store.directory / host_emulation.LEFT_OUT)
+                                   .read_text().splitlines() if line.strip()))
+        except OSError:
+            return frozenset()
+    return frozenset.intersection(*lists) if lists else frozenset()
+
+
 class GoldenStore:
     """Reads golden/<family>.json lazily; collects recordings to write in one go.
 
@@ -98,8 +111,12 @@ class GoldenStore:
         # A recording's: what the same contracts recorded on each emulated host, by dimension (harness.host_emulation).
         self.emulated = {hosts.Dimension(d): [GoldenStore(f) for f in folders]
                          for d, folders in (host_noise_from or {}).items() if folders}
+        # ... and the checks each dimension's runs left out by the measured map (host_emulation.LEFT_OUT in each
+        # folder; harness.stack.entry_side.host_map): their values were not asked there, not lost.
+        self.host_left_out = {d: _left_out(stores) for d, stores in self.emulated.items()}
         self.noise_keys: set[tuple[Family, str]] = set()  # the values recorded with their noise asked
         self.host_noise_keys: set[tuple[Family, str]] = set()  # ... with their host noise asked
+        self.left_out_keys: set[tuple[Family, str]] = set()  # ... of checks every emulated dimension left out
         self._across: dict[Family, bool] = {}
         self._hosts: dict[Family, frozenset[hosts.Dimension]] = {}
 

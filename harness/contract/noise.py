@@ -65,18 +65,24 @@ def rejudged(failed: Comparison, observed, expected, noise: float, dtype: str, s
     return dataclasses.replace(failed, passed=True, noise=judgement, message="")
 
 
-def with_noise(store: GoldenStore, family: str, key: str, entry: dict, value: np.ndarray) -> dict:
+def with_noise(store: GoldenStore, family: str, key: str, entry: dict, value: np.ndarray,
+               check_id: str | None = None) -> dict:
     """A recording's golden `entry` for `value` with its noise, when the perturbed runs recorded the key, and its
-    host noise, when the emulated hosts did (`{}` where none moved it: measured, and left out of the file)."""
+    host noise, when the emulated hosts did (`{}` where none moved it: measured, and left out of the file). A
+    dimension whose runs left the check (`check_id`) out by the measured map keeps the noise the file holds for
+    the value while it is recorded the same (none: the map left it out because no host had moved it)."""
     if store.perturbed:
         store.noise_keys.add((family, key))
         found = measured(observed_in(store.perturbed_entries(family, key)), value)
         entry = entry if found is None else {**entry, NOISE: found}
     if store.emulated:
         store.host_noise_keys.add((family, key))
+        left = {d for d, ids in store.host_left_out.items() if check_id in ids}
+        if left == set(store.emulated):
+            store.left_out_keys.add((family, key))
         moves = {dimension: measured(observed_in(store.perturbed_entries(family, key, stores)), value)
-                 for dimension, stores in store.emulated.items()}
-        kept = unmeasured_host_noise(store, family, key, entry, {str(d) for d in store.emulated})
+                 for dimension, stores in store.emulated.items() if dimension not in left}
+        kept = unmeasured_host_noise(store, family, key, entry, {str(d) for d in store.emulated if d not in left})
         if any(move is not None for move in moves.values()) or kept:  # some emulated host reached it
             entry = {**entry, HOST_NOISE: dict(sorted({**kept, **{str(d): move for d, move in moves.items()
                                                                     if move}}.items()))}

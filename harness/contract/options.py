@@ -50,6 +50,10 @@ def add(parser) -> None:
                     help="with --harness-record-golden: a golden directory the same contracts recorded on an emulated "
                          "host that differs in DIMENSION (harness.host_emulation); each value's largest move there "
                          "is recorded as its host noise in that dimension")
+    group.addoption("--harness-except", default=None, metavar="FILE",
+                    help="leave out the check ids listed in FILE (one a line): an emulated host's recording leaves "
+                         "out the checks whose values that host never moved, but for this turn's sample "
+                         "(harness.stack.entry_side.host_map); a check not listed runs, a new one too")
     group.addoption("--harness-multi-device", action="store_true",
                     help="this is the multi-device family's own process (harness.devices): collect its module, "
                          "which every other run leaves out")
@@ -91,6 +95,17 @@ def selection(config) -> list[str] | None:
     except OSError as exc:
         raise pytest.UsageError(f"the selection (--harness-only, else the entry's job): cannot read {path} "
                                 f"({exc.strerror or exc})") from None
+
+
+def excepted(config) -> frozenset[str]:
+    """The check ids the --harness-except file lists (none without one)."""
+    path = config.getoption("--harness-except")
+    if not path:
+        return frozenset()
+    try:
+        return frozenset(line.strip() for line in Path(path).read_text().splitlines() if line.strip())
+    except OSError as exc:
+        raise pytest.UsageError(f"--harness-except: cannot read {path} ({exc.strerror or exc})") from None
 
 
 def builtin_tests(config) -> frozenset[str] | None:

@@ -39,7 +39,7 @@ def test_golden_recording_and_the_tests_baseline_keep_no_checkpoints_in_reports(
         nox.registry.get()["golden"](session)  # the session the golden command declares
     assert calls and calls[0]["report_name"] == "golden-recording" and calls[0]["rollback_reads"] is False
     noxfile = (paths.SOURCE / "noxfile.py").read_text()
-    assert 'report_name="tests-baseline", install=False,\n                          rollback_reads=False)' in noxfile
+    assert 'report_name="tests-baseline", install=False,\n                          rollback_reads=False,' in noxfile
     env = stack_entry.suite_environment(Entry("baseline", {}, ""), "r/golden-recording.json", "v", paths.SOURCE, True,
                                         rollback_reads=False)
     assert env_vars.CHECKPOINTS not in env

@@ -24,6 +24,11 @@ def _checks(doc: dict) -> dict[str, dict]:
     return {c["id"]: {k: v for k, v in c.items() if k not in CHECK_UNSTABLE} for c in doc["checks"]}
 
 
+def _warnings(doc: dict) -> list[tuple]:
+    return sorted((w["category"], w["message"], w["origin"], w["count"], tuple(sorted(w["checks"])))
+                  for w in doc["warnings"])
+
+
 def test_a_spread_run_reports_what_one_process_reports(recorded_suite, pytester):
     failing = _three_modules(pytester)
     assert recorded_suite("--harness-record-golden", report="again.json", subprocess=True)[0].ret == 0
@@ -37,8 +42,10 @@ def test_a_spread_run_reports_what_one_process_reports(recorded_suite, pytester)
     assert _checks(spread) == _checks(one) and len(_checks(one)) == 18
     assert [c["id"] for c in one["checks"]] == [c["id"] for c in spread["checks"]]  # modules in order
     assert spread["summary"]["failed"] == one["summary"]["failed"] == 1
-    for key in set(one) - set(UNSTABLE) - {"checks"}:
-        assert spread[key] == one[key], key  # warnings once each, examples, environment (JAX asked in a worker)
+    for key in set(one) - set(UNSTABLE) - {"checks", "warnings"}:
+        assert spread[key] == one[key], key  # examples, environment (JAX asked in a worker)
+    # Warnings once each, counted and named alike (the file a row names is where it was first seen: an order)
+    assert _warnings(spread) == _warnings(one)
     assert spread["hypothesis"]["examples_run"] > 0 and spread["warnings"] and spread["status"] == "complete"
 
 

@@ -83,10 +83,11 @@ def _pytest_options() -> dict[str, dict]:
 def test_the_contract_side_reads_every_variable_an_entry_is_given_for_its_pytest():
     declared = {s.pytest for s in run_options.specs().values() if s.pytest}
     # arguments, not run options (the multi-device family's own process: harness.stack.entry_side.multi_device;
-    # a recording's numerical noise and host noise: harness.stack.entry_side.noise_runs; what accepts a recording's
-    # changes and why: the golden session)
+    # a recording's numerical noise and host noise, and the checks an emulated host's recording leaves out:
+    # harness.stack.entry_side.noise_runs; what accepts a recording's changes and why: the golden session)
     own = {"--harness-own-contracts", "--harness-record-golden", "--harness-multi-device", "--harness-observe-noise",
-           "--harness-noise-from", "--harness-host-noise-from", "--harness-accepted-by", "--harness-accept-reason"}
+           "--harness-noise-from", "--harness-host-noise-from", "--harness-accepted-by", "--harness-accept-reason",
+           "--harness-except"}
     assert set(_pytest_options()) == declared | own
 
 

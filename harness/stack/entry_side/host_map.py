@@ -9,6 +9,10 @@ checks sensitive in its dimension, and of the others one bucket of SAMPLE_OF by 
 the bucket turning with each commit: a check that becomes host-sensitive without its recording saying so (a
 statement that no longer holds on another kernel, a value recorded where the kernel could not be emulated) is
 run there within SAMPLE_OF commits, and every check once in SAMPLE_OF.
+
+`golden` takes the same map from the last recording's report: each emulated host records the checks its dimension
+moved, the turn's sample and every check that report does not hold (a new one); the values it leaves out keep no
+host noise in that dimension, which they never had (harness.contract.noise).
 """
 
 from __future__ import annotations
@@ -18,11 +22,10 @@ import hashlib
 import json
 from pathlib import Path
 
-from harness.host_emulation import HOST_NOISE
+from harness.host_emulation import HOST_NOISE, SAMPLE_OF
 from harness.model.report import CheckRecord
 from harness.stack.pins import pin_files
 
-SAMPLE_OF = 8  # the rest of the checks, in this many buckets: one runs each time
 GOLDEN_LABEL = "golden:"
 
 
@@ -62,9 +65,16 @@ def moved_keys(golden: Path) -> dict[str, dict[str, frozenset[str]]]:
     return found
 
 
-def sensitive(checks: list[CheckRecord], golden: Path) -> dict[str, frozenset[str]]:
-    """check id -> the dimensions in which some golden value it compared moved when recorded."""
-    moved = moved_keys(golden)
+def sensitive(checks: list[CheckRecord], golden: Path, *more: Path) -> dict[str, frozenset[str]]:
+    """check id -> the dimensions in which some golden value it compared moved when recorded: in `golden`, or in
+    any of the `more` directories of the same layout (a team's copies of the built-in families, the values the
+    tool ships), a key's dimensions the union of what each holds."""
+    moved: dict[str, dict[str, frozenset[str]]] = {}
+    for directory in (golden, *more):
+        for family, keys in moved_keys(directory).items():
+            known = moved.setdefault(family, {})
+            for key, dimensions in keys.items():
+                known[key] = known.get(key, frozenset()) | dimensions
     found: dict[str, frozenset[str]] = {}
     for check in checks:
         keys = moved.get(check.family, {})
@@ -97,8 +107,20 @@ def select(checks: list[CheckRecord], moved: dict[str, frozenset[str]], dimensio
     return Selection(dimension, hit, sampled, len(ids), bucket)
 
 
+def left_out(checks: list[CheckRecord], selection: Selection) -> list[str]:
+    """The checks of `checks` the selection does not take: what an emulated host's recording leaves out
+    (--harness-except), so that a check the report does not hold (a new one) runs there."""
+    taken = set(selection.checks)
+    return sorted(c.id for c in checks if c.id not in taken)
+
+
+def write_ids(ids: list[str], path: Path) -> Path:
+    """Check ids, one a line, as --harness-only and --harness-except read them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{check}\n" for check in ids))
+    return path
+
+
 def write(selection: Selection, path: Path) -> Path:
     """The selection as the contract side's --harness-only reads it: one check id a line."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{check}\n" for check in selection.checks))
-    return path
+    return write_ids(selection.checks, path)

@@ -16,11 +16,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from harness import numerical_noise, platforms, run_options
+from harness import golden_layout, numerical_noise, platforms, run_options
 from harness.errors import HarnessError
-from harness.model.enums import BuiltinMode
+from harness.host_emulation import LEFT_OUT
+from harness.model import report_io
+from harness.model.enums import BuiltinMode, Status
 from harness.stack import boundary, paths, project
-from harness.stack.entry_side import emulated, entry as stack_entry
+from harness.stack.entry_side import emulated, entry as stack_entry, host_map
 from harness.stack.pins.matrix import Entry
 from harness.stack.workspace import Workspace
 
@@ -50,12 +52,12 @@ def _run_into(session, found: project.Project, folder: Path, env: dict[str, str]
                     "--harness-record-golden", *flags, "-p", "no:cacheprovider", env=env, stdout=out, stderr=out)
 
 
-def _record(session, found: project.Project, folder: Path, env: dict[str, str], label: str) -> bool:
+def _record(session, found: project.Project, folder: Path, env: dict[str, str], label: str, *flags: str) -> bool:
     """The contracts of `found` recorded into `folder` (made anew) under `env`; whether it holds a recording. A run
     that fails keeps what its checks recorded before failing, and says so."""
     log = folder / LOG
     try:
-        _run_into(session, found, folder, env, "--harness-observe-noise")
+        _run_into(session, found, folder, env, "--harness-observe-noise", *flags)
     except Exception as exc:  # nox's CommandFailed: what the checks recorded before failing is kept
         session.log(f"golden: {label}: the contracts did not all pass ({getattr(exc, 'reason', exc)}); values they "
                     f"did not reach get none (log: {log})")
@@ -110,22 +112,66 @@ def record_perturbed(session, ws: Workspace, entry: Entry) -> list[Path]:
     return recorded
 
 
+# The baseline's judging runs, whose checks name the golden values they compared (a recording's do not): the
+# upgrade's (reports/<entry>.json, name None) and `nox -s tests`' (reports/tests-baseline.json).
+JUDGED_REPORTS = (None, "tests-baseline")
+
+
+def _judged(ws: Workspace, entry: Entry):
+    """The newest complete report of a baseline run that judged golden values; None when there is none."""
+    found = []
+    for name in JUDGED_REPORTS:
+        path = stack_entry.report_path(ws.reports, entry, name)
+        try:
+            report = report_io.load(path) if path.is_file() else None
+        except (OSError, ValueError, HarnessError):
+            continue  # unreadable: the map is taken from another, or none
+        if report is not None and report.status == Status.COMPLETE and any(
+                c.label.startswith(host_map.GOLDEN_LABEL) for check in report.checks for c in check.comparisons):
+            found.append((path.stat().st_mtime, report))
+    return max(found, key=lambda pair: pair[0])[1] if found else None
+
+
+def _measured_map(ws: Workspace, entry: Entry, found: project.Project) -> tuple[list, dict, int] | None:
+    """The checks of the baseline's last judging run, the dimensions each one's values moved when recorded
+    (harness.stack.entry_side.host_map: the project's golden values, its copies of the built-in families and the
+    tool's own) and this commit's turn; None without such a report (every check runs on every emulated host)."""
+    last = _judged(ws, entry)
+    if last is None:
+        return None
+    directories = [found.golden, found.golden / golden_layout.BUILTIN_COPIES]
+    if not ws.is_checkout:
+        directories.append(paths.builtin_golden(ws.options.platform))
+    return last.checks, host_map.sensitive(last.checks, *directories), host_map.turn(found.root)
+
+
 def record_emulated(session, ws: Workspace, entry: Entry) -> list[str]:
     """Record the contracts the recording records on each host this machine can emulate (its environment
     installed); the real recording's --harness-host-noise-from arguments (DIMENSION=folder) for those that
-    hold a recording."""
+    hold a recording. With a report of the baseline's last judging run, each host records the checks the measured
+    map says it moves, this commit's share of the others and every check the report does not hold (a new one); the
+    rest are left out (host_emulation.LEFT_OUT in its folder, which the recording reads)."""
     found = project.load(ws)
     platform = ws.options.platform or platforms.CPU
     if platform != platforms.CPU:
         session.log(f"golden: no host noise measured on {platform}: a chip's values pass through neither OpenBLAS "
                     "nor XLA's CPU code, which the emulated hosts change")
         return []
+    emulations = emulated.applicable(session)
+    mapped = _measured_map(ws, entry, found) if emulations else None
     arguments = []
-    for emulation in emulated.applicable(session):
+    for emulation in emulations:
         folder = _fresh(Path(session.virtualenv.location) / HOST_FOLDER / emulation.name)
         env = emulated.environment(session, ws, entry, emulation, folder / "report.json", folder)
         session.log(f"golden: measuring host noise: {emulation.name} ({emulation.why})")
-        if _record(session, found, folder, env, f"on {emulation.name}"):
+        flags = []
+        if mapped is not None:
+            checks, moved, turn = mapped
+            selection = host_map.select(checks, moved, emulation.dimension.value, turn)
+            session.log(f"golden: {emulation.name}: {selection.said()}, and any check the baseline's last run did "
+                        "not hold")
+            flags = [f"--harness-except={host_map.write_ids(host_map.left_out(checks, selection), folder / LEFT_OUT)}"]
+        if _record(session, found, folder, env, f"on {emulation.name}", *flags):
             arguments.append(f"--harness-host-noise-from={emulation.dimension}={folder}")
     return arguments
 

@@ -64,3 +64,23 @@ def test_a_selection_is_the_same_for_one_turn_and_written_one_id_a_line(tmp_path
     assert first == host_map.select(report, moved, "vector", 3) and first.sensitive == ()
     written = host_map.write(first, tmp_path / "sel" / "vector.txt").read_text().splitlines()
     assert written == first.checks and "bucket 4 of 8" in first.said()
+
+
+def test_the_map_takes_every_directory_a_family_is_recorded_in_and_leaves_out_the_rest(tmp_path):
+    """A team's recording reads its own files, its copies of the built-in families and the tool's values: a key's
+    dimensions are the union (more emulated, never fewer); what the selection does not take is left out, and a
+    check the report does not hold is in neither list (it runs)."""
+    golden, report = _golden(tmp_path), _report()
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    values = {"uniform": {"dtype": "float32", "shape": [1], "values": [0.25], "host_noise": {"vector": 1e-8}}}
+    (shipped / "initializers.json").write_text(json.dumps({"format": 1, "family": "initializers", "values": values}))
+    moved = host_map.sensitive(report, golden, shipped)
+    assert moved["initializers/test_uniform"] == frozenset({"vector"})
+    assert moved["initializers/test_orthogonal"] == frozenset({"blas", "fma"})
+    selection = host_map.select(report, moved, "vector", 0)
+    left = host_map.left_out(report, selection)
+    assert "initializers/test_uniform" in selection.checks and "initializers/test_uniform" not in left
+    assert sorted(left + selection.checks) == sorted(c.id for c in report)
+    written = host_map.write_ids(left, tmp_path / "left.txt").read_text().splitlines()
+    assert written == left and "initializers/test_new" not in written

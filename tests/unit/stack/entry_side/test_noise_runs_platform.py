@@ -69,3 +69,51 @@ def test_a_teams_failing_contract_stops_the_recording_after_one_pass(tmp_path, m
     checkout = Workspace.of(paths.SOURCE)
     noise_runs.quick_pass(Failing(tmp_path / "venv"), checkout, current.entries(checkout)[matrix.BASELINE])
     assert len(ran) == 1
+
+
+def test_each_emulated_host_records_what_the_map_takes_and_leaves_the_rest_out(tmp_path, monkeypatch):
+    """With a report of the baseline's last judging run, each emulated host's recording leaves out (--harness-except,
+    the list in its folder) the checks its dimension never moved, but this commit's share; without one, none."""
+    import json
+
+    from harness import host_emulation
+    from harness.host_emulation import LEFT_OUT
+    from harness.model.enums import CheckKind, ComparisonKind, Outcome
+    from harness.model.report import CheckRecord, Comparison, Tolerance
+
+    def check(check_id, *labels):
+        return CheckRecord(id=check_id, nodeid=f"{check_id}.py::x", family="masks", kind=CheckKind.GOLDEN,
+                           outcome=Outcome.PASSED, duration_s=0.0, exception=None, message="", falsifying_example=None,
+                           examples=None, max_abs_err=None, max_rel_err=None, errors_observed={}, series={},
+                           comparisons=[Comparison(label, ComparisonKind.GOLDEN, True, Tolerance(4), "float32", [1])
+                                        for label in labels])
+
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    values = {"moved": {"dtype": "float32", "shape": [1], "values": [0.5], "host_noise": {"blas": 1e-8}},
+              **{f"still/{i}": {"dtype": "float32", "shape": [1], "values": [0.25]} for i in range(40)}}
+    (golden / "masks.json").write_text(json.dumps({"format": 1, "family": "masks", "values": values}))
+    checks = [check("masks/test_moved", "golden:moved")] + [check(f"masks/test_still_{i}", f"golden:still/{i}")
+                                                            for i in range(40)]
+    project = type("Project", (), {"golden": golden, "root": tmp_path})()
+    blas = next(e for e in host_emulation.EMULATIONS if e.dimension.value == "blas")
+    monkeypatch.setattr(emulated, "applicable", lambda session: [blas])
+    monkeypatch.setattr(emulated, "environment", lambda *args: {})
+    monkeypatch.setattr(noise_runs.project, "load", lambda ws: project)
+    monkeypatch.setattr(noise_runs.host_map, "turn", lambda root: 0)  # git's count of commits, a process
+    recorded = []
+    monkeypatch.setattr(noise_runs, "_record", lambda session, found, folder, env, label, *flags:
+                        recorded.append(flags) or True)
+    ws = Workspace.of(paths.SOURCE)
+    entry = current.entries(ws)[matrix.BASELINE]
+    monkeypatch.setattr(noise_runs, "_judged", lambda ws, entry: type("Report", (), {"checks": checks})())
+    session = Session(tmp_path)
+    assert noise_runs.record_emulated(session, ws, entry) == [f"--harness-host-noise-from=blas={tmp_path}/"
+                                                               f"{noise_runs.HOST_FOLDER}/{blas.name}"]
+    (flag,) = recorded[0]
+    left = (tmp_path / noise_runs.HOST_FOLDER / blas.name / LEFT_OUT).read_text().splitlines()
+    assert flag == f"--harness-except={tmp_path / noise_runs.HOST_FOLDER / blas.name / LEFT_OUT}"
+    assert "masks/test_moved" not in left and 30 <= len(left) < 40  # the moved one and this turn's share run
+    monkeypatch.setattr(noise_runs, "_judged", lambda ws, entry: None)
+    noise_runs.record_emulated(session, ws, entry)
+    assert recorded[1] == ()  # no report to take the map from: every check runs there
