@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from harness import golden_layout, numerical_noise, platforms, run_options
+from harness import devices, golden_layout, numerical_noise, platforms, run_options
 from harness.errors import HarnessError
 from harness.host_emulation import LEFT_OUT
 from harness.model import report_io
@@ -139,10 +139,12 @@ def _measured_map(ws: Workspace, entry: Entry, found: project.Project) -> tuple[
     last = _judged(ws, entry)
     if last is None:
         return None
+    # The data-parallel family's process is not emulated: its checks are none of the map's.
+    checks = [c for c in last.checks if c.family != devices.FAMILY]
     directories = [found.golden, found.golden / golden_layout.BUILTIN_COPIES]
     if not ws.is_checkout:
         directories.append(paths.builtin_golden(ws.options.platform))
-    return last.checks, host_map.sensitive(last.checks, *directories), host_map.turn(found.root)
+    return checks, host_map.sensitive(checks, *directories), host_map.turn(found.root)
 
 
 def record_emulated(session, ws: Workspace, entry: Entry) -> list[str]:

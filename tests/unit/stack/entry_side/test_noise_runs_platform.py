@@ -82,7 +82,8 @@ def test_each_emulated_host_records_what_the_map_takes_and_leaves_the_rest_out(t
     from harness.model.report import CheckRecord, Comparison, Tolerance
 
     def check(check_id, *labels):
-        return CheckRecord(id=check_id, nodeid=f"{check_id}.py::x", family="masks", kind=CheckKind.GOLDEN,
+        return CheckRecord(id=check_id, nodeid=f"{check_id}.py::x", family=check_id.split("/")[0],
+                           kind=CheckKind.GOLDEN,
                            outcome=Outcome.PASSED, duration_s=0.0, exception=None, message="", falsifying_example=None,
                            examples=None, max_abs_err=None, max_rel_err=None, errors_observed={}, series={},
                            comparisons=[Comparison(label, ComparisonKind.GOLDEN, True, Tolerance(4), "float32", [1])
@@ -95,6 +96,7 @@ def test_each_emulated_host_records_what_the_map_takes_and_leaves_the_rest_out(t
     (golden / "masks.json").write_text(json.dumps({"format": 1, "family": "masks", "values": values}))
     checks = [check("masks/test_moved", "golden:moved")] + [check(f"masks/test_still_{i}", f"golden:still/{i}")
                                                             for i in range(40)]
+    checks.append(check("data_parallel/test_pmean", "golden:pmean"))  # its process is not emulated: none of the map's
     project = type("Project", (), {"golden": golden, "root": tmp_path})()
     blas = next(e for e in host_emulation.EMULATIONS if e.dimension.value == "blas")
     monkeypatch.setattr(emulated, "applicable", lambda session: [blas])
@@ -114,6 +116,7 @@ def test_each_emulated_host_records_what_the_map_takes_and_leaves_the_rest_out(t
     left = (tmp_path / noise_runs.HOST_FOLDER / blas.name / LEFT_OUT).read_text().splitlines()
     assert flag == f"--harness-except={tmp_path / noise_runs.HOST_FOLDER / blas.name / LEFT_OUT}"
     assert "masks/test_moved" not in left and 30 <= len(left) < 40  # the moved one and this turn's share run
+    assert not any(c.startswith("data_parallel/") for c in left)
     monkeypatch.setattr(noise_runs, "_judged", lambda ws, entry: None)
     noise_runs.record_emulated(session, ws, entry)
     assert recorded[1] == ()  # no report to take the map from: every check runs there
