@@ -120,3 +120,32 @@ def test_each_emulated_host_records_what_the_map_takes_and_leaves_the_rest_out(t
     monkeypatch.setattr(noise_runs, "_judged", lambda ws, entry: None)
     noise_runs.record_emulated(session, ws, entry)
     assert recorded[1] == ()  # no report to take the map from: every check runs there
+
+
+def test_a_host_whose_map_left_every_check_out_records_nothing_and_says_so(tmp_path, monkeypatch):
+    """pytest's "no tests" (exit 5) is no failure for a run that leaves checks out by the map: nothing to record
+    there, said as such; a run of every check still fails on it."""
+    import contextlib
+
+    from harness.host_emulation import LEFT_OUT
+
+    asked = []
+
+    class Runs(Session):
+        def chdir(self, folder):
+            return contextlib.nullcontext()
+
+        def run(self, *args, success_codes=(0,), **kwargs):
+            asked.append(list(success_codes))
+
+    folder = tmp_path / "blas-haswell"
+    folder.mkdir()
+    (folder / LEFT_OUT).write_text("masks/test_still\n")
+    session = Runs(tmp_path)
+    found = type("Project", (), {"root": tmp_path})()
+    monkeypatch.setattr(noise_runs.stack_entry, "suite_arguments", lambda found: [])
+    assert noise_runs._record(session, found, folder, {}, "on blas-haswell", f"--harness-except={folder / LEFT_OUT}") \
+        is False
+    noise_runs._record(session, found, tmp_path, {}, "on no-fma")
+    assert asked == [[0, 5], [0]]
+    assert any("nothing to record, the measured map left every check out" in said for said in session.said)
