@@ -84,3 +84,24 @@ def test_the_map_takes_every_directory_a_family_is_recorded_in_and_leaves_out_th
     assert sorted(left + selection.checks) == sorted(c.id for c in report)
     written = host_map.write_ids(left, tmp_path / "left.txt").read_text().splitlines()
     assert written == left and "initializers/test_new" not in written
+
+
+def test_the_tests_emulated_runs_count_no_check_of_the_data_parallel_family(tmp_path, monkeypatch):
+    """Its process is not emulated: `nox -s tests`' selection says how many of the checks a host can run it takes."""
+    from harness import host_emulation
+    from harness.stack.entry_side import emulated
+
+    report = _report() + [_check("data_parallel/test_pmean", "data_parallel", "golden:pmean")]
+    monkeypatch.setattr(emulated.report_io, "load", lambda path: type("Report", (), {"checks": report})())
+    monkeypatch.setattr(emulated.project, "load", lambda ws: type("Project", (), {"golden": _golden(tmp_path),
+                                                                                   "root": tmp_path})())
+    monkeypatch.setattr(emulated.host_map, "turn", lambda root: 0)
+    blas = next(e for e in host_emulation.EMULATIONS if e.dimension.value == "blas")
+    monkeypatch.setattr(emulated, "tested", lambda session: [blas])
+    taken = []
+    monkeypatch.setattr(emulated, "run_on", lambda session, ws, entry, emulation, report, selection, spread=():
+                        taken.append(selection))
+    monkeypatch.setattr(emulated.stack_entry, "report_path", lambda reports, entry, name: tmp_path / f"{name}.json")
+    emulated.run_tested(None, type("Ws", (), {"reports": tmp_path})(), None, tmp_path / "native.json")
+    (selection,) = taken
+    assert selection.total == len(report) - 1 and not any(c.startswith("data_parallel/") for c in selection.checks)
