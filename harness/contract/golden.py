@@ -16,7 +16,7 @@ import numpy as np
 
 from harness import env_vars, golden_layout, host_emulation
 from harness.atomic import atomic_write_text
-from harness.contract import environment
+from harness.contract import environment, options
 from harness.contract.families import Family
 from harness.contract.noise_entry import kept_noise, noise_only, without_noise
 from harness.contract.encoding import decode_array
@@ -76,8 +76,7 @@ def _left_out(stores: list[GoldenStore]) -> frozenset[str]:
     lists = []
     for store in stores:
         try:
-            lists.append(frozenset(line.strip() for line in (store.directory / host_emulation.LEFT_OUT)
-                                   .read_text().splitlines() if line.strip()))
+            lists.append(options.ids_in(store.directory / host_emulation.LEFT_OUT))
         except OSError:
             return frozenset()
     return frozenset.intersection(*lists) if lists else frozenset()

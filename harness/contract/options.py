@@ -85,13 +85,19 @@ def profile(config) -> str:
     return config.getoption("--harness-profile") or ("ci" if os.environ.get("CI") else "dev")
 
 
+def ids_in(path) -> frozenset[str]:
+    """The check ids a list file holds, one a line (--harness-only, --harness-except, an emulated host's LEFT_OUT);
+    OSError when it cannot be read."""
+    return frozenset(line.strip() for line in Path(path).read_text().splitlines() if line.strip())
+
+
 def selection(config) -> list[str] | None:
     """The check ids listed in the --harness-only file (or the job's selection), or None when there is none."""
     path = job.options(config).only
     if not path:
         return None
     try:
-        return sorted({line.strip() for line in Path(path).read_text().splitlines() if line.strip()})
+        return sorted(ids_in(path))
     except OSError as exc:
         raise pytest.UsageError(f"the selection (--harness-only, else the entry's job): cannot read {path} "
                                 f"({exc.strerror or exc})") from None
@@ -103,7 +109,7 @@ def excepted(config) -> frozenset[str]:
     if not path:
         return frozenset()
     try:
-        return frozenset(line.strip() for line in Path(path).read_text().splitlines() if line.strip())
+        return ids_in(path)
     except OSError as exc:
         raise pytest.UsageError(f"--harness-except: cannot read {path} ({exc.strerror or exc})") from None
 

@@ -96,8 +96,7 @@ class Recorder:
         """A worker's part, in the controller: its checks among the others' in the order of their modules (each
         module runs whole in one worker, its checks in their own order), its counts added."""
         merged = {**self.checks, **{c.nodeid: c for c in part.checks}}
-        order = {module: n for n, module in enumerate(sorted({workers.module_of(i) for i in merged}))}
-        self.checks = dict(sorted(merged.items(), key=lambda item: order[workers.module_of(item[0])]))
+        self.checks = dict(sorted(merged.items(), key=lambda item: workers.module_of(item[0])))  # a stable sort
         self.examples_run += part.examples_run
         self.performance.update(part.performance)
         self.own_families |= set(part.own_families)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import platform
 from pathlib import Path
 
-from harness import devices, host_emulation
+from harness import host_emulation
 from harness.model import host as hosts, report_io
 from harness.stack import boundary, paths, project
 from harness.stack.entry_side import entry as stack_entry, host_map
@@ -63,8 +63,7 @@ def run_tested(session, ws: Workspace, entry: Entry, native: Path, spread=()) ->
     (harness.stack.entry_side.host_map), the report and the golden files read once for all of them. `spread`: pytest
     arguments that spread each run over the cores (stack_entry.SPREAD_OVER_CORES)."""
     found = project.load(ws)
-    # The data-parallel family's process is not emulated: its checks are none of a host's.
-    checks = [c for c in report_io.load(native).checks if c.family != devices.FAMILY]
+    checks = host_map.emulable(report_io.load(native).checks)
     measured, turn = host_map.sensitive(checks, found.golden), host_map.turn(found.root)
     for emulation in tested(session):
         selection = host_map.select(checks, measured, emulation.dimension.value, turn)

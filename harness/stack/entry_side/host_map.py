@@ -10,9 +10,9 @@ the bucket turning with each commit: a check that becomes host-sensitive without
 statement that no longer holds on another kernel, a value recorded where the kernel could not be emulated) is
 run there within SAMPLE_OF commits, and every check once in SAMPLE_OF.
 
-`golden` takes the same map from the last recording's report: each emulated host records the checks its dimension
-moved, the turn's sample and every check that report does not hold (a new one); the values it leaves out keep no
-host noise in that dimension, which they never had (harness.contract.noise).
+`golden` takes the same map from the report of the baseline's last judging run: each emulated host records the
+checks its dimension moved, the turn's sample and every check that report does not hold (a new one); the values it
+leaves out keep the host noise their file held while they are recorded the same (harness.contract.noise).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from harness import devices
 from harness.host_emulation import HOST_NOISE, SAMPLE_OF
 from harness.model.report import CheckRecord
 from harness.stack.pins import pin_files
@@ -48,6 +49,11 @@ class Selection:
         return (f"{len(self.checks)} of {self.total} checks: {len(self.sensitive)} whose golden values the "
                 f"{self.dimension} dimension moved when recorded, and {len(self.sampled)} of the others (bucket "
                 f"{self.bucket + 1} of {SAMPLE_OF}, turning with each commit)")
+
+
+def emulable(checks: list[CheckRecord]) -> list[CheckRecord]:
+    """The checks a run on an emulated host can take: the data-parallel family's process is not emulated."""
+    return [c for c in checks if c.family != devices.FAMILY]
 
 
 def moved_keys(golden: Path) -> dict[str, dict[str, frozenset[str]]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from harness import devices, golden_layout, numerical_noise, platforms, run_options
+from harness import golden_layout, numerical_noise, platforms, run_options
 from harness.errors import HarnessError
 from harness.host_emulation import LEFT_OUT
 from harness.model import report_io
@@ -123,18 +123,18 @@ JUDGED_REPORTS = (None, "tests-baseline")
 
 
 def _judged(ws: Workspace, entry: Entry):
-    """The newest complete report of a baseline run that judged golden values; None when there is none."""
-    found = []
-    for name in JUDGED_REPORTS:
-        path = stack_entry.report_path(ws.reports, entry, name)
+    """The newest complete report of a baseline run that judged golden values (each read only until one is); None
+    when there is none."""
+    candidates = [stack_entry.report_path(ws.reports, entry, name) for name in JUDGED_REPORTS]
+    for path in sorted((p for p in candidates if p.is_file()), key=lambda p: p.stat().st_mtime, reverse=True):
         try:
-            report = report_io.load(path) if path.is_file() else None
+            report = report_io.load(path)
         except (OSError, ValueError, HarnessError):
             continue  # unreadable: the map is taken from another, or none
-        if report is not None and report.status == Status.COMPLETE and any(
+        if report.status == Status.COMPLETE and any(
                 c.label.startswith(host_map.GOLDEN_LABEL) for check in report.checks for c in check.comparisons):
-            found.append((path.stat().st_mtime, report))
-    return max(found, key=lambda pair: pair[0])[1] if found else None
+            return report
+    return None
 
 
 def _measured_map(ws: Workspace, entry: Entry, found: project.Project) -> tuple[list, dict, int] | None:
@@ -144,8 +144,7 @@ def _measured_map(ws: Workspace, entry: Entry, found: project.Project) -> tuple[
     last = _judged(ws, entry)
     if last is None:
         return None
-    # The data-parallel family's process is not emulated: its checks are none of the map's.
-    checks = [c for c in last.checks if c.family != devices.FAMILY]
+    checks = host_map.emulable(last.checks)
     directories = [found.golden, found.golden / golden_layout.BUILTIN_COPIES]
     if not ws.is_checkout:
         directories.append(paths.builtin_golden(ws.options.platform))
