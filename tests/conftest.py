@@ -27,7 +27,7 @@ from harness.model.enums import BuiltinMode
 from harness.stack.api import sources
 from harness.stack.environments import uv_program
 from harness.verdict import compare
-from support import checkout_files
+from support import checkout_files, team_run
 
 
 pytest_plugins = ["pytester"]
@@ -42,6 +42,17 @@ def no_package_index(monkeypatch):
     """An upgrade run in a test reads the API diff's libraries from wheels when their environments are not
     here: never fetched from a real index (tests that want libraries give made-up ones, fake_libraries)."""
     monkeypatch.setattr(sources, "fetch", _no_index)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_compilation_cache(tmp_path_factory):
+    """One compilation cache for the session's team projects (support.team_run), shared by pytest-xdist's
+    workers (their temporary folders' parent), new each session."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-compilation-cache"
+    team_run.SHARED_COMPILATION_CACHE[:] = [folder]
+    yield folder
+    team_run.SHARED_COMPILATION_CACHE.clear()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

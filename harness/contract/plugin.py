@@ -38,7 +38,8 @@ import pytest
 
 from harness import devices
 from harness.contract import (
-    collection, collector, families, job, options, platform_needs, project_devices, workers,
+    collection, collector, families, job, options, platform_needs, project_devices, shared_compilation_cache,
+    workers,
 )
 from harness.contract.progress import ProgressWriter
 
@@ -80,6 +81,11 @@ def pytest_configure(config):
         config.option.continue_on_collection_errors = True
         _recorder(config)
         config.stash[_GC_THRESHOLDS] = collector.relax(config)
+        if not workers.is_worker(config):  # one process seeds and publishes for a spread run's workers
+            try:
+                shared_compilation_cache.before_run()
+            except ValueError as exc:
+                raise pytest.UsageError(str(exc)) from None
 
 
 def _recorder(config) -> Recorder:
@@ -101,6 +107,11 @@ def _running(config) -> Recorder | None:
 
 
 def pytest_unconfigure(config):
+    if options.harness_run(config) and not workers.is_worker(config):
+        try:
+            shared_compilation_cache.after_run()
+        except ValueError:  # said at the run's start
+            pass
     if _RECORDER in config.stash and config.stash[_RECORDER] in _ACTIVE:
         _ACTIVE.remove(config.stash[_RECORDER])
     if _GC_THRESHOLDS in config.stash:

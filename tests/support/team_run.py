@@ -6,8 +6,13 @@ import os
 import subprocess
 from pathlib import Path
 
+from harness.contract import shared_compilation_cache
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "nnx-regressor"
+# The JAX compilation cache the teams of one test session share (tests/conftest.py sets it), as a team's CI
+# shares one between its projects and runs: each team's first entries load what an earlier team compiled.
+SHARED_COMPILATION_CACHE: list[Path] = []
 
 
 def run_tool(tool: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
@@ -15,6 +20,8 @@ def run_tool(tool: Path, project: Path, *args: str) -> subprocess.CompletedProce
     # UV_PYTHON and VIRTUAL_ENV (nox's, naming this test session's environment) are kept on purpose: a
     # user's shell may have them too, and no install of the harness's may land anywhere but its entry's.
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    if SHARED_COMPILATION_CACHE:
+        env[shared_compilation_cache.VARIABLE] = str(SHARED_COMPILATION_CACHE[0])
     return subprocess.run([str(tool), *args], cwd=project, env=env, capture_output=True, text=True, check=False,
                           timeout=900)
 
