@@ -95,6 +95,13 @@ FAMILIES: tuple[Family, ...] = (
     Family("activations", "jax.nn's activations against float64 references of their formulas and derivatives",
            ledger_areas=("activation",),
            mutated=("jax/_src/nn/functions.py", "jax/_src/ops/special.py", "jax/_src/numpy/ufuncs.py")),
+    # The edges of the losses' and the activations' formulas: their own family (and golden file), so that its values
+    # can be recorded on a host whose other families' bits differ from the recording's (harness/builtin/edges.py).
+    Family("edges", "every loss's and activation's value and gradient at the edges of its formula, finiteness exact",
+           mutated=("optax/losses/_regression.py", "optax/losses/_smoothing.py", "optax/losses/_classification.py",
+                    "optax/losses/_ranking.py", "optax/losses/_fenchel_young.py", "optax/losses/_segmentation.py",
+                    "optax/losses/_self_supervised.py", "jax/_src/nn/functions.py", "jax/_src/ops/special.py",
+                    "jax/_src/numpy/ufuncs.py")),
     Family("random", "jax.random's keys, splits and draws: a fixed key's bits golden, distributions and semantics",
            ledger_areas=("random",), mutated=("jax/_src/random/core.py",)),  # taken by the ledger's lines
     Family("initializers", "jax.nn.initializers: a fixed key's draws golden, scales against float64 fans and moments",
@@ -120,6 +127,9 @@ BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
 # ledger areas, parametrized by the callable's name (`masks/test_parameter_defaults[optax.adamw]`). A team's
 # selection takes the check of each callable its code calls (harness/stack/selection/ledger_families.py).
 DEFAULTS_TEST = "test_parameter_defaults"
+# The tests that take each loss's or activation's gradient at its edges, one check a callable (parametrized by its
+# ledger name): the selection takes a callable's check alone, as for the defaults.
+GRADIENT_TESTS = ("test_loss_gradient_at_edges", "test_activation_gradient_at_edges")
 
 
 def areas() -> dict[str, tuple[str, ...]]:

@@ -41,6 +41,14 @@ def _ledger_params(family: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                  if entry["area"] in FAMILY_AREAS[family] and (entry.get("params") or entry.get("gaps")))
 
 
+@functools.cache
+def ledger_differentiable(area: str) -> tuple[str, ...]:
+    """The in-scope callables of an area ("loss", "activation") that the ledger does not say have no gradient
+    (its no_gradient lines), sorted: the ones whose gradient the edges tests take."""
+    entries = tomllib.loads(LEDGER.read_text())["in_scope"]
+    return tuple(sorted(name for name, entry in entries.items() if entry["area"] == area and "no_gradient" not in entry))
+
+
 def resolve(name: str):
     """optax.contrib.reduce_on_plateau -> the object (the longest importable module, then attributes)."""
     parts = name.split(".")

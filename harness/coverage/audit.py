@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 
-from harness.coverage.ledger import InScope, Ledger
+from harness.coverage.ledger import GRADIENT_AREAS, InScope, Ledger
 from harness.coverage.surface import PublicCallable, Surface
 
 
@@ -17,6 +17,7 @@ class Problem(enum.Enum):
     NO_SUCH_PARAM = "ledger names a parameter the callable does not have"
     NO_SUCH_CONTRACT = "ledger names a contract that does not exist"
     TWICE = "one callable has two ledger lines (under two of its names)"
+    NO_GRADIENT_LINE = "a loss or activation with neither the contracts that take its gradient at its edges nor why it has none"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,9 +45,12 @@ class Coverage:
         return [e for e in self.in_scope if not e.covered]
 
     def counts(self) -> dict[str, int]:
+        differentiable = [e for e in self.in_scope if e.area in GRADIENT_AREAS]
         return {"public callables": len(self.surface.callables), "in scope": len(self.in_scope),
                 "covered": len(self.in_scope) - len(self.gaps), "gaps": len(self.gaps),
-                "out of scope": len(self.ledger.out_of_scope)}
+                "out of scope": len(self.ledger.out_of_scope),
+                "gradient at edges": sum(1 for e in differentiable if e.gradient),
+                "no gradient (why given)": sum(1 for e in differentiable if e.no_gradient is not None)}
 
 
 def _params(entry: InScope, found: PublicCallable, contracts: set[str]) -> list[Finding]:
@@ -61,6 +65,10 @@ def _params(entry: InScope, found: PublicCallable, contracts: set[str]) -> list[
     for param, ids in sorted(entry.params.items()):
         findings += [Finding(Problem.NO_SUCH_CONTRACT, entry.name, f"{param}: {c}") for c in ids if c not in contracts]
     findings += [Finding(Problem.NO_SUCH_CONTRACT, entry.name, f"contracts: {c}") for c in entry.calls if c not in contracts]
+    findings += [Finding(Problem.NO_SUCH_CONTRACT, entry.name, f"gradient: {c}")
+                 for c in entry.gradient if c not in contracts]
+    if entry.area in GRADIENT_AREAS and not entry.gradient and entry.no_gradient is None:
+        findings.append(Finding(Problem.NO_GRADIENT_LINE, entry.name, 'gradient = ["family/test"] or no_gradient = "why"'))
     return findings
 
 

@@ -37,6 +37,11 @@ class Area(enum.Enum):
     RANDOM = "random"  # the PRNG a step draws from: keys, splits, dropout's and shuffling's draws
 
 
+# The areas whose callables a training step differentiates through: each says which contracts take its gradient
+# at the edges of its formula (saturation, ties, zeros, the dtype's extremes, NaN and inf), or why it has none.
+GRADIENT_AREAS = (Area.LOSS, Area.ACTIVATION)
+
+
 @dataclasses.dataclass(frozen=True)
 class InScope:
     name: str
@@ -45,6 +50,8 @@ class InScope:
     gaps: dict[str, str]  # parameter -> what is missing
     missing: str | None  # what is missing for the callable as a whole (no contract yet)
     calls: tuple[str, ...] = ()  # further contracts that call it (the only ones for a callable without parameters)
+    gradient: tuple[str, ...] = ()  # the contracts that take its gradient at the edges of its formula
+    no_gradient: str | None = None  # why it has no gradient to check (GRADIENT_AREAS only)
 
     @property
     def covered(self) -> bool:
@@ -92,9 +99,10 @@ def _in_scope(path: Path, name: str, entry) -> InScope:
     where = f"[in_scope.{name!r}]"
     if not isinstance(entry, dict):
         raise _problem(path, where, "must be a table")
-    unknown = set(entry) - {"area", "params", "gaps", "missing", "contracts"}
+    keys = {"area", "params", "gaps", "missing", "contracts", "gradient", "no_gradient"}
+    unknown = set(entry) - keys
     if unknown:
-        raise _problem(path, where, f"unknown keys {sorted(unknown)}; the keys are area, params, gaps, missing, contracts")
+        raise _problem(path, where, f"unknown keys {sorted(unknown)}; the keys are {', '.join(sorted(keys))}")
     try:
         area = Area(entry.get("area"))
     except ValueError:
@@ -108,8 +116,14 @@ def _in_scope(path: Path, name: str, entry) -> InScope:
     calls = _ids(path, where + ".contracts", entry["contracts"]) if "contracts" in entry else ()
     if missing is None and not params and not calls:
         raise _problem(path, where, 'name the contracts that call it (contracts = ["family/test_name"]) or say what is missing')
+    gradient = _ids(path, where + ".gradient", entry["gradient"]) if "gradient" in entry else ()
+    no_gradient = entry.get("no_gradient")
+    if no_gradient is not None and (not isinstance(no_gradient, str) or not no_gradient.strip()):
+        raise _problem(path, where + ".no_gradient", "say in one line why it has no gradient to check")
+    if gradient and no_gradient is not None:
+        raise _problem(path, where, "give gradient or no_gradient, not both")
     return InScope(name, area, {p: _ids(path, f"{where}.params.{p}", v) for p, v in params.items()},
-                   _texts(path, where + ".gaps", entry.get("gaps", {})), missing, calls)
+                   _texts(path, where + ".gaps", entry.get("gaps", {})), missing, calls, gradient, no_gradient)
 
 
 def read(path: Path = LEDGER) -> Ledger:

@@ -40,6 +40,14 @@ def _defaults_check(name: str, entry: dict) -> set[str]:
             for family, areas in builtin_families.areas().items() if entry.get("area") in areas}
 
 
+def _gradient_checks(name: str, entry: dict) -> set[str]:
+    """The contracts the ledger says take the callable's gradient at its edges: of a family's edges test
+    (harness.builtin_families.GRADIENT_TESTS), the check that names it; any other test whole."""
+    value = entry.get("gradient", [])
+    ids = [value] if isinstance(value, str) else list(value)
+    return {f"{i}[{name}]" if i.split("/", 1)[-1] in builtin_families.GRADIENT_TESTS else i for i in ids if "/" in i}
+
+
 def tests_by_callable(text: str | None = None) -> dict[str, frozenset[str]]:
     """Callable ("optax.MultiSteps") -> the built-in tests whose subject it is or what it builds on: test ids
     ("accumulation/test_guide_case", every check of that test) and check ids
@@ -57,7 +65,7 @@ def _tests(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise HarnessError(f"{LEDGER}: cannot read the coverage ledger ({exc}); reinstall the tool.") from None
-    found = {name: frozenset(_named(entry) | _defaults_check(name, entry))
+    found = {name: frozenset(_named(entry) | _defaults_check(name, entry) | _gradient_checks(name, entry))
              for name, entry in data.get("in_scope", {}).items()}
     for name, built_on in data.get("built_on", {}).items():
         found[name] = frozenset().union(*(found.get(n, frozenset()) for n in built_on))

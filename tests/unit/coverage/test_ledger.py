@@ -27,8 +27,35 @@ def test_contract_ids_are_read_from_the_modules():
     ("[in_scope\n", "cannot read the ledger"),
     ('[in_scope."optax.zero_nans"]\narea = "mask"\n', "name the contracts that call it"),
     ('[in_scope."optax.zero_nans"]\narea = "mask"\ncontracts = ["zero_nans"]\n', 'name a contract as "family/test_name"'),
+    ('[in_scope."optax.l2_loss"]\narea = "loss"\ncontracts = ["losses/test_squared_losses"]\ngradient = "l2"\n',
+     'name a contract as "family/test_name"'),
+    ('[in_scope."optax.l2_loss"]\narea = "loss"\ncontracts = ["losses/test_squared_losses"]\nno_gradient = ""\n',
+     "say in one line why it has no gradient"),
+    ('[in_scope."optax.l2_loss"]\narea = "loss"\ncontracts = ["losses/test_squared_losses"]\n'
+     'gradient = "losses/test_squared_losses"\nno_gradient = "none"\n', "not both"),
 ])
 def test_malformed_ledger_is_refused(tmp_path, text, says):
     (tmp_path / "ledger.toml").write_text(text)
     with pytest.raises(HarnessError, match=says.replace("(", r"\(")):
         ledger.read(tmp_path / "ledger.toml")
+
+
+
+def _entry(area, **lines) -> ledger.InScope:
+    return ledger.InScope("optax.l2_loss", ledger.Area(area), {}, {}, None, ("losses/test_squared_losses",), **lines)
+
+
+@pytest.mark.parametrize("entry, finds", [
+    (_entry("loss"), ["NO_GRADIENT_LINE"]),
+    (_entry("loss", gradient=("edges/test_loss_gradient_at_edges",)), []),
+    (_entry("loss", gradient=("losses/test_nowhere",)), ["NO_SUCH_CONTRACT"]),
+    (_entry("activation", no_gradient="integer indices"), []),
+    (_entry("clip"), []),  # not a function a step differentiates through
+])
+def test_a_loss_or_activation_says_which_contracts_take_its_gradient_or_why_none(entry, finds):
+    from harness.coverage import audit
+    from harness.coverage.surface import PublicCallable
+
+    found = PublicCallable("optax.l2_loss", "function", "optax._src.loss.l2_loss", (), ())
+    problems = audit._params(entry, found, {"losses/test_squared_losses", "edges/test_loss_gradient_at_edges"})
+    assert [p.problem.name for p in problems] == finds, problems

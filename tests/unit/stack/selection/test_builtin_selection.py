@@ -63,7 +63,7 @@ def _families(modules):
 def _ledger_tests(names, runs):
     """What the coverage ledger, read as the coverage command reads it (harness.coverage.ledger), names for the
     callables `names`: every contract of theirs, and the check of each one's defaults in its family's defaults
-    module, in the families `runs`."""
+    module, and the contracts that take its gradient (an edges test's check of it alone), in the families `runs`."""
     from harness import builtin_families
     from harness.coverage import ledger
 
@@ -72,6 +72,7 @@ def _ledger_tests(names, runs):
     for name in names:
         entry = read.in_scope[name]
         found |= entry.contracts()
+        found |= {f"{g}[{name}]" if g.split("/")[1] in builtin_families.GRADIENT_TESTS else g for g in entry.gradient}
         if entry.params or entry.gaps:
             found |= {f"{family}/test_parameter_defaults[{name}]" for family, areas in builtin_families.areas().items()
                       if entry.area.value in areas}
@@ -109,7 +110,7 @@ def test_report_mode_takes_the_tests_whose_subject_the_code_calls(team):
     assert "optax.MultiSteps at trainer/optim.py:7 (" in line
     # The losses family (issue 45) is not run: the code calls no loss; nor activations, initializers, random: it calls
     # no jax.nn function, initialiser or jax.random draw.
-    assert ("not run: activations, data_parallel, initializers, losses, performance, random, and the other tests of "
+    assert ("not run: activations, data_parallel, edges, initializers, losses, performance, random, and the other tests of "
             "accumulation, clipping, compositions, "
             "masks, optimizers, schedules, shapes (`--builtin all` runs them)") in line
     assert "your code does not import flax: checkpoints, training, wrappers do not run (and flax need not be pinned)" in line
@@ -166,14 +167,18 @@ def test_an_optimizer_in_scope_takes_the_families_naming_it(team):
 
 def test_a_loss_the_code_calls_takes_the_losses_tests_that_call_it(team):
     """A team's loss (under either public name) runs the losses family's contracts of that loss, its defaults
-    check and the error contracts, and none of another loss's (issue 45)."""
+    check and the error contracts, and the edges family's check of its gradient, and none of another loss's
+    (issues 45, 61)."""
     team(code="import optax\n\ndef loss(logits, labels):\n"
               "    return optax.softmax_cross_entropy(logits, labels).mean()\n\n"
               "def other(p, t):\n    return optax.losses.huber_loss(p, t, delta=2.0)\n")
     selection = _load().selection
-    assert selection.families == ("losses",)
+    assert selection.families == ("edges", "losses")
     called = ("optax.softmax_cross_entropy", "optax.huber_loss")
-    assert set(selection.tests) == _ledger_tests(called, ("losses",))
+    assert set(selection.tests) == _ledger_tests(called, ("edges", "losses"))
+    # Their gradients at the edges: the edges family's check of each, not every loss's.
+    assert {t for t in selection.tests if t.startswith("edges/")} == {
+        "edges/test_loss_gradient_at_edges[optax.softmax_cross_entropy]", "edges/test_loss_gradient_at_edges[optax.huber_loss]"}
     assert {"losses/test_softmax_cross_entropy", "losses/test_softmax_cross_entropy_axis_and_where",
             "losses/test_classification_errors", "losses/test_huber_loss", "losses/test_regression_errors",
             "losses/test_parameter_defaults[optax.softmax_cross_entropy]"} <= set(selection.tests)

@@ -1,0 +1,51 @@
+"""The edge inputs of a float dtype that the losses' and activations' gradient checks share: zeros of both
+signs, ordinary, saturating and the dtype's largest finite magnitudes, ties, NaN and the infinities (float64
+arrays, cast to the dtype by the check). What each function's formula adds (its kinks, its regimes) is in its
+own table (loss_edges.py, test_edges_activations.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+FLOATS = ("float32", "bfloat16", "float16")
+FLOAT32 = ("float32",)
+# The dtypes the edges are taken in today: float32. The 16-bit edges wait for a recording on a host without
+# native float16 arithmetic (the golden files' AMD EPYC): on one with it (avx512_fp16) a recording changes the
+# suite's existing float16 values, and under an XLA cap that keeps AVX-512 XLA still computes float16 natively.
+TAKEN_IN = FLOAT32
+
+
+def largest(dtype: str) -> float:
+    """The dtype's largest finite value (ml_dtypes knows bfloat16)."""
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(dtype).max)
+
+
+def elementwise(dtype: str) -> np.ndarray:
+    """Zeros of both signs, the ordinary, saturating and the dtype's largest finite magnitudes, NaN and inf."""
+    big = largest(dtype)
+    return np.array([-big, -1e4, -100.0, -20.0, -1.0, -0.0, 0.0, 1.0, 20.0, 100.0, 1e4, big, np.nan, np.inf, -np.inf])
+
+
+def finite_elementwise(dtype: str) -> np.ndarray:
+    """elementwise without NaN and the infinities (for a function whose elements mix, as a loss's labels do)."""
+    return elementwise(dtype)[:12]
+
+
+def logit_rows(dtype: str) -> np.ndarray:
+    """Rows of 4: ordinary, all tied, saturating with a tie at the top, the dtype's extremes."""
+    big = largest(dtype)
+    return np.array([[1.0, -2.0, 3.0, 0.5], [0.0, 0.0, 0.0, 0.0], [30.0, -30.0, 0.0, 30.0], [big, -big, 0.0, 1.0]])
+
+
+def nonfinite_rows(dtype: str) -> np.ndarray:
+    """A finite row, then a row with NaN, one with +inf, one with -inf: a function that mixes a row's elements
+    keeps the finite row finite."""
+    return np.array([[1.0, -2.0, 3.0, 0.5], [np.nan, 0.0, 1.0, 2.0], [np.inf, 0.0, 1.0, 2.0], [-np.inf, 0.0, 1.0, 2.0]])
+
+
+def finiteness(values) -> str:
+    """One letter an element: f finite, n NaN, + inf, - -inf (a golden fact: exact at any tolerance)."""
+    arr = np.asarray(values, np.float64).ravel()
+    return "".join("n" if np.isnan(v) else "+" if v == np.inf else "-" if v == -np.inf else "f" for v in arr)
