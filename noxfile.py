@@ -31,6 +31,7 @@ import nox
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import env_vars  # noqa: E402
+from harness.contract import shared_compilation_cache  # noqa: E402  (stdlib only: the variable's name)
 from harness.stack.commands import frame  # noqa: E402
 from harness.stack.entry_side import emulated, entry as stack_entry  # noqa: E402
 from harness.stack.environments import chromium  # noqa: E402
@@ -58,6 +59,10 @@ def tests(session: nox.Session) -> None:
     # read, does not follow.
     if session.run("lint-imports") is None:  # the layer contracts in pyproject.toml
         return
+    # One compilation cache for every run of this session (harness.contract.shared_compilation_cache): the team
+    # projects of the e2e tests load the baseline stack's programs the contracts below compiled, as a team's CI
+    # that keeps one would.
+    session.env[shared_compilation_cache.VARIABLE] = str(Path(session.virtualenv.location) / "shared-compilation-cache")
     # The contracts first: the harness's tests read their report (every allowance named).
     # Spread over the cores by pytest-xdist (this environment has it; the report is one process's: harness.contract.
     # workers), the data-parallel family's process beside it.

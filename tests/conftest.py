@@ -21,6 +21,7 @@ import harness.contract.golden_recording  # noqa: F401
 import harness.contract.outcome  # noqa: F401
 import harness.contract.session  # noqa: F401
 from harness import env_vars
+from harness.contract import shared_compilation_cache as shared_compilation_cache_module
 from harness.errors import HarnessError
 from harness.model import report_io
 from harness.model.enums import BuiltinMode
@@ -47,9 +48,12 @@ def no_package_index(monkeypatch):
 @pytest.fixture(scope="session", autouse=True)
 def shared_compilation_cache(tmp_path_factory):
     """One compilation cache for the session's team projects (support.team_run), shared by pytest-xdist's
-    workers (their temporary folders' parent), new each session."""
+    workers: `nox -s tests`' own (which its contract runs filled with the baseline stack's programs), else a new
+    one each session (their temporary folders' parent)."""
     base = tmp_path_factory.getbasetemp()
-    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-compilation-cache"
+    told = os.environ.get(shared_compilation_cache_module.VARIABLE)
+    shared_by_workers = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = Path(told) if told else shared_by_workers / "shared-compilation-cache"
     team_run.SHARED_COMPILATION_CACHE[:] = [folder]
     yield folder
     team_run.SHARED_COMPILATION_CACHE.clear()
