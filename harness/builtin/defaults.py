@@ -35,17 +35,23 @@ def ledger_params(family: str) -> dict[str, tuple[str, ...]]:
 def _ledger_params(family: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """ledger_params, read once per family: every check of a family reads it, and parsing the 64 KB
     ledger took ~8 ms a check (~1 s of an entry's suite)."""
-    entries = tomllib.loads(LEDGER.read_text())["in_scope"]
+    entries = _in_scope()
     return tuple((name, tuple(sorted((*entry.get("params", {}), *entry.get("gaps", {})))))
                  for name, entry in entries.items()
                  if entry["area"] in FAMILY_AREAS[family] and (entry.get("params") or entry.get("gaps")))
 
 
 @functools.cache
+def _in_scope() -> dict:
+    """The ledger's in-scope lines, parsed once per process (parsing the 64 KB ledger takes ~8 ms)."""
+    return tomllib.loads(LEDGER.read_text())["in_scope"]
+
+
+@functools.cache
 def ledger_differentiable(area: str) -> tuple[str, ...]:
     """The in-scope callables of an area ("loss", "activation") that the ledger does not say have no gradient
     (its no_gradient lines), sorted: the ones whose gradient the edges tests take."""
-    entries = tomllib.loads(LEDGER.read_text())["in_scope"]
+    entries = _in_scope()
     return tuple(sorted(name for name, entry in entries.items() if entry["area"] == area and "no_gradient" not in entry))
 
 

@@ -49,3 +49,28 @@ def finiteness(values) -> str:
     """One letter an element: f finite, n NaN, + inf, - -inf (a golden fact: exact at any tolerance)."""
     arr = np.asarray(values, np.float64).ravel()
     return "".join("n" if np.isnan(v) else "+" if v == np.inf else "-" if v == -np.inf else "f" for v in arr)
+
+
+def value_and_grad(fn):
+    """One jitted program: fn(x) and the vjp of a cotangent of ones (the gradient of its sum, as a step takes it)."""
+    import jax
+    import jax.numpy as jnp
+
+    def both(x):
+        value, pull = jax.vjp(fn, x)
+        return value, pull(jnp.ones_like(value))[0]
+
+    return jax.jit(both)
+
+
+def judge(check, key: str, fn, x) -> None:
+    """fn's value and gradient at x under `key`: raising is a result too (its error type golden); else each
+    element's finiteness an exact fact, the value and the gradient golden at their own scale."""
+    __tracebackhide__ = True
+    done = check.error_contract(f"{key}/raises", value_and_grad(fn), x)
+    if isinstance(done, BaseException):
+        return
+    value, grad = done
+    check.golden_fact(f"{key}/finite", {"value": finiteness(value), "grad": finiteness(grad)})
+    check.golden(f"{key}/value", np.asarray(value))
+    check.golden(f"{key}/grad", np.asarray(grad))

@@ -9,22 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
-
-import pytest
-
-CHECKOUT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory) -> Path:
-    """A fresh clone of this checkout's HEAD with the runner tools in its own .venv (README's set-up)."""
-    root = tmp_path_factory.mktemp("pairs") / "clone"
-    subprocess.run(["git", "clone", "-q", str(CHECKOUT), str(root)], check=True)
-    subprocess.run([sys.executable, "-m", "venv", str(root / ".venv")], check=True)
-    subprocess.run([str(root / ".venv/bin/pip"), "install", "-q", "-r", str(root / "locks/runner.txt")], check=True)
-    return root
 
 
 def _changes(clone: Path, candidate: str) -> dict[str, dict]:

@@ -9,22 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
-
-import pytest
-
-CHECKOUT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory) -> Path:
-    """A fresh clone of this checkout's HEAD with the runner tools in its own .venv (README's set-up)."""
-    root = tmp_path_factory.mktemp("sequences") / "clone"
-    subprocess.run(["git", "clone", "-q", str(CHECKOUT), str(root)], check=True)
-    subprocess.run([sys.executable, "-m", "venv", str(root / ".venv")], check=True)
-    subprocess.run([str(root / ".venv/bin/pip"), "install", "-q", "-r", str(root / "locks/runner.txt")], check=True)
-    return root
 
 
 def upgrade(clone: Path, *args: str) -> subprocess.CompletedProcess:
@@ -66,16 +51,6 @@ def test_a_mistyped_candidate_leaves_the_last_verdict_where_it_is(clone):
     assert upgrade(clone, "--candidate", "optax==0.2.88").returncode == 2
     assert {p.name: p.read_bytes() for p in reports.glob("upgrade-summary.*")} == before
     assert (sorted(p.name for p in (reports / "previous").glob("*")) if (reports / "previous").is_dir() else []) == previous
-
-
-@pytest.fixture
-def own_clone(tmp_path) -> Path:
-    """A fresh clone of its own, for a sequence that changes the clone's baseline (accept)."""
-    root = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(CHECKOUT), str(root)], check=True)
-    subprocess.run([sys.executable, "-m", "venv", str(root / ".venv")], check=True)
-    subprocess.run([str(root / ".venv/bin/pip"), "install", "-q", "-r", str(root / "locks/runner.txt")], check=True)
-    return root
 
 
 def test_accepting_the_default_candidate_makes_the_next_upgrade_ok(own_clone):
