@@ -8,12 +8,15 @@ after the step and the params the step saw, as NumPy.
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+
+from harness.contract import stack_lacks
 
 F32 = np.float32
 LAYOUT = {"b": (3,), "w": (2, 2)}  # a bias and a kernel: two leaves, two ranks
@@ -69,6 +72,7 @@ class Batch:
         self._makes: dict[str, Callable] = {}
         self._inputs: dict[str, tuple] = {}
         self._runs: dict[str, Run] | None = None
+        self._lacking: dict[str, str] = {}  # a run whose optimizer this stack lacks -> why
 
     def add(self, name: str, make: Callable[..., optax.GradientTransformation], variants: list[dict],
             start: dict, grads: dict) -> Callable[[], Run]:
@@ -87,10 +91,21 @@ class Batch:
         if name in getattr(self, "_done", {}):
             return self._done[name]
         if self._runs is None:
-            makes = dict(self._makes)
+            makes, lacking = stack_lacks.sort_buildable(
+                {n: functools.partial(self._probe, n) for n in self._makes})  # a run this stack lacks: not here
+            self._lacking.update(lacking)
+            makes = {n: self._makes[n] for n in makes}
+            inputs = {n: self._inputs[n] for n in makes}
             program = jax.jit(lambda inputs: {n: _steps(makes[n])(*inputs[n]) for n in makes})
-            self._runs = {n: Run(*out) for n, out in jax.device_get(program(self._inputs)).items()}
+            self._runs = {n: Run(*out) for n, out in jax.device_get(program(inputs)).items()}
+        if name in self._lacking:
+            stack_lacks.skip(self._lacking[name])
         return self._runs[name]
+
+    def _probe(self, name: str):
+        """make() at the first variant's hyperparameters, as plain numbers: does this stack build it at all."""
+        hyper = self._inputs[name][0]
+        return self._makes[name](**{k: v[0].item() for k, v in hyper.items()})
 
 
 # The runs of every optimizers contract module collected in this process: one program for all (a module

@@ -107,8 +107,13 @@ MUON_LAYOUT = {"tall": (3, 2), "wide": (2, 4)}
 MUON_GRADS = {k: np.stack([(s * _RNG.standard_normal(shape)).astype(F32) for s in SIZES[:5]])
               for k, shape in MUON_LAYOUT.items()}
 MUON_PARAMS = {k: np.zeros(shape, F32) for k, shape in MUON_LAYOUT.items()}
-DIMS = {k: optax.contrib.MuonDimensionNumbers(reduction_axis=0, output_axis=1) for k in MUON_LAYOUT}
-MUON = dict(ns_steps=3, beta=0.8, eps=1e-6, nesterov=False, adaptive=True, weight_dimension_numbers=DIMS)
+MUON = dict(ns_steps=3, beta=0.8, eps=1e-6, nesterov=False, adaptive=True)
+
+
+def _dims() -> dict:
+    """The documented 2-D spec for each leaf. Built when a check runs, not at import: on a stack without
+    MuonDimensionNumbers the Muon checks alone are not applicable (harness.contract.stack_lacks)."""
+    return {k: optax.contrib.MuonDimensionNumbers(reduction_axis=0, output_axis=1) for k in MUON_LAYOUT}
 NS_WHY = ("matrix products of the normalised momentum (entries up to 1) add terms of either sign: rounding at the "
           "largest entry")
 NS_GOLDEN_WHY = ("each quintic Newton-Schulz step sums terms up to |a|+|b|+|c| = 10.25 times the largest entry, and "
@@ -116,7 +121,7 @@ NS_GOLDEN_WHY = ("each quintic Newton-Schulz step sums terms up to |a|+|b|+|c| =
                  "entry times sum_k 10.25 * 3.44^k over the ns_steps steps (167 for 3)")
 
 
-_MUON_RUN = runs.RUNS.add("contrib/scale_by_muon", lambda: optax.contrib.scale_by_muon(**MUON), [], MUON_PARAMS,
+_MUON_RUN = runs.RUNS.add("contrib/scale_by_muon", lambda: optax.contrib.scale_by_muon(**MUON, weight_dimension_numbers=_dims()), [], MUON_PARAMS,
                           MUON_GRADS)  # scale_by_muon reads no params: the steps' moved params change nothing
 
 
@@ -145,7 +150,7 @@ def test_scale_by_muon(check):
     largest = {k: np.broadcast_to(np.max(np.abs(v), axis=(1, 2), keepdims=True) * amplified, v.shape)
                for k, v in u.items()}
     check.golden_tree("scale_by_muon/updates", u, scales=largest, why=NS_GOLDEN_WHY)
-    state0, state, updates = runs.shapes_after(optax.contrib.scale_by_muon(mu_dtype="bfloat16", weight_dimension_numbers=DIMS),
+    state0, state, updates = runs.shapes_after(optax.contrib.scale_by_muon(mu_dtype="bfloat16", weight_dimension_numbers=_dims()),
                                      MUON_PARAMS)
     check.layout("scale_by_muon/mu_bf16/state_after_steps", state)
 
@@ -174,8 +179,10 @@ ADAM_FALLBACK_DEFAULTS = dict(learning_rate=0.1, beta=0.95, eps=1e-8, weight_dec
 # Per-step Newton-Schulz coefficients: modded-nanogpt's triple, a milder one, then the classical quintic
 # (15/8, -10/8, 3/8) that converges to 1; three steps, whatever ns_steps says (documented as ignored).
 NS_ROWS = ((3.4445, -4.775, 2.0315), (2.8, -3.2, 1.2), (1.875, -1.25, 0.375))
-DIMENSION_NUMBERS = {"b": None, "k": optax.contrib.MuonDimensionNumbers(reduction_axis=1, output_axis=2),
-                     "w": optax.contrib.MuonDimensionNumbers()}
+def _dimension_numbers() -> dict:
+    """Per leaf: Adam's (None), a 3-D kernel's spec, the default 2-D one (built when a check runs, as _dims)."""
+    return {"b": None, "k": optax.contrib.MuonDimensionNumbers(reduction_axis=1, output_axis=2),
+            "w": optax.contrib.MuonDimensionNumbers()}
 MUON_DECAY_MASK = {"b": False, "k": False, "w": True}  # the Muon branch's weight decay on the matrix only
 
 
@@ -190,6 +197,12 @@ class Composition:
     coeffs: object = (3.4445, -4.775, 2.0315)
     ns_steps: int = 5
     adaptive: bool = False
+    given_dimension_numbers: bool = False  # muon_weight_dimension_numbers=_dimension_numbers(), built when run
+
+    def options(self) -> dict:
+        """The static options muon is called with."""
+        given = {"muon_weight_dimension_numbers": _dimension_numbers()} if self.given_dimension_numbers else {}
+        return {**self.static, **given}
 
 
 COMPOSITIONS = {
@@ -201,13 +214,12 @@ COMPOSITIONS = {
                                 decayed=("w",), ns_steps=3),
     # given dimension numbers (the 3-D kernel a batch of matrices), per-step coefficients, adaptive, a decay mask
     "muon/given": Composition(("k", "w"), dict(ns_coeffs=NS_ROWS, ns_steps=7, nesterov=False, adaptive=True,
-                                               weight_decay_mask=MUON_DECAY_MASK,
-                                               muon_weight_dimension_numbers=DIMENSION_NUMBERS),
+                                               weight_decay_mask=MUON_DECAY_MASK),
                               [dict(learning_rate=0.05, beta=0.7, eps=1e-6, weight_decay=0.4, adam_b1=0.6, adam_b2=0.8,
                                     adam_eps_root=0.1, adam_weight_decay=0.2)],
-                              decayed=("w",), coeffs=NS_ROWS, adaptive=True),
+                              decayed=("w",), coeffs=NS_ROWS, adaptive=True, given_dimension_numbers=True),
 }
-_COMPOSITION_RUNS = {name: runs.RUNS.add(name, lambda c=c, **h: optax.contrib.muon(**h, **c.static), c.variants,
+_COMPOSITION_RUNS = {name: runs.RUNS.add(name, lambda c=c, **h: optax.contrib.muon(**h, **c.options()), c.variants,
                                          COMPOSITION_PARAMS, COMPOSITION_GRADS)
                      for name, c in COMPOSITIONS.items()}
 ADAM_WHY = ("Adam's moments sum terms of either sign and its bias corrections 1 - b**t cancel: ulps at the same "
@@ -270,12 +282,12 @@ def test_muon(check, name):
     check.golden_tree(f"{name}/updates", run.updates, scales=amplified, why=NS_GOLDEN_WHY)
     oc.layouts(check, name, run)
     if composition.coeffs is not NS_ROWS:  # mu_dtype: both branches' momenta (one composition is enough)
-        state0, state, _ = runs.shapes_after(optax.contrib.muon(0.1, mu_dtype="bfloat16", **composition.static),
+        state0, state, _ = runs.shapes_after(optax.contrib.muon(0.1, mu_dtype="bfloat16", **composition.options()),
                                              COMPOSITION_PARAMS, steps=1)
         check.layout(f"{name}/mu_bf16/state_after_init", state0)
         check.layout(f"{name}/mu_bf16/state_after_steps", state)
     else:  # the docstring: ns_steps "ignored if ns_coeffs is a tuple of tuples"
-        fewer_steps = optax.contrib.muon(0.1, **{**composition.static, "ns_steps": len(NS_ROWS) - 1})
+        fewer_steps = optax.contrib.muon(0.1, **{**composition.options(), "ns_steps": len(NS_ROWS) - 1})
         check.error_contract(f"{name}/ns_steps_below_rows", runs.shapes_after, fewer_steps, COMPOSITION_PARAMS,
                              steps=1)
 

@@ -35,7 +35,8 @@ import functools
 import numpy as np
 
 from harness.contract import (
-    departures, encoding, mismatches, noise, platform_needs, precision, project_devices, tolerances, trees,
+    departures, encoding, mismatches, noise, platform_needs, precision, project_devices, stack_lacks, tolerances,
+    trees,
 )
 from harness.contract.departures import Judged, Statement
 from harness.contract.encoding import encode_array
@@ -77,6 +78,7 @@ class Check:
         self.kinds: list[ComparisonKind] = []  # every kind of comparison made (or recorded)
         self.comparisons: dict[str, Comparison] = {}
         self.errors_observed: dict[str, ErrorObserved] = {}
+        self.recorded_keys: list[str] = []  # what a recording check recorded, in order
         self.curves: dict[str, Series] = {}
         self.input: str | None = None  # the input in user terms, for the verdict (describe_input)
         # Set by the plugin while a plain (non-Hypothesis) test runs: golden mismatches are kept, not raised.
@@ -84,6 +86,16 @@ class Check:
         self.mismatches: list[mismatches.Mismatch] = []
 
     # -- bookkeeping -------------------------------------------------------------------------
+    def _record(self, key: str, entry: dict) -> None:
+        self.store.record(self.family, key, entry)
+        self.recorded_keys.append(key)
+
+    def forget_recorded(self) -> None:
+        """Drop what this check recorded: it turned out not applicable on this stack, so it records nothing."""
+        for key in self.recorded_keys:
+            self.store.recorded.get(self.family, {}).pop(key, None)
+        self.recorded_keys.clear()
+
     def _add_kind(self, kind: ComparisonKind) -> None:
         if kind not in self.kinds:
             self.kinds.append(kind)
@@ -158,7 +170,7 @@ class Check:
             if asked:  # only what the contract states exactly is recorded to be compared exactly
                 precision.refuse_exact_formula(key, arr, str(arr.dtype))
             entry = {**encode_array(arr), **precision.noted(value, arr, dtype, exact)}
-            self.store.record(self.family, key, entry if exact else noise.with_noise(self.store, self.family, key,
+            self._record(key, entry if exact else noise.with_noise(self.store, self.family, key,
                                                                                      entry, arr, self.check_id))
             self._add_kind(GOLDEN)
             return
@@ -192,7 +204,7 @@ class Check:
         """A JSON-able fact (dtype names, a tree structure, a flag) equals the baseline's."""
         __tracebackhide__ = True
         if self.recording:
-            self.store.record(self.family, key, {"fact": encoding.jsonable(fact)})  # as the file holds it
+            self._record(key, {"fact": encoding.jsonable(fact)})  # as the file holds it
             self._add_kind(GOLDEN)
             return
         entry = self.store.get(self.family, key)
@@ -235,7 +247,9 @@ class Check:
         try:
             result = fn(*args, **kwargs)
             observed = NO_ERROR
-        except Exception as exc:  # the type is the contract, whatever it is
+        except Exception as exc:  # the type is the contract, whatever it is: but a built-in's call of a callable
+            if not self.family.own:  # or module the stack lacks is no error of the callable's: not applicable here
+                stack_lacks.skip_if_lacking(exc, keywords=False)
             result, observed = exc, type(exc).__name__
         seen = ErrorObserved(
             observed=observed,
@@ -245,7 +259,7 @@ class Check:
         )
         self.errors_observed[key] = seen
         if self.recording:
-            self.store.record(self.family, key, {"error": observed})
+            self._record(key, {"error": observed})
             self._add_kind(ERROR_CONTRACT)
             return result
         expected = self.store.get(self.family, key).get("error")

@@ -15,6 +15,7 @@ import pytest
 
 from harness import platforms
 from harness.golden_layout import ACCEPTED
+from harness import not_on_stack
 from harness.contract import environment
 from harness.contract.families import Family
 from harness.contract.golden import REMOVED, REPLACES, record_command
@@ -41,9 +42,11 @@ def finish(session, recorder: Recorder) -> None:
         written = recorder.store.write({"observed": "noise", "host": hosts.provenance(environment.host())})
         say(f"golden: observed {sum(map(len, recorder.store.recorded.values()))} values; wrote {len(written)} files")
         return
-    # A check the platform refused records nothing it should have: the values it would hold are not this platform's.
+    # A check the platform refused records nothing it should have: the values it would hold are not this platform's;
+    # nor does one calling what this stack lacks (harness.contract.stack_lacks): both are named below, not failures.
     failing = [c for c in recorder.checks.values() if c.outcome != Outcome.PASSED
-               and not (c.outcome == Outcome.SKIPPED and platforms.said_not_here(c.message))]
+               and not (c.outcome == Outcome.SKIPPED and (platforms.said_not_here(c.message)
+                                                          or not_on_stack.said(c.message)))]
     if failing:
         failed = [c.id for c in failing]
         say(f"golden: NOT written: {len(failed)} checks did not pass while recording: {', '.join(failed[:10])}")
@@ -58,6 +61,7 @@ def finish(session, recorder: Recorder) -> None:
                 "(listed, and judged from then on)")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
+    say_not_on_stack(say, recorder)
     changes = recorder.store.changes()
     changed = [c for c in changes if c[2] == "changed"]
     replaced = [c for c in changes if c[2] == REPLACES]
@@ -81,6 +85,17 @@ def finish(session, recorder: Recorder) -> None:
     said = [f"{values} values added or changed"] + [f"{departures} departures recorded"] * bool(departures)
     said += [f"{len(dropped)} departures dropped"] * bool(dropped)
     say(f"golden: {', '.join(said)}; wrote {', '.join(str(recorder.store.shown(p)) for p in written) or 'nothing'}")
+
+
+def say_not_on_stack(say, recorder: Recorder) -> None:
+    """The checks not recorded because this stack lacks what they call: counted, and what it lacks, each once."""
+    lacking = [c for c in recorder.checks.values() if c.outcome == Outcome.SKIPPED and not_on_stack.said(c.message)]
+    if not lacking:
+        return
+    by_reason = collections.Counter(not_on_stack.what(c.message) for c in lacking)
+    say(f"golden: {len(lacking)} checks not applicable on this stack (not recorded; they call what it lacks):")
+    for what, count in by_reason.most_common():
+        say(f"golden:   {what}: {count} check{'s' * (count != 1)}")
 
 
 def _provenance(config, recorder: Recorder) -> dict:

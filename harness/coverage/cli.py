@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.coverage import audit, contracts, ledger, libraries, surface
+from harness.coverage import audit, changelog, contracts, ledger, libraries, surface
 from harness.errors import EXIT_CANNOT_JUDGE, HarnessError
 
 # Where the baseline's optax is installed once its environments exist (the entry's, or the tests').
@@ -66,5 +66,22 @@ def main(argv: list[str]) -> int:
     except HarnessError as exc:
         print(f"coverage: {exc}", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
-    print("\n\n".join(render(result) for result in results))
-    return 1 if any(result.findings for result in results) else 0
+    try:
+        changelogs = [changelog.read(library.package) for library in libraries.LIBRARIES]
+    except HarnessError as exc:
+        print(f"coverage: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    in_scope, ids = ledger.read(args.ledger).in_scope, contracts.ids()
+    problems = [changelog.findings(log, in_scope, ids) for log in changelogs]
+    print("\n\n".join(render(result) + "\n" + render_changelog(log, found)
+                       for result, log, found in zip(results, changelogs, problems)))
+    return 1 if any(result.findings for result in results) or any(problems) else 0
+
+
+def render_changelog(log: changelog.Changelog, problems: list[str]) -> str:
+    """The changelog ledger's line for a library, each entry no contract sees (a gap), each problem."""
+    lines = [f"  changelog ({changelog.FOLDER.name}/{log.package}.toml): {log.summary()}"]
+    lines += [f"  not seen  {e.release} {', '.join(e.callables)} ({e.kind}): {e.not_seen}"
+              for e in log.entries if not e.seen]
+    lines += [f"  NOT ACCOUNTED FOR  {p}" for p in problems]
+    return "\n".join(lines)

@@ -88,6 +88,8 @@ class Mark(enum.StrEnum):
     # baseline measured for it (harness.numerical_noise): informational.
     NOISE = "moved within noise"
     BITS_CHANGED = "bits changed"  # passes on both, but observed values moved: informational
+    # The baseline's stack lacks what the check calls (harness.not_on_stack): nothing to judge it against.
+    NOT_ON_STACK = "not on the baseline's stack"
     NEW_CHECK = "new check"
     UNCHANGED = "unchanged"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from harness import numerical_noise
+from harness import not_on_stack, numerical_noise
 from harness.model.enums import ComparisonKind, Mark, Outcome
 from harness.model.report import NAN_STEPS_FACT, CheckRecord, Comparison, Json
 from harness.model.verdict import BitsMoved
@@ -117,6 +117,11 @@ def classify(base: CheckRecord | None, other: CheckRecord | None, moved: BitsMov
     if base is None:
         return Mark.NEW_CHECK, other.message
     b, o = base.outcome, other.outcome
+    if b == Outcome.SKIPPED and not_on_stack.said(base.message):  # nothing recorded to judge it against
+        ran = "" if o == Outcome.SKIPPED else f"; here it {o}"
+        return Mark.NOT_ON_STACK, f"the baseline's stack lacks what it calls: {not_on_stack.what(base.message)}{ran}"
+    if o == Outcome.SKIPPED and b == Outcome.PASSED and not_on_stack.said(other.message):
+        return Mark.API_MISSING, f"ran on the baseline; this stack lacks what it calls: {not_on_stack.what(other.message)}"
     if o == Outcome.SKIPPED and b != Outcome.SKIPPED:
         return Mark.MISSING, other.message or "skipped here"
     if b == Outcome.SKIPPED and o != Outcome.SKIPPED:  # ran only here: a failure is still a failure

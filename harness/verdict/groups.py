@@ -25,6 +25,7 @@ MEANING = {
     Mark.ACCEPTED: "accepted on this branch: the golden values are the candidate's (informational)",
     Mark.NOISE: "moved within the numerical noise measured on the baseline (informational)",
     Mark.BITS_CHANGED: "within tolerance, but values changed bits (informational)",
+    Mark.NOT_ON_STACK: "not applicable: the baseline's stack lacks a callable, parameter or module it calls",
     Mark.NEW_CHECK: "only on this entry",
 }
 
