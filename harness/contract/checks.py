@@ -78,7 +78,6 @@ class Check:
         self.kinds: list[ComparisonKind] = []  # every kind of comparison made (or recorded)
         self.comparisons: dict[str, Comparison] = {}
         self.errors_observed: dict[str, ErrorObserved] = {}
-        self.recorded_keys: list[str] = []  # what a recording check recorded, in order
         self.curves: dict[str, Series] = {}
         self.input: str | None = None  # the input in user terms, for the verdict (describe_input)
         # Set by the plugin while a plain (non-Hypothesis) test runs: golden mismatches are kept, not raised.
@@ -86,16 +85,6 @@ class Check:
         self.mismatches: list[mismatches.Mismatch] = []
 
     # -- bookkeeping -------------------------------------------------------------------------
-    def _record(self, key: str, entry: dict) -> None:
-        self.store.record(self.family, key, entry)
-        self.recorded_keys.append(key)
-
-    def forget_recorded(self) -> None:
-        """Drop what this check recorded: it turned out not applicable on this stack, so it records nothing."""
-        for key in self.recorded_keys:
-            self.store.recorded.get(self.family, {}).pop(key, None)
-        self.recorded_keys.clear()
-
     def _add_kind(self, kind: ComparisonKind) -> None:
         if kind not in self.kinds:
             self.kinds.append(kind)
@@ -170,7 +159,7 @@ class Check:
             if asked:  # only what the contract states exactly is recorded to be compared exactly
                 precision.refuse_exact_formula(key, arr, str(arr.dtype))
             entry = {**encode_array(arr), **precision.noted(value, arr, dtype, exact)}
-            self._record(key, entry if exact else noise.with_noise(self.store, self.family, key,
+            self.store.record(self.family, key, entry if exact else noise.with_noise(self.store, self.family, key,
                                                                                      entry, arr, self.check_id))
             self._add_kind(GOLDEN)
             return
@@ -204,7 +193,7 @@ class Check:
         """A JSON-able fact (dtype names, a tree structure, a flag) equals the baseline's."""
         __tracebackhide__ = True
         if self.recording:
-            self._record(key, {"fact": encoding.jsonable(fact)})  # as the file holds it
+            self.store.record(self.family, key, {"fact": encoding.jsonable(fact)})  # as the file holds it
             self._add_kind(GOLDEN)
             return
         entry = self.store.get(self.family, key)
@@ -259,7 +248,7 @@ class Check:
         )
         self.errors_observed[key] = seen
         if self.recording:
-            self._record(key, {"error": observed})
+            self.store.record(self.family, key, {"error": observed})
             self._add_kind(ERROR_CONTRACT)
             return result
         expected = self.store.get(self.family, key).get("error")

@@ -59,6 +59,11 @@ def finish(session, recorder: Recorder) -> None:
                 "bound) on this baseline: if the new behaviour is intended, "
                 f"`{record_command(accept=True, builtin=builtin)}` records it as the statement's departure "
                 "(listed, and judged from then on)")
+        raising = [c for c in failing if _raised_here(c)]
+        if raising and not recorder.accepting:
+            say(f"golden: {len(raising)} of them raise on this baseline (a built-in check on another stack than "
+                f"it was written for): `{record_command(accept=True, builtin=True)}` records each raise as the "
+                "baseline's departure (judged from then on: the same exception passes, another or none is a change)")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     say_not_on_stack(say, recorder)
@@ -117,6 +122,12 @@ def _provenance(config, recorder: Recorder) -> dict:
         provenance[EMULATED] = {str(d): [store.directory.name for store in stores]
                                 for d, stores in sorted(recorder.store.emulated.items())}
     return provenance
+
+
+def _raised_here(check) -> bool:
+    """A built-in plain test ended by an exception that is no contract's failure (harness.contract.raised)."""
+    return (not check.own and check.kind != CheckKind.PROPERTY and check.outcome == Outcome.FAILED
+            and check.exception not in (None, "ContractFailure", "RaisedAfterMismatches"))
 
 
 def _breaks_a_statement(check) -> bool:

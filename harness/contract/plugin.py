@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness import devices, not_on_stack
+from harness import devices
 from harness.contract import (
     collection, collector, families, job, options, platform_needs, project_devices, shared_compilation_cache,
     stack_lacks, workers,
@@ -237,23 +237,32 @@ def pytest_runtest_call(item):
     recorder = _running(item.config)
     if recorder is None:  # a team's own test in a run that never used the harness: nothing to do
         return (yield)
+    builtin = not families.is_own(Path(str(item.path)), recorder.own_contracts)
+    check = item.stash.get(_CHECK, None)
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
     try:
-        handle = getattr(getattr(item, "obj", None), "hypothesis", None)
         if handle is None:
-            return (yield from _golden_at_the_end(item))
-        from harness.contract import replay
+            result = yield from _golden_at_the_end(item)
+        else:
+            from harness.contract import replay
 
-        example = recorder.replay.get(families.check_id(item))
-        with replay.replaying(item.obj, example):
-            return (yield from _counting(item, handle))
-    except (Exception, pytest.skip.Exception) as exc:  # a built-in check calling what this stack lacks: not
-        # applicable here, recording nothing
-        if not families.is_own(Path(str(item.path)), recorder.own_contracts):
-            skipped_here = isinstance(exc, pytest.skip.Exception) and not_on_stack.said(str(exc))  # a table's
-            if (skipped_here or stack_lacks.reason(exc) is not None) and _CHECK in item.stash:  # (sort_buildable)
-                item.stash[_CHECK].forget_recorded()
+            example = recorder.replay.get(families.check_id(item))
+            with replay.replaying(item.obj, example):
+                return (yield from _counting(item, handle))
+    except Exception as exc:  # a built-in check calling what this stack lacks: not applicable here (what it
+        if builtin:  # recorded before stays: the baseline computed it); one raising inside a library: its departure?
             stack_lacks.skip_if_lacking(exc)
+            if check is not None and handle is None:  # a property's raise is never a fact to record
+                from harness.contract import raised
+
+                if raised.departs(check, exc):
+                    return None  # as the baseline's recorded departure: the report notes it
         raise
+    if builtin and check is not None:
+        from harness.contract import raised
+
+        raised.holds_again(check)
+    return result
 
 
 def _golden_at_the_end(item):

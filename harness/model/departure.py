@@ -23,7 +23,8 @@ KEY = "departure/"  # a departure's golden key: departure/<check id>/<statement 
 FIELD = "departure"  # the golden entry's field holding the Departure, beside the values the release computed
 # What each kind of statement holds the value against, in a reviewer's words.
 STATED = {ComparisonKind.REFERENCE: "float64 formula", ComparisonKind.EXACT: "value",
-          ComparisonKind.EQUIVALENCE: "agreement of two library paths", ComparisonKind.BOUND: "bound"}
+          ComparisonKind.EQUIVALENCE: "agreement of two library paths", ComparisonKind.BOUND: "bound",
+          ComparisonKind.ERROR_CONTRACT: "run to its end without an exception"}  # (harness.contract.raised)
 IDENTITY = "identical:"  # the label of a bit-for-bit identity of two library paths (check.identical): exact kind
 IDENTITY_STATED = "bit-for-bit identity of two library paths"
 
@@ -99,6 +100,8 @@ def stack_text(versions: dict[str, str | None]) -> str:
 def size_text(size: DepartureSize) -> str:
     """'8 of 8 elements outside 64 ulp; max abs err 0.817 (3.43e+06 ulp)', or for a fact 'not the stated value'."""
     if not size.elements:
+        if size.allowed.startswith("raises "):  # a check that raised (harness.contract.raised): what it raised
+            return size.allowed
         return "not the stated value" if size.allowed == "exact" else f"outside {size.allowed}"
     said = f"{size.outside} of {size.elements} elements outside {size.allowed}"
     if size.max_abs_err is not None:

@@ -88,6 +88,8 @@ def _error_mark(comparison: Comparison) -> Mark:
 def failure_mark(check: CheckRecord) -> Mark:
     """The mark of a check that passes on the baseline and fails here."""
     failed = first_failure(check)
+    if failed is not None and failed.departure is not None and failed.departure.holds_again:
+        return Mark.IMPROVED  # a departure no longer observed (a raise's too: harness.contract.raised)
     if failed is not None and failed.kind == ComparisonKind.ERROR_CONTRACT:
         return _error_mark(failed)
     if check.exception in _API_GONE:
