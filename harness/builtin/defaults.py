@@ -47,6 +47,11 @@ def _in_scope() -> dict:
     return tomllib.loads(LEDGER.read_text())["in_scope"]
 
 
+def ledger_in_scope() -> tuple[str, ...]:
+    """Every in-scope callable's ledger name, sorted."""
+    return tuple(sorted(_in_scope()))
+
+
 @functools.cache
 def ledger_differentiable(area: str) -> tuple[str, ...]:
     """The in-scope callables of an area ("loss", "activation") that the ledger does not say have no gradient
