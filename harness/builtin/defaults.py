@@ -47,6 +47,12 @@ def _in_scope() -> dict:
     return tomllib.loads(LEDGER.read_text())["in_scope"]
 
 
+def ledger_params_of(area: str, param: str) -> tuple[str, ...]:
+    """The in-scope callables of an area whose ledger line has that parameter (covered or a gap), sorted."""
+    return tuple(sorted(name for name, entry in _in_scope().items() if entry["area"] == area
+                        and param in {**entry.get("params", {}), **entry.get("gaps", {})}))
+
+
 def ledger_in_scope() -> tuple[str, ...]:
     """Every in-scope callable's ledger name, sorted."""
     return tuple(sorted(_in_scope()))
