@@ -96,6 +96,13 @@ class Project:
             return ["--pyargs", BUILTIN_PACKAGE]
         return ["--pyargs", *self.selection.modules] if self.selection.modules else []
 
+    @property
+    def has_own_tests(self) -> bool:
+        """Whether the contract directories hold a test module (pytest's names): a project that `init` gave its
+        contracts/ folder and no contract yet has none, and a run of them alone would find nothing."""
+        return any(next(d.rglob("test_*.py"), None) or next(d.rglob("*_test.py"), None)
+                   for d in self.own_contracts if d.is_dir())
+
     def suite_of(self, part: ReportPart) -> list[str]:
         """pytest's arguments for the contracts of one part of an entry's report (harness.stack.entry_side.parts)."""
         if part == ReportPart.OWN:

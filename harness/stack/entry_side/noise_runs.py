@@ -83,8 +83,8 @@ _LOG_TAIL = 40  # lines of a failed quick pass's log said
 def quick_pass(session, ws: Workspace, entry: Entry) -> None:
     """A team's own contracts recorded once, natively, before the runs that measure their noise: one that fails
     stops the recording here (HarnessError with its log's tail), not after every perturbed and emulated run has
-    failed the same way. Nothing without contracts of the project's own."""
-    if not project.load(ws).own_contracts:
+    failed the same way. Nothing without contracts of the project's own (its contracts/ folder may hold none)."""
+    if not project.load(ws).has_own_tests:
         return
     found = project.load(ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value)))
     folder = _fresh(Path(session.virtualenv.location) / QUICK_FOLDER)
@@ -103,7 +103,7 @@ def record_perturbed(session, ws: Workspace, entry: Entry) -> list[Path]:
     """Record the project's own contracts under each perturbation (its environment already installed); the
     folders that hold a recording, for the real recording's --harness-noise-from. None without contracts of
     the project's own."""
-    if not project.load(ws).own_contracts:  # this checkout, or a team recording only the built-in ones
+    if not project.load(ws).has_own_tests:  # this checkout, or a team recording only the built-in ones
         return []
     found = project.load(ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value)))
     recorded = []

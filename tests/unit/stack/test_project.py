@@ -650,3 +650,18 @@ def test_run_told_a_job_is_not_checked_against_the_tables_entries(tmp_path, monk
     monkeypatch.setattr(cli.subprocess, "run", lambda cmd, **kw: ran.append(cmd) or subprocess.CompletedProcess(cmd, 0))
     assert cli.main(["run", "numpy-only"]) == 0
     assert ran and ran[0][ran[0].index("-s") + 1] == "numpy-only"
+
+
+def test_a_contracts_folder_without_a_test_module_holds_no_contracts(tmp_path):
+    """`init` writes contracts/ with its conftest only: recording the built-in values there (`golden
+    --record-builtin`) ran the team's (no) contracts first and stopped on pytest's "no tests ran" (exit 5),
+    said as "your contracts do not all pass on the baseline" (measured: a team on jax 0.7.1)."""
+    folder = tmp_path / "contracts"
+    folder.mkdir()
+    (folder / "conftest.py").write_text("")
+    found = project.Project(root=tmp_path, own_contracts=(folder,), golden=tmp_path / "golden",
+                            locks=tmp_path / "locks", builtin=BuiltinMode.REPORT, baseline_from=None)
+    assert found.own_contracts and not found.has_own_tests
+    (folder / "nested").mkdir()
+    (folder / "nested" / "test_losses.py").write_text("def test_x(check):\n    pass\n")
+    assert found.has_own_tests
