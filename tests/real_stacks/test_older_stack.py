@@ -23,19 +23,16 @@ def test_a_team_on_an_older_stack_records_the_builtins_and_judges_a_bump(tool, c
     done = run_tool(tool, project, "init", "--builtin", "all")
     assert done.returncode == 0, said(done)
 
-    plain = run_tool(tool, project, "golden", "--record-builtin")
-    assert plain.returncode == 1, said(plain)  # departures wait for acceptance, and the output says how
-    assert "raise on this baseline" in plain.stdout and "--accept-changes" in plain.stdout, said(plain)
-    assert not list((project / "golden" / "builtin").glob("*.json")), "a refused recording wrote golden files"
-
+    # Its departures need accepting (a plain recording refuses them and says how: test_raised_departure.py);
+    # the recording runs the built-in suite natively and on each host this machine emulates: cold, 4 suites.
     recorded = run_tool(tool, project, "golden", "--record-builtin", "--accept-changes", "--reason",
-                        "our stack: jax 0.7.1, optax 0.2.5, flax 0.11.0")
+                        "our stack: jax 0.7.1, optax 0.2.5, flax 0.11.0", timeout=3600)
     assert recorded.returncode == 0, said(recorded)
     assert "checks not applicable on this stack" in recorded.stdout, said(recorded)
     assert "optax 0.2.5 has no optax.freeze" in recorded.stdout, said(recorded)
     assert list((project / "golden" / "builtin").glob("*.json")), said(recorded)
 
-    judged = run_tool(tool, project, "upgrade", "--candidate", "jax==0.8.0 jaxlib==0.8.0")
+    judged = run_tool(tool, project, "upgrade", "--candidate", "jax==0.8.0 jaxlib==0.8.0", timeout=3600)
     assert judged.returncode in (0, 1), said(judged)  # a verdict, whichever it is
     summary = json.loads((project / "reports" / "upgrade-summary.json").read_text())
     marks = {c["mark"] for e in summary["entries"] if e["name"] == "candidate" for c in e["changes"]}

@@ -15,7 +15,7 @@ EXAMPLE = ROOT / "examples" / "nnx-regressor"
 SHARED_COMPILATION_CACHE: list[Path] = []
 
 
-def run_tool(tool: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
+def run_tool(tool: Path, project: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     # The team's shell, not this test session's: no HARNESS_* variable of the harness's own run leaks in.
     # UV_PYTHON and VIRTUAL_ENV (nox's, naming this test session's environment) are kept on purpose: a
     # user's shell may have them too, and no install of the harness's may land anywhere but its entry's.
@@ -23,7 +23,7 @@ def run_tool(tool: Path, project: Path, *args: str) -> subprocess.CompletedProce
     if SHARED_COMPILATION_CACHE:
         env[shared_compilation_cache.VARIABLE] = str(SHARED_COMPILATION_CACHE[0])
     return subprocess.run([str(tool), *args], cwd=project, env=env, capture_output=True, text=True, check=False,
-                          timeout=900)
+                          timeout=timeout)
 
 
 def said(done: subprocess.CompletedProcess) -> str:
