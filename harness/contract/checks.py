@@ -238,7 +238,7 @@ class Check:
             observed = NO_ERROR
         except Exception as exc:  # the type is the contract, whatever it is: but a built-in's call of a callable
             if not self.family.own:  # or module the stack lacks is no error of the callable's: not applicable here
-                stack_lacks.skip_if_lacking(exc, keywords=False)
+                stack_lacks.skip_if_lacking(exc, self, keywords=False)
             result, observed = exc, type(exc).__name__
         seen = ErrorObserved(
             observed=observed,

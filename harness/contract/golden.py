@@ -188,6 +188,13 @@ class GoldenStore:
         self._files[(family, kept_only)] = data
         return data
 
+    def holds(self, family: Family, key: str) -> bool:
+        """Whether the family's golden file holds the key (False where there is no readable file)."""
+        try:
+            return key in self._load(family)["values"]
+        except GoldenProblem:
+            return False
+
     def get(self, family: Family, key: str) -> dict:
         data = self._load(family)
         if key not in data["values"]:

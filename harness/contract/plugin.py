@@ -251,7 +251,7 @@ def pytest_runtest_call(item):
                 return (yield from _counting(item, handle))
     except Exception as exc:  # a built-in check calling what this stack lacks: not applicable here (what it
         if builtin:  # recorded before stays: the baseline computed it); one raising inside a library: its departure?
-            stack_lacks.skip_if_lacking(exc)
+            stack_lacks.skip_if_lacking(exc, check)
             if check is not None and handle is None:  # a property's raise is never a fact to record
                 from harness.contract import raised
 
@@ -337,19 +337,6 @@ def _show_mismatches(item, call, rep, check) -> None:
     rendered = None if after is None else str(item.repr_failure(pytest.ExceptionInfo.from_exception(after)))
     note = mismatches.host_note(check.store, check.family, any(m.in_ulps for m in check.mismatches))
     rep.longrepr = mismatches.display(check.mismatches, rendered, note)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report(collector):
-    """A built-in module that does not import because this stack lacks what it names: not applicable here, skipped
-    with why (harness.contract.stack_lacks), as a module its platform refuses is."""
-    report = yield
-    if report.failed and _ACTIVE and isinstance(collector, pytest.Module) \
-            and not families.is_own(Path(str(collector.path)), _ACTIVE[-1].own_contracts):
-        why = stack_lacks.reason_in_text(str(report.longrepr))
-        if why is not None:
-            report.outcome, report.longrepr = "skipped", (str(collector.path), 0, f"Skipped: {why}")
-    return report
 
 
 def pytest_collectreport(report):

@@ -10,6 +10,11 @@ the check, the same skip is the API going away, and the verdict marks it so (har
 Only what the library lacks qualifies, read from the exception itself: an attribute missing on one of the
 stack's modules, a module that does not import, or a keyword a library callable's signature does not take
 (the call failed binding, before the callable ran). Anything raised inside a library call stays a failure.
+
+Where: a recording says so in the family's golden file (`not_on_stack/<check id>`, its reason); a judging run
+skips such a check only where its recording said the same, so the tool's own baseline, a candidate that lost
+an API and a mutated library (the sensitivity runs) fail as they always did, and only a stack recorded as
+lacking it sets the check aside.
 """
 
 from __future__ import annotations
@@ -101,28 +106,30 @@ def _library_callable(qualname: str, param: str) -> str | None:
     return None
 
 
-def skip_if_lacking(exc: BaseException, keywords: bool = True) -> None:
-    """Raise the not-applicable skip when exc says the stack lacks what the check called (reason())."""
-    why = reason(exc, keywords)
-    if why is not None:
-        raise pytest.skip.Exception(why, _use_item_location=True) from exc
+MARK = "not_on_stack/"  # a golden key: not_on_stack/<check id> -> {"fact": the reason}, written by a recording
 
 
-_MODULE_LACKS = re.compile(r"AttributeError: module '(?P<module>[\w.]+)' has no attribute '(?P<name>\w+)'")
-_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?P<module>[\w.]+)'")
+class NotOnStack(Exception):
+    """A table of constructors found the stack lacking one (sort_buildable): raised where its check runs."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
 
 
-def reason_in_text(text: str) -> str | None:
-    """reason() for a module that failed to import, from its collection report's text (no exception object)."""
-    for found in _MODULE_LACKS.finditer(text):
-        root = _library(found.group("module"))
-        if root is not None:
-            return f"{NOT_ON_STACK}: {_release(root)} has no {found.group('module')}.{found.group('name')}"
-    for found in _NO_MODULE.finditer(text):
-        root = _library(found.group("module"))
-        if root is not None:
-            return f"{NOT_ON_STACK}: {_release(root)} has no module {found.group('module')}"
-    return None
+def skip_if_lacking(exc: BaseException, check=None, keywords: bool = True) -> None:
+    """Raise the not-applicable skip when exc says the stack lacks what the check called (reason()): while
+    recording, with its mark written in the family's golden file; while judging, only where that mark is there
+    (else exc stands, as before this stack was ever recorded)."""
+    why = exc.why if isinstance(exc, NotOnStack) else reason(exc, keywords)
+    if why is None or check is None or check.store is None:
+        return
+    key = f"{MARK}{check.check_id}"
+    if check.recording:
+        check.store.record(check.family, key, {"fact": why})
+    elif not check.store.holds(check.family, key):
+        return
+    raise pytest.skip.Exception(why, _use_item_location=True) from exc
 
 
 def sort_buildable(makes: dict[str, Callable[[], object]]) -> tuple[dict[str, Callable], dict[str, str]]:
@@ -143,5 +150,5 @@ def sort_buildable(makes: dict[str, Callable[[], object]]) -> tuple[dict[str, Ca
 
 
 def skip(why: str) -> None:
-    """Skip the running check as not applicable, for the reason sort_buildable gave."""
-    raise pytest.skip.Exception(why, _use_item_location=True)
+    """The running check is not applicable, for the reason sort_buildable gave (the plugin decides: skip_if_lacking)."""
+    raise NotOnStack(why)

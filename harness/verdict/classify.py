@@ -13,7 +13,7 @@ from harness.model.verdict import BitsMoved
 from harness.verdict import bits
 
 # Exceptions that mean a function, class or module the check used no longer exists.
-_API_GONE = ("AttributeError", "ImportError", "ModuleNotFoundError")
+_API_GONE = ("AttributeError", "ImportError", "ModuleNotFoundError", "NotOnStack")  # the last: a table's lack
 _MISSING_DETAIL = "the check ran on the baseline but not here (its module failed to import or it was skipped)"
 _DTYPE_NAME = re.compile(r"^(bool|u?int\d+|b?float\d+|complex\d+|float8_\w+)$")
 

@@ -1,7 +1,8 @@
 """A built-in check calling what the stack lacks (a callable, a keyword, a module) is not applicable there:
-skipped "not on this stack: ...", counted by a recording, never a failure that stops it
-(harness.contract.stack_lacks). What a library raises once running, and an error contract's deliberate bad
-keyword, stay what they were. Measured: jax 0.7.1 / optax 0.2.5 / flax 0.11.0 recorded the built-in suite
+skipped "not on this stack: ...", counted by a recording, never a failure that stops it, and marked in the
+golden file, so a judging run of that stack skips it too (harness.contract.stack_lacks). A run against a
+recording that ran the check (a candidate that lost the API, a mutated library) fails as it always did. What a
+library raises once running, and an error contract's deliberate bad keyword, stay what they were. Measured: jax 0.7.1 / optax 0.2.5 / flax 0.11.0 recorded the built-in suite
 with 82 checks failing before, among them whole modules and optimizer tables taken down by one callable."""
 
 import json
@@ -78,6 +79,7 @@ def test_what_the_stack_lacks_is_not_applicable_and_the_rest_is_judged(suite):
     assert "twos" in json.dumps(recorded)
     assert "ones" in json.dumps(recorded)  # what a not-applicable check computed before its call is the stack's own
     assert "bad_keyword" in json.dumps(recorded)  # its TypeError is the fact it records
+    assert recorded["values"]["not_on_stack/demo/test_missing_keyword"]["fact"].startswith("not on this stack")
     result, checks = _report(suite, "--harness-report=report.json", "-k", "not inside")
     assert result.ret == 0, result.stdout.str()
     skipped = {i: c["message"] for i, c in checks.items() if c["outcome"] == "skipped"}
@@ -105,3 +107,17 @@ def test_a_projects_own_contract_calling_what_the_stack_lacks_fails(suite):
                                         "contracts/test_own.py", "-k", "missing_callable and not error")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*AttributeError*no_such_transform_anywhere*"])
+
+
+def test_a_run_against_a_recording_that_ran_the_check_fails_as_before(suite):
+    """The recording's stack had the callable (here: the check called one that exists); a run where it is gone
+    is the API going away: a failure (AttributeError), not a skip."""
+    suite.makepyfile(test_demo=SUITE.replace("optax.no_such_transform_anywhere(0.1)", "optax.sgd(0.1)"))
+    result, _ = _report(suite, "--harness-record-golden", "-k", "test_missing_callable and not after and not error")
+    assert result.ret == 0, result.stdout.str()
+    suite.makepyfile(test_demo=SUITE)
+    result, checks = _report(suite, "--harness-report=report.json", "-k",
+                             "test_missing_callable and not after and not error")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    gone = checks["demo/test_missing_callable"]
+    assert gone["outcome"] == "failed" and gone["exception"] == "AttributeError", gone

@@ -66,12 +66,6 @@ def test_a_module_that_does_not_import():
     assert stack_lacks.reason(ModuleNotFoundError("No module named 'other'", name="other")) is None
 
 
-def test_a_collection_report_naming_a_library_module_attribute():
-    text = "E   AttributeError: module 'optax.contrib' has no attribute 'MuonDimensionNumbers'"
-    assert stack_lacks.reason_in_text(text).endswith("has no optax.contrib.MuonDimensionNumbers")
-    assert stack_lacks.reason_in_text("E   AttributeError: module 'mine' has no attribute 'x'") is None
-
-
 def test_a_table_is_split_into_what_the_stack_builds_and_why_not_the_rest(library):
     def fails_inside():
         raise ValueError("the library's own complaint")

@@ -44,6 +44,7 @@ def test_a_teams_failing_contract_stops_the_recording_after_one_pass(tmp_path, m
     from harness.errors import HarnessError
 
     (tmp_path / "team" / "contracts").mkdir(parents=True)
+    (tmp_path / "team" / "contracts" / "test_loss.py").write_text("def test_loss(check):\n    pass\n")
     (tmp_path / "team" / "requirements.txt").write_text(
         "jax==0.11.2\njaxlib==0.11.2\noptax==0.2.6\nflax==0.12.12\nnumpy==2.5.5\n")
     (tmp_path / "team" / "pyproject.toml").write_text(
