@@ -136,9 +136,10 @@ def test_every_wrapper_is_here():
 
     taking = set()
     for name in sorted(n for n in defaults.ledger_in_scope() if n.startswith("optax.")):
-        obj = defaults.resolve(name)
         try:
-            params = inspect.signature(obj).parameters.values()
+            params = inspect.signature(defaults.resolve(name)).parameters.values()
+        except (ImportError, AttributeError):  # a callable this stack lacks: its own checks say so
+            continue
         except (TypeError, ValueError):
             continue
         if any("GradientTransformation" in str(p.annotation) and "Callable" not in str(p.annotation)
