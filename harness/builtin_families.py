@@ -130,6 +130,9 @@ DEFAULTS_TEST = "test_parameter_defaults"
 # The tests that take each loss's or activation's gradient at its edges, one check a callable (parametrized by its
 # ledger name): the selection takes a callable's check alone, as for the defaults.
 GRADIENT_TESTS = ("test_loss_gradient_at_edges", "test_activation_gradient_at_edges")
+# Tests parametrized by the ledger name of the callable each check is about: a team that calls one takes that
+# check alone (harness.stack.selection), not the test's every callable.
+PER_CALLABLE_TESTS = (*GRADIENT_TESTS, "test_rate_under_a_schedule_scales_the_update", "test_init_from_the_params_given")
 
 
 def areas() -> dict[str, tuple[str, ...]]:

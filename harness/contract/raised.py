@@ -41,10 +41,14 @@ def _comparison(passed: bool, expected, observed, message: str, found: Departure
 
 
 def recorded(check: Check) -> Departure | None:
-    """The raise departure the check's family records for it, if any."""
+    """The raise departure the check's family records for it, if any (none where its file cannot be read: that
+    problem is the check's own to report)."""
     if check.store is None or check.recording:
         return None
-    return check.store.departures(check.family).get(_key(check))
+    try:
+        return check.store.departures(check.family).get(_key(check))
+    except GoldenProblem:
+        return None
 
 
 def departs(check: Check, exc: BaseException) -> bool:
@@ -55,7 +59,6 @@ def departs(check: Check, exc: BaseException) -> bool:
     if isinstance(exc, ContractFailure) or check.store is None:
         return False
     what = _what(exc)
-    check._add_kind(KIND)
     if check.recording:
         before = check.store.departures(check.family, kept_only=True).get(_key(check))
         if not check.departures.accepting and (before is None or _fact(check)["raises"] != what["raises"]):
@@ -65,6 +68,7 @@ def departs(check: Check, exc: BaseException) -> bool:
             check=check.check_id, statement=LABEL, kind=KIND, recorded_on={k: versions.get(k) for k in STACK_VERSION_KEYS},
             size=DepartureSize(outside=1, elements=0, allowed=f"raises {what['raises']}"))
         check.store.record(check.family, _key(check), model.entry(found, {"fact": what}))
+        check._add_kind(KIND)
         check.comparisons[LABEL] = _comparison(True, None, what["raises"], "", found)
         return True
     found = recorded(check)
@@ -73,6 +77,7 @@ def departs(check: Check, exc: BaseException) -> bool:
     if isinstance(exc, GoldenProblem):  # it went past where the baseline raised, to values never recorded
         holds_again(check)
     before = _fact(check)
+    check._add_kind(KIND)
     if before["raises"] == what["raises"]:
         check.comparisons[LABEL] = _comparison(True, before["raises"], what["raises"], "", found)
         return True

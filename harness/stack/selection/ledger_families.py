@@ -22,12 +22,17 @@ def family_of(test_id: str) -> str:
     return test_id.split("/", 1)[0]
 
 
-def _named(entry: dict) -> set[str]:
-    """The contract ids an in-scope entry names (its parameters' and its callers')."""
+def _named(name: str, entry: dict) -> set[str]:
+    """The contract ids an in-scope entry names (its parameters' and its callers'): of a test parametrized by
+    callable (harness.builtin_families.PER_CALLABLE_TESTS), the check that names it; any other test whole."""
     ids: list[str] = []
     for value in [*entry.get("params", {}).values(), entry.get("contracts", [])]:
         ids += [value] if isinstance(value, str) else list(value)
-    return {i for i in ids if "/" in i}
+    return {_of(i, name) for i in ids if "/" in i}
+
+
+def _of(test_id: str, name: str) -> str:
+    return f"{test_id}[{name}]" if test_id.split("/", 1)[-1] in builtin_families.PER_CALLABLE_TESTS else test_id
 
 
 def _defaults_check(name: str, entry: dict) -> set[str]:
@@ -45,7 +50,7 @@ def _gradient_checks(name: str, entry: dict) -> set[str]:
     (harness.builtin_families.GRADIENT_TESTS), the check that names it; any other test whole."""
     value = entry.get("gradient", [])
     ids = [value] if isinstance(value, str) else list(value)
-    return {f"{i}[{name}]" if i.split("/", 1)[-1] in builtin_families.GRADIENT_TESTS else i for i in ids if "/" in i}
+    return {_of(i, name) for i in ids if "/" in i}
 
 
 def tests_by_callable(text: str | None = None) -> dict[str, frozenset[str]]:
@@ -65,7 +70,7 @@ def _tests(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise HarnessError(f"{LEDGER}: cannot read the coverage ledger ({exc}); reinstall the tool.") from None
-    found = {name: frozenset(_named(entry) | _defaults_check(name, entry) | _gradient_checks(name, entry))
+    found = {name: frozenset(_named(name, entry) | _defaults_check(name, entry) | _gradient_checks(name, entry))
              for name, entry in data.get("in_scope", {}).items()}
     for name, built_on in data.get("built_on", {}).items():
         found[name] = frozenset().union(*(found.get(n, frozenset()) for n in built_on))

@@ -63,7 +63,8 @@ def _families(modules):
 def _ledger_tests(names, runs):
     """What the coverage ledger, read as the coverage command reads it (harness.coverage.ledger), names for the
     callables `names`: every contract of theirs, and the check of each one's defaults in its family's defaults
-    module, and the contracts that take its gradient (an edges test's check of it alone), in the families `runs`."""
+    module, and the contracts that take its gradient, in the families `runs` (of a test parametrized by callable,
+    the check of it alone)."""
     from harness import builtin_families
     from harness.coverage import ledger
 
@@ -71,8 +72,8 @@ def _ledger_tests(names, runs):
     found = set()
     for name in names:
         entry = read.in_scope[name]
-        found |= entry.contracts()
-        found |= {f"{g}[{name}]" if g.split("/")[1] in builtin_families.GRADIENT_TESTS else g for g in entry.gradient}
+        per_callable = builtin_families.PER_CALLABLE_TESTS  # a test parametrized by callable: its check alone
+        found |= {f"{g}[{name}]" if g.split("/")[1] in per_callable else g for g in entry.contracts() | set(entry.gradient)}
         if entry.params or entry.gaps:
             found |= {f"{family}/test_parameter_defaults[{name}]" for family, areas in builtin_families.areas().items()
                       if entry.area.value in areas}
