@@ -10,11 +10,11 @@ step t counted from 0, for a rate that decreases and one that warms up. A relati
 (the schedule's and the constant's), judged at the equivalence ulps of each element; no golden value.
 
 Which optimizers: every in-scope optimizer whose ledger line has a `learning_rate` parameter, derived from
-the coverage ledger, less those named in NOT_A_SCALE with the reason the relation does not hold for them.
+the coverage ledger, less those named with the reason the relation does not hold for them (NOT_A_SCALE), or
+whose docs do not promise it (NOT_DOCUMENTED_AS_SCALE, read from the baseline's docstrings).
 """
 
 import functools
-import inspect
 
 import jax
 import jax.numpy as jnp
@@ -45,23 +45,18 @@ NOT_A_SCALE = {
 }
 
 
-def _takes_a_rate() -> list[str]:
-    """The ledger's optimizers with a learning_rate parameter whose docs call it a global scaling factor (a name
-    this stack lacks stays: its check is then not applicable, harness.contract.stack_lacks)."""
-    names = []
-    for name in defaults.ledger_params_of("optimizer", "learning_rate"):
-        try:
-            doc = inspect.getdoc(defaults.resolve(name)) or ""
-        except (ImportError, AttributeError):
-            names.append(name)
-            continue
-        said = doc.split("learning_rate:", 1)[-1].split("\n\n", 1)[0] if "learning_rate:" in doc else ""
-        if "global scaling factor" in " ".join(said.split()):
-            names.append(name)
-    return names
-
-
-SCALED = [n for n in _takes_a_rate() if n not in NOT_A_SCALE]
+# Where the baseline's docs (optax 0.2.6) do not call the rate a global scaling factor: the rate enters the
+# estimate itself. Read once from the docstrings and kept here, so a candidate that only rewords its docs
+# keeps every check id (a derivation from the installed docs would drop them: a false "check missing").
+NOT_DOCUMENTED_AS_SCALE = {
+    name: "its docs do not call learning_rate a global scaling factor (it enters the step-size estimate)"
+    for name in ("optax.contrib.cocob", "optax.contrib.dadapt_adamw", "optax.contrib.dog", "optax.contrib.dowg",
+                 "optax.contrib.momo", "optax.contrib.momo_adam", "optax.contrib.prodigy",
+                 "optax.contrib.schedule_free", "optax.contrib.schedule_free_adamw", "optax.contrib.schedule_free_sgd",
+                 "optax.rprop")
+}
+TAKING_A_RATE = defaults.ledger_params_of("optimizer", "learning_rate")  # from the coverage ledger, not the library
+SCALED = [n for n in TAKING_A_RATE if n not in NOT_A_SCALE and n not in NOT_DOCUMENTED_AS_SCALE]
 
 
 def _grads() -> dict:
@@ -119,7 +114,7 @@ def test_rate_under_a_schedule_scales_the_update(check, name):
 
 def test_every_optimizer_taking_a_rate_is_accounted_for():
     """Derived from the ledger, not listed: an optimizer taking learning_rate is here, or named with its reason;
-    a name in NOT_A_SCALE that no longer takes a rate is stale."""
-    assert len(SCALED) >= 20, f"the derivation found only {SCALED}"
-    stale = set(NOT_A_SCALE) - set(_takes_a_rate())
-    assert not stale, f"NOT_A_SCALE names optimizers the derivation no longer finds: {sorted(stale)}"
+    a name set aside that the ledger no longer gives a rate is stale."""
+    assert len(SCALED) >= 20, f"the ledger gave only {SCALED}"
+    stale = (set(NOT_A_SCALE) | set(NOT_DOCUMENTED_AS_SCALE)) - set(TAKING_A_RATE)
+    assert not stale, f"set aside, yet the ledger gives them no learning_rate: {sorted(stale)}"

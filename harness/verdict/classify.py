@@ -119,7 +119,9 @@ def classify(base: CheckRecord | None, other: CheckRecord | None, moved: BitsMov
     if base is None:
         return Mark.NEW_CHECK, other.message
     b, o = base.outcome, other.outcome
-    if b == Outcome.SKIPPED and not_on_stack.said(base.message):  # nothing recorded to judge it against
+    if b == Outcome.SKIPPED and not_on_stack.said(base.message):  # nothing recorded to judge it against, but
+        if o == Outcome.FAILED:  # a statement (a formula, an agreement) needs no recording: its failure stands
+            return failure_mark(other), other.message
         ran = "" if o == Outcome.SKIPPED else f"; here it {o}"
         return Mark.NOT_ON_STACK, f"the baseline's stack lacks what it calls: {not_on_stack.what(base.message)}{ran}"
     if o == Outcome.SKIPPED and b == Outcome.PASSED and not_on_stack.said(other.message):

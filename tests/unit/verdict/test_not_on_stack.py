@@ -17,8 +17,15 @@ def _check(outcome: Outcome, message: str = "") -> CheckRecord:
                        series={})
 
 
-@pytest.mark.parametrize("candidate", [Outcome.SKIPPED, Outcome.PASSED, Outcome.FAILED, Outcome.ERROR])
-def test_on_the_baseline_it_is_not_applicable_whatever_the_candidate_did(candidate):
+def test_a_failure_on_the_candidate_stands_whatever_the_baseline_lacked():
+    """A statement (a float64 formula, two paths' agreement) needs no recording: the candidate failing it is a
+    change even where the baseline's stack could not run the check."""
+    mark, _ = classify(_check(Outcome.SKIPPED, LACKS), _check(Outcome.FAILED, "reference:step 2 update: 3 of 6 ..."))
+    assert mark.changes_contract
+
+
+@pytest.mark.parametrize("candidate", [Outcome.SKIPPED, Outcome.PASSED, Outcome.ERROR])
+def test_on_the_baseline_it_is_not_applicable_unless_the_candidate_fails(candidate):
     mark, detail = classify(_check(Outcome.SKIPPED, LACKS), _check(candidate, LACKS if candidate == "skipped" else ""))
     assert mark == Mark.NOT_ON_STACK and not mark.changes_contract
     assert "optax 0.2.5 has no optax.freeze" in detail
