@@ -237,8 +237,8 @@ def pytest_runtest_call(item):
     recorder = _running(item.config)
     if recorder is None:  # a team's own test in a run that never used the harness: nothing to do
         return (yield)
-    builtin = not families.is_own(Path(str(item.path)), recorder.own_contracts)
     check = item.stash.get(_CHECK, None)
+    builtin = check is not None and not check.family.own  # the check knows whose family it is
     handle = getattr(getattr(item, "obj", None), "hypothesis", None)
     try:
         if handle is None:
@@ -252,13 +252,13 @@ def pytest_runtest_call(item):
     except Exception as exc:  # a built-in check calling what this stack lacks: not applicable here (what it
         if builtin:  # recorded before stays: the baseline computed it); one raising inside a library: its departure?
             stack_lacks.skip_if_lacking(exc, check)
-            if check is not None and handle is None:  # a property's raise is never a fact to record
+            if handle is None:  # a property's raise is never a fact to record
                 from harness.contract import raised
 
                 if raised.departs(check, exc):
                     return None  # as the baseline's recorded departure: the report notes it
         raise
-    if builtin and check is not None:
+    if builtin:
         from harness.contract import raised
 
         raised.holds_again(check)
