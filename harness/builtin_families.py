@@ -132,7 +132,8 @@ DEFAULTS_TEST = "test_parameter_defaults"
 GRADIENT_TESTS = ("test_loss_gradient_at_edges", "test_activation_gradient_at_edges")
 # Tests parametrized by the ledger name of the callable each check is about: a team that calls one takes that
 # check alone (harness.stack.selection), not the test's every callable.
-PER_CALLABLE_TESTS = (*GRADIENT_TESTS, "test_rate_under_a_schedule_scales_the_update", "test_init_from_the_params_given")
+PER_CALLABLE_TESTS = (*GRADIENT_TESTS, "test_rate_under_a_schedule_scales_the_update", "test_init_from_the_params_given",
+                      "test_nonfinite_through_the_update")
 
 
 def areas() -> dict[str, tuple[str, ...]]:

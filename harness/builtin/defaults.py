@@ -58,6 +58,11 @@ def ledger_in_scope() -> tuple[str, ...]:
     return tuple(sorted(_in_scope()))
 
 
+def ledger_in_scope_of(area: str) -> tuple[str, ...]:
+    """The in-scope callables of an area ("optimizer", "update_rule"), sorted."""
+    return tuple(sorted(name for name, entry in _in_scope().items() if entry["area"] == area))
+
+
 @functools.cache
 def ledger_differentiable(area: str) -> tuple[str, ...]:
     """The in-scope callables of an area ("loss", "activation") that the ledger does not say have no gradient

@@ -94,6 +94,13 @@ _DISTANCE = {  # callable -> (make, reference, its arguments)
                 dadapt_ref.prodigy,
                 dict(learning_rate=_warmup, b1=0.8, b2=0.95, b3=0.9, eps=0.05, estim_lr0=0.01, estim_lr_coef=3.0,
                      weight_decay=0.1, safeguard_warmup=True)),
+    # safeguard_warmup at its default (False): the denominator sums d-weighted gradients from the first step
+    "prodigy/no_safeguard_warmup": (
+        lambda: optax.contrib.prodigy(WARMUP, betas=(0.8, 0.95), beta3=0.9, eps=0.05, estim_lr0=0.01,
+                                      estim_lr_coef=3.0, weight_decay=0.1),
+        dadapt_ref.prodigy,
+        dict(learning_rate=_warmup, b1=0.8, b2=0.95, b3=0.9, eps=0.05, estim_lr0=0.01, estim_lr_coef=3.0,
+             weight_decay=0.1, safeguard_warmup=False)),
 }
 
 

@@ -136,6 +136,14 @@ CASES = {  # name -> (schedule, evaluation, steps: around every transition, refe
         _vector, [0, 5, 6, 7, 8, 9, 10, 12, 13, 14, 24, 25, 26, 1000, INT32_MAX],
         lambda t: _join(t, [lambda s: _linear(s, 0.05, 1.0, 6),
                             lambda s: _exponential(s, 1.0, 4, 0.5, 3, True, 0.1)], [6])),
+    # staircase at its default (False): the exponent continuous between the transitions
+    "warmup_exponential_continuous": (
+        lambda: optax.warmup_exponential_decay_schedule(
+            init_value=0.05, peak_value=1.0, warmup_steps=6, transition_steps=4, decay_rate=0.5,
+            transition_begin=3, end_value=0.1),
+        _vector, [0, 5, 6, 7, 8, 9, 10, 12, 13, 14, 24, 25, 26, 1000, INT32_MAX],
+        lambda t: _join(t, [lambda s: _linear(s, 0.05, 1.0, 6),
+                            lambda s: _exponential(s, 1.0, 4, 0.5, 3, False, 0.1)], [6])),
     "sgdr": (
         lambda: optax.sgdr_schedule(SGDR_KWARGS),
         _vector, [0, 2, 3, 4, 9, 10, 11, 12, 13, 17, 18, 19, 100],

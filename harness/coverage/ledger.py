@@ -52,13 +52,17 @@ class InScope:
     calls: tuple[str, ...] = ()  # further contracts that call it (the only ones for a callable without parameters)
     gradient: tuple[str, ...] = ()  # the contracts that take its gradient at the edges of its formula
     no_gradient: str | None = None  # why it has no gradient to check (GRADIENT_AREAS only)
+    # a kind argument (harness.coverage.kinds) -> each of its values past the default and the off value of a flag
+    # -> the contracts that pass it
+    values: dict[str, dict[str, tuple[str, ...]]] = dataclasses.field(default_factory=dict)
 
     @property
     def covered(self) -> bool:
         return self.missing is None and not self.gaps and bool(self.contracts())
 
     def contracts(self) -> set[str]:
-        return {c for ids in self.params.values() for c in ids} | set(self.calls)
+        return ({c for ids in self.params.values() for c in ids} | set(self.calls)
+                | {c for by_value in self.values.values() for ids in by_value.values() for c in ids})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +103,7 @@ def _in_scope(path: Path, name: str, entry) -> InScope:
     where = f"[in_scope.{name!r}]"
     if not isinstance(entry, dict):
         raise _problem(path, where, "must be a table")
-    keys = {"area", "params", "gaps", "missing", "contracts", "gradient", "no_gradient"}
+    keys = {"area", "params", "gaps", "missing", "contracts", "gradient", "no_gradient", "values"}
     unknown = set(entry) - keys
     if unknown:
         raise _problem(path, where, f"unknown keys {sorted(unknown)}; the keys are {', '.join(sorted(keys))}")
@@ -123,7 +127,16 @@ def _in_scope(path: Path, name: str, entry) -> InScope:
     if gradient and no_gradient is not None:
         raise _problem(path, where, "give gradient or no_gradient, not both")
     return InScope(name, area, {p: _ids(path, f"{where}.params.{p}", v) for p, v in params.items()},
-                   _texts(path, where + ".gaps", entry.get("gaps", {})), missing, calls, gradient, no_gradient)
+                   _texts(path, where + ".gaps", entry.get("gaps", {})), missing, calls, gradient, no_gradient,
+                   _values(path, where + ".values", entry.get("values", {})))
+
+
+def _values(path: Path, where: str, table) -> dict[str, dict[str, tuple[str, ...]]]:
+    """[in_scope."NAME".values]: each kind argument -> { value = "family/test_name" or a list of them }."""
+    if not isinstance(table, dict) or not all(isinstance(v, dict) and v for v in table.values()):
+        raise _problem(path, where, 'must be a table: parameter = { value = "family/test_name", ... }')
+    return {param: {value: _ids(path, f"{where}.{param}.{value}", ids) for value, ids in by_value.items()}
+            for param, by_value in table.items()}
 
 
 def read(path: Path = LEDGER) -> Ledger:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from harness.coverage import kinds
 from harness.coverage.libraries import OPTAX, Library
 from harness.errors import HarnessError
 from harness.stack.api import loading, surface as api_surface
@@ -29,6 +30,8 @@ class Param:
     name: str
     kind: str  # griffe's ParameterKind value: positional-only, positional or keyword, keyword-only, ...
     default: str | None  # the default's source text; None when the parameter is required
+    annotation: str | None = None  # its annotation's source text (harness.coverage.kinds reads its values)
+    compared: tuple[str, ...] = ()  # the strings the callable's body compares it with (harness.coverage.kinds)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,8 +63,21 @@ class Surface:
 
 def _params(obj) -> tuple[Param, ...]:
     params = obj.parameters if obj.is_function else _init_params(obj)
-    return tuple(Param(p.name, p.kind.value, None if p.default is None else str(p.default))
+    body = _source(obj if obj.is_function else obj.all_members.get("__init__"))
+    return tuple(Param(p.name, p.kind.value, None if p.default is None else str(p.default),
+                       None if p.annotation is None else str(p.annotation), kinds.compared_strings(body, p.name))
                  for p in params if p.name not in ("self", "cls"))
+
+
+def _source(function) -> str:
+    """A function's source text (griffe's, read from its file); "" when there is none to read."""
+    if function is None:
+        return ""
+    function = function.final_target if function.is_alias else function
+    try:
+        return function.source
+    except (AttributeError, OSError, ValueError):
+        return ""
 
 
 def _init_params(cls):
