@@ -1,0 +1,120 @@
+"""Non-finite values through a transform: what a NaN or an infinity in a gradient, or in the params, becomes in the
+updates and the params after it (the test_*_nonfinite modules of the optimizers, clipping, masks and accumulation
+families share it).
+
+Releases change this without touching a finite value: a transform that starts zeroing what meets a NaN (0 x NaN),
+a sign-based rule that maps NaN to a finite step, weight decay skipped at 0 (so NaN params no longer give NaN
+updates), a global norm that spreads one leaf's NaN to every leaf, a mask or a skip that stops passing it on. The
+other checks see only finite inputs, so none of these can show there. Each transform takes two steps from finite
+params: the first gradient holds NaN, +inf and -inf in one leaf beside a finite element and a finite leaf, the
+second is finite (so the params the first step made non-finite reach the second update). Each element's finiteness
+after each step (f finite, n NaN, + +inf, - -inf: harness.builtin.edges.finiteness) is a golden fact, exact on
+every host. One taking weight_decay also takes one step with weight_decay=0 from params holding NaN and inf under
+a finite gradient.
+
+Which ones: every in-scope callable of the family's ledger areas, built from its required arguments (the module's
+ARGUMENTS where it needs more than a learning rate), less those the module sets aside with why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+
+import numpy as np
+
+from harness.builtin import defaults
+from harness.builtin.edges import finiteness
+
+C = 0.05  # the learning rate of every transform that requires one
+PARAMS = {"w": np.asarray([[0.5, -1.0], [2.0, 0.25]], np.float32), "b": np.asarray([0.1, -0.3, 0.7], np.float32)}
+FIRST = {"w": np.asarray([[np.nan, np.inf], [-np.inf, 0.5]], np.float32), "b": np.asarray([0.3, -0.2, 0.1], np.float32)}
+SECOND = {"w": np.asarray([[0.2, -0.4], [0.6, -0.1]], np.float32), "b": np.asarray([-0.5, 0.25, 0.4], np.float32)}
+NONFINITE_PARAMS = {"w": np.asarray([[np.nan, np.inf], [-np.inf, 0.5]], np.float32), "b": PARAMS["b"]}
+DESCRIBED = (f"params w {PARAMS['w'].tolist()}, b {PARAMS['b'].tolist()}; gradients w {FIRST['w'].tolist()}, "
+             f"b {FIRST['b'].tolist()}, then finite")
+
+
+@dataclasses.dataclass(frozen=True)
+class Transforms:
+    """A family's transforms: the ledger's areas, what each requires beyond a learning rate, and those set aside."""
+
+    areas: tuple[str, ...]
+    arguments: dict[str, dict]  # name -> the arguments it requires beyond a learning rate
+    set_aside: dict[str, str]  # name -> why it is not run here
+    update_arguments: dict[str, dict] = dataclasses.field(default_factory=dict)  # name -> its update's extra ones
+
+    @functools.cached_property
+    def callables(self) -> tuple[str, ...]:
+        return tuple(sorted(n for area in self.areas for n in defaults.ledger_in_scope_of(area)))
+
+    @functools.cached_property
+    def run(self) -> tuple[str, ...]:
+        return tuple(n for n in self.callables if n not in self.set_aside)
+
+    @functools.cached_property
+    def taking_weight_decay(self) -> frozenset[str]:
+        return frozenset(n for n in self.callables if "weight_decay" in _params(n))
+
+    def unaccounted(self) -> list[str]:
+        """What the module names that its areas no longer hold, and what it runs without the arguments required."""
+        stale = (set(self.set_aside) | set(self.arguments) | set(self.update_arguments)) - set(self.callables)
+        problems = [f"named, yet not in the ledger's areas {self.areas}: {sorted(stale)}"] if stale else []
+        for name in self.run:
+            missing = _required(name) - {"learning_rate"} - set(self.arguments.get(name, {}))
+            if missing:
+                problems.append(f"{name} requires {sorted(missing)}: give them in ARGUMENTS or set it aside")
+        return problems
+
+    def make(self, name: str, **given):
+        """The transform, built from what it requires (the learning rate C where it takes one) and `given`."""
+        arguments = {"learning_rate": C} if "learning_rate" in _required(name) else {}
+        return defaults.resolve(name)(**{**arguments, **self.arguments.get(name, {}), **given})
+
+
+def _params(name: str) -> dict:
+    return dict(inspect.signature(defaults.resolve(name)).parameters)
+
+
+def _required(name: str) -> set[str]:
+    return {p.name for p in _params(name).values()
+            if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+
+def _finiteness(tree) -> dict[str, str]:
+    import jax
+
+    return {k: finiteness(v) for k, v in sorted(jax.tree_util.tree_map(np.asarray, dict(tree)).items())}
+
+
+def steps(transforms: Transforms, name: str) -> dict[str, dict[str, str]]:
+    """Each element's finiteness after two steps from finite params (NaN, +inf, -inf in the first gradient), and
+    for one taking weight decay after one step at weight_decay=0 from params holding them: one jitted program."""
+    import jax
+    import optax
+
+    extra = transforms.update_arguments.get(name, {})
+    tx = transforms.make(name)
+    decay_off = transforms.make(name, weight_decay=0.0) if name in transforms.taking_weight_decay else None
+
+    def program(params, first, second, nonfinite_params):
+        state = tx.init(params)
+        u1, state = tx.update(first, state, params, **extra)
+        params1 = optax.apply_updates(params, u1)
+        u2, _ = tx.update(second, state, params1, **extra)
+        out = {"step 1 updates": u1, "step 2 updates": u2, "params after step 2": optax.apply_updates(params1, u2)}
+        if decay_off is not None:
+            out["weight_decay=0, NaN and inf params: updates"] = decay_off.update(
+                second, decay_off.init(nonfinite_params), nonfinite_params, **extra)[0]
+        return out
+
+    found = jax.device_get(jax.jit(program)(PARAMS, FIRST, SECOND, NONFINITE_PARAMS))
+    return {what: _finiteness(tree) for what, tree in found.items()}
+
+
+def judge(check, transforms: Transforms, name: str) -> None:
+    """The finiteness of every element after the steps, a golden fact of the callable."""
+    defaults.resolve(name)  # a callable this stack lacks: not applicable here
+    check.describe_input(f"{name}: {DESCRIBED}")
+    check.golden_fact(f"nonfinite/{name}", steps(transforms, name))

@@ -1,0 +1,33 @@
+"""Non-finite values through every accumulating transform of the ledger (MultiSteps, apply_every, ema, trace):
+each element's finiteness after two steps from a gradient holding NaN, +inf and -inf, a golden fact
+(harness/builtin/nonfinite.py says why and how; test_accumulation_nonfinite.py has MultiSteps' skip functions)."""
+
+import optax
+import pytest
+
+from harness.builtin import nonfinite
+
+pytestmark = pytest.mark.family("accumulation")
+
+TRANSFORMS = nonfinite.Transforms(
+    areas=("accumulate",),
+    arguments={
+        "optax.MultiSteps": dict(opt=optax.sgd(nonfinite.C), every_k_schedule=2),
+        "optax.ema": dict(decay=0.9),
+        "optax.trace": dict(decay=0.9),
+    },
+    set_aside={},
+)
+
+
+@pytest.mark.parametrize("name", TRANSFORMS.run)
+def test_nonfinite_through_the_update(check, name):
+    """Each element's finiteness in the updates of the first step (NaN, +inf and -inf in the gradient's w, b
+    finite), of the second (a finite gradient, the params the first step made) and in the params after both."""
+    nonfinite.judge(check, TRANSFORMS, name)
+
+
+def test_every_transform_is_run_or_set_aside():
+    """Derived from the ledger: each in-scope accumulating callable is run here or set aside with why."""
+    assert len(TRANSFORMS.run) >= 4, f"the ledger gave only {TRANSFORMS.run}"
+    assert not TRANSFORMS.unaccounted(), TRANSFORMS.unaccounted()
