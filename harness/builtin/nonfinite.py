@@ -9,8 +9,8 @@ other checks see only finite inputs, so none of these can show there. Each trans
 params: the first gradient holds NaN, +inf and -inf in one leaf beside a finite element and a finite leaf, the
 second is finite (so the params the first step made non-finite reach the second update). Each element's finiteness
 after each step (f finite, n NaN, + +inf, - -inf: harness.builtin.edges.finiteness) is a golden fact, exact on
-every host. One taking weight_decay also takes one step with weight_decay=0 from params holding NaN and inf under
-a finite gradient.
+every host. One taking weight_decay (its ledger line: the baseline's signature) also takes one step with
+weight_decay=0 from params holding NaN and inf under a finite gradient.
 
 Which ones: every in-scope callable of the family's ledger areas, built from its required arguments (the module's
 ARGUMENTS where it needs more than a learning rate), less those the module sets aside with why.
@@ -32,8 +32,12 @@ PARAMS = {"w": np.asarray([[0.5, -1.0], [2.0, 0.25]], np.float32), "b": np.asarr
 FIRST = {"w": np.asarray([[np.nan, np.inf], [-np.inf, 0.5]], np.float32), "b": np.asarray([0.3, -0.2, 0.1], np.float32)}
 SECOND = {"w": np.asarray([[0.2, -0.4], [0.6, -0.1]], np.float32), "b": np.asarray([-0.5, 0.25, 0.4], np.float32)}
 NONFINITE_PARAMS = {"w": np.asarray([[np.nan, np.inf], [-np.inf, 0.5]], np.float32), "b": PARAMS["b"]}
-DESCRIBED = (f"params w {PARAMS['w'].tolist()}, b {PARAMS['b'].tolist()}; gradients w {FIRST['w'].tolist()}, "
-             f"b {FIRST['b'].tolist()}, then finite")
+def _shown(a: np.ndarray) -> str:
+    return np.array2string(a, separator=", ").replace("\n", "")
+
+
+DESCRIBED = (f"params w {_shown(PARAMS['w'])}, b {_shown(PARAMS['b'])}; gradients w {_shown(FIRST['w'])}, "
+             f"b {_shown(FIRST['b'])}, then finite")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +59,9 @@ class Transforms:
 
     @functools.cached_property
     def taking_weight_decay(self) -> frozenset[str]:
-        return frozenset(n for n in self.callables if "weight_decay" in _params(n))
+        """Those whose ledger line (the baseline's surface) has weight_decay: a candidate that adds the parameter
+        keeps the check's facts, one that drops it lacks the keyword (not applicable, or API missing)."""
+        return frozenset(n for area in self.areas for n in defaults.ledger_params_of(area, "weight_decay"))
 
     def unaccounted(self) -> list[str]:
         """What the module names that its areas no longer hold, and what it runs without the arguments required."""
@@ -114,7 +120,10 @@ def steps(transforms: Transforms, name: str) -> dict[str, dict[str, str]]:
 
 
 def judge(check, transforms: Transforms, name: str) -> None:
-    """The finiteness of every element after the steps, a golden fact of the callable."""
+    """The finiteness of every element after each step, a golden fact each (a change names the step and shows
+    its letters whole: {'b': 'fff', 'w': 'nnnf'} -> {'b': 'fff', 'w': 'ffff'})."""
     defaults.resolve(name)  # a callable this stack lacks: not applicable here
     check.describe_input(f"{name}: {DESCRIBED}")
-    check.golden_fact(f"nonfinite/{name}", steps(transforms, name))
+    found = steps(transforms, name)
+    for what in sorted(found):
+        check.golden_fact(f"nonfinite/{name}/{what}", found[what])

@@ -42,31 +42,31 @@ OGD = oc.Rule(hyper=("alpha", "beta"), fields={"previous_gradient": "mu"},
               magnitude=lambda g, p, t, h: (h["alpha"] + h["beta"]) * np.abs(g) + h["beta"] * np.abs(
                   g if t == 1 else p["previous_gradient"]))
 # -- optimistic_adam, optimistic_adam_v2 ----------------------------------------------------------------------------
-def _optimistic_adam_step(g, p, t, h, scale):
-    """r_t: Adam's step (both aliases run with nesterov=False, off their default True, and a bfloat16 mu);
-    then the optimistic combination with r_{t-1},
+def _optimistic_adam_step(g, p, t, h, scale, nesterov=False):
+    """r_t: Adam's step (with Nesterov momentum: optimistic_adam's default; the other cases run nesterov=False,
+    off it, and a bfloat16 mu); then the optimistic combination with r_{t-1},
     scaled: optimistic_adam's u = -(lr + o) r_t + o r_{t-1} (alpha = lr, beta = o); v2's -lr ((alpha + beta)
     r_t - beta r_{t-1})."""
     adam = ref.adam(g, p["mu"], p["nu"], t, b1=h["b1"], b2=h["b2"], eps=h["eps"], eps_root=h["eps_root"],
-                    nesterov=False)
+                    nesterov=nesterov)
     alpha, beta, factor = scale(h)
     combined = ref.optimistic(adam.update, p["previous_gradient"], t, alpha=alpha, beta=beta)
     return ref.Moments(-factor * combined.update, adam.mu, adam.nu, adam.update)
 
 
-def _optimistic_magnitude(scale):
+def _optimistic_magnitude(scale, nesterov=False):
     """(alpha + beta) |r_t| + beta |r_{t-1}|, r_t over |g| and |mu| (the combination subtracts r_{t-1})."""
     def magnitude(g, p, t, h):
         r = ref.adam(np.abs(g), np.abs(p["mu"]), p["nu"], t, b1=h["b1"], b2=h["b2"], eps=h["eps"],
-                     eps_root=h["eps_root"]).update
+                     eps_root=h["eps_root"], nesterov=nesterov).update
         alpha, beta, factor = scale(h)
         return factor * ((alpha + beta) * r + beta * (r if t == 1 else np.abs(p["previous_gradient"])))
     return magnitude
 
 
-def _optimistic(scale, hyper):
-    return oc.Rule(magnitude=_optimistic_magnitude(scale), hyper=hyper, fields={"mu": "mu", "nu": "nu", "previous_gradient": "extra"},
-                   step=lambda g, p, t, h: _optimistic_adam_step(g, p, t, h, scale),
+def _optimistic(scale, hyper, nesterov=False):
+    return oc.Rule(magnitude=_optimistic_magnitude(scale, nesterov), hyper=hyper, fields={"mu": "mu", "nu": "nu", "previous_gradient": "extra"},
+                   step=lambda g, p, t, h: _optimistic_adam_step(g, p, t, h, scale, nesterov),
                    start=oc.zeros("mu", "nu", "previous_gradient"),
                    conditioning=oc.adam_conditioning(),
                    field_conditioning={"previous_gradient": oc.adam_conditioning()},
@@ -81,6 +81,13 @@ OPTIMISTIC_CASE = _case(
     "optimistic_adam", OPTIMISTIC, lambda **h: optax.optimistic_adam(**h, nesterov=False, mu_dtype=jnp.bfloat16),
     _variants(dict(learning_rate=0.1, optimism=0.1, **ADAM_DEFAULTS), dict(learning_rate=0.02, optimism=0.5, **ADAM_MOVED)),
     62)
+# nesterov at optimistic_adam's default (True): Adam's step with Nesterov momentum inside the combination
+OPTIMISTIC_NESTEROV = _optimistic(lambda h: (h["learning_rate"], h["optimism"], 1.0),
+                                  ("learning_rate", "optimism", *ADAM_HYPER), nesterov=True)
+OPTIMISTIC_NESTEROV_CASE = _case(
+    "optimistic_adam/nesterov", OPTIMISTIC_NESTEROV, lambda **h: optax.optimistic_adam(**h, mu_dtype=jnp.bfloat16),
+    _variants(dict(learning_rate=0.1, optimism=0.1, **ADAM_DEFAULTS), dict(learning_rate=0.02, optimism=0.5, **ADAM_MOVED)),
+    67)
 OPTIMISTIC_V2 = _optimistic(lambda h: (h["alpha"], h["beta"], h["learning_rate"]),
                             ("learning_rate", "alpha", "beta", *ADAM_HYPER))
 OPTIMISTIC_V2_CASE = _case(
@@ -94,6 +101,12 @@ def test_optimistic_adam_steps(check):
     -lr r_t - o (r_t - r_{t-1}) with r_t Adam's step, against float64 (optimism at the learning rate, what
     its documented None means, and moved)."""
     _check_rule(check, OPTIMISTIC_CASE)
+
+
+def test_optimistic_adam_nesterov_steps(check):
+    """optimistic_adam(learning_rate, optimism, b1, b2, eps, eps_root, mu_dtype=bfloat16) at its default
+    nesterov=True: r_t Adam's step with Nesterov momentum, against float64."""
+    _check_rule(check, OPTIMISTIC_NESTEROV_CASE)
 
 
 def test_optimistic_adam_v2_steps(check):

@@ -64,6 +64,10 @@ RUNS = {
                                                                         adapt_lower_bound=True), True),
     "mechanize": (lambda: optax.contrib.mechanize(_mechanic_base(), weight_decay=0.05, eps=1e-6, s_init=0.5,
                                                   num_betas=3), True),
+    # adapt_lower_bound at its default (False): the lower bound stays where it is given
+    "momo/fixed_lower_bound": (lambda: optax.contrib.momo(learning_rate=2.0, beta=0.7, weight_decay=0.2), True),
+    "momo_adam/fixed_lower_bound": (lambda: optax.contrib.momo_adam(learning_rate=0.5, b1=0.7, b2=0.95, eps=1e-2,
+                                                                    weight_decay=0.2), True),
 }
 # configurations whose init alone is checked (a documented starting point): traced with the runs
 INITS = {
@@ -357,6 +361,12 @@ def test_scale_by_distance_over_gradients(check):
 
 
 # -- MoMo, MoMo-Adam ---------------------------------------------------------------------------------------------
+_MOMO_FIXED = {  # adapt_lower_bound at its default (False), lower_bound at its default (0)
+    "momo/fixed_lower_bound": (dict(learning_rate=2.0, beta=0.7, lower_bound=0.0, weight_decay=0.2,
+                                    adapt_lower_bound=False), "MomoState"),
+    "momo_adam/fixed_lower_bound": (dict(learning_rate=0.5, b1=0.7, b2=0.95, eps=1e-2, lower_bound=0.0,
+                                         weight_decay=0.2, adapt_lower_bound=False), "MomoAdamState"),
+}
 _MOMO = {  # name -> (hyperparameters of momo_step, the state's type)
     "momo/adaptive_weight_decay": (dict(learning_rate=2.0, beta=0.7, lower_bound=-20.0, weight_decay=0.2,
                                         adapt_lower_bound=True), "MomoState"),
@@ -368,7 +378,7 @@ _MOMO = {  # name -> (hyperparameters of momo_step, the state's type)
 def _momo_steps(name, weight_decay_form):
     """Every step of a MoMo run against momo_step from the library's previous state: (update rows, state rows,
     taus)."""
-    hyper, kind = _MOMO[name]
+    hyper, kind = {**_MOMO, **_MOMO_FIXED}[name]
     hyper = {k: (_f32(v) if isinstance(v, float) else v) for k, v in hyper.items()}
     run = Steps(name)
     rows, updates, taus = Rows(), Rows(), []
@@ -413,6 +423,20 @@ def test_momo(check, name):
     value, expected, magnitude = (np.stack([r[i] for r in paper.rows["update"]]) for i in range(3))
     check.exact(f"{name} update within the reference ulps of the paper's proximal step",
                 _within_reference(value, expected, magnitude), False)
+    run.golden(check)
+
+
+@pytest.mark.parametrize("name", sorted(_MOMO_FIXED))
+def test_momo_fixed_lower_bound(check, name):
+    """MoMo and MoMo-Adam at their default adapt_lower_bound=False and lower_bound=0, 8 steps with the quadratic's
+    loss as value=, weight_decay=0.2: the lower bound kept in the state never moves from 0 (exact), and the state
+    and the update against momo_step in float64 from the library's previous state, in optax's decoupled form
+    (test_momo pins its disagreement with the paper's); updates and layouts golden."""
+    run, rows, updates, _, hyper = _momo_steps(name, weight_decay_form="decoupled")
+    updates.compare(check, name)
+    rows.compare(check, name)
+    check.exact(f"{name} the lower bound stays at lower_bound", np.asarray(run.states.lb).tolist(),
+                [hyper["lower_bound"]] * STEPS)
     run.golden(check)
 
 
