@@ -68,6 +68,10 @@ class Transforms:
         stale = (set(self.set_aside) | set(self.arguments) | set(self.update_arguments)) - set(self.callables)
         problems = [f"named, yet not in the ledger's areas {self.areas}: {sorted(stale)}"] if stale else []
         for name in self.run:
+            try:
+                defaults.resolve(name)
+            except (AttributeError, ImportError):  # this stack lacks it: its check is not applicable here
+                continue
             missing = _required(name) - {"learning_rate"} - set(self.arguments.get(name, {}))
             if missing:
                 problems.append(f"{name} requires {sorted(missing)}: give them in ARGUMENTS or set it aside")
