@@ -23,6 +23,7 @@ import functools
 import inspect
 
 import numpy as np
+import pytest
 
 from harness.builtin import defaults
 from harness.builtin.edges import finiteness
@@ -131,3 +132,23 @@ def judge(check, transforms: Transforms, name: str) -> None:
     found = steps(transforms, name)
     for what in sorted(found):
         check.golden_fact(f"nonfinite/{name}/{what}", found[what])
+
+
+def tests(transforms: Transforms, at_least: int):
+    """A family's two tests of them (its test_*_nonfinite module binds them under these names): one check per
+    callable, parametrized by its ledger name (the selection takes a team's check alone:
+    builtin_families.PER_CALLABLE_TESTS), and the completeness of the set, derived from the ledger."""
+    @pytest.mark.parametrize("name", transforms.run)
+    def test_nonfinite_through_the_update(check, name):
+        """Each element's finiteness in the updates of the first step (NaN, +inf and -inf in the gradient's w, b
+        finite), of the second (a finite gradient, the params the first step made), in the params after both, and
+        (taking weight_decay) in the updates of weight_decay=0 from NaN and inf params: a golden fact."""
+        judge(check, transforms, name)
+
+    def test_every_transform_is_run_or_set_aside():
+        """Derived from the ledger, not listed: each in-scope callable of the family's areas is run here or set
+        aside with why, built from what it requires; nothing named here that the ledger no longer has."""
+        assert len(transforms.run) >= at_least, f"the ledger gave only {transforms.run}"
+        assert not transforms.unaccounted(), transforms.unaccounted()
+
+    return test_nonfinite_through_the_update, test_every_transform_is_run_or_set_aside

@@ -30,14 +30,5 @@ TRANSFORMS = nonfinite.Transforms(
 )
 
 
-@pytest.mark.parametrize("name", TRANSFORMS.run)
-def test_nonfinite_through_the_update(check, name):
-    """Each element's finiteness in the updates of the first step (NaN, +inf and -inf in the gradient's w, b
-    finite), of the second (a finite gradient, the params the first step made) and in the params after both."""
-    nonfinite.judge(check, TRANSFORMS, name)
-
-
-def test_every_transform_is_run_or_set_aside():
-    """Derived from the ledger: each in-scope clipping callable is run here or set aside with why."""
-    assert len(TRANSFORMS.run) >= 8, f"the ledger gave only {TRANSFORMS.run}"
-    assert not TRANSFORMS.unaccounted(), TRANSFORMS.unaccounted()
+test_nonfinite_through_the_update, test_every_transform_is_run_or_set_aside = nonfinite.tests(
+    TRANSFORMS, at_least=8)

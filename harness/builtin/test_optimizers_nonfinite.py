@@ -37,16 +37,5 @@ TRANSFORMS = nonfinite.Transforms(
 )
 
 
-@pytest.mark.parametrize("name", TRANSFORMS.run)
-def test_nonfinite_through_the_update(check, name):
-    """Each element's finiteness in the updates of the first step (NaN, +inf and -inf in the gradient's w, b
-    finite), of the second (a finite gradient, the params the first step made), in the params after both, and
-    (taking weight_decay) in the updates of weight_decay=0 from NaN and inf params: a golden fact."""
-    nonfinite.judge(check, TRANSFORMS, name)
-
-
-def test_every_transform_is_run_or_set_aside():
-    """Derived from the ledger, not listed: each in-scope optimizer, update rule and weight decay is run here or
-    set aside with why, built from what it requires; nothing named here that the ledger no longer has."""
-    assert len(TRANSFORMS.run) >= 60, f"the ledger gave only {TRANSFORMS.run}"
-    assert not TRANSFORMS.unaccounted(), TRANSFORMS.unaccounted()
+test_nonfinite_through_the_update, test_every_transform_is_run_or_set_aside = nonfinite.tests(
+    TRANSFORMS, at_least=60)

@@ -20,7 +20,7 @@ class Problem(enum.Enum):
     TWICE = "one callable has two ledger lines (under two of its names)"
     NO_GRADIENT_LINE = "a loss or activation with neither the contracts that take its gradient at its edges nor why it has none"
     NO_VALUE_LINE = "a value of a kind argument (harness.coverage.kinds) that no contract is named for, nor a gap"
-    NO_SUCH_VALUE = "ledger names a value the argument's annotation does not admit"
+    NO_SUCH_VALUE = "ledger names a value the argument does not take (by its annotation, or the strings its body compares it with)"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,10 +27,11 @@ class BuiltinModule:
 def test_functions(tree: ast.Module) -> frozenset[str]:
     """The module's top-level test functions: pytest's default `test_*` functions (the contract suite's
     pytest.ini keeps them), each one or more checks (its parametrizations); defined there, or made by a factory and
-    bound to a `test_*` name (`test_parameter_defaults = defaults.parameter_defaults_test("masks")`)."""
+    bound to `test_*` names (`test_parameter_defaults = defaults.parameter_defaults_test("masks")`; `test_a, test_b =
+    nonfinite.tests(...)`)."""
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    bound = {t.id for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-             for t in n.targets if isinstance(t, ast.Name)}
+    bound = {name.id for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+             for t in n.targets for name in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(name, ast.Name)}
     return frozenset(name for name in defined | bound if name.startswith("test_"))
 
 

@@ -16,6 +16,9 @@ def test_contract_ids_are_read_from_the_modules():
     assert {"schedules/test_fixed_case", "schedules/test_schedule_transitions",
             "accumulation/test_nonfinite_ministep_skipped", "performance/test_multisteps_update"} <= ids
     assert not any(i.startswith(("test_", "schedules_surface/")) for i in ids)
+    # bound by a factory, alone or as a tuple (harness.builtin.nonfinite.tests makes two)
+    assert {"masks/test_parameter_defaults", "masks/test_nonfinite_through_the_update",
+            "masks/test_every_transform_is_run_or_set_aside"} <= ids
 
 
 @pytest.mark.parametrize("text, says", [
