@@ -127,9 +127,11 @@ BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
 # ledger areas, parametrized by the callable's name (`masks/test_parameter_defaults[optax.adamw]`). A team's
 # selection takes the check of each callable its code calls (harness/stack/selection/ledger_families.py).
 DEFAULTS_TEST = "test_parameter_defaults"
-# The tests that take each loss's or activation's gradient at its edges, one check a callable (parametrized by its
-# ledger name): the selection takes a callable's check alone, as for the defaults.
-GRADIENT_TESTS = ("test_loss_gradient_at_edges", "test_activation_gradient_at_edges")
+# The tests that take each loss's or activation's gradient at its edges (a loss's integer labels in every width
+# among them), one check a callable (parametrized by its ledger name): the selection takes a callable's check
+# alone, as for the defaults.
+GRADIENT_TESTS = ("test_loss_gradient_at_edges", "test_activation_gradient_at_edges",
+                  "test_loss_labels_at_each_integer_width")
 # Tests parametrized by the ledger name of the callable each check is about: a team that calls one takes that
 # check alone (harness.stack.selection), not the test's every callable.
 PER_CALLABLE_TESTS = (*GRADIENT_TESTS, "test_rate_under_a_schedule_scales_the_update", "test_init_from_the_params_given",

@@ -13,6 +13,10 @@ FLOAT32 = ("float32",)
 # native float16 arithmetic (the golden files' AMD EPYC): on one with it (avx512_fp16) a recording changes the
 # suite's existing float16 values, and under an XLA cap that keeps AVX-512 XLA still computes float16 natively.
 TAKEN_IN = FLOAT32
+# The integer widths labels and indices are given in (a loss's labels: test_edges_losses.py; one_hot's indices:
+# test_activations_axes.py): every integer dtype JAX holds without x64, signed and unsigned; int64 and uint64
+# need x64.
+INTEGER_WIDTHS = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
 
 
 def largest(dtype: str) -> float:
@@ -67,7 +71,18 @@ def judge(check, key: str, fn, x) -> None:
     """fn's value and gradient at x under `key`: raising is a result too (its error type golden); else each
     element's finiteness an exact fact, the value and the gradient golden at their own scale."""
     __tracebackhide__ = True
-    done = check.error_contract(f"{key}/raises", value_and_grad(fn), x)
+    judge_outcome(check, key, check.error_contract(f"{key}/raises", value_and_grad(fn), x))
+
+
+def judge_computed(check, key: str, value_and_gradient) -> None:
+    """judge for a value and gradient one program computed beside others (it raised nothing): the same keys."""
+    __tracebackhide__ = True
+    judge_outcome(check, key, check.error_contract(f"{key}/raises", lambda: value_and_gradient))
+
+
+def judge_outcome(check, key: str, done) -> None:
+    """The rest of judge, once the call's outcome (its exception, or its value and gradient) is golden."""
+    __tracebackhide__ = True
     if isinstance(done, BaseException):
         return
     value, grad = done

@@ -1,8 +1,9 @@
 """The edges of every loss's formula, where releases change what a training step gets: for each loss the
 coverage ledger lists (area "loss"), calls that differentiate it w.r.t. its first float input at the inputs
 where its formula saturates, ties, divides by a vanishing norm or branches (read from the formula and its
-docstring), at each dtype's largest finite value, and with NaN and inf or labels outside the class range
-(test_edges_losses.py judges them).
+docstring), at each dtype's largest finite value, and with NaN and inf or labels outside the class range, and
+(for labels given as integers) more classes than an 8-bit width counts (test_edges_losses.py judges them, a
+loss given integers with them in every width).
 
 A row's `call(losses, x)` is the loss of x with the row's other arguments fixed; `x(dtype)` the input in
 float64 for that dtype (its largest finite value depends on it). Rows that put NaN or inf into a loss that
@@ -13,8 +14,10 @@ is what is pinned.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -30,10 +33,55 @@ class Edge:
     dtypes: tuple[str, ...] = edges.TAKEN_IN
 
 
+INTEGER_WIDTHS = edges.INTEGER_WIDTHS  # int32 is the width the other edges take
+_WIDTH: contextvars.ContextVar[str] = contextvars.ContextVar("labels_width", default="int32")
+_PASSED: contextvars.ContextVar[list | None] = contextvars.ContextVar("integers_passed", default=None)
+
+
+@contextlib.contextmanager
+def integers_as(width: str) -> Iterator[None]:
+    """Every integer array an edge's call builds (its labels, indices, class ids) in `width` while the block
+    runs (a jitted call traces inside it). Values a width cannot hold wrap as NumPy casts them (-1 is 255 in
+    uint8): out of the class range either way."""
+    token = _WIDTH.set(width)
+    try:
+        yield
+    finally:
+        _WIDTH.reset(token)
+
+
+class _AnyLoss:
+    """A stand-in for optax.losses whose every loss returns 0: what an edge's call builds for the loss is read
+    without the stack's library (the same answer on a stack that lacks the loss, or has it changed)."""
+
+    def __getattr__(self, name: str):
+        import jax.numpy as jnp
+
+        return lambda *args, **kwargs: (lambda *a, **k: jnp.zeros(())) if name.startswith("make_") else jnp.zeros(())
+
+
+def passes_integers(edge: "Edge") -> bool:
+    """Whether the edge's call builds an integer array for its loss (traced abstractly, the loss a stand-in:
+    nothing compiles, no library is asked)."""
+    import jax
+    import jax.numpy as jnp
+
+    passed: list = []
+    token = _PASSED.set(passed)
+    try:
+        x = edge.x("float32")
+        jax.eval_shape(lambda q: edge.call(_AnyLoss(), q), jax.ShapeDtypeStruct(x.shape, jnp.float32))
+    finally:
+        _PASSED.reset(token)
+    return bool(passed)
+
+
 def _ints(values):
     import jax.numpy as jnp
 
-    return jnp.asarray(values, jnp.int32)
+    if (passed := _PASSED.get()) is not None:
+        passed.append(values)
+    return jnp.asarray(np.asarray(values).astype(_WIDTH.get()))
 
 
 def _like(x, values):
@@ -46,6 +94,15 @@ ONE_HOT = np.eye(4)[[2, 0, 0, 1]]  # the label of each logit row: the top logit,
 SOFT = np.array([[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25], [0.5, 0.0, 0.0, 0.5], [1.0, 0.0, 0.0, 0.0]])
 CLASS = [2, 0, 0, 1]
 OUT_OF_RANGE = [4, -1, 0, 1]  # the class count and -1 in the first two rows
+
+
+MANY_CLASSES = 260  # more than an 8-bit width counts: a class id made in the labels' width wraps past 255
+MANY_LABEL = [3]  # a class 256 ids below the last: where such a wrap lands a second 1
+
+
+def _many_classes(dtype: str) -> np.ndarray:
+    """One row of MANY_CLASSES ordinary logits (its label's not the largest)."""
+    return 3.0 * np.sin(0.7 * np.arange(MANY_CLASSES))[None, :]
 
 
 def _binary_labels(correct: bool) -> Callable:
@@ -157,6 +214,8 @@ EDGES: dict[str, tuple[Edge, ...]] = {
         Edge("labels", lambda L, x: L.softmax_cross_entropy_with_integer_labels(x, _ints(CLASS)), edges.logit_rows),
         Edge("labels_out_of_range",
              lambda L, x: L.softmax_cross_entropy_with_integer_labels(x, _ints(OUT_OF_RANGE)), edges.logit_rows),
+        Edge("many_classes",
+             lambda L, x: L.softmax_cross_entropy_with_integer_labels(x, _ints(MANY_LABEL)), _many_classes),
         Edge("nonfinite", lambda L, x: L.softmax_cross_entropy_with_integer_labels(x, _ints(CLASS)), edges.nonfinite_rows)),
     "optax.losses.poly_loss_cross_entropy": tuple(
         Edge(f"epsilon{eps}", (lambda e: lambda L, x: L.poly_loss_cross_entropy(x, _like(x, ONE_HOT), epsilon=e))(eps),
@@ -164,13 +223,16 @@ EDGES: dict[str, tuple[Edge, ...]] = {
         for eps in (2.0, -1.0, 0.0)),
     "optax.losses.multiclass_hinge_loss": (
         Edge("labels", lambda L, x: L.multiclass_hinge_loss(x, _ints(CLASS)), edges.logit_rows),
-        Edge("labels_out_of_range", lambda L, x: L.multiclass_hinge_loss(x, _ints(OUT_OF_RANGE)), edges.logit_rows)),
+        Edge("labels_out_of_range", lambda L, x: L.multiclass_hinge_loss(x, _ints(OUT_OF_RANGE)), edges.logit_rows),
+        Edge("many_classes", lambda L, x: L.multiclass_hinge_loss(x, _ints(MANY_LABEL)), _many_classes)),
     "optax.losses.multiclass_perceptron_loss": (
         Edge("labels", lambda L, x: L.multiclass_perceptron_loss(x, _ints(CLASS)), edges.logit_rows),
-        Edge("labels_out_of_range", lambda L, x: L.multiclass_perceptron_loss(x, _ints(OUT_OF_RANGE)), edges.logit_rows)),
+        Edge("labels_out_of_range", lambda L, x: L.multiclass_perceptron_loss(x, _ints(OUT_OF_RANGE)), edges.logit_rows),
+        Edge("many_classes", lambda L, x: L.multiclass_perceptron_loss(x, _ints(MANY_LABEL)), _many_classes)),
     "optax.losses.multiclass_sparsemax_loss": (
         Edge("labels", lambda L, x: L.multiclass_sparsemax_loss(x, _ints(CLASS)), edges.logit_rows),
-        Edge("labels_out_of_range", lambda L, x: L.multiclass_sparsemax_loss(x, _ints(OUT_OF_RANGE)), edges.logit_rows)),
+        Edge("labels_out_of_range", lambda L, x: L.multiclass_sparsemax_loss(x, _ints(OUT_OF_RANGE)), edges.logit_rows),
+        Edge("many_classes", lambda L, x: L.multiclass_sparsemax_loss(x, _ints(MANY_LABEL)), _many_classes)),
     "optax.losses.sparsemax_loss": (
         Edge("labels_right", lambda L, x: L.sparsemax_loss(x, _binary_labels(True)(x)), edges.finite_elementwise),
         Edge("labels_wrong", lambda L, x: L.sparsemax_loss(x, _binary_labels(False)(x)), edges.finite_elementwise)),
@@ -219,3 +281,9 @@ EDGES: dict[str, tuple[Edge, ...]] = {
     "optax.smooth_labels": tuple(
         Edge(f"alpha{a}", (lambda a: lambda L, x: L.smooth_labels(x, a))(a), edges.logit_rows) for a in (0.0, 0.1, 1.0)),
 }
+
+
+def integer_label_losses(names) -> tuple[str, ...]:
+    """Of the losses `names`, those at least one of whose edges gives them integers (their labels' widths are
+    then a dtype they accept: test_edges_losses.py takes each)."""
+    return tuple(name for name in names if any(passes_integers(edge) for edge in EDGES.get(name, ())))

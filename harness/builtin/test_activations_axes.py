@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from harness.builtin import activation_checks as ac
+from harness.builtin import activation_checks as ac, edges
 from harness.builtin.reference import activations_axes as ref
 
 pytestmark = pytest.mark.family("activations")
@@ -137,6 +137,32 @@ def test_one_hot(check, case):
     check.exact(f"one_hot/{case}/dtype", str(value.dtype), dtype)
     check.exact(f"one_hot/{case}", np.asarray(value, np.float64).tolist(), ref.one_hot(indices, 5, axis).tolist())
     check.golden_fact(f"one_hot/{case}", np.asarray(value, np.float64).tolist())
+
+
+MANY_CLASSES = 300  # more than an 8-bit width counts
+
+
+@pytest.mark.parametrize("width", edges.INTEGER_WIDTHS)
+def test_one_hot_index_widths(check, width):
+    """The indices in each integer width JAX holds without x64 (8, 16 and 32 bits, signed and unsigned): 1 at
+    each index's class and a row of zeros out of the range, exactly, as NumPy casts the indices (-1 wraps to the
+    width's largest value unsigned: out of range either way); float32. A release that mishandles a narrow width
+    (an index compared after a cast that overflows) changes it; so does one that fixes the wrap below."""
+    indices = np.array([[0, 3, -1], [4, 2, 5], [1, 127, 128]]).astype(width)
+    called = check.error_contract(f"one_hot/indices_{width}/call", lambda: ac.nn().one_hot(jnp.asarray(indices), 5))
+    if isinstance(called, Exception):
+        return
+    check.exact(f"one_hot/indices_{width}/dtype", str(called.dtype), "float32")
+    check.exact(f"one_hot/indices_{width}", np.asarray(called, np.float64).tolist(),
+                ref.one_hot(indices.astype(np.int64), 5, -1).tolist())
+    # More classes than an 8-bit width counts: jax 0.11.2 makes the class ids in the indices' width, which wraps
+    # past 255 (index 5 is also class 261 in int8 and uint8). That is the baseline's, pinned as a fact: where each
+    # row's 1s are, and whether they are the float64 reference's.
+    many = np.array([5, 0, 127]).astype(width)
+    value = np.asarray(ac.nn().one_hot(jnp.asarray(many), MANY_CLASSES), np.float64)
+    check.golden_fact(f"one_hot/indices_{width}/{MANY_CLASSES}_classes", [np.flatnonzero(row).tolist() for row in value])
+    check.golden_fact(f"one_hot/indices_{width}/{MANY_CLASSES}_classes/as_reference",
+                      bool(np.array_equal(value, ref.one_hot(many.astype(np.int64), MANY_CLASSES, -1))))
 
 
 def test_one_hot_named_axis(check):

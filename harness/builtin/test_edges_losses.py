@@ -13,7 +13,9 @@ too (its error type golden: multiclass_sparsemax_loss's custom JVP refuses bfloa
 these inputs the result (NaN, a clamp, 0) is the implementation's, which is what a release changes; the
 ordinary inputs' references are in the other test_losses_*.py modules."""
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from harness.builtin import defaults, edges, loss_checks as lc, loss_edges as le
@@ -41,3 +43,60 @@ def test_loss_gradient_at_edges(check, name):
         for dtype in edge.dtypes:
             # Raising is a result too (multiclass_sparsemax_loss's custom JVP refuses bfloat16): its type is golden.
             edges.judge(check, f"{name}/{edge.case}/{dtype}", _loss(edge), jnp.asarray(edge.x(dtype), dtype))
+
+
+# The losses some edge of which gives them integers (labels, class ids), found by tracing each edge's call
+# (loss_edges.passes_integers), not listed here.
+INTEGER_LABEL_LOSSES = le.integer_label_losses(defaults.ledger_differentiable("loss"))
+
+
+def _at_widths(loss, widths):
+    """One jitted program: the loss's value and gradient with its integers in each width (nothing else differs)."""
+    def at_each(x):
+        found = {}
+        for width in widths:
+            with le.integers_as(width):
+                value, pull = jax.vjp(loss, x)
+                found[width] = (value, pull(jnp.ones_like(value))[0])
+        return found
+
+    return jax.jit(at_each)
+
+
+def _same(one, other) -> bool:
+    """Bit for bit the same value and gradient (NaN where the other has NaN)."""
+    return all(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True) for a, b in zip(one, other))
+
+
+@pytest.mark.parametrize("name", INTEGER_LABEL_LOSSES)
+def test_loss_labels_at_each_integer_width(check, name):
+    """Each edge that gives the loss integers, with them in every integer width JAX holds without x64 (8, 16 and
+    32 bits, signed and unsigned: loss_edges.INTEGER_WIDTHS): the value and gradient golden at their own scale and
+    their finiteness exact, as the edges are, and whether each width gives bit for bit what int32 gives as a
+    golden fact (a release that mishandles a narrow width changes it). Out-of-range labels wrap as NumPy casts
+    them (-1 is 255 in uint8): out of the class range in every width. One jitted program an edge; when a width
+    is refused, each width in its own, its error type golden."""
+    given = [edge for edge in le.EDGES[name] if le.passes_integers(edge)]
+    check.describe_input(f"{name} at {', '.join(e.case for e in given)}, labels in {', '.join(le.INTEGER_WIDTHS)}")
+    for edge in given:
+        for dtype in edge.dtypes:
+            x = jnp.asarray(edge.x(dtype), dtype)
+            try:
+                together = _at_widths(_loss(edge), le.INTEGER_WIDTHS)(x)
+            except Exception:  # a width refused: each alone below, so each one's outcome is its own
+                together = None
+            outcomes = {}
+            for width in le.INTEGER_WIDTHS:
+                key = f"{name}/{edge.case}/{dtype}/labels_{width}"
+                if together is not None:
+                    edges.judge_computed(check, key, together[width])
+                    outcomes[width] = together[width]
+                else:
+                    with le.integers_as(width):
+                        outcomes[width] = check.error_contract(f"{key}/raises", edges.value_and_grad(_loss(edge)), x)
+                    edges.judge_outcome(check, key, outcomes[width])
+            for width, done in outcomes.items():
+                if width != "int32":
+                    check.golden_fact(f"{name}/{edge.case}/{dtype}/labels_{width}/as_int32",
+                                      not any(isinstance(o, BaseException) for o in (done, outcomes["int32"]))
+                                      and _same(done, outcomes["int32"]))
