@@ -5,6 +5,7 @@ does, and by how much, without the harness's internal key prefixes (those stay i
 from __future__ import annotations
 
 import dataclasses
+import os
 
 from harness.model import departure
 from harness.model.enums import ComparisonKind, Mark
@@ -255,4 +256,21 @@ def explain(base: CheckRecord | None, other: CheckRecord | None, mark: Mark) -> 
         return _numeric(failed)
     if failed.tolerance != EXACT and isinstance(failed.expected, list):
         return Explanation(short(failed.expected), short(failed.observed), _numeric_size(failed))
-    return _fact(failed)
+    return _among_facts(other, failed, _fact(failed))
+
+
+def _among_facts(check: CheckRecord, failed: Comparison, told: Explanation) -> Explanation:
+    """A golden fact of a check that holds several (a transform's finiteness after each step): the part of its key
+    that tells it from the others named ("step 1 updates = {...}"), and how many more of them differ, so the line
+    says which one moved. A check with one fact is told as it was."""
+    facts = [c for c in check.comparisons if c.kind == failed.kind == ComparisonKind.GOLDEN
+             and c.tolerance == EXACT and c.values is None and c.label.startswith("golden:")]
+    if len(facts) < 2 or " = " in told.before:
+        return told
+    keys = [_key(c) for c in facts]
+    shared = os.path.commonprefix(keys)
+    shared = shared[:shared.rfind("/") + 1]  # whole key parts: "nonfinite/optax.adamw/"
+    name = _key(failed)[len(shared):] or _key(failed)
+    more = sum(not c.passed for c in facts) - 1
+    after = told.after + (f" (and {more} more of its {len(facts)} facts)" if more else "")
+    return dataclasses.replace(told, before=f"{name} = {told.before}", after=after)
