@@ -35,6 +35,7 @@ class Edge:
 
 INTEGER_WIDTHS = edges.INTEGER_WIDTHS  # int32 is the width the other edges take
 _WIDTH: contextvars.ContextVar[str] = contextvars.ContextVar("labels_width", default="int32")
+_BATCH: contextvars.ContextVar[int | None] = contextvars.ContextVar("batch", default=None)
 _PASSED: contextvars.ContextVar[list | None] = contextvars.ContextVar("integers_passed", default=None)
 
 
@@ -60,6 +61,29 @@ class _AnyLoss:
         return lambda *args, **kwargs: (lambda *a, **k: jnp.zeros(())) if name.startswith("make_") else jnp.zeros(())
 
 
+@contextlib.contextmanager
+def batch_of(rows: int) -> Iterator[None]:
+    """Every array an edge's call builds beside its input (labels, targets, paddings) cut to its first `rows`
+    along the leading axis, the batch's, while the block runs: the edge's own call on a batch of that many (0:
+    an empty batch, the last of an epoch that divides it exactly)."""
+    token = _BATCH.set(rows)
+    try:
+        yield
+    finally:
+        _BATCH.reset(token)
+
+
+def _batch(values) -> np.ndarray:
+    values = np.asarray(values)
+    rows = _BATCH.get()
+    return values if rows is None else values[:rows]
+
+
+def batch_is_as_long_as_another_axis(x: np.ndarray) -> bool:
+    """Whether the input's leading axis (the batch) has the length of one of its other axes."""
+    return x.ndim >= 2 and x.shape[0] in x.shape[1:]
+
+
 def passes_integers(edge: "Edge") -> bool:
     """Whether the edge's call builds an integer array for its loss (traced abstractly, the loss a stand-in:
     nothing compiles, no library is asked)."""
@@ -76,18 +100,22 @@ def passes_integers(edge: "Edge") -> bool:
     return bool(passed)
 
 
-def _ints(values):
+def _array(values: np.ndarray, dtype):
+    """values as a JAX array of dtype; an empty one made by jnp.zeros (the same array): jax 0.7.1 crashes the
+    process (a segmentation fault) on a zero-size constant in multiclass_sparsemax_loss's gradient."""
     import jax.numpy as jnp
 
+    return jnp.zeros(values.shape, dtype) if values.size == 0 else jnp.asarray(values, dtype)
+
+
+def _ints(values):
     if (passed := _PASSED.get()) is not None:
         passed.append(values)
-    return jnp.asarray(np.asarray(values).astype(_WIDTH.get()))
+    return _array(_batch(values).astype(_WIDTH.get()), _WIDTH.get())
 
 
 def _like(x, values):
-    import jax.numpy as jnp
-
-    return jnp.asarray(values, x.dtype)
+    return _array(_batch(values), x.dtype)
 
 
 ONE_HOT = np.eye(4)[[2, 0, 0, 1]]  # the label of each logit row: the top logit, a tie, a saturated top, the largest
@@ -187,10 +215,9 @@ def _triplet(swap_negatives: bool):
 
 def _fenchel_young(L, x):
     import jax
-    import jax.numpy as jnp
 
     loss = L.make_fenchel_young_loss(jax.scipy.special.logsumexp)
-    return jax.vmap(loss)(x, jnp.asarray(ONE_HOT, x.dtype))
+    return jax.vmap(loss)(x, _like(x, ONE_HOT))
 
 
 EDGES: dict[str, tuple[Edge, ...]] = {

@@ -10,7 +10,8 @@ params: the first gradient holds NaN, +inf and -inf in one leaf beside a finite 
 second is finite (so the params the first step made non-finite reach the second update). Each element's finiteness
 after each step (f finite, n NaN, + +inf, - -inf: harness.builtin.edges.finiteness) is a golden fact, exact on
 every host. One taking weight_decay (its ledger line: the baseline's signature) also takes one step with
-weight_decay=0 from params holding NaN and inf under a finite gradient.
+weight_decay=0 from params holding NaN and inf under a finite gradient. Every one also takes a step with the bias
+b of size 0 (a layer of no units): what the other leaf's update becomes beside it, or the error it raises.
 
 Which ones: every in-scope callable of the family's ledger areas, built from its required arguments (the module's
 ARGUMENTS where it needs more than a learning rate), less those the module sets aside with why.
@@ -33,12 +34,20 @@ PARAMS = {"w": np.asarray([[0.5, -1.0], [2.0, 0.25]], np.float32), "b": np.asarr
 FIRST = {"w": np.asarray([[np.nan, np.inf], [-np.inf, 0.5]], np.float32), "b": np.asarray([0.3, -0.2, 0.1], np.float32)}
 SECOND = {"w": np.asarray([[0.2, -0.4], [0.6, -0.1]], np.float32), "b": np.asarray([-0.5, 0.25, 0.4], np.float32)}
 NONFINITE_PARAMS = {"w": np.asarray([[np.nan, np.inf], [-np.inf, 0.5]], np.float32), "b": PARAMS["b"]}
+# The same tree with b of size 0 (a layer of no units, an empty bias), and a finite gradient: a transform that
+# divides by a leaf's size or norm, or reshapes it, meets an empty leaf here (the tree's structure is the params',
+# so a mask or labels written for it still fit).
+EMPTY_B = {"w": PARAMS["w"], "b": np.zeros((0,), np.float32)}
+EMPTY_B_GRADIENT = {"w": SECOND["w"], "b": np.zeros((0,), np.float32)}
+EMPTY_STEP = "b of size 0, a finite gradient: updates"
+
+
 def _shown(a: np.ndarray) -> str:
     return np.array2string(a, separator=", ").replace("\n", "")
 
 
 DESCRIBED = (f"params w {_shown(PARAMS['w'])}, b {_shown(PARAMS['b'])}; gradients w {_shown(FIRST['w'])}, "
-             f"b {_shown(FIRST['b'])}, then finite")
+             f"b {_shown(FIRST['b'])}, then finite; and b of size 0")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,16 +109,18 @@ def _finiteness(tree) -> dict[str, str]:
 
 
 def steps(transforms: Transforms, name: str) -> dict[str, dict[str, str]]:
-    """Each element's finiteness after two steps from finite params (NaN, +inf, -inf in the first gradient), and
-    for one taking weight decay after one step at weight_decay=0 from params holding them: one jitted program."""
+    """Each element's finiteness after two steps from finite params (NaN, +inf, -inf in the first gradient), for
+    one taking weight decay after one step at weight_decay=0 from params holding them, and after one step with b of
+    size 0 (or the error type its tracing raises: {"raises": "ValueError"}): one jitted program."""
     import jax
     import optax
 
     extra = transforms.update_arguments.get(name, {})
     tx = transforms.make(name)
     decay_off = transforms.make(name, weight_decay=0.0) if name in transforms.taking_weight_decay else None
+    refused: dict[str, dict[str, str]] = {}  # filled while the program traces: what an empty leaf made raise
 
-    def program(params, first, second, nonfinite_params):
+    def program(params, first, second, nonfinite_params, empty_b, empty_b_gradient):
         state = tx.init(params)
         u1, state = tx.update(first, state, params, **extra)
         params1 = optax.apply_updates(params, u1)
@@ -118,10 +129,14 @@ def steps(transforms: Transforms, name: str) -> dict[str, dict[str, str]]:
         if decay_off is not None:
             out["weight_decay=0, NaN and inf params: updates"] = decay_off.update(
                 second, decay_off.init(nonfinite_params), nonfinite_params, **extra)[0]
+        try:  # raised while tracing, it is the transform's answer to an empty leaf; the other steps stand
+            out[EMPTY_STEP] = tx.update(empty_b_gradient, tx.init(empty_b), empty_b, **extra)[0]
+        except Exception as exc:  # whatever it raises: its type is the fact
+            refused[EMPTY_STEP] = {"raises": type(exc).__name__}
         return out
 
-    found = jax.device_get(jax.jit(program)(PARAMS, FIRST, SECOND, NONFINITE_PARAMS))
-    return {what: _finiteness(tree) for what, tree in found.items()}
+    found = jax.device_get(jax.jit(program)(PARAMS, FIRST, SECOND, NONFINITE_PARAMS, EMPTY_B, EMPTY_B_GRADIENT))
+    return {**{what: _finiteness(tree) for what, tree in found.items()}, **refused}
 
 
 def judge(check, transforms: Transforms, name: str) -> None:

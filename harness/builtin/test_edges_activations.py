@@ -1,7 +1,8 @@
 """Every activation's value and gradient at the edges of a float dtype (harness/builtin/edges.py): zeros of both
 signs, saturating magnitudes, the dtype's largest finite value, NaN and both infinities; the row-wise ones
 (softmax, log_softmax, logsumexp, logmeanexp, standardize, glu) on rows that tie, saturate, hold the dtype's
-extremes, or a NaN or an infinity beside a finite row. The activations family (test_activations.py) judges the ordinary grid and the
+extremes (4 rows of 4, and the first 3 of them: two lengths that differ), or a NaN or an infinity beside a finite
+row. The activations family (test_activations.py) judges the ordinary grid and the
 kinks against float64; what a release changes at the dtype's ends (an overflow to inf, a NaN gradient where
 it was 0) shows here.
 
@@ -39,7 +40,10 @@ def _calls(name: str) -> list[tuple[str, object, object]]:
     if name in ELEMENTWISE_ALONE:
         return [(short, ELEMENTWISE_ALONE[name], edges.elementwise)]
     if name in ROW_WISE:
+        # The rows are as many as their elements (4 of 4): also one row fewer, so the two lengths differ and a
+        # release that reduces over the other axis shows.
         return [(f"{short}/rows", ROW_WISE[name], edges.logit_rows),
+                (f"{short}/rows_3", ROW_WISE[name], lambda dtype: edges.logit_rows(dtype)[:3]),
                 (f"{short}/nonfinite", ROW_WISE[name], edges.nonfinite_rows)]
     return []
 

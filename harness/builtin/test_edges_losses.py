@@ -1,7 +1,8 @@
 """Every loss's value and gradient at the edges of its formula (harness/builtin/loss_edges.py): saturating
 logits, ties, zero norms and distances, the dtype's largest finite value, NaN and inf, labels outside the
 class range, and the parameter values where the formula changes regime (sigmoid_focal_loss's gamma 0, 0.5,
-1.5, 2). A training step takes the gradient there: a release that makes it NaN where it was finite (or the
+1.5, 2); an empty batch, and a batch one row shorter where the rows are as many as another axis holds (the
+shapes the other checks use are square there); integer labels in every width. A training step takes the gradient there: a release that makes it NaN where it was finite (or the
 reverse), or sends a value to exactly 0, changes training whatever the value's scale.
 
 The losses are those the coverage ledger lists (area "loss", less any it says have no gradient), not a list
@@ -35,7 +36,8 @@ def _loss(edge):
 @pytest.mark.parametrize("name", defaults.ledger_differentiable("loss"))
 def test_loss_gradient_at_edges(check, name):
     """The loss and the gradient of its sum w.r.t. its first float input, at each edge the table holds for it,
-    in each dtype the edge is taken in: golden at their own scale, their finiteness exact."""
+    in each dtype the edge is taken in; the first edge also on an empty batch and, where its batch is as long as
+    another axis, on one row fewer: golden at their own scale, their finiteness exact."""
     rows = le.EDGES.get(name)
     assert rows, f"{name}: the ledger lists this loss, and harness/builtin/loss_edges.py has no edges for it: add them"
     check.describe_input(f"{name} at {', '.join(e.case for e in rows)}")
@@ -43,6 +45,20 @@ def test_loss_gradient_at_edges(check, name):
         for dtype in edge.dtypes:
             # Raising is a result too (multiclass_sparsemax_loss's custom JVP refuses bfloat16): its type is golden.
             edges.judge(check, f"{name}/{edge.case}/{dtype}", _loss(edge), jnp.asarray(edge.x(dtype), dtype))
+    # An empty batch: the table's first edge with its input and every array its call builds cut to 0 rows (a mean
+    # over nothing is NaN, a sum 0, a reshape may refuse): what the baseline gives is pinned. (le.batch_of)
+    first = rows[0]
+    dtype = first.dtypes[0]
+    x = first.x(dtype)
+    with le.batch_of(0):
+        edges.judge(check, f"{name}/empty_batch/{first.case}/{dtype}", _loss(first), jnp.asarray(x[:0], dtype))
+    # Where the batch is as long as another axis of the input (4 rows of 4 classes), one row fewer, so the lengths
+    # differ: a release that reduces over the wrong one of two equal axes shows only there.
+    if le.batch_is_as_long_as_another_axis(x):
+        rows_fewer = x.shape[0] - 1
+        with le.batch_of(rows_fewer):
+            edges.judge(check, f"{name}/batch_{rows_fewer}/{first.case}/{dtype}", _loss(first),
+                        jnp.asarray(x[:rows_fewer], dtype))
 
 
 # The losses some edge of which gives them integers (labels, class ids), found by tracing each edge's call

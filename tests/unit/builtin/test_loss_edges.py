@@ -2,8 +2,10 @@
 found by tracing them, each width reaches the loss, and the ledger names the widths' check for exactly those
 losses (the selection takes a team's check of them from it)."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from harness.builtin import defaults, loss_edges as le
 from harness.coverage import ledger
@@ -40,3 +42,38 @@ def test_the_ledger_names_the_widths_check_for_exactly_the_losses_given_integers
     assert given == named, (f"given integers, not named: {sorted(given - named)}; "
                             f"named, given none: {sorted(named - given)}")
     assert "optax.softmax_cross_entropy_with_integer_labels" in given and "optax.l2_loss" not in given
+
+
+class _LeadingLengths:
+    """A stand-in for optax.losses that records the leading length of every array a call hands a loss."""
+
+    def __init__(self):
+        self.seen: list[int] = []
+        self.made = False  # a loss made by the library (make_fenchel_young_loss), which the call vmaps itself
+
+    def __getattr__(self, name):
+        def loss(*args, **kwargs):
+            self.seen += [a.shape[0] for a in (*args, *kwargs.values()) if getattr(a, "ndim", 0) >= 1]
+            return jnp.zeros(())
+
+        if name.startswith("make_"):
+            self.made = True
+            return lambda *a, **k: loss
+        return loss
+
+
+@pytest.mark.parametrize("name", defaults.ledger_differentiable("loss"))
+def test_every_array_a_first_edge_builds_is_cut_with_its_batch(name):
+    """The empty batch and the batch one row shorter (test_loss_gradient_at_edges) cut the input and every array
+    its call builds alike: a loss given arrays of different batch lengths would raise for this file's making, not
+    the library's (the stand-in records what each call hands its loss)."""
+    first = le.EDGES[name][0]
+    x = first.x("float32")
+    cuts = [0] + ([x.shape[0] - 1] if le.batch_is_as_long_as_another_axis(x) else [])
+    for rows in cuts:
+        library = _LeadingLengths()
+        with le.batch_of(rows):
+            jax.eval_shape(lambda q: first.call(library, q), jax.ShapeDtypeStruct(x[:rows].shape, jnp.float32))
+        if library.made:  # vmapped over the batch by the call: jax.vmap refuses arrays of different lengths
+            continue
+        assert library.seen and set(library.seen) == {rows}, (name, rows, library.seen)

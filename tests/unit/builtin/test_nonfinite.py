@@ -47,3 +47,31 @@ def test_a_transform_is_built_from_the_learning_rate_and_its_arguments(library):
     transforms = nonfinite.Transforms(areas=("optimizer",), arguments={"lib.more": {"decay": 0.5}}, set_aside={})
     assert transforms.make("lib.plain") == ("built", nonfinite.C)
     assert transforms.make("lib.more", decay=0.25) == ("built", nonfinite.C, 0.25)
+
+
+def _refuses_an_empty_leaf(learning_rate):
+    """An SGD whose update raises at a zero-size leaf, as a transform that reshapes or divides by a size may."""
+    import jax
+    import optax
+
+    def update(updates, state, params=None):
+        if any(leaf.size == 0 for leaf in jax.tree_util.tree_leaves(updates)):
+            raise ValueError("an empty leaf")
+        return jax.tree_util.tree_map(lambda g: -learning_rate * g, updates), state
+
+    return optax.GradientTransformation(lambda params: optax.EmptyState(), update)
+
+
+def test_an_empty_leaf_gives_the_other_leafs_finiteness_or_the_error_and_the_other_steps_stand(monkeypatch):
+    import optax
+
+    found = {"lib.sgd": optax.sgd, "lib.refuses": _refuses_an_empty_leaf}
+    monkeypatch.setattr(defaults, "resolve", found.__getitem__)
+    monkeypatch.setattr(defaults, "ledger_in_scope_of", lambda area: tuple(found))
+    monkeypatch.setattr(defaults, "ledger_params_of", lambda area, param: ())
+    transforms = nonfinite.Transforms(areas=("optimizer",), arguments={}, set_aside={})
+    plain = nonfinite.steps(transforms, "lib.sgd")
+    assert plain[nonfinite.EMPTY_STEP] == {"b": "", "w": "ffff"}
+    refused = nonfinite.steps(transforms, "lib.refuses")
+    assert refused[nonfinite.EMPTY_STEP] == {"raises": "ValueError"}
+    assert refused["step 1 updates"] == plain["step 1 updates"] == {"b": "fff", "w": "n-+f"}  # -lr times the gradient
