@@ -156,8 +156,9 @@ def tests(transforms: Transforms, at_least: int):
     @pytest.mark.parametrize("name", transforms.run)
     def test_nonfinite_through_the_update(check, name):
         """Each element's finiteness in the updates of the first step (NaN, +inf and -inf in the gradient's w, b
-        finite), of the second (a finite gradient, the params the first step made), in the params after both, and
-        (taking weight_decay) in the updates of weight_decay=0 from NaN and inf params: a golden fact."""
+        finite), of the second (a finite gradient, the params the first step made), in the params after both,
+        (taking weight_decay) in the updates of weight_decay=0 from NaN and inf params, and in the updates of a step
+        with b of size 0 (or the error it raises): a golden fact each."""
         judge(check, transforms, name)
 
     def test_every_transform_is_run_or_set_aside():
