@@ -49,7 +49,11 @@ def test_every_allowance_over_64_ulps_or_1_percent_is_named(baseline_report):
     assert baseline_report["summary"]["total"] > 300 and baseline_report["summary"]["failed"] == 0
     measured = [c for check in baseline_report["checks"] for c in check["comparisons"] if c["kind"] in TOLERATED]
     in_ulps = [c for c in measured if c["tolerance"] != "exact" and c["values"] is not None]
-    assert in_ulps and all(c["allowed_ulps"] is not None and c["allowed_rel"] is not None for c in in_ulps)
+    # A comparison of an empty array (a loss on an empty batch: edges/test_loss_gradient_at_edges) holds its shape
+    # and dtype, and no element to allow anything: it states no allowance.
+    assert in_ulps and all(c["allowed_ulps"] is not None and c["allowed_rel"] is not None
+                           for c in in_ulps if c["size"]), [c["label"] for c in in_ulps if c["allowed_ulps"] is None][:5]
+    assert all(c["allowed_ulps"] is None for c in in_ulps if not c["size"])
     assert unexplained(baseline_report) == []
 
 
