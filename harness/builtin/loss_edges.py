@@ -310,7 +310,8 @@ EDGES: dict[str, tuple[Edge, ...]] = {
 }
 
 
-def integer_label_losses(names) -> tuple[str, ...]:
-    """Of the losses `names`, those at least one of whose edges gives them integers (their labels' widths are
-    then a dtype they accept: test_edges_losses.py takes each)."""
-    return tuple(name for name in names if any(passes_integers(edge) for edge in EDGES.get(name, ())))
+def integer_label_edges(names) -> dict[str, tuple[Edge, ...]]:
+    """Of the losses `names`, each one some edge of which gives it integers -> those edges (their labels' widths
+    are then a dtype the loss accepts: test_edges_losses.py takes each)."""
+    given = {name: tuple(edge for edge in EDGES.get(name, ()) if passes_integers(edge)) for name in names}
+    return {name: edges_given for name, edges_given in given.items() if edges_given}

@@ -61,9 +61,9 @@ def test_loss_gradient_at_edges(check, name):
                         jnp.asarray(x[:rows_fewer], dtype))
 
 
-# The losses some edge of which gives them integers (labels, class ids), found by tracing each edge's call
-# (loss_edges.passes_integers), not listed here.
-INTEGER_LABEL_LOSSES = le.integer_label_losses(defaults.ledger_differentiable("loss"))
+# The losses some edge of which gives them integers (labels, class ids) -> those edges, found by tracing each
+# edge's call (loss_edges.passes_integers), not listed here.
+INTEGER_LABEL_EDGES = le.integer_label_edges(defaults.ledger_differentiable("loss"))
 
 
 def _at_widths(loss, widths):
@@ -84,7 +84,7 @@ def _same(one, other) -> bool:
     return all(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True) for a, b in zip(one, other))
 
 
-@pytest.mark.parametrize("name", INTEGER_LABEL_LOSSES)
+@pytest.mark.parametrize("name", tuple(INTEGER_LABEL_EDGES))
 def test_loss_labels_at_each_integer_width(check, name):
     """Each edge that gives the loss integers, with them in every integer width JAX holds without x64 (8, 16 and
     32 bits, signed and unsigned: loss_edges.INTEGER_WIDTHS): the value and gradient golden at their own scale and
@@ -92,7 +92,7 @@ def test_loss_labels_at_each_integer_width(check, name):
     golden fact (a release that mishandles a narrow width changes it). Out-of-range labels wrap as NumPy casts
     them (-1 is 255 in uint8): out of the class range in every width. One jitted program an edge; when a width
     is refused, each width in its own, its error type golden."""
-    given = [edge for edge in le.EDGES[name] if le.passes_integers(edge)]
+    given = INTEGER_LABEL_EDGES[name]
     check.describe_input(f"{name} at {', '.join(e.case for e in given)}, labels in {', '.join(le.INTEGER_WIDTHS)}")
     for edge in given:
         for dtype in edge.dtypes:

@@ -37,7 +37,7 @@ def test_each_width_reaches_the_integers_an_edge_builds_and_wraps_as_numpy_casts
 
 def test_the_ledger_names_the_widths_check_for_exactly_the_losses_given_integers():
     losses = defaults.ledger_differentiable("loss")
-    given = set(le.integer_label_losses(losses))
+    given = set(le.integer_label_edges(losses))
     named = {name for name, entry in ledger.read().in_scope.items() if WIDTH_TEST in entry.gradient}
     assert given == named, (f"given integers, not named: {sorted(given - named)}; "
                             f"named, given none: {sorted(named - given)}")
