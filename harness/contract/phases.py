@@ -35,6 +35,7 @@ import pytest
 
 from harness import process_age
 from harness.model import phase_times
+from harness.model.enums import ReportPart
 from harness.model.phase_times import Timing
 
 if TYPE_CHECKING:
@@ -77,8 +78,10 @@ def register(config, recorder: Callable[[], Recorder | None], directory: Path | 
     upgrade's --harness-phases: the entry's job names it), from the main suite's run or the multi-device
     family's."""
     source = phase_times.Source.MULTI_DEVICE if config.getoption("--harness-multi-device") else phase_times.Source.SUITE
+    report = config.getoption("--harness-report")  # a part of the entry's report: its own file, beside the other's
+    part = ReportPart.of_report(Path(report).name) if report else ReportPart.ALL
     config.pluginmanager.register(Phases(recorder, printed=config.getoption("--harness-phases"),
-                                         directory=directory, source=source),
+                                         directory=directory, source=source, part=part),
                                   "harness-phases")
 
 
@@ -115,10 +118,11 @@ class Phases:
     """The marks of one run and what happened between them; prints the table at unconfigure."""
 
     def __init__(self, recorder: Callable[[], Recorder | None], printed: bool = True, directory: Path | None = None,
-                 source: phase_times.Source = phase_times.Source.SUITE):
+                 source: phase_times.Source = phase_times.Source.SUITE, part: ReportPart = ReportPart.ALL):
         self.recorder = recorder  # the run's recorder, when it has one: its report writing is shown
         self.printed = printed  # --harness-phases: the table at the end of the run
         self.directory, self.source = directory, source  # the job's phases directory: the phases as data, for an upgrade
+        self.part = part  # the part of the entry's report this run writes (its phases file is the part's)
         age = _process_age()
         self.started_at = time.time() - age if age is not None else None
         self.marks: dict[str, tuple[float, float]] = {}
@@ -237,7 +241,7 @@ class Phases:
         rows = [_known(t) for t in self.timings()]
         total = next(t for t in rows if t.name == "total")
         phase_times.write(directory, phase_times.ProcessPhases(self.source, self.started_at, time.time(),
-                                                               total.cpu_s or 0.0, rows))
+                                                               total.cpu_s or 0.0, rows, part=self.part))
 
     # -- the table ------------------------------------------------------------------------------------
     def _span(self, start: str, end: str) -> tuple[float, float]:

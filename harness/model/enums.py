@@ -35,6 +35,13 @@ class ReportPart(enum.StrEnum):
         """The part in the verdict's words."""
         return {ReportPart.OWN: "your contracts", ReportPart.BUILTIN: "the built-in contracts"}.get(self, "all")
 
+    @classmethod
+    def of_report(cls, name: str) -> ReportPart:
+        """The part a report file holds, by its name: `<entry>.<part>.json` for a part of an entry's report
+        (harness.stack.entry_side.parts.part_file), ALL for the entry's whole report."""
+        stem, _, suffix = name.removesuffix(".json").rpartition(".")
+        return next((p for p in (cls.OWN, cls.BUILTIN) if stem and p.value == suffix), cls.ALL)
+
 
 class Outcome(enum.StrEnum):
     """What one check came to."""

@@ -3,7 +3,8 @@ asks them to (harness.contract.phases in the suite's pytest run, harness.stack.s
 session), which the upgrade reads back into its whole-run profile (harness.stack.run.run_profile).
 
 One small JSON file per process, `<source>.json` in the directory the entry's job names (its phases_dir: one
-directory per entry run, the upgrade gives each its own).
+directory per entry run, the upgrade gives each its own); `<source>-<part>.json` for a suite that runs one part
+of the entry's report (its own contracts, the built-in ones: harness.stack.entry_side.parts), one process each.
 Written and read best effort, like the progress file: a profile that cannot be written or read must never
 fail an entry or change its report; the profile then says the figures are missing.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from harness.atomic import atomic_write_text
 from harness.model.codec import from_json, to_json
+from harness.model.enums import ReportPart
 
 
 class Source(enum.StrEnum):
@@ -52,10 +54,11 @@ class ProcessPhases:
     timings: list[Timing] = dataclasses.field(default_factory=list)
     work_started_at: float | None = None  # a session: when its function started (nox's own start-up before)
     work_cpu_s: float | None = None  # a session: its CPU when its function started
+    part: ReportPart = ReportPart.ALL  # a suite: the part of the entry's report it ran (ALL: all of it)
 
 
-def file_name(source: Source) -> str:
-    return f"{source.value}.json"
+def file_name(source: Source, part: ReportPart = ReportPart.ALL) -> str:
+    return f"{source.value}.json" if part == ReportPart.ALL else f"{source.value}-{part.value}.json"
 
 
 def write(directory: Path | str, phases: ProcessPhases) -> None:
@@ -64,19 +67,20 @@ def write(directory: Path | str, phases: ProcessPhases) -> None:
     if not directory.is_dir():
         return
     try:
-        atomic_write_text(directory / file_name(phases.source), json.dumps(to_json(phases)) + "\n")
+        atomic_write_text(directory / file_name(phases.source, phases.part), json.dumps(to_json(phases)) + "\n")
     except OSError:
         pass
 
 
-def read(directory: Path) -> dict[Source, ProcessPhases]:
-    """The files the processes of one entry run wrote, by source; what is missing or unreadable left out."""
-    found = {}
+def read(directory: Path) -> list[ProcessPhases]:
+    """The files the processes of one entry run wrote, in the order they started (the session first); what is
+    missing or unreadable left out."""
+    found = []
     for source in Source:
-        try:
-            doc = json.loads((directory / file_name(source)).read_text())
-            found[source] = from_json(ProcessPhases, doc)
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return found
-
+        for part in ReportPart:
+            try:
+                doc = json.loads((directory / file_name(source, part)).read_text())
+                found.append(from_json(ProcessPhases, doc))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+    return sorted(found, key=lambda p: (p.source != Source.SESSION, p.started_at or 0.0, p.ended_at))

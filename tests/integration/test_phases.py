@@ -5,6 +5,9 @@ import re
 
 import pytest
 
+from harness.model import phase_times  # here, not in a test: pytester's in-process runs unload what they import
+from harness.model.enums import ReportPart
+
 
 JITTED = '''
 import jax
@@ -81,15 +84,14 @@ def test_without_the_option_nothing_is_measured_or_printed(suite, pytester):
 
 def test_told_a_directory_the_run_writes_its_phases_as_data_and_prints_nothing(recorded_suite, tmp_path,
                                                                               monkeypatch):
-    from harness.model import phase_times
     from support import jobs
 
     jobs.tell(monkeypatch, tmp_path / "job", phases_dir=tmp_path)  # as an upgrade's entry is told it
     result, doc = recorded_suite()
     assert "time went" not in result.stdout.str()
     written = phase_times.read(tmp_path)
-    assert list(written) == [phase_times.Source.SUITE]
-    run = written[phase_times.Source.SUITE]
+    assert [(p.source, p.part) for p in written] == [(phase_times.Source.SUITE, ReportPart.ALL)]
+    run = written[0]
     names = [t.name for t in run.timings]
     assert names == ["start-up (Python, pytest, plugins)", "set-up (recorder, first report, JAX import)",
                      "collection (contract modules and their imports)", "checks (6 items)",
@@ -103,13 +105,25 @@ def test_told_a_directory_the_run_writes_its_phases_as_data_and_prints_nothing(r
     assert run.cpu_s == run.timings[5].cpu_s and run.ended_at >= (run.started_at or 0)
 
 
+def test_a_run_writing_one_part_of_an_entrys_report_writes_that_parts_phases(recorded_suite, tmp_path,
+                                                                               monkeypatch):
+    """A team's entry runs its built-in and own contracts in a process each, each writing its part's report
+    (`<entry>.<part>.json`): each writes its own phases file, so the upgrade's profile shows both."""
+    from support import jobs
+
+    jobs.tell(monkeypatch, tmp_path / "job", phases_dir=tmp_path)
+    recorded_suite(report="candidate.builtin.json")
+    recorded_suite(report="candidate.own.json")
+    assert sorted(p.name for p in tmp_path.glob("suite*.json")) == ["suite-builtin.json", "suite-own.json"]
+    assert {p.part for p in phase_times.read(tmp_path)} == {ReportPart.BUILTIN, ReportPart.OWN}  # one process here: no order
+
+
 def test_the_printed_table_and_the_data_are_the_same_phases(recorded_suite, tmp_path, monkeypatch):
-    from harness.model import phase_times
     from support import jobs
 
     jobs.tell(monkeypatch, tmp_path / "job", phases_dir=tmp_path)  # as an upgrade's entry is told it
     result, _ = recorded_suite("--harness-phases")
     rows = _rows(result.stdout.str())
-    written = phase_times.read(tmp_path)[phase_times.Source.SUITE]
+    (written,) = phase_times.read(tmp_path)
     labels = [n for t in written.timings for n in (t.name, *(p.name for p in t.parts))]
     assert labels == list(rows)

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from harness.model import phase_times
+from harness.model.enums import ReportPart
 from harness.model.phase_times import ProcessPhases, Source, Timing
 from harness.stack.entry_side.session_phases import cpu_seconds
 
@@ -41,12 +42,16 @@ class EntryTime:
     report: str
     wall_s: float
     reused: bool
-    processes: dict[Source, ProcessPhases] = dataclasses.field(default_factory=dict)
+    processes: list[ProcessPhases] = dataclasses.field(default_factory=list)  # the session's first, then by start
+
+    def of(self, source: Source) -> list[ProcessPhases]:
+        """Its processes of one kind (a suite a part of its report: a team's own contracts, the built-in ones)."""
+        return [p for p in self.processes if p.source == source]
 
     @property
     def cpu_s(self) -> float | None:
         """The session's whole process tree (None: it wrote nothing, e.g. reused, or not profiled)."""
-        session = self.processes.get(Source.SESSION)
+        session = next(iter(self.of(Source.SESSION)), None)
         return session.cpu_s if session is not None else None
 
 
@@ -103,7 +108,7 @@ class Profiler:
         return path
 
     def entry_done(self, report: str, wall_s: float, reused: bool, directory: Path | None) -> None:
-        processes = phase_times.read(directory) if directory is not None else {}
+        processes = phase_times.read(directory) if directory is not None else []
         self._open[-1].entries.append(EntryTime(report, wall_s, reused, processes))
 
     def finish(self) -> PhaseTime:
@@ -188,31 +193,35 @@ def _total(run: ProcessPhases) -> Timing | None:
     return next((t for t in run.timings if t.name == "total"), None)
 
 
+def _suite_label(run: ProcessPhases) -> str:
+    return "suite" if run.part == ReportPart.ALL else f"suite ({run.part.value} part)"
+
+
 def entry_rows(entry: EntryTime, depth: int) -> list[str]:
-    """One entry run: its wall time as the host saw it, its session's CPU, then its processes' phases."""
+    """One entry run: its wall time as the host saw it, its session's CPU, then its processes' phases (a suite
+    a part of its report, each part's process in turn)."""
     if entry.reused:
         return [_line(depth, entry.report, entry.wall_s, None, "reused: not run (an earlier run's report, or its same-stack twin's)")]
     lines = [_line(depth, entry.report, entry.wall_s, entry.cpu_s,
                    "ran" + ("" if entry.processes else "; its processes wrote no phases"))]
-    session = entry.processes.get(Source.SESSION)
-    suite = entry.processes.get(Source.SUITE)
-    family = entry.processes.get(Source.MULTI_DEVICE)
-    pytest_cpu = sum((t.cpu_s or 0.0) for run in (suite, family) if run for t in [_total(run)] if t)
+    session = next(iter(entry.of(Source.SESSION)), None)
+    suites, families = entry.of(Source.SUITE), entry.of(Source.MULTI_DEVICE)
+    pytest_cpu = sum((t.cpu_s or 0.0) for run in suites + families for t in [_total(run)] if t)
     if session is not None:
         lines.append(_line(depth + 1, "nox start-up (interpreter, nox, the environment found)",
                            _gap(session.work_started_at, session.started_at), session.work_cpu_s))
-        if suite is not None:
+        if suites:
             rest = session.cpu_s - (session.work_cpu_s or 0.0) - pytest_cpu
             lines.append(_line(depth + 1, "install (uv pip sync to the lock) and the suite's launch",
-                               _gap(suite.started_at, session.work_started_at), max(0.0, rest),
+                               _gap(suites[0].started_at, session.work_started_at), max(0.0, rest),
                                "cpu: the session's less its pytest runs' phases (install, exits, merge)"))
-    if suite is not None:
-        lines += _pytest_rows(depth + 1, "suite", suite)
-    if family is not None:
+    for suite in suites:
+        lines += _pytest_rows(depth + 1, _suite_label(suite), suite)
+    for family in families:
         total = _total(family)
         lines.append(_line(depth + 1, "data-parallel family (its own pytest run)", total.wall_s if total else None,
                            total.cpu_s if total else None))
-    ran = [r for r in (suite, family) if r is not None and r.ended_at is not None]
+    ran = [r for r in suites + families if r.ended_at is not None]
     if session is not None and ran:  # the data-parallel process runs beside the suite: after the later one
         lines.append(_line(depth + 1, "session end (pytest's exit, the reports merged)",
                            _gap(session.ended_at, max(r.ended_at for r in ran)), None))

@@ -36,7 +36,7 @@ def test_the_session_writes_its_phases_into_its_jobs_directory(monkeypatch, tmp_
         monkeypatch.delenv(spec.env, raising=False)
     monkeypatch.setenv(env_vars.JOB, str(job))
     _entry_session(monkeypatch)(SimpleNamespace(posargs=[], log=print))
-    assert list(phase_times.read(phases)) == [phase_times.Source.SESSION]
+    assert [p.source for p in phase_times.read(phases)] == [phase_times.Source.SESSION]
 
 
 def test_without_a_phases_directory_the_session_writes_none(monkeypatch, tmp_path):
@@ -45,4 +45,4 @@ def test_without_a_phases_directory_the_session_writes_none(monkeypatch, tmp_pat
     monkeypatch.setenv(env_vars.JOB, str(job))
     monkeypatch.setenv(env_vars.PHASES_DIR, str(tmp_path))  # left in the shell: not the session's job
     _entry_session(monkeypatch)(SimpleNamespace(posargs=[], log=print))
-    assert phase_times.read(tmp_path) == {}
+    assert phase_times.read(tmp_path) == []
