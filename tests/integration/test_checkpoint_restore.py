@@ -31,7 +31,7 @@ def test_golden_recording_and_the_tests_baseline_keep_no_checkpoints_in_reports(
     calls = []
     monkeypatch.setattr(stack_entry, "run_entry", lambda *args, **kwargs: calls.append(kwargs))
     monkeypatch.setattr(stack_entry, "install_entry", lambda *args, **kwargs: None)  # installed before the noise runs
-    monkeypatch.setattr(noise_runs, "record_emulated", lambda *args, **kwargs: [])  # no emulated host recorded here
+    monkeypatch.setattr(noise_runs, "emulated_runs", lambda *args, **kwargs: [])  # no emulated host recorded here
     monkeypatch.setattr(sessions, "require_python", lambda session: None)
     monkeypatch.delenv(env_vars.BUILTIN, raising=False)
     session = SimpleNamespace(posargs=[], invoked_from=str(paths.SOURCE), error=pytest.fail)

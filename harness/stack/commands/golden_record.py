@@ -188,8 +188,7 @@ def golden(call: options.Invocation) -> int:
         noise_runs.quick_pass(session, staged, baseline)  # a team's contract that fails stops here, once
         # Your contracts compiled to round differently first: each value's numerical noise is recorded beside it;
         # then every contract recorded on each host this machine emulates: each value's host noise beside it.
-        noise = [f"--harness-noise-from={f}" for f in noise_runs.record_perturbed(session, staged, baseline)]
-        noise += noise_runs.record_emulated(session, staged, baseline)
+        noise = noise_runs.record_noise(session, staged, baseline)  # side by side, up to the cores
         # The recorded checkpoints go to golden/; the run's own are no rollback's to read: none kept in reports/.
         stack_entry.run_entry(session, staged, baseline, pytest_args=args + noise, report_name="golden-recording",
                               install=False, rollback_reads=False, whole=True)  # one process records every family

@@ -9,10 +9,16 @@ that fails, or that the stack's XLA refuses (a flag it does not know), records n
 reach: those are then judged at their golden ulps on every stack (every host), and the recording says which. The
 data-parallel family's process is not emulated (its values held on every emulated host: docs/tolerances.md), and
 nothing is on an accelerator (`--platform tpu`): a chip's values do not pass through what the emulations change.
+
+The runs are independent processes, each reading and writing its own folder: they run side by side, one a core
+(record_noise), on an accelerator one at a time (the chip is one process's).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import dataclasses
+import os
 import shutil
 from pathlib import Path
 
@@ -45,9 +51,10 @@ def _environment(session, ws: Workspace, entry: Entry, folder: Path) -> dict[str
 
 def _run_into(session, found: project.Project, folder: Path, env: dict[str, str], *flags: str) -> None:
     """The contracts of `found` recorded into `folder` under `env`, their output in folder/run.log (LOG); nox's
-    failure raised when one does not pass (a run whose map left every check out has none to pass)."""
+    failure raised when one does not pass (a run whose map left every check out has none to pass). From the
+    project's root, where the caller has gone (once for runs side by side: a chdir is the whole process's)."""
     leaves_out = any(flag.startswith("--harness-except=") for flag in flags)
-    with session.chdir(found.root), open(folder / LOG, "w") as out:
+    with open(folder / LOG, "w") as out:
         session.run("python", "-m", paths.SUITE_MAIN, *stack_entry.suite_arguments(found),
                     f"--basetemp={Path(session.virtualenv.location) / 'pytest-tmp'}-{folder.name}",
                     "--harness-record-golden", *flags, "-p", "no:cacheprovider", env=env, stdout=out, stderr=out,
@@ -91,7 +98,8 @@ def quick_pass(session, ws: Workspace, entry: Entry) -> None:
     log = folder / LOG
     session.log("golden: your contracts once, before their noise is measured")
     try:
-        _run_into(session, found, folder, _environment(session, ws, entry, folder))
+        with session.chdir(found.root):
+            _run_into(session, found, folder, _environment(session, ws, entry, folder))
     except Exception as exc:  # nox's CommandFailed
         tail = "\n  ".join(log.read_text(errors="replace").splitlines()[-_LOG_TAIL:]) if log.is_file() else ""
         raise HarnessError(f"golden: your contracts do not all pass on the baseline "
@@ -99,22 +107,68 @@ def quick_pass(session, ws: Workspace, entry: Entry) -> None:
                            f"Nothing was recorded, and no noise measured:\n  {tail}") from None
 
 
-def record_perturbed(session, ws: Workspace, entry: Entry) -> list[Path]:
-    """Record the project's own contracts under each perturbation (its environment already installed); the
-    folders that hold a recording, for the real recording's --harness-noise-from. None without contracts of
-    the project's own."""
-    if not project.load(ws).has_own_tests:  # this checkout, or a team recording only the built-in ones
+@dataclasses.dataclass(frozen=True)
+class NoiseRun:
+    """One recording that measures noise (a perturbation's or an emulated host's), into a folder of its own under
+    variables of its own; `argument`: what the real recording is told of it, when it recorded something."""
+
+    label: str  # in the log: "under --xla_cpu_...", "on blas-haswell"
+    found: project.Project  # the contracts it runs
+    folder: Path
+    env: dict[str, str]
+    flags: tuple[str, ...]
+    argument: str
+
+
+def perturbed_runs(session, ws: Workspace, entry: Entry) -> list[NoiseRun]:
+    """The project's own contracts under each perturbation (its environment already installed). None without
+    contracts of the project's own (this checkout, or a team recording only the built-in ones)."""
+    if not project.load(ws).has_own_tests:
         return []
     found = project.load(ws.with_options(run_options.RunOptions(builtin=BuiltinMode.OFF.value)))
-    recorded = []
+    runs = []
     for perturbation in numerical_noise.PERTURBATIONS:
         folder = _fresh(folders(session.virtualenv.location)[perturbation.name])
         env = _environment(session, ws, entry, folder)
         env["XLA_FLAGS"] = numerical_noise.with_flag(boundary.variables().get("XLA_FLAGS", ""), perturbation)
         session.log(f"golden: measuring numerical noise: your contracts compiled with {perturbation.xla_flag}")
-        if _record(session, found, folder, env, f"under {perturbation.xla_flag}"):
-            recorded.append(folder)
-    return recorded
+        runs.append(NoiseRun(f"under {perturbation.xla_flag}", found, folder, env, (),
+                             f"--harness-noise-from={folder}"))
+    return runs
+
+
+def side_by_side(ws: Workspace) -> int:
+    """How many noise runs at once: one a core on the CPU (each is a process of its own, reading and writing only
+    its folder); one on an accelerator, whose chip one process at a time can hold."""
+    platform = ws.options.platform
+    if (platform is not None and platform != platforms.CPU) or (platform is None and boundary.one_process_at_a_time()):
+        return 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def record(session, runs: list[NoiseRun], at_once: int) -> list[str]:
+    """The runs, `at_once` of them side by side (each as soon as one ends), from the project's root; the
+    arguments of those that recorded, in the runs' order."""
+    if not runs:
+        return []
+    at_once = max(1, min(at_once, len(runs)))
+    if at_once > 1:
+        session.log(f"golden: the {len(runs)} noise runs {at_once} at a time (this machine's cores)")
+    roots = {run.found.root for run in runs}
+    assert len(roots) == 1, roots  # one project's: the process goes to its root once for all of them
+
+    def one(run: NoiseRun) -> bool:
+        return _record(session, run.found, run.folder, run.env, run.label, *run.flags)
+
+    with session.chdir(roots.pop()), concurrent.futures.ThreadPoolExecutor(at_once) as pool:
+        recorded = list(pool.map(one, runs))
+    return [run.argument for run, held in zip(runs, recorded) if held]
+
+
+def record_noise(session, ws: Workspace, entry: Entry) -> list[str]:
+    """Each perturbation's and each emulated host's recording, side by side up to the cores (side_by_side); the
+    real recording's --harness-noise-from and --harness-host-noise-from arguments for those that recorded."""
+    return record(session, perturbed_runs(session, ws, entry) + emulated_runs(session, ws, entry), side_by_side(ws))
 
 
 # The baseline's judging runs, whose checks name the golden values they compared (a recording's do not): the
@@ -151,12 +205,11 @@ def _measured_map(ws: Workspace, entry: Entry, found: project.Project) -> tuple[
     return checks, host_map.sensitive(checks, *directories), host_map.turn(found.root)
 
 
-def record_emulated(session, ws: Workspace, entry: Entry) -> list[str]:
-    """Record the contracts the recording records on each host this machine can emulate (its environment
-    installed); the real recording's --harness-host-noise-from arguments (DIMENSION=folder) for those that
-    hold a recording. With a report of the baseline's last judging run, each host records the checks the measured
-    map says it moves, this commit's share of the others and every check the report does not hold (a new one); the
-    rest are left out (host_emulation.LEFT_OUT in its folder, which the recording reads)."""
+def emulated_runs(session, ws: Workspace, entry: Entry) -> list[NoiseRun]:
+    """The contracts the recording records, on each host this machine can emulate (its environment installed). With
+    a report of the baseline's last judging run, each host records the checks the measured map says it moves, this
+    commit's share of the others and every check the report does not hold (a new one); the rest are left out
+    (host_emulation.LEFT_OUT in its folder, which the recording reads)."""
     found = project.load(ws)
     platform = ws.options.platform or platforms.CPU
     if platform != platforms.CPU:
@@ -165,21 +218,21 @@ def record_emulated(session, ws: Workspace, entry: Entry) -> list[str]:
         return []
     emulations = emulated.applicable(session)
     mapped = _measured_map(ws, entry, found) if emulations else None
-    arguments = []
+    runs = []
     for emulation in emulations:
         folder = _fresh(Path(session.virtualenv.location) / HOST_FOLDER / emulation.name)
         env = emulated.environment(session, ws, entry, emulation, folder / "report.json", folder)
         session.log(f"golden: measuring host noise: {emulation.name} ({emulation.why})")
-        flags = []
+        flags = ()
         if mapped is not None:
             checks, moved, turn = mapped
             selection = host_map.select(checks, moved, emulation.dimension.value, turn)
             session.log(f"golden: {emulation.name}: {selection.said()}, and any check the baseline's last run did "
                         "not hold")
-            flags = [f"--harness-except={host_map.write_ids(host_map.left_out(checks, selection), folder / LEFT_OUT)}"]
-        if _record(session, found, folder, env, f"on {emulation.name}", *flags):
-            arguments.append(f"--harness-host-noise-from={emulation.dimension}={folder}")
-    return arguments
+            flags = (f"--harness-except={host_map.write_ids(host_map.left_out(checks, selection), folder / LEFT_OUT)}",)
+        runs.append(NoiseRun(f"on {emulation.name}", found, folder, env, flags,
+                             f"--harness-host-noise-from={emulation.dimension}={folder}"))
+    return runs
 
 
 def record_here(session, ws: Workspace, entry: Entry) -> Path:
@@ -188,7 +241,9 @@ def record_here(session, ws: Workspace, entry: Entry) -> Path:
     found = project.load(ws)
     folder = _fresh(Path(session.virtualenv.location) / HERE_FOLDER)
     session.log("golden --measure-host: the contracts recorded on this host, to measure against the golden values")
-    if not _record(session, found, folder, _environment(session, ws, entry, folder), "on this host"):
+    with session.chdir(found.root):
+        recorded = _record(session, found, folder, _environment(session, ws, entry, folder), "on this host")
+    if not recorded:
         raise HarnessError("golden --measure-host: this host recorded no value (see the log above); nothing was "
                            "measured.")
     return folder

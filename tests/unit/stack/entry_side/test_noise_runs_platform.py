@@ -3,6 +3,10 @@ CPU code, which a chip's values never pass through (harness.stack.entry_side.noi
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from pathlib import Path
+
 import pytest
 
 from harness.run_options import RunOptions
@@ -13,14 +17,19 @@ from harness.stack.workspace import Workspace
 
 
 class Session:
-    """What record_emulated asks of a nox session: its log, and where its environment is."""
+    """What the noise runs ask of a nox session: its log, where its environment is, a folder to run in."""
 
     def __init__(self, tmp_path):
         self.said: list[str] = []
         self.virtualenv = type("Venv", (), {"location": str(tmp_path)})()
+        self.went_to: list[Path] = []
 
     def log(self, message: str) -> None:
         self.said.append(message)
+
+    def chdir(self, folder):
+        self.went_to.append(folder)
+        return contextlib.nullcontext()
 
 
 def test_a_chips_recording_emulates_no_cpu_host(tmp_path, monkeypatch):
@@ -29,17 +38,15 @@ def test_a_chips_recording_emulates_no_cpu_host(tmp_path, monkeypatch):
     ws = Workspace.of(paths.SOURCE)
     entry = current.entries(ws)[matrix.BASELINE]
     session = Session(tmp_path)
-    assert noise_runs.record_emulated(session, ws.with_options(RunOptions(platform="tpu")), entry) == []
+    assert noise_runs.emulated_runs(session, ws.with_options(RunOptions(platform="tpu")), entry) == []
     assert asked == [] and "no host noise measured on tpu" in session.said[0]
-    assert noise_runs.record_emulated(session, ws.with_options(RunOptions(platform="cpu")), entry) == []
+    assert noise_runs.emulated_runs(session, ws.with_options(RunOptions(platform="cpu")), entry) == []
     assert asked == [session]  # the CPU's recording asks which hosts it can emulate
 
 
 def test_a_teams_failing_contract_stops_the_recording_after_one_pass(tmp_path, monkeypatch):
     """A team's own contracts run once before any perturbed or emulated run: one that fails stops the recording
     there, with its log's tail, and nothing else runs; this checkout (no contracts of its own) runs no quick pass."""
-    import contextlib
-
     from harness import env_vars
     from harness.errors import HarnessError
 
@@ -111,23 +118,21 @@ def test_each_emulated_host_records_what_the_map_takes_and_leaves_the_rest_out(t
     entry = current.entries(ws)[matrix.BASELINE]
     monkeypatch.setattr(noise_runs, "_judged", lambda ws, entry: type("Report", (), {"checks": checks})())
     session = Session(tmp_path)
-    assert noise_runs.record_emulated(session, ws, entry) == [f"--harness-host-noise-from=blas={tmp_path}/"
-                                                               f"{noise_runs.HOST_FOLDER}/{blas.name}"]
+    assert noise_runs.record(session, noise_runs.emulated_runs(session, ws, entry), 1) == [
+        f"--harness-host-noise-from=blas={tmp_path}/{noise_runs.HOST_FOLDER}/{blas.name}"]
     (flag,) = recorded[0]
     left = (tmp_path / noise_runs.HOST_FOLDER / blas.name / LEFT_OUT).read_text().splitlines()
     assert flag == f"--harness-except={tmp_path / noise_runs.HOST_FOLDER / blas.name / LEFT_OUT}"
     assert "masks/test_moved" not in left and 30 <= len(left) < 40  # the moved one and this turn's share run
     assert not any(c.startswith("data_parallel/") for c in left)
     monkeypatch.setattr(noise_runs, "_judged", lambda ws, entry: None)
-    noise_runs.record_emulated(session, ws, entry)
+    noise_runs.record(session, noise_runs.emulated_runs(session, ws, entry), 1)
     assert recorded[1] == ()  # no report to take the map from: every check runs there
 
 
 def test_a_host_whose_map_left_every_check_out_records_nothing_and_says_so(tmp_path, monkeypatch):
     """pytest's "no tests" (exit 5) is no failure for a run that leaves checks out by the map: nothing to record
     there, said as such; a run of every check still fails on it."""
-    import contextlib
-
     from harness.host_emulation import LEFT_OUT
 
     asked = []
@@ -150,3 +155,60 @@ def test_a_host_whose_map_left_every_check_out_records_nothing_and_says_so(tmp_p
     noise_runs._record(session, found, tmp_path, {}, "on no-fma")
     assert asked == [[0, 5], [0]]
     assert any("nothing to record, the measured map left every check out" in said for said in session.said)
+
+
+def _runs(tmp_path, count):
+    found = type("Project", (), {"root": tmp_path})()
+    return [noise_runs.NoiseRun(f"run {i}", found, tmp_path / str(i), {}, (), f"--from={i}") for i in range(count)]
+
+
+def test_the_noise_runs_go_side_by_side_up_to_the_cores_and_keep_their_order(tmp_path, monkeypatch):
+    """Each perturbed and emulated run is a process of its own writing its own folder: `record` starts them
+    `at_once` at a time (two are seen running together here: a barrier only two at once pass), from the
+    project's root entered once, and names those that recorded in the runs' order, whichever ended first."""
+    together = threading.Barrier(2, timeout=30)
+    running, most = [], []
+
+    def record_one(session, found, folder, env, label, *flags):
+        running.append(label)
+        most.append(len(running))
+        together.wait()  # a run alone here (one at a time) would wait 30 s and break the barrier
+        running.remove(label)
+        return label != "run 2"  # the third recorded nothing (it failed before any value)
+
+    monkeypatch.setattr(noise_runs, "_record", record_one)
+    session = Session(tmp_path)
+    assert noise_runs.record(session, _runs(tmp_path, 4), 2) == ["--from=0", "--from=1", "--from=3"]
+    assert max(most) == 2 and session.went_to == [tmp_path]
+    assert "the 4 noise runs 2 at a time" in session.said[0]
+
+
+def test_one_at_a_time_the_runs_never_overlap(tmp_path, monkeypatch):
+    running, most = [], []
+
+    def record_one(session, found, folder, env, label, *flags):
+        running.append(label)
+        most.append(len(running))
+        running.remove(label)
+        return True
+
+    monkeypatch.setattr(noise_runs, "_record", record_one)
+    assert noise_runs.record(Session(tmp_path), _runs(tmp_path, 3), 1) == ["--from=0", "--from=1", "--from=2"]
+    assert most == [1, 1, 1]
+
+
+@pytest.mark.parametrize(("platform", "environ", "one"), [
+    ("tpu", {}, True),  # the chip's runs: one process at a time holds it
+    ("cpu", {"TPU_ACCELERATOR_TYPE": "v5litepod-1"}, False),  # a TPU host's CPU side: its cores
+    (None, {"TPU_ACCELERATOR_TYPE": "v5litepod-1"}, True),  # a TPU host, JAX free to take the chip
+    (None, {"TPU_ACCELERATOR_TYPE": "v5litepod-1", "JAX_PLATFORMS": "cpu"}, False),
+    (None, {}, False),
+])
+def test_the_runs_side_by_side_are_one_a_core_off_a_chip(platform, environ, one, monkeypatch):
+    for name in ("JAX_PLATFORMS", "TPU_ACCELERATOR_TYPE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(noise_runs.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    ws = Workspace.of(paths.SOURCE).with_options(RunOptions(platform=platform))
+    assert noise_runs.side_by_side(ws) == (1 if one else 3)
