@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import math
 import os
 import shutil
 from pathlib import Path
@@ -118,6 +119,15 @@ class NoiseRun:
     env: dict[str, str]
     flags: tuple[str, ...]
     argument: str
+    compiles: bool = True  # XLA's flags differ from the native run's (they are in the compilation cache's key)
+    size: float = 0.0  # the checks it runs, for the order: an emulated host's selection (every check: inf); a
+    # perturbation's 0, its project's own contracts being a part of every emulated run's
+
+    @property
+    def longest_first(self) -> tuple[bool, float]:
+        """The order runs start in: those that compile their programs anew first, the larger first, so that the
+        last to end is not a long one started late."""
+        return not self.compiles, -self.size
 
 
 def perturbed_runs(session, ws: Workspace, entry: Entry) -> list[NoiseRun]:
@@ -160,9 +170,10 @@ def record(session, runs: list[NoiseRun], at_once: int) -> list[str]:
     def one(run: NoiseRun) -> bool:
         return _record(session, run.found, run.folder, run.env, run.label, *run.flags)
 
+    started = sorted(runs, key=lambda run: run.longest_first)  # stable: the plan's order among equals
     with session.chdir(roots.pop()), concurrent.futures.ThreadPoolExecutor(at_once) as pool:
-        recorded = list(pool.map(one, runs))
-    return [run.argument for run, held in zip(runs, recorded) if held]
+        recorded = dict(zip((id(run) for run in started), pool.map(one, started)))
+    return [run.argument for run in runs if recorded[id(run)]]
 
 
 def record_noise(session, ws: Workspace, entry: Entry) -> list[str]:
@@ -223,15 +234,17 @@ def emulated_runs(session, ws: Workspace, entry: Entry) -> list[NoiseRun]:
         folder = _fresh(Path(session.virtualenv.location) / HOST_FOLDER / emulation.name)
         env = emulated.environment(session, ws, entry, emulation, folder / "report.json", folder)
         session.log(f"golden: measuring host noise: {emulation.name} ({emulation.why})")
-        flags = ()
+        flags, size = (), math.inf
         if mapped is not None:
             checks, moved, turn = mapped
             selection = host_map.select(checks, moved, emulation.dimension.value, turn)
             session.log(f"golden: {emulation.name}: {selection.said()}, and any check the baseline's last run did "
                         "not hold")
             flags = (f"--harness-except={host_map.write_ids(host_map.left_out(checks, selection), folder / LEFT_OUT)}",)
+            size = len(selection.checks)
         runs.append(NoiseRun(f"on {emulation.name}", found, folder, env, flags,
-                             f"--harness-host-noise-from={emulation.dimension}={folder}"))
+                             f"--harness-host-noise-from={emulation.dimension}={folder}",
+                             compiles=emulation.blas is None, size=size))  # a BLAS kernel loads the native programs
     return runs
 
 

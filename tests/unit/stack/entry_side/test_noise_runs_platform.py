@@ -212,3 +212,18 @@ def test_the_runs_side_by_side_are_one_a_core_off_a_chip(platform, environ, one,
     monkeypatch.setattr(noise_runs.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     ws = Workspace.of(paths.SOURCE).with_options(RunOptions(platform=platform))
     assert noise_runs.side_by_side(ws) == (1 if one else 3)
+
+
+def test_the_runs_that_compile_anew_start_first_the_larger_first(tmp_path, monkeypatch):
+    """Two at a time, the longest runs start first (XLA's flags changed: each program compiled anew; the larger
+    selection first), so the last to end is not a long run started late; the arguments keep the plan's order."""
+    found = type("Project", (), {"root": tmp_path})()
+    plan = [noise_runs.NoiseRun("on blas-haswell", found, tmp_path, {}, (), "blas", compiles=False, size=235),
+            noise_runs.NoiseRun("under opt0", found, tmp_path, {}, (), "opt0"),  # the project's own contracts
+            noise_runs.NoiseRun("on vector-avx2", found, tmp_path, {}, (), "avx2", size=228),
+            noise_runs.NoiseRun("on no-fma", found, tmp_path, {}, (), "fma", size=425)]
+    began = []
+    monkeypatch.setattr(noise_runs, "_record", lambda session, found, folder, env, label, *flags:
+                        began.append(label) or True)
+    assert noise_runs.record(Session(tmp_path), plan, 1) == ["blas", "opt0", "avx2", "fma"]
+    assert began == ["on no-fma", "on vector-avx2", "under opt0", "on blas-haswell"]
