@@ -123,11 +123,6 @@ class NoiseRun:
     size: float = 0.0  # the checks it runs, for the order: an emulated host's selection (every check: inf); a
     # perturbation's 0, its project's own contracts being a part of every emulated run's
 
-    @property
-    def longest_first(self) -> tuple[bool, float]:
-        """The order runs start in: those that compile their programs anew first, the larger first, so that the
-        last to end is not a long one started late."""
-        return not self.compiles, -self.size
 
 
 def perturbed_runs(session, ws: Workspace, entry: Entry) -> list[NoiseRun]:
@@ -156,23 +151,36 @@ def side_by_side(ws: Workspace) -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def _chains(runs: list[NoiseRun]) -> list[list[NoiseRun]]:
+    """The runs as chains, each run in turn: one chain of the runs that keep the native run's XLA flags (the BLAS
+    kernels: the same compilation cache keys, so the first compiles and the others load, where side by side each
+    would compile the same programs, and JAX writes a cache file in place), one chain a run of its own flags;
+    the longest first (NoiseRun.longest_first), the plan's order within a chain and among equals."""
+    shared = [run for run in runs if not run.compiles]
+    chains = [[run] for run in runs if run.compiles] + ([shared] if shared else [])
+    return sorted(chains, key=lambda chain: (not chain[0].compiles, -sum(run.size for run in chain)))
+
+
 def record(session, runs: list[NoiseRun], at_once: int) -> list[str]:
-    """The runs, `at_once` of them side by side (each as soon as one ends), from the project's root; the
-    arguments of those that recorded, in the runs' order."""
+    """The runs, `at_once` chains of them side by side (_chains; each chain as soon as one ends), from the
+    project's root; the arguments of those that recorded, in the runs' order."""
     if not runs:
         return []
-    at_once = max(1, min(at_once, len(runs)))
+    chains = _chains(runs)
+    at_once = max(1, min(at_once, len(chains)))
     if at_once > 1:
-        session.log(f"golden: the {len(runs)} noise runs {at_once} at a time (this machine's cores)")
+        session.log(f"golden: the {len(runs)} noise runs {at_once} at a time (this machine's cores; those that "
+                    "share the native run's compiled programs one after another)")
     roots = {run.found.root for run in runs}
-    assert len(roots) == 1, roots  # one project's: the process goes to its root once for all of them
+    if len(roots) != 1:
+        raise ValueError(f"the noise runs of one recording are of one project, not of {sorted(map(str, roots))}")
 
-    def one(run: NoiseRun) -> bool:
-        return _record(session, run.found, run.folder, run.env, run.label, *run.flags)
+    def one_chain(chain: list[NoiseRun]) -> list[bool]:
+        return [_record(session, run.found, run.folder, run.env, run.label, *run.flags) for run in chain]
 
-    started = sorted(runs, key=lambda run: run.longest_first)  # stable: the plan's order among equals
     with session.chdir(roots.pop()), concurrent.futures.ThreadPoolExecutor(at_once) as pool:
-        recorded = dict(zip((id(run) for run in started), pool.map(one, started)))
+        ended = list(pool.map(one_chain, chains))
+    recorded = {id(run): held for chain, held_each in zip(chains, ended) for run, held in zip(chain, held_each)}
     return [run.argument for run in runs if recorded[id(run)]]
 
 

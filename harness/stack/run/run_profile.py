@@ -164,7 +164,7 @@ def entry_done(report: str, wall_s: float, reused: bool, directory: Path | None)
 
 
 HEADER = "upgrade-harness: where this upgrade's time went (--harness-phases; seconds)"
-WIDTH = 72
+WIDTH = 84  # the longest row: a follow-up's part's report writing, three levels down
 
 
 def _cell(seconds: float | None) -> str:

@@ -184,17 +184,22 @@ def test_the_noise_runs_go_side_by_side_up_to_the_cores_and_keep_their_order(tmp
 
 
 def test_one_at_a_time_the_runs_never_overlap(tmp_path, monkeypatch):
-    running, most = [], []
+    """At one at a time each run waits alone at a barrier for two: were another running beside it, the barrier
+    would let both through instead of breaking."""
+    alone = threading.Barrier(2, timeout=0.2)
+    broke = []
 
     def record_one(session, found, folder, env, label, *flags):
-        running.append(label)
-        most.append(len(running))
-        running.remove(label)
+        try:
+            alone.wait()
+        except threading.BrokenBarrierError:
+            broke.append(label)
+            alone.reset()
         return True
 
     monkeypatch.setattr(noise_runs, "_record", record_one)
     assert noise_runs.record(Session(tmp_path), _runs(tmp_path, 3), 1) == ["--from=0", "--from=1", "--from=2"]
-    assert most == [1, 1, 1]
+    assert broke == ["run 0", "run 1", "run 2"]
 
 
 @pytest.mark.parametrize(("platform", "environ", "one"), [
@@ -214,16 +219,34 @@ def test_the_runs_side_by_side_are_one_a_core_off_a_chip(platform, environ, one,
     assert noise_runs.side_by_side(ws) == (1 if one else 3)
 
 
-def test_the_runs_that_compile_anew_start_first_the_larger_first(tmp_path, monkeypatch):
-    """Two at a time, the longest runs start first (XLA's flags changed: each program compiled anew; the larger
-    selection first), so the last to end is not a long run started late; the arguments keep the plan's order."""
+def test_the_runs_that_compile_anew_start_first_the_larger_first_and_the_blas_kernels_in_turn(tmp_path, monkeypatch):
+    """The longest start first (XLA's flags changed: each program compiled anew; the larger selection first), so
+    the last to end is not a long run started late; the BLAS kernels' runs, which share the native run's
+    compiled programs (and cache files), one after another in one chain, never beside each other. The arguments
+    keep the plan's order."""
     found = type("Project", (), {"root": tmp_path})()
-    plan = [noise_runs.NoiseRun("on blas-haswell", found, tmp_path, {}, (), "blas", compiles=False, size=235),
+    plan = [noise_runs.NoiseRun("on blas-haswell", found, tmp_path, {}, (), "haswell", compiles=False, size=235),
             noise_runs.NoiseRun("under opt0", found, tmp_path, {}, (), "opt0"),  # the project's own contracts
+            noise_runs.NoiseRun("on blas-prescott", found, tmp_path, {}, (), "prescott", compiles=False, size=235),
             noise_runs.NoiseRun("on vector-avx2", found, tmp_path, {}, (), "avx2", size=228),
             noise_runs.NoiseRun("on no-fma", found, tmp_path, {}, (), "fma", size=425)]
-    began = []
-    monkeypatch.setattr(noise_runs, "_record", lambda session, found, folder, env, label, *flags:
-                        began.append(label) or True)
-    assert noise_runs.record(Session(tmp_path), plan, 1) == ["blas", "opt0", "avx2", "fma"]
-    assert began == ["on no-fma", "on vector-avx2", "under opt0", "on blas-haswell"]
+    began, running, beside = [], set(), []
+    lock = threading.Lock()
+
+    def record_one(session, found, folder, env, label, *flags):
+        with lock:
+            began.append(label)
+            running.add(label)
+            beside.append(set(running))
+        threading.Event().wait(0.05)  # time for a run started beside it to be seen
+        with lock:
+            running.discard(label)
+        return label != "under opt0"
+
+    monkeypatch.setattr(noise_runs, "_record", record_one)
+    assert noise_runs.record(Session(tmp_path), plan, 1) == ["haswell", "prescott", "avx2", "fma"]
+    assert began == ["on no-fma", "on vector-avx2", "under opt0", "on blas-haswell", "on blas-prescott"]
+    began.clear()
+    noise_runs.record(Session(tmp_path), plan, 4)
+    assert not any({"on blas-haswell", "on blas-prescott"} <= seen for seen in beside)
+    assert began.index("on blas-haswell") < began.index("on blas-prescott")

@@ -44,3 +44,19 @@ def test_an_entry_run_in_two_parts_shows_each_parts_suite(tmp_path):
     assert _row(lines, "install") == [2.0, 1.5]  # from the session's start of work to the first suite's; 70 - 0.5 - 68
     (end,) = _row(lines, "session end")
     assert end == 5.0  # after the later suite
+
+
+def test_every_row_keeps_its_numbers_in_their_columns_three_levels_down():
+    """The longest phase names a suite writes, of a part, under a follow-up (depth 3): the label never pushes the
+    wall and CPU columns right (it did by 9 characters when the parts' labels were added)."""
+    session = ProcessPhases(Source.SESSION, 0.0, 80.0, 70.0, work_started_at=1.0, work_cpu_s=0.5)
+    longest = [Timing("collection (contract modules and their imports)", 4.0, 4.0),
+               Timing("end (final report, summary, temporary files)", 0.2, 0.1), Timing("total", 62.0, 60.0),
+               Timing("report writing (every write, within the phases above)", 0.3, 0.3)]
+    suites = [ProcessPhases(Source.SUITE, 3.0, 65.0, 60.0, longest, part=part)
+              for part in (ReportPart.BUILTIN, ReportPart.OWN)]
+    lines = run_profile.entry_rows(EntryTime("candidate-rollback", 81.0, False, [session, *suites]), 3)
+    for line in lines[1:]:
+        label, numbers = line[:run_profile.WIDTH], line[run_profile.WIDTH:run_profile.WIDTH + 16]
+        assert label.endswith(" ") and numbers.strip(), line
+        [float(v) for v in numbers.split()]
