@@ -124,7 +124,6 @@ class NoiseRun:
     # perturbation's 0, its project's own contracts being a part of every emulated run's
 
 
-
 def perturbed_runs(session, ws: Workspace, entry: Entry) -> list[NoiseRun]:
     """The project's own contracts under each perturbation (its environment already installed). None without
     contracts of the project's own (this checkout, or a team recording only the built-in ones)."""
@@ -144,18 +143,21 @@ def perturbed_runs(session, ws: Workspace, entry: Entry) -> list[NoiseRun]:
 
 def side_by_side(ws: Workspace) -> int:
     """How many noise runs at once: one a core on the CPU (each is a process of its own, reading and writing only
-    its folder); one on an accelerator, whose chip one process at a time can hold."""
+    its folder); as many as an upgrade's entries elsewhere: one on an accelerator (platforms.entries_at_once), one
+    on a TPU host whose JAX may take the chip (boundary.one_process_at_a_time)."""
     platform = ws.options.platform
-    if (platform is not None and platform != platforms.CPU) or (platform is None and boundary.one_process_at_a_time()):
+    if platform is None and boundary.one_process_at_a_time():
         return 1
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return platforms.entries_at_once(platform, cores)
 
 
 def _chains(runs: list[NoiseRun]) -> list[list[NoiseRun]]:
     """The runs as chains, each run in turn: one chain of the runs that keep the native run's XLA flags (the BLAS
     kernels: the same compilation cache keys, so the first compiles and the others load, where side by side each
     would compile the same programs, and JAX writes a cache file in place), one chain a run of its own flags;
-    the longest first (NoiseRun.longest_first), the plan's order within a chain and among equals."""
+    those that compile anew first, the larger first (so the last to end is not a long one started late), the
+    plan's order within a chain and among equals."""
     shared = [run for run in runs if not run.compiles]
     chains = [[run] for run in runs if run.compiles] + ([shared] if shared else [])
     return sorted(chains, key=lambda chain: (not chain[0].compiles, -sum(run.size for run in chain)))

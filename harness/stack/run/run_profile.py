@@ -49,10 +49,14 @@ class EntryTime:
         return [p for p in self.processes if p.source == source]
 
     @property
+    def session(self) -> ProcessPhases | None:
+        """Its nox session's phases (None: it wrote none, e.g. reused, or not profiled)."""
+        return next(iter(self.of(Source.SESSION)), None)
+
+    @property
     def cpu_s(self) -> float | None:
         """The session's whole process tree (None: it wrote nothing, e.g. reused, or not profiled)."""
-        session = next(iter(self.of(Source.SESSION)), None)
-        return session.cpu_s if session is not None else None
+        return self.session.cpu_s if self.session is not None else None
 
 
 @dataclasses.dataclass
@@ -204,7 +208,7 @@ def entry_rows(entry: EntryTime, depth: int) -> list[str]:
         return [_line(depth, entry.report, entry.wall_s, None, "reused: not run (an earlier run's report, or its same-stack twin's)")]
     lines = [_line(depth, entry.report, entry.wall_s, entry.cpu_s,
                    "ran" + ("" if entry.processes else "; its processes wrote no phases"))]
-    session = next(iter(entry.of(Source.SESSION)), None)
+    session = entry.session
     suites, families = entry.of(Source.SUITE), entry.of(Source.MULTI_DEVICE)
     pytest_cpu = sum((t.cpu_s or 0.0) for run in suites + families for t in [_total(run)] if t)
     if session is not None:
